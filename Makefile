@@ -1,0 +1,148 @@
+# erode: hand-written Makefile (redis src/Makefile style).
+#   make                 build ./erode
+#   make check           unit tests (Check), integration tests, man page lint
+#   make SANITIZE=1 ...  the same with ASan + UBSan (objects go to build-san/)
+#   make OPENMP=0 ...    build without OpenMP (same results, one thread)
+#   make bench           build the benchmark programs used by scripts/bench
+#   make install PREFIX=/usr/local DESTDIR= MANDIR=$(PREFIX)/share/man
+
+VERSION   := 0.1.0
+PKG_CONFIG ?= pkg-config
+CC        ?= cc
+PREFIX    ?= /usr/local
+BINDIR    ?= $(PREFIX)/bin
+MANDIR    ?= $(PREFIX)/share/man
+DATADIR   ?= $(PREFIX)/share/erode
+OPENMP    ?= 1
+SANITIZE  ?= 0
+WERROR    ?= 1
+
+ifeq ($(SANITIZE),1)
+BUILD     ?= build-san
+SANFLAGS  := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+OPT       ?= -O1 -g
+else
+BUILD     ?= build
+SANFLAGS  :=
+OPT       ?= -O2 -g
+endif
+BIN       ?= erode
+# Quiet rules unless V=1.
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+PKGS      := libtiff-4 libpng libcjson
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
+CHECK_LIBS   := $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
+
+# Warnings after the user's CFLAGS (redis WARN).  -Wconversion applies to the
+# project's own code; the Check macros in tests are not clean under it.
+WARN      := -std=c11 -pedantic -Wall -Wextra -Wshadow -Wcast-qual \
+             -Wstrict-prototypes -Wmissing-prototypes -Wundef -Wpointer-arith \
+             -Wvla -Wformat=2 -Wwrite-strings -Wno-sign-conversion
+SRC_WARN  := $(WARN) -Wconversion
+ifeq ($(WERROR),1)
+WARN      += -Werror
+SRC_WARN  += -Werror
+endif
+
+# Determinism (DESIGN.md §5): no contraction into FMA, no fast-math.
+FPFLAGS   := -ffp-contract=off -fno-fast-math
+ifeq ($(OPENMP),1)
+OMPFLAGS  := -fopenmp
+endif
+
+ALL_CPPFLAGS := -D_POSIX_C_SOURCE=200809L -DERODE_VERSION='"$(VERSION)"' $(CPPFLAGS)
+ALL_CFLAGS   := $(OPT) $(FPFLAGS) $(OMPFLAGS) $(SANFLAGS) $(CFLAGS) $(PKG_CFLAGS)
+ALL_LDFLAGS  := $(OMPFLAGS) $(SANFLAGS) $(LDFLAGS)
+LIBS         := $(PKG_LIBS) -lm
+
+CORE_SRC  := $(sort $(wildcard core/*.c))
+IO_SRC    := $(sort $(wildcard io/*.c))
+CLI_SRC   := $(sort $(wildcard cli/*.c))
+LIB_OBJ   := $(CORE_SRC:%.c=$(BUILD)/%.o) $(IO_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ   := $(CLI_SRC:%.c=$(BUILD)/%.o)
+
+UNIT_SRC  := $(sort $(wildcard tests/unit/check_*.c))
+UNIT_OBJ  := $(UNIT_SRC:%.c=$(BUILD)/%.o) $(BUILD)/tests/unit/runner.o
+SUITES    := $(patsubst tests/unit/check_%.c,%,$(UNIT_SRC))
+
+BENCH_SRC := $(sort $(wildcard scripts/bench_*.c))
+BENCH_BIN := $(BENCH_SRC:scripts/%.c=$(BUILD)/%)
+
+.PHONY: all check unit integration lint bench install uninstall clean
+all: $(BIN)
+
+$(BIN): $(CLI_OBJ) $(BUILD)/liberode.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/liberode.a $(LIBS)
+
+$(BUILD)/liberode.a: $(LIB_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(SRC_WARN) -MMD -MP -c -o $@ $<
+
+# Test and bench objects: the project's warnings less -Wconversion.
+$(BUILD)/tests/%.o: tests/%.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CPPFLAGS) -I$(BUILD)/tests/unit $(ALL_CFLAGS) $(CHECK_CFLAGS) $(WARN) -MMD -MP -c -o $@ $<
+
+$(BUILD)/tests/unit/suites.h: FORCE
+	@mkdir -p $(@D)
+	@printf '%s\n' $(foreach s,$(SUITES),'ER_SUITE($(s))') > $@.new
+	@cmp -s $@.new $@ 2>/dev/null && rm -f $@.new || mv $@.new $@
+$(BUILD)/tests/unit/runner.o: $(BUILD)/tests/unit/suites.h
+.PHONY: FORCE
+FORCE:
+
+$(BUILD)/check_unit: $(UNIT_OBJ) $(BUILD)/liberode.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $(UNIT_OBJ) $(BUILD)/liberode.a $(CHECK_LIBS) $(LIBS)
+
+$(BUILD)/bench_%: scripts/bench_%.c $(BUILD)/liberode.a
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(WARN) -o $@ $< $(BUILD)/liberode.a $(ALL_LDFLAGS) $(LIBS)
+
+bench: $(BIN) $(BENCH_BIN)
+
+unit: $(BUILD)/check_unit
+	ER_SRCDIR=$(CURDIR) ER_RESULTS=$(BUILD)/results.unit $(BUILD)/check_unit
+
+integration: $(BIN)
+	ERODE=$(CURDIR)/$(BIN) ER_RESULTS=$(CURDIR)/$(BUILD)/results.integration sh tests/integration/run.sh
+
+lint: $(BIN)
+	sh tests/lint.sh $(BIN)
+
+check: $(BIN) $(BUILD)/check_unit
+	@rm -f $(BUILD)/results.*
+	@status=0; \
+	$(MAKE) --no-print-directory unit || status=1; \
+	$(MAKE) --no-print-directory integration || status=1; \
+	$(MAKE) --no-print-directory lint || status=1; \
+	sh tests/summary.sh $(BUILD) || status=1; \
+	exit $$status
+
+install: $(BIN)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(DATADIR)/configs
+	install -m 755 $(BIN) $(DESTDIR)$(BINDIR)/erode
+	install -m 644 man/erode.1 $(DESTDIR)$(MANDIR)/man1/erode.1
+	install -m 644 man/erode-recipe.5 $(DESTDIR)$(MANDIR)/man5/erode-recipe.5
+	install -m 644 configs/*.json $(DESTDIR)$(DATADIR)/configs/
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/erode $(DESTDIR)$(MANDIR)/man1/erode.1 $(DESTDIR)$(MANDIR)/man5/erode-recipe.5
+	rm -rf $(DESTDIR)$(DATADIR)
+
+clean:
+	rm -rf build build-san $(BIN)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,120 @@
+/*
+ * The validated recipe as plain structs (DESIGN.md §2).  No JSON here:
+ * io/recipe.c fills these from a recipe file and `-s` overrides and writes
+ * them back out for --print-recipe.  er_params_default() holds the one copy
+ * of every default value; io/recipe.c holds the ranges.
+ *
+ * Units follow DESIGN.md §3: the Mei model is dimensioned (metres, seconds),
+ * the droplet model works in cell steps and height units.
+ */
+#ifndef ER_PARAMS_H
+#define ER_PARAMS_H
+
+#include <stdint.h>
+
+#define ER_RECIPE_VERSION 1
+#define ER_MAX_SOURCES 64
+
+typedef enum er_model_kind { ER_MODEL_MEI = 0, ER_MODEL_DROPLET = 1 } er_model_kind;
+
+typedef enum er_boundary { ER_BOUNDARY_CLOSED = 0, ER_BOUNDARY_OPEN = 1 } er_boundary;
+
+typedef enum er_advection {
+    ER_ADVECT_CONSERVATIVE = 0,    /* mass-conserving upwind transport (default) */
+    ER_ADVECT_SEMI_LAGRANGIAN = 1  /* Mei eq. 14 as published */
+} er_advection;
+
+typedef enum er_cfl_policy {
+    ER_CFL_SUBSTEP = 0, /* split a step into sub-steps when the CFL bound needs it */
+    ER_CFL_ERROR = 1    /* stop with ER_ENUMERIC instead */
+} er_cfl_policy;
+
+typedef enum er_droplet_variant {
+    ER_DROPLET_LAGUE = 0,        /* Lague/Beyer droplets, one cell a step */
+    ER_DROPLET_MASS_TRANSFER = 1 /* Newtonian particle of seeds 001/002 */
+} er_droplet_variant;
+
+typedef struct er_terrain_params {
+    double vertical_scale;  /* working height [m] = value * scale + offset */
+    double vertical_offset; /* [m] */
+    double cell_size;       /* [m]; used only without georeferencing */
+    int cell_size_set;      /* 0: recipe says null (use georef, else 1 m) */
+} er_terrain_params;
+
+/* A river source: water added at a fixed place each step (Mei eq. 1). */
+typedef struct er_source {
+    double x, y;      /* centre: pixels (column, row) or map units, see map_coords */
+    int map_coords;   /* 0: x, y are pixel coordinates; 1: georeferenced map coords */
+    double radius;    /* [cells] water falls on cells within this distance */
+    double rate;      /* [m/s] water depth added per second on each covered cell */
+} er_source;
+
+typedef struct er_mei_params {
+    int64_t steps;          /* number of time steps, >= 0 */
+    double dt;              /* [s] time step */
+    double gravity;         /* [m/s^2] g in eq. 2 */
+    double pipe_area;       /* A in eq. 2 as a multiple of the cell area: A = pipe_area * lX * lY */
+    double rain_rate;       /* [m/s] uniform rain r_t in eq. 1 */
+    int64_t rain_steps;     /* rain only during the first N steps; 0 = every step */
+    int64_t drops_per_step; /* random raindrops per step */
+    double drop_radius;     /* [cells] radius of one raindrop */
+    double drop_amount;     /* [m] water depth one raindrop adds on the cells it covers */
+    int n_sources;
+    er_source sources[ER_MAX_SOURCES];
+    er_boundary boundary;
+    double kc;              /* sediment capacity constant Kc (eq. 10) [s] */
+    double ks;              /* dissolving constant Ks (eq. 11) [1/s] */
+    double kd;              /* deposition constant Kd (eq. 12) [1/s] */
+    double ke;              /* evaporation constant Ke (eq. 15) [1/s] */
+    double min_tilt;        /* lower bound on sin(alpha) in eq. 10 */
+    double max_erosion_depth; /* [m] most terrain one step may remove from a cell */
+    er_advection advection;
+    double thermal_rate;    /* thermal weathering rate [1/s]; 0 = off */
+    double talus_slope;     /* talus: largest stable height difference per metre */
+    er_cfl_policy cfl;
+    int64_t max_substeps;   /* cap on sub-steps per step under ER_CFL_SUBSTEP */
+} er_mei_params;
+
+typedef struct er_droplet_params {
+    int64_t count;          /* number of droplets; -1 = use per_cell */
+    double per_cell;        /* droplets per valid cell when count == -1 */
+    er_droplet_variant variant;
+    double height_unit;     /* [m] heights are divided by this; 0 = "relief" */
+    int64_t tile_size;      /* [cells] tile side T; 0 = the smallest safe size */
+    int64_t batch_size;     /* droplets per tile-coloured batch; 0 = automatic */
+    /* Lague/Beyer droplets */
+    int64_t radius;         /* [cells] erosion brush radius */
+    double inertia;
+    double capacity;        /* sediment capacity factor */
+    double min_capacity;    /* lower bound on capacity (Lague) */
+    double min_slope;       /* Beyer's minimum slope; 0 = Lague's capacity form */
+    double erode_speed;
+    double deposit_speed;
+    double evaporate_speed;
+    double gravity;
+    int64_t lifetime;       /* [steps] */
+    double initial_water;
+    double initial_speed;
+    /* mass-transfer particles (seeds 001/002) */
+    double mt_dt;
+    double mt_density;
+    double mt_friction;
+    double mt_deposition_rate;
+    double mt_evaporation_rate;
+    double mt_min_volume;
+    int64_t mt_max_distance; /* [cells] farthest a particle may get from its start */
+} er_droplet_params;
+
+typedef struct er_params {
+    int recipe_version;     /* always ER_RECIPE_VERSION once validated */
+    er_model_kind model;
+    uint64_t seed;
+    er_terrain_params terrain;
+    er_mei_params mei;
+    er_droplet_params droplet;
+} er_params;
+
+/* Fills *p with the built-in default recipe. */
+void er_params_default(er_params *p);
+
+#endif

@@ -1,0 +1,36 @@
+/*
+ * Atomic file creation (git's lockfile.h, zstd's fileio.c): a writer opens a
+ * temporary file next to its final name, writes, then commits (fsync +
+ * rename) or aborts (unlink).  A crash, a kill or a full disk never leaves a
+ * truncated file under a final name.
+ *
+ * Every open temporary is also listed in a fixed process-wide table so a
+ * signal handler can remove them with er_atomic_cleanup_signal_safe().
+ */
+#ifndef ER_ATOMIC_H
+#define ER_ATOMIC_H
+
+#include "../core/error.h"
+
+typedef struct er_atomic {
+    int fd;              /* open descriptor of the temporary, -1 when closed */
+    char *final_path;    /* owned */
+    char *tmp_path;      /* owned: "<dir>/.<name>.tmp-XXXXXX" */
+    int slot;            /* index in the cleanup table, -1 if none */
+} er_atomic;
+
+/* Creates the temporary for `final_path` (mode 0644 less umask). */
+er_status er_atomic_open(er_atomic *a, const char *final_path, er_error *err);
+
+/* fsyncs and closes the descriptor if still open, renames the temporary onto
+ * the final name and frees *a.  The caller must not have closed a->fd unless
+ * it set a->fd = -1 after flushing it itself. */
+er_status er_atomic_commit(er_atomic *a, er_error *err);
+
+/* Closes and removes the temporary; accepts an already finished *a. */
+void er_atomic_abort(er_atomic *a);
+
+/* Unlinks every temporary still open; only async-signal-safe calls. */
+void er_atomic_cleanup_signal_safe(void);
+
+#endif

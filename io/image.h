@@ -1,0 +1,89 @@
+/*
+ * Heightmap images as read from and written to files.  io/ converts files to
+ * these structs and back and knows nothing of the models.
+ *
+ * Values are kept in the file's own units (converted to float): the caller
+ * applies terrain.vertical_scale/offset.  A PNG without erode's height
+ * mapping reads as 0..1 (value / 255 or / 65535); one written by erode reads
+ * back to the heights it was written from, within one 16-bit step.
+ */
+#ifndef ER_IMAGE_H
+#define ER_IMAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../core/error.h"
+
+/* GeoTIFF and GDAL tags, kept byte for byte from the input and written
+ * unchanged into every GeoTIFF output (DESIGN.md §6).  Each array is owned
+ * by the struct (NULL / 0 when the tag is absent). */
+typedef struct er_georef {
+    double *pixel_scale;     size_t n_pixel_scale;    /* ModelPixelScaleTag 33550 */
+    double *tiepoints;       size_t n_tiepoints;      /* ModelTiepointTag 33922 */
+    double *transformation;  size_t n_transformation; /* ModelTransformationTag 34264 */
+    uint16_t *geokeys;       size_t n_geokeys;        /* GeoKeyDirectoryTag 34735 */
+    double *geodoubles;      size_t n_geodoubles;     /* GeoDoubleParamsTag 34736 */
+    char *geoascii;                                   /* GeoAsciiParamsTag 34737 */
+    char *gdal_nodata;                                /* GDAL_NODATA 42113 */
+    char *gdal_metadata;                              /* GDAL_METADATA 42112 */
+} er_georef;
+
+typedef enum er_file_format { ER_FORMAT_TIFF = 0, ER_FORMAT_PNG = 1 } er_file_format;
+
+typedef struct er_image {
+    int width, height;
+    float *data;            /* width * height values in file units, row-major */
+    uint8_t *nodata;        /* 1 = nodata cell; NULL when the file has none */
+    int has_nodata_value;   /* a nodata value is declared (GDAL_NODATA) */
+    double nodata_value;    /* the declared value (may be NaN) */
+    er_georef georef;       /* empty for PNG */
+    er_file_format format;
+    int png_alpha;          /* PNG had an alpha channel */
+} er_image;
+
+/* Limits a reader checks before any large allocation. */
+typedef struct er_read_opts {
+    int band;               /* 1-based band to read; 0 = the file must have one */
+    size_t max_bytes;       /* largest allowed float copy of the image (0 = no limit) */
+} er_read_opts;
+
+/* Frees everything an image owns; accepts NULL and zeroed structs. */
+void er_image_free(er_image *img);
+void er_georef_free(er_georef *g);
+/* Deep copy; returns ER_ENOMEM on failure (dst is then empty). */
+er_status er_georef_copy(er_georef *dst, const er_georef *src, er_error *err);
+
+/* Reads a GeoTIFF or PNG, chosen by the file's first bytes (not its name).
+ * On failure *img is empty and err names the file and the reason. */
+er_status er_image_read(const char *path, const er_read_opts *opts, er_image *img, er_error *err);
+er_status er_tiff_read(const char *path, const er_read_opts *opts, er_image *img, er_error *err);
+er_status er_png_read(const char *path, const er_read_opts *opts, er_image *img, er_error *err);
+
+/* Cell size from the georeferencing.  Returns 1 and sets *dx, *dy [m] when
+ * the tags give one: a projected CRS in metres as is, a geographic CRS in
+ * degrees converted to metres at the raster's centre latitude (WGS 84
+ * ellipsoid) and rounded to a micrometre so every machine agrees.  Returns 0
+ * when there is no usable georeferencing. */
+int er_georef_cell_size(const er_georef *g, int width, int height, double *dx, double *dy);
+
+/* Pixel (column, row) of a map coordinate; returns 0 without georeferencing
+ * or with a rotated transformation. */
+int er_georef_map_to_pixel(const er_georef *g, double mx, double my, double *px, double *py);
+
+/* One output layer to write. */
+typedef struct er_layer_out {
+    int width, height;
+    const float *data;        /* values in file units */
+    const uint8_t *nodata;    /* cells to write as nodata; NULL = none */
+    double nodata_value;      /* value written in those cells (TIFF) */
+    const er_georef *georef;  /* copied into the TIFF unchanged; may be NULL */
+    const char *provenance;   /* erode version + effective recipe; may be NULL */
+} er_layer_out;
+
+/* Writers go through io/atomic.h: a temporary file in the target directory,
+ * flushed and renamed into place, removed on any failure. */
+er_status er_tiff_write(const char *path, const er_layer_out *layer, er_error *err);
+er_status er_png_write(const char *path, const er_layer_out *layer, er_error *err);
+
+#endif
