@@ -1,7 +1,76 @@
+/*
+ * erode: hydraulic erosion for heightmaps.  Entry point: options, the
+ * recipe, signal handlers, exit status.  The work is in run.c.
+ */
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
-int main(void)
+#include "../io/atomic.h"
+#include "../io/recipe.h"
+#include "msg.h"
+#include "options.h"
+#include "run.h"
+
+/* First SIGINT/SIGTERM: stop at the next step boundary and clean up.  A
+ * second one: remove the temporaries now and leave at once. */
+static void on_signal(int sig)
 {
-    puts("erode " ERODE_VERSION);
-    return 0;
+    if (er_stop_signal) {
+        er_atomic_cleanup_signal_safe();
+        _exit(128 + sig);
+    }
+    er_stop_signal = sig;
+}
+
+static void install_signal_handlers(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+static int print_recipe(const er_params *p)
+{
+    char *text = er_recipe_to_json(p);
+    if (!text) {
+        er_msg_error("out of memory");
+        return 1;
+    }
+    fputs(text, stdout);
+    free(text);
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    er_settings s;
+    er_params recipe;
+    er_error err = {{0}};
+    int status = er_options_parse(argc, argv, &s);
+    if (status != 0) {
+        er_settings_free(&s);
+        return status < 0 ? 0 : status;
+    }
+    if (er_recipe_load(s.recipe_path, s.overrides, s.n_overrides, &recipe, &err) != ER_OK) {
+        er_msg_error("%s", err.msg);
+        er_settings_free(&s);
+        return 2;
+    }
+    if (s.print_recipe) {
+        status = print_recipe(&recipe);
+    } else if (s.backend == ER_BACKEND_VULKAN) {
+        er_msg_error("--backend vulkan: this erode was built without Vulkan");
+        status = 2;
+    } else if ((status = er_run_preflight(&s)) == 0) {
+        install_signal_handlers();
+        status = er_run_all(&s, &recipe);
+    }
+    er_settings_free(&s);
+    return status;
 }

@@ -1,0 +1,252 @@
+#include "options.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "msg.h"
+
+enum {
+    OPT_BACKEND = 1000, OPT_JSON, OPT_PRINT_RECIPE, OPT_PROGRESS, OPT_LAYERS,
+    OPT_BAND, OPT_MAX_MEMORY
+};
+
+/* The one option table (curl's aliases[]): parsing and --help both read it. */
+static const struct er_option {
+    const char *name;
+    int has_arg;
+    int val;
+    const char *arg;
+    const char *help;
+} options[] = {
+    {"recipe", required_argument, 'r', "FILE", "JSON recipe (default: the built-in default recipe)"},
+    {"set", required_argument, 's', "KEY=VALUE", "override one recipe value, e.g. -s mei.steps=500 (repeatable)"},
+    {"output-dir", required_argument, 'o', "DIR", "where outputs go (default: .)"},
+    {"format", required_argument, 'f', "tif|png", "output format (default: the input's)"},
+    {"layers", required_argument, OPT_LAYERS, "LIST", "comma list of height,sediment,water,erosion,deposit (default: height,sediment,water)"},
+    {"threads", required_argument, 'j', "N", "worker threads (default: all cores)"},
+    {"backend", required_argument, OPT_BACKEND, "cpu|vulkan|auto", "compute path (default: cpu)"},
+    {"band", required_argument, OPT_BAND, "N", "band of a multi-band GeoTIFF to read (default: the file must have one)"},
+    {"max-memory", required_argument, OPT_MAX_MEMORY, "SIZE", "refuse inputs needing more memory, e.g. 8G, 512M (default: the machine's memory)"},
+    {"json", no_argument, OPT_JSON, NULL, "one JSON summary line per input on stdout"},
+    {"print-recipe", no_argument, OPT_PRINT_RECIPE, NULL, "print the effective recipe (defaults filled in) and exit"},
+    {"quiet", no_argument, 'q', NULL, "no progress output"},
+    {"progress", no_argument, OPT_PROGRESS, NULL, "progress on stderr even when it is not a terminal"},
+    {"help", no_argument, 'h', NULL, "print this help and exit"},
+    {"version", no_argument, 'V', NULL, "print the version and exit"},
+};
+#define N_OPTIONS (sizeof options / sizeof options[0])
+
+static const char *const layer_names[ER_LAYER_COUNT] = {"height", "sediment", "water", "erosion", "deposit"};
+
+const char *er_layer_name(unsigned bit)
+{
+    for (int i = 0; i < ER_LAYER_COUNT; i++)
+        if (bit == 1u << i)
+            return layer_names[i];
+    return "?";
+}
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: erode [options] INPUT...\n"
+                 "Applies hydraulic erosion to GeoTIFF or PNG heightmaps.\n\n");
+    for (size_t i = 0; i < N_OPTIONS; i++) {
+        char left[64];
+        const struct er_option *o = &options[i];
+        int n = o->val < 256 ? snprintf(left, sizeof left, "-%c, --%s", o->val, o->name)
+                             : snprintf(left, sizeof left, "    --%s", o->name);
+        if (o->arg)
+            snprintf(left + n, sizeof left - (size_t)n, " %s", o->arg);
+        fprintf(out, "  %-30s %s\n", left, o->help);
+    }
+    fprintf(out, "\nOutputs are DIR/<stem>.<layer>.<ext>.  Exit status: 0 success, 1 a run\n"
+                 "failed, 2 usage, recipe or input error, 130/143 interrupted.\n"
+                 "See erode(1) and erode-recipe(5).\n");
+}
+
+static int parse_layers(const char *list, unsigned *mask)
+{
+    char buf[256];
+    *mask = 0;
+    if (strlen(list) >= sizeof buf)
+        return 0;
+    strcpy(buf, list);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int found = 0;
+        for (int i = 0; i < ER_LAYER_COUNT; i++)
+            if (strcmp(tok, layer_names[i]) == 0) {
+                *mask |= 1u << i;
+                found = 1;
+            }
+        if (!found)
+            return 0;
+    }
+    return *mask != 0;
+}
+
+/* "8G", "512M", "64k", plain bytes; binary multiples. */
+static int parse_size(const char *s, size_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *s == '-')
+        return 0;
+    unsigned shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    case 't': case 'T': shift = 40; end++; break;
+    default: break;
+    }
+    if (*end == 'B' || *end == 'b')
+        end++;
+    if (*end || v == 0 || v > (SIZE_MAX >> shift))
+        return 0;
+    *out = (size_t)(v << shift);
+    return 1;
+}
+
+static int parse_int(const char *s, int lo, int hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return 0;
+    *out = (int)v;
+    return 1;
+}
+
+static int bad(const char *opt, const char *arg, const char *what)
+{
+    er_msg_error("%s: '%s': %s", opt, arg, what);
+    return 2;
+}
+
+static int apply(er_settings *s, int c, const char *arg)
+{
+    switch (c) {
+    case 'r': s->recipe_path = arg; return 0;
+    case 's':
+        if (!strchr(arg, '='))
+            return bad("-s", arg, "expected KEY=VALUE");
+        s->overrides[s->n_overrides++] = arg;
+        return 0;
+    case 'o': s->output_dir = arg; return 0;
+    case 'f':
+        if (strcmp(arg, "tif") == 0 || strcmp(arg, "tiff") == 0)
+            s->format = ER_OUT_TIFF;
+        else if (strcmp(arg, "png") == 0)
+            s->format = ER_OUT_PNG;
+        else
+            return bad("--format", arg, "expected tif or png");
+        return 0;
+    case OPT_LAYERS:
+        if (!parse_layers(arg, &s->layers))
+            return bad("--layers", arg, "expected a comma list of height, sediment, water, erosion, deposit");
+        return 0;
+    case 'j':
+        if (!parse_int(arg, 1, 4096, &s->threads))
+            return bad("--threads", arg, "expected a whole number from 1 to 4096");
+        return 0;
+    case OPT_BACKEND:
+        if (strcmp(arg, "cpu") == 0)
+            s->backend = ER_BACKEND_CPU;
+        else if (strcmp(arg, "vulkan") == 0)
+            s->backend = ER_BACKEND_VULKAN;
+        else if (strcmp(arg, "auto") == 0)
+            s->backend = ER_BACKEND_AUTO;
+        else
+            return bad("--backend", arg, "expected cpu, vulkan or auto");
+        return 0;
+    case OPT_BAND:
+        if (!parse_int(arg, 1, 65535, &s->band))
+            return bad("--band", arg, "expected a band number from 1");
+        return 0;
+    case OPT_MAX_MEMORY:
+        if (!parse_size(arg, &s->max_memory))
+            return bad("--max-memory", arg, "expected a size such as 8G or 512M");
+        return 0;
+    case OPT_JSON: s->json = 1; return 0;
+    case OPT_PRINT_RECIPE: s->print_recipe = 1; return 0;
+    case 'q': s->progress = 0; return 0;
+    case OPT_PROGRESS: s->progress = 1; return 0;
+    default: return 2;
+    }
+}
+
+int er_options_parse(int argc, char **argv, er_settings *s)
+{
+    struct option longopts[N_OPTIONS + 1];
+    char shortopts[2 * N_OPTIONS + 2];
+    size_t k = 0;
+
+    memset(s, 0, sizeof *s);
+    s->output_dir = ".";
+    s->format = ER_OUT_AS_INPUT;
+    s->layers = ER_LAYER_HEIGHT | ER_LAYER_SEDIMENT | ER_LAYER_WATER;
+    s->backend = ER_BACKEND_CPU;
+    s->progress = -1;
+    s->overrides = calloc((size_t)argc + 1, sizeof *s->overrides);
+    s->inputs = calloc((size_t)argc + 1, sizeof *s->inputs);
+    if (!s->overrides || !s->inputs) {
+        er_msg_error("out of memory");
+        return 1;
+    }
+    shortopts[k++] = ':';
+    for (size_t i = 0; i < N_OPTIONS; i++) {
+        longopts[i] = (struct option){options[i].name, options[i].has_arg, NULL, options[i].val};
+        if (options[i].val < 256) {
+            shortopts[k++] = (char)options[i].val;
+            if (options[i].has_arg)
+                shortopts[k++] = ':';
+        }
+    }
+    longopts[N_OPTIONS] = (struct option){NULL, 0, NULL, 0};
+    shortopts[k] = '\0';
+
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+        if (c == 'h') {
+            usage(stdout);
+            return fflush(stdout) == 0 ? -1 : 1;
+        }
+        if (c == 'V') {
+            printf("erode %s\n", ERODE_VERSION);
+            return fflush(stdout) == 0 ? -1 : 1;
+        }
+        if (c == '?' || c == ':') {
+            const char *what = c == '?' ? "unknown option" : "option needs a value";
+            if (optopt && optopt < 256)
+                er_msg_error("-%c: %s (see erode --help)", optopt, what);
+            else
+                er_msg_error("%s: %s (see erode --help)", argv[optind - 1], what);
+            return 2;
+        }
+        int rc = apply(s, c, optarg);
+        if (rc)
+            return rc;
+    }
+    for (int i = optind; i < argc; i++)
+        s->inputs[s->n_inputs++] = argv[i];
+    if (s->n_inputs == 0 && !s->print_recipe) {
+        er_msg_error("no input file given (see erode --help)");
+        return 2;
+    }
+    return 0;
+}
+
+void er_settings_free(er_settings *s)
+{
+    free(s->overrides);
+    free(s->inputs);
+    s->overrides = s->inputs = NULL;
+}

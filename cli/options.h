@@ -1,0 +1,50 @@
+/*
+ * Command-line settings (DESIGN.md §1).  One option table in options.c
+ * drives both getopt_long parsing and --help.
+ */
+#ifndef ER_OPTIONS_H
+#define ER_OPTIONS_H
+
+#include <stddef.h>
+
+enum er_layer_bit {
+    ER_LAYER_HEIGHT = 1u << 0,
+    ER_LAYER_SEDIMENT = 1u << 1,
+    ER_LAYER_WATER = 1u << 2,
+    ER_LAYER_EROSION = 1u << 3,
+    ER_LAYER_DEPOSIT = 1u << 4
+};
+#define ER_LAYER_COUNT 5
+
+typedef enum er_backend { ER_BACKEND_CPU, ER_BACKEND_VULKAN, ER_BACKEND_AUTO } er_backend;
+typedef enum er_out_format { ER_OUT_AS_INPUT = -1, ER_OUT_TIFF = 0, ER_OUT_PNG = 1 } er_out_format;
+
+typedef struct er_settings {
+    const char *recipe_path;     /* NULL: the built-in default recipe */
+    const char **overrides;      /* -s KEY=VALUE strings, in order */
+    int n_overrides;
+    const char *output_dir;      /* "." by default */
+    er_out_format format;
+    unsigned layers;             /* er_layer_bit mask */
+    int threads;                 /* 0 = all cores */
+    er_backend backend;
+    int json;
+    int print_recipe;
+    int progress;                /* -1 auto (a TTY), 0 never, 1 always */
+    int band;                    /* 0 = the file must have one band */
+    size_t max_memory;           /* bytes; 0 = the machine's memory */
+    const char **inputs;
+    int n_inputs;
+} er_settings;
+
+/* Parses argv into *s.  Returns 0 to go on; -1 after --help or --version
+ * (printed to stdout: exit 0); 2 after a usage error (one line printed to
+ * stderr); 1 when stdout could not be written.  s->overrides and s->inputs point into
+ * argv and an array the caller frees with er_settings_free. */
+int er_options_parse(int argc, char **argv, er_settings *s);
+void er_settings_free(er_settings *s);
+
+/* Names of layer bits, in output order. */
+const char *er_layer_name(unsigned bit);
+
+#endif

@@ -1,0 +1,24 @@
+/*
+ * Processing of the inputs: per input read -> resolve the recipe against the
+ * map -> simulate -> write the layers (DESIGN.md §1, §3, §4).
+ */
+#ifndef ER_RUN_H
+#define ER_RUN_H
+
+#include <signal.h>
+
+#include "../core/params.h"
+#include "options.h"
+
+/* Set by the SIGINT/SIGTERM handler to the signal number; read between
+ * steps through the progress callback. */
+extern volatile sig_atomic_t er_stop_signal;
+
+/* Checks what can be checked before any work (output directory, output
+ * names); returns 0 or exit status 2 after printing one error line. */
+int er_run_preflight(const er_settings *s);
+
+/* Processes every input independently; returns the worst exit status. */
+int er_run_all(const er_settings *s, const er_params *recipe);
+
+#endif

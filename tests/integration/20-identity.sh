@@ -1,0 +1,35 @@
+#!/bin/sh
+# Zero steps (Mei) and zero droplets are the identity on every real DEM:
+# heights equal in float32 and georeferencing identical, as GDAL sees it.
+. "$(dirname "$0")/lib.sh"
+O=$PY' '$SRCDIR/tests/integration/gdal_oracle.py
+
+for f in whitebox_dem_f32_utm18n.tif olinda_dem_f32_utm25s.tif pysheds_dem_int16_wgs84.tif \
+         luxembourg_elev_int16_wgs84.tif puget_sound_1k_u16.png; do
+    src=$DATA/$f
+    [ -f "$src" ] || src=$DEM/$f
+    stem=${f%.*}
+    for model in mei droplet; do
+        t_case "identity $model $f"
+        if [ ! -f "$src" ]; then t_skip "$f not bundled (GPL) and $DEM absent"; continue; fi
+        mkdir -p "$T/$model"
+        if [ $model = mei ]; then set -- -s mei.steps=0; else set -- -s model=droplet -s droplet.count=0; fi
+        t_exit 0 "$ERODE" -q "$@" -o "$T/$model" "$src"
+        case $f in
+        *.png)
+            # PNG outputs keep heights to one 16-bit step of the layer's range.
+            out=$T/$model/$stem.height.png
+            $O same-values "$src" "$out" 1.6e-5 > "$T/why" || t_fail "$(cat "$T/why")" ;;
+        *)
+            out=$T/$model/$stem.height.tif
+            $O same-values "$src" "$out" 0 > "$T/why" || t_fail "$(cat "$T/why")"
+            $O same-georef "$src" "$out" > "$T/why" || t_fail "$(cat "$T/why")"
+            # gdalinfo's own view of the georeferencing, field by field.
+            for k in .geoTransform .coordinateSystem.wkt '.bands[0].noDataValue' .size; do
+                a=$(gdalinfo -json "$src" | jq -c "$k"); b=$(gdalinfo -json "$out" | jq -c "$k")
+                [ "$a" = "$b" ] || t_fail "gdalinfo $k: $a vs $b"
+            done ;;
+        esac
+        t_ok
+    done
+done

@@ -1,0 +1,79 @@
+#!/bin/sh
+# What erode writes: names, GeoTIFF structure, provenance, byte-identical
+# reruns, PNG round trips, --layers, --format, --json.
+. "$(dirname "$0")/lib.sh"
+O=$PY' '$SRCDIR/tests/integration/gdal_oracle.py
+W=$DATA/whitebox_dem_f32_utm18n.tif
+P=$DATA/puget_sound_1k_u16.png
+
+t_case "GeoTIFF outputs: float32, DEFLATE, floating-point predictor, tiled"
+mkdir -p "$T/a"
+t_exit 0 "$ERODE" -q -s mei.steps=3 -o "$T/a" "$W"
+for l in height sediment water; do
+    f=$T/a/whitebox_dem_f32_utm18n.$l.tif
+    [ -f "$f" ] || { t_fail "missing $f"; continue; }
+    set -- $($O info "$f")
+    [ "$1 $2 $3" = "Float32 DEFLATE 3" ] || t_fail "$l: $*"
+    [ "$4" -lt 237 ] || t_fail "$l: not tiled (block $4x$5)"
+    $O same-georef "$W" "$f" > "$T/why" || t_fail "$l: $(cat "$T/why")"
+done
+t_ok
+
+t_case "provenance: version and full recipe in the metadata"
+d=$(gdalinfo -json "$T/a/whitebox_dem_f32_utm18n.height.tif" | jq -r '.metadata[""].TIFFTAG_IMAGEDESCRIPTION // empty')
+echo "$d" | jq -e '.erode and .recipe.mei.steps == 3' > /dev/null || t_fail "no provenance: $d"
+t_ok
+
+t_case "the recipe in an output reproduces it bit for bit"
+echo "$d" | jq '.recipe' > "$T/from-output.json"
+mkdir -p "$T/b"
+t_exit 0 "$ERODE" -q -r "$T/from-output.json" -o "$T/b" "$W"
+for l in height sediment water; do
+    cmp -s "$T/a/whitebox_dem_f32_utm18n.$l.tif" "$T/b/whitebox_dem_f32_utm18n.$l.tif" || t_fail "$l differs"
+done
+t_ok
+
+t_case "two runs are byte-identical (no timestamps)"
+mkdir -p "$T/c"
+t_exit 0 "$ERODE" -q -s mei.steps=3 -o "$T/c" "$W"
+cmp -s "$T/a/whitebox_dem_f32_utm18n.height.tif" "$T/c/whitebox_dem_f32_utm18n.height.tif" || t_fail "rerun differs"
+t_ok
+
+t_case "--layers writes exactly the layers asked for"
+mkdir -p "$T/d"
+t_exit 0 "$ERODE" -q -s mei.steps=2 --layers height,erosion,deposit -o "$T/d" "$W"
+[ "$(ls "$T/d" | sort | tr '\n' ' ')" = "whitebox_dem_f32_utm18n.deposit.tif whitebox_dem_f32_utm18n.erosion.tif whitebox_dem_f32_utm18n.height.tif " ] \
+    || t_fail "wrote: $(ls "$T/d")"
+t_ok
+
+t_case "PNG in, PNG out: heights within one 16-bit step, re-read as erode wrote them"
+mkdir -p "$T/e" "$T/e2"
+t_exit 0 "$ERODE" -q -s mei.steps=0 -o "$T/e" "$P"
+t_exit 0 "$ERODE" -q -s mei.steps=0 -o "$T/e2" "$T/e/puget_sound_1k_u16.height.png"
+t_exit 0 "$ERODE" -q -s mei.steps=0 -f tif -o "$T/e2" "$T/e/puget_sound_1k_u16.height.png"
+t_exit 0 "$ERODE" -q -s mei.steps=0 -f tif -o "$T/e" "$P"
+# the .tif from the original PNG holds raw/65535; from erode's PNG within a step
+$O same-values "$T/e/puget_sound_1k_u16.height.tif" "$T/e2/puget_sound_1k_u16.height.height.tif" 1e-5 > "$T/why" \
+    || t_fail "$(cat "$T/why")"
+t_ok
+
+t_case "--format png from a GeoTIFF"
+mkdir -p "$T/f"
+t_exit 0 "$ERODE" -q -s mei.steps=0 -f png -o "$T/f" "$W"
+[ "$(gdalinfo -json "$T/f/whitebox_dem_f32_utm18n.height.png" | jq -r '.bands[0].type')" = UInt16 ] || t_fail "not UInt16"
+t_ok
+
+t_case "--json: one parseable line per input with the pinned fields"
+mkdir -p "$T/g"
+t_exit 0 "$ERODE" -q --json -s mei.steps=2 -o "$T/g" "$W" "$DATA/olinda_dem_f32_utm25s.tif"
+[ "$(wc -l < "$T/out")" -eq 2 ] || t_fail "expected 2 lines: $(cat "$T/out")"
+jq -e -s 'all(.[]; .input and .status == "ok" and .outputs.height and .model == "mei"
+          and (.seconds | type) == "number" and (.budget.material_before | type) == "number")' "$T/out" > /dev/null \
+    || t_fail "fields missing: $(head -c 400 "$T/out")"
+t_ok
+
+t_case "--json reports a failed input with its exit status"
+printf 'junk' > "$T/junk.tif"
+t_exit 2 "$ERODE" -q --json -o "$T/g" "$T/junk.tif"
+jq -e '.status == "error" and .exit == 2 and (.error | length > 0)' "$T/out" > /dev/null || t_fail "$(cat "$T/out")"
+t_ok
