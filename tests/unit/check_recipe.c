@@ -1,0 +1,776 @@
+/*
+ * io/recipe.c: strict validation (each class of error and its message),
+ * -s overrides, and the print -> parse round trip being exact.
+ */
+#include <cJSON.h>
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../io/recipe.h"
+#include "test_util.h"
+
+/* Parses `text` as "recipe.json" with overrides; returns the status. */
+static er_status parse(const char *text, const char *const *ov, int n_ov, er_params *p,
+                       er_error *err)
+{
+    err->msg[0] = '\0';
+    return er_recipe_parse(text, text ? strlen(text) : 0, "recipe.json", ov, n_ov, p, err);
+}
+
+/* Every error message is one line, lowercase first, no final full stop. */
+static void assert_one_line(const er_error *err)
+{
+    size_t n = strlen(err->msg);
+    ck_assert_uint_gt(n, 0);
+    ck_assert_ptr_null(strchr(err->msg, '\n'));
+    ck_assert_int_ne(err->msg[n - 1], '.');
+    ck_assert(!(err->msg[0] >= 'A' && err->msg[0] <= 'Z'));
+}
+
+static void assert_params_eq(const er_params *a, const er_params *b)
+{
+    ck_assert_msg(memcmp(a, b, sizeof *a) == 0, "er_params differ");
+}
+
+/* ------------------------------------------------------------------ */
+
+START_TEST(defaults_equal_builtin)
+{
+    er_params want, got;
+    er_error err;
+    er_params_default(&want);
+    ck_assert_int_eq(parse(NULL, NULL, 0, &got, &err), ER_OK);
+    assert_params_eq(&got, &want);
+    ck_assert_int_eq(parse("{}", NULL, 0, &got, &err), ER_OK);
+    assert_params_eq(&got, &want);
+    ck_assert_int_eq(parse(" {\"erode_recipe\": 1, \"comment\": \"x\"}\n", NULL, 0, &got, &err),
+                     ER_OK);
+    assert_params_eq(&got, &want);
+    ck_assert_int_eq(er_recipe_load(NULL, NULL, 0, &got, &err), ER_OK);
+    assert_params_eq(&got, &want);
+}
+END_TEST
+
+/* configs/default.json is the built-in default written out (with a
+ * comment that --print-recipe leaves out, so compared after parsing). */
+START_TEST(default_json_matches_builtin)
+{
+    char path[PATH_MAX];
+    er_params want, got;
+    er_error err;
+    er_test_path(path, sizeof path, "configs/default.json");
+    ck_assert_msg(er_recipe_load(path, NULL, 0, &got, &err) == ER_OK, "%s", err.msg);
+    er_params_default(&want);
+    assert_params_eq(&got, &want);
+
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    static char text[1 << 16];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    cJSON *j = cJSON_Parse(text);
+    ck_assert_ptr_nonnull(j);
+    ck_assert(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(j, "comment")));
+    /* written out in full: the same members as --print-recipe */
+    char *printed = er_recipe_to_json(&want);
+    cJSON *pj = cJSON_Parse(printed);
+    ck_assert_ptr_nonnull(pj);
+    cJSON_DeleteItemFromObjectCaseSensitive(j, "comment");
+    ck_assert(cJSON_Compare(j, pj, 1));
+    cJSON_Delete(pj);
+    cJSON_Delete(j);
+    free(printed);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Bad recipes: each row a recipe and a piece of the message it must give. */
+
+static const struct bad {
+    const char *text;
+    const char *msg;
+} bad[] = {
+    /* unknown keys, with and without a suggestion */
+    {"{\"modle\": \"mei\"}", "recipe.json: modle: unknown key, did you mean 'model'?"},
+    {"{\"mei\": {\"stpes\": 10}}", "recipe.json: mei.stpes: unknown key, did you mean 'mei.steps'?"},
+    {"{\"mei\": {\"Dt\": 0.1}}", "mei.Dt: unknown key, did you mean 'mei.dt'?"},
+    {"{\"droplet\": {\"mass_transfer\": {\"frction\": 0.1}}}",
+     "droplet.mass_transfer.frction: unknown key, did you mean 'droplet.mass_transfer.friction'?"},
+    {"{\"droplet\": {\"evaporate\": 0.1}}",
+     "droplet.evaporate: unknown key, did you mean 'droplet.evaporate_speed'?"},
+    {"{\"steps\": 10}", "steps: unknown key, did you mean 'mei.steps'?"},
+    {"{\"droplet\": {\"friction\": 0.1}}",
+     "droplet.friction: unknown key, did you mean 'droplet.mass_transfer.friction'?"},
+    {"{\"mei\": {\"banana\": 1}}", "recipe.json: mei.banana: unknown key"},
+    {"{\"mei\": {\"comment\": \"x\"}}", "mei.comment: unknown key"},
+    /* wrong types */
+    {"{\"mei\": {\"dt\": \"0.1\"}}", "recipe.json: mei.dt: expected a number, got a string"},
+    {"{\"mei\": {\"dt\": null}}", "mei.dt: expected a number, got null"},
+    {"{\"mei\": {\"dt\": [0.1]}}", "mei.dt: expected a number, got an array"},
+    {"{\"mei\": {\"steps\": \"5\"}}", "mei.steps: expected an integer, got a string"},
+    {"{\"seed\": true}", "seed: expected an integer, got a boolean"},
+    {"{\"model\": 1}", "model: expected a string, got a number"},
+    {"{\"mei\": {\"cfl\": {}}}", "mei.cfl: expected a string, got an object"},
+    {"{\"comment\": 5}", "comment: expected a string, got a number"},
+    {"{\"mei\": []}", "mei: expected an object, got an array"},
+    {"{\"droplet\": {\"mass_transfer\": 1}}",
+     "droplet.mass_transfer: expected an object, got a number"},
+    {"{\"mei\": {\"sources\": {}}}", "mei.sources: expected an array, got an object"},
+    {"{\"mei\": {\"sources\": null}}", "mei.sources: expected an array, got null"},
+    {"{\"droplet\": {\"count\": \"all\"}}",
+     "droplet.count: expected an integer or null, got a string"},
+    {"{\"terrain\": {\"cell_size\": \"1\"}}",
+     "terrain.cell_size: expected a number or null, got a string"},
+    {"{\"droplet\": {\"height_unit\": null}}",
+     "droplet.height_unit: expected a number or 'relief', got null"},
+    {"{\"droplet\": {\"height_unit\": \"auto\"}}",
+     "droplet.height_unit: 'auto' is not a number or 'relief'"},
+    /* out of range, low and high */
+    {"{\"mei\": {\"dt\": 0}}", "recipe.json: mei.dt: 0 is out of range, must be > 0 and <= 10"},
+    {"{\"mei\": {\"dt\": 10.5}}", "mei.dt: 10.5 is out of range, must be > 0 and <= 10"},
+    {"{\"mei\": {\"dt\": 1e400}}", "mei.dt: inf is out of range"},
+    {"{\"mei\": {\"steps\": -1}}", "mei.steps: -1 is out of range, must be >= 0 and <= 1000000000"},
+    {"{\"mei\": {\"steps\": 1e10}}", "mei.steps: 10000000000 is out of range"},
+    {"{\"mei\": {\"min_tilt\": 1.5}}", "mei.min_tilt: 1.5 is out of range, must be >= 0 and <= 1"},
+    {"{\"mei\": {\"kc\": -0.1}}", "mei.kc: -0.1 is out of range"},
+    {"{\"mei\": {\"max_substeps\": 0}}", "mei.max_substeps: 0 is out of range, must be >= 1"},
+    {"{\"droplet\": {\"inertia\": 1}}", "droplet.inertia: 1 is out of range, must be >= 0 and < 1"},
+    {"{\"droplet\": {\"inertia\": -0.01}}", "droplet.inertia: -0.01 is out of range"},
+    {"{\"droplet\": {\"erode_speed\": 2}}", "droplet.erode_speed: 2 is out of range"},
+    {"{\"droplet\": {\"radius\": 0}}", "droplet.radius: 0 is out of range, must be >= 1"},
+    {"{\"droplet\": {\"count\": -1}}", "droplet.count: -1 is out of range, must be >= 0"},
+    {"{\"droplet\": {\"height_unit\": 0}}", "droplet.height_unit: 0 is out of range, must be > 0"},
+    {"{\"droplet\": {\"mass_transfer\": {\"min_volume\": 0}}}",
+     "droplet.mass_transfer.min_volume: 0 is out of range"},
+    {"{\"terrain\": {\"cell_size\": 0}}", "terrain.cell_size: 0 is out of range, must be > 0"},
+    {"{\"terrain\": {\"vertical_scale\": 1e300}}", "terrain.vertical_scale: 1e+300 is out of range"},
+    {"{\"seed\": -1}", "seed: -1 is out of range, must be >= 0 and <= 9007199254740992"},
+    {"{\"seed\": 18446744073709551616}", "seed: 1.8446744073709552e+19 is out of range"},
+    /* integers must be integral */
+    {"{\"mei\": {\"steps\": 1.5}}", "recipe.json: mei.steps: 1.5 is not an integer"},
+    {"{\"seed\": 0.25}", "seed: 0.25 is not an integer"},
+    {"{\"droplet\": {\"count\": 1000.5}}", "droplet.count: 1000.5 is not an integer"},
+    /* versions */
+    {"{\"erode_recipe\": 2}", "recipe.json: erode_recipe: version 2 is not supported, this erode reads version 1"},
+    {"{\"erode_recipe\": 0.5}", "erode_recipe: version 0.5 is not supported"},
+    {"{\"erode_recipe\": \"1\"}", "erode_recipe: expected an integer, got a string"},
+    {"{\"new_in_v2\": 1, \"erode_recipe\": 2}", "erode_recipe: version 2 is not supported"},
+    /* duplicates */
+    {"{\"mei\": {\"dt\": 0.1, \"dt\": 0.2}}", "recipe.json: mei.dt: duplicate key"},
+    {"{\"model\": \"mei\", \"seed\": 3, \"model\": \"droplet\"}", "recipe.json: model: duplicate key"},
+    {"{\"mei\": {\"sources\": [{\"x\": 1, \"y\": 1, \"x\": 2, \"rate\": 1}]}}",
+     "mei.sources[0].x: duplicate key"},
+    /* malformed JSON: line and column of the failure point */
+    {"{\n  \"mei\": {\n    \"dt\": 0.1,,\n  }\n}", "recipe.json: line 3, column 15: malformed JSON"},
+    {"{\n  \"model\": \"mei\"\n  \"seed\": 2\n}", "recipe.json: line 3, column 3: malformed JSON"},
+    {"{\n  \"model\": \"mei\",\n  seed: 2\n}", "recipe.json: line 3, column 3: malformed JSON"},
+    {"{\n  \"mei\": {\"dt\": }\n}", "line 2, column 17: malformed JSON"},
+    {"{\n  \"seed\": 2\n", "line 3, column 1: malformed JSON, unexpected end of text"},
+    {"{\"seed\": 2} x", "line 1, column 13: malformed JSON"},
+    {"{\"\xc3\xa9\": 1,,}", "line 1, column 9: malformed JSON"},
+    {"", "recipe.json: line 1, column 1: malformed JSON"},
+    {"[1, 2]", "recipe.json: expected a JSON object, got an array"},
+    /* enums list what is allowed */
+    {"{\"model\": \"grid\"}", "recipe.json: model: 'grid' is not one of 'mei', 'droplet'"},
+    {"{\"mei\": {\"advection\": \"semi_lagrangian\"}}",
+     "mei.advection: 'semi_lagrangian' is not one of 'conservative', 'semi-lagrangian'"},
+    {"{\"mei\": {\"boundary\": \"Open\"}}", "'Open' is not one of 'closed', 'open'"},
+    {"{\"droplet\": {\"variant\": \"mass_transfer\"}}", "'lague', 'mass-transfer'"},
+    /* sources */
+    {"{\"mei\": {\"sources\": [{\"x\": 1, \"y\": 2}]}}", "recipe.json: mei.sources[0]: missing key 'rate'"},
+    {"{\"mei\": {\"sources\": [{\"x\": 1, \"y\": 2, \"rate\": 1}, {\"y\": 2, \"rate\": 1}]}}",
+     "mei.sources[1]: missing key 'x'"},
+    {"{\"mei\": {\"sources\": [5]}}", "mei.sources[0]: expected an object, got a number"},
+    {"{\"mei\": {\"sources\": [{\"x\": 1, \"y\": 2, \"rate\": 1, \"rdius\": 2}]}}",
+     "mei.sources[0].rdius: unknown key, did you mean 'mei.sources[0].radius'?"},
+    {"{\"mei\": {\"sources\": [{\"x\": 1, \"y\": 2, \"rate\": 1, \"coords\": \"utm\"}]}}",
+     "mei.sources[0].coords: 'utm' is not one of 'pixel', 'map'"},
+    {"{\"mei\": {\"sources\": [{\"x\": 1, \"y\": 2, \"rate\": 1, \"radius\": 0}]}}",
+     "mei.sources[0].radius: 0 is out of range, must be > 0"},
+    {"{\"mei\": {\"sources\": [{\"x\": 1, \"y\": 2, \"rate\": -1}]}}",
+     "mei.sources[0].rate: -1 is out of range"},
+    {"{\"mei\": {\"sources\": [{\"x\": \"1\", \"y\": 2, \"rate\": 1}]}}",
+     "mei.sources[0].x: expected a number, got a string"},
+};
+
+START_TEST(bad_recipe)
+{
+    er_params p, before;
+    er_error err;
+    memset(&p, 0xa5, sizeof p);
+    before = p;
+    er_status st = parse(bad[_i].text, NULL, 0, &p, &err);
+    ck_assert_msg(st == ER_EINVAL, "row %d: status %d for %s", _i, (int)st, bad[_i].text);
+    ck_assert_msg(strstr(err.msg, bad[_i].msg) != NULL, "row %d: got \"%s\", want \"%s\"", _i,
+                  err.msg, bad[_i].msg);
+    ck_assert_msg(strncmp(err.msg, "recipe.json: ", 13) == 0, "%s", err.msg);
+    assert_one_line(&err);
+    /* nothing written on failure */
+    ck_assert(memcmp(&p, &before, sizeof p) == 0);
+}
+END_TEST
+
+/* Suggestions only when close. */
+START_TEST(no_far_suggestions)
+{
+    static const char *const far[] = {"{\"mei\": {\"banana\": 1}}", "{\"foo\": 1}",
+                                      "{\"droplet\": {\"xyzzy\": 1}}",
+                                      "{\"mei\": {\"sources\": [{\"x\": 1, \"y\": 1, \"rate\": 1, \"colour\": 1}]}}"};
+    er_params p;
+    er_error err;
+    for (size_t i = 0; i < sizeof far / sizeof far[0]; i++) {
+        ck_assert_int_eq(parse(far[i], NULL, 0, &p, &err), ER_EINVAL);
+        ck_assert_msg(strstr(err.msg, "unknown key") && !strstr(err.msg, "did you mean"), "%s",
+                      err.msg);
+    }
+}
+END_TEST
+
+/* A NUL byte inside the text is malformed; text need not be NUL-terminated. */
+START_TEST(length_is_respected)
+{
+    er_params p, want;
+    er_error err;
+    static const char with_nul[] = "{\"seed\": 3}\0";
+    ck_assert_int_eq(er_recipe_parse(with_nul, sizeof with_nul - 1, "r.json", NULL, 0, &p, &err),
+                     ER_EINVAL);
+    ck_assert_str_eq(err.msg, "r.json: line 1, column 12: malformed JSON");
+    /* only the first 11 bytes are the recipe */
+    ck_assert_int_eq(er_recipe_parse("{\"seed\": 3}garbage", 11, "r.json", NULL, 0, &p, &err),
+                     ER_OK);
+    er_params_default(&want);
+    want.seed = 3;
+    assert_params_eq(&p, &want);
+}
+END_TEST
+
+/* User text in messages stays on one line and within the buffer. */
+START_TEST(hostile_key_names)
+{
+    er_params p;
+    er_error err;
+    ck_assert_int_eq(parse("{\"mei\": {\"a\\nb\": 1}}", NULL, 0, &p, &err), ER_EINVAL);
+    ck_assert_str_eq(err.msg, "recipe.json: mei.a?b: unknown key");
+    char *big = malloc(20000);
+    ck_assert_ptr_nonnull(big);
+    strcpy(big, "{\"mei\": {\"");
+    size_t n = strlen(big);
+    memset(big + n, 'k', 10000);
+    strcpy(big + n + 10000, "\": 1}}");
+    ck_assert_int_eq(parse(big, NULL, 0, &p, &err), ER_EINVAL);
+    ck_assert(strstr(err.msg, "kkk...: unknown key") != NULL);
+    assert_one_line(&err);
+    free(big);
+}
+END_TEST
+
+START_TEST(too_many_sources)
+{
+    char text[16384];
+    er_params p;
+    er_error err;
+    for (int n = ER_MAX_SOURCES; n <= ER_MAX_SOURCES + 1; n++) {
+        size_t len = (size_t)snprintf(text, sizeof text, "{\"mei\": {\"sources\": [");
+        for (int i = 0; i < n; i++)
+            len += (size_t)snprintf(text + len, sizeof text - len,
+                                    "%s{\"x\": %d, \"y\": 1, \"rate\": 0.001}", i ? ", " : "", i);
+        snprintf(text + len, sizeof text - len, "]}}");
+        er_status st = parse(text, NULL, 0, &p, &err);
+        if (n == ER_MAX_SOURCES) {
+            ck_assert_int_eq(st, ER_OK);
+            ck_assert_int_eq(p.mei.n_sources, ER_MAX_SOURCES);
+            ck_assert_double_eq(p.mei.sources[ER_MAX_SOURCES - 1].x, ER_MAX_SOURCES - 1);
+        } else {
+            ck_assert_int_eq(st, ER_EINVAL);
+            ck_assert_str_eq(err.msg, "recipe.json: mei.sources: 65 sources, at most 64 are allowed");
+        }
+    }
+}
+END_TEST
+
+/* Integers may be written in exponent form when the value is integral. */
+START_TEST(integers_in_exponent_form)
+{
+    er_params p;
+    er_error err;
+    ck_assert_int_eq(parse("{\"mei\": {\"steps\": 2e3, \"rain_steps\": 1.0}, \"seed\": 9.007199254740992e15}",
+                           NULL, 0, &p, &err),
+                     ER_OK);
+    ck_assert_int_eq(p.mei.steps, 2000);
+    ck_assert_int_eq(p.mei.rain_steps, 1);
+    ck_assert_uint_eq(p.seed, UINT64_C(9007199254740992));
+}
+END_TEST
+
+START_TEST(sources_defaults)
+{
+    er_params p;
+    er_error err;
+    ck_assert_int_eq(parse("{\"mei\": {\"sources\": [{\"x\": 10.5, \"y\": 20, \"rate\": 0.002},"
+                           " {\"rate\": 1, \"y\": 3, \"x\": 4, \"coords\": \"map\", \"radius\": 6}]}}",
+                           NULL, 0, &p, &err),
+                     ER_OK);
+    ck_assert_int_eq(p.mei.n_sources, 2);
+    ck_assert_double_eq(p.mei.sources[0].x, 10.5);
+    ck_assert_double_eq(p.mei.sources[0].y, 20);
+    ck_assert_double_eq(p.mei.sources[0].rate, 0.002);
+    ck_assert_double_eq(p.mei.sources[0].radius, 1.0);
+    ck_assert_int_eq(p.mei.sources[0].map_coords, 0);
+    ck_assert_double_eq(p.mei.sources[1].radius, 6);
+    ck_assert_int_eq(p.mei.sources[1].map_coords, 1);
+    /* an empty list clears it */
+    const char *ov[] = {"mei.sources=[]"};
+    er_params q, def;
+    ck_assert_int_eq(parse("{\"mei\": {\"sources\": [{\"x\": 1, \"y\": 2, \"rate\": 3}]}}", ov, 1,
+                           &q, &err),
+                     ER_OK);
+    er_params_default(&def);
+    assert_params_eq(&q, &def);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Overrides */
+
+static const struct bad bad_override[] = {
+    {"mei.stpes=3", "-s mei.stpes: unknown key, did you mean 'mei.steps'?"},
+    {"mie.steps=3", "-s mie.steps: unknown key, did you mean 'mei.steps'?"},
+    {"steps=3", "-s steps: unknown key, did you mean 'mei.steps'?"},
+    {"droplet.mass.dt=1", "-s droplet.mass.dt: unknown key, did you mean 'droplet.mass_transfer.dt'?"},
+    {"banana=1", "-s banana: unknown key"},
+    {"mei.sources[0].x=3", "-s mei.sources[0].x: unknown key, set the whole list"},
+    {"mei.dt=0", "-s mei.dt: 0 is out of range, must be > 0 and <= 10"},
+    {"mei.dt=11", "-s mei.dt: 11 is out of range, must be > 0 and <= 10"},
+    {"mei.dt=abc", "-s mei.dt: expected a number, got a string"},
+    {"mei.dt=", "-s mei.dt: expected a number, got a string"},
+    {"mei.dt=0.1 0.2", "-s mei.dt: expected a number, got a string"},
+    {"mei.steps=1.5", "-s mei.steps: 1.5 is not an integer"},
+    {"model=grid", "-s model: 'grid' is not one of 'mei', 'droplet'"},
+    {"model=null", "-s model: expected a string, got null"},
+    {"terrain.cell_size=-1", "-s terrain.cell_size: -1 is out of range"},
+    {"erode_recipe=2", "-s erode_recipe: version 2 is not supported"},
+    {"mei.sources=[{\"x\": 1, \"y\": 2}]", "-s mei.sources[0]: missing key 'rate'"},
+    {"mei.sources={}", "-s mei.sources: expected an array, got an object"},
+    {"mei={\"dt\": -1}", "-s mei.dt: -1 is out of range"},
+    {"mei=5", "-s mei: expected an object, got a number"},
+    {"mei.steps", "-s mei.steps: expected KEY=VALUE"},
+    {"=3", "-s: expected KEY=VALUE, got '=3'"},
+};
+
+START_TEST(bad_override_test)
+{
+    er_params p, before;
+    er_error err;
+    const char *ov[] = {"mei.steps=5", bad_override[_i].text};
+    memset(&p, 0x5a, sizeof p);
+    before = p;
+    er_status st = parse("{\"mei\": {\"dt\": 0.5}}", ov, 2, &p, &err);
+    ck_assert_msg(st == ER_EINVAL, "row %d: status %d", _i, (int)st);
+    ck_assert_msg(strstr(err.msg, bad_override[_i].msg) != NULL, "row %d: got \"%s\", want \"%s\"",
+                  _i, err.msg, bad_override[_i].msg);
+    ck_assert_msg(strncmp(err.msg, "-s", 2) == 0, "%s", err.msg);
+    assert_one_line(&err);
+    ck_assert(memcmp(&p, &before, sizeof p) == 0);
+}
+END_TEST
+
+START_TEST(overrides_apply)
+{
+    er_params p, want;
+    er_error err;
+    const char *ov[] = {
+        "mei.steps=500",
+        "mei.dt=0.05",
+        "model=droplet",                 /* bare string */
+        "droplet.variant=\"mass-transfer\"", /* JSON string */
+        "droplet.count=12345",
+        "droplet.count=null",            /* later ones win; null = per_cell */
+        "terrain.cell_size=null",
+        "droplet.height_unit=relief",
+        "droplet.mass_transfer.dt=0.75",
+        "mei={\"kc\": 0.5, \"boundary\": \"open\"}",
+        " seed = 42",
+        "mei.sources=[{\"x\": 3, \"y\": 4, \"rate\": 0.5}, {\"x\": 1, \"y\": 2, \"rate\": 1, \"coords\": \"map\"}]",
+    };
+    const char *text = "{\"terrain\": {\"cell_size\": 2.5}, \"droplet\": {\"height_unit\": 100},"
+                       " \"mei\": {\"sources\": [{\"x\": 9, \"y\": 9, \"rate\": 9}, {\"x\": 8, \"y\": 8, \"rate\": 8},"
+                       " {\"x\": 7, \"y\": 7, \"rate\": 7}]}}";
+    ck_assert_msg(parse(text, ov, (int)(sizeof ov / sizeof ov[0]), &p, &err) == ER_OK, "%s",
+                  err.msg);
+    er_params_default(&want);
+    want.mei.steps = 500;
+    want.mei.dt = 0.05;
+    want.model = ER_MODEL_DROPLET;
+    want.droplet.variant = ER_DROPLET_MASS_TRANSFER;
+    want.droplet.count = -1;
+    want.droplet.mt_dt = 0.75;
+    want.mei.kc = 0.5;
+    want.mei.boundary = ER_BOUNDARY_OPEN;
+    want.seed = 42;
+    want.mei.n_sources = 2;
+    want.mei.sources[0].x = 3;
+    want.mei.sources[0].y = 4;
+    want.mei.sources[0].rate = 0.5;
+    want.mei.sources[0].radius = 1;
+    want.mei.sources[1].x = 1;
+    want.mei.sources[1].y = 2;
+    want.mei.sources[1].rate = 1;
+    want.mei.sources[1].radius = 1;
+    want.mei.sources[1].map_coords = 1;
+    /* cell_size null restores the default value; height_unit "relief" = 0;
+     * the third source of the file is gone, its slot zeroed */
+    assert_params_eq(&p, &want);
+
+    const char *ov2[] = {"terrain.cell_size=0.25", "droplet.height_unit=2.5",
+                         "droplet.variant=lague"};
+    ck_assert_int_eq(parse(NULL, ov2, 3, &p, &err), ER_OK);
+    ck_assert_double_eq(p.terrain.cell_size, 0.25);
+    ck_assert_int_eq(p.terrain.cell_size_set, 1);
+    ck_assert_double_eq(p.droplet.height_unit, 2.5);
+    ck_assert_int_eq(p.droplet.variant, ER_DROPLET_LAGUE);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Printing */
+
+/* Every field away from its default; doubles that need 17 digits, a
+ * subnormal, -0 and the largest seed. */
+static void every_field_changed(er_params *p)
+{
+    er_params_default(p);
+    p->model = ER_MODEL_DROPLET;
+    p->seed = UINT64_C(9007199254740992);
+    p->terrain.vertical_scale = 1.0 / 3.0;
+    p->terrain.vertical_offset = -1234.0625;
+    p->terrain.cell_size = 0.1 + 0.2;
+    p->terrain.cell_size_set = 1;
+    er_mei_params *m = &p->mei;
+    m->steps = 123456789;
+    m->dt = 1e-7;
+    m->gravity = 9.80665;
+    m->pipe_area = 2.0 / 3.0;
+    m->rain_rate = 4.9406564584124654e-324;
+    m->rain_steps = 17;
+    m->drops_per_step = 3;
+    m->drop_radius = 1.5;
+    m->drop_amount = 0.1;
+    m->n_sources = 2;
+    m->sources[0].x = -0.0;
+    m->sources[0].y = 1e-7;
+    m->sources[0].map_coords = 0;
+    m->sources[0].radius = 0.1;
+    m->sources[0].rate = 1.0 / 7.0;
+    m->sources[1].x = -500000.125;
+    m->sources[1].y = 6700000.5;
+    m->sources[1].map_coords = 1;
+    m->sources[1].radius = 3;
+    m->sources[1].rate = 1e-5;
+    m->boundary = ER_BOUNDARY_OPEN;
+    m->kc = 0.30000000000000004;
+    m->ks = 0.2;
+    m->kd = 0.7;
+    m->ke = 0.003;
+    m->min_tilt = 0.01;
+    m->max_erosion_depth = 0.5;
+    m->advection = ER_ADVECT_SEMI_LAGRANGIAN;
+    m->thermal_rate = 0.25;
+    m->talus_slope = 1.2;
+    m->cfl = ER_CFL_ERROR;
+    m->max_substeps = 9;
+    er_droplet_params *d = &p->droplet;
+    d->count = 1000000000000;
+    d->per_cell = 2.5;
+    d->variant = ER_DROPLET_MASS_TRANSFER;
+    d->height_unit = 1234.5678;
+    d->tile_size = 96;
+    d->batch_size = 4096;
+    d->radius = 4;
+    d->inertia = 0.99999999999999989;
+    d->capacity = 8;
+    d->min_capacity = 0.02;
+    d->min_slope = 0.001;
+    d->erode_speed = 0.4;
+    d->deposit_speed = 0.2;
+    d->evaporate_speed = 0.02;
+    d->gravity = 10;
+    d->lifetime = 40;
+    d->initial_water = 0.5;
+    d->initial_speed = 0;
+    d->mt_dt = 0.6;
+    d->mt_density = 1.5;
+    d->mt_friction = 0.1;
+    d->mt_deposition_rate = 0.3;
+    d->mt_evaporation_rate = 0.002;
+    d->mt_min_volume = 0.001;
+    d->mt_max_distance = 100;
+}
+
+/* Counts the scalar members of object a that differ from b's, failing on
+ * one that is equal (sources: compared by length). */
+static int count_changed(const cJSON *a, const cJSON *b)
+{
+    int n = 0;
+    for (const cJSON *m = a->child; m; m = m->next) {
+        const cJSON *o = cJSON_GetObjectItemCaseSensitive(b, m->string);
+        ck_assert_msg(o != NULL, "%s missing", m->string);
+        if (cJSON_IsObject(m)) {
+            n += count_changed(m, o);
+        } else if (cJSON_IsArray(m)) {
+            ck_assert_int_ne(cJSON_GetArraySize(m), cJSON_GetArraySize(o));
+            n++;
+        } else if (strcmp(m->string, "erode_recipe") != 0) {
+            ck_assert_msg(!cJSON_Compare(m, o, 1), "%s not changed", m->string);
+            n++;
+        }
+    }
+    return n;
+}
+
+START_TEST(round_trip_every_field)
+{
+    er_params p, q, r, def;
+    er_error err;
+    every_field_changed(&p);
+    char *pretty = er_recipe_to_json(&p);
+    char *compact = er_recipe_to_json_compact(&p);
+    ck_assert_ptr_nonnull(pretty);
+    ck_assert_ptr_nonnull(compact);
+    ck_assert_msg(parse(pretty, NULL, 0, &q, &err) == ER_OK, "%s", err.msg);
+    assert_params_eq(&q, &p);
+    ck_assert_msg(parse(compact, NULL, 0, &r, &err) == ER_OK, "%s", err.msg);
+    assert_params_eq(&r, &p);
+    ck_assert_ptr_null(strchr(compact, '\n'));
+    ck_assert_ptr_null(strchr(compact, ' '));
+
+    /* bit for bit, not just ==: -0 stays -0 */
+    ck_assert(signbit(q.mei.sources[0].x));
+    ck_assert(q.mei.rain_rate == 4.9406564584124654e-324);
+
+    /* every printed value really was changed: each scalar member differs
+     * from the defaults' */
+    er_params_default(&def);
+    char *dtext = er_recipe_to_json(&def);
+    cJSON *pj = cJSON_Parse(pretty), *dj = cJSON_Parse(dtext);
+    ck_assert(pj && dj);
+    ck_assert_int_ge(count_changed(pj, dj), 52);
+    cJSON_Delete(pj);
+    cJSON_Delete(dj);
+    free(dtext);
+    free(pretty);
+    free(compact);
+}
+END_TEST
+
+/* The shortest form that reads back exactly, integral doubles with ".0". */
+START_TEST(number_format)
+{
+    er_params p;
+    er_params_default(&p);
+    p.mei.dt = 0.1;
+    p.mei.drop_amount = 1e-7;
+    p.mei.kc = 1.0 / 3.0;
+    p.mei.gravity = 10;
+    p.droplet.count = 5000;
+    char *s = er_recipe_to_json(&p);
+    ck_assert_ptr_nonnull(strstr(s, "\"dt\": 0.1,"));
+    ck_assert_ptr_nonnull(strstr(s, "\"drop_amount\": 1e-07,"));
+    ck_assert_ptr_nonnull(strstr(s, "\"kc\": 0.3333333333333333,"));
+    ck_assert_ptr_nonnull(strstr(s, "\"gravity\": 10.0,"));
+    ck_assert_ptr_nonnull(strstr(s, "\"count\": 5000,"));
+    ck_assert_ptr_nonnull(strstr(s, "\"steps\": 1000,"));
+    free(s);
+}
+END_TEST
+
+/* Fixed shape: version first, no comment, every key present in the order
+ * of the recipe documentation, null/relief/[] spelled out. */
+START_TEST(printed_shape)
+{
+    static const char *const order[] = {
+        "erode_recipe", "model", "seed", "terrain", "vertical_scale", "vertical_offset",
+        "cell_size", "mei", "steps", "dt", "gravity", "pipe_area", "rain_rate", "rain_steps",
+        "drops_per_step", "drop_radius", "drop_amount", "sources", "boundary", "kc", "ks", "kd",
+        "ke", "min_tilt", "max_erosion_depth", "advection", "thermal_rate", "talus_slope", "cfl",
+        "max_substeps", "droplet", "count", "per_cell", "variant", "height_unit", "tile_size",
+        "batch_size", "radius", "inertia", "capacity", "min_capacity", "min_slope",
+        "erode_speed", "deposit_speed", "evaporate_speed", "gravity", "lifetime",
+        "initial_water", "initial_speed", "mass_transfer", "dt", "density", "friction",
+        "deposition_rate", "evaporation_rate", "min_volume", "max_distance", NULL};
+    er_params p;
+    er_params_default(&p);
+    char *s = er_recipe_to_json(&p);
+    ck_assert(strncmp(s, "{\n  \"erode_recipe\": 1,\n", 23) == 0);
+    ck_assert_ptr_null(strstr(s, "comment"));
+    ck_assert_ptr_nonnull(strstr(s, "\"sources\": [],"));
+    ck_assert_ptr_nonnull(strstr(s, "\"count\": null,"));
+    ck_assert_ptr_nonnull(strstr(s, "\"height_unit\": \"relief\","));
+    ck_assert_ptr_nonnull(strstr(s, "\"cell_size\": null\n"));
+    /* walk the members depth first */
+    cJSON *j = cJSON_Parse(s);
+    ck_assert_ptr_nonnull(j);
+    const cJSON *stack[8];
+    int depth = 0, k = 0;
+    const cJSON *m = j->child;
+    while (m || depth > 0) {
+        if (!m) {
+            m = stack[--depth]->next;
+            continue;
+        }
+        ck_assert_ptr_nonnull(order[k]);
+        ck_assert_str_eq(m->string, order[k]);
+        k++;
+        if (cJSON_IsObject(m)) {
+            stack[depth++] = m;
+            m = m->child;
+        } else {
+            m = m->next;
+        }
+    }
+    ck_assert_ptr_null(order[k]);
+    cJSON_Delete(j);
+    free(s);
+}
+END_TEST
+
+/* Print -> parse -> print gives the same text. */
+START_TEST(print_is_stable)
+{
+    er_params p, q;
+    er_error err;
+    every_field_changed(&p);
+    char *a = er_recipe_to_json(&p);
+    ck_assert_int_eq(parse(a, NULL, 0, &q, &err), ER_OK);
+    char *b = er_recipe_to_json(&q);
+    ck_assert_str_eq(a, b);
+    free(a);
+    free(b);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Files */
+
+START_TEST(load_errors)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 32];
+    er_params p;
+    er_error err;
+    er_test_mkdtemp(dir, sizeof dir);
+
+    snprintf(path, sizeof path, "%s/missing.json", dir);
+    ck_assert_int_eq(er_recipe_load(path, NULL, 0, &p, &err), ER_EIO);
+    char want[PATH_MAX + 128];
+    snprintf(want, sizeof want, "cannot read '%s': No such file or directory", path);
+    ck_assert_str_eq(err.msg, want);
+
+    ck_assert_int_eq(er_recipe_load(dir, NULL, 0, &p, &err), ER_EIO);
+    ck_assert_ptr_nonnull(strstr(err.msg, "cannot read '"));
+
+    snprintf(path, sizeof path, "%s/bad.json", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("{\n  \"mei\": {\"dt\": \"fast\"}\n}\n", f);
+    fclose(f);
+    ck_assert_int_eq(er_recipe_load(path, NULL, 0, &p, &err), ER_EINVAL);
+    snprintf(want, sizeof want, "%s: mei.dt: expected a number, got a string", path);
+    ck_assert_str_eq(err.msg, want);
+
+    /* a file over the limit is refused without being parsed */
+    snprintf(path, sizeof path, "%s/huge.json", dir);
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    static char block[1 << 16];
+    memset(block, ' ', sizeof block);
+    for (int i = 0; i < 257; i++)
+        ck_assert_uint_eq(fwrite(block, 1, sizeof block, f), sizeof block);
+    fclose(f);
+    ck_assert_int_eq(er_recipe_load(path, NULL, 0, &p, &err), ER_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, "larger than 16 MiB"));
+
+    /* a good file with overrides */
+    snprintf(path, sizeof path, "%s/good.json", dir);
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("{\"erode_recipe\": 1, \"model\": \"droplet\", \"droplet\": {\"count\": 5}}", f);
+    fclose(f);
+    const char *ov[] = {"droplet.radius=5"};
+    ck_assert_int_eq(er_recipe_load(path, ov, 1, &p, &err), ER_OK);
+    ck_assert_int_eq(p.model, ER_MODEL_DROPLET);
+    ck_assert_int_eq(p.droplet.count, 5);
+    ck_assert_int_eq(p.droplet.radius, 5);
+    er_test_rmdir(dir);
+}
+END_TEST
+
+/* The JSON recipes in the EXAMPLES of man/erode-recipe.5 are valid. */
+START_TEST(man_page_examples_parse)
+{
+    char path[PATH_MAX];
+    er_test_path(path, sizeof path, "man/erode-recipe.5");
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    static char text[1 << 17];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    char *p = strstr(text, "\n.Sh EXAMPLES\n");
+    ck_assert_ptr_nonnull(p);
+    int found = 0;
+    while ((p = strstr(p, "\n.Bd -literal")) != NULL) {
+        p = strchr(p + 1, '\n') + 1;
+        char *end = strstr(p, "\n.Ed\n");
+        ck_assert_ptr_nonnull(end);
+        if (*p == '{') {
+            er_params q;
+            er_error err;
+            ck_assert_msg(er_recipe_parse(p, (size_t)(end - p), "man", NULL, 0, &q, &err) == ER_OK,
+                          "%s", err.msg);
+            found++;
+        }
+        p = end;
+    }
+    ck_assert_int_ge(found, 4);
+}
+END_TEST
+
+Suite *recipe_suite(void);
+Suite *recipe_suite(void)
+{
+    Suite *s = suite_create("recipe");
+    TCase *tc = tcase_create("parse");
+    tcase_add_test(tc, defaults_equal_builtin);
+    tcase_add_test(tc, default_json_matches_builtin);
+    tcase_add_loop_test(tc, bad_recipe, 0, (int)(sizeof bad / sizeof bad[0]));
+    tcase_add_test(tc, no_far_suggestions);
+    tcase_add_test(tc, length_is_respected);
+    tcase_add_test(tc, hostile_key_names);
+    tcase_add_test(tc, too_many_sources);
+    tcase_add_test(tc, sources_defaults);
+    tcase_add_test(tc, integers_in_exponent_form);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("overrides");
+    tcase_add_loop_test(tc, bad_override_test, 0,
+                        (int)(sizeof bad_override / sizeof bad_override[0]));
+    tcase_add_test(tc, overrides_apply);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("print");
+    tcase_add_test(tc, round_trip_every_field);
+    tcase_add_test(tc, number_format);
+    tcase_add_test(tc, printed_shape);
+    tcase_add_test(tc, print_is_stable);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("files");
+    tcase_add_test(tc, load_errors);
+    tcase_add_test(tc, man_page_examples_parse);
+    suite_add_tcase(s, tc);
+    return s;
+}
