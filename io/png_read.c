@@ -1,0 +1,304 @@
+/*
+ * PNG heightmaps in: greyscale (1, 2, 4, 8 or 16 bits), optionally with an
+ * alpha channel or a tRNS grey value, whose transparent cells (alpha 0) are
+ * nodata.  Colour and palette images are refused: a heightmap has one
+ * channel, and guessing which channel (or what mix) holds the height would
+ * silently produce wrong terrain.
+ *
+ * libpng reports errors through a callback that must not return; it longjmps
+ * back into read_body() (libvips vipspng.c).  Everything that must survive
+ * the longjmp lives in a read_ctx owned by the caller of read_body(), never
+ * in read_body()'s own locals, so nothing is clobbered.
+ */
+#include "image.h"
+#include "png_common.h"
+
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <png.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct read_ctx {
+    const char *path;
+    FILE *f;
+    png_structp png;
+    png_infop info;
+    er_status st;       /* status of a libpng error; ER_OK until one happens */
+    char why[256];      /* reason of that error, for the message */
+    float *lut;         /* raw sample -> value, 2^bit_depth entries */
+    unsigned char *raw; /* decoded rows: one row, or all of them when interlaced */
+    float *data;        /* the image being built (moved into er_image on success) */
+    uint8_t *mask;      /* nodata mask being built (NULL without alpha) */
+    size_t nodata_cells;
+    int width, height, alpha;
+} read_ctx;
+
+/* libpng's messages start with a capital ("Not enough image data") unless
+ * they start with a chunk name ("IDAT: CRC error"); ours are lowercase. */
+static void set_reason(read_ctx *c, const char *prefix, const char *msg)
+{
+    int n = snprintf(c->why, sizeof c->why, "%s%s", prefix, msg);
+    size_t at = strlen(prefix);
+    if (n > 0 && (size_t)n > at + 1 && c->why[at] >= 'A' && c->why[at] <= 'Z'
+        && c->why[at + 1] >= 'a' && c->why[at + 1] <= 'z')
+        c->why[at] = (char)(c->why[at] - 'A' + 'a');
+}
+
+static void on_error(png_structp png, png_const_charp msg)
+{
+    read_ctx *c = png_get_error_ptr(png);
+    if (c->st == ER_OK) {
+        if (strstr(msg, "ut of memory") || strstr(msg, "ut of Memory")) {
+            c->st = ER_ENOMEM;
+            set_reason(c, "", "out of memory");
+        } else {
+            c->st = ER_EFORMAT;
+            set_reason(c, "damaged PNG: ", msg);
+        }
+    }
+    png_longjmp(png, 1);
+}
+
+/* Warnings (an odd sRGB profile, a damaged unknown chunk) do not change the
+ * heights; a library must not print them. */
+static void on_warning(png_structp png, png_const_charp msg)
+{
+    (void)png;
+    (void)msg;
+}
+
+/* Our own read function, so a short read says "truncated file" and a read
+ * error says what the system said, instead of libpng's "Read Error". */
+static void on_read(png_structp png, png_bytep buf, size_t n)
+{
+    read_ctx *c = png_get_io_ptr(png);
+    if (fread(buf, 1, n, c->f) == n)
+        return;
+    if (ferror(c->f)) {
+        c->st = ER_EIO;
+        set_reason(c, "", strerror(errno));
+    } else {
+        c->st = ER_EFORMAT;
+        set_reason(c, "", "truncated file");
+    }
+    png_error(png, c->why);
+}
+
+/* Parses "min=<double> max=<double>" (the C locale's number syntax: erode
+ * never calls setlocale).  Returns 1 on success. */
+static int parse_mapping(const char *s, double *min, double *max)
+{
+    char *end;
+    if (strncmp(s, "min=", 4) != 0)
+        return 0;
+    *min = strtod(s + 4, &end);
+    if (end == s + 4 || strncmp(end, " max=", 5) != 0)
+        return 0;
+    s = end + 5;
+    *max = strtod(s, &end);
+    if (end == s || *end != '\0')
+        return 0;
+    /* The heights were floats: a mapping outside float range is damage. */
+    return isfinite(*min) && isfinite(*max) && *min <= *max && fabs(*min) <= FLT_MAX
+        && fabs(*max) <= FLT_MAX;
+}
+
+/* Finds erode's height mapping among the text chunks read so far (before
+ * IDAT, where the writer puts it).  Returns 1 and fills min/max when there
+ * is one, 0 when there is none, -1 when it is damaged or repeated. */
+static int find_mapping(read_ctx *c, double *min, double *max)
+{
+    png_textp text = NULL;
+    int n = png_get_text(c->png, c->info, &text, NULL), found = 0;
+    for (int i = 0; i < n; i++) {
+        if (strcmp(text[i].key, ER_PNG_KEY_MAPPING) != 0)
+            continue;
+        if (found++ || !text[i].text || !parse_mapping(text[i].text, min, max))
+            return -1;
+    }
+    return found;
+}
+
+/* Converts one decoded row (big-endian samples, 1 or 2 channels) to values
+ * and the nodata mask. */
+static void convert_row(read_ctx *c, const unsigned char *row, int y, int depth, int channels)
+{
+    size_t w = (size_t)c->width, base = (size_t)y * w;
+    size_t step = (size_t)channels * (depth == 16 ? 2u : 1u);
+    for (size_t x = 0; x < w; x++) {
+        const unsigned char *p = row + x * step;
+        unsigned v = depth == 16 ? ((unsigned)p[0] << 8 | p[1]) : p[0];
+        c->data[base + x] = c->lut[v];
+        if (channels == 2) {
+            unsigned a = depth == 16 ? ((unsigned)p[2] << 8 | p[3]) : p[1];
+            if (a == 0) {
+                c->mask[base + x] = 1;
+                c->nodata_cells++;
+            }
+        }
+    }
+}
+
+/* Every libpng call happens here, under one setjmp.  Returns the status and
+ * fills err on failure; c keeps the buffers for the caller to free. */
+static er_status read_body(read_ctx *c, const er_read_opts *opts, er_error *err)
+{
+    if (setjmp(png_jmpbuf(c->png))) {
+        er_status st = c->st != ER_OK ? c->st : ER_EFORMAT;
+        return er_fail(err, st, "cannot read '%s': %s", c->path, c->why[0] ? c->why : "damaged PNG");
+    }
+    png_set_read_fn(c->png, c, on_read);
+    png_set_sig_bytes(c->png, 8);
+    png_set_user_limits(c->png, ER_PNG_SIDE_MAX, ER_PNG_SIDE_MAX);
+    png_set_chunk_malloc_max(c->png, ER_PNG_CHUNK_MAX);
+    /* A bad CRC is an error in any chunk: a damaged height-mapping chunk
+     * must not be dropped silently (the heights would read as 0..1). */
+    png_set_crc_action(c->png, PNG_CRC_ERROR_QUIT, PNG_CRC_ERROR_QUIT);
+    png_read_info(c->png, c->info);
+
+    png_uint_32 w, h;
+    int depth, ctype, interlace;
+    png_get_IHDR(c->png, c->info, &w, &h, &depth, &ctype, &interlace, NULL, NULL);
+    if (ctype & PNG_COLOR_MASK_COLOR)
+        return er_fail(err, ER_EUNSUPPORTED, "cannot read '%s': colour PNG not supported, need greyscale",
+                       c->path);
+    size_t cells, bytes;
+    if (!er_mul_size(w, h, &cells) || !er_mul_size(cells, sizeof(float), &bytes))
+        return er_fail(err, ER_ENOMEM, "cannot read '%s': %lux%lu cells are too many", c->path,
+                       (unsigned long)w, (unsigned long)h);
+    size_t max_bytes = opts ? opts->max_bytes : 0;
+    if (max_bytes && bytes > max_bytes)
+        return er_fail(err, ER_ENOMEM, "cannot read '%s': %lux%lu cells need %zu bytes, more than the limit of %zu",
+                       c->path, (unsigned long)w, (unsigned long)h, bytes, max_bytes);
+    c->width = (int)w;
+    c->height = (int)h;
+
+    double min = 0, max = 1;
+    int mapped = find_mapping(c, &min, &max);
+    if (mapped < 0)
+        return er_fail(err, ER_EFORMAT, "cannot read '%s': damaged PNG: bad %s chunk", c->path,
+                       ER_PNG_KEY_MAPPING);
+
+    /* 1/2/4-bit grey expands to 8 bits by bit replication (v * 255 / (2^d -
+     * 1) exactly), so v8 / 255 == v / (2^d - 1): the original scale. */
+    if (depth < 8)
+        png_set_expand_gray_1_2_4_to_8(c->png);
+    if (png_get_valid(c->png, c->info, PNG_INFO_tRNS))
+        png_set_tRNS_to_alpha(c->png);
+    int passes = png_set_interlace_handling(c->png);
+    png_read_update_info(c->png, c->info);
+    depth = png_get_bit_depth(c->png, c->info);
+    int channels = png_get_channels(c->png, c->info);
+    size_t rowbytes = png_get_rowbytes(c->png, c->info);
+    if ((depth != 8 && depth != 16) || (channels != 1 && channels != 2)
+        || rowbytes != (size_t)w * (size_t)channels * (size_t)(depth / 8))
+        return er_fail(err, ER_EFORMAT, "cannot read '%s': unexpected PNG layout", c->path);
+    c->alpha = channels == 2;
+
+    /* value = min + raw / rawmax * (max - min) in double, rounded once to
+     * float; without erode's mapping min = 0, max = 1.  A table makes every
+     * cell with the same sample bit-identical and costs at most 256 KiB. */
+    size_t levels = (size_t)1 << depth;
+    double rawmax = (double)(levels - 1);
+    c->lut = malloc(levels * sizeof *c->lut);
+    c->data = malloc(bytes);
+    c->mask = c->alpha ? calloc(cells, 1) : NULL;
+    size_t rawsize = rowbytes;
+    if (passes > 1 && !er_mul_size(rowbytes, h, &rawsize))
+        return er_fail(err, ER_ENOMEM, "cannot read '%s': out of memory", c->path);
+    c->raw = malloc(rawsize);
+    if (!c->lut || !c->data || (c->alpha && !c->mask) || !c->raw)
+        return er_fail(err, ER_ENOMEM, "cannot read '%s': out of memory", c->path);
+    for (size_t v = 0; v < levels; v++)
+        c->lut[v] = mapped ? (float)(min + (double)v / rawmax * (max - min)) : (float)((double)v / rawmax);
+
+    if (passes == 1) {
+        for (png_uint_32 y = 0; y < h; y++) {
+            png_read_row(c->png, c->raw, NULL);
+            convert_row(c, c->raw, (int)y, depth, channels);
+        }
+    } else {
+        /* Adam7: each pass fills in more pixels of every row, so all rows
+         * stay in memory until the last pass. */
+        for (int p = 0; p < passes; p++)
+            for (png_uint_32 y = 0; y < h; y++)
+                png_read_row(c->png, c->raw + (size_t)y * rowbytes, NULL);
+        for (png_uint_32 y = 0; y < h; y++)
+            convert_row(c, c->raw + (size_t)y * rowbytes, (int)y, depth, channels);
+    }
+    /* Reads up to IEND so a file cut short after the pixels, or a damaged
+     * trailing chunk, is reported too. */
+    png_read_end(c->png, NULL);
+    return ER_OK;
+}
+
+/*
+ * Reads a greyscale PNG (see io/image.h).  Values: raw / (2^depth - 1), or
+ * erode's mapping when the file has one (io/png_common.h).  Cells with alpha
+ * 0 (an alpha channel or a tRNS grey value) are nodata; their values are the
+ * decoded grey samples, and has_nodata_value is 0.  img->nodata is NULL when
+ * no cell is nodata; img->png_alpha says whether the file had alpha.
+ *
+ * opts (may be NULL): band must be 0 or 1; max_bytes bounds the float copy
+ * and is checked on the header before anything large is allocated.
+ * Returns ER_OK, or ER_EIO (open/read), ER_EFORMAT (not a PNG, damaged or
+ * truncated), ER_EUNSUPPORTED (colour), ER_EINVAL (band), ER_ENOMEM (limit
+ * or allocation); on failure *img is empty.  The caller frees *img with
+ * er_image_free.  Thread-safe (no shared state).
+ */
+er_status er_png_read(const char *path, const er_read_opts *opts, er_image *img, er_error *err)
+{
+    memset(img, 0, sizeof *img);
+    int band = opts ? opts->band : 0;
+    if (band < 0 || band > 1)
+        return er_fail(err, ER_EINVAL, "cannot read '%s': band %d requested, a PNG has one band", path, band);
+
+    read_ctx c;
+    memset(&c, 0, sizeof c);
+    c.path = path;
+    c.f = fopen(path, "rb");
+    if (!c.f)
+        return er_fail(err, ER_EIO, "cannot read '%s': %s", path, strerror(errno));
+    unsigned char sig[8];
+    size_t got = fread(sig, 1, sizeof sig, c.f);
+    er_status st = ER_OK;
+    if (got < sizeof sig && ferror(c.f))
+        st = er_fail(err, ER_EIO, "cannot read '%s': %s", path, strerror(errno));
+    else if (got < sizeof sig || png_sig_cmp(sig, 0, sizeof sig) != 0)
+        st = er_fail(err, ER_EFORMAT, "cannot read '%s': not a PNG file", path);
+    if (st) {
+        fclose(c.f);
+        return st;
+    }
+
+    c.png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &c, on_error, on_warning);
+    c.info = c.png ? png_create_info_struct(c.png) : NULL;
+    if (!c.info)
+        st = er_fail(err, ER_ENOMEM, "cannot read '%s': out of memory", path);
+    else
+        st = read_body(&c, opts, err);
+    png_destroy_read_struct(c.png ? &c.png : NULL, c.info ? &c.info : NULL, NULL);
+    fclose(c.f);
+    free(c.lut);
+    free(c.raw);
+    if (st) {
+        free(c.data);
+        free(c.mask);
+        return st;
+    }
+    if (c.nodata_cells == 0) {
+        free(c.mask);
+        c.mask = NULL;
+    }
+    img->width = c.width;
+    img->height = c.height;
+    img->data = c.data;
+    img->nodata = c.mask;
+    img->format = ER_FORMAT_PNG;
+    img->png_alpha = c.alpha;
+    return ER_OK;
+}

@@ -1,0 +1,278 @@
+/*
+ * PNG heightmaps out: 16-bit greyscale, grey + alpha when the layer has
+ * nodata cells.  The valid cells' range [min, max] is spread over 0..65535
+ * and recorded in an iTXt chunk (io/png_common.h), so reading the file back
+ * gives every valid cell within half a quantisation step of what was
+ * written:
+ *
+ *     raw  = round((v - min) / (max - min) * 65535)            (writer)
+ *     v'   = (float)(min + raw / 65535 * (max - min))           (reader)
+ *     |v' - v| <= (max - min) / 131070 + ulp(v') / 2 + O(2^-52 |min|+|max|)
+ *
+ * the last terms being the final rounding to float and the double
+ * arithmetic.  A constant layer (max == min) writes raw 0 everywhere and
+ * reads back exactly.
+ *
+ * Byte-identical output for identical input: no tIME chunk, nothing taken
+ * from the clock or the environment, fixed zlib level and filter choice.
+ *
+ * The file is written through io/atomic.h: a temporary in the target
+ * directory, flushed, fsynced and renamed into place; any failure (libpng's
+ * included, which longjmps back into write_body()) removes the temporary.
+ */
+#include "atomic.h"
+#include "image.h"
+#include "png_common.h"
+
+#include <errno.h>
+#include <math.h>
+#include <png.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* zlib level 6: zlib's own default, a good size/speed balance for 16-bit
+ * terrain (level 9 is several times slower for a few per cent). */
+#define ER_PNG_ZLEVEL 6
+
+typedef struct write_ctx {
+    const char *path;
+    const er_layer_out *layer;
+    FILE *f;
+    png_structp png;
+    png_infop info;
+    er_status st;         /* status of a libpng or write error; ER_OK until one */
+    char why[256];        /* its reason */
+    unsigned char *row;   /* one encoded row */
+    char *key_map, *txt_map, *key_prov, *txt_prov; /* owned copies for png_text */
+    double min, max;      /* range of the valid cells */
+} write_ctx;
+
+static void on_error(png_structp png, png_const_charp msg)
+{
+    write_ctx *c = png_get_error_ptr(png);
+    if (c->st == ER_OK) {
+        c->st = strstr(msg, "ut of memory") || strstr(msg, "ut of Memory") ? ER_ENOMEM : ER_EIO;
+        snprintf(c->why, sizeof c->why, "%s", c->st == ER_ENOMEM ? "out of memory" : msg);
+    }
+    png_longjmp(png, 1);
+}
+
+static void on_warning(png_structp png, png_const_charp msg)
+{
+    (void)png;
+    (void)msg;
+}
+
+/* Our own write function keeps errno's reason (ENOSPC, EFBIG, EIO). */
+static void on_write(png_structp png, png_bytep buf, size_t n)
+{
+    write_ctx *c = png_get_io_ptr(png);
+    if (fwrite(buf, 1, n, c->f) == n)
+        return;
+    c->st = ER_EIO;
+    snprintf(c->why, sizeof c->why, "%s", strerror(errno));
+    png_error(png, c->why);
+}
+
+static void on_flush(png_structp png)
+{
+    write_ctx *c = png_get_io_ptr(png);
+    if (fflush(c->f) == 0)
+        return;
+    c->st = ER_EIO;
+    snprintf(c->why, sizeof c->why, "%s", strerror(errno));
+    png_error(png, c->why);
+}
+
+/* Range of the valid cells; refuses a non-finite one (it has no 16-bit
+ * sample, and a NaN would poison min/max).  No valid cell: [0, 0]. */
+static er_status scan_range(write_ctx *c, er_error *err)
+{
+    const er_layer_out *l = c->layer;
+    size_t w = (size_t)l->width, h = (size_t)l->height;
+    int any = 0;
+    float lo = 0, hi = 0;
+    for (size_t y = 0; y < h; y++) {
+        for (size_t x = 0; x < w; x++) {
+            size_t i = y * w + x;
+            if (l->nodata && l->nodata[i])
+                continue;
+            float v = l->data[i];
+            if (!isfinite(v))
+                return er_fail(err, ER_EINVAL, "cannot write '%s': non-finite value at (%zu,%zu)", c->path, x, y);
+            if (!any || v < lo)
+                lo = v;
+            if (!any || v > hi)
+                hi = v;
+            any = 1;
+        }
+    }
+    c->min = lo;
+    c->max = hi;
+    return ER_OK;
+}
+
+/* Encodes row y big-endian: grey, then alpha (0 nodata, 65535 valid) when
+ * the layer has a nodata mask. */
+static void encode_row(write_ctx *c, int y)
+{
+    const er_layer_out *l = c->layer;
+    size_t w = (size_t)l->width, base = (size_t)y * w;
+    double range = c->max - c->min;
+    unsigned char *p = c->row;
+    for (size_t x = 0; x < w; x++) {
+        int valid = !(l->nodata && l->nodata[base + x]);
+        unsigned raw = 0;
+        if (valid && range > 0) {
+            /* v - min <= max - min after rounding too (rounding is
+             * monotonic), so t lies in [0, 65535]; +0.5 and truncation
+             * round half up. */
+            double t = ((double)l->data[base + x] - c->min) / range * 65535.0;
+            raw = t >= 65535.0 ? 65535u : (unsigned)(t + 0.5);
+        }
+        *p++ = (unsigned char)(raw >> 8);
+        *p++ = (unsigned char)(raw & 0xffu);
+        if (l->nodata) {
+            unsigned char a = valid ? 0xffu : 0u;
+            *p++ = a;
+            *p++ = a;
+        }
+    }
+}
+
+/* Every libpng call happens here, under one setjmp; c owns what must be
+ * freed.  Returns the status and fills err on failure. */
+static er_status write_body(write_ctx *c, er_error *err)
+{
+    if (setjmp(png_jmpbuf(c->png))) {
+        er_status st = c->st != ER_OK ? c->st : ER_EIO;
+        return er_fail(err, st, "cannot write '%s': %s", c->path, c->why[0] ? c->why : "libpng error");
+    }
+    const er_layer_out *l = c->layer;
+    png_set_write_fn(c->png, c, on_write, on_flush);
+    png_set_user_limits(c->png, ER_PNG_SIDE_MAX, ER_PNG_SIDE_MAX);
+    png_set_IHDR(c->png, c->info, (png_uint_32)l->width, (png_uint_32)l->height, 16,
+                 l->nodata ? PNG_COLOR_TYPE_GRAY_ALPHA : PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_set_compression_level(c->png, ER_PNG_ZLEVEL);
+    png_set_filter(c->png, PNG_FILTER_TYPE_BASE, PNG_ALL_FILTERS);
+
+    /* %.17g: the doubles (floats widened) round-trip exactly through text
+     * (C locale number syntax: erode never calls setlocale). */
+    char map[96];
+    snprintf(map, sizeof map, "min=%.17g max=%.17g", c->min, c->max);
+    c->key_map = strdup(ER_PNG_KEY_MAPPING);
+    c->txt_map = strdup(map);
+    if (l->provenance) {
+        c->key_prov = strdup(ER_PNG_KEY_PROVENANCE);
+        c->txt_prov = strdup(l->provenance);
+    }
+    if (!c->key_map || !c->txt_map || (l->provenance && (!c->key_prov || !c->txt_prov)))
+        return er_fail(err, ER_ENOMEM, "cannot write '%s': out of memory", c->path);
+    png_text text[2];
+    memset(text, 0, sizeof text);
+    text[0].compression = PNG_ITXT_COMPRESSION_NONE;
+    text[0].key = c->key_map;
+    text[0].text = c->txt_map;
+    text[0].itxt_length = strlen(c->txt_map);
+    text[1].compression = PNG_ITXT_COMPRESSION_NONE;
+    text[1].key = c->key_prov;
+    text[1].text = c->txt_prov;
+    text[1].itxt_length = c->txt_prov ? strlen(c->txt_prov) : 0;
+    png_set_text(c->png, c->info, text, l->provenance ? 2 : 1);
+    png_write_info(c->png, c->info);
+
+    for (int y = 0; y < l->height; y++) {
+        encode_row(c, y);
+        png_write_row(c->png, c->row);
+    }
+    png_write_end(c->png, NULL);
+    return ER_OK;
+}
+
+/*
+ * Writes layer as a 16-bit greyscale PNG at path (see the comment at the top
+ * of this file for the value mapping and its precision).  Cells flagged in
+ * layer->nodata get alpha 0 (and grey 0); layer->georef and nodata_value are
+ * not used (PNG has no place for them).  layer->provenance, when not NULL,
+ * is stored verbatim in an iTXt chunk (it should be UTF-8 JSON).
+ *
+ * Returns ER_OK; ER_EINVAL for an empty layer or a non-finite value in a
+ * valid cell (the message gives its zero-based column and row); ER_EIO when the file cannot be created or written (the reason
+ * from the system, e.g. no space left); ER_ENOMEM.  On failure no file is
+ * left at path or under a temporary name, and err says why.
+ * Thread-safe for distinct paths.
+ */
+er_status er_png_write(const char *path, const er_layer_out *layer, er_error *err)
+{
+    if (layer->width <= 0 || layer->height <= 0 || !layer->data)
+        return er_fail(err, ER_EINVAL, "cannot write '%s': empty layer", path);
+    write_ctx c;
+    memset(&c, 0, sizeof c);
+    c.path = path;
+    c.layer = layer;
+    er_status st = scan_range(&c, err);
+    if (st)
+        return st;
+    size_t rowbytes;
+    if (!er_mul_size((size_t)layer->width, layer->nodata ? 4u : 2u, &rowbytes))
+        return er_fail(err, ER_ENOMEM, "cannot write '%s': out of memory", path);
+    c.row = malloc(rowbytes);
+    if (!c.row)
+        return er_fail(err, ER_ENOMEM, "cannot write '%s': out of memory", path);
+
+    er_atomic a;
+    st = er_atomic_open(&a, path, err);
+    if (st) {
+        free(c.row);
+        return st;
+    }
+    /* From here the FILE owns a.fd: a.fd is set to -1 so that commit or
+     * abort never closes it a second time. */
+    c.f = fdopen(a.fd, "wb");
+    if (!c.f) {
+        st = er_fail(err, ER_EIO, "cannot write '%s': %s", path, strerror(errno));
+        goto fail;
+    }
+    a.fd = -1;
+    c.png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &c, on_error, on_warning);
+    c.info = c.png ? png_create_info_struct(c.png) : NULL;
+    if (!c.info)
+        st = er_fail(err, ER_ENOMEM, "cannot write '%s': out of memory", path);
+    else
+        st = write_body(&c, err);
+    png_destroy_write_struct(c.png ? &c.png : NULL, c.info ? &c.info : NULL);
+    if (st)
+        goto fail;
+
+    /* Flush, fsync and close ourselves: a full disk may only show here. */
+    int rc = fflush(c.f);
+    if (rc == 0)
+        rc = fsync(fileno(c.f));
+    int e = errno;
+    if (fclose(c.f) != 0 && rc == 0) {
+        rc = -1;
+        e = errno;
+    }
+    c.f = NULL;
+    if (rc != 0) {
+        st = er_fail(err, ER_EIO, "cannot write '%s': %s", path, strerror(e));
+        goto fail;
+    }
+    st = er_atomic_commit(&a, err);
+    goto done;
+fail:
+    if (c.f)
+        fclose(c.f);
+    er_atomic_abort(&a);
+done:
+    free(c.row);
+    free(c.key_map);
+    free(c.txt_map);
+    free(c.key_prov);
+    free(c.txt_prov);
+    return st;
+}
