@@ -1,0 +1,319 @@
+/*
+ * Cell size and map-to-pixel from GeoTIFF tags: synthetic georeferencing
+ * for each rule, then the real DEMs against SOURCES.md and an independent
+ * (spherical) estimate.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "../../io/image.h"
+#include "test_util.h"
+
+/* Builds a georef from stack arrays (not owned: never er_georef_free'd). */
+typedef struct geo {
+    er_georef g;
+    double scale[3], tie[6], m[16];
+    uint16_t keys[4 + 4 * 4];
+} geo;
+
+static void add_key(geo *x, uint16_t id, uint16_t value)
+{
+    uint16_t n = x->keys[3];
+    uint16_t *e = x->keys + 4 + 4 * n;
+    e[0] = id;
+    e[1] = 0;
+    e[2] = 1;
+    e[3] = value;
+    x->keys[3] = (uint16_t)(n + 1);
+    x->g.geokeys = x->keys;
+    x->g.n_geokeys = 4 + 4 * (size_t)(n + 1);
+}
+
+static void with_scale(geo *x, double sx, double sy, double x0, double y0)
+{
+    memset(x, 0, sizeof *x);
+    x->keys[0] = 1;
+    x->keys[1] = 1;
+    x->scale[0] = sx;
+    x->scale[1] = sy;
+    x->tie[3] = x0;
+    x->tie[4] = y0;
+    x->g.pixel_scale = x->scale;
+    x->g.n_pixel_scale = 3;
+    x->g.tiepoints = x->tie;
+    x->g.n_tiepoints = 6;
+}
+
+static void with_matrix(geo *x, double a, double b, double c, double d, double e, double f)
+{
+    memset(x, 0, sizeof *x);
+    x->keys[0] = 1;
+    x->keys[1] = 1;
+    /* X = a*i + b*j + c, Y = d*i + e*j + f (row-major 4x4) */
+    x->m[0] = a;
+    x->m[1] = b;
+    x->m[3] = c;
+    x->m[4] = d;
+    x->m[5] = e;
+    x->m[7] = f;
+    x->m[10] = 1;
+    x->m[15] = 1;
+    x->g.transformation = x->m;
+    x->g.n_transformation = 16;
+}
+
+static int is_micrometre(double v)
+{
+    double u = v * 1e6;
+    return fabs(u - round(u)) < 1e-3;
+}
+
+START_TEST(projected_scale_as_is)
+{
+    geo x;
+    double dx = 0, dy = 0;
+    with_scale(&x, 89.994067349451157, 30.5, 288776.25, 9120760.75);
+    add_key(&x, 1024, 1);
+    ck_assert(er_georef_cell_size(&x.g, 111, 111, &dx, &dy));
+    ck_assert(dx == 89.994067349451157 && dy == 30.5);
+
+    /* no GeoKeys at all: a pixel scale in (presumably) metres still counts */
+    x.g.geokeys = NULL;
+    x.g.n_geokeys = 0;
+    ck_assert(er_georef_cell_size(&x.g, 10, 10, &dx, &dy));
+    ck_assert(dx == 89.994067349451157);
+}
+END_TEST
+
+START_TEST(projected_units_converted_to_metres)
+{
+    geo x;
+    double dx = 0, dy = 0;
+    with_scale(&x, 10, 20, 0, 0);
+    add_key(&x, 1024, 1);
+    add_key(&x, 3076, 9002); /* international foot */
+    ck_assert(er_georef_cell_size(&x.g, 10, 10, &dx, &dy));
+    ck_assert_double_eq_tol(dx, 3.048, 1e-12);
+    ck_assert_double_eq_tol(dy, 6.096, 1e-12);
+    x.keys[4 + 4 + 3] = 9003; /* US survey foot: 1200/3937 m */
+    ck_assert(er_georef_cell_size(&x.g, 10, 10, &dx, &dy));
+    ck_assert_double_eq_tol(dx, 12000.0 / 3937.0, 1e-12);
+    x.keys[4 + 4 + 3] = 9999; /* unknown unit: no cell size rather than a wrong one */
+    ck_assert(!er_georef_cell_size(&x.g, 10, 10, &dx, &dy));
+}
+END_TEST
+
+/* A rotated transformation: the cell size is the length of each column
+ * vector (3-4-5 triangles). */
+START_TEST(transformation_column_lengths)
+{
+    geo x;
+    double dx = 0, dy = 0, px, py;
+    with_matrix(&x, 30, -40, 1000, 40, 30, 5000);
+    ck_assert(er_georef_cell_size(&x.g, 10, 10, &dx, &dy));
+    ck_assert_double_eq_tol(dx, 50, 1e-12);
+    ck_assert_double_eq_tol(dy, 50, 1e-12);
+    ck_assert(!er_georef_map_to_pixel(&x.g, 1000, 5000, &px, &py)); /* rotated */
+
+    with_matrix(&x, 25, 0, 1000, 0, -25, 5000);
+    ck_assert(er_georef_cell_size(&x.g, 10, 10, &dx, &dy));
+    ck_assert(dx == 25 && dy == 25);
+    ck_assert(er_georef_map_to_pixel(&x.g, 1000 + 2.5 * 25, 5000 - 4 * 25, &px, &py));
+    ck_assert_double_eq_tol(px, 2.5, 1e-12);
+    ck_assert_double_eq_tol(py, 4, 1e-12);
+}
+END_TEST
+
+START_TEST(no_georeferencing)
+{
+    er_georef g;
+    geo x;
+    double dx = -1, dy = -1, px, py;
+    memset(&g, 0, sizeof g);
+    ck_assert(!er_georef_cell_size(&g, 10, 10, &dx, &dy));
+    ck_assert(!er_georef_cell_size(NULL, 10, 10, &dx, &dy));
+    ck_assert(!er_georef_map_to_pixel(&g, 0, 0, &px, &py));
+    ck_assert(dx == -1 && dy == -1);
+
+    /* tie points alone are ground control points, not an affine map */
+    with_scale(&x, 1, 1, 0, 0);
+    x.g.pixel_scale = NULL;
+    x.g.n_pixel_scale = 0;
+    ck_assert(!er_georef_cell_size(&x.g, 10, 10, &dx, &dy));
+    ck_assert(!er_georef_map_to_pixel(&x.g, 0, 0, &px, &py));
+
+    /* a zero scale is not usable */
+    with_scale(&x, 0, 1, 0, 0);
+    ck_assert(!er_georef_cell_size(&x.g, 10, 10, &dx, &dy));
+}
+END_TEST
+
+/* Lengths of a degree on WGS 84 by the classic cosine series (as in the
+ * NGA tables; within 0.04 m of the closed form), an independent check of
+ * the closed-form radii of curvature in io/geotags.c.  The rasters are
+ * 2 x 2 one-degree cells centred on the latitude. */
+static double series_lat(double phi)
+{
+    return 111132.954 - 559.822 * cos(2 * phi) + 1.175 * cos(4 * phi);
+}
+
+static double series_lon(double phi)
+{
+    return 111412.84 * cos(phi) - 93.5 * cos(3 * phi) + 0.118 * cos(5 * phi);
+}
+
+START_TEST(geographic_degree_lengths)
+{
+    static const double lats[] = {0, 45, -45, 60, 89};
+    for (size_t k = 0; k < sizeof lats / sizeof lats[0]; k++) {
+        geo x;
+        double dx, dy, phi = lats[k] * 3.14159265358979323846 / 180;
+        with_scale(&x, 1, 1, 10, lats[k] + 1);
+        add_key(&x, 1024, 2);
+        add_key(&x, 2054, 9102);
+        ck_assert(er_georef_cell_size(&x.g, 2, 2, &dx, &dy));
+        ck_assert_msg(fabs(dx - series_lon(phi)) < 0.05 && fabs(dy - series_lat(phi)) < 0.05, "lat %g: %.6f %.6f",
+                      lats[k], dx, dy);
+        ck_assert(is_micrometre(dx) && is_micrometre(dy));
+
+        /* the same in arc-seconds: 3600 units per degree */
+        with_scale(&x, 3600, 3600, 36000, (lats[k] + 1) * 3600);
+        add_key(&x, 1024, 2);
+        add_key(&x, 2054, 9104);
+        double ax, ay;
+        ck_assert(er_georef_cell_size(&x.g, 2, 2, &ax, &ay));
+        ck_assert_double_eq_tol(ax, dx, 1e-6);
+        ck_assert_double_eq_tol(ay, dy, 1e-6);
+    }
+}
+END_TEST
+
+START_TEST(geographic_off_the_globe_refused)
+{
+    geo x;
+    double dx, dy;
+    with_scale(&x, 1, 1, 0, 120); /* centre latitude 119 */
+    add_key(&x, 1024, 2);
+    ck_assert(!er_georef_cell_size(&x.g, 2, 2, &dx, &dy));
+}
+END_TEST
+
+/* PixelIsArea: the tie point is the top-left corner of cell (0, 0), whose
+ * centre is (0.5, 0.5).  PixelIsPoint: the tie point is that centre. */
+START_TEST(map_to_pixel_area_and_point)
+{
+    geo x;
+    double px, py;
+    with_scale(&x, 10, 5, 1000, 2000);
+    add_key(&x, 1025, 1);
+    ck_assert(er_georef_map_to_pixel(&x.g, 1000, 2000, &px, &py));
+    ck_assert(px == 0 && py == 0);
+    ck_assert(er_georef_map_to_pixel(&x.g, 1005, 1997.5, &px, &py));
+    ck_assert(px == 0.5 && py == 0.5);
+    ck_assert(er_georef_map_to_pixel(&x.g, 1000 + 10 * 7.25, 2000 - 5 * 3, &px, &py));
+    ck_assert_double_eq_tol(px, 7.25, 1e-12);
+    ck_assert_double_eq_tol(py, 3, 1e-12);
+
+    x.keys[4 + 3] = 2; /* PixelIsPoint */
+    ck_assert(er_georef_map_to_pixel(&x.g, 1000, 2000, &px, &py));
+    ck_assert(px == 0.5 && py == 0.5);
+
+    /* a tie point at raster (2, 3) */
+    with_scale(&x, 10, 5, 1000, 2000);
+    x.tie[0] = 2;
+    x.tie[1] = 3;
+    ck_assert(er_georef_map_to_pixel(&x.g, 1000, 2000, &px, &py));
+    ck_assert(px == 2 && py == 3);
+}
+END_TEST
+
+/* ---- real DEMs --------------------------------------------------------- */
+
+/* Metres per degree on a sphere of the mean Earth radius: within 0.5 % of
+ * the ellipsoid everywhere (flattening is 0.34 %). */
+static void spherical(double lat, double deg_x, double deg_y, double *dx, double *dy)
+{
+    const double r = 6371008.8, k = 3.14159265358979323846 / 180.0;
+    *dx = deg_x * k * r * cos(lat * k);
+    *dy = deg_y * k * r;
+}
+
+static int read_dem(const char *name, int bundled, er_image *img)
+{
+    char path[PATH_MAX], rel[256];
+    er_error err = {{0}};
+    if (bundled) {
+        snprintf(rel, sizeof rel, "tests/data/%.200s", name);
+        er_test_path(path, sizeof path, rel);
+    } else if (!er_test_shared_dem(path, sizeof path, name)) {
+        return 0;
+    }
+    ck_assert_msg(er_tiff_read(path, NULL, img, &err) == ER_OK, "%s", err.msg);
+    return 1;
+}
+
+START_TEST(projected_dems)
+{
+    er_image img;
+    double dx, dy, px, py;
+    read_dem("whitebox_dem_f32_utm18n.tif", 1, &img);
+    ck_assert(er_georef_cell_size(&img.georef, img.width, img.height, &dx, &dy));
+    ck_assert(dx == 90.0 && dy == 90.0);
+    /* SOURCES.md: origin (664692, 4895824); the centre (675357, 4887364) */
+    ck_assert(er_georef_map_to_pixel(&img.georef, 664692, 4895824, &px, &py));
+    ck_assert(px == 0 && py == 0);
+    ck_assert(er_georef_map_to_pixel(&img.georef, 675357, 4887364, &px, &py));
+    ck_assert(px == 237 / 2.0 && py == 188 / 2.0);
+    er_image_free(&img);
+
+    read_dem("olinda_dem_f32_utm25s.tif", 1, &img);
+    ck_assert(er_georef_cell_size(&img.georef, img.width, img.height, &dx, &dy));
+    ck_assert_double_eq_tol(dx, 89.994067, 5e-7);
+    ck_assert_double_eq_tol(dy, 89.994067, 5e-7);
+    er_image_free(&img);
+}
+END_TEST
+
+static const struct {
+    const char *name;
+    double lat0, deg, height;
+} geo_dems[] = {
+    {"pysheds_dem_int16_wgs84.tif", 32.821667, 0.000833333, 359},
+    {"luxembourg_elev_int16_wgs84.tif", 50.191667, 0.00833333, 90},
+};
+
+START_TEST(geographic_dems)
+{
+    er_image img;
+    double dx, dy, sx, sy;
+    ER_SKIP_IF(!read_dem(geo_dems[_i].name, 0, &img), "DEM not present (shared/data/dem absent)");
+    ck_assert(er_georef_cell_size(&img.georef, img.width, img.height, &dx, &dy));
+    double lat = geo_dems[_i].lat0 - geo_dems[_i].deg * geo_dems[_i].height / 2;
+    spherical(lat, geo_dems[_i].deg, geo_dems[_i].deg, &sx, &sy);
+    ck_assert_msg(fabs(dx / sx - 1) < 0.005 && fabs(dy / sy - 1) < 0.005, "%s: %.6f %.6f vs %.6f %.6f",
+                  geo_dems[_i].name, dx, dy, sx, sy);
+    ck_assert(dx < dy); /* away from the equator a degree east is shorter */
+    ck_assert(is_micrometre(dx) && is_micrometre(dy));
+    er_image_free(&img);
+}
+END_TEST
+
+Suite *geotags_suite(void);
+Suite *geotags_suite(void)
+{
+    Suite *s = suite_create("geotags");
+    TCase *t = tcase_create("cell_size");
+    tcase_add_test(t, projected_scale_as_is);
+    tcase_add_test(t, projected_units_converted_to_metres);
+    tcase_add_test(t, transformation_column_lengths);
+    tcase_add_test(t, no_georeferencing);
+    tcase_add_test(t, geographic_degree_lengths);
+    tcase_add_test(t, geographic_off_the_globe_refused);
+    tcase_add_test(t, map_to_pixel_area_and_point);
+    tcase_add_test(t, projected_dems);
+    tcase_add_loop_test(t, geographic_dems, 0, (int)(sizeof geo_dems / sizeof geo_dems[0]));
+    suite_add_tcase(s, t);
+    return s;
+}
