@@ -7,14 +7,14 @@ W=$DATA/whitebox_dem_f32_utm18n.tif
 t_case "--help lists every option and exits 0"
 t_exit 0 "$ERODE" --help
 for o in --recipe --set --output-dir --format --layers --threads --backend --json --print-recipe --quiet --progress --help --version --band --max-memory; do
-    grep -q -- "$o" "$T/out" || t_fail "--help lacks $o"
+    grep -q -- "$o" "$T/stdout" || t_fail "--help lacks $o"
 done
-[ -s "$T/err" ] && t_fail "--help wrote to stderr"
+[ -s "$T/stderr" ] && t_fail "--help wrote to stderr"
 t_ok
 
 t_case "--version prints the version"
 t_exit 0 "$ERODE" --version
-grep -q '^erode [0-9]' "$T/out" || t_fail "bad version line: $(cat "$T/out")"
+grep -q '^erode [0-9]' "$T/stdout" || t_fail "bad version line: $(cat "$T/stdout")"
 t_ok
 
 t_case "unknown option: exit 2, one line"
@@ -54,9 +54,9 @@ t_ok
 
 t_case "--print-recipe output read back prints the same recipe"
 t_exit 0 "$ERODE" --print-recipe -s model=droplet -s droplet.inertia=0.1 -s mei.dt=0.0123456789
-cp "$T/out" "$T/printed.json"
+cp "$T/stdout" "$T/printed.json"
 t_exit 0 "$ERODE" --print-recipe -r "$T/printed.json"
-cmp -s "$T/out" "$T/printed.json" || t_fail "second print differs"
+cmp -s "$T/stdout" "$T/printed.json" || t_fail "second print differs"
 jq -e '.model == "droplet" and .droplet.inertia == 0.1' "$T/printed.json" > /dev/null || t_fail "overrides not in the printed recipe"
 t_ok
 

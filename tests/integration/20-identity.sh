@@ -17,9 +17,16 @@ for f in whitebox_dem_f32_utm18n.tif olinda_dem_f32_utm25s.tif pysheds_dem_int16
         t_exit 0 "$ERODE" -q "$@" -o "$T/$model" "$src"
         case $f in
         *.png)
-            # PNG outputs keep heights to one 16-bit step of the layer's range.
-            out=$T/$model/$stem.height.png
-            $O same-values "$src" "$out" 1.6e-5 > "$T/why" || t_fail "$(cat "$T/why")" ;;
+            # As GeoTIFF the heights are exactly raw/65535 (the PNG's 0..1
+            # mapping); a PNG output reads back within one 16-bit step of
+            # the layer's range: (43798 - 0) / 65535 / 65535 / 2 = 5.1e-6.
+            t_exit 0 "$ERODE" -q "$@" -f tif -o "$T/$model" "$src"
+            $O same-values "$src" "$T/$model/$stem.height.tif" 0 1.5259021896696422e-05 > "$T/why" \
+                || t_fail "as tif: $(cat "$T/why")"
+            mkdir -p "$T/$model/back"
+            t_exit 0 "$ERODE" -q "$@" -f tif -o "$T/$model/back" "$T/$model/$stem.height.png"
+            $O same-values "$T/$model/$stem.height.tif" "$T/$model/back/$stem.height.height.tif" 5.2e-6 > "$T/why" \
+                || t_fail "png round trip: $(cat "$T/why")" ;;
         *)
             out=$T/$model/$stem.height.tif
             $O same-values "$src" "$out" 0 > "$T/why" || t_fail "$(cat "$T/why")"

@@ -47,7 +47,7 @@ if have gdal_create; then
     rm -rf "$T/out"; mkdir -p "$T/out"
     t_exit 2 "$ERODE" -q --max-memory 1G -o "$T/out" "$T/in/huge.tif"
     t_one_error_line "huge.tif"
-    grep -q -i "max-memory" "$T/err" || t_fail "the error does not mention --max-memory"
+    grep -q -i "memory" "$T/stderr" || t_fail "the error does not mention --max-memory"
     t_empty_dir "$T/out"
     t_ok
 fi

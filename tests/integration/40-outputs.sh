@@ -14,7 +14,7 @@ for l in height sediment water; do
     [ -f "$f" ] || { t_fail "missing $f"; continue; }
     set -- $($O info "$f")
     [ "$1 $2 $3" = "Float32 DEFLATE 3" ] || t_fail "$l: $*"
-    [ "$4" -lt 237 ] || t_fail "$l: not tiled (block $4x$5)"
+    [ "$4" -ne 237 ] || t_fail "$l: stripped, not tiled (block $4x$5)"
     $O same-georef "$W" "$f" > "$T/why" || t_fail "$l: $(cat "$T/why")"
 done
 t_ok
@@ -66,14 +66,14 @@ t_ok
 t_case "--json: one parseable line per input with the pinned fields"
 mkdir -p "$T/g"
 t_exit 0 "$ERODE" -q --json -s mei.steps=2 -o "$T/g" "$W" "$DATA/olinda_dem_f32_utm25s.tif"
-[ "$(wc -l < "$T/out")" -eq 2 ] || t_fail "expected 2 lines: $(cat "$T/out")"
+[ "$(wc -l < "$T/stdout")" -eq 2 ] || t_fail "expected 2 lines: $(cat "$T/stdout")"
 jq -e -s 'all(.[]; .input and .status == "ok" and .outputs.height and .model == "mei"
-          and (.seconds | type) == "number" and (.budget.material_before | type) == "number")' "$T/out" > /dev/null \
-    || t_fail "fields missing: $(head -c 400 "$T/out")"
+          and (.seconds | type) == "number" and (.budget.material_before | type) == "number")' "$T/stdout" > /dev/null \
+    || t_fail "fields missing: $(head -c 400 "$T/stdout")"
 t_ok
 
 t_case "--json reports a failed input with its exit status"
 printf 'junk' > "$T/junk.tif"
 t_exit 2 "$ERODE" -q --json -o "$T/g" "$T/junk.tif"
-jq -e '.status == "error" and .exit == 2 and (.error | length > 0)' "$T/out" > /dev/null || t_fail "$(cat "$T/out")"
+jq -e '.status == "error" and .exit == 2 and (.error | length > 0)' "$T/stdout" > /dev/null || t_fail "$(cat "$T/stdout")"
 t_ok

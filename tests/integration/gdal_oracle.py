@@ -2,8 +2,9 @@
 """GDAL as an independent oracle for erode's outputs (Debian's python3-gdal).
 
   gdal_oracle.py same-georef A B      geotransform, CRS, size and nodata equal
-  gdal_oracle.py same-values A B [TOL] valid cells equal (|a-b| <= TOL, default 0),
-                                      nodata cells in the same places
+  gdal_oracle.py same-values A B [TOL [SCALE]]
+                                      valid cells equal: |float32(a*SCALE) - b| <= TOL
+                                      (defaults 0 and 1), nodata cells in the same places
   gdal_oracle.py stats A               prints "min max mean nodata_count finite"
   gdal_oracle.py info A                prints type, compression, predictor, tiling
 Exits 0 when the claim holds, 1 with one line saying why when it does not.
@@ -51,14 +52,14 @@ def same_georef(a, b):
         fail("nodata differs: %s vs %s" % (na, nb))
 
 
-def same_values(a, b, tol):
+def same_values(a, b, tol, scale):
     _, xa, va = band_array(a)
     _, xb, vb = band_array(b)
     if xa.shape != xb.shape:
         fail("shape differs")
     if not np.array_equal(va, vb):
         fail("nodata cells differ: %d vs %d valid" % (va.sum(), vb.sum()))
-    d = np.abs(xa[va].astype(np.float32).astype(np.float64) - xb[vb])
+    d = np.abs((xa[va] * scale).astype(np.float32).astype(np.float64) - xb[vb])
     worst = d.max() if d.size else 0.0
     if not worst <= tol:
         fail("values differ by up to %.9g (tolerance %.9g)" % (worst, tol))
@@ -85,7 +86,8 @@ def main():
     if cmd == "same-georef":
         same_georef(*args)
     elif cmd == "same-values":
-        same_values(args[0], args[1], float(args[2]) if len(args) > 2 else 0.0)
+        same_values(args[0], args[1], float(args[2]) if len(args) > 2 else 0.0,
+                    float(args[3]) if len(args) > 3 else 1.0)
     elif cmd == "stats":
         stats(args[0])
     elif cmd == "info":
@@ -94,4 +96,7 @@ def main():
         fail("unknown command " + cmd)
 
 
-main()
+try:
+    main()
+except RuntimeError as e:  # GDAL could not open or read a file
+    fail(str(e).splitlines()[0])

@@ -27,14 +27,14 @@ t_skip() { _record skip "$_case: $*"; echo "  skip $_case: $*"; _case=""; }
 # Fails the case unless the command exits with the given status.
 t_exit() {
     want=$1; shift
-    "$@" > "$T/out" 2> "$T/err"; got=$?
-    [ "$got" -eq "$want" ] || t_fail "'$*' exited $got, expected $want: $(head -c 300 "$T/err")"
+    "$@" > "$T/stdout" 2> "$T/stderr"; got=$?
+    [ "$got" -eq "$want" ] || t_fail "'$*' exited $got, expected $want: $(head -c 300 "$T/stderr")"
 }
 # The captured stderr has exactly one line, matching the given pattern.
 t_one_error_line() {
-    n=$(wc -l < "$T/err")
-    [ "$n" -eq 1 ] || t_fail "expected one error line, got $n: $(head -c 300 "$T/err")"
-    grep -q -- "$1" "$T/err" || t_fail "error line '$(cat "$T/err")' lacks '$1'"
+    n=$(wc -l < "$T/stderr")
+    [ "$n" -eq 1 ] || t_fail "expected one error line, got $n: $(head -c 300 "$T/stderr")"
+    grep -q -- "$1" "$T/stderr" || t_fail "error line '$(cat "$T/stderr")' lacks '$1'"
 }
 # Fails when a directory holds any file (optionally: other than those listed).
 t_empty_dir() {

@@ -40,15 +40,6 @@ static const char *in_dir(char *buf, size_t n, const char *name)
     return buf;
 }
 
-/* er_image_free lives in io/image.c next to the format dispatch; the PNG
- * tests free the two buffers a PNG image owns themselves. */
-static void img_free(er_image *img)
-{
-    free(img->data);
-    free(img->nodata);
-    memset(img, 0, sizeof *img);
-}
-
 static void assert_empty_image(const er_image *img)
 {
     ck_assert_ptr_null(img->data);
@@ -232,7 +223,7 @@ START_TEST(read_grey8_exact)
     ck_assert_float_eq(img.data[0], 0.0f);
     ck_assert_float_eq(img.data[255], 1.0f);
     ck_assert_float_eq(img.data[W], 1.0f);
-    img_free(&img);
+    er_image_free(&img);
 }
 END_TEST
 
@@ -257,7 +248,7 @@ START_TEST(read_grey16_exact)
     ck_assert_float_eq(img.data[0], 0.0f);
     ck_assert_float_eq(img.data[4], (float)(32768.0 / 65535.0));
     ck_assert_float_eq(img.data[6], 1.0f);
-    img_free(&img);
+    er_image_free(&img);
 }
 END_TEST
 
@@ -290,7 +281,7 @@ START_TEST(read_grey_alpha_mask)
         ck_assert_uint_eq(img.nodata[i], want[i]);
         ck_assert_float_eq(img.data[i], (float)(s[2 * i] / (double)full));
     }
-    img_free(&img);
+    er_image_free(&img);
 
     /* The same with no alpha 0 anywhere: alpha noted, no mask. */
     s[0 + 1] = s[2 * 13 + 1] = s[2 * 19 + 1] = (uint16_t)full;
@@ -298,7 +289,7 @@ START_TEST(read_grey_alpha_mask)
     read_ok(p, NULL, &img);
     ck_assert_int_eq(img.png_alpha, 1);
     ck_assert_ptr_null(img.nodata);
-    img_free(&img);
+    er_image_free(&img);
 }
 END_TEST
 
@@ -322,7 +313,7 @@ START_TEST(read_low_bit_depths)
     for (int i = 0; i < W * H; i++)
         ck_assert_float_eq(img.data[i], (float)(s[i] / (double)top));
     ck_assert_ptr_null(img.nodata);
-    img_free(&img);
+    er_image_free(&img);
 
     /* A tRNS grey value marks nodata at low depths too. */
     fx.trns_grey = top;
@@ -334,7 +325,7 @@ START_TEST(read_low_bit_depths)
         ck_assert_uint_eq(img.nodata[i], s[i] == top);
         ck_assert_float_eq(img.data[i], (float)(s[i] / (double)top));
     }
-    img_free(&img);
+    er_image_free(&img);
 }
 END_TEST
 
@@ -354,7 +345,7 @@ START_TEST(read_trns_16)
         ck_assert_uint_eq(img.nodata[i], i % 4 == 0);
         ck_assert_float_eq(img.data[i], (float)(s[i] / 65535.0));
     }
-    img_free(&img);
+    er_image_free(&img);
 }
 END_TEST
 
@@ -381,8 +372,8 @@ START_TEST(read_interlaced)
         ck_assert_float_eq(b.data[i], (float)(s[2 * i] / 65535.0));
         ck_assert_uint_eq(b.nodata[i], i % 11 == 0);
     }
-    img_free(&a);
-    img_free(&b);
+    er_image_free(&a);
+    er_image_free(&b);
 }
 END_TEST
 
@@ -487,7 +478,7 @@ START_TEST(read_bad_crc)
     er_error err = {""};
     spill(q, buf, len); /* restored: reads */
     read_ok(q, NULL, &img);
-    img_free(&img);
+    er_image_free(&img);
     buf[idat + 4 + 1000] ^= 0x10;
     spill(q, buf, len);
     er_png_read(q, NULL, &img, &err);
@@ -590,7 +581,7 @@ START_TEST(read_max_bytes_boundary)
     er_image img;
     er_error err = {""};
     read_ok(p, &o, &img);
-    img_free(&img);
+    er_image_free(&img);
     o.max_bytes--;
     ck_assert_int_eq(er_png_read(p, &o, &img, &err), ER_ENOMEM);
     assert_empty_image(&img);
@@ -613,7 +604,7 @@ START_TEST(read_band)
     ck_assert_int_eq(er_png_read(p, &o, &img, &err), ER_EINVAL);
     o.band = 1;
     read_ok(p, &o, &img);
-    img_free(&img);
+    er_image_free(&img);
 }
 END_TEST
 
@@ -632,7 +623,7 @@ START_TEST(read_mapping)
         ck_assert_float_eq(img.data[i], (float)(-10.25 + s[i] / 65535.0 * 40.25));
     ck_assert_float_eq(img.data[0], -10.25f);
     ck_assert_float_eq(img.data[5], 30.0f);
-    img_free(&img);
+    er_image_free(&img);
 
     uint16_t s8[W] = {0, 1, 17, 128, 254, 255};
     fixture f8 = {W, H, PNG_COLOR_TYPE_GRAY, 8, 0, s8, "min=100 max=200", -1};
@@ -640,7 +631,7 @@ START_TEST(read_mapping)
     read_ok(p, NULL, &img);
     for (int i = 0; i < W; i++)
         ck_assert_float_eq(img.data[i], (float)(100 + s8[i] / 255.0 * 100));
-    img_free(&img);
+    er_image_free(&img);
 
     static const char *bad[] = {"min=1 max=0", "min=nan max=1", "min=0 max=inf", "min=1",
                                 "max=1 min=0", "min=0 max=1 ", "min=0 max=1e39", "", "min= max=1"};
@@ -682,7 +673,7 @@ START_TEST(read_real_dem)
     ck_assert_int_eq(hi, 43798);
     ck_assert_float_eq(vmax, (float)(43798 / 65535.0));
     ck_assert_double_le(fabs(sum / (double)n - 5533.0), 0.05);
-    img_free(&img);
+    er_image_free(&img);
 }
 END_TEST
 
@@ -778,7 +769,7 @@ static void check_roundtrip(const char *path, const er_layer_out *l)
      * error reaches most of half a step (so the bound is not vacuous). */
     if (hi > lo && n - nodata_cells > 10000)
         ck_assert_double_ge(worst, 0.4 * ((double)hi - lo) / 131070.0);
-    img_free(&img);
+    er_image_free(&img);
 }
 
 START_TEST(roundtrip_real_dem)
@@ -801,7 +792,7 @@ START_TEST(roundtrip_real_dem)
     check_roundtrip(q, &l);
     ck_assert_int_eq(dir_entries(dir), 1);
     free(m);
-    img_free(&img);
+    er_image_free(&img);
 }
 END_TEST
 
@@ -866,7 +857,7 @@ START_TEST(write_constant_layer)
         if (!nd[i])
             ck_assert_float_eq(img.data[i], 42.125f);
     }
-    img_free(&img);
+    er_image_free(&img);
 
     /* Every cell nodata: still a valid file, all masked. */
     memset(nd, 1, sizeof nd);
@@ -874,7 +865,7 @@ START_TEST(write_constant_layer)
     read_ok(p, NULL, &img);
     for (int i = 0; i < W * H; i++)
         ck_assert_uint_eq(img.nodata[i], 1);
-    img_free(&img);
+    er_image_free(&img);
 }
 END_TEST
 

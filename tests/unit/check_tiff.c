@@ -29,19 +29,6 @@
 #include "../../io/tiff_common.h"
 #include "test_util.h"
 
-/* Until io/png_read.c exists in this tree, er_image_read's PNG branch needs
- * a definition to link; it vanishes once the real reader is there. */
-#if defined(__has_include)
-#if !__has_include("../../io/png_read.c")
-er_status er_png_read(const char *path, const er_read_opts *opts, er_image *img, er_error *err)
-{
-    (void)opts;
-    memset(img, 0, sizeof *img);
-    return er_fail(err, ER_EUNSUPPORTED, "cannot read '%s': png reader not built", path);
-}
-#endif
-#endif
-
 static char dir[PATH_MAX];
 
 static void setup(void)
