@@ -379,8 +379,10 @@ static int run_one(const er_settings *s, const er_params *recipe, const char *in
     int started = 0;
     er_read_opts ro = {s->band, limit};
     er_status st = er_image_read(input, &ro, &j.img, &j.err);
-    if (st == ER_OK)
+    if (st == ER_OK) {
+        er_georef_drop_statistics(&j.img.georef);
         st = resolve_sources(&j);
+    }
     if (st == ER_OK) {
         resolve_cell_size(&j);
         st = check_memory(&j, limit);

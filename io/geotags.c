@@ -11,6 +11,8 @@
 #include "image.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #define KEY_MODEL_TYPE 1024          /* GTModelTypeGeoKey */
 #define KEY_RASTER_TYPE 1025         /* GTRasterTypeGeoKey */
@@ -224,4 +226,40 @@ int er_georef_map_to_pixel(const er_georef *g, double mx, double my, double *px,
     *px = i;
     *py = j;
     return 1;
+}
+
+/* Removes "<Item name=\"STATISTICS_...\" ...>...</Item>" entries (and the
+ * indentation and newline around each) from the GDAL_METADATA XML; drops the
+ * tag when nothing but the empty <GDALMetadata> element is left.  The input's
+ * statistics describe the input: kept, GDAL would report them for an eroded
+ * height or a water layer. */
+void er_georef_drop_statistics(er_georef *g)
+{
+    static const char item[] = "<Item name=\"STATISTICS_";
+    static const char close_tag[] = "</Item>";
+    char *md = g->gdal_metadata, *p;
+    if (!md)
+        return;
+    while ((p = strstr(md, item)) != NULL) {
+        char *end = strstr(p, close_tag);
+        if (!end)
+            break;
+        end += sizeof close_tag - 1;
+        while (p > md && (p[-1] == ' ' || p[-1] == '\t'))
+            p--;
+        if (*end == '\n')
+            end++;
+        memmove(p, end, strlen(end) + 1);
+    }
+    char *open = strstr(md, "<GDALMetadata>");
+    char *close = strstr(md, "</GDALMetadata>");
+    if (open && close) {
+        const char *q = open + strlen("<GDALMetadata>");
+        while (q < close && (*q == ' ' || *q == '\n' || *q == '\r' || *q == '\t'))
+            q++;
+        if (q == close) {
+            free(g->gdal_metadata);
+            g->gdal_metadata = NULL;
+        }
+    }
 }

@@ -67,6 +67,10 @@ er_status er_png_read(const char *path, const er_read_opts *opts, er_image *img,
  * when there is no usable georeferencing. */
 int er_georef_cell_size(const er_georef *g, int width, int height, double *dx, double *dy);
 
+/* Removes the input's STATISTICS_* items from GDAL_METADATA (they would be
+ * wrong for an eroded layer); drops the tag when nothing else is left. */
+void er_georef_drop_statistics(er_georef *g);
+
 /* Pixel (column, row) of a map coordinate; returns 0 without georeferencing
  * or with a rotated transformation. */
 int er_georef_map_to_pixel(const er_georef *g, double mx, double my, double *px, double *py);

@@ -300,6 +300,29 @@ START_TEST(geographic_dems)
 }
 END_TEST
 
+/* Statistics go, every other item stays, and an element left empty goes. */
+START_TEST(statistics_dropped)
+{
+    er_georef g;
+    memset(&g, 0, sizeof g);
+    g.gdal_metadata = strdup("<GDALMetadata>\n"
+                             "  <Item name=\"STATISTICS_MAXIMUM\" sample=\"0\">1232.8</Item>\n"
+                             "  <Item name=\"OFFSET\" sample=\"0\" role=\"offset\">0</Item>\n"
+                             "  <Item name=\"STATISTICS_MEAN\" sample=\"0\">-9999</Item>\n"
+                             "</GDALMetadata>\n");
+    er_georef_drop_statistics(&g);
+    ck_assert_str_eq(g.gdal_metadata, "<GDALMetadata>\n"
+                                      "  <Item name=\"OFFSET\" sample=\"0\" role=\"offset\">0</Item>\n"
+                                      "</GDALMetadata>\n");
+    free(g.gdal_metadata);
+    g.gdal_metadata = strdup("<GDALMetadata>\n  <Item name=\"STATISTICS_MINIMUM\" sample=\"0\">1</Item>\n</GDALMetadata>\n");
+    er_georef_drop_statistics(&g);
+    ck_assert_ptr_null(g.gdal_metadata);
+    er_georef_drop_statistics(&g);
+    ck_assert_ptr_null(g.gdal_metadata);
+}
+END_TEST
+
 Suite *geotags_suite(void);
 Suite *geotags_suite(void)
 {
@@ -313,6 +336,7 @@ Suite *geotags_suite(void)
     tcase_add_test(t, geographic_off_the_globe_refused);
     tcase_add_test(t, map_to_pixel_area_and_point);
     tcase_add_test(t, projected_dems);
+    tcase_add_test(t, statistics_dropped);
     tcase_add_loop_test(t, geographic_dems, 0, (int)(sizeof geo_dems / sizeof geo_dems[0]));
     suite_add_tcase(s, t);
     return s;
