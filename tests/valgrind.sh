@@ -1,0 +1,33 @@
+#!/bin/sh
+# valgrind memcheck on small cases of the whole program: both models, PNG in
+# and out, a bad input, a recipe error.  Any error or definite leak fails.
+# Usage: tests/valgrind.sh [path/to/erode]
+set -u
+erode=${1:-./erode}
+src=$(cd "$(dirname "$0")/.." && pwd)
+command -v valgrind > /dev/null || { echo "valgrind: not installed, skipped"; exit 0; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/erode-vg-XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+vg="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite"
+status=0 n=0
+run() { # expected exit status, then erode's arguments
+    want=$1; shift
+    n=$((n + 1))
+    # shellcheck disable=SC2086
+    OMP_NUM_THREADS=2 $vg "$erode" -q "$@" > /dev/null 2> "$tmp/log"; got=$?
+    if [ "$got" -ne "$want" ]; then
+        echo "valgrind: erode $* exited $got (expected $want):"; sed 's/^/  /' "$tmp/log" | head -40
+        status=1
+    fi
+}
+O=$src/tests/data/olinda_dem_f32_utm25s.tif
+run 0 -s mei.steps=20 -o "$tmp" "$O"
+run 0 -r "$src/configs/droplet.json" -s droplet.count=2000 --layers height,water,sediment,erosion,deposit -o "$tmp" "$O"
+run 0 -r "$src/configs/droplet-mass-transfer.json" -s droplet.count=500 -o "$tmp" "$O"
+run 0 -s mei.steps=2 -f png -o "$tmp" "$O"
+run 0 -s mei.steps=2 -o "$tmp" "$tmp/olinda_dem_f32_utm25s.height.png"
+head -c 3000 "$O" > "$tmp/cut.tif"
+run 2 -o "$tmp" "$tmp/cut.tif"
+run 2 -s mei.stpes=2 -o "$tmp" "$O"
+[ $status -eq 0 ] && echo "valgrind: $n runs clean"
+exit $status
