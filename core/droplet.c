@@ -27,10 +27,13 @@
  * as Lague's does on a flat spot, instead of dividing by a denormal. */
 #define DIR_TINY 1e-30f
 
-/* Automatic batches hold this many droplets per tile of the unshifted grid:
- * enough that the four colour phases of a batch outweigh their barriers and
- * keep two or more threads busy, few enough that the grid offset changes
- * often (hundreds of offsets per run spread the tile borders evenly). */
+/* Automatic batches hold this many droplets per tile of the unshifted grid
+ * (57,600 at 1024^2): enough that the four colour barriers of a batch cost
+ * nothing even when another process takes a core for a time slice (at 32 a
+ * tile, two threads ran slower than one on a busy machine), few enough
+ * that a default run still draws a dozen or more grid offsets.  The order
+ * effects at tile borders are invisible even with one batch (one fixed
+ * grid; test no_tile_pattern). */
 #define BATCH_PER_TILE 256
 #define BATCH_MIN 4096
 
@@ -153,6 +156,15 @@ static void lague_end(const er_dctx *c, er_lague_state *s, er_dacc *acc)
     lague_flush_flow(c, s);
 }
 
+/* v in [bias, bias + 1) as a float with the same floor: rounding to float
+ * may carry a fraction just below 1 up to bias + 1, which would move the
+ * droplet onto the next node (possibly off the map). */
+static float local_start(double v, int bias)
+{
+    float f = (float)v;
+    return f < (float)(bias + 1) ? f : nextafterf((float)(bias + 1), 0.0f);
+}
+
 void er_lague_begin(const er_dctx *c, er_lague_state *s, double x, double y, size_t *trail)
 {
     /* Positions are kept as floats relative to a base node lifetime + 2
@@ -162,8 +174,8 @@ void er_lague_begin(const er_dctx *c, er_lague_state *s, double x, double y, siz
     int bias = c->lifetime + 2;
     s->bx = (int)x - bias;
     s->by = (int)y - bias;
-    s->lx = s->lx0 = (float)(x - s->bx);
-    s->ly = s->ly0 = (float)(y - s->by);
+    s->lx = s->lx0 = local_start(x - s->bx, bias);
+    s->ly = s->ly0 = local_start(y - s->by, bias);
     s->dx = s->dy = 0;
     s->speed = c->init_speed;
     s->water = c->init_water;

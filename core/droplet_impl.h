@@ -19,9 +19,12 @@
 
 /* The mass-transfer normal (seed 001) measures slopes as height differences
  * per cell; heights in height units are multiplied by this vertical scale
- * first.  With the default "relief" unit a map's relief spans this many
- * cell widths, which gives the particles of seeds 001/002 slopes like those
- * of their demos (see man/erode-recipe.5). */
+ * first (seed 001's height_scale, for which it gives no value).  With the
+ * default "relief" unit a map's relief then spans 64 cell widths, about
+ * what McDonald's demo terrain (seed 002: heights 0..1 on 256^2) has; with
+ * heights in relief units alone a particle on a 1024^2 DEM sees slopes of
+ * a few thousandths and hardly moves.  A constant, not a recipe value, so
+ * tiles of one map agree. */
 #define ER_MT_HEIGHT_SCALE 64.0
 
 /* Backstop on mass-transfer steps when evaporation alone does not end a

@@ -790,6 +790,51 @@ START_TEST(real_dems)
 }
 END_TEST
 
+/* A start a hair below the last node column (x < W - 1 in double) keeps
+ * its floor node when the kernel converts it to its float position, so a
+ * droplet never starts on the last column (whose bilinear cell would lie
+ * off the map); here the ASan build would catch the read past the end. */
+START_TEST(start_rounding)
+{
+    enum { W = 6, H = 5 };
+    float z[W * H], bw[1] = {1.0f};
+    for (int i = 0; i < W * H; i++)
+        z[i] = (float)(i % W);
+    er_dctx c;
+    memset(&c, 0, sizeof c);
+    c.width = W;
+    c.height = H;
+    c.height_m = z;
+    c.variant = ER_DROPLET_LAGUE;
+    c.lifetime = 30;
+    c.radius = 1;
+    c.brush_side = 1;
+    c.brush_w = bw;
+    c.inertia = 0.05f;
+    c.grad_k = 0.95f;
+    c.cap_k = 4;
+    c.min_cap = 0.01f;
+    c.erode_speed = c.deposit_speed = 0.3f;
+    c.keep_water = 0.99f;
+    c.gravity = 4;
+    c.init_water = c.init_speed = 1;
+    size_t trail[30];
+    er_lague_state st;
+    double x = (W - 1) - 1e-13, y = (H - 1) - 1e-13;
+    ck_assert(x < W - 1 && y < H - 1);
+    er_lague_begin(&c, &st, x, y, trail);
+    ck_assert_int_eq(st.bx + (int)st.lx, W - 2);
+    ck_assert_int_eq(st.by + (int)st.ly, H - 2);
+    er_dacc acc;
+    memset(&acc, 0, sizeof acc);
+    while (!er_lague_step(&c, &st, &acc))
+        ;
+    ck_assert_int_ge(acc.steps, 1);
+    for (int i = 0; i < W * H; i++)
+        ck_assert(isfinite(z[i]));
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* The schedule                                                        */
 
@@ -868,6 +913,7 @@ Suite *droplet_suite(void)
     tcase_add_test(tc, progress_cancels);
     tcase_add_test(tc, bad_input_refused);
     tcase_add_test(tc, tiny_maps);
+    tcase_add_test(tc, start_rounding);
     tcase_add_test(tc, real_dems);
     suite_add_tcase(s, tc);
     return s;
