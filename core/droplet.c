@@ -1,0 +1,970 @@
+/*
+ * Droplet erosion: Lague/Beyer droplets (seeds/README.md) and the driver
+ * shared with the mass-transfer particle of core/particle.c: parameters in
+ * height units, start positions, the tile-coloured batch schedule of
+ * DESIGN.md §5 (core/schedule.c) and the material budget.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "droplet_impl.h"
+#include "parallel.h"
+#include "rng.h"
+#include "schedule.h"
+
+/* Element-wise loops the compiler may vectorise at -O2: each element's
+ * result is one IEEE product and difference either way, so vector and
+ * scalar code give the same bits (no reduction is ever reordered). */
+#ifdef _OPENMP
+#define ER_SIMD ER_PRAGMA(omp simd)
+#else
+#define ER_SIMD
+#endif
+
+/* Directions shorter than this (squared) count as zero: the droplet stops,
+ * as Lague's does on a flat spot, instead of dividing by a denormal. */
+#define DIR_TINY 1e-30f
+
+/* Automatic batches hold this many droplets per tile of the unshifted grid
+ * (57,600 at 1024^2): enough that the four colour barriers of a batch cost
+ * nothing even when another process takes a core for a time slice (at 32 a
+ * tile, two threads ran slower than one on a busy machine), few enough
+ * that a default run still draws a dozen or more grid offsets.  The order
+ * effects at tile borders are invisible even with one batch (one fixed
+ * grid; test no_tile_pattern). */
+#define BATCH_PER_TILE 256
+#define BATCH_MIN 4096
+
+/* ---------------------------------------------------------------------
+ * Lague/Beyer droplet
+ * --------------------------------------------------------------------- */
+
+/* Interior test for the brush: the centre node and every tap within
+ * clean_a of it lie in the map and off walls. */
+static inline int brush_clean(const er_dctx *c, int cx, int cy)
+{
+    int a = c->clean_a;
+    if (cx < a || cx >= c->width - a || cy < a || cy >= c->height - a)
+        return 0;
+    return c->clean == NULL || c->clean[(size_t)cy * (size_t)c->width + (size_t)cx];
+}
+
+/* Bilinear deposit of `amount` [m] onto the four nodes around a position
+ * whose floor node is i00 and offsets fx, fy (all four are valid). */
+static inline void deposit_bilinear(const er_dctx *c, size_t i00, float fx, float fy, float amount)
+{
+    size_t w = (size_t)c->width;
+    float *h = c->height_m;
+    float a00 = amount * (1 - fx) * (1 - fy), a10 = amount * fx * (1 - fy);
+    float a01 = amount * (1 - fx) * fy, a11 = amount * fx * fy;
+    h[i00] += a00;
+    h[i00 + 1] += a10;
+    h[i00 + w] += a01;
+    h[i00 + w + 1] += a11;
+    if (c->deposit) {
+        float *d = c->deposit;
+        d[i00] += a00;
+        d[i00 + 1] += a10;
+        d[i00 + w] += a01;
+        d[i00 + w + 1] += a11;
+    }
+}
+
+/* Removes `amount` [m] (adds -amount when negative) through the brush
+ * centred on node (cx, cy): each tap takes its weight's share, never more.
+ * Taps off the map or on walls are left out and the others' weights
+ * renormalised (slow path).  A negative amount is a deposit and is also
+ * added to the deposit layer. */
+static void brush_apply(const er_dctx *c, int cx, int cy, float amount)
+{
+    const int side = c->brush_side, r1 = c->radius - 1;
+    const size_t w = (size_t)c->width;
+    const float *restrict bw = c->brush_w;
+    float *restrict h = c->height_m;
+    float *restrict dep = amount < 0 ? c->deposit : NULL;
+
+    if (brush_clean(c, cx, cy)) {
+        size_t o = (size_t)(cy - r1) * w + (size_t)(cx - r1);
+        float *restrict row = h + o;
+        for (int j = 0; j < side; j++, row += w, bw += side)
+            ER_SIMD
+            for (int i = 0; i < side; i++)
+                row[i] -= amount * bw[i];
+        if (dep) {
+            bw = c->brush_w;
+            row = dep + o;
+            for (int j = 0; j < side; j++, row += w, bw += side)
+                ER_SIMD
+                for (int i = 0; i < side; i++)
+                    row[i] -= amount * bw[i];
+        }
+        return;
+    }
+    int x0 = cx - r1 < 0 ? 0 : cx - r1, x1 = cx + r1 >= c->width ? c->width - 1 : cx + r1;
+    int y0 = cy - r1 < 0 ? 0 : cy - r1, y1 = cy + r1 >= c->height ? c->height - 1 : cy + r1;
+    float sum = 0;
+    for (int y = y0; y <= y1; y++)
+        for (int x = x0; x <= x1; x++)
+            if (!c->wall || !c->wall[(size_t)y * w + (size_t)x])
+                sum += bw[(y - cy + r1) * side + (x - cx + r1)];
+    /* sum >= the centre's weight > 0: the centre is a corner of a valid
+     * bilinear cell. */
+    float k = amount / sum;
+    for (int y = y0; y <= y1; y++)
+        for (int x = x0; x <= x1; x++) {
+            size_t i = (size_t)y * w + (size_t)x;
+            if (!c->wall || !c->wall[i]) {
+                float d = k * bw[(y - cy + r1) * side + (x - cx + r1)];
+                h[i] -= d;
+                if (dep)
+                    dep[i] -= d;
+            }
+        }
+}
+
+/* Adds the droplet's water to the flow layer at every cell it stepped on.
+ * Deferred to the droplet's end, with the water of each step recomputed by
+ * the same products as in flight (so the sums are the same bits): a store
+ * to the flow layer in every step stalls the height loads after it when
+ * the two arrays share page offsets (4K aliasing), which caller-allocated
+ * layers of one size usually do. */
+static void lague_flush_flow(const er_dctx *c, const er_lague_state *s)
+{
+    if (!c->flow)
+        return;
+    float water = c->init_water;
+    for (int k = 0; k < s->it; k++) {
+        c->flow[s->trail[k]] += water;
+        water *= c->keep_water;
+    }
+}
+
+/* Ends a droplet on the map: the sediment stays, spread by the brush
+ * around the node nearest its last valid position (a bilinear drop there
+ * would leave a spike at every droplet's end). */
+static void lague_end(const er_dctx *c, er_lague_state *s, er_dacc *acc)
+{
+    if (s->sed > 0) {
+        int kx = (int)s->lx, ky = (int)s->ly;
+        brush_apply(c, s->bx + kx + (s->lx - (float)kx >= 0.5f),
+                    s->by + ky + (s->ly - (float)ky >= 0.5f), -s->sed);
+        acc->deposited += (double)s->sed;
+        s->sed = 0;
+    }
+    lague_flush_flow(c, s);
+}
+
+/* v in [bias, bias + 1) as a float with the same floor: rounding to float
+ * may carry a fraction just below 1 up to bias + 1, which would move the
+ * droplet onto the next node (possibly off the map). */
+static float local_start(double v, int bias)
+{
+    float f = (float)v;
+    return f < (float)(bias + 1) ? f : nextafterf((float)(bias + 1), 0.0f);
+}
+
+void er_lague_begin(const er_dctx *c, er_lague_state *s, double x, double y, size_t *trail)
+{
+    /* Positions are kept as floats relative to a base node lifetime + 2
+     * cells below and left of the start: small values (full float
+     * precision on any map size) that stay positive for the whole flight
+     * (the reach check below), so (int) is floor. */
+    int bias = c->lifetime + 2;
+    s->bx = (int)x - bias;
+    s->by = (int)y - bias;
+    s->lx = s->lx0 = local_start(x - s->bx, bias);
+    s->ly = s->ly0 = local_start(y - s->by, bias);
+    s->dx = s->dy = 0;
+    s->speed = c->init_speed;
+    s->water = c->init_water;
+    s->sed = 0;
+    s->it = 0;
+    s->trail = trail;
+}
+
+/*
+ * One droplet step, exactly as seeds/README.md, with the defects listed
+ * there removed: the brush is centred on the node nearest the droplet (not
+ * its floor node), the speed follows energy, sqrt(max(0, v^2 - dh g)), and
+ * a droplet that ends on the map drops what it carries.
+ */
+int er_lague_step(const er_dctx *c, er_lague_state *s, er_dacc *acc)
+{
+    const int W = c->width, H = c->height;
+    const size_t w = (size_t)W;
+    const float *restrict h = c->height_m;
+    const float lx = s->lx, ly = s->ly, lim = (float)c->lifetime + 0.5f;
+    float dx = s->dx, dy = s->dy, speed = s->speed, water = s->water, sed = s->sed;
+
+    if (s->it >= c->lifetime) {
+        lague_end(c, s, acc);
+        return 1;
+    }
+    int kx = (int)lx, ky = (int)ly;
+    int ix = s->bx + kx, iy = s->by + ky;
+    float fx = lx - (float)kx, fy = ly - (float)ky;
+    size_t i00 = (size_t)iy * w + (size_t)ix;
+    int cx = ix + (fx >= 0.5f), cy = iy + (fy >= 0.5f);
+    s->trail[s->it++] = (size_t)cy * w + (size_t)cx;
+    acc->steps++;
+
+    /* Bilinear height and gradient at the position. */
+    float h00 = h[i00], h10 = h[i00 + 1], h01 = h[i00 + w], h11 = h[i00 + w + 1];
+    float gx = (h10 - h00) * (1 - fy) + (h11 - h01) * fy;
+    float gy = (h01 - h00) * (1 - fx) + (h11 - h10) * fx;
+    float hold = (h00 * (1 - fx) + h10 * fx) * (1 - fy) + (h01 * (1 - fx) + h11 * fx) * fy;
+
+    /* Inertia: the new direction leans on the old one. */
+    dx = dx * c->inertia - gx * c->grad_k;
+    dy = dy * c->inertia - gy * c->grad_k;
+    float len2 = dx * dx + dy * dy;
+    if (!(len2 > DIR_TINY)) {
+        lague_end(c, s, acc);
+        return 1;
+    }
+    float inv = 1.0f / sqrtf(len2);
+    dx *= inv;
+    dy *= inv;
+
+    /* Move one cell; stop off the map, past the reach bound (never reached
+     * in exact arithmetic: it guards the tile argument against rounding) or
+     * on a wall. */
+    float nlx = lx + dx, nly = ly + dy;
+    int kx2 = (int)nlx, ky2 = (int)nly;
+    int jx = s->bx + kx2, jy = s->by + ky2;
+    if (!(jx >= 0 && jx < W - 1 && jy >= 0 && jy < H - 1)) {
+        acc->left_map += (double)sed;
+        acc->water_left += (double)water;
+        s->sed = 0;
+        lague_flush_flow(c, s);
+        return 1;
+    }
+    if (fabsf(nlx - s->lx0) > lim || fabsf(nly - s->ly0) > lim) {
+        lague_end(c, s, acc);
+        return 1;
+    }
+    size_t j00 = (size_t)jy * w + (size_t)jx;
+    if (c->wall && (c->wall[j00] | c->wall[j00 + 1] | c->wall[j00 + w] | c->wall[j00 + w + 1])) {
+        lague_end(c, s, acc);
+        return 1;
+    }
+    float gx2 = nlx - (float)kx2, gy2 = nly - (float)ky2;
+    float hnew = (h[j00] * (1 - gx2) + h[j00 + 1] * gx2) * (1 - gy2) +
+                 (h[j00 + w] * (1 - gx2) + h[j00 + w + 1] * gx2) * gy2;
+    float dh = hnew - hold;
+
+    /* Capacity: Lague's max(-dh v w K, min) or Beyer's max(-dh, min_slope) v w K. */
+    float cap = c->min_slope > 0 ? er_maxf(-dh, c->min_slope) * speed * water * c->cap_k
+                                 : er_maxf(-dh * speed * water * c->cap_k, c->min_cap);
+    if (dh > 0 || sed > cap) {
+        /* Uphill: fill the pit behind, at most dh; else drop a part of the
+         * excess.  Onto the four nodes around the old position. */
+        float amount = dh > 0 ? er_minf(dh, sed) : (sed - cap) * c->deposit_speed;
+        amount = er_minf(amount, sed);
+        sed -= amount;
+        acc->deposited += (double)amount;
+        deposit_bilinear(c, i00, fx, fy, amount);
+    } else {
+        /* Never more than the height difference, so the droplet does not
+         * dig a pit below its next position. */
+        float amount = er_minf((cap - sed) * c->erode_speed, -dh);
+        if (amount > 0) {
+            brush_apply(c, cx, cy, amount);
+            sed += amount;
+            acc->eroded += (double)amount;
+        }
+    }
+    s->speed = sqrtf(er_maxf(0.0f, speed * speed - dh * c->gravity));
+    s->water = water * c->keep_water;
+    s->sed = sed;
+    s->dx = dx;
+    s->dy = dy;
+    s->lx = nlx;
+    s->ly = nly;
+    return 0;
+}
+
+void er_lague_droplet(const er_dctx *c, double x, double y, size_t *trail, er_dacc *acc)
+{
+    er_lague_state s;
+    er_lague_begin(c, &s, x, y, trail);
+    while (!er_lague_step(c, &s, acc))
+        ;
+}
+
+/* ---------------------------------------------------------------------
+ * Driver
+ * --------------------------------------------------------------------- */
+
+/* How far (per axis, in cells) any cell a droplet reads or writes can be
+ * from its start: Lague moves one cell a step for `lifetime` steps, the
+ * brush reaches radius - 1 around the nearest node (+0.5) and a bilinear
+ * read one node further; the particle reads a 3x3 stencil around cells at
+ * most max_distance from its start cell.  The +2 terms are the bounds of
+ * DESIGN.md §5 (a cell of margin included). */
+static int64_t droplet_reach(const er_droplet_params *d)
+{
+    if (d->variant == ER_DROPLET_MASS_TRANSFER)
+        return d->mt_max_distance + 2 + 1;
+    return d->lifetime + d->radius + 2;
+}
+
+static er_status check_params(const er_droplet_params *d, er_error *err)
+{
+    if (d->variant != ER_DROPLET_LAGUE && d->variant != ER_DROPLET_MASS_TRANSFER)
+        return er_fail(err, ER_EINVAL, "droplet.variant: unknown variant %d", (int)d->variant);
+    if (d->count < -1)
+        return er_fail(err, ER_EINVAL, "droplet.count: %lld is negative", (long long)d->count);
+    if (d->count == -1 && !(d->per_cell >= 0 && d->per_cell <= 1e6))
+        return er_fail(err, ER_EINVAL, "droplet.per_cell: %g is not in [0, 1e6]", d->per_cell);
+    if (!(d->height_unit >= 0 && isfinite(d->height_unit)))
+        return er_fail(err, ER_EINVAL, "droplet.height_unit: %g is not a positive number",
+                       d->height_unit);
+    if (d->tile_size < 0 || d->tile_size > INT_MAX / 4)
+        return er_fail(err, ER_EINVAL, "droplet.tile_size: %lld is out of range",
+                       (long long)d->tile_size);
+    if (d->batch_size < 0 || d->batch_size > INT_MAX / 4)
+        return er_fail(err, ER_EINVAL, "droplet.batch_size: %lld is out of range",
+                       (long long)d->batch_size);
+    if (d->variant == ER_DROPLET_LAGUE) {
+        if (d->radius < 1 || d->radius > 64)
+            return er_fail(err, ER_EINVAL, "droplet.radius: %lld is not in [1, 64]",
+                           (long long)d->radius);
+        if (d->lifetime < 1 || d->lifetime > 100000)
+            return er_fail(err, ER_EINVAL, "droplet.lifetime: %lld is not in [1, 100000]",
+                           (long long)d->lifetime);
+        if (!(d->inertia >= 0 && d->inertia <= 1))
+            return er_fail(err, ER_EINVAL, "droplet.inertia: %g is not in [0, 1]", d->inertia);
+        const double v[] = {d->capacity, d->min_capacity, d->min_slope, d->erode_speed,
+                            d->deposit_speed, d->evaporate_speed, d->gravity,
+                            d->initial_water, d->initial_speed};
+        const char *name[] = {"capacity", "min_capacity", "min_slope", "erode_speed",
+                              "deposit_speed", "evaporate_speed", "gravity",
+                              "initial_water", "initial_speed"};
+        for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+            if (!(v[i] >= 0 && v[i] <= 1e6))
+                return er_fail(err, ER_EINVAL, "droplet.%s: %g is not in [0, 1e6]", name[i], v[i]);
+    } else {
+        if (d->mt_max_distance < 1 || d->mt_max_distance > 100000)
+            return er_fail(err, ER_EINVAL,
+                           "droplet.mass_transfer.max_distance: %lld is not in [1, 100000]",
+                           (long long)d->mt_max_distance);
+        if (!(d->mt_dt > 0 && d->mt_dt <= 100))
+            return er_fail(err, ER_EINVAL, "droplet.mass_transfer.dt: %g is not in (0, 100]",
+                           d->mt_dt);
+        if (!(d->mt_density > 0 && d->mt_density <= 1e6))
+            return er_fail(err, ER_EINVAL,
+                           "droplet.mass_transfer.density: %g is not in (0, 1e6]", d->mt_density);
+        if (!(d->mt_min_volume > 0 && d->mt_min_volume < 1))
+            return er_fail(err, ER_EINVAL,
+                           "droplet.mass_transfer.min_volume: %g is not in (0, 1)",
+                           d->mt_min_volume);
+        const double v[] = {d->mt_friction, d->mt_deposition_rate, d->mt_evaporation_rate};
+        const char *name[] = {"friction", "deposition_rate", "evaporation_rate"};
+        for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+            if (!(v[i] >= 0 && v[i] <= 1e6))
+                return er_fail(err, ER_EINVAL, "droplet.mass_transfer.%s: %g is not in [0, 1e6]",
+                               name[i], v[i]);
+    }
+    return ER_OK;
+}
+
+/* The tile side to use, or ER_EINVAL for one below the safe bound. */
+static er_status tile_side(const er_droplet_params *d, int64_t *out, er_error *err)
+{
+    int64_t safe = er_tile_safe_size(droplet_reach(d));
+    if (d->tile_size == 0) {
+        *out = safe;
+        return ER_OK;
+    }
+    if (d->tile_size < safe) {
+        if (d->variant == ER_DROPLET_MASS_TRANSFER)
+            return er_fail(err, ER_EINVAL,
+                           "droplet.tile_size: %lld is below the safe bound %lld for "
+                           "mass_transfer.max_distance %lld",
+                           (long long)d->tile_size, (long long)safe,
+                           (long long)d->mt_max_distance);
+        return er_fail(err, ER_EINVAL,
+                       "droplet.tile_size: %lld is below the safe bound %lld for lifetime "
+                       "%lld and radius %lld",
+                       (long long)d->tile_size, (long long)safe, (long long)d->lifetime,
+                       (long long)d->radius);
+    }
+    *out = d->tile_size;
+    return ER_OK;
+}
+
+/* Sum of valid heights in row order, and their range. */
+static void terrain_stats(const er_terrain *t, double *sum, float *lo, float *hi, size_t *valid,
+                          size_t *bad)
+{
+    size_t n = (size_t)t->width * (size_t)t->height;
+    double s = 0;
+    float mn = INFINITY, mx = -INFINITY;
+    size_t v = 0;
+    *bad = SIZE_MAX;
+    for (size_t i = 0; i < n; i++) {
+        if (t->wall && t->wall[i])
+            continue;
+        float z = t->elevation[i];
+        if (!isfinite(z)) {
+            if (*bad == SIZE_MAX)
+                *bad = i;
+            continue;
+        }
+        s += (double)z;
+        mn = fminf(mn, z);
+        mx = fmaxf(mx, z);
+        v++;
+    }
+    *sum = s;
+    *lo = mn;
+    *hi = mx;
+    *valid = v;
+}
+
+/* The clean mask: 1 where the (2a+1)^2 window around a cell lies in the map
+ * and holds no wall.  A row pass then a column pass of running wall counts;
+ * `run` has room for width ints. */
+static void build_clean(const er_terrain *t, int a, uint8_t *clean, int *run)
+{
+    const int W = t->width, H = t->height;
+    const size_t w = (size_t)W;
+    /* Rows: clean[x] = no wall in [x - a, x + a] of this row, all in the map. */
+    for (int y = 0; y < H; y++) {
+        const uint8_t *wr = t->wall + (size_t)y * w;
+        uint8_t *cr = clean + (size_t)y * w;
+        int cnt = 0;
+        for (int x = 0; x < W && x < a; x++)
+            cnt += wr[x];
+        for (int x = 0; x < W; x++) {
+            if (x + a < W)
+                cnt += wr[x + a];
+            if (x - a - 1 >= 0)
+                cnt -= wr[x - a - 1];
+            cr[x] = (uint8_t)(cnt == 0 && x - a >= 0 && x + a < W);
+        }
+    }
+    /* Columns: a cell is clean when the row results of rows y-a..y+a are
+     * all 1.  Bit 0 keeps the row result (still needed by the window's
+     * trailing edge), bit 1 receives the answer. */
+    for (int x = 0; x < W; x++)
+        run[x] = 0;
+    for (int y = 0; y < H + a; y++) {
+        /* run[x] counts row results of 0 among rows y-2a..y. */
+        for (int x = 0; x < W; x++) {
+            if (y < H)
+                run[x] += !(clean[(size_t)y * w + (size_t)x] & 1);
+            if (y - 2 * a - 1 >= 0)
+                run[x] -= !(clean[(size_t)(y - 2 * a - 1) * w + (size_t)x] & 1);
+        }
+        int yc = y - a;
+        if (yc < 0)
+            continue;
+        int rows_in = yc - a >= 0 && yc + a < H;
+        for (int x = 0; x < W; x++) {
+            uint8_t *q = clean + (size_t)yc * w + (size_t)x;
+            *q = (uint8_t)(*q | ((rows_in && run[x] == 0) << 1));
+        }
+    }
+    size_t n = w * (size_t)H;
+    for (size_t i = 0; i < n; i++)
+        clean[i] = (uint8_t)(clean[i] >> 1);
+}
+
+/* Brush weights 1 - dist/r for taps with dist < r, normalised to sum 1
+ * (Lague), on a (2r-1)^2 square with zeros outside the disc so the
+ * interior path runs over whole rows with no per-tap branch.  sqrt only
+ * here, once per run. */
+static float *make_brush(int r)
+{
+    int side = 2 * r - 1;
+    float *bw = malloc((size_t)side * (size_t)side * sizeof *bw);
+    if (!bw)
+        return NULL;
+    double sum = 0;
+    for (int j = 0; j < side; j++)
+        for (int i = 0; i < side; i++) {
+            double dx = i - (r - 1), dy = j - (r - 1), dist = sqrt(dx * dx + dy * dy);
+            sum += dist < r ? 1.0 - dist / r : 0.0;
+        }
+    for (int j = 0; j < side; j++)
+        for (int i = 0; i < side; i++) {
+            double dx = i - (r - 1), dy = j - (r - 1), dist = sqrt(dx * dx + dy * dy);
+            bw[j * side + i] = (float)(dist < r ? (1.0 - dist / r) / sum : 0.0);
+        }
+    return bw;
+}
+
+/* Start position of droplet `id`: one draw of (seed, ER_STREAM_DROPLET_START,
+ * id), high half for x and low half for y, scaled to [0, W-1) x [0, H-1)
+ * (Lague: node coordinates, the four nodes around it in the map) or
+ * [0, W) x [0, H) (particle: cell coordinates).  A start on a wall draws
+ * again from the previous draw (a pure function of the same key), up to
+ * ER_START_TRIES times; returns 0 when every try hit a wall. */
+static int droplet_start(const er_dctx *c, uint64_t seed, int64_t id, double *px, double *py)
+{
+    const size_t w = (size_t)c->width;
+    int lague = c->variant == ER_DROPLET_LAGUE;
+    double sx = lague ? c->width - 1 : c->width, sy = lague ? c->height - 1 : c->height;
+    if (sx <= 0 || sy <= 0)
+        return 0;
+    uint64_t r = er_rng_u64(seed, ER_STREAM_DROPLET_START, (uint64_t)id);
+    for (int k = 0; k < ER_START_TRIES; k++) {
+        double x = (double)(r >> 32) * (1.0 / 4294967296.0) * sx;
+        double y = (double)(r & UINT64_C(0xffffffff)) * (1.0 / 4294967296.0) * sy;
+        size_t i = (size_t)(int)y * w + (size_t)(int)x;
+        if (!c->wall || (lague ? !(c->wall[i] | c->wall[i + 1] | c->wall[i + w] | c->wall[i + w + 1])
+                               : !c->wall[i])) {
+            *px = x;
+            *py = y;
+            return 1;
+        }
+        r = er_rng_u64(r, ER_STREAM_DROPLET_START, (uint64_t)id);
+    }
+    return 0;
+}
+
+static void run_one(const er_dctx *c, uint64_t seed, int64_t id, size_t *trail, er_dacc *acc)
+{
+    double x, y;
+    if (!droplet_start(c, seed, id, &x, &y))
+        return;
+    if (c->variant == ER_DROPLET_LAGUE)
+        er_lague_droplet(c, x, y, trail, acc);
+    else
+        er_particle_run(c, x, y, acc);
+}
+
+/* Steps until a particle's volume falls below min_volume by evaporation
+ * alone, counted with the same float products the kernel forms (no log),
+ * plus one; ER_MT_MAX_STEPS when that never happens. */
+static int64_t particle_max_steps(float keep, float min_volume)
+{
+    if (!(keep < 1.0f))
+        return ER_MT_MAX_STEPS;
+    float v = 1.0f;
+    int64_t n = 0;
+    while (v >= min_volume && n < ER_MT_MAX_STEPS) {
+        v *= keep;
+        n++;
+    }
+    return n + 1 < ER_MT_MAX_STEPS ? n + 1 : ER_MT_MAX_STEPS;
+}
+
+typedef struct run_state {
+    er_dctx ctx;
+    size_t *trail;            /* the sequential runs' trail scratch */
+    float *brush;
+    uint8_t *clean;
+    int64_t count;
+    double before;
+    size_t cells;
+} run_state;
+
+static void run_state_free(run_state *s)
+{
+    free(s->trail);
+    free(s->brush);
+    free(s->clean);
+}
+
+/* Validates, measures the terrain, zeroes the layers and fills the context. */
+static er_status run_setup(const er_params *p, er_terrain *t, er_layers *layers, run_state *s,
+                           er_error *err)
+{
+    const er_droplet_params *d = &p->droplet;
+    memset(s, 0, sizeof *s);
+    er_status st = check_params(d, err);
+    if (st)
+        return st;
+    if (t->width < 1 || t->height < 1 || !t->elevation)
+        return er_fail(err, ER_EINVAL, "droplet: empty terrain");
+    s->cells = (size_t)t->width * (size_t)t->height;
+
+    float lo, hi;
+    size_t valid, bad;
+    terrain_stats(t, &s->before, &lo, &hi, &valid, &bad);
+    if (bad != SIZE_MAX)
+        return er_fail(err, ER_EINVAL, "terrain: non-finite height at cell (%zu, %zu)",
+                       bad % (size_t)t->width, bad / (size_t)t->width);
+    s->count = d->count >= 0 ? d->count : (int64_t)(d->per_cell * (double)valid + 0.5);
+
+    /* The height unit: "relief" is the valid cells' max - min; a flat map
+     * (relief 0) moves no droplet whatever the unit, so 1 m stands in. */
+    double unit = d->height_unit;
+    if (unit == 0)
+        unit = valid > 0 && hi > lo ? (double)hi - (double)lo : 1.0;
+
+    if (layers && layers->water)
+        memset(layers->water, 0, s->cells * sizeof(float));
+    if (layers && layers->sediment)
+        memset(layers->sediment, 0, s->cells * sizeof(float));
+
+    er_dctx *c = &s->ctx;
+    c->width = t->width;
+    c->height = t->height;
+    c->height_m = t->elevation;
+    c->wall = t->wall;
+    c->flow = layers ? layers->water : NULL;
+    c->deposit = layers ? layers->sediment : NULL;
+    c->variant = d->variant;
+    c->reach = droplet_reach(d);
+
+    if (d->variant == ER_DROPLET_LAGUE) {
+        c->lifetime = (int)d->lifetime;
+        c->radius = (int)d->radius;
+        c->inertia = (float)d->inertia;
+        c->grad_k = (float)((1.0 - d->inertia) / unit);
+        c->cap_k = (float)d->capacity;
+        c->min_cap = (float)(d->min_capacity * unit);
+        c->min_slope = (float)(d->min_slope * unit);
+        c->erode_speed = (float)d->erode_speed;
+        c->deposit_speed = (float)d->deposit_speed;
+        c->keep_water = (float)(d->evaporate_speed < 1 ? 1.0 - d->evaporate_speed : 0.0);
+        c->gravity = (float)(d->gravity / unit);
+        c->init_water = (float)d->initial_water;
+        c->init_speed = (float)d->initial_speed;
+        c->brush_side = 2 * c->radius - 1;
+        c->clean_a = c->radius - 1;
+        s->brush = make_brush(c->radius);
+        if (!s->brush)
+            return er_fail(err, ER_ENOMEM, "droplet: out of memory for the brush");
+        c->brush_w = s->brush;
+        s->trail = malloc((size_t)c->lifetime * sizeof *s->trail);
+        if (!s->trail)
+            return er_fail(err, ER_ENOMEM, "droplet: out of memory");
+    } else {
+        double dt = d->mt_dt;
+        c->mt_dt = (float)dt;
+        c->mt_inv_density = (float)(1.0 / d->mt_density);
+        c->mt_friction_keep = (float)(dt * d->mt_friction < 1 ? 1.0 - dt * d->mt_friction : 0.0);
+        c->mt_rate = (float)(dt * d->mt_deposition_rate);
+        c->mt_evap_keep =
+            (float)(dt * d->mt_evaporation_rate < 1 ? 1.0 - dt * d->mt_evaporation_rate : 0.0);
+        c->mt_min_volume = (float)d->mt_min_volume;
+        c->mt_vscale = (float)(ER_MT_HEIGHT_SCALE / unit);
+        c->mt_max_distance = (int)d->mt_max_distance;
+        c->mt_max_steps = particle_max_steps(c->mt_evap_keep, c->mt_min_volume);
+        c->clean_a = 1;
+    }
+
+    if (t->wall) {
+        int *run = malloc((size_t)t->width * sizeof *run);
+        s->clean = malloc(s->cells);
+        if (!run || !s->clean) {
+            free(run);
+            return er_fail(err, ER_ENOMEM, "droplet: out of memory for the wall mask");
+        }
+        build_clean(t, c->clean_a, s->clean, run);
+        free(run);
+        c->clean = s->clean;
+    }
+    return ER_OK;
+}
+
+static void fill_budget(const run_state *s, const er_terrain *t, const er_dacc *sum,
+                        er_budget *budget)
+{
+    if (!budget)
+        return;
+    double after;
+    float lo, hi;
+    size_t valid, bad;
+    terrain_stats(t, &after, &lo, &hi, &valid, &bad);
+    memset(budget, 0, sizeof *budget);
+    budget->material_before = s->before;
+    budget->material_after = after;
+    budget->left_map = sum->left_map;
+    budget->eroded = sum->eroded;
+    budget->deposited = sum->deposited;
+    budget->water_left = sum->water_left;
+    budget->substeps = sum->steps;
+    double denom = fabs(s->before) > 1e-300 ? fabs(s->before) : 1e-300;
+    budget->rel_error = fabs(s->before - after - sum->left_map) / denom;
+}
+
+static void acc_add(er_dacc *a, const er_dacc *b)
+{
+    a->eroded += b->eroded;
+    a->deposited += b->deposited;
+    a->left_map += b->left_map;
+    a->water_left += b->water_left;
+    a->steps += b->steps;
+}
+
+static int64_t auto_batch(const er_droplet_params *d, int width, int height, int64_t size)
+{
+    if (d->batch_size > 0)
+        return d->batch_size;
+    int64_t tiles = ((width + size - 1) / size) * ((height + size - 1) / size);
+    int64_t b = tiles * BATCH_PER_TILE;
+    return b < BATCH_MIN ? BATCH_MIN : b;
+}
+
+static double water_per_droplet(const er_droplet_params *d)
+{
+    return d->variant == ER_DROPLET_LAGUE ? d->initial_water : 1.0;
+}
+
+/* Runs droplets lo..hi-1 in index order (the single-tile case). */
+static void run_range(const run_state *s, uint64_t seed, int64_t lo, int64_t hi, er_dacc *acc)
+{
+    for (int64_t id = lo; id < hi; id++)
+        run_one(&s->ctx, seed, id, s->trail, acc);
+}
+
+static er_status run_sequential(const er_params *p, const run_state *s, int64_t batch,
+                                const er_run_ctl *ctl, er_dacc *sum)
+{
+    for (int64_t lo = 0; lo < s->count; lo += batch) {
+        int64_t hi = s->count - lo > batch ? lo + batch : s->count;
+        er_dacc acc = {0};
+        run_range(s, p->seed, lo, hi, &acc);
+        acc_add(sum, &acc);
+        if (ctl && ctl->progress && ctl->progress(ctl->user, (double)hi / (double)s->count))
+            return ER_ECANCELED;
+    }
+    return ER_OK;
+}
+
+er_status er_droplet_run_serial(const er_params *p, er_terrain *t, er_layers *layers,
+                                const er_run_ctl *ctl, er_budget *budget, er_error *err)
+{
+    run_state s;
+    er_status st = run_setup(p, t, layers, &s, err);
+    if (st) {
+        run_state_free(&s);
+        return st;
+    }
+    er_dacc sum = {0};
+    int64_t size = er_tile_safe_size(s.ctx.reach);
+    st = run_sequential(p, &s, auto_batch(&p->droplet, t->width, t->height, size), ctl, &sum);
+    fill_budget(&s, t, &sum, budget);
+    if (budget) {
+        budget->work_done = s.count;
+        budget->water_added = (double)s.count * water_per_droplet(&p->droplet);
+    }
+    run_state_free(&s);
+    if (st == ER_ECANCELED)
+        er_fail(err, st, "droplet: interrupted");
+    return st;
+}
+
+/* One batch, bucketed by tile (see er_tiling_bucket). */
+typedef struct batch_view {
+    const double *sx, *sy;    /* [cells] start positions by batch index */
+    const int *ok;            /* 1 = the droplet found a valid start */
+    const int *order, *start; /* droplets of tile k: order[start[k] .. start[k+1]) */
+    const int *colour_tiles;  /* non-empty tiles by colour */
+    er_dacc *tacc;            /* per-tile sums, written by the tile's runner */
+} batch_view;
+
+/* Droplets in flight per thread.  A droplet step is one long chain of
+ * dependent operations (read heights, turn, move, read, erode, and the
+ * next step reads what this one wrote), so one droplet leaves most of a
+ * core idle; stepping droplets of LANES different tiles in turn lets the
+ * core overlap their chains.  Tiles of one colour share no cell, so the
+ * interleaving changes no result. */
+#define LANES 2
+
+typedef struct lane {
+    size_t *trail;            /* this lane's trail scratch */
+    int tile;                 /* -1 = idle */
+    int j;                    /* position in the tile's droplet list */
+    er_lague_state st;
+    er_dacc acc;
+} lane;
+
+static int grab_tile(int *next)
+{
+    int k;
+#ifdef _OPENMP
+    ER_PRAGMA(omp atomic capture)
+#endif
+    k = (*next)++;
+    return k;
+}
+
+/* Starts the lane's next droplet: the next one with a valid start in its
+ * tile, else the first of the next unclaimed tile of this colour (storing
+ * the finished tile's sums).  Returns 0 when no tile is left. */
+static int lane_next(const er_dctx *c, const batch_view *bv, lane *ln, int *next, int k1)
+{
+    for (;;) {
+        if (ln->tile >= 0) {
+            for (; ln->j < bv->start[ln->tile + 1]; ln->j++) {
+                int i = bv->order[ln->j];
+                if (bv->ok[i]) {
+                    er_lague_begin(c, &ln->st, bv->sx[i], bv->sy[i], ln->trail);
+                    ln->j++;
+                    return 1;
+                }
+            }
+            bv->tacc[ln->tile] = ln->acc;
+        }
+        int k = grab_tile(next);
+        if (k >= k1) {
+            ln->tile = -1;
+            return 0;
+        }
+        ln->tile = bv->colour_tiles[k];
+        ln->j = bv->start[ln->tile];
+        memset(&ln->acc, 0, sizeof ln->acc);
+    }
+}
+
+/* Runs the tiles colour_tiles[k0 .. k1) of one colour in parallel, each
+ * tile's droplets in index order. */
+static void run_colour(const er_dctx *c, const batch_view *bv, size_t *trails, int k0, int k1)
+{
+    int next = k0;
+    if (c->variant != ER_DROPLET_LAGUE) {
+        ER_OMP_FOR_DYNAMIC()
+        for (int k = k0; k < k1; k++) {
+            int tile = bv->colour_tiles[k];
+            er_dacc acc = {0};
+            for (int j = bv->start[tile]; j < bv->start[tile + 1]; j++) {
+                int i = bv->order[j];
+                if (bv->ok[i])
+                    er_particle_run(c, bv->sx[i], bv->sy[i], &acc);
+            }
+            bv->tacc[tile] = acc;
+        }
+        return;
+    }
+    ER_OMP_PARALLEL(shared(next))
+    {
+        lane ln[LANES];
+        int active = 0;
+        for (int l = 0; l < LANES; l++) {
+            ln[l].trail = trails + ((size_t)er_thread_id() * LANES + (size_t)l) * (size_t)c->lifetime;
+            ln[l].tile = -1;
+            active += lane_next(c, bv, &ln[l], &next, k1);
+        }
+        while (active > 0)
+            for (int l = 0; l < LANES; l++)
+                if (ln[l].tile >= 0 && er_lague_step(c, &ln[l].st, &ln[l].acc) &&
+                    !lane_next(c, bv, &ln[l], &next, k1))
+                    active--;
+    }
+}
+
+/*
+ * The tile-coloured schedule of DESIGN.md §5.  Per batch: start positions
+ * and tile ids (pure functions of (seed, id)), a stable counting sort by
+ * tile, then the four colours in turn, each colour's tiles in parallel and
+ * each tile's droplets in index order.  Every tile sums into its own
+ * accumulator; the batch adds them up in tile order, so the budget is the
+ * same for any thread count too.
+ */
+static er_status run_tiled(const er_params *p, run_state *s, int size, int64_t batch,
+                           const er_run_ctl *ctl, er_dacc *sum, er_error *err)
+{
+    const er_dctx *c = &s->ctx;
+    int64_t max_tiles = er_tiling_max_tiles(c->width, c->height, size);
+    if (batch > s->count)
+        batch = s->count;
+    if (max_tiles > INT_MAX / 2 || batch > INT_MAX / 2)
+        return er_fail(err, ER_ENOMEM, "droplet: too many tiles or droplets per batch");
+    int nb = (int)batch, mt = (int)max_tiles;
+    double *sx = malloc((size_t)nb * sizeof *sx), *sy = malloc((size_t)nb * sizeof *sy);
+    int *ok = malloc((size_t)nb * sizeof *ok), *tile_of = malloc((size_t)nb * sizeof *tile_of);
+    int *order = malloc((size_t)nb * sizeof *order);
+    int *start = malloc(((size_t)mt + 1) * sizeof *start);
+    int *colour_tiles = malloc((size_t)mt * sizeof *colour_tiles);
+    er_dacc *tacc = malloc((size_t)mt * sizeof *tacc);
+    /* Per-thread lane scratch, allocated before any parallel region. */
+    size_t nthreads = (size_t)er_thread_count();
+    size_t *trails = malloc(nthreads * LANES * (size_t)(c->lifetime > 0 ? c->lifetime : 1) *
+                            sizeof *trails);
+    er_status st = ER_OK;
+    if (!sx || !sy || !ok || !tile_of || !order || !start || !colour_tiles || !tacc || !trails) {
+        st = er_fail(err, ER_ENOMEM, "droplet: out of memory for a batch of %d droplets", nb);
+        goto done;
+    }
+
+    for (int64_t lo = 0, b = 0; lo < s->count; lo += batch, b++) {
+        int n = (int)(s->count - lo > batch ? batch : s->count - lo);
+        er_tiling tl;
+        er_tiling_init(&tl, c->width, c->height, size, p->seed, (uint64_t)b);
+
+        ER_OMP_FOR()
+        for (int i = 0; i < n; i++) {
+            ok[i] = droplet_start(c, p->seed, lo + i, &sx[i], &sy[i]);
+            /* A droplet with no valid start runs nowhere; any tile will do. */
+            tile_of[i] = ok[i] ? er_tiling_tile(&tl, (int)sx[i], (int)sy[i]) : 0;
+        }
+        int colour_start[5];
+        er_tiling_bucket(&tl, n, tile_of, start, order, colour_tiles, colour_start);
+        int nt = er_tiling_count(&tl);
+        memset(tacc, 0, (size_t)nt * sizeof *tacc);
+
+        batch_view bv = {sx, sy, ok, order, start, colour_tiles, tacc};
+        for (int col = 0; col < 4; col++)
+            run_colour(c, &bv, trails, colour_start[col], colour_start[col + 1]);
+        for (int k = 0; k < nt; k++)
+            acc_add(sum, &tacc[k]);
+        if (ctl && ctl->progress &&
+            ctl->progress(ctl->user, (double)(lo + n) / (double)s->count)) {
+            st = er_fail(err, ER_ECANCELED, "droplet: interrupted");
+            goto done;
+        }
+    }
+done:
+    free(sx);
+    free(sy);
+    free(ok);
+    free(tile_of);
+    free(order);
+    free(start);
+    free(colour_tiles);
+    free(tacc);
+    free(trails);
+    return st;
+}
+
+er_status er_droplet_run(const er_params *p, er_terrain *t, er_layers *layers,
+                         const er_run_ctl *ctl, er_budget *budget, er_error *err)
+{
+    int64_t size = 0;
+    er_status st = check_params(&p->droplet, err);
+    if (st)
+        return st;
+    st = tile_side(&p->droplet, &size, err);
+    if (st)
+        return st;
+    run_state s;
+    st = run_setup(p, t, layers, &s, err);
+    if (st) {
+        run_state_free(&s);
+        return st;
+    }
+    er_dacc sum = {0};
+    int64_t batch = auto_batch(&p->droplet, t->width, t->height, size);
+    if (s.count == 0)
+        st = ER_OK;
+    else if (er_tiling_is_single(t->width, t->height, (int)size))
+        st = run_sequential(p, &s, batch, ctl, &sum);
+    else
+        st = run_tiled(p, &s, (int)size, batch, ctl, &sum, err);
+    if (st == ER_ECANCELED)
+        er_fail(err, st, "droplet: interrupted");
+    fill_budget(&s, t, &sum, budget);
+    if (budget) {
+        budget->work_done = s.count;
+        budget->water_added = (double)s.count * water_per_droplet(&p->droplet);
+    }
+    run_state_free(&s);
+    return st;
+}
+
+size_t er_droplet_bytes_per_cell(const er_params *p)
+{
+    /* The clean mask, one byte a cell, on maps with walls.  Batches and
+     * tiles take memory per droplet and per tile, not per cell. */
+    (void)p;
+    return 1;
+}

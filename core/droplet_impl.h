@@ -1,0 +1,124 @@
+/*
+ * Droplet kernels and the context they share.  Private to core/ (and the
+ * unit tests and benchmark, which use er_droplet_run_serial as the
+ * sequential reference).
+ *
+ * Units: the kernels work on the terrain in metres, in place.  The height
+ * unit U of DESIGN.md §3 (heights divided by U, so that Lague's constants
+ * behave on any DEM as in his demo) is folded into the few constants that
+ * are not linear in height (er_dctx below): a formula evaluated on h / U and
+ * multiplied by U again is the same formula on h with those constants.
+ */
+#ifndef ER_DROPLET_IMPL_H
+#define ER_DROPLET_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+
+/* The mass-transfer normal (seed 001) measures slopes as height differences
+ * per cell; heights in height units are multiplied by this vertical scale
+ * first (seed 001's height_scale, for which it gives no value).  With the
+ * default "relief" unit a map's relief then spans 64 cell widths, about
+ * what McDonald's demo terrain (seed 002: heights 0..1 on 256^2) has; with
+ * heights in relief units alone a particle on a 1024^2 DEM sees slopes of
+ * a few thousandths and hardly moves.  A constant, not a recipe value, so
+ * tiles of one map agree. */
+#define ER_MT_HEIGHT_SCALE 64.0
+
+/* Backstop on mass-transfer steps when evaporation alone does not end a
+ * particle (evaporation_rate == 0). */
+#define ER_MT_MAX_STEPS 100000
+
+/* Start-position retries on walls before a droplet is given up. */
+#define ER_START_TRIES 32
+
+/* min and max without libm's NaN handling (a call each under
+ * -fno-fast-math); arguments here are never NaN. */
+static inline float er_minf(float a, float b) { return a < b ? a : b; }
+static inline float er_maxf(float a, float b) { return a > b ? a : b; }
+
+/* Everything a kernel needs; read-only while droplets run. */
+typedef struct er_dctx {
+    int width, height;
+    float *height_m;          /* [m] terrain, updated in place */
+    const uint8_t *wall;      /* 1 = wall; NULL = none */
+    const uint8_t *clean;     /* 1 = the (2a+1)^2 window around the cell is in the
+                                 map and wall-free; NULL when there are no walls */
+    int clean_a;              /* a above [cells] */
+    float *flow;              /* [water] per cell; NULL = not wanted */
+    float *deposit;           /* [m] deposited per cell; NULL = not wanted */
+    er_droplet_variant variant;
+    int64_t reach;            /* [cells] farthest a droplet gets from its start, per axis */
+
+    /* Lague/Beyer, constants already in metres (U folded in) */
+    int lifetime;
+    int radius;
+    float inertia;
+    float grad_k;             /* (1 - inertia) / U: gradient [m/cell] -> [U/cell] */
+    float cap_k;              /* capacity factor Kcap */
+    float min_cap;            /* [m] min_capacity * U */
+    float min_slope;          /* [m] min_slope * U; 0 = Lague's capacity form */
+    float erode_speed, deposit_speed;
+    float keep_water;         /* 1 - evaporate_speed, clamped to [0, 1] */
+    float gravity;            /* [1/m] gravity / U: v^2 - dh * gravity */
+    float init_water, init_speed;
+    int brush_side;           /* 2 * radius - 1 */
+    const float *brush_w;     /* brush_side^2 weights (0 outside the disc), sum 1 */
+
+    /* mass transfer (seeds 001/002) */
+    float mt_dt, mt_inv_density, mt_friction_keep, mt_rate, mt_evap_keep, mt_min_volume;
+    float mt_vscale;          /* [1/m] ER_MT_HEIGHT_SCALE / U */
+    int64_t mt_max_steps;
+    int mt_max_distance;
+} er_dctx;
+
+/* Per-tile (or per-run) sums; doubles added in a fixed order. */
+typedef struct er_dacc {
+    double eroded, deposited, left_map, water_left;
+    int64_t steps;
+} er_dacc;
+
+/* A Lague/Beyer droplet in flight. */
+typedef struct er_lague_state {
+    int bx, by;           /* base node: position = (bx + lx, by + ly) */
+    float lx, ly;         /* [cells] position relative to the base node */
+    float lx0, ly0;       /* [cells] start, relative to the base node */
+    float dx, dy;         /* direction, unit length (0 at the start) */
+    float speed, water;
+    float sed;            /* [m] sediment carried */
+    int it;               /* steps taken */
+    size_t *trail;        /* cell of each step (lifetime entries), for the flow layer */
+} er_lague_state;
+
+/* Starts a droplet at (x, y) (node coordinates, the four nodes around it
+ * valid); trail is scratch for c->lifetime cell indices, owned by the
+ * caller and used until the droplet ends. */
+void er_lague_begin(const er_dctx *c, er_lague_state *s, double x, double y, size_t *trail);
+
+/* Runs one step of the droplet and adds its effects to *acc; returns 1 when
+ * the droplet has ended (what it carried dropped, or counted in
+ * acc->left_map), 0 otherwise.  Droplets that touch no common cell may be
+ * stepped in any interleaving with the same results. */
+int er_lague_step(const er_dctx *c, er_lague_state *s, er_dacc *acc);
+
+/* Runs one Lague/Beyer droplet from (x, y) (node coordinates, the four
+ * nodes around it valid) and adds its effects to *acc; trail as for
+ * er_lague_begin. */
+void er_lague_droplet(const er_dctx *c, double x, double y, size_t *trail, er_dacc *acc);
+
+/* Runs one mass-transfer particle from (x, y) (cell coordinates, its cell
+ * valid) and adds its effects to *acc. */
+void er_particle_run(const er_dctx *c, double x, double y, er_dacc *acc);
+
+/*
+ * The sequential reference: the same droplets as er_droplet_run, run one
+ * after another in index order with no tiling (what er_droplet_run does on
+ * a map smaller than two tiles).  Same contract as er_droplet_run, except
+ * that droplet.tile_size is not checked.  Single-threaded.
+ */
+er_status er_droplet_run_serial(const er_params *p, er_terrain *t, er_layers *layers,
+                                const er_run_ctl *ctl, er_budget *budget, er_error *err);
+
+#endif

@@ -1,0 +1,162 @@
+/*
+ * Droplet benchmark: the default droplet recipe (Lague variant) on a
+ * synthetic 1024^2 fBm terrain scaled to 0..1, one million droplets, run
+ *   - as a plain sequential loop over the droplets in index order (no
+ *     tiling: er_droplet_run_serial), the baseline;
+ *   - with the tile-coloured schedule on 1 and on 2 threads (er_droplet_run).
+ * One line per run, machine-readable:
+ *   bench=droplet size=1024 threads=2 droplets=1000000 seconds=...
+ *   droplets_per_s=... steps_per_s=... speedup_vs_sequential=... identical=yes
+ * identical= compares heights, flow and deposit with the 1-thread run
+ * (memcmp).  Usage: bench_droplet [size [droplets [max_threads]]].
+ * Peers for scale (one thread, 1024^2): Lague's CPU code 0.12M droplets/s,
+ * the fastest C peer 0.36M droplets/s.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../core/droplet_impl.h"
+#include "../core/parallel.h"
+#include "../core/rng.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Value noise: random lattice values, smoothstep-blended, 8 octaves, each
+ * half the size and amplitude of the one before, scaled to 0..1. */
+static void fbm(float *h, int n, uint64_t seed)
+{
+    for (int i = 0; i < n * n; i++)
+        h[i] = 0;
+    double amp = 1.0;
+    int cell = n / 4;
+    for (int oct = 0; oct < 8 && cell >= 1; oct++, amp *= 0.5, cell /= 2) {
+        int m = n / cell + 2;
+        for (int y = 0; y < n; y++)
+            for (int x = 0; x < n; x++) {
+                int gx = x / cell, gy = y / cell;
+                double fx = (double)(x % cell) / cell, fy = (double)(y % cell) / cell;
+                fx = fx * fx * (3 - 2 * fx);
+                fy = fy * fy * (3 - 2 * fy);
+                uint64_t base = (uint64_t)oct * (uint64_t)m * (uint64_t)m;
+                double v00 = er_rng_unit(seed, 99, base + (uint64_t)(gy * m + gx));
+                double v10 = er_rng_unit(seed, 99, base + (uint64_t)(gy * m + gx + 1));
+                double v01 = er_rng_unit(seed, 99, base + (uint64_t)((gy + 1) * m + gx));
+                double v11 = er_rng_unit(seed, 99, base + (uint64_t)((gy + 1) * m + gx + 1));
+                double v = (v00 * (1 - fx) + v10 * fx) * (1 - fy) + (v01 * (1 - fx) + v11 * fx) * fy;
+                h[y * n + x] += (float)(amp * v);
+            }
+    }
+    float lo = h[0], hi = h[0];
+    for (int i = 0; i < n * n; i++) {
+        lo = h[i] < lo ? h[i] : lo;
+        hi = h[i] > hi ? h[i] : hi;
+    }
+    for (int i = 0; i < n * n; i++)
+        h[i] = (h[i] - lo) / (hi - lo);
+}
+
+typedef struct result {
+    float *h, *flow, *dep;
+    double seconds;
+    er_budget budget;
+} result;
+
+static int run(const er_params *p, const float *h0, int n, int threads, int serial, result *r)
+{
+    size_t cells = (size_t)n * (size_t)n;
+    r->h = malloc(cells * sizeof(float));
+    r->flow = malloc(cells * sizeof(float));
+    r->dep = malloc(cells * sizeof(float));
+    if (!r->h || !r->flow || !r->dep)
+        return -1;
+    memcpy(r->h, h0, cells * sizeof(float));
+    er_terrain t = {n, n, r->h, NULL, 1.0, 1.0};
+    er_layers layers = {r->flow, r->dep};
+    er_error err = {""};
+#ifdef _OPENMP
+    omp_set_num_threads(threads);
+#else
+    (void)threads;
+#endif
+    double t0 = now();
+    er_status st = serial ? er_droplet_run_serial(p, &t, &layers, NULL, &r->budget, &err)
+                          : er_droplet_run(p, &t, &layers, NULL, &r->budget, &err);
+    r->seconds = now() - t0;
+    if (st) {
+        fprintf(stderr, "bench_droplet: %s\n", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static void report(const char *mode, int n, int threads, const result *r, double base,
+                   const result *ref)
+{
+    size_t bytes = (size_t)n * (size_t)n * sizeof(float);
+    const char *same = "n/a";
+    if (ref)
+        same = memcmp(r->h, ref->h, bytes) == 0 && memcmp(r->flow, ref->flow, bytes) == 0 &&
+                       memcmp(r->dep, ref->dep, bytes) == 0
+                   ? "yes"
+                   : "no";
+    printf("bench=droplet mode=%s size=%d threads=%d droplets=%lld seconds=%.3f "
+           "droplets_per_s=%.0f steps_per_s=%.0f steps_per_droplet=%.1f "
+           "speedup_vs_sequential=%.2f identical=%s rel_error=%.2e\n",
+           mode, n, threads, (long long)r->budget.work_done, r->seconds,
+           (double)r->budget.work_done / r->seconds, (double)r->budget.substeps / r->seconds,
+           (double)r->budget.substeps / (double)r->budget.work_done, base / r->seconds, same,
+           r->budget.rel_error);
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    int n = argc > 1 ? atoi(argv[1]) : 1024;
+    long long count = argc > 2 ? atoll(argv[2]) : 1000000;
+    int max_threads = argc > 3 ? atoi(argv[3]) : 2;
+    if (n < 16 || count < 1 || max_threads < 1) {
+        fprintf(stderr, "usage: bench_droplet [size [droplets [max_threads]]]\n");
+        return 2;
+    }
+    float *h0 = malloc((size_t)n * (size_t)n * sizeof *h0);
+    if (!h0)
+        return 1;
+    fbm(h0, n, 7);
+
+    er_params p;
+    er_params_default(&p);
+    p.model = ER_MODEL_DROPLET;
+    p.droplet.count = count;
+
+    result seq, one;
+    if (run(&p, h0, n, 1, 1, &seq))
+        return 1;
+    report("sequential", n, 1, &seq, seq.seconds, NULL);
+    if (run(&p, h0, n, 1, 0, &one))
+        return 1;
+    report("tiled", n, 1, &one, seq.seconds, NULL);
+    for (int t = 2; t <= max_threads; t++) {
+        result r;
+        if (run(&p, h0, n, t, 0, &r))
+            return 1;
+        report("tiled", n, t, &r, seq.seconds, &one);
+        free(r.h);
+        free(r.flow);
+        free(r.dep);
+    }
+    free(seq.h);
+    free(seq.flow);
+    free(seq.dep);
+    free(one.h);
+    free(one.flow);
+    free(one.dep);
+    free(h0);
+    return 0;
+}

@@ -1,0 +1,920 @@
+/*
+ * Droplet erosion (core/droplet.c, core/particle.c, core/schedule.c):
+ * physics on analytic terrains, material balance, determinism across
+ * thread counts, the tile schedule against the sequential reference, walls.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../core/droplet_impl.h"
+#include "../../core/parallel.h"
+#include "../../core/rng.h"
+#include "../../core/schedule.h"
+#include "test_util.h"
+
+/* ------------------------------------------------------------------ */
+/* Fixtures                                                            */
+
+typedef struct map {
+    int w, h;
+    float *z;          /* heights */
+    uint8_t *wall;     /* NULL = no walls */
+    float *flow, *sed; /* output layers */
+    er_budget b;
+} map;
+
+static map map_new(int w, int h)
+{
+    map m;
+    memset(&m, 0, sizeof m);
+    m.w = w;
+    m.h = h;
+    size_t n = (size_t)w * (size_t)h;
+    m.z = calloc(n, sizeof(float));
+    m.flow = calloc(n, sizeof(float));
+    m.sed = calloc(n, sizeof(float));
+    ck_assert_ptr_nonnull(m.z);
+    ck_assert_ptr_nonnull(m.flow);
+    ck_assert_ptr_nonnull(m.sed);
+    return m;
+}
+
+static map map_copy(const map *src)
+{
+    map m = map_new(src->w, src->h);
+    size_t n = (size_t)src->w * (size_t)src->h;
+    memcpy(m.z, src->z, n * sizeof(float));
+    if (src->wall) {
+        m.wall = malloc(n);
+        ck_assert_ptr_nonnull(m.wall);
+        memcpy(m.wall, src->wall, n);
+    }
+    return m;
+}
+
+static void map_free(map *m)
+{
+    free(m->z);
+    free(m->wall);
+    free(m->flow);
+    free(m->sed);
+    memset(m, 0, sizeof *m);
+}
+
+static size_t cells(const map *m) { return (size_t)m->w * (size_t)m->h; }
+
+/* Value-noise fBm in 0..1: a synthetic but realistic terrain. */
+static void fbm(map *m, uint64_t seed)
+{
+    int n = m->w > m->h ? m->w : m->h;
+    size_t nc = cells(m);
+    for (size_t i = 0; i < nc; i++)
+        m->z[i] = 0;
+    double amp = 1.0;
+    int cell = n / 4 > 1 ? n / 4 : 1;
+    for (int oct = 0; oct < 6 && cell >= 1; oct++, amp *= 0.5, cell /= 2) {
+        int g = n / cell + 2;
+        for (int y = 0; y < m->h; y++)
+            for (int x = 0; x < m->w; x++) {
+                int gx = x / cell, gy = y / cell;
+                double fx = (double)(x % cell) / cell, fy = (double)(y % cell) / cell;
+                fx = fx * fx * (3 - 2 * fx);
+                fy = fy * fy * (3 - 2 * fy);
+                uint64_t base = (uint64_t)oct * (uint64_t)g * (uint64_t)g;
+                double v00 = er_rng_unit(seed, 77, base + (uint64_t)(gy * g + gx));
+                double v10 = er_rng_unit(seed, 77, base + (uint64_t)(gy * g + gx + 1));
+                double v01 = er_rng_unit(seed, 77, base + (uint64_t)((gy + 1) * g + gx));
+                double v11 = er_rng_unit(seed, 77, base + (uint64_t)((gy + 1) * g + gx + 1));
+                m->z[(size_t)y * (size_t)m->w + (size_t)x] +=
+                    (float)(amp * ((v00 * (1 - fx) + v10 * fx) * (1 - fy) +
+                                   (v01 * (1 - fx) + v11 * fx) * fy));
+            }
+    }
+    float lo = m->z[0], hi = m->z[0];
+    for (size_t i = 0; i < nc; i++) {
+        lo = m->z[i] < lo ? m->z[i] : lo;
+        hi = m->z[i] > hi ? m->z[i] : hi;
+    }
+    for (size_t i = 0; i < nc; i++)
+        m->z[i] = (m->z[i] - lo) / (hi - lo);
+}
+
+static er_params droplet_params(int64_t count, uint64_t seed)
+{
+    er_params p;
+    er_params_default(&p);
+    p.model = ER_MODEL_DROPLET;
+    p.seed = seed;
+    p.droplet.count = count;
+    return p;
+}
+
+static er_status run_map(const er_params *p, map *m, int serial)
+{
+    er_terrain t = {m->w, m->h, m->z, m->wall, 1.0, 1.0};
+    er_layers layers = {m->flow, m->sed};
+    er_error err = {""};
+    er_status st = serial ? er_droplet_run_serial(p, &t, &layers, NULL, &m->b, &err)
+                          : er_droplet_run(p, &t, &layers, NULL, &m->b, &err);
+    if (st != ER_OK)
+        fprintf(stderr, "droplet run: %s\n", err.msg);
+    return st;
+}
+
+static void set_threads(int n)
+{
+#ifdef _OPENMP
+    omp_set_num_threads(n);
+#else
+    (void)n;
+#endif
+}
+
+static int same_bytes(const map *a, const map *b)
+{
+    size_t n = cells(a) * sizeof(float);
+    return memcmp(a->z, b->z, n) == 0 && memcmp(a->flow, b->flow, n) == 0 &&
+           memcmp(a->sed, b->sed, n) == 0;
+}
+
+static void assert_finite(const map *m)
+{
+    for (size_t i = 0; i < cells(m); i++) {
+        if (m->wall && m->wall[i])
+            continue;
+        ck_assert_msg(isfinite(m->z[i]) && isfinite(m->flow[i]) && isfinite(m->sed[i]),
+                      "non-finite value at cell %zu", i);
+    }
+}
+
+/* |eroded - deposited - left_map| bound: every step changes a droplet's
+ * float load by one rounded operation, an error of at most 2^-24 of the
+ * load, and a load never exceeds what its droplet eroded; so the sum of
+ * the errors is at most max_steps * 2^-24 * eroded (plus double rounding
+ * of the sums, far smaller). */
+static void assert_balance(const map *m, double max_steps)
+{
+    const er_budget *b = &m->b;
+    double bound = (max_steps * ldexp(1.0, -24) + 1e-12) * b->eroded + 1e-30;
+    ck_assert_msg(fabs(b->eroded - b->deposited - b->left_map) <= bound,
+                  "eroded %.17g != deposited %.17g + left %.17g (bound %.3g)", b->eroded,
+                  b->deposited, b->left_map, bound);
+    ck_assert(b->eroded >= 0 && b->deposited >= 0 && b->left_map >= 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Physics                                                             */
+
+/* One droplet on a plane falling toward x = 0 (h = x / (W-1)): it moves
+ * along -x on its start row (the gradient has no y part), erodes along
+ * its path and deposits nothing uphill of its start. */
+START_TEST(tilted_plane)
+{
+    map m = map_new(96, 24);
+    for (int y = 0; y < m.h; y++)
+        for (int x = 0; x < m.w; x++)
+            m.z[(size_t)y * (size_t)m.w + (size_t)x] = (float)x / (float)(m.w - 1);
+    map m0 = map_copy(&m);
+    /* Try seeds until the droplet starts far enough from x = 0 to run
+     * several steps (a pure function of the seed, so this is fixed). */
+    int sx = -1, sy = -1;
+    for (uint64_t seed = 1; seed < 50 && sx < 40; seed++) {
+        memcpy(m.z, m0.z, cells(&m) * sizeof(float));
+        er_params p = droplet_params(1, seed);
+        ck_assert_int_eq(run_map(&p, &m, 0), ER_OK);
+        /* The start node holds the largest flow: the initial water. */
+        size_t best = 0;
+        for (size_t i = 0; i < cells(&m); i++)
+            if (m.flow[i] > m.flow[best])
+                best = i;
+        ck_assert_float_eq(m.flow[best], (float)p.droplet.initial_water);
+        sx = (int)(best % (size_t)m.w);
+        sy = (int)(best / (size_t)m.w);
+    }
+    ck_assert_int_ge(sx, 40);
+    ck_assert_int_eq(m.b.work_done, 1);
+    ck_assert_int_ge(m.b.substeps, 10);
+    ck_assert(m.b.eroded > 0);
+
+    int r = 3; /* default brush radius */
+    double removed = 0;
+    for (int y = 0; y < m.h; y++)
+        for (int x = 0; x < m.w; x++) {
+            size_t i = (size_t)y * (size_t)m.w + (size_t)x;
+            if (m.flow[i] > 0) {
+                /* the path: the start row (the rounding node of y is fixed), downhill */
+                ck_assert_int_eq(y, sy);
+                ck_assert_int_le(x, sx);
+            }
+            if (x > sx + 1)
+                ck_assert_msg(m.sed[i] == 0, "deposit uphill at (%d, %d)", x, y);
+            if (x >= sx + r || abs(y - sy) >= r)
+                ck_assert_msg(m.z[i] == m0.z[i], "change off the path at (%d, %d)", x, y);
+            if (m.z[i] < m0.z[i])
+                removed += (double)(m0.z[i] - m.z[i]);
+        }
+    /* It eroded along the path: lowered cells on at least half the steps'
+     * columns between the start and where it went. */
+    int lowered_cols = 0, path_cols = 0;
+    for (int x = 0; x <= sx; x++) {
+        int on_path = 0, low = 0;
+        for (int y = 0; y < m.h; y++) {
+            size_t i = (size_t)y * (size_t)m.w + (size_t)x;
+            on_path |= m.flow[i] > 0;
+            low |= m.z[i] < m0.z[i];
+        }
+        path_cols += on_path;
+        lowered_cols += on_path && low;
+    }
+    ck_assert_int_ge(2 * lowered_cols, path_cols);
+    ck_assert(removed > 0);
+    assert_balance(&m, 30);
+    map_free(&m);
+    map_free(&m0);
+}
+END_TEST
+
+/* On a flat plane a droplet stops at once: no height changes, no
+ * deposit, its water counted once at its start node. */
+START_TEST(flat_plane)
+{
+    map m = map_new(40, 30);
+    for (size_t i = 0; i < cells(&m); i++)
+        m.z[i] = 12.5f;
+    er_params p = droplet_params(20, 3);
+    ck_assert_int_eq(run_map(&p, &m, 0), ER_OK);
+    int wet = 0;
+    double water = 0;
+    for (size_t i = 0; i < cells(&m); i++) {
+        ck_assert(m.z[i] == 12.5f);
+        ck_assert(m.sed[i] == 0);
+        wet += m.flow[i] > 0;
+        water += (double)m.flow[i];
+    }
+    ck_assert_int_ge(wet, 1);
+    ck_assert_double_eq_tol(water, 20 * p.droplet.initial_water, 1e-6);
+    ck_assert_int_eq(m.b.substeps, 20);
+    ck_assert(m.b.eroded == 0 && m.b.deposited == 0 && m.b.left_map == 0);
+    map_free(&m);
+}
+END_TEST
+
+/* A radially symmetric cone centred on the map: the four quadrants must
+ * lose the same volume.  The runs are split into K independent groups
+ * (seeds); the group-to-group spread of each quadrant's share gives its
+ * standard error, and the pooled share must lie within 4 standard errors
+ * of 1/4 (Student t with K-1 = 7 degrees of freedom: a correct model
+ * fails one quadrant with probability below 1 %).  The floor-node brush
+ * of Lague's code shifts erosion half a cell north-west and fails this. */
+START_TEST(cone_quadrants)
+{
+    enum { N = 65, K = 8, DROPS = 6000 };
+    const int c0 = (N - 1) / 2;
+    double share[K][4];
+    for (int k = 0; k < K; k++) {
+        map m = map_new(N, N);
+        for (int y = 0; y < N; y++)
+            for (int x = 0; x < N; x++) {
+                double dx = x - c0, dy = y - c0;
+                m.z[y * N + x] = (float)(40.0 - sqrt(dx * dx + dy * dy));
+            }
+        map m0 = map_copy(&m);
+        er_params p = droplet_params(DROPS, 1000 + (uint64_t)k);
+        ck_assert_int_eq(run_map(&p, &m, 0), ER_OK);
+        double q[4] = {0, 0, 0, 0}, tot = 0;
+        for (int y = 0; y < N; y++)
+            for (int x = 0; x < N; x++) {
+                if (x == c0 || y == c0)
+                    continue;
+                double lost = (double)m0.z[y * N + x] - (double)m.z[y * N + x];
+                if (lost <= 0)
+                    continue;
+                q[(x > c0) + 2 * (y > c0)] += lost;
+                tot += lost;
+            }
+        ck_assert(tot > 0);
+        for (int j = 0; j < 4; j++)
+            share[k][j] = q[j] / tot;
+        map_free(&m);
+        map_free(&m0);
+    }
+    for (int j = 0; j < 4; j++) {
+        double mean = 0, var = 0;
+        for (int k = 0; k < K; k++)
+            mean += share[k][j] / K;
+        for (int k = 0; k < K; k++)
+            var += (share[k][j] - mean) * (share[k][j] - mean) / (K - 1);
+        double se = sqrt(var / K);
+        ck_assert_msg(fabs(mean - 0.25) <= 4 * se,
+                      "quadrant %d share %.4f differs from 0.25 by more than 4 SE (%.4f)", j,
+                      mean, se);
+    }
+}
+END_TEST
+
+START_TEST(zero_droplets_identity)
+{
+    map m = map_new(100, 90);
+    fbm(&m, 5);
+    map m0 = map_copy(&m);
+    er_params p = droplet_params(0, 1);
+    ck_assert_int_eq(run_map(&p, &m, 0), ER_OK);
+    ck_assert(memcmp(m.z, m0.z, cells(&m) * sizeof(float)) == 0);
+    ck_assert_int_eq(m.b.work_done, 0);
+    /* per-cell density 0 is the same */
+    p.droplet.count = -1;
+    p.droplet.per_cell = 0;
+    ck_assert_int_eq(run_map(&p, &m, 0), ER_OK);
+    ck_assert(memcmp(m.z, m0.z, cells(&m) * sizeof(float)) == 0);
+    for (size_t i = 0; i < cells(&m); i++)
+        ck_assert(m.flow[i] == 0 && m.sed[i] == 0);
+    map_free(&m);
+    map_free(&m0);
+}
+END_TEST
+
+/* eroded = deposited + left_map (assert_balance), and the terrain sums
+ * agree with it: each of the at most (2 side^2 + 8) float height updates
+ * of a step rounds by at most 2^-24 of the largest height (heights stay
+ * within 0..2 here), and the brush weights sum to 1 within side^2 2^-24. */
+START_TEST(mass_balance)
+{
+    for (int variant = 0; variant < 2; variant++) {
+        map m = map_new(180, 150);
+        fbm(&m, 11);
+        er_params p = droplet_params(-1, 2);
+        p.droplet.variant = (er_droplet_variant)variant;
+        ck_assert_int_eq(run_map(&p, &m, 0), ER_OK);
+        ck_assert(m.b.eroded > 0);
+        double max_steps = variant ? (double)m.b.substeps : 30.0;
+        assert_balance(&m, max_steps);
+        double side = 5, per_step = 2 * side * side + 8;
+        double bound = (double)m.b.substeps * per_step * ldexp(2.0, -24) +
+                       side * side * ldexp(1.0, -24) * m.b.eroded;
+        double gap = fabs(m.b.material_before - m.b.material_after - m.b.left_map);
+        ck_assert_msg(gap <= bound, "material gap %.3g > %.3g", gap, bound);
+        ck_assert_double_le(m.b.rel_error, bound / fabs(m.b.material_before));
+        assert_finite(&m);
+        map_free(&m);
+    }
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Determinism and the tile schedule                                   */
+
+static void threads_identical(er_droplet_variant variant, int walls)
+{
+    /* 230 x 170 with T = 70 (Lague) or 134 (particle): several tiles. */
+    map base = map_new(230, 170);
+    fbm(&base, 21);
+    if (walls) {
+        base.wall = calloc(cells(&base), 1);
+        ck_assert_ptr_nonnull(base.wall);
+        for (int y = 0; y < base.h; y++)
+            for (int x = 0; x < base.w; x++)
+                if ((x - 60) * (x - 60) + (y - 90) * (y - 90) < 400 ||
+                    er_rng_below(9, 9, (uint64_t)(y * base.w + x), 50) == 0)
+                    base.wall[(size_t)y * (size_t)base.w + (size_t)x] = 1;
+    }
+    er_params p = droplet_params(-1, 4);
+    p.droplet.variant = variant;
+    if (variant == ER_DROPLET_MASS_TRANSFER) {
+        p.droplet.count = 3000;
+        p.droplet.mt_max_distance = 30;
+    }
+    p.droplet.batch_size = 2000;
+    const int threads[] = {1, 2, 3, 8};
+    map ref = map_copy(&base);
+    set_threads(1);
+    ck_assert_int_eq(run_map(&p, &ref, 0), ER_OK);
+    ck_assert(ref.b.eroded > 0);
+    for (size_t k = 1; k < sizeof threads / sizeof threads[0]; k++) {
+        map m = map_copy(&base);
+        set_threads(threads[k]);
+        ck_assert_int_eq(run_map(&p, &m, 0), ER_OK);
+        ck_assert_msg(same_bytes(&m, &ref), "%d threads differ from 1", threads[k]);
+        ck_assert(m.b.eroded == ref.b.eroded && m.b.deposited == ref.b.deposited &&
+                  m.b.left_map == ref.b.left_map && m.b.substeps == ref.b.substeps &&
+                  m.b.material_after == ref.b.material_after);
+        map_free(&m);
+    }
+    set_threads(2);
+    map_free(&ref);
+    map_free(&base);
+}
+
+START_TEST(threads_identical_lague) { threads_identical(ER_DROPLET_LAGUE, 0); }
+END_TEST
+
+START_TEST(threads_identical_walls) { threads_identical(ER_DROPLET_LAGUE, 1); }
+END_TEST
+
+START_TEST(threads_identical_particle) { threads_identical(ER_DROPLET_MASS_TRANSFER, 1); }
+END_TEST
+
+START_TEST(seeds_differ)
+{
+    map a = map_new(120, 100), b;
+    fbm(&a, 8);
+    b = map_copy(&a);
+    er_params p = droplet_params(2000, 1);
+    ck_assert_int_eq(run_map(&p, &a, 0), ER_OK);
+    p.seed = 2;
+    ck_assert_int_eq(run_map(&p, &b, 0), ER_OK);
+    ck_assert(memcmp(a.z, b.z, cells(&a) * sizeof(float)) != 0);
+    ck_assert(memcmp(a.flow, b.flow, cells(&a) * sizeof(float)) != 0);
+    map_free(&a);
+    map_free(&b);
+}
+END_TEST
+
+START_TEST(tile_size_refused)
+{
+    map m = map_new(300, 300);
+    fbm(&m, 2);
+    map m0 = map_copy(&m);
+    er_params p = droplet_params(100, 1);
+    p.droplet.tile_size = 40;
+    er_terrain t = {m.w, m.h, m.z, NULL, 1, 1};
+    er_error err = {""};
+    ck_assert_int_eq(er_droplet_run(&p, &t, NULL, NULL, NULL, &err), ER_EINVAL);
+    ck_assert_str_eq(err.msg,
+                     "droplet.tile_size: 40 is below the safe bound 70 for lifetime 30 and radius 3");
+    ck_assert(memcmp(m.z, m0.z, cells(&m) * sizeof(float)) == 0);
+    p.droplet.tile_size = 69;
+    ck_assert_int_eq(er_droplet_run(&p, &t, NULL, NULL, NULL, &err), ER_EINVAL);
+    p.droplet.variant = ER_DROPLET_MASS_TRANSFER;
+    p.droplet.tile_size = 100;
+    ck_assert_int_eq(er_droplet_run(&p, &t, NULL, NULL, NULL, &err), ER_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, "safe bound 134"));
+    p.droplet.variant = ER_DROPLET_LAGUE;
+    p.droplet.tile_size = 70;
+    ck_assert_int_eq(er_droplet_run(&p, &t, NULL, NULL, NULL, &err), ER_OK);
+    map_free(&m);
+    map_free(&m0);
+}
+END_TEST
+
+/* A map smaller than two tiles both ways runs as one tile, so it gives
+ * the sequential reference's bytes; so does any map whose tile_size makes
+ * it one tile. */
+START_TEST(single_tile_is_sequential)
+{
+    for (int variant = 0; variant < 2; variant++) {
+        map base = map_new(130, 100); /* < 2 * 70 and < 2 * 134 */
+        fbm(&base, 31);
+        er_params p = droplet_params(3000, 6);
+        p.droplet.variant = (er_droplet_variant)variant;
+        p.droplet.batch_size = 700;
+        map a = map_copy(&base), b = map_copy(&base);
+        set_threads(2);
+        ck_assert_int_eq(run_map(&p, &a, 0), ER_OK);
+        ck_assert_int_eq(run_map(&p, &b, 1), ER_OK);
+        ck_assert(same_bytes(&a, &b));
+        map_free(&a);
+        map_free(&b);
+        map_free(&base);
+    }
+    map base = map_new(300, 200);
+    fbm(&base, 32);
+    er_params p = droplet_params(4000, 7);
+    p.droplet.tile_size = 160;
+    map a = map_copy(&base), b = map_copy(&base);
+    ck_assert_int_eq(run_map(&p, &a, 0), ER_OK);
+    ck_assert_int_eq(run_map(&p, &b, 1), ER_OK);
+    ck_assert(same_bytes(&a, &b));
+    map_free(&a);
+    map_free(&b);
+    map_free(&base);
+}
+END_TEST
+
+/* Border band of the batch-0 grid: cells within 2 of a tile edge. */
+static int in_band(const er_tiling *tl, int x, int y)
+{
+    int mx = (x + tl->shift_x) % tl->size, my = (y + tl->shift_y) % tl->size;
+    return mx < 2 || mx >= tl->size - 2 || my < 2 || my >= tl->size - 2;
+}
+
+/* Mean of |dh| (or flow) in the border band over its mean everywhere. */
+static double band_ratio(const map *m, const map *m0, const er_tiling *tl, int flow)
+{
+    double band = 0, all = 0;
+    long nb = 0, na = 0;
+    for (int y = 0; y < m->h; y++)
+        for (int x = 0; x < m->w; x++) {
+            size_t i = (size_t)y * (size_t)m->w + (size_t)x;
+            double v = flow ? m->flow[i] : fabs((double)m->z[i] - (double)m0->z[i]);
+            all += v;
+            na++;
+            if (in_band(tl, x, y)) {
+                band += v;
+                nb++;
+            }
+        }
+    return (band / (double)nb) / (all / (double)na);
+}
+
+/* No tile pattern: with the whole run in one batch (one fixed grid, the
+ * worst case), the border band of that grid must not erode or carry flow
+ * differently from the sequential run, which knows no grid.  Six seeds of
+ * each; the tiled and sequential means of the band ratio must agree
+ * within 4 standard errors of their difference (Welch). */
+START_TEST(no_tile_pattern)
+{
+    enum { K = 6 };
+    double r[2][2][K]; /* [tiled/sequential][height/flow][seed] */
+    for (int k = 0; k < K; k++) {
+        map base = map_new(260, 260);
+        fbm(&base, 40 + (uint64_t)k);
+        er_params p = droplet_params(-1, 50 + (uint64_t)k);
+        p.droplet.per_cell = 0.5;
+        p.droplet.lifetime = 12;
+        p.droplet.radius = 2;
+        p.droplet.batch_size = 1000000;
+        int64_t size = er_tile_safe_size(12 + 2 + 2);
+        er_tiling tl;
+        er_tiling_init(&tl, base.w, base.h, (int)size, p.seed, 0);
+        ck_assert_int_ge(er_tiling_count(&tl), 16);
+        for (int mode = 0; mode < 2; mode++) {
+            map m = map_copy(&base);
+            ck_assert_int_eq(run_map(&p, &m, mode), ER_OK);
+            r[mode][0][k] = band_ratio(&m, &base, &tl, 0);
+            r[mode][1][k] = band_ratio(&m, &base, &tl, 1);
+            map_free(&m);
+        }
+        map_free(&base);
+    }
+    for (int q = 0; q < 2; q++) {
+        double mean[2] = {0, 0}, var[2] = {0, 0};
+        for (int mode = 0; mode < 2; mode++) {
+            for (int k = 0; k < K; k++)
+                mean[mode] += r[mode][q][k] / K;
+            for (int k = 0; k < K; k++)
+                var[mode] += (r[mode][q][k] - mean[mode]) * (r[mode][q][k] - mean[mode]) / (K - 1);
+        }
+        double se = sqrt(var[0] / K + var[1] / K);
+        ck_assert_msg(fabs(mean[0] - mean[1]) <= 4 * se,
+                      "%s: border/all ratio %.4f tiled vs %.4f sequential (SE %.4f)",
+                      q ? "flow" : "height change", mean[0], mean[1], se);
+    }
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Walls, variants, edge cases                                         */
+
+START_TEST(walls_never_change)
+{
+    for (int variant = 0; variant < 2; variant++) {
+        map m = map_new(150, 140);
+        fbm(&m, 13);
+        m.wall = calloc(cells(&m), 1);
+        ck_assert_ptr_nonnull(m.wall);
+        size_t nwall = 0;
+        for (int y = 0; y < m.h; y++)
+            for (int x = 0; x < m.w; x++) {
+                size_t i = (size_t)y * (size_t)m.w + (size_t)x;
+                /* a band, a block and scattered cells; walls hold NaN */
+                if ((x > 70 && x < 76) || (x > 20 && x < 40 && y > 30 && y < 50) ||
+                    er_rng_below(3, 3, i, 40) == 0) {
+                    m.wall[i] = 1;
+                    m.z[i] = NAN;
+                    nwall++;
+                }
+            }
+        map m0 = map_copy(&m);
+        er_params p = droplet_params(-1, 9);
+        p.droplet.variant = (er_droplet_variant)variant;
+        p.droplet.per_cell = variant ? 0.2 : 1.0;
+        ck_assert_int_eq(run_map(&p, &m, 0), ER_OK);
+        /* count = round(per_cell * valid cells) */
+        ck_assert_int_eq(m.b.work_done,
+                         (int64_t)(p.droplet.per_cell * (double)(cells(&m) - nwall) + 0.5));
+        for (size_t i = 0; i < cells(&m); i++)
+            if (m.wall[i]) {
+                ck_assert(isnan(m.z[i]));
+                ck_assert(m.flow[i] == 0 && m.sed[i] == 0);
+            }
+        ck_assert(m.b.eroded > 0);
+        assert_finite(&m);
+        assert_balance(&m, variant ? (double)m.b.substeps : 30.0);
+        map_free(&m);
+        map_free(&m0);
+    }
+}
+END_TEST
+
+/* Both variants on realistic (synthetic fBm) terrain, with Beyer's
+ * capacity form too: finite everywhere, material balanced. */
+START_TEST(variants_finite)
+{
+    for (int k = 0; k < 3; k++) {
+        map m = map_new(200, 170);
+        fbm(&m, 17);
+        for (size_t i = 0; i < cells(&m); i++)
+            m.z[i] = m.z[i] * 1800.0f + 250.0f; /* metres, like a real DEM */
+        er_params p = droplet_params(-1, 3);
+        if (k == 1)
+            p.droplet.min_slope = 0.01;
+        if (k == 2) {
+            p.droplet.variant = ER_DROPLET_MASS_TRANSFER;
+            p.droplet.per_cell = 0.1;
+        }
+        ck_assert_int_eq(run_map(&p, &m, 0), ER_OK);
+        assert_finite(&m);
+        ck_assert(m.b.eroded > 0 && m.b.deposited > 0);
+        ck_assert_double_le(m.b.rel_error, 1e-6);
+        map_free(&m);
+    }
+}
+END_TEST
+
+/* A mass-transfer particle never changes a cell farther than
+ * max_distance from its start cell, so what it touches spans at most
+ * 2 max_distance + 1 cells each way; without evaporation only the step
+ * backstop ends it. */
+START_TEST(particle_distance_cap)
+{
+    map m = map_new(120, 120);
+    fbm(&m, 23);
+    map m0 = map_copy(&m);
+    er_params p = droplet_params(1, 5);
+    p.droplet.variant = ER_DROPLET_MASS_TRANSFER;
+    p.droplet.mt_max_distance = 6;
+    p.droplet.mt_evaporation_rate = 0;
+    ck_assert_int_eq(run_map(&p, &m, 0), ER_OK);
+    int x0 = m.w, x1 = -1, y0 = m.h, y1 = -1;
+    for (int y = 0; y < m.h; y++)
+        for (int x = 0; x < m.w; x++) {
+            size_t i = (size_t)y * 120 + (size_t)x;
+            if (m.flow[i] > 0 || m.z[i] != m0.z[i]) {
+                x0 = x < x0 ? x : x0;
+                x1 = x > x1 ? x : x1;
+                y0 = y < y0 ? y : y0;
+                y1 = y > y1 ? y : y1;
+            }
+        }
+    ck_assert_int_ge(x1, 0);
+    ck_assert_int_le(x1 - x0, 2 * 6);
+    ck_assert_int_le(y1 - y0, 2 * 6);
+    ck_assert_int_le(m.b.substeps, ER_MT_MAX_STEPS);
+    map_free(&m);
+    map_free(&m0);
+}
+END_TEST
+
+static int cancel_after_first(void *user, double fraction)
+{
+    int *calls = user;
+    ck_assert(fraction > 0 && fraction <= 1);
+    return ++*calls >= 1;
+}
+
+START_TEST(progress_cancels)
+{
+    map m = map_new(300, 300);
+    fbm(&m, 1);
+    er_params p = droplet_params(50000, 1);
+    p.droplet.batch_size = 5000;
+    int calls = 0;
+    er_run_ctl ctl = {cancel_after_first, &calls};
+    er_terrain t = {m.w, m.h, m.z, NULL, 1, 1};
+    er_error err = {""};
+    er_budget b;
+    ck_assert_int_eq(er_droplet_run(&p, &t, NULL, &ctl, &b, &err), ER_ECANCELED);
+    ck_assert_int_eq(calls, 1);
+    ck_assert(b.substeps > 0);
+    map_free(&m);
+}
+END_TEST
+
+START_TEST(bad_input_refused)
+{
+    map m = map_new(50, 50);
+    fbm(&m, 1);
+    er_params p = droplet_params(10, 1);
+    er_terrain t = {m.w, m.h, m.z, NULL, 1, 1};
+    er_error err = {""};
+    m.z[77] = NAN;
+    ck_assert_int_eq(er_droplet_run(&p, &t, NULL, NULL, NULL, &err), ER_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, "non-finite"));
+    m.z[77] = 0.5f;
+    p.droplet.radius = 0;
+    ck_assert_int_eq(er_droplet_run(&p, &t, NULL, NULL, NULL, &err), ER_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, "droplet.radius"));
+    map_free(&m);
+}
+END_TEST
+
+/* Tiny maps (one row, one column, 2 x 2) run without touching memory
+ * outside the map (ASan) and without NaN. */
+START_TEST(tiny_maps)
+{
+    const int dims[][2] = {{1, 1}, {1, 9}, {9, 1}, {2, 2}, {3, 5}};
+    for (int variant = 0; variant < 2; variant++)
+        for (size_t k = 0; k < sizeof dims / sizeof dims[0]; k++) {
+            map m = map_new(dims[k][0], dims[k][1]);
+            for (size_t i = 0; i < cells(&m); i++)
+                m.z[i] = (float)i * 0.3f;
+            er_params p = droplet_params(50, 2);
+            p.droplet.variant = (er_droplet_variant)variant;
+            ck_assert_int_eq(run_map(&p, &m, 0), ER_OK);
+            assert_finite(&m);
+            map_free(&m);
+        }
+}
+END_TEST
+
+/* Real DEMs through gdal_translate (ENVI raw float32 in a scratch
+ * directory): both variants, finite, balanced, nodata walls unchanged. */
+static void real_dem(const char *path, int has_nodata)
+{
+    char dir[PATH_MAX], raw[PATH_MAX + 16], cmd[3 * PATH_MAX];
+    er_test_mkdtemp(dir, sizeof dir);
+    snprintf(raw, sizeof raw, "%s/dem.bin", dir);
+    snprintf(cmd, sizeof cmd,
+             "gdal_translate -q -of ENVI -ot Float32 '%s' '%s' >/dev/null 2>&1 && "
+             "gdalinfo '%s' | sed -n 's/^Size is \\([0-9]*\\), \\([0-9]*\\)/\\1 \\2/p'",
+             path, raw, raw);
+    FILE *f = popen(cmd, "r");
+    ck_assert_ptr_nonnull(f);
+    int w = 0, h = 0;
+    int got = fscanf(f, "%d %d", &w, &h);
+    pclose(f);
+    ck_assert_msg(got == 2 && w > 0 && h > 0, "gdal_translate/gdalinfo failed on %s", path);
+    map base = map_new(w, h);
+    FILE *r = fopen(raw, "rb");
+    ck_assert_ptr_nonnull(r);
+    ck_assert_uint_eq(fread(base.z, sizeof(float), cells(&base), r), cells(&base));
+    fclose(r);
+    er_test_rmdir(dir);
+    if (has_nodata) {
+        base.wall = calloc(cells(&base), 1);
+        for (size_t i = 0; i < cells(&base); i++)
+            base.wall[i] = base.z[i] == -32768.0f;
+    }
+    for (int variant = 0; variant < 2; variant++) {
+        map m = map_copy(&base);
+        er_params p = droplet_params(-1, 1);
+        p.droplet.variant = (er_droplet_variant)variant;
+        if (variant)
+            p.droplet.per_cell = 0.05;
+        ck_assert_int_eq(run_map(&p, &m, 0), ER_OK);
+        assert_finite(&m);
+        ck_assert(m.b.eroded > 0);
+        assert_balance(&m, variant ? (double)m.b.substeps : 30.0);
+        for (size_t i = 0; base.wall && i < cells(&m); i++)
+            if (base.wall[i])
+                ck_assert(m.z[i] == base.z[i] && m.flow[i] == 0 && m.sed[i] == 0);
+        map_free(&m);
+    }
+    map_free(&base);
+}
+
+START_TEST(real_dems)
+{
+    ER_SKIP_IF(system("command -v gdal_translate >/dev/null 2>&1") != 0,
+               "gdal_translate is not installed");
+    char buf[PATH_MAX];
+    real_dem(er_test_path(buf, sizeof buf, "tests/data/whitebox_dem_f32_utm18n.tif"), 0);
+    real_dem(er_test_path(buf, sizeof buf, "tests/data/olinda_dem_f32_utm25s.tif"), 0);
+    const char *lux = er_test_shared_dem(buf, sizeof buf, "luxembourg_elev_int16_wgs84.tif");
+    ER_SKIP_IF(!lux, "../shared/data/dem/luxembourg_elev_int16_wgs84.tif is absent");
+    real_dem(lux, 1);
+}
+END_TEST
+
+/* A start a hair below the last node column (x < W - 1 in double) keeps
+ * its floor node when the kernel converts it to its float position, so a
+ * droplet never starts on the last column (whose bilinear cell would lie
+ * off the map); here the ASan build would catch the read past the end. */
+START_TEST(start_rounding)
+{
+    enum { W = 6, H = 5 };
+    float z[W * H], bw[1] = {1.0f};
+    for (int i = 0; i < W * H; i++)
+        z[i] = (float)(i % W);
+    er_dctx c;
+    memset(&c, 0, sizeof c);
+    c.width = W;
+    c.height = H;
+    c.height_m = z;
+    c.variant = ER_DROPLET_LAGUE;
+    c.lifetime = 30;
+    c.radius = 1;
+    c.brush_side = 1;
+    c.brush_w = bw;
+    c.inertia = 0.05f;
+    c.grad_k = 0.95f;
+    c.cap_k = 4;
+    c.min_cap = 0.01f;
+    c.erode_speed = c.deposit_speed = 0.3f;
+    c.keep_water = 0.99f;
+    c.gravity = 4;
+    c.init_water = c.init_speed = 1;
+    size_t trail[30];
+    er_lague_state st;
+    double x = (W - 1) - 1e-13, y = (H - 1) - 1e-13;
+    ck_assert(x < W - 1 && y < H - 1);
+    er_lague_begin(&c, &st, x, y, trail);
+    ck_assert_int_eq(st.bx + (int)st.lx, W - 2);
+    ck_assert_int_eq(st.by + (int)st.ly, H - 2);
+    er_dacc acc;
+    memset(&acc, 0, sizeof acc);
+    while (!er_lague_step(&c, &st, &acc))
+        ;
+    ck_assert_int_ge(acc.steps, 1);
+    for (int i = 0; i < W * H; i++)
+        ck_assert(isfinite(z[i]));
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* The schedule                                                        */
+
+/* Same-colour tiles are at least one whole tile apart, every cell is in
+ * exactly one tile, and the bucket sort keeps index order in each tile. */
+START_TEST(tiling_layout)
+{
+    for (uint64_t b = 0; b < 20; b++) {
+        er_tiling tl;
+        er_tiling_init(&tl, 500, 333, 70, 5, b);
+        ck_assert_int_le(er_tiling_count(&tl), er_tiling_max_tiles(500, 333, 70));
+        ck_assert(tl.shift_x >= 0 && tl.shift_x < 70 && tl.shift_y >= 0 && tl.shift_y < 70);
+        int n = 3000, *tile_of = malloc(sizeof(int) * (size_t)n);
+        int *order = malloc(sizeof(int) * (size_t)n);
+        int *start = malloc(sizeof(int) * (size_t)(er_tiling_count(&tl) + 1));
+        int *ct = malloc(sizeof(int) * (size_t)er_tiling_count(&tl));
+        int cs[5];
+        for (int i = 0; i < n; i++)
+            tile_of[i] = er_tiling_tile(&tl, (int)er_rng_below(1, 1, (uint64_t)i, 500),
+                                        (int)er_rng_below(1, 2, (uint64_t)i, 333));
+        er_tiling_bucket(&tl, n, tile_of, start, order, ct, cs);
+        ck_assert_int_eq(start[er_tiling_count(&tl)], n);
+        for (int k = 0; k < er_tiling_count(&tl); k++)
+            for (int j = start[k]; j < start[k + 1]; j++) {
+                ck_assert_int_eq(tile_of[order[j]], k);
+                if (j > start[k])
+                    ck_assert_int_lt(order[j - 1], order[j]);
+            }
+        for (int c = 0; c < 4; c++)
+            for (int j = cs[c]; j < cs[c + 1]; j++) {
+                ck_assert_int_eq(er_tiling_colour(&tl, ct[j]), c);
+                for (int j2 = cs[c]; j2 < j; j2++) {
+                    int a = ct[j], o = ct[j2];
+                    int dx = abs(a % tl.nx - o % tl.nx), dy = abs(a / tl.nx - o / tl.nx);
+                    ck_assert(dx >= 2 || dy >= 2);
+                }
+            }
+        free(tile_of);
+        free(order);
+        free(start);
+        free(ct);
+    }
+}
+END_TEST
+
+Suite *droplet_suite(void);
+Suite *droplet_suite(void)
+{
+    Suite *s = suite_create("droplet");
+    TCase *tc = tcase_create("physics");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, tilted_plane);
+    tcase_add_test(tc, flat_plane);
+    tcase_add_test(tc, cone_quadrants);
+    tcase_add_test(tc, zero_droplets_identity);
+    tcase_add_test(tc, mass_balance);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("schedule");
+    tcase_set_timeout(tc, 240);
+    tcase_add_test(tc, threads_identical_lague);
+    tcase_add_test(tc, threads_identical_walls);
+    tcase_add_test(tc, threads_identical_particle);
+    tcase_add_test(tc, seeds_differ);
+    tcase_add_test(tc, tile_size_refused);
+    tcase_add_test(tc, single_tile_is_sequential);
+    tcase_add_test(tc, no_tile_pattern);
+    tcase_add_test(tc, tiling_layout);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("edges");
+    tcase_set_timeout(tc, 240);
+    tcase_add_test(tc, walls_never_change);
+    tcase_add_test(tc, variants_finite);
+    tcase_add_test(tc, particle_distance_cap);
+    tcase_add_test(tc, progress_cancels);
+    tcase_add_test(tc, bad_input_refused);
+    tcase_add_test(tc, tiny_maps);
+    tcase_add_test(tc, start_rounding);
+    tcase_add_test(tc, real_dems);
+    suite_add_tcase(s, tc);
+    return s;
+}
