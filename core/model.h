@@ -15,7 +15,7 @@
 /* The map a model works on.  Row-major, width * height cells, no padding. */
 typedef struct er_terrain {
     int width, height;
-    float *height;        /* [m] working terrain height; updated in place */
+    float *elevation;     /* [m] working terrain height; updated in place */
     const uint8_t *wall;  /* 1 = nodata cell (a wall), 0 = terrain; NULL = none */
     double cell_x;        /* [m] distance between cell centres along a row (lX) */
     double cell_y;        /* [m] distance between rows (lY) */
@@ -58,7 +58,7 @@ typedef struct er_run_ctl {
 
 /*
  * Runs the Mei et al. (2007) grid model for p->mei.steps steps.
- * t->height is updated in place; layers receive water and suspended sediment.
+ * t->elevation is updated in place; layers receive water and suspended sediment.
  * Returns ER_OK, ER_ENOMEM, ER_ENUMERIC (CFL violated under ER_CFL_ERROR, or
  * a non-finite value) or ER_ECANCELED.  Thread-safe for distinct terrains.
  */
