@@ -63,6 +63,8 @@ typedef struct er_mei_params {
     er_source sources[ER_MAX_SOURCES];
     er_boundary boundary;
     double kc;              /* sediment capacity constant Kc (eq. 10) [s] */
+    double capacity_depth;  /* [m] water depth that carries the full capacity of eq. 10;
+                             * shallower water carries C * d / capacity_depth; 0 = eq. 10 as printed */
     double ks;              /* dissolving constant Ks (eq. 11) [1/s] */
     double kd;              /* deposition constant Kd (eq. 12) [1/s] */
     double ke;              /* evaporation constant Ke (eq. 15) [1/s] */

@@ -1,0 +1,185 @@
+/*
+ * Mei et al. (2007) eqs. 10-12 (erosion and deposition, §3.3) and an
+ * optional thermal weathering term, both applied to the terrain of one row
+ * from the old terrain (Jacobi style).
+ *
+ * Units.  The paper prints eqs. 11-12 without dt; here Ks and Kd are rates
+ * per second, so one step dissolves min(1, Ks dt) of the capacity deficit
+ * and deposits min(1, Kd dt) of the excess.  A step never dissolves more
+ * than the deficit nor deposits more than is suspended, and the result
+ * does not change with dt to first order.  C (eq. 10) is a height of
+ * material [m]: Kc [s] * sin(alpha) * |v| [m/s].
+ *
+ * Holes.  One step removes at most max_erosion_depth from a cell and never
+ * takes it below its lowest terrain neighbour, so erosion cannot dig a pit
+ * in one step (pits only form where deposition raises the surroundings);
+ * water and sediment never go negative.
+ *
+ * Exact exchange.  The terrain is kept as its change z since the start
+ * (b = b0 + z).  The change is applied to z first, and the amount that z
+ * actually lost or gained (z - z_new, exact by Sterbenz's lemma) is what
+ * enters or leaves the suspended sediment, so b + s is conserved to the
+ * precision of z and s, not of b.
+ */
+#include "mei_internal.h"
+
+#include <math.h>
+
+/* Thermal weathering for the pair (cell, neighbour): what the cell gains
+ * from a neighbour higher by more than `talus`, minus what it gives to one
+ * lower by more.  dn = b_neighbour - b_cell; the neighbour computes -dn
+ * and so exactly the opposite amount. */
+static inline float talus_gain(float dn, float talus)
+{
+    return er_max0(dn - talus) - er_max0(-dn - talus);
+}
+
+/* Eqs. 10-12 for one cell: bc = b0 + z the terrain height (for nothing
+ * but the slope and the pit limit), zc its change so far, d the water
+ * depth, lim the deepest this step may erode, thermal the weathering gain.
+ * Written with selects only, so that the span loops vectorise. */
+static inline void erode_cell(const er_mei_coef *k, float zc, float gx, float gy, float u,
+                              float v, float d, float s, float lim, float thermal,
+                              float *znew, float *s1, float *er, float *de)
+{
+    float t2 = gx * gx + gy * gy;
+    float sina = er_sqrt(t2 / (1.0f + t2)); /* sin(atan(|grad b|)) */
+    float sa = er_maxf(sina, k->min_tilt);
+    float depth = er_minf(d * k->inv_cd + k->cd_off, 1.0f);
+    float cap = k->kc * sa * er_sqrt(u * u + v * v) * depth; /* eq. 10 */
+    float e = er_minf(er_minf(k->ks_dt * (cap - s), k->emax), lim);
+    float ze = zc - e;                     /* eq. 11a */
+    float ea = zc - ze;
+    float zd = zc + k->kd_dt * (s - cap);  /* eq. 12a */
+    float da = zd - zc;
+    int erode = cap > s;
+    float s_e = s + ea, s_d = er_max0(s - da); /* eqs. 11b, 12b */
+    *er = erode ? ea : 0.0f;
+    *de = erode ? 0.0f : da;
+    *s1 = erode ? s_e : s_d;
+    *znew = (erode ? ze : zd) + thermal;
+}
+
+static void erode_generic(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
+                          int x, const float *u, const float *v, const float *dn,
+                          float *znew, float *s1, float *er, float *de)
+{
+    const int w = sim->w;
+    er[x] = de[x] = 0.0f;
+    if (r->wall[1] && r->wall[1][x]) {
+        znew[x] = 0.0f;
+        s1[x] = 0.0f;
+        return;
+    }
+    const int ny[4] = { 1, 1, 0, 2 };
+    const int nx[4] = { x - 1, x + 1, x, x };
+    float bn[4] = { 0, 0, 0, 0 };
+    int ok[4];
+    for (int i = 0; i < 4; i++) {
+        int j = ny[i], c = nx[i];
+        ok[i] = r->b0[j] && c >= 0 && c < w && !(r->wall[j] && r->wall[j][c]);
+        if (ok[i])
+            bn[i] = r->b0[j][c] + r->z[j][c];
+    }
+    float bc = r->b0[1][x] + r->z[1][x];
+    /* central differences, one-sided beside an edge or a wall */
+    float gx = 0.0f, gy = 0.0f;
+    if (ok[ER_L] && ok[ER_R])
+        gx = (bn[ER_R] - bn[ER_L]) * k->inv2lx;
+    else if (ok[ER_R])
+        gx = (bn[ER_R] - bc) * k->invlx;
+    else if (ok[ER_L])
+        gx = (bc - bn[ER_L]) * k->invlx;
+    if (ok[ER_T] && ok[ER_B])
+        gy = (bn[ER_B] - bn[ER_T]) * k->inv2ly;
+    else if (ok[ER_B])
+        gy = (bn[ER_B] - bc) * k->invly;
+    else if (ok[ER_T])
+        gy = (bc - bn[ER_T]) * k->invly;
+    /* lowest neighbour: (L, R) then (T, B), the same order as the fast path */
+    float lo[2];
+    int any[2];
+    for (int p = 0; p < 2; p++) {
+        int a = 2 * p, c = 2 * p + 1;
+        any[p] = ok[a] || ok[c];
+        lo[p] = ok[a] && ok[c] ? er_minf(bn[a], bn[c]) : ok[a] ? bn[a] : bn[c];
+    }
+    float lim = 0.0f;
+    if (any[0] || any[1]) {
+        float m = any[0] && any[1] ? er_minf(lo[0], lo[1]) : any[0] ? lo[0] : lo[1];
+        lim = er_max0(bc - m);
+    }
+    float th = 0.0f;
+    if (k->th_k > 0.0f) {
+        float g[4] = { 0, 0, 0, 0 };
+        const float tal[4] = { k->talus_x, k->talus_x, k->talus_y, k->talus_y };
+        for (int i = 0; i < 4; i++)
+            if (ok[i])
+                g[i] = talus_gain(bn[i] - bc, tal[i]);
+        th = k->th_k * ((g[ER_L] + g[ER_R]) + (g[ER_T] + g[ER_B]));
+    }
+    erode_cell(k, r->z[1][x], gx, gy, u[x], v[x], dn[x], r->s[x], lim, th, &znew[x], &s1[x],
+               &er[x], &de[x]);
+}
+
+/* erode_cell for a run of cells [x0, x1) of an interior row whose four
+ * neighbours are all terrain (central differences, no tests); g rows are
+ * the initial heights, z rows the change (above, at, below the row). */
+static ER_NOINLINE void erode_span(const er_mei_coef *k, int x0, int x1,
+                                   const float *restrict gu, const float *restrict gc,
+                                   const float *restrict gd, const float *restrict zu,
+                                   const float *restrict zc, const float *restrict zd,
+                                   const float *restrict sc, const float *restrict uu,
+                                   const float *restrict vv, const float *restrict dn,
+                                   float *restrict zo, float *restrict so,
+                                   float *restrict ero, float *restrict dep)
+{
+    const float inv2lx = k->inv2lx, inv2ly = k->inv2ly;
+    const float th_k = k->th_k, tx = k->talus_x, ty = k->talus_y;
+    if (th_k > 0.0f) {
+        for (int i = x0; i < x1; i++) {
+            float bl = gc[i - 1] + zc[i - 1], br = gc[i + 1] + zc[i + 1];
+            float bt = gu[i] + zu[i], bb = gd[i] + zd[i], b0 = gc[i] + zc[i];
+            float gx = (br - bl) * inv2lx, gy = (bb - bt) * inv2ly;
+            float m = er_minf(er_minf(bl, br), er_minf(bt, bb));
+            float th = th_k * ((talus_gain(bl - b0, tx) + talus_gain(br - b0, tx)) +
+                               (talus_gain(bt - b0, ty) + talus_gain(bb - b0, ty)));
+            erode_cell(k, zc[i], gx, gy, uu[i], vv[i], dn[i], sc[i], er_max0(b0 - m), th,
+                       &zo[i], &so[i], &ero[i], &dep[i]);
+        }
+    } else {
+        for (int i = x0; i < x1; i++) {
+            float bl = gc[i - 1] + zc[i - 1], br = gc[i + 1] + zc[i + 1];
+            float bt = gu[i] + zu[i], bb = gd[i] + zd[i], b0 = gc[i] + zc[i];
+            float gx = (br - bl) * inv2lx, gy = (bb - bt) * inv2ly;
+            float m = er_minf(er_minf(bl, br), er_minf(bt, bb));
+            erode_cell(k, zc[i], gx, gy, uu[i], vv[i], dn[i], sc[i], er_max0(b0 - m), 0.0f,
+                       &zo[i], &so[i], &ero[i], &dep[i]);
+        }
+    }
+}
+
+void er_mei_erode_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
+                      const float *u, const float *v, const float *dnew, float *znew,
+                      float *s1, float *tmp, er_mei_rowacc *acc)
+{
+    const int w = sim->w;
+    const int interior = r->b0[0] && r->b0[2];
+    float *er = tmp, *de = tmp + w;
+    int x = 0;
+    while (x < w) {
+        int end;
+        if (!interior || !er_mei_run_from(sim, r, x, &end)) {
+            erode_generic(sim, k, r, x, u, v, dnew, znew, s1, er, de);
+            x++;
+            continue;
+        }
+        erode_span(k, x, end, r->b0[0], r->b0[1], r->b0[2], r->z[0], r->z[1], r->z[2], r->s,
+                   u, v, dnew, znew, s1, er, de);
+        x = end;
+    }
+    if (acc) {
+        acc->eroded = er_mei_row_sum(er, w);
+        acc->deposited = er_mei_row_sum(de, w);
+    }
+}

@@ -1,0 +1,508 @@
+/*
+ * The Mei, Decaudin & Hu (2007) grid model: run loop, parallel schedule,
+ * stability checks and budget.  The physics lives in pipe.c (eqs. 1-9,
+ * 15), erosion.c (eqs. 10-12, thermal) and transport.c (eqs. 13-14); the
+ * schedule is described in mei_internal.h.
+ *
+ * Order within a step follows the paper's summary (§3): water increment,
+ * flow, erosion-deposition, transport, evaporation; thermal weathering (if
+ * on) is added to the terrain change of the erosion step, computed from
+ * the same old terrain.
+ *
+ * Stability (§3.2.2).  Two conditions are checked:
+ *
+ * 1. The paper's CFL condition dt |u| <= lX, dt |v| <= lY on the velocity
+ *    of eqs. 8-9, from the fastest flow of each (sub-)step (the per-row
+ *    maxima the water kernel computes anyway).  With the scaling of eq. 4
+ *    it holds by construction: a cell's outflow per step is at most its
+ *    water d1, so the volume crossing it in x is at most
+ *    (in_x + out_x) <= 2 dbar lX lY and dt |u| <= lX up to rounding.  A
+ *    violation therefore means a broken state, not a too-long step, and
+ *    sub-steps would not cure it (where the flow is limited by eq. 4,
+ *    |u| ~ lX / dt for any dt): it is always ER_ENUMERIC.
+ * 2. The explicit pipe update (eq. 2) itself: a pipe of cross-section A
+ *    makes water behave as a layer A / l deep, so gravity waves run at
+ *    c = sqrt(g * pipe_area * (lX + lY)) across a cell of mean size
+ *    sqrt(lX lY), and the update is stable for dt * c <= sqrt(lX lY)
+ *    (the checkerboard mode of the 5-point stencil; equivalently
+ *    dt^2 g A (1/lX + 1/lY) <= lX lY).  Beyond it lakes slosh from cell
+ *    to cell.  This is the bound sub-steps fix: under ER_CFL_SUBSTEP each
+ *    step is split into n = ceil(dt * c / sqrt(lX lY)) equal sub-steps
+ *    (a function of the recipe and the cell size alone, so deterministic);
+ *    under ER_CFL_ERROR, or when n > max_substeps, the run fails.
+ *
+ * Never NaN.  Each sub-step writes a new buffer set; the new rows are
+ * checked (finiteness, CFL) before the buffers are swapped, so a failing
+ * run leaves the last good state in the caller's terrain and layers.
+ */
+#include "mei_internal.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parallel.h"
+
+size_t er_mei_bytes_per_cell(const er_params *p)
+{
+    (void)p;
+    /* terrain change z, depth d, sediment s, four fluxes: each twice */
+    return 13 * sizeof(float);
+}
+
+static float *row_of(float *base, int y, int w)
+{
+    return base + (size_t)y * (size_t)w;
+}
+
+/* Fills the views of the old state around row y (NULL outside the map). */
+static void old_rows(const er_mei_sim *sim, int y, er_mei_rows *r)
+{
+    const int w = sim->w, h = sim->h, c = sim->cur;
+    memset(r, 0, sizeof *r);
+    r->y = y;
+    int has_wall = 0;
+    for (int j = 0; j < 3; j++) {
+        int yy = y - 1 + j;
+        if (yy < 0 || yy >= h)
+            continue;
+        r->b0[j] = sim->b0 + (size_t)yy * (size_t)w;
+        r->z[j] = row_of(sim->z[c], yy, w);
+        r->d[j] = row_of(sim->d[c], yy, w);
+        if (sim->wall && sim->row_wall[yy])
+            has_wall = 1;
+    }
+    if (has_wall)
+        for (int j = 0; j < 3; j++) {
+            int yy = y - 1 + j;
+            if (yy >= 0 && yy < h)
+                r->wall[j] = sim->wall + (size_t)yy * (size_t)w;
+        }
+    r->s = row_of(sim->s[c], y, w);
+    for (int i = 0; i < 4; i++)
+        r->qo[i] = row_of(sim->q[c][i], y, w);
+}
+
+/* One chunk of rows [y0, y1): see mei_internal.h.  Scratch rows:
+ * 0-15 ghost fluxes (4 ghost rows x 4 pipes), 16-19 donor weights,
+ * 20-23 s1, 24-27 u, 28-31 v (rolling, slot y & 3), 32 ghost d, 33 ghost z,
+ * 34-35 temporaries of the kernels. */
+typedef struct chunk_ctx {
+    const er_mei_sim *sim;
+    const er_mei_coef *k;
+    int y0, y1;
+    float *scr;
+} chunk_ctx;
+
+static float *scr_row(const chunk_ctx *c, int i)
+{
+    return c->scr + (size_t)i * (size_t)c->sim->w;
+}
+
+static int own(const chunk_ctx *c, int y)
+{
+    return y >= c->y0 && y < c->y1;
+}
+
+/* New flux row y, pipe i: the shared buffer for the chunk's own rows, a
+ * ghost row otherwise; NULL outside the map. */
+static float *qnew(const chunk_ctx *c, int y, int i)
+{
+    const er_mei_sim *sim = c->sim;
+    if (y < 0 || y >= sim->h)
+        return NULL;
+    if (own(c, y))
+        return row_of(sim->q[sim->cur ^ 1][i], y, sim->w);
+    int g = y < c->y0 ? y - (c->y0 - 2) : 2 + (y - c->y1);
+    return scr_row(c, 4 * g + i);
+}
+
+static float *rolling(const chunk_ctx *c, int base, int y)
+{
+    if (y < 0 || y >= c->sim->h)
+        return NULL;
+    return scr_row(c, base + (y & 3));
+}
+
+static void chunk_rows_new(const chunk_ctx *c, int y, er_mei_rows *r)
+{
+    for (int j = 0; j < 3; j++) {
+        int yy = y - 1 + j;
+        for (int i = 0; i < 4; i++)
+            r->q[j][i] = qnew(c, yy, i);
+        r->wq[j] = rolling(c, 16, yy);
+        r->s1[j] = rolling(c, 20, yy);
+    }
+}
+
+static void run_chunk(const chunk_ctx *c)
+{
+    const er_mei_sim *sim = c->sim;
+    const int h = sim->h, w = sim->w, nxt = sim->cur ^ 1;
+    er_mei_rows r;
+    er_mei_rowacc ghost_acc;
+    for (int y = c->y0 - 2; y < c->y1 + 2; y++) {
+        if (y >= 0 && y < h) { /* A: eqs. 2-5 */
+            float *qo[4];
+            old_rows(sim, y, &r);
+            for (int i = 0; i < 4; i++)
+                qo[i] = qnew(c, y, i);
+            er_mei_flux_row(sim, c->k, &r, qo, rolling(c, 16, y));
+        }
+        int ye = y - 1;
+        if (ye >= c->y0 - 1 && ye <= c->y1 && ye >= 0 && ye < h) { /* W + E */
+            int mine = own(c, ye);
+            float *dn = mine ? row_of(sim->d[nxt], ye, w) : scr_row(c, 32);
+            float *zn = mine ? row_of(sim->z[nxt], ye, w) : scr_row(c, 33);
+            float *u = rolling(c, 24, ye), *v = rolling(c, 28, ye);
+            er_mei_rowacc *acc = mine ? &sim->acc[ye] : &ghost_acc;
+            old_rows(sim, ye, &r);
+            chunk_rows_new(c, ye, &r);
+            er_mei_water_row(sim, c->k, &r, dn, u, v, acc);
+            er_mei_erode_row(sim, c->k, &r, u, v, dn, zn, rolling(c, 20, ye), scr_row(c, 34),
+                             mine ? acc : NULL);
+        }
+        int yt = y - 2;
+        if (own(c, yt)) { /* T: eqs. 13-14, drying */
+            old_rows(sim, yt, &r);
+            chunk_rows_new(c, yt, &r);
+            er_mei_transport_row(sim, c->k, &r, rolling(c, 24, yt), rolling(c, 28, yt),
+                                 row_of(sim->z[nxt], yt, w), row_of(sim->d[nxt], yt, w),
+                                 row_of(sim->s[nxt], yt, w), scr_row(c, 34), &sim->acc[yt]);
+        }
+    }
+}
+
+/* One (sub-)step over the whole map: chunks in parallel, any order. */
+static void sweep(const er_mei_sim *sim, const er_mei_coef *k)
+{
+    const int nchunks = (sim->h + sim->chunk_rows - 1) / sim->chunk_rows;
+    ER_OMP_FOR_DYNAMIC()
+    for (int ci = 0; ci < nchunks; ci++) {
+        chunk_ctx c;
+        c.sim = sim;
+        c.k = k;
+        c.y0 = ci * sim->chunk_rows;
+        c.y1 = c.y0 + sim->chunk_rows < sim->h ? c.y0 + sim->chunk_rows : sim->h;
+        c.scr = sim->scratch + (size_t)er_thread_id() * ER_MEI_SCRATCH_ROWS * (size_t)sim->w;
+        run_chunk(&c);
+    }
+}
+
+static float from_bits(uint32_t u)
+{
+    union { uint32_t u; float f; } c = { u };
+    return c.f;
+}
+
+static void make_coef(const er_mei_sim *sim, const er_mei_params *m, double dt, int raining,
+                      er_mei_coef *k)
+{
+    const double lx = sim->lx, ly = sim->ly;
+    memset(k, 0, sizeof *k);
+    k->dt = (float)dt;
+    k->rain = raining ? (float)(m->rain_rate * dt) : 0.0f;
+    /* eq. 2 divided by the cell area: dt A g / (l lX lY) = dt pipe_area g / l */
+    k->cx = (float)(dt * m->pipe_area * m->gravity / lx);
+    k->cy = (float)(dt * m->pipe_area * m->gravity / ly);
+    k->hlx = (float)(0.5 * lx);
+    k->hly = (float)(0.5 * ly);
+    k->inv2lx = (float)(0.5 / lx);
+    k->inv2ly = (float)(0.5 / ly);
+    k->invlx = (float)(1.0 / lx);
+    k->invly = (float)(1.0 / ly);
+    k->kc = (float)m->kc;
+    k->inv_cd = m->capacity_depth > 0.0 ? (float)(1.0 / m->capacity_depth) : 0.0f;
+    k->cd_off = m->capacity_depth > 0.0 ? 0.0f : 1.0f;
+    k->ks_dt = (float)fmin(1.0, m->ks * dt);
+    k->kd_dt = (float)fmin(1.0, m->kd * dt);
+    k->emax = (float)m->max_erosion_depth;
+    k->min_tilt = (float)m->min_tilt;
+    k->keep = (float)(1.0 - m->ke * dt);
+    k->th_k = (float)fmin((double)ER_MEI_THERMAL_MAX, m->thermal_rate * dt);
+    k->talus_x = (float)(m->talus_slope * lx);
+    k->talus_y = (float)(m->talus_slope * ly);
+    k->dt_lx = (float)(dt / lx);
+    k->dt_ly = (float)(dt / ly);
+    k->open = m->boundary == ER_BOUNDARY_OPEN;
+    k->semi_lagrangian = m->advection == ER_ADVECT_SEMI_LAGRANGIAN;
+}
+
+static int finite_nonneg(double v)
+{
+    return isfinite(v) && v >= 0.0;
+}
+
+static er_status check_params(const er_mei_params *m, const er_terrain *t, er_error *err)
+{
+    if (!t || !t->elevation || t->width < 1 || t->height < 1)
+        return er_fail(err, ER_EINVAL, "mei: empty terrain");
+    if (!(isfinite(t->cell_x) && t->cell_x > 0.0 && isfinite(t->cell_y) && t->cell_y > 0.0))
+        return er_fail(err, ER_EINVAL, "mei: cell size %g x %g m is not positive", t->cell_x,
+                       t->cell_y);
+    if (m->steps < 0)
+        return er_fail(err, ER_EINVAL, "mei.steps: %lld is negative", (long long)m->steps);
+    if (!(isfinite(m->dt) && m->dt > 0.0))
+        return er_fail(err, ER_EINVAL, "mei.dt: %g is not a positive time", m->dt);
+    if (!(isfinite(m->gravity) && m->gravity > 0.0))
+        return er_fail(err, ER_EINVAL, "mei.gravity: %g is not positive", m->gravity);
+    if (!(isfinite(m->pipe_area) && m->pipe_area > 0.0))
+        return er_fail(err, ER_EINVAL, "mei.pipe_area: %g is not positive", m->pipe_area);
+    const struct { const char *name; double v; } nonneg[] = {
+        { "rain_rate", m->rain_rate }, { "drop_radius", m->drop_radius },
+        { "drop_amount", m->drop_amount }, { "kc", m->kc }, { "ks", m->ks },
+        { "kd", m->kd }, { "ke", m->ke }, { "capacity_depth", m->capacity_depth }, { "min_tilt", m->min_tilt },
+        { "max_erosion_depth", m->max_erosion_depth }, { "thermal_rate", m->thermal_rate },
+        { "talus_slope", m->talus_slope },
+    };
+    for (size_t i = 0; i < sizeof nonneg / sizeof nonneg[0]; i++)
+        if (!finite_nonneg(nonneg[i].v))
+            return er_fail(err, ER_EINVAL, "mei.%s: %g must be finite and >= 0", nonneg[i].name,
+                           nonneg[i].v);
+    if (m->min_tilt > 1.0)
+        return er_fail(err, ER_EINVAL, "mei.min_tilt: %g is not a sine (0..1)", m->min_tilt);
+    if (m->ke * m->dt > 1.0)
+        return er_fail(err, ER_EINVAL, "mei.ke: ke * dt = %g evaporates more than the water "
+                       "(must be <= 1)", m->ke * m->dt);
+    if (m->rain_steps < 0 || m->drops_per_step < 0)
+        return er_fail(err, ER_EINVAL, "mei: rain_steps and drops_per_step must be >= 0");
+    if (m->max_substeps < 1)
+        return er_fail(err, ER_EINVAL, "mei.max_substeps: %lld must be >= 1",
+                       (long long)m->max_substeps);
+    if (m->boundary != ER_BOUNDARY_CLOSED && m->boundary != ER_BOUNDARY_OPEN)
+        return er_fail(err, ER_EINVAL, "mei.boundary: unknown value %d", (int)m->boundary);
+    if (m->advection != ER_ADVECT_CONSERVATIVE && m->advection != ER_ADVECT_SEMI_LAGRANGIAN)
+        return er_fail(err, ER_EINVAL, "mei.advection: unknown value %d", (int)m->advection);
+    if (m->cfl != ER_CFL_SUBSTEP && m->cfl != ER_CFL_ERROR)
+        return er_fail(err, ER_EINVAL, "mei.cfl: unknown value %d", (int)m->cfl);
+    const size_t n = (size_t)t->width * (size_t)t->height;
+    for (size_t i = 0; i < n; i++)
+        if ((!t->wall || !t->wall[i]) && !isfinite(t->elevation[i]))
+            return er_fail(err, ER_EINVAL, "mei: height at (%zu, %zu) is not finite",
+                           i % (size_t)t->width, i / (size_t)t->width);
+    return ER_OK;
+}
+
+/* Sub-steps the pipe update needs (condition 2 above). */
+static er_status plan_substeps(const er_mei_params *m, double lx, double ly, int64_t *n,
+                               er_error *err)
+{
+    double c = sqrt(m->gravity * m->pipe_area * (lx + ly));
+    double l = sqrt(lx * ly);
+    double ratio = m->dt * c / l;
+    double need = ceil(ratio);
+    if (need < 1.0)
+        need = 1.0;
+    if (need == 1.0) {
+        *n = 1;
+        return ER_OK;
+    }
+    double dt_max = l / c;
+    if (m->cfl == ER_CFL_ERROR)
+        return er_fail(err, ER_ENUMERIC,
+                       "cfl violated at step 0: pipe wave speed sqrt(g * pipe_area * (lX + lY)) "
+                       "= %.4g m/s, dt * c = %.4g m > sqrt(lX * lY) = %.4g m "
+                       "(stable for dt <= %.4g s, or set cfl to substep)",
+                       c, m->dt * c, l, dt_max);
+    if (need > (double)m->max_substeps)
+        return er_fail(err, ER_ENUMERIC,
+                       "cfl violated at step 0: pipe wave speed sqrt(g * pipe_area * (lX + lY)) "
+                       "= %.4g m/s, dt * c = %.4g m > sqrt(lX * lY) = %.4g m needs %.0f "
+                       "sub-steps, max_substeps is %lld (stable for dt <= %.4g s)",
+                       c, m->dt * c, l, need, (long long)m->max_substeps, dt_max);
+    *n = (int64_t)need;
+    return ER_OK;
+}
+
+/* Serial reduction of the rows of one sub-step: budget and checks. */
+static er_status finish_substep(er_mei_sim *sim, const er_mei_coef *k, int64_t step,
+                                er_budget *bud, er_error *err)
+{
+    uint32_t um = 0, vm = 0;
+    int uy = 0, vy = 0;
+    for (int y = 0; y < sim->h; y++) {
+        const er_mei_rowacc *a = &sim->acc[y];
+        if (a->bad)
+            return er_fail(err, ER_ENUMERIC, "non-finite value at step %lld in row %d",
+                           (long long)step, y);
+        if (a->umax > um) {
+            um = a->umax;
+            uy = y;
+        }
+        if (a->vmax > vm) {
+            vm = a->vmax;
+            vy = y;
+        }
+    }
+    float fu = from_bits(um), fv = from_bits(vm);
+    if (!isfinite(fu) || !isfinite(fv))
+        return er_fail(err, ER_ENUMERIC, "non-finite velocity at step %lld in row %d",
+                       (long long)step, isfinite(fu) ? vy : uy);
+    /* condition 1: bound by construction, so only rounding is allowed */
+    const double slack = 1.0 + 1e-3;
+    double cu = (double)k->dt * (double)fu, cv = (double)k->dt * (double)fv;
+    if (cu > sim->lx * slack)
+        return er_fail(err, ER_ENUMERIC, "cfl violated at step %lld: |u| = %.4g m/s in row %d, "
+                       "dt * |u| = %.4g m > lX = %.4g m", (long long)step, (double)fu, uy, cu,
+                       sim->lx);
+    if (cv > sim->ly * slack)
+        return er_fail(err, ER_ENUMERIC, "cfl violated at step %lld: |v| = %.4g m/s in row %d, "
+                       "dt * |v| = %.4g m > lY = %.4g m", (long long)step, (double)fv, vy, cv,
+                       sim->ly);
+    for (int y = 0; y < sim->h; y++) {
+        const er_mei_rowacc *a = &sim->acc[y];
+        bud->eroded += a->eroded;
+        bud->deposited += a->deposited;
+        bud->left_map += a->left_sed;
+        bud->water_left += a->left_water;
+    }
+    return ER_OK;
+}
+
+/* Writes the current state to the caller: b = b0 + z in place (walls keep
+ * their value), water and sediment layers (0 on walls). */
+static void copy_out(er_mei_sim *sim, er_terrain *t, er_layers *layers)
+{
+    const size_t n = (size_t)sim->w * (size_t)sim->h;
+    const float *z = sim->z[sim->cur];
+    float *b = t->elevation;
+    ER_OMP_FOR()
+    for (int y = 0; y < sim->h; y++) {
+        size_t i0 = (size_t)y * (size_t)sim->w, i1 = i0 + (size_t)sim->w;
+        if (sim->wall && sim->row_wall[y]) {
+            for (size_t i = i0; i < i1; i++)
+                if (!sim->wall[i])
+                    b[i] = b[i] + z[i];
+        } else {
+            for (size_t i = i0; i < i1; i++)
+                b[i] = b[i] + z[i];
+        }
+    }
+    if (layers && layers->water)
+        memcpy(layers->water, sim->d[sim->cur], n * sizeof(float));
+    if (layers && layers->sediment)
+        memcpy(layers->sediment, sim->s[sim->cur], n * sizeof(float));
+}
+
+static void sim_free(er_mei_sim *sim)
+{
+    for (int j = 0; j < 2; j++) {
+        free(sim->z[j]);
+        free(sim->d[j]);
+        free(sim->s[j]);
+        for (int i = 0; i < 4; i++)
+            free(sim->q[j][i]);
+    }
+    free(sim->acc);
+    free(sim->scratch);
+    free(sim->row_wall_buf);
+}
+
+static er_status sim_alloc(er_mei_sim *sim, er_terrain *t, er_error *err)
+{
+    const size_t n = (size_t)t->width * (size_t)t->height;
+    size_t bytes, sbytes;
+    memset(sim, 0, sizeof *sim);
+    sim->w = t->width;
+    sim->h = t->height;
+    sim->lx = t->cell_x;
+    sim->ly = t->cell_y;
+    sim->wall = t->wall;
+    sim->nthreads = er_thread_count();
+    if (!er_mul_size(n, sizeof(float), &bytes) ||
+        !er_mul_size((size_t)sim->w * ER_MEI_SCRATCH_ROWS * sizeof(float),
+                     (size_t)sim->nthreads, &sbytes))
+        return er_fail(err, ER_ENOMEM, "mei: a %dx%d map is too large", t->width, t->height);
+    sim->b0 = t->elevation;
+    int ok = 1;
+    for (int j = 0; j < 2; j++) {
+        ok = ok && (sim->z[j] = calloc(n, sizeof(float))) &&
+             (sim->d[j] = calloc(n, sizeof(float))) && (sim->s[j] = calloc(n, sizeof(float)));
+        for (int i = 0; i < 4; i++)
+            ok = ok && (sim->q[j][i] = calloc(n, sizeof(float)));
+    }
+    ok = ok && (sim->acc = calloc((size_t)sim->h, sizeof *sim->acc));
+    ok = ok && (sim->scratch = calloc(1, sbytes));
+    if (ok && t->wall) {
+        uint8_t *rw = calloc((size_t)sim->h, 1);
+        ok = rw != NULL;
+        if (rw)
+            for (size_t i = 0; i < n; i++)
+                rw[i / (size_t)sim->w] |= t->wall[i] != 0;
+        sim->row_wall = sim->row_wall_buf = rw;
+    }
+    if (!ok) {
+        sim_free(sim);
+        return er_fail(err, ER_ENOMEM, "mei: out of memory for a %dx%d map", t->width,
+                       t->height);
+    }
+    /* Chunks: about four per thread so that a thread slowed down by
+     * another process hands work to the others, at least 16 rows so that
+     * the ghost rows (3 of work per chunk) stay a small overhead. */
+    int target = 4 * sim->nthreads;
+    int rows = (sim->h + target - 1) / target;
+    sim->chunk_rows = rows < 16 ? 16 : rows;
+    return ER_OK;
+}
+
+/*
+ * Runs the model; see core/model.h for the contract.  Sources must be in
+ * pixel coordinates (er_source.map_coords == 0; the CLI converts map
+ * coordinates before the run), else ER_EINVAL.
+ */
+er_status er_mei_run(const er_params *p, er_terrain *t, er_layers *layers,
+                     const er_run_ctl *ctl, er_budget *budget, er_error *err)
+{
+    const er_mei_params *m = &p->mei;
+    er_budget bud;
+    er_mei_sim sim;
+    er_status st;
+    int64_t nsub = 1;
+    memset(&bud, 0, sizeof bud);
+    if ((st = check_params(m, t, err)))
+        return st;
+    if ((st = sim_alloc(&sim, t, err)))
+        return st;
+    const int64_t cells = er_mei_terrain_cells(&sim);
+    const double base = er_mei_total(&sim, sim.b0);
+    bud.material_before = base;
+    if ((st = er_mei_check_sources(&sim, m, err)))
+        goto done;
+    if (m->steps > 0 && (st = plan_substeps(m, sim.lx, sim.ly, &nsub, err)))
+        goto done;
+    const double dt_sub = m->dt / (double)nsub;
+    for (int64_t step = 0; step < m->steps; step++) {
+        int raining = m->rain_rate > 0.0 && (m->rain_steps == 0 || step < m->rain_steps);
+        er_mei_add_drops(&sim, m, p->seed, step, &bud.water_added);
+        er_mei_coef k;
+        make_coef(&sim, m, dt_sub, raining, &k);
+        for (int64_t sub = 0; sub < nsub; sub++) {
+            er_mei_add_sources(&sim, m, dt_sub, &bud.water_added);
+            sweep(&sim, &k);
+            if ((st = finish_substep(&sim, &k, step, &bud, err)))
+                goto done;
+            bud.water_added += (double)k.rain * (double)cells;
+            bud.substeps++;
+            sim.cur ^= 1;
+        }
+        bud.work_done++;
+        if (ctl && ctl->progress &&
+            ctl->progress(ctl->user, (double)(step + 1) / (double)m->steps)) {
+            st = er_fail(err, ER_ECANCELED, "mei: cancelled at step %lld", (long long)(step + 1));
+            goto done;
+        }
+    }
+done:
+    if (st == ER_OK || st == ER_ENUMERIC || st == ER_ECANCELED) {
+        bud.material_after = base + er_mei_material(&sim, sim.z[sim.cur], sim.s[sim.cur]);
+        copy_out(&sim, t, layers);
+        double den = fabs(bud.material_before);
+        bud.rel_error = fabs(bud.material_before - bud.material_after - bud.left_map) /
+                        (den > DBL_MIN ? den : DBL_MIN);
+    }
+    if (budget)
+        *budget = bud;
+    sim_free(&sim);
+    return st;
+}

@@ -1,0 +1,217 @@
+/*
+ * Private to the Mei et al. (2007) grid model: the simulation state shared
+ * by core/mei.c (run loop, schedule, stability), core/pipe.c (eqs. 1-9),
+ * core/erosion.c (eqs. 10-12, thermal weathering), core/transport.c
+ * (eqs. 13-14) and core/budget.c.  Nothing outside these files includes it.
+ *
+ * One step is a pure function of the previous state (Jacobi style, every
+ * layer double-buffered), computed by independent chunks of rows.  A chunk
+ * runs four row kernels as a pipeline, each row's inputs still in cache:
+ *
+ *   A  flux         (eqs. 2-5)      row y     needs old state, rows y-1..y+1
+ *   W  water        (eqs. 6-9, 15)  row y-1   needs A of rows y-2..y
+ *   E  erosion      (eqs. 10-12)    row y-1   needs W of row y-1, old b
+ *   T  transport    (eqs. 13-14)    row y-2   needs A, E of rows y-3..y-1
+ *
+ * A chunk recomputes the two rows of A and the row of W+E it needs beyond
+ * each of its ends into private scratch (ghost rows) instead of waiting for
+ * the neighbouring chunk, so chunks never read each other's results: one
+ * parallel loop (one barrier) per step, any chunk size and any thread count
+ * give the same bits.
+ */
+#ifndef ER_MEI_INTERNAL_H
+#define ER_MEI_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+
+/* The row kernels are written as branch-free selects so that GCC can
+ * vectorise them, which it does only when it may evaluate both sides of a
+ * select: -fno-trapping-math allows that and changes no value (it only
+ * gives up floating-point exception flags); the dynamic cost model
+ * vectorises loops of unknown length at -O2.  The vector code gives the
+ * same bits as the scalar code: + - * / are correctly rounded in both, and
+ * there is no contraction (-ffp-contract=off still holds) and no
+ * reassociation. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math", "vect-cost-model=dynamic")
+#endif
+
+/* [m] Water shallower than this after evaporation counts as dry: the cell's
+ * depth is set to 0 and its suspended sediment settles onto the terrain
+ * (eq. 15 alone only tends to 0, and sediment must not stay suspended in
+ * no water).  A micrometre is far below any rain increment that moves
+ * material and far above float rounding of depths. */
+#define ER_MEI_DRY 1e-6f
+
+/* [m] Below this mean depth (eq. 9) the velocity is 0: a film thinner than
+ * a nanometre carries no momentum, and it avoids 0/0 in a dry cell. */
+#define ER_MEI_FILM 1e-9f
+
+/* Largest fraction of a pair's excess height that thermal weathering moves
+ * in one step: with four neighbours exchanging at once, 1/8 cannot
+ * overshoot the talus angle (a cell gives at most half its excess). */
+#define ER_MEI_THERMAL_MAX 0.125f
+
+/* Directions of the four virtual pipes (Mei fig. 3): L = column x-1,
+ * R = x+1, T = row y-1 (towards the top of the image), B = row y+1. */
+enum { ER_L = 0, ER_R = 1, ER_T = 2, ER_B = 3 };
+
+/* Coefficients of one (sub-)step, precomputed in float so that every row
+ * kernel uses identical values. */
+typedef struct er_mei_coef {
+    float dt;        /* [s] length of this (sub-)step */
+    float rain;      /* [m] uniform rain added to every terrain cell (eq. 1) */
+    float cx, cy;    /* [1/s] flux gain per metre of head, L/R and T/B pipes:
+                      * dt * A * g / (l * lX * lY) with A = pipe_area * lX * lY */
+    float hlx, hly;  /* [m] lX / 2, lY / 2 (eqs. 8-9) */
+    float inv2lx, inv2ly, invlx, invly; /* [1/m] for the terrain gradient */
+    float kc;        /* [s] sediment capacity constant (eq. 10) */
+    float inv_cd;    /* [1/m] 1 / capacity_depth, or 0 */
+    float cd_off;    /* 0, or 1 when there is no depth factor (min(d inv_cd + off, 1)) */
+    float ks_dt;     /* min(1, Ks * dt): fraction of the capacity deficit dissolved (eq. 11) */
+    float kd_dt;     /* min(1, Kd * dt): fraction of the excess deposited (eq. 12) */
+    float emax;      /* [m] most terrain one step removes from a cell */
+    float min_tilt;  /* lower bound on sin(alpha) (eq. 10) */
+    float keep;      /* 1 - Ke * dt (eq. 15) */
+    float th_k;      /* thermal: fraction of a pair's excess moved, 0 = off */
+    float talus_x, talus_y; /* [m] stable height difference between L/R and T/B neighbours */
+    float dt_lx, dt_ly;     /* [s/m] dt / lX, dt / lY (semi-Lagrangian backtrace) */
+    int open;        /* 1: open map edges (water and sediment leave) */
+    int semi_lagrangian;
+} er_mei_coef;
+
+/* What one row contributes to the step's budget and checks; written only
+ * by the chunk that owns the row, summed serially in row order. */
+typedef struct er_mei_rowacc {
+    double eroded;      /* [m] terrain dissolved (eq. 11) */
+    double deposited;   /* [m] terrain added (eq. 12 and drying) */
+    double left_sed;    /* [m] sediment that left through open edges */
+    double left_water;  /* [m] water that left through open edges */
+    uint32_t umax;      /* bits of max |u| [m/s] (ordered like the floats; NaN is largest) */
+    uint32_t vmax;      /* bits of max |v| */
+    uint32_t bad;       /* non-zero: a new b, d or s of the row is not finite */
+    uint32_t umax_x, vmax_x; /* where umax / vmax were seen (first column) */
+} er_mei_rowacc;
+
+/* The simulation: state layers (double-buffered), per-row accumulators and
+ * per-thread scratch, all allocated once by er_mei_run. */
+typedef struct er_mei_sim {
+    int w, h;
+    double lx, ly;         /* [m] cell size */
+    const uint8_t *wall;   /* 1 = nodata (a wall); NULL = none */
+    const uint8_t *row_wall; /* per row: 1 if the row holds a wall; NULL = none */
+    uint8_t *row_wall_buf; /* the same, owned */
+    const float *b0;       /* [m] initial terrain height (the caller's, read-only) */
+    float *z[2];           /* [m] terrain change since the start: b = b0 + z.  Kept
+                            * apart so that changes far below one float step of b
+                            * (6e-5 m at 600 m) still add up */
+    float *d[2];           /* [m] water depth */
+    float *s[2];           /* [m] suspended sediment, as a height of material */
+    float *q[2][4];        /* [m/s] outflow flux per cell area, f / (lX lY) (eqs. 2-5) */
+    int cur;               /* which buffers hold the current state */
+    er_mei_rowacc *acc;    /* h entries */
+    float *scratch;        /* nthreads * scratch_rows rows of w floats */
+    int nthreads;
+    int chunk_rows;        /* rows per chunk of the parallel loop */
+} er_mei_sim;
+
+/* Scratch rows per thread (see run_chunk in mei.c for their use). */
+#define ER_MEI_SCRATCH_ROWS 36
+
+/* Views of the rows around y that one kernel call reads and writes.  A row
+ * outside the map is NULL. */
+typedef struct er_mei_rows {
+    int y;
+    const float *b0[3], *z[3];     /* initial height and old change, rows y-1..y+1 */
+    const float *d[3], *s;         /* old depth rows y-1..y+1; old sediment of row y */
+    const float *qo[4];            /* old flux of row y */
+    const float *q[3][4];          /* new flux of rows y-1, y, y+1 */
+    const float *wq[3];            /* donor weights dt / d1 of rows y-1..y+1 */
+    const float *s1[3];            /* sediment after erosion, rows y-1..y+1 */
+    const uint8_t *wall[3];        /* NULL when the map has no walls */
+} er_mei_rows;
+
+/* pipe.c */
+void er_mei_flux_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
+                     float *const qout[4], float *wq);
+void er_mei_water_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
+                      float *dnew, float *u, float *v, er_mei_rowacc *acc);
+int er_mei_add_drops(er_mei_sim *sim, const er_mei_params *m, uint64_t seed,
+                     int64_t step, double *added);
+void er_mei_add_sources(er_mei_sim *sim, const er_mei_params *m, double dt,
+                        double *added);
+er_status er_mei_check_sources(const er_mei_sim *sim, const er_mei_params *m, er_error *err);
+
+/* erosion.c */
+void er_mei_erode_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
+                      const float *u, const float *v, const float *dnew, float *znew,
+                      float *s1, float *tmp, er_mei_rowacc *acc);
+
+/* transport.c */
+void er_mei_transport_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
+                          const float *u, const float *v, float *znew, float *dnew,
+                          float *snew, float *tmp, er_mei_rowacc *acc);
+
+/* budget.c */
+double er_mei_row_sum(const float *a, int n);
+double er_mei_material(const er_mei_sim *sim, const float *z, const float *s);
+double er_mei_total(const er_mei_sim *sim, const float *a);
+int64_t er_mei_terrain_cells(const er_mei_sim *sim);
+
+/* True when cell (x, y) and its four neighbours are inside the map and
+ * none is a wall: the row kernels' fast path.  Callers check the row. */
+static inline int er_mei_plain(const er_mei_rows *r, int x)
+{
+    return !r->wall[1] ||
+           (!r->wall[0][x] && !r->wall[2][x] && !r->wall[1][x - 1] &&
+            !r->wall[1][x] && !r->wall[1][x + 1]);
+}
+
+/* Finds the run [x, *end) of cells from x on that take the fast path in an
+ * interior row (0 < y < h-1); returns 0 when x itself does not. */
+static inline int er_mei_run_from(const er_mei_sim *sim, const er_mei_rows *r, int x, int *end)
+{
+    if (x < 1 || x > sim->w - 2 || !er_mei_plain(r, x))
+        return 0;
+    int e = x + 1;
+    if (!r->wall[1])
+        e = sim->w - 1;
+    else
+        while (e < sim->w - 1 && er_mei_plain(r, e))
+            e++;
+    *end = e;
+    return 1;
+}
+
+/* The vectorised span loops stay out of line: GCC honours their restrict
+ * parameters only in a function of their own. */
+#if defined(__GNUC__)
+#define ER_NOINLINE __attribute__((noinline))
+#else
+#define ER_NOINLINE
+#endif
+
+/* Square root of x >= 0 from + - * alone: the classic bit-level estimate
+ * of 1/sqrt(x) and three Newton steps, within 2.4e-7 of sqrtf for normal
+ * x (0 gives 0).  Used instead of sqrtf because GCC does not vectorise
+ * sqrtf without -fno-math-errno (which no pragma can switch on); it is as
+ * deterministic as sqrtf. */
+static inline float er_sqrt(float x)
+{
+    union { float f; uint32_t u; } c = { x };
+    c.u = 0x5f375a86u - (c.u >> 1);
+    float y = c.f, hx = 0.5f * x;
+    y = y * (1.5f - hx * y * y);
+    y = y * (1.5f - hx * y * y);
+    y = y * (1.5f - hx * y * y);
+    return x * y;
+}
+
+static inline float er_max0(float a) { return a > 0.0f ? a : 0.0f; }
+static inline float er_minf(float a, float b) { return a < b ? a : b; }
+static inline float er_maxf(float a, float b) { return a > b ? a : b; }
+
+#endif

@@ -1,0 +1,369 @@
+/*
+ * Mei et al. (2007) eqs. 1-9 and 15: water increment, virtual-pipe flux,
+ * water depth, velocity and evaporation (seeds 000/003, §3.1-3.2, §3.5).
+ *
+ * Fluxes are stored per cell area, q = f / (lX lY) in m/s, so that eq. 7
+ * reads d2 = d1 + dt (q_in - q_out) and the K of eq. 4 is d1 / (dt sum q).
+ *
+ * Every expression that a mirror image of the map would evaluate with
+ * left and right (or top and bottom) swapped is written so that the swap
+ * gives the same bits: sums as (L + R) + (T + B), differences as
+ * (a + b) - (c + d).  A mirror-symmetric terrain then stays symmetric
+ * exactly, which the unit tests check.
+ */
+#include "mei_internal.h"
+
+#include <math.h>
+
+#include "rng.h"
+
+/* Eqs. 2-5 for one cell: new outflow fluxes from the old ones and the
+ * water-surface differences dh (eq. 3) towards the neighbours that can
+ * take water (ok[i]); the result never drains more than the cell holds.
+ * Also the donor weight dt / d1 the transport step uses for the fraction
+ * of the cell's water (and so of its sediment) that each pipe carries. */
+static inline void flux_cell(const er_mei_coef *k, float d1, const float qo[4],
+                             const float dh[4], const int ok[4], float q[4], float *wq)
+{
+    const float c[4] = { k->cx, k->cx, k->cy, k->cy };
+    for (int i = 0; i < 4; i++)
+        q[i] = ok[i] ? er_max0(qo[i] + c[i] * dh[i]) : 0.0f;
+    float out = ((q[ER_L] + q[ER_R]) + (q[ER_T] + q[ER_B])) * k->dt;
+    if (out > d1) {
+        float kk = d1 / out; /* eq. 4 */
+        for (int i = 0; i < 4; i++)
+            q[i] *= kk;      /* eq. 5 */
+    }
+    *wq = d1 > 0.0f ? k->dt / d1 : 0.0f;
+}
+
+/* The general case: any cell, with map edges and walls. */
+static void flux_generic(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
+                         int x, float *const qout[4], float *wq)
+{
+    const int w = sim->w;
+    if (r->wall[1] && r->wall[1][x]) {
+        for (int i = 0; i < 4; i++)
+            qout[i][x] = 0.0f;
+        wq[x] = 0.0f;
+        return;
+    }
+    const float *d = r->d[1];
+    float d1 = d[x] + k->rain; /* eq. 1 (uniform part) */
+    float bc = r->b0[1][x] + r->z[1][x];
+    float hc = bc + d1;
+    float qo[4] = { r->qo[0][x], r->qo[1][x], r->qo[2][x], r->qo[3][x] };
+    float dh[4] = { 0, 0, 0, 0 };
+    int ok[4] = { 0, 0, 0, 0 };
+    /* neighbour (row index into the views, column) per direction */
+    const int ny[4] = { 1, 1, 0, 2 };
+    const int nx[4] = { x - 1, x + 1, x, x };
+    for (int i = 0; i < 4; i++) {
+        int j = ny[i], c = nx[i];
+        int inside = r->b0[j] && c >= 0 && c < w;
+        if (inside) {
+            if (r->wall[j] && r->wall[j][c])
+                continue;
+            ok[i] = 1;
+            dh[i] = hc - ((r->b0[j][c] + r->z[j][c]) + (r->d[j][c] + k->rain)); /* eq. 3 */
+        } else if (k->open) {
+            /* Open edge: a virtual cell beyond the map at this cell's
+             * terrain level holding no water, so the head is the depth. */
+            ok[i] = 1;
+            dh[i] = hc - bc;
+        }
+    }
+    float q[4];
+    flux_cell(k, d1, qo, dh, ok, q, &wq[x]);
+    for (int i = 0; i < 4; i++)
+        qout[i][x] = q[i];
+}
+
+/* flux_cell for a run of cells [x0, x1) of an interior row whose four
+ * neighbours are all terrain, as one vectorisable loop (the restrict
+ * parameters tell the compiler that the rows do not overlap).  g rows are
+ * the initial heights, z rows the change, d rows the depths; u, c, d =
+ * the rows above, at and below. */
+static ER_NOINLINE void flux_span(const er_mei_coef *k, int x0, int x1,
+                      const float *restrict gu, const float *restrict gc,
+                      const float *restrict gd, const float *restrict zu,
+                      const float *restrict zc, const float *restrict zd,
+                      const float *restrict du, const float *restrict dc,
+                      const float *restrict dd,
+                      const float *restrict oL, const float *restrict oR,
+                      const float *restrict oT, const float *restrict oB,
+                      float *restrict nL, float *restrict nR, float *restrict nT,
+                      float *restrict nB, float *restrict ww)
+{
+    const float rain = k->rain, cx = k->cx, cy = k->cy, dt = k->dt;
+    for (int i = x0; i < x1; i++) {
+        float d1 = dc[i] + rain;
+        float hc = (gc[i] + zc[i]) + d1;
+        float fl = er_max0(oL[i] + cx * (hc - ((gc[i - 1] + zc[i - 1]) + (dc[i - 1] + rain))));
+        float fr = er_max0(oR[i] + cx * (hc - ((gc[i + 1] + zc[i + 1]) + (dc[i + 1] + rain))));
+        float ft = er_max0(oT[i] + cy * (hc - ((gu[i] + zu[i]) + (du[i] + rain))));
+        float fb = er_max0(oB[i] + cy * (hc - ((gd[i] + zd[i]) + (dd[i] + rain))));
+        float out = ((fl + fr) + (ft + fb)) * dt;
+        /* eq. 4 without a branch (d1 / d1 is exactly 1): one select at a
+         * time, no nested ?:, so that the loop vectorises */
+        float den = out > d1 ? out : d1;
+        den = den > 0.0f ? den : 1.0f;
+        float kk = d1 / den;
+        nL[i] = fl * kk;
+        nR[i] = fr * kk;
+        nT[i] = ft * kk;
+        nB[i] = fb * kk;
+        float wv = dt / (d1 > 0.0f ? d1 : 1.0f);
+        ww[i] = d1 > 0.0f ? wv : 0.0f;
+    }
+}
+
+void er_mei_flux_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
+                     float *const qout[4], float *wq)
+{
+    const int w = sim->w;
+    const int interior = r->b0[0] && r->b0[2];
+    int x = 0;
+    while (x < w) {
+        int end;
+        if (!interior || !er_mei_run_from(sim, r, x, &end)) {
+            flux_generic(sim, k, r, x, qout, wq);
+            x++;
+            continue;
+        }
+        /* Fast path: all four neighbours are terrain cells. */
+        flux_span(k, x, end, r->b0[0], r->b0[1], r->b0[2], r->z[0], r->z[1], r->z[2],
+                  r->d[0], r->d[1], r->d[2],
+                  r->qo[ER_L], r->qo[ER_R], r->qo[ER_T], r->qo[ER_B],
+                  qout[ER_L], qout[ER_R], qout[ER_T], qout[ER_B], wq);
+        x = end;
+    }
+}
+
+/* Eqs. 6-9 and 15 for one cell: in[i] is the flux arriving from the
+ * neighbour in direction i (0 where there is none), q the cell's own new
+ * outflow.  Writes the depth after evaporation and the velocity. */
+static inline void water_cell(const er_mei_coef *k, float d1, const float in[4],
+                              const float q[4], float *dnew, float *u, float *v)
+{
+    float qin = (in[ER_L] + in[ER_R]) + (in[ER_T] + in[ER_B]);
+    float qout = (q[ER_L] + q[ER_R]) + (q[ER_T] + q[ER_B]);
+    float d2 = er_max0(d1 + k->dt * (qin - qout)); /* eqs. 6-7 */
+    float dbar = 0.5f * (d1 + d2);
+    float uu = 0.0f, vv = 0.0f;
+    if (dbar > ER_MEI_FILM) {
+        /* eqs. 8-9: u = dWX / (lY dbar) with dWX = lX lY (...) / 2 */
+        uu = k->hlx * ((in[ER_L] + q[ER_R]) - (q[ER_L] + in[ER_R])) / dbar;
+        vv = k->hly * ((in[ER_T] + q[ER_B]) - (q[ER_T] + in[ER_B])) / dbar;
+    }
+    *dnew = d2 * k->keep; /* eq. 15 */
+    *u = uu;
+    *v = vv;
+}
+
+static uint32_t fbits(float f)
+{
+    union { float f; uint32_t u; } c = { f };
+    return c.u;
+}
+
+static void water_generic(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
+                          int x, float *dnew, float *u, float *v)
+{
+    const int w = sim->w;
+    if (r->wall[1] && r->wall[1][x]) {
+        dnew[x] = 0.0f;
+        u[x] = v[x] = 0.0f;
+        return;
+    }
+    float d1 = r->d[1][x] + k->rain;
+    float q[4], in[4];
+    for (int i = 0; i < 4; i++)
+        q[i] = r->q[1][i][x];
+    /* A wall's outflow is 0, so only the map edge needs a test. */
+    in[ER_L] = x > 0 ? r->q[1][ER_R][x - 1] : 0.0f;
+    in[ER_R] = x < w - 1 ? r->q[1][ER_L][x + 1] : 0.0f;
+    in[ER_T] = r->q[0][0] ? r->q[0][ER_B][x] : 0.0f;
+    in[ER_B] = r->q[2][0] ? r->q[2][ER_T][x] : 0.0f;
+    water_cell(k, d1, in, q, &dnew[x], &u[x], &v[x]);
+}
+
+/* water_cell for a run of cells [x0, x1) of an interior row; qa is the
+ * downward flux of the row above, qb the upward flux of the row below. */
+static ER_NOINLINE void water_span(const er_mei_coef *k, int x0, int x1, const float *restrict dc,
+                       const float *restrict qL, const float *restrict qR,
+                       const float *restrict qT, const float *restrict qB,
+                       const float *restrict qa, const float *restrict qb,
+                       float *restrict dn, float *restrict uo, float *restrict vo)
+{
+    const float rain = k->rain, dt = k->dt, hlx = k->hlx, hly = k->hly, keep = k->keep;
+    for (int i = x0; i < x1; i++) {
+        float d1 = dc[i] + rain;
+        float inL = qR[i - 1], inR = qL[i + 1], inT = qa[i], inB = qb[i];
+        float qin = (inL + inR) + (inT + inB);
+        float qout = (qL[i] + qR[i]) + (qT[i] + qB[i]);
+        float d2 = er_max0(d1 + dt * (qin - qout));
+        float dbar = 0.5f * (d1 + d2);
+        int wet = dbar > ER_MEI_FILM;
+        float den = wet ? dbar : 1.0f;
+        float uu = hlx * ((inL + qR[i]) - (qL[i] + inR)) / den;
+        float vv = hly * ((inT + qB[i]) - (qT[i] + inB)) / den;
+        uo[i] = wet ? uu : 0.0f;
+        vo[i] = wet ? vv : 0.0f;
+        dn[i] = d2 * keep;
+    }
+}
+
+void er_mei_water_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
+                      float *dnew, float *u, float *v, er_mei_rowacc *acc)
+{
+    const int w = sim->w;
+    const int interior = r->q[0][0] && r->q[2][0];
+    int x = 0;
+    while (x < w) {
+        int end;
+        if (!interior || !er_mei_run_from(sim, r, x, &end)) {
+            water_generic(sim, k, r, x, dnew, u, v);
+            x++;
+            continue;
+        }
+        water_span(k, x, end, r->d[1], r->q[1][ER_L], r->q[1][ER_R], r->q[1][ER_T],
+                   r->q[1][ER_B], r->q[0][ER_B], r->q[2][ER_T], dnew, u, v);
+        x = end;
+    }
+    /* Row maxima of |u| and |v| as float bits: for non-negative floats the
+     * integer order is the float order and NaN sorts above infinity, so
+     * one integer max both finds the fastest flow for the CFL check and
+     * catches a non-finite velocity. */
+    uint32_t um = 0, vm = 0;
+    for (int i = 0; i < w; i++) {
+        uint32_t a = fbits(u[i]) & 0x7fffffffu, b = fbits(v[i]) & 0x7fffffffu;
+        um = a > um ? a : um;
+        vm = b > vm ? b : vm;
+    }
+    acc->umax = um;
+    acc->vmax = vm;
+}
+
+/* Cells of a disc of radius rad (cells) around (cx, cy) inside the map:
+ * those whose centre lies within rad; the nearest cell when rad covers
+ * none.  Returns 0 when the disc misses the map. */
+static int disc_box(const er_mei_sim *sim, double cx, double cy, double rad,
+                    int *x0, int *x1, int *y0, int *y1)
+{
+    if (!(rad >= 0.0))
+        rad = 0.0;
+    double lo_x = ceil(cx - rad), hi_x = floor(cx + rad);
+    double lo_y = ceil(cy - rad), hi_y = floor(cy + rad);
+    if (lo_x > hi_x || lo_y > hi_y) { /* no centre inside: nearest cell */
+        lo_x = hi_x = floor(cx + 0.5);
+        lo_y = hi_y = floor(cy + 0.5);
+    }
+    if (hi_x < 0 || hi_y < 0 || lo_x > sim->w - 1 || lo_y > sim->h - 1)
+        return 0;
+    *x0 = lo_x < 0 ? 0 : (int)lo_x;
+    *y0 = lo_y < 0 ? 0 : (int)lo_y;
+    *x1 = hi_x > sim->w - 1 ? sim->w - 1 : (int)hi_x;
+    *y1 = hi_y > sim->h - 1 ? sim->h - 1 : (int)hi_y;
+    return 1;
+}
+
+static int in_disc(double cx, double cy, double rad, int x, int y, int single)
+{
+    if (single)
+        return 1;
+    double dx = x - cx, dy = y - cy;
+    return dx * dx + dy * dy <= rad * rad;
+}
+
+/* Adds `amount` metres of water to the terrain cells of a disc (serially,
+ * in row order); returns how many cells it covered. */
+static int64_t add_disc(er_mei_sim *sim, double cx, double cy, double rad, float amount)
+{
+    int x0, x1, y0, y1;
+    if (!disc_box(sim, cx, cy, rad, &x0, &x1, &y0, &y1))
+        return 0;
+    int single = !(ceil(cx - rad) <= floor(cx + rad) && ceil(cy - rad) <= floor(cy + rad));
+    float *d = sim->d[sim->cur];
+    int64_t n = 0;
+    for (int y = y0; y <= y1; y++)
+        for (int x = x0; x <= x1; x++) {
+            size_t i = (size_t)y * (size_t)sim->w + (size_t)x;
+            if (sim->wall && sim->wall[i])
+                continue;
+            if (!in_disc(cx, cy, rad, x, y, single))
+                continue;
+            d[i] += amount;
+            n++;
+        }
+    return n;
+}
+
+/* Eq. 1, random raindrops: drop j of step t lands on the cell drawn from
+ * (seed, ER_STREAM_RAINDROP, t * count + j): the low 32 bits pick the
+ * column, the high 32 bits the row (Lemire's multiply-shift each). */
+int er_mei_add_drops(er_mei_sim *sim, const er_mei_params *m, uint64_t seed,
+                     int64_t step, double *added)
+{
+    if (m->drops_per_step <= 0 || !(m->drop_amount > 0.0))
+        return 0;
+    float amount = (float)m->drop_amount;
+    for (int64_t j = 0; j < m->drops_per_step; j++) {
+        uint64_t idx = (uint64_t)step * (uint64_t)m->drops_per_step + (uint64_t)j;
+        uint64_t r = er_rng_u64(seed, ER_STREAM_RAINDROP, idx);
+        int x = (int)(((r & 0xffffffffu) * (uint64_t)sim->w) >> 32);
+        int y = (int)(((r >> 32) * (uint64_t)sim->h) >> 32);
+        int64_t n = add_disc(sim, x, y, m->drop_radius, amount);
+        *added += (double)n * (double)amount;
+    }
+    return 1;
+}
+
+/* Eq. 1, river sources: rate * dt metres on every covered terrain cell. */
+void er_mei_add_sources(er_mei_sim *sim, const er_mei_params *m, double dt, double *added)
+{
+    for (int i = 0; i < m->n_sources; i++) {
+        const er_source *src = &m->sources[i];
+        float amount = (float)(src->rate * dt);
+        if (!(amount > 0.0f))
+            continue;
+        int64_t n = add_disc(sim, src->x, src->y, src->radius, amount);
+        *added += (double)n * (double)amount;
+    }
+}
+
+er_status er_mei_check_sources(const er_mei_sim *sim, const er_mei_params *m, er_error *err)
+{
+    if (m->n_sources < 0 || m->n_sources > ER_MAX_SOURCES)
+        return er_fail(err, ER_EINVAL, "mei.sources: %d sources (at most %d)", m->n_sources,
+                       ER_MAX_SOURCES);
+    for (int i = 0; i < m->n_sources; i++) {
+        const er_source *src = &m->sources[i];
+        if (src->map_coords)
+            return er_fail(err, ER_EINVAL,
+                           "mei.sources[%d]: map coordinates must be converted to pixels "
+                           "before the run", i);
+        if (!isfinite(src->x) || !isfinite(src->y) || !(src->radius >= 0.0) ||
+            !isfinite(src->radius) || !(src->rate >= 0.0) || !isfinite(src->rate))
+            return er_fail(err, ER_EINVAL, "mei.sources[%d]: position, radius and rate must "
+                           "be finite, radius and rate >= 0", i);
+        int x0, x1, y0, y1;
+        if (!disc_box(sim, src->x, src->y, src->radius, &x0, &x1, &y0, &y1))
+            return er_fail(err, ER_EINVAL, "mei.sources[%d]: (%g, %g) radius %g lies outside "
+                           "the %dx%d map", i, src->x, src->y, src->radius, sim->w, sim->h);
+        int single = !(ceil(src->x - src->radius) <= floor(src->x + src->radius) &&
+                       ceil(src->y - src->radius) <= floor(src->y + src->radius));
+        int64_t n = 0;
+        for (int y = y0; y <= y1; y++)
+            for (int x = x0; x <= x1; x++) {
+                size_t c = (size_t)y * (size_t)sim->w + (size_t)x;
+                if ((!sim->wall || !sim->wall[c]) &&
+                    in_disc(src->x, src->y, src->radius, x, y, single))
+                    n++;
+            }
+        if (n == 0)
+            return er_fail(err, ER_EINVAL, "mei.sources[%d]: (%g, %g) radius %g covers only "
+                           "nodata cells", i, src->x, src->y, src->radius);
+    }
+    return ER_OK;
+}

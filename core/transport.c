@@ -1,0 +1,182 @@
+/*
+ * Mei et al. (2007) eqs. 13-14: the suspended sediment moves with the
+ * water (§3.4), then cells that evaporated dry drop what they carry.
+ *
+ * Conservative scheme (the default): donor-cell upwind transport driven by
+ * the pipe fluxes.  Through pipe i a cell sends the fraction q_i dt / d1
+ * of its water (eqs. 5-7), and with it the same fraction of its sediment
+ * s1.  The receiver evaluates the very same product from the donor's
+ * values, so what leaves one cell enters its neighbour bit for bit, or
+ * leaves the map through an open edge (counted).  The fractions of one
+ * cell add up to at most 1 (eq. 4), so s stays non-negative.
+ *
+ * Semi-Lagrangian scheme (the paper's eq. 14): s(x) = s1(x - u dt, y - v dt),
+ * bilinear from the 2x2 cells around the departure point, which the CFL
+ * bound dt |u| <= lX keeps within the 3x3 neighbourhood; off the map or on
+ * a wall the cell's own value is used.  It is not conservative (the budget
+ * shows by how much) and sediment does not leave through open edges.
+ */
+#include "mei_internal.h"
+
+#include <math.h>
+
+static uint32_t fbits(float f)
+{
+    union { float f; uint32_t u; } c = { f };
+    return c.u;
+}
+
+/* Bit 31 is set exactly when f is not finite (exponent all ones): a form
+ * that an OR over a whole row can vectorise. */
+static inline uint32_t nonfinite(float f)
+{
+    return (fbits(f) & 0x7f800000u) + 0x00800000u;
+}
+
+static float sl_sample(const er_mei_sim *sim, const er_mei_rows *r, int x, int row, int xs)
+{
+    const float *s = r->s1[row];
+    if (!s || xs < 0 || xs >= sim->w || (r->wall[row] && r->wall[row][xs]))
+        return r->s1[1][x];
+    return s[xs];
+}
+
+/* Eq. 14 with the departure point at most one cell away. */
+static float semi_lagrangian_cell(const er_mei_sim *sim, const er_mei_coef *k,
+                                  const er_mei_rows *r, int x, float u, float v)
+{
+    float ax = er_minf(er_maxf(u * k->dt_lx, -1.0f), 1.0f);
+    float ay = er_minf(er_maxf(v * k->dt_ly, -1.0f), 1.0f);
+    int xs = ax > 0.0f ? x - 1 : x + 1;
+    int ys = ay > 0.0f ? 0 : 2; /* row above or below in r->s1 */
+    float fx = fabsf(ax), fy = fabsf(ay);
+    float r0 = (1.0f - fx) * sl_sample(sim, r, x, 1, x) + fx * sl_sample(sim, r, x, 1, xs);
+    float r1 = (1.0f - fx) * sl_sample(sim, r, x, ys, x) + fx * sl_sample(sim, r, x, ys, xs);
+    return er_max0((1.0f - fy) * r0 + fy * r1);
+}
+
+static void transport_generic(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
+                              int x, const float *u, const float *v, float *snew,
+                              er_mei_rowacc *acc)
+{
+    const int w = sim->w;
+    if (r->wall[1] && r->wall[1][x]) {
+        snew[x] = 0.0f;
+        return;
+    }
+    if (k->semi_lagrangian) {
+        snew[x] = semi_lagrangian_cell(sim, k, r, x, u[x], v[x]);
+        return;
+    }
+    const float sc = r->s1[1][x], wc = r->wq[1][x];
+    float out[4], in[4] = { 0, 0, 0, 0 };
+    for (int i = 0; i < 4; i++)
+        out[i] = sc * (r->q[1][i][x] * wc);
+    /* walls hold s1 = q = weight = 0, so only the map edge needs a test */
+    if (x > 0)
+        in[ER_L] = r->s1[1][x - 1] * (r->q[1][ER_R][x - 1] * r->wq[1][x - 1]);
+    if (x < w - 1)
+        in[ER_R] = r->s1[1][x + 1] * (r->q[1][ER_L][x + 1] * r->wq[1][x + 1]);
+    if (r->s1[0])
+        in[ER_T] = r->s1[0][x] * (r->q[0][ER_B][x] * r->wq[0][x]);
+    if (r->s1[2])
+        in[ER_B] = r->s1[2][x] * (r->q[2][ER_T][x] * r->wq[2][x]);
+    snew[x] = er_max0((sc - ((out[ER_L] + out[ER_R]) + (out[ER_T] + out[ER_B]))) +
+                      ((in[ER_L] + in[ER_R]) + (in[ER_T] + in[ER_B])));
+    if (k->open) {
+        /* what a cell sends through the map edge is gone */
+        const int edge[4] = { x == 0, x == w - 1, !r->s1[0], !r->s1[2] };
+        for (int i = 0; i < 4; i++)
+            if (edge[i]) {
+                acc->left_sed += out[i];
+                acc->left_water += (double)r->q[1][i][x] * (double)k->dt;
+            }
+    }
+}
+
+/* Donor-cell transport for a run of cells [x0, x1) of an interior row:
+ * s0/s2, w0/w2 are the rows above and below, qa the downward flux of the
+ * row above, qb the upward flux of the row below. */
+static ER_NOINLINE void donor_span(int x0, int x1, const float *restrict s0, const float *restrict s1,
+                       const float *restrict s2, const float *restrict w0,
+                       const float *restrict w1, const float *restrict w2,
+                       const float *restrict qL, const float *restrict qR,
+                       const float *restrict qT, const float *restrict qB,
+                       const float *restrict qa, const float *restrict qb,
+                       float *restrict so)
+{
+    for (int i = x0; i < x1; i++) {
+        float sc = s1[i], wc = w1[i];
+        float oL = sc * (qL[i] * wc), oR = sc * (qR[i] * wc);
+        float oT = sc * (qT[i] * wc), oB = sc * (qB[i] * wc);
+        float iL = s1[i - 1] * (qR[i - 1] * w1[i - 1]);
+        float iR = s1[i + 1] * (qL[i + 1] * w1[i + 1]);
+        float iT = s0[i] * (qa[i] * w0[i]);
+        float iB = s2[i] * (qb[i] * w2[i]);
+        so[i] = er_max0((sc - ((oL + oR) + (oT + oB))) + ((iL + iR) + (iT + iB)));
+    }
+}
+
+/* Drying (see ER_MEI_DRY) and the finiteness check for a run of terrain
+ * cells.  Below the threshold the water is gone and the sediment it held
+ * settles; the amount the terrain change z actually gained leaves the
+ * suspension.  Written as arithmetic on m = 1 (dry) or 0 (wet), exact
+ * either way (x + 0 * y = x for finite values), so that it vectorises. */
+static ER_NOINLINE uint32_t settle_span(int n, float *restrict z, float *restrict d,
+                                        float *restrict s, float *restrict dep)
+{
+    uint32_t bad = 0;
+    for (int i = 0; i < n; i++) {
+        float zz = z[i], sn = s[i], dd = d[i];
+        float m = dd < ER_MEI_DRY ? 1.0f : 0.0f;
+        float z2 = zz + m * sn;
+        float da = z2 - zz;
+        float s2 = er_max0(sn - da);
+        float d2 = dd * (1.0f - m);
+        dep[i] = da;
+        z[i] = z2;
+        s[i] = s2;
+        d[i] = d2;
+        bad |= nonfinite(z2) | nonfinite(d2) | nonfinite(s2);
+    }
+    return bad >> 31;
+}
+
+void er_mei_transport_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
+                          const float *u, const float *v, float *znew, float *dnew,
+                          float *snew, float *tmp, er_mei_rowacc *acc)
+{
+    const int w = sim->w;
+    const int interior = r->s1[0] && r->s1[2];
+    int x = 0;
+    acc->left_sed = acc->left_water = 0.0;
+    while (x < w) {
+        int end;
+        if (!interior || k->semi_lagrangian || !er_mei_run_from(sim, r, x, &end)) {
+            transport_generic(sim, k, r, x, u, v, snew, acc);
+            x++;
+            continue;
+        }
+        donor_span(x, end, r->s1[0], r->s1[1], r->s1[2], r->wq[0], r->wq[1], r->wq[2],
+                   r->q[1][ER_L], r->q[1][ER_R], r->q[1][ER_T], r->q[1][ER_B], r->q[0][ER_B],
+                   r->q[2][ER_T], snew);
+        x = end;
+    }
+    /* Drying, over the whole row (walls hold d = s = 0 and stay as they
+     * are), and the finiteness check of the row's new state. */
+    float *dep = tmp;
+    uint32_t bad = 0;
+    const uint8_t *wall = r->wall[1];
+    if (!wall)
+        bad = settle_span(w, znew, dnew, snew, dep);
+    else
+        for (int i = 0; i < w; i++) {
+            if (wall[i]) {
+                dep[i] = 0.0f;
+                continue;
+            }
+            bad |= settle_span(1, znew + i, dnew + i, snew + i, dep + i);
+        }
+    acc->deposited += er_mei_row_sum(dep, w);
+    acc->bad = bad;
+}
