@@ -24,7 +24,7 @@ for variant in "mei" "droplet" "droplet-mt"; do
             mkdir -p "$T/$variant-$j"
             # shellcheck disable=SC2086
             t_exit 0 "$ERODE" -q $args -j $j --json --layers height,sediment,water -o "$T/$variant-$j" "$dem"
-            [ $j -eq 1 ] && cp "$T/out" "$T/$variant-$stem.json"
+            [ $j -eq 1 ] && cp "$T/stdout" "$T/$variant-$stem.json"
         done
         for l in height sediment water; do
             a=$T/$variant-1/$stem.$l.$ext
