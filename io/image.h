@@ -90,4 +90,10 @@ typedef struct er_layer_out {
 er_status er_tiff_write(const char *path, const er_layer_out *layer, er_error *err);
 er_status er_png_write(const char *path, const er_layer_out *layer, er_error *err);
 
+/* An 8-bit RGB picture (a preview from core/preview.h): width * height
+ * pixels of 3 bytes, row-major, top row first; provenance (may be NULL) goes
+ * into an iTXt chunk.  Byte-identical for the same input. */
+er_status er_png_write_rgb(const char *path, int width, int height, const uint8_t *rgb, const char *provenance,
+                           er_error *err);
+
 #endif

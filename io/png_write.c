@@ -1,6 +1,7 @@
 /*
  * PNG heightmaps out: 16-bit greyscale, grey + alpha when the layer has
- * nodata cells.  The valid cells' range [min, max] is spread over 0..65535
+ * nodata cells.  Also 8-bit RGB pictures (er_png_write_rgb: previews), which
+ * share everything below but the sample encoding and the mapping chunk.  The valid cells' range [min, max] is spread over 0..65535
  * and recorded in an iTXt chunk (io/png_common.h), so reading the file back
  * gives every valid cell within half a quantisation step of what was
  * written:
@@ -37,9 +38,17 @@
  * terrain (level 9 is several times slower for a few per cent). */
 #define ER_PNG_ZLEVEL 6
 
-typedef struct write_ctx {
+typedef struct write_ctx write_ctx;
+
+struct write_ctx {
     const char *path;
-    const er_layer_out *layer;
+    int width, height;
+    int bit_depth, color_type;
+    const er_layer_out *layer;   /* heightmap: NULL for an RGB picture */
+    const uint8_t *rgb;          /* RGB picture: width * height * 3 bytes */
+    const char *provenance;      /* may be NULL */
+    /* Row y, encoded as libpng wants it. */
+    const unsigned char *(*row_at)(write_ctx *c, int y);
     FILE *f;
     png_structp png;
     png_infop info;
@@ -48,7 +57,7 @@ typedef struct write_ctx {
     unsigned char *row;   /* one encoded row */
     char *key_map, *txt_map, *key_prov, *txt_prov; /* owned copies for png_text */
     double min, max;      /* range of the valid cells */
-} write_ctx;
+};
 
 static void on_error(png_structp png, png_const_charp msg)
 {
@@ -117,7 +126,7 @@ static er_status scan_range(write_ctx *c, er_error *err)
 
 /* Encodes row y big-endian: grey, then alpha (0 nodata, 65535 valid) when
  * the layer has a nodata mask. */
-static void encode_row(write_ctx *c, int y)
+static const unsigned char *encode_row(write_ctx *c, int y)
 {
     const er_layer_out *l = c->layer;
     size_t w = (size_t)l->width, base = (size_t)y * w;
@@ -141,6 +150,13 @@ static void encode_row(write_ctx *c, int y)
             *p++ = a;
         }
     }
+    return c->row;
+}
+
+/* RGB rows are already what libpng wants. */
+static const unsigned char *rgb_row(write_ctx *c, int y)
+{
+    return c->rgb + (size_t)y * (size_t)c->width * 3;
 }
 
 /* Every libpng call happens here, under one setjmp; c owns what must be
@@ -151,46 +167,112 @@ static er_status write_body(write_ctx *c, er_error *err)
         er_status st = c->st != ER_OK ? c->st : ER_EIO;
         return er_fail(err, st, "cannot write '%s': %s", c->path, c->why[0] ? c->why : "libpng error");
     }
-    const er_layer_out *l = c->layer;
     png_set_write_fn(c->png, c, on_write, on_flush);
     png_set_user_limits(c->png, ER_PNG_SIDE_MAX, ER_PNG_SIDE_MAX);
-    png_set_IHDR(c->png, c->info, (png_uint_32)l->width, (png_uint_32)l->height, 16,
-                 l->nodata ? PNG_COLOR_TYPE_GRAY_ALPHA : PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_NONE,
-                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_set_IHDR(c->png, c->info, (png_uint_32)c->width, (png_uint_32)c->height, c->bit_depth, c->color_type,
+                 PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     png_set_compression_level(c->png, ER_PNG_ZLEVEL);
     png_set_filter(c->png, PNG_FILTER_TYPE_BASE, PNG_ALL_FILTERS);
 
     /* %.17g: the doubles (floats widened) round-trip exactly through text
      * (C locale number syntax: erode never calls setlocale). */
-    char map[96];
-    snprintf(map, sizeof map, "min=%.17g max=%.17g", c->min, c->max);
-    c->key_map = strdup(ER_PNG_KEY_MAPPING);
-    c->txt_map = strdup(map);
-    if (l->provenance) {
-        c->key_prov = strdup(ER_PNG_KEY_PROVENANCE);
-        c->txt_prov = strdup(l->provenance);
+    if (c->layer) {
+        char map[96];
+        snprintf(map, sizeof map, "min=%.17g max=%.17g", c->min, c->max);
+        c->key_map = strdup(ER_PNG_KEY_MAPPING);
+        c->txt_map = strdup(map);
+        if (!c->key_map || !c->txt_map)
+            return er_fail(err, ER_ENOMEM, "cannot write '%s': out of memory", c->path);
     }
-    if (!c->key_map || !c->txt_map || (l->provenance && (!c->key_prov || !c->txt_prov)))
-        return er_fail(err, ER_ENOMEM, "cannot write '%s': out of memory", c->path);
+    if (c->provenance) {
+        c->key_prov = strdup(ER_PNG_KEY_PROVENANCE);
+        c->txt_prov = strdup(c->provenance);
+        if (!c->key_prov || !c->txt_prov)
+            return er_fail(err, ER_ENOMEM, "cannot write '%s': out of memory", c->path);
+    }
     png_text text[2];
+    int n_text = 0;
     memset(text, 0, sizeof text);
-    text[0].compression = PNG_ITXT_COMPRESSION_NONE;
-    text[0].key = c->key_map;
-    text[0].text = c->txt_map;
-    text[0].itxt_length = strlen(c->txt_map);
-    text[1].compression = PNG_ITXT_COMPRESSION_NONE;
-    text[1].key = c->key_prov;
-    text[1].text = c->txt_prov;
-    text[1].itxt_length = c->txt_prov ? strlen(c->txt_prov) : 0;
-    png_set_text(c->png, c->info, text, l->provenance ? 2 : 1);
+    if (c->key_map) {
+        text[n_text].compression = PNG_ITXT_COMPRESSION_NONE;
+        text[n_text].key = c->key_map;
+        text[n_text].text = c->txt_map;
+        text[n_text].itxt_length = strlen(c->txt_map);
+        n_text++;
+    }
+    if (c->key_prov) {
+        text[n_text].compression = PNG_ITXT_COMPRESSION_NONE;
+        text[n_text].key = c->key_prov;
+        text[n_text].text = c->txt_prov;
+        text[n_text].itxt_length = strlen(c->txt_prov);
+        n_text++;
+    }
+    if (n_text > 0)
+        png_set_text(c->png, c->info, text, n_text);
     png_write_info(c->png, c->info);
 
-    for (int y = 0; y < l->height; y++) {
-        encode_row(c, y);
-        png_write_row(c->png, c->row);
-    }
+    for (int y = 0; y < c->height; y++)
+        png_write_row(c->png, c->row_at(c, y));
     png_write_end(c->png, NULL);
     return ER_OK;
+}
+
+/* Writes the file described by c through io/atomic.h and frees what c
+ * owns (c->row included). */
+static er_status write_file(write_ctx *c, er_error *err)
+{
+    const char *path = c->path;
+    er_atomic a;
+    er_status st = er_atomic_open(&a, path, err);
+    if (st) {
+        free(c->row);
+        return st;
+    }
+    /* From here the FILE owns a.fd: a.fd is set to -1 so that commit or
+     * abort never closes it a second time. */
+    c->f = fdopen(a.fd, "wb");
+    if (!c->f) {
+        st = er_fail(err, ER_EIO, "cannot write '%s': %s", path, strerror(errno));
+        goto fail;
+    }
+    a.fd = -1;
+    c->png = png_create_write_struct(PNG_LIBPNG_VER_STRING, c, on_error, on_warning);
+    c->info = c->png ? png_create_info_struct(c->png) : NULL;
+    if (!c->info)
+        st = er_fail(err, ER_ENOMEM, "cannot write '%s': out of memory", path);
+    else
+        st = write_body(c, err);
+    png_destroy_write_struct(c->png ? &c->png : NULL, c->info ? &c->info : NULL);
+    if (st)
+        goto fail;
+
+    /* Flush, fsync and close ourselves: a full disk may only show here. */
+    int rc = fflush(c->f);
+    if (rc == 0)
+        rc = fsync(fileno(c->f));
+    int e = errno;
+    if (fclose(c->f) != 0 && rc == 0) {
+        rc = -1;
+        e = errno;
+    }
+    c->f = NULL;
+    if (rc != 0) {
+        st = er_fail(err, ER_EIO, "cannot write '%s': %s", path, strerror(e));
+        goto fail;
+    }
+    st = er_atomic_commit(&a, err);
+    goto done;
+fail:
+    if (c->f)
+        fclose(c->f);
+    er_atomic_abort(&a);
+done:
+    free(c->row);
+    free(c->key_map);
+    free(c->txt_map);
+    free(c->key_prov);
+    free(c->txt_prov);
+    return st;
 }
 
 /*
@@ -213,7 +295,13 @@ er_status er_png_write(const char *path, const er_layer_out *layer, er_error *er
     write_ctx c;
     memset(&c, 0, sizeof c);
     c.path = path;
+    c.width = layer->width;
+    c.height = layer->height;
+    c.bit_depth = 16;
+    c.color_type = layer->nodata ? PNG_COLOR_TYPE_GRAY_ALPHA : PNG_COLOR_TYPE_GRAY;
     c.layer = layer;
+    c.provenance = layer->provenance;
+    c.row_at = encode_row;
     er_status st = scan_range(&c, err);
     if (st)
         return st;
@@ -223,56 +311,36 @@ er_status er_png_write(const char *path, const er_layer_out *layer, er_error *er
     c.row = malloc(rowbytes);
     if (!c.row)
         return er_fail(err, ER_ENOMEM, "cannot write '%s': out of memory", path);
+    return write_file(&c, err);
+}
 
-    er_atomic a;
-    st = er_atomic_open(&a, path, err);
-    if (st) {
-        free(c.row);
-        return st;
-    }
-    /* From here the FILE owns a.fd: a.fd is set to -1 so that commit or
-     * abort never closes it a second time. */
-    c.f = fdopen(a.fd, "wb");
-    if (!c.f) {
-        st = er_fail(err, ER_EIO, "cannot write '%s': %s", path, strerror(errno));
-        goto fail;
-    }
-    a.fd = -1;
-    c.png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &c, on_error, on_warning);
-    c.info = c.png ? png_create_info_struct(c.png) : NULL;
-    if (!c.info)
-        st = er_fail(err, ER_ENOMEM, "cannot write '%s': out of memory", path);
-    else
-        st = write_body(&c, err);
-    png_destroy_write_struct(c.png ? &c.png : NULL, c.info ? &c.info : NULL);
-    if (st)
-        goto fail;
-
-    /* Flush, fsync and close ourselves: a full disk may only show here. */
-    int rc = fflush(c.f);
-    if (rc == 0)
-        rc = fsync(fileno(c.f));
-    int e = errno;
-    if (fclose(c.f) != 0 && rc == 0) {
-        rc = -1;
-        e = errno;
-    }
-    c.f = NULL;
-    if (rc != 0) {
-        st = er_fail(err, ER_EIO, "cannot write '%s': %s", path, strerror(e));
-        goto fail;
-    }
-    st = er_atomic_commit(&a, err);
-    goto done;
-fail:
-    if (c.f)
-        fclose(c.f);
-    er_atomic_abort(&a);
-done:
-    free(c.row);
-    free(c.key_map);
-    free(c.txt_map);
-    free(c.key_prov);
-    free(c.txt_prov);
-    return st;
+/*
+ * Writes an 8-bit RGB picture (a preview, core/preview.h) to path: width *
+ * height pixels, rgb row-major, top row first, 3 bytes per pixel, no
+ * padding.  provenance, when not NULL, is stored verbatim in an iTXt chunk
+ * as for er_png_write; there is no height mapping chunk (er_png_read does
+ * not take these files back as heightmaps).  Same input, same bytes (no
+ * tIME, fixed zlib level and filters).
+ *
+ * Returns ER_OK; ER_EINVAL for an empty picture; ER_EIO when the file
+ * cannot be created or written; ER_ENOMEM.  On failure no file is left at
+ * path or under a temporary name, and err says why.  Thread-safe for
+ * distinct paths.
+ */
+er_status er_png_write_rgb(const char *path, int width, int height, const uint8_t *rgb, const char *provenance,
+                           er_error *err)
+{
+    if (width <= 0 || height <= 0 || !rgb)
+        return er_fail(err, ER_EINVAL, "cannot write '%s': empty picture", path);
+    write_ctx c;
+    memset(&c, 0, sizeof c);
+    c.path = path;
+    c.width = width;
+    c.height = height;
+    c.bit_depth = 8;
+    c.color_type = PNG_COLOR_TYPE_RGB;
+    c.rgb = rgb;
+    c.provenance = provenance;
+    c.row_at = rgb_row;
+    return write_file(&c, err);
 }
