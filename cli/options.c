@@ -12,7 +12,7 @@
 
 enum {
     OPT_BACKEND = 1000, OPT_JSON, OPT_PRINT_RECIPE, OPT_PROGRESS, OPT_LAYERS,
-    OPT_BAND, OPT_MAX_MEMORY
+    OPT_BAND, OPT_MAX_MEMORY, OPT_PREVIEW, OPT_PREVIEW_PAIR
 };
 
 /* The one option table (curl's aliases[]): parsing and --help both read it. */
@@ -32,6 +32,8 @@ static const struct er_option {
     {"backend", required_argument, OPT_BACKEND, "cpu|vulkan|auto", "compute path (default: cpu)"},
     {"band", required_argument, OPT_BAND, "N", "band of a multi-band GeoTIFF to read (default: the file must have one)"},
     {"max-memory", required_argument, OPT_MAX_MEMORY, "SIZE", "refuse inputs needing more memory, e.g. 8G, 512M (default: the machine's memory)"},
+    {"preview", required_argument, OPT_PREVIEW, "FILE.png", "also draw a shaded-relief picture of the result ({stem} = the input's stem)"},
+    {"preview-pair", no_argument, OPT_PREVIEW_PAIR, NULL, "the preview shows before and after side by side"},
     {"json", no_argument, OPT_JSON, NULL, "one JSON summary line per input on stdout"},
     {"print-recipe", no_argument, OPT_PRINT_RECIPE, NULL, "print the effective recipe (defaults filled in) and exit"},
     {"quiet", no_argument, 'q', NULL, "no progress output"},
@@ -174,6 +176,8 @@ static int apply(er_settings *s, int c, const char *arg)
         if (!parse_size(arg, &s->max_memory))
             return bad("--max-memory", arg, "expected a size such as 8G or 512M");
         return 0;
+    case OPT_PREVIEW: s->preview = arg; return 0;
+    case OPT_PREVIEW_PAIR: s->preview_pair = 1; return 0;
     case OPT_JSON: s->json = 1; return 0;
     case OPT_PRINT_RECIPE: s->print_recipe = 1; return 0;
     case 'q': s->progress = 0; return 0;
@@ -239,6 +243,14 @@ int er_options_parse(int argc, char **argv, er_settings *s)
         s->inputs[s->n_inputs++] = argv[i];
     if (s->n_inputs == 0 && !s->print_recipe) {
         er_msg_error("no input file given (see erode --help)");
+        return 2;
+    }
+    if (s->preview_pair && !s->preview) {
+        er_msg_error("--preview-pair: needs --preview FILE.png");
+        return 2;
+    }
+    if (s->preview && s->n_inputs > 1 && !strstr(s->preview, "{stem}")) {
+        er_msg_error("--preview: '%s': with several inputs the name needs {stem}", s->preview);
         return 2;
     }
     return 0;

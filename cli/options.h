@@ -32,6 +32,8 @@ typedef struct er_settings {
     int print_recipe;
     int progress;                /* -1 auto (a TTY), 0 never, 1 always */
     int band;                    /* 0 = the file must have one band */
+    const char *preview;         /* shaded-relief PNG path ("{stem}" replaced); NULL = none */
+    int preview_pair;            /* the preview shows before | after */
     size_t max_memory;           /* bytes; 0 = the machine's memory */
     const char **inputs;
     int n_inputs;

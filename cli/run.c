@@ -17,6 +17,7 @@
 #endif
 
 #include "../core/model.h"
+#include "../core/preview.h"
 #include "../io/image.h"
 #include "../io/recipe.h"
 #include "msg.h"
@@ -70,28 +71,59 @@ static int same_file(const char *a, const char *b)
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-int er_run_preflight(const er_settings *s)
+/* Creates and removes a file in `dir`: access() says yes to root even on a
+ * read-only filesystem, and a farm must learn this now, not at the end. */
+static int probe_dir(const char *dir, const char *what)
 {
     struct stat st;
-    if (stat(s->output_dir, &st) != 0) {
-        er_msg_error("%s: output directory: %s", s->output_dir, strerror(errno));
+    if (stat(dir, &st) != 0) {
+        er_msg_error("%s: %s: %s", dir, what, strerror(errno));
         return EXIT_USAGE;
     }
     if (!S_ISDIR(st.st_mode)) {
-        er_msg_error("%s: output directory: not a directory", s->output_dir);
+        er_msg_error("%s: %s: not a directory", dir, what);
         return EXIT_USAGE;
     }
-    /* Create and remove a file: access() says yes to root even on a
-     * read-only filesystem, and a farm must learn this now, not at the end. */
     char probe[PATH_MAX];
-    snprintf(probe, sizeof probe, "%s/.erode-probe-XXXXXX", s->output_dir);
+    snprintf(probe, sizeof probe, "%s/.erode-probe-XXXXXX", dir);
     int fd = mkstemp(probe);
     if (fd < 0) {
-        er_msg_error("%s: output directory: %s", s->output_dir, strerror(errno));
+        er_msg_error("%s: %s: %s", dir, what, strerror(errno));
         return EXIT_USAGE;
     }
     close(fd);
     unlink(probe);
+    return 0;
+}
+
+/* The preview's path for one input: "{stem}" replaced by the input's stem. */
+static void preview_path(char *buf, size_t n, const char *pattern, const char *input)
+{
+    const char *base = strrchr(input, '/');
+    base = base ? base + 1 : input;
+    const char *dot = strrchr(base, '.');
+    int stem = dot && dot != base ? (int)(dot - base) : (int)strlen(base);
+    const char *tok = strstr(pattern, "{stem}");
+    if (!tok)
+        snprintf(buf, n, "%s", pattern);
+    else
+        snprintf(buf, n, "%.*s%.*s%s", (int)(tok - pattern), pattern, stem, base, tok + 6);
+}
+
+int er_run_preflight(const er_settings *s)
+{
+    int rc = probe_dir(s->output_dir, "output directory");
+    if (rc)
+        return rc;
+    if (s->preview) {
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%s", s->preview);
+        char *slash = strrchr(dir, '/');
+        if (slash)
+            *slash = '\0';
+        if ((rc = probe_dir(slash ? (dir[0] ? dir : "/") : ".", "--preview directory")) != 0)
+            return rc;
+    }
     /* No output may replace an input or another input's output. */
     for (int i = 0; i < s->n_inputs; i++) {
         char pi[PATH_MAX], pj[PATH_MAX];
@@ -142,6 +174,7 @@ typedef struct job {
     er_progress progress;
     char outputs[ER_LAYER_COUNT][PATH_MAX];
     unsigned written;          /* layers committed */
+    char preview[PATH_MAX];    /* written preview, "" if none */
     double seconds;
     er_error err;
 } job;
@@ -230,6 +263,8 @@ static er_status prepare_terrain(job *j)
     }
     memcpy(j->initial, j->terrain.elevation, n * sizeof(float));
     unsigned want = j->s->layers;
+    if (j->s->preview)
+        want |= ER_LAYER_WATER | ER_LAYER_SEDIMENT; /* the picture shows both */
     if (want & ER_LAYER_WATER)
         j->water = calloc(n, sizeof(float));
     if (want & ER_LAYER_SEDIMENT)
@@ -327,6 +362,56 @@ static er_status write_layers(job *j)
     return st;
 }
 
+/* The shaded-relief picture of the result (and of the input beside it with
+ * --preview-pair), in metres so the hillshade uses the real cell size. */
+static er_status write_preview(job *j)
+{
+    size_t n = (size_t)j->img.width * (size_t)j->img.height;
+    float *deposit = malloc(n * sizeof(float)), *erosion = malloc(n * sizeof(float));
+    uint8_t *rgb = NULL;
+    er_status st = ER_ENOMEM;
+    if (!deposit || !erosion)
+        goto done;
+    for (size_t i = 0; i < n; i++) {
+        float d = j->terrain.elevation[i] - j->initial[i];
+        deposit[i] = d > 0 ? d : 0.0f;
+        erosion[i] = d < 0 ? -d : 0.0f;
+    }
+    /* Mei: water depth blue, suspended sediment green, deposits red.
+     * Droplets: their water layer is accumulated flow, which covers every
+     * slope, and their sediment is already in the deposits; so they show
+     * deposits red and erosion orange instead. */
+    int mei = j->params.model == ER_MODEL_MEI;
+    er_preview_style style = er_preview_style_default();
+    style.show_erosion = !mei;
+    er_preview_in after = {j->img.width, j->img.height, j->terrain.elevation, j->img.nodata,
+                           j->terrain.cell_x, j->terrain.cell_y, mei ? j->water : NULL,
+                           mei ? j->sediment : NULL, deposit, erosion, &style};
+    er_preview_in before = {j->img.width, j->img.height, j->initial, j->img.nodata,
+                            j->terrain.cell_x, j->terrain.cell_y, NULL, NULL, NULL, NULL, &style};
+    int w, h;
+    if ((st = er_preview_size(&after, j->s->preview_pair, &w, &h, &j->err)) != ER_OK)
+        goto done;
+    st = ER_ENOMEM;
+    if (!(rgb = malloc((size_t)w * (size_t)h * 3)))
+        goto done;
+    st = j->s->preview_pair ? er_preview_render_pair(&before, &after, rgb, &j->err)
+                            : er_preview_render(&after, rgb, &j->err);
+    if (st == ER_OK) {
+        preview_path(j->preview, sizeof j->preview, j->s->preview, j->input);
+        st = er_png_write_rgb(j->preview, w, h, rgb, NULL, &j->err);
+        if (st != ER_OK)
+            j->preview[0] = '\0';
+    }
+done:
+    if (st == ER_ENOMEM && !j->err.msg[0])
+        er_fail(&j->err, ER_ENOMEM, "%s: out of memory drawing the preview", j->input);
+    free(deposit);
+    free(erosion);
+    free(rgb);
+    return st;
+}
+
 static const char *model_name(er_model_kind m) { return m == ER_MODEL_MEI ? "mei" : "droplet"; }
 
 static void print_json(const job *j, int status)
@@ -342,6 +427,8 @@ static void print_json(const job *j, int status)
     for (unsigned b = 0; b < ER_LAYER_COUNT; b++)
         if (j->written & (1u << b))
             cJSON_AddStringToObject(outs, er_layer_name(1u << b), j->outputs[b]);
+    if (j->preview[0])
+        cJSON_AddStringToObject(outs, "preview", j->preview);
     cJSON_AddStringToObject(o, "model", model_name(j->params.model));
     cJSON_AddNumberToObject(o, "seconds", j->seconds);
     cJSON_AddNumberToObject(o, "width", j->img.width);
@@ -399,6 +486,8 @@ static int run_one(const er_settings *s, const er_params *recipe, const char *in
     }
     if (st == ER_OK)
         st = write_layers(&j);
+    if (st == ER_OK && s->preview)
+        st = write_preview(&j);
     j.seconds = er_msg_now() - t0;
     int status = st == ER_OK ? 0 : exit_for(st, started);
     if (st != ER_OK)
