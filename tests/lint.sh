@@ -25,6 +25,7 @@ fi
 # source tree's tests/ and a small tile set.
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/erode-mantest-XXXXXX")
 ln -s "$src/tests" "$tmp/tests"
+ln -s "$src/configs" "$tmp/configs"
 mkdir -p "$tmp/tiles" "$tmp/bin"
 cp "$src/tests/data/olinda_dem_f32_utm25s.tif" "$tmp/tiles/a.tif"
 ln -s "$erode" "$tmp/bin/erode"
