@@ -12,7 +12,7 @@
 
 enum {
     OPT_BACKEND = 1000, OPT_JSON, OPT_PRINT_RECIPE, OPT_PROGRESS, OPT_LAYERS,
-    OPT_BAND, OPT_MAX_MEMORY, OPT_PREVIEW, OPT_PREVIEW_PAIR
+    OPT_BAND, OPT_MAX_MEMORY, OPT_PREVIEW, OPT_PREVIEW_PAIR, OPT_INPUTS_FROM
 };
 
 /* The one option table (curl's aliases[]): parsing and --help both read it. */
@@ -25,6 +25,7 @@ static const struct er_option {
 } options[] = {
     {"recipe", required_argument, 'r', "FILE", "JSON recipe (default: the built-in default recipe)"},
     {"set", required_argument, 's', "KEY=VALUE", "override one recipe value, e.g. -s mei.steps=500 (repeatable)"},
+    {"inputs-from", required_argument, OPT_INPUTS_FROM, "FILE", "read more input paths from FILE, one a line (- = standard input)"},
     {"output-dir", required_argument, 'o', "DIR", "where outputs go (default: .)"},
     {"format", required_argument, 'f', "tif|png", "output format (default: the input's)"},
     {"layers", required_argument, OPT_LAYERS, "LIST", "comma list of height,sediment,water,erosion,deposit (default: height,sediment,water)"},
@@ -176,6 +177,7 @@ static int apply(er_settings *s, int c, const char *arg)
         if (!parse_size(arg, &s->max_memory))
             return bad("--max-memory", arg, "expected a size such as 8G or 512M");
         return 0;
+    case OPT_INPUTS_FROM: s->inputs_from = arg; return 0;
     case OPT_PREVIEW: s->preview = arg; return 0;
     case OPT_PREVIEW_PAIR: s->preview_pair = 1; return 0;
     case OPT_JSON: s->json = 1; return 0;
@@ -184,6 +186,63 @@ static int apply(er_settings *s, int c, const char *arg)
     case OPT_PROGRESS: s->progress = 1; return 0;
     default: return 2;
     }
+}
+
+/* Appends the paths in s->inputs_from (one a line; blank lines and
+ * surrounding whitespace ignored, so `find | erode --inputs-from -` works). */
+static int read_inputs_from(er_settings *s)
+{
+    int from_stdin = strcmp(s->inputs_from, "-") == 0;
+    FILE *f = from_stdin ? stdin : fopen(s->inputs_from, "r");
+    if (!f) {
+        er_msg_error("--inputs-from: cannot read '%s': %s", s->inputs_from, strerror(errno));
+        return 2;
+    }
+    size_t cap = 1 << 16, len = 0, got;
+    char *buf = malloc(cap);
+    while (buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+        len += got;
+        if (cap - len < 2) {
+            char *bigger = realloc(buf, cap * 2);
+            if (!bigger) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = bigger;
+            cap *= 2;
+        }
+    }
+    int failed = ferror(f);
+    if (!from_stdin)
+        fclose(f);
+    if (!buf || failed) {
+        free(buf);
+        er_msg_error("--inputs-from: cannot read '%s'", s->inputs_from);
+        return 2;
+    }
+    buf[len] = '\0';
+    size_t lines = 1;
+    for (size_t i = 0; i < len; i++)
+        lines += buf[i] == '\n';
+    const char **more = realloc(s->inputs, ((size_t)s->n_inputs + lines + 1) * sizeof *more);
+    if (!more) {
+        free(buf);
+        er_msg_error("out of memory");
+        return 1;
+    }
+    s->inputs = more;
+    s->inputs_buf = buf;
+    for (char *save = NULL, *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        while (*line == ' ' || *line == '\t')
+            line++;
+        char *end = line + strlen(line);
+        while (end > line && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+            *--end = '\0';
+        if (*line)
+            s->inputs[s->n_inputs++] = line;
+    }
+    return 0;
 }
 
 int er_options_parse(int argc, char **argv, er_settings *s)
@@ -241,6 +300,11 @@ int er_options_parse(int argc, char **argv, er_settings *s)
     }
     for (int i = optind; i < argc; i++)
         s->inputs[s->n_inputs++] = argv[i];
+    if (s->inputs_from) {
+        int rc = read_inputs_from(s);
+        if (rc)
+            return rc;
+    }
     if (s->n_inputs == 0 && !s->print_recipe) {
         er_msg_error("no input file given (see erode --help)");
         return 2;
@@ -260,5 +324,7 @@ void er_settings_free(er_settings *s)
 {
     free(s->overrides);
     free(s->inputs);
+    free(s->inputs_buf);
     s->overrides = s->inputs = NULL;
+    s->inputs_buf = NULL;
 }

@@ -35,8 +35,10 @@ typedef struct er_settings {
     const char *preview;         /* shaded-relief PNG path ("{stem}" replaced); NULL = none */
     int preview_pair;            /* the preview shows before | after */
     size_t max_memory;           /* bytes; 0 = the machine's memory */
-    const char **inputs;
+    const char **inputs;         /* from argv and --inputs-from */
     int n_inputs;
+    const char *inputs_from;     /* file of input paths, "-" = stdin; NULL = none */
+    char *inputs_buf;            /* owned: the text the --inputs-from paths point into */
 } er_settings;
 
 /* Parses argv into *s.  Returns 0 to go on; -1 after --help or --version

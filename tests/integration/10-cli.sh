@@ -70,3 +70,13 @@ t_case "--backend vulkan without Vulkan: exit 2, one line"
 t_exit 2 "$ERODE" --backend vulkan -o "$T" "$W"
 t_one_error_line "vulkan"
 t_ok
+
+t_case "--inputs-from - reads paths from a pipe, after the command line's"
+mkdir -p "$T/if"
+printf '  %s \n\n%s\n' "$DATA/olinda_dem_f32_utm25s.tif" "$DATA/puget_sound_1k_u16.png" > "$T/list"
+t_exit 0 sh -c "\"$ERODE\" -q --json -s mei.steps=0 --inputs-from - -o \"$T/if\" \"$W\" < \"$T/list\""
+[ "$(jq -r .input "$T/stdout" | xargs -n1 basename | tr '\n' ' ')" = \
+  "whitebox_dem_f32_utm18n.tif olinda_dem_f32_utm25s.tif puget_sound_1k_u16.png " ] || t_fail "inputs: $(jq -r .input "$T/stdout")"
+t_exit 2 "$ERODE" --inputs-from "$T/no-such-list" -o "$T/if"
+t_one_error_line "no-such-list"
+t_ok
