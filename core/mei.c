@@ -225,6 +225,8 @@ static void make_coef(const er_mei_sim *sim, const er_mei_params *m, double dt, 
     k->emax = (float)m->max_erosion_depth;
     k->min_tilt2 = (float)(m->min_tilt * m->min_tilt);
     k->keep = (float)(1.0 - m->ke * dt);
+    /* without evaporation nothing dries up (and no water is lost) */
+    k->dry = m->ke > 0.0 ? ER_MEI_DRY : 0.0f;
     k->th_k = (float)fmin((double)ER_MEI_THERMAL_MAX, m->thermal_rate * dt);
     k->talus_x = (float)(m->talus_slope * lx);
     k->talus_y = (float)(m->talus_slope * ly);
@@ -372,16 +374,17 @@ static void copy_out(er_mei_sim *sim, er_terrain *t, er_layers *layers)
     const size_t n = (size_t)sim->w * (size_t)sim->h;
     const float *z = sim->z[sim->cur];
     float *b = t->elevation;
+    /* Cells that did not change keep their bits (b + 0 would turn -0 into +0). */
     ER_OMP_FOR()
     for (int y = 0; y < sim->h; y++) {
         size_t i0 = (size_t)y * (size_t)sim->w, i1 = i0 + (size_t)sim->w;
         if (sim->wall && sim->row_wall[y]) {
             for (size_t i = i0; i < i1; i++)
-                if (!sim->wall[i])
+                if (!sim->wall[i] && z[i] != 0.0f)
                     b[i] = b[i] + z[i];
         } else {
             for (size_t i = i0; i < i1; i++)
-                b[i] = b[i] + z[i];
+                b[i] = z[i] != 0.0f ? b[i] + z[i] : b[i];
         }
     }
     if (layers && layers->water)

@@ -43,7 +43,8 @@
  * depth is set to 0 and its suspended sediment settles onto the terrain
  * (eq. 15 alone only tends to 0, and sediment must not stay suspended in
  * no water).  A micrometre is far below any rain increment that moves
- * material and far above float rounding of depths. */
+ * material and far above float rounding of depths.  With Ke = 0 nothing
+ * evaporates and nothing dries. */
 #define ER_MEI_DRY 1e-6f
 
 /* [m] Below this mean depth (eq. 9) the velocity is 0: a film thinner than
@@ -76,6 +77,7 @@ typedef struct er_mei_coef {
     float emax;      /* [m] most terrain one step removes from a cell */
     float min_tilt2; /* square of the lower bound on sin(alpha) (eq. 10) */
     float keep;      /* 1 - Ke * dt (eq. 15) */
+    float dry;       /* [m] ER_MEI_DRY, or 0 without evaporation */
     float th_k;      /* thermal: fraction of a pair's excess moved, 0 = off */
     float talus_x, talus_y; /* [m] stable height difference between L/R and T/B neighbours */
     float dt_lx, dt_ly;     /* [s/m] dt / lX, dt / lY (semi-Lagrangian backtrace) */

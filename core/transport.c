@@ -88,16 +88,16 @@ static void transport_generic(const er_mei_sim *sim, const er_mei_coef *k, const
     }
 }
 
-/* Drying (see ER_MEI_DRY) of one terrain cell, and its finiteness check
+/* Drying (see ER_MEI_DRY; `dry` is the threshold) of one terrain cell, and its finiteness check
  * (bit 31 of the result).  Below the threshold the water is gone and the
  * sediment it held settles; the amount the terrain change z actually
  * gained leaves the suspension.  Written as arithmetic on m = 1 (dry) or
  * 0 (wet), exact either way (x + 0 * y = x for finite values), so that
  * the loops that use it vectorise. */
-static inline uint32_t settle(float sn, float *z, float *d, float *s, float *dep)
+static inline uint32_t settle(float sn, float dry, float *z, float *d, float *s, float *dep)
 {
     float zz = *z, dd = *d;
-    float m = dd < ER_MEI_DRY ? 1.0f : 0.0f;
+    float m = dd < dry ? 1.0f : 0.0f;
     float z2 = zz + m * sn;
     float da = z2 - zz;
     float s2 = er_max0(sn - da);
@@ -114,7 +114,8 @@ static inline uint32_t settle(float sn, float *z, float *d, float *s, float *dep
  * downward flux of the row above, qb the upward flux of the row below;
  * z, d are the row's new terrain change and depth (updated when the cell
  * dries).  Returns non-zero when a new value is not finite. */
-static ER_NOINLINE ER_CLONES uint32_t donor_span(int x0, int x1, const float *restrict s0,
+static ER_NOINLINE ER_CLONES uint32_t donor_span(float dry, int x0, int x1,
+                                                 const float *restrict s0,
                                                  const float *restrict s1,
                                                  const float *restrict s2,
                                                  const float *restrict w0,
@@ -139,7 +140,7 @@ static ER_NOINLINE ER_CLONES uint32_t donor_span(int x0, int x1, const float *re
         float iT = s0[i] * (qa[i] * w0[i]);
         float iB = s2[i] * (qb[i] * w2[i]);
         float sn = er_max0((sc - ((oL + oR) + (oT + oB))) + ((iL + iR) + (iT + iB)));
-        bad |= settle(sn, &z[i], &d[i], &so[i], &dep[i]);
+        bad |= settle(sn, dry, &z[i], &d[i], &so[i], &dep[i]);
     }
     return bad >> 31;
 }
@@ -162,11 +163,11 @@ void er_mei_transport_row(const er_mei_sim *sim, const er_mei_coef *k, const er_
             if (wall && wall[x])
                 dep[x] = 0.0f; /* walls hold d = s = 0 and stay as they are */
             else
-                bad |= settle(snew[x], &znew[x], &dnew[x], &snew[x], &dep[x]) >> 31;
+                bad |= settle(snew[x], k->dry, &znew[x], &dnew[x], &snew[x], &dep[x]) >> 31;
             x++;
             continue;
         }
-        bad |= donor_span(x, end, r->s1[0], r->s1[1], r->s1[2], r->wq[0], r->wq[1], r->wq[2],
+        bad |= donor_span(k->dry, x, end, r->s1[0], r->s1[1], r->s1[2], r->wq[0], r->wq[1], r->wq[2],
                           r->q[1][ER_L], r->q[1][ER_R], r->q[1][ER_T], r->q[1][ER_B],
                           r->q[0][ER_B], r->q[2][ER_T], znew, dnew, snew, dep);
         x = end;
