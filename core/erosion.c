@@ -164,11 +164,10 @@ static ER_NOINLINE ER_CLONES void erode_span(const er_mei_coef *k, int x0, int x
 
 void er_mei_erode_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
                       const float *u, const float *v, const float *dnew, float *znew,
-                      float *s1, float *tmp, er_mei_rowacc *acc)
+                      float *s1, float *er, float *de)
 {
     const int w = sim->w;
     const int interior = r->b[0] && r->b[2];
-    float *er = tmp, *de = tmp + w;
     int x = 0;
     while (x < w) {
         int end;
@@ -180,9 +179,5 @@ void er_mei_erode_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_
         erode_span(k, x, end, r->b[0], r->b[1], r->b[2], r->z, r->s, u, v, dnew, znew, s1,
                    er, de);
         x = end;
-    }
-    if (acc) {
-        acc->eroded = er_mei_row_sum(er, w);
-        acc->deposited = er_mei_row_sum(de, w);
     }
 }

@@ -58,10 +58,11 @@ static float *row_of(float *base, int y, int w)
 
 /* One chunk of rows [y0, y1): see mei_internal.h.  Scratch rows:
  * 0-15 ghost fluxes (4 ghost rows x 4 pipes), then rolling rows (slot
- * y & 3): 16-19 donor weights, 20-23 s1, 24-27 u, 28-31 v, 36-39 terrain
- * b, 40-43 water surface h; 32 ghost d, 33 ghost z, 34-35 temporaries. */
+ * y & 3): 16-19 donor weights, 20-23 s1, 24-27 u, 28-31 v, 34-37 terrain
+ * b, 38-41 water surface h, 42-45 eroded, 46-49 deposited; 32 ghost d,
+ * 33 ghost z. */
 enum { SCR_WQ = 16, SCR_S1 = 20, SCR_U = 24, SCR_V = 28, SCR_GD = 32, SCR_GZ = 33,
-       SCR_TMP = 34, SCR_B = 36, SCR_H = 40 };
+       SCR_B = 34, SCR_H = 38, SCR_ER = 42, SCR_DE = 46 };
 
 typedef struct chunk_ctx {
     const er_mei_sim *sim;
@@ -167,14 +168,15 @@ static void run_chunk(const chunk_ctx *c)
             rows_at(c, ye, &r);
             er_mei_water_row(sim, c->k, &r, dn, u, v, acc);
             er_mei_erode_row(sim, c->k, &r, u, v, dn, zn, rolling(c, SCR_S1, ye),
-                             scr_row(c, SCR_TMP), mine ? acc : NULL);
+                             rolling(c, SCR_ER, ye), rolling(c, SCR_DE, ye));
         }
         int yt = y - 2;
         if (own(c, yt)) { /* T: eqs. 13-14, drying */
             rows_at(c, yt, &r);
             er_mei_transport_row(sim, c->k, &r, rolling(c, SCR_U, yt), rolling(c, SCR_V, yt),
                                  row_of(sim->z[nxt], yt, w), row_of(sim->d[nxt], yt, w),
-                                 row_of(sim->s[nxt], yt, w), scr_row(c, SCR_TMP), &sim->acc[yt]);
+                                 row_of(sim->s[nxt], yt, w), rolling(c, SCR_ER, yt),
+                                 rolling(c, SCR_DE, yt), &sim->acc[yt]);
         }
     }
 }

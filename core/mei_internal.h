@@ -121,7 +121,7 @@ typedef struct er_mei_sim {
 } er_mei_sim;
 
 /* Scratch rows per thread (see run_chunk in mei.c for their use). */
-#define ER_MEI_SCRATCH_ROWS 44
+#define ER_MEI_SCRATCH_ROWS 50
 
 /* Views of the rows around y that one kernel call reads and writes.  A row
  * outside the map is NULL. */
@@ -151,14 +151,18 @@ void er_mei_add_sources(er_mei_sim *sim, const er_mei_params *m, double dt,
 er_status er_mei_check_sources(const er_mei_sim *sim, const er_mei_params *m, er_error *err);
 
 /* erosion.c */
+/* Writes the new terrain change and s1 of row y, and per cell the terrain
+ * dissolved (er) and deposited (de) [m]. */
 void er_mei_erode_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
                       const float *u, const float *v, const float *dnew, float *znew,
-                      float *s1, float *tmp, er_mei_rowacc *acc);
+                      float *s1, float *er, float *de);
 
 /* transport.c */
+/* Moves s1 into the new sediment of row y, dries cells (adding what
+ * settles to de) and fills the row's budget from er and de. */
 void er_mei_transport_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
                           const float *u, const float *v, float *znew, float *dnew,
-                          float *snew, float *tmp, er_mei_rowacc *acc);
+                          float *snew, const float *er, float *de, er_mei_rowacc *acc);
 
 /* budget.c */
 double er_mei_row_sum(const float *a, int n);

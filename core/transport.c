@@ -88,8 +88,9 @@ static void transport_generic(const er_mei_sim *sim, const er_mei_coef *k, const
     }
 }
 
-/* Drying (see ER_MEI_DRY; `dry` is the threshold) of one terrain cell, and its finiteness check
- * (bit 31 of the result).  Below the threshold the water is gone and the
+/* Drying (see ER_MEI_DRY; `dry` is the threshold) of one terrain cell, and
+ * its finiteness check (bit 31 of the result); what settles is added to
+ * *dep, the cell's deposit of this step.  Below the threshold the water is gone and the
  * sediment it held settles; the amount the terrain change z actually
  * gained leaves the suspension.  Written as arithmetic on m = 1 (dry) or
  * 0 (wet), exact either way (x + 0 * y = x for finite values), so that
@@ -102,7 +103,7 @@ static inline uint32_t settle(float sn, float dry, float *z, float *d, float *s,
     float da = z2 - zz;
     float s2 = er_max0(sn - da);
     float d2 = dd * (1.0f - m);
-    *dep = da;
+    *dep += da;
     *z = z2;
     *s = s2;
     *d = d2;
@@ -147,12 +148,12 @@ static ER_NOINLINE ER_CLONES uint32_t donor_span(float dry, int x0, int x1,
 
 void er_mei_transport_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
                           const float *u, const float *v, float *znew, float *dnew,
-                          float *snew, float *tmp, er_mei_rowacc *acc)
+                          float *snew, const float *er, float *de, er_mei_rowacc *acc)
 {
     const int w = sim->w;
     const int interior = r->s1[0] && r->s1[2];
     const uint8_t *wall = r->wall[1];
-    float *dep = tmp;
+    float *dep = de;
     uint32_t bad = 0;
     int x = 0;
     acc->left_sed = acc->left_water = 0.0;
@@ -160,9 +161,7 @@ void er_mei_transport_row(const er_mei_sim *sim, const er_mei_coef *k, const er_
         int end;
         if (!interior || k->semi_lagrangian || !er_mei_run_from(sim, r, x, &end)) {
             transport_generic(sim, k, r, x, u, v, snew, acc);
-            if (wall && wall[x])
-                dep[x] = 0.0f; /* walls hold d = s = 0 and stay as they are */
-            else
+            if (!(wall && wall[x])) /* walls hold d = s = 0 and stay as they are */
                 bad |= settle(snew[x], k->dry, &znew[x], &dnew[x], &snew[x], &dep[x]) >> 31;
             x++;
             continue;
@@ -172,6 +171,7 @@ void er_mei_transport_row(const er_mei_sim *sim, const er_mei_coef *k, const er_
                           r->q[0][ER_B], r->q[2][ER_T], znew, dnew, snew, dep);
         x = end;
     }
-    acc->deposited += er_mei_row_sum(dep, w);
+    acc->eroded = er_mei_row_sum(er, w);
+    acc->deposited = er_mei_row_sum(de, w);
     acc->bad = bad;
 }
