@@ -10,7 +10,7 @@
 
 /* Sum of n floats in double.  Eight independent partial sums let the
  * compiler use vector adds without reassociating anything itself. */
-double er_mei_row_sum(const float *a, int n)
+ER_CLONES double er_mei_row_sum(const float *a, int n)
 {
     double p[8] = { 0, 0, 0, 0, 0, 0, 0, 0 };
     int i = 0;

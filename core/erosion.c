@@ -34,19 +34,21 @@ static inline float talus_gain(float dn, float talus)
     return er_max0(dn - talus) - er_max0(-dn - talus);
 }
 
-/* Eqs. 10-12 for one cell: bc = b0 + z the terrain height (for nothing
- * but the slope and the pit limit), zc its change so far, d the water
- * depth, lim the deepest this step may erode, thermal the weathering gain.
+/* Eqs. 10-12 for one cell: zc the terrain change so far, (gx, gy) the
+ * terrain gradient, d the water depth, lim the deepest this step may
+ * erode, thermal the weathering gain.
  * Written with selects only, so that the span loops vectorise. */
 static inline void erode_cell(const er_mei_coef *k, float zc, float gx, float gy, float u,
                               float v, float d, float s, float lim, float thermal,
                               float *znew, float *s1, float *er, float *de)
 {
+    /* eq. 10: sin(alpha) = sqrt(t2 / (1 + t2)) for t2 = |grad b|^2, and
+     * max(sin(alpha), min_tilt) |v| = sqrt(max(t2 / (1 + t2), min_tilt^2) |v|^2):
+     * one square root instead of two */
     float t2 = gx * gx + gy * gy;
-    float sina = er_sqrt(t2 / (1.0f + t2)); /* sin(atan(|grad b|)) */
-    float sa = er_maxf(sina, k->min_tilt);
+    float sin2 = er_maxf(t2 / (1.0f + t2), k->min_tilt2);
     float depth = er_minf(d * k->inv_cd + k->cd_off, 1.0f);
-    float cap = k->kc * sa * er_sqrt(u * u + v * v) * depth; /* eq. 10 */
+    float cap = k->kc * er_sqrt(sin2 * (u * u + v * v)) * depth;
     float e = er_minf(er_minf(k->ks_dt * (cap - s), k->emax), lim);
     float ze = zc - e;                     /* eq. 11a */
     float ea = zc - ze;
@@ -77,11 +79,11 @@ static void erode_generic(const er_mei_sim *sim, const er_mei_coef *k, const er_
     int ok[4];
     for (int i = 0; i < 4; i++) {
         int j = ny[i], c = nx[i];
-        ok[i] = r->b0[j] && c >= 0 && c < w && !(r->wall[j] && r->wall[j][c]);
+        ok[i] = r->b[j] && c >= 0 && c < w && !(r->wall[j] && r->wall[j][c]);
         if (ok[i])
-            bn[i] = r->b0[j][c] + r->z[j][c];
+            bn[i] = r->b[j][c];
     }
-    float bc = r->b0[1][x] + r->z[1][x];
+    float bc = r->b[1][x];
     /* central differences, one-sided beside an edge or a wall */
     float gx = 0.0f, gy = 0.0f;
     if (ok[ER_L] && ok[ER_R])
@@ -118,28 +120,30 @@ static void erode_generic(const er_mei_sim *sim, const er_mei_coef *k, const er_
                 g[i] = talus_gain(bn[i] - bc, tal[i]);
         th = k->th_k * ((g[ER_L] + g[ER_R]) + (g[ER_T] + g[ER_B]));
     }
-    erode_cell(k, r->z[1][x], gx, gy, u[x], v[x], dn[x], r->s[x], lim, th, &znew[x], &s1[x],
+    erode_cell(k, r->z[x], gx, gy, u[x], v[x], dn[x], r->s[x], lim, th, &znew[x], &s1[x],
                &er[x], &de[x]);
 }
 
 /* erode_cell for a run of cells [x0, x1) of an interior row whose four
- * neighbours are all terrain (central differences, no tests); g rows are
- * the initial heights, z rows the change (above, at, below the row). */
-static ER_NOINLINE void erode_span(const er_mei_coef *k, int x0, int x1,
-                                   const float *restrict gu, const float *restrict gc,
-                                   const float *restrict gd, const float *restrict zu,
-                                   const float *restrict zc, const float *restrict zd,
-                                   const float *restrict sc, const float *restrict uu,
-                                   const float *restrict vv, const float *restrict dn,
-                                   float *restrict zo, float *restrict so,
-                                   float *restrict ero, float *restrict dep)
+ * neighbours are all terrain (central differences, no tests); bu, bc, bd
+ * are the terrain rows above, at and below, zc the row's change so far. */
+static ER_NOINLINE ER_CLONES void erode_span(const er_mei_coef *k, int x0, int x1,
+                                             const float *restrict bu,
+                                             const float *restrict bc,
+                                             const float *restrict bd,
+                                             const float *restrict zc,
+                                             const float *restrict sc,
+                                             const float *restrict uu,
+                                             const float *restrict vv,
+                                             const float *restrict dn, float *restrict zo,
+                                             float *restrict so, float *restrict ero,
+                                             float *restrict dep)
 {
     const float inv2lx = k->inv2lx, inv2ly = k->inv2ly;
     const float th_k = k->th_k, tx = k->talus_x, ty = k->talus_y;
     if (th_k > 0.0f) {
         for (int i = x0; i < x1; i++) {
-            float bl = gc[i - 1] + zc[i - 1], br = gc[i + 1] + zc[i + 1];
-            float bt = gu[i] + zu[i], bb = gd[i] + zd[i], b0 = gc[i] + zc[i];
+            float bl = bc[i - 1], br = bc[i + 1], bt = bu[i], bb = bd[i], b0 = bc[i];
             float gx = (br - bl) * inv2lx, gy = (bb - bt) * inv2ly;
             float m = er_minf(er_minf(bl, br), er_minf(bt, bb));
             float th = th_k * ((talus_gain(bl - b0, tx) + talus_gain(br - b0, tx)) +
@@ -149,8 +153,7 @@ static ER_NOINLINE void erode_span(const er_mei_coef *k, int x0, int x1,
         }
     } else {
         for (int i = x0; i < x1; i++) {
-            float bl = gc[i - 1] + zc[i - 1], br = gc[i + 1] + zc[i + 1];
-            float bt = gu[i] + zu[i], bb = gd[i] + zd[i], b0 = gc[i] + zc[i];
+            float bl = bc[i - 1], br = bc[i + 1], bt = bu[i], bb = bd[i], b0 = bc[i];
             float gx = (br - bl) * inv2lx, gy = (bb - bt) * inv2ly;
             float m = er_minf(er_minf(bl, br), er_minf(bt, bb));
             erode_cell(k, zc[i], gx, gy, uu[i], vv[i], dn[i], sc[i], er_max0(b0 - m), 0.0f,
@@ -161,11 +164,10 @@ static ER_NOINLINE void erode_span(const er_mei_coef *k, int x0, int x1,
 
 void er_mei_erode_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
                       const float *u, const float *v, const float *dnew, float *znew,
-                      float *s1, float *tmp, er_mei_rowacc *acc)
+                      float *s1, float *er, float *de)
 {
     const int w = sim->w;
-    const int interior = r->b0[0] && r->b0[2];
-    float *er = tmp, *de = tmp + w;
+    const int interior = r->b[0] && r->b[2];
     int x = 0;
     while (x < w) {
         int end;
@@ -174,12 +176,8 @@ void er_mei_erode_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_
             x++;
             continue;
         }
-        erode_span(k, x, end, r->b0[0], r->b0[1], r->b0[2], r->z[0], r->z[1], r->z[2], r->s,
-                   u, v, dnew, znew, s1, er, de);
+        erode_span(k, x, end, r->b[0], r->b[1], r->b[2], r->z, r->s, u, v, dnew, znew, s1,
+                   er, de);
         x = end;
-    }
-    if (acc) {
-        acc->eroded = er_mei_row_sum(er, w);
-        acc->deposited = er_mei_row_sum(de, w);
     }
 }

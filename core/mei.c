@@ -56,38 +56,14 @@ static float *row_of(float *base, int y, int w)
     return base + (size_t)y * (size_t)w;
 }
 
-/* Fills the views of the old state around row y (NULL outside the map). */
-static void old_rows(const er_mei_sim *sim, int y, er_mei_rows *r)
-{
-    const int w = sim->w, h = sim->h, c = sim->cur;
-    memset(r, 0, sizeof *r);
-    r->y = y;
-    int has_wall = 0;
-    for (int j = 0; j < 3; j++) {
-        int yy = y - 1 + j;
-        if (yy < 0 || yy >= h)
-            continue;
-        r->b0[j] = sim->b0 + (size_t)yy * (size_t)w;
-        r->z[j] = row_of(sim->z[c], yy, w);
-        r->d[j] = row_of(sim->d[c], yy, w);
-        if (sim->wall && sim->row_wall[yy])
-            has_wall = 1;
-    }
-    if (has_wall)
-        for (int j = 0; j < 3; j++) {
-            int yy = y - 1 + j;
-            if (yy >= 0 && yy < h)
-                r->wall[j] = sim->wall + (size_t)yy * (size_t)w;
-        }
-    r->s = row_of(sim->s[c], y, w);
-    for (int i = 0; i < 4; i++)
-        r->qo[i] = row_of(sim->q[c][i], y, w);
-}
-
 /* One chunk of rows [y0, y1): see mei_internal.h.  Scratch rows:
- * 0-15 ghost fluxes (4 ghost rows x 4 pipes), 16-19 donor weights,
- * 20-23 s1, 24-27 u, 28-31 v (rolling, slot y & 3), 32 ghost d, 33 ghost z,
- * 34-35 temporaries of the kernels. */
+ * 0-15 ghost fluxes (4 ghost rows x 4 pipes), then rolling rows (slot
+ * y & 3): 16-19 donor weights, 20-23 s1, 24-27 u, 28-31 v, 34-37 terrain
+ * b, 38-41 water surface h, 42-45 eroded, 46-49 deposited; 32 ghost d,
+ * 33 ghost z. */
+enum { SCR_WQ = 16, SCR_S1 = 20, SCR_U = 24, SCR_V = 28, SCR_GD = 32, SCR_GZ = 33,
+       SCR_B = 34, SCR_H = 38, SCR_ER = 42, SCR_DE = 46 };
+
 typedef struct chunk_ctx {
     const er_mei_sim *sim;
     const er_mei_coef *k;
@@ -125,15 +101,44 @@ static float *rolling(const chunk_ctx *c, int base, int y)
     return scr_row(c, base + (y & 3));
 }
 
-static void chunk_rows_new(const chunk_ctx *c, int y, er_mei_rows *r)
+/* Views of everything around row y (NULL outside the map). */
+static void rows_at(const chunk_ctx *c, int y, er_mei_rows *r)
 {
+    const er_mei_sim *sim = c->sim;
+    const int w = sim->w, h = sim->h, cur = sim->cur;
+    memset(r, 0, sizeof *r);
+    r->y = y;
+    int has_wall = 0;
     for (int j = 0; j < 3; j++) {
         int yy = y - 1 + j;
+        if (yy < 0 || yy >= h)
+            continue;
+        r->b[j] = rolling(c, SCR_B, yy);
+        r->h[j] = rolling(c, SCR_H, yy);
         for (int i = 0; i < 4; i++)
             r->q[j][i] = qnew(c, yy, i);
-        r->wq[j] = rolling(c, 16, yy);
-        r->s1[j] = rolling(c, 20, yy);
+        r->wq[j] = rolling(c, SCR_WQ, yy);
+        r->s1[j] = rolling(c, SCR_S1, yy);
+        if (sim->wall && sim->row_wall[yy])
+            has_wall = 1;
     }
+    if (has_wall)
+        for (int j = 0; j < 3; j++) {
+            int yy = y - 1 + j;
+            if (yy >= 0 && yy < h)
+                r->wall[j] = sim->wall + (size_t)yy * (size_t)w;
+        }
+    r->z = row_of(sim->z[cur], y, w);
+    r->d = row_of(sim->d[cur], y, w);
+    r->s = row_of(sim->s[cur], y, w);
+    for (int i = 0; i < 4; i++)
+        r->qo[i] = row_of(sim->q[cur][i], y, w);
+}
+
+static void surface(const chunk_ctx *c, int y)
+{
+    if (y >= 0 && y < c->sim->h)
+        er_mei_surface_row(c->sim, c->k, y, rolling(c, SCR_B, y), rolling(c, SCR_H, y));
 }
 
 static void run_chunk(const chunk_ctx *c)
@@ -142,34 +147,36 @@ static void run_chunk(const chunk_ctx *c)
     const int h = sim->h, w = sim->w, nxt = sim->cur ^ 1;
     er_mei_rows r;
     er_mei_rowacc ghost_acc;
+    surface(c, c->y0 - 3);
+    surface(c, c->y0 - 2);
     for (int y = c->y0 - 2; y < c->y1 + 2; y++) {
+        surface(c, y + 1);
         if (y >= 0 && y < h) { /* A: eqs. 2-5 */
             float *qo[4];
-            old_rows(sim, y, &r);
+            rows_at(c, y, &r);
             for (int i = 0; i < 4; i++)
                 qo[i] = qnew(c, y, i);
-            er_mei_flux_row(sim, c->k, &r, qo, rolling(c, 16, y));
+            er_mei_flux_row(sim, c->k, &r, qo, rolling(c, SCR_WQ, y));
         }
         int ye = y - 1;
         if (ye >= c->y0 - 1 && ye <= c->y1 && ye >= 0 && ye < h) { /* W + E */
             int mine = own(c, ye);
-            float *dn = mine ? row_of(sim->d[nxt], ye, w) : scr_row(c, 32);
-            float *zn = mine ? row_of(sim->z[nxt], ye, w) : scr_row(c, 33);
-            float *u = rolling(c, 24, ye), *v = rolling(c, 28, ye);
+            float *dn = mine ? row_of(sim->d[nxt], ye, w) : scr_row(c, SCR_GD);
+            float *zn = mine ? row_of(sim->z[nxt], ye, w) : scr_row(c, SCR_GZ);
+            float *u = rolling(c, SCR_U, ye), *v = rolling(c, SCR_V, ye);
             er_mei_rowacc *acc = mine ? &sim->acc[ye] : &ghost_acc;
-            old_rows(sim, ye, &r);
-            chunk_rows_new(c, ye, &r);
+            rows_at(c, ye, &r);
             er_mei_water_row(sim, c->k, &r, dn, u, v, acc);
-            er_mei_erode_row(sim, c->k, &r, u, v, dn, zn, rolling(c, 20, ye), scr_row(c, 34),
-                             mine ? acc : NULL);
+            er_mei_erode_row(sim, c->k, &r, u, v, dn, zn, rolling(c, SCR_S1, ye),
+                             rolling(c, SCR_ER, ye), rolling(c, SCR_DE, ye));
         }
         int yt = y - 2;
         if (own(c, yt)) { /* T: eqs. 13-14, drying */
-            old_rows(sim, yt, &r);
-            chunk_rows_new(c, yt, &r);
-            er_mei_transport_row(sim, c->k, &r, rolling(c, 24, yt), rolling(c, 28, yt),
+            rows_at(c, yt, &r);
+            er_mei_transport_row(sim, c->k, &r, rolling(c, SCR_U, yt), rolling(c, SCR_V, yt),
                                  row_of(sim->z[nxt], yt, w), row_of(sim->d[nxt], yt, w),
-                                 row_of(sim->s[nxt], yt, w), scr_row(c, 34), &sim->acc[yt]);
+                                 row_of(sim->s[nxt], yt, w), rolling(c, SCR_ER, yt),
+                                 rolling(c, SCR_DE, yt), &sim->acc[yt]);
         }
     }
 }
@@ -218,8 +225,10 @@ static void make_coef(const er_mei_sim *sim, const er_mei_params *m, double dt, 
     k->ks_dt = (float)fmin(1.0, m->ks * dt);
     k->kd_dt = (float)fmin(1.0, m->kd * dt);
     k->emax = (float)m->max_erosion_depth;
-    k->min_tilt = (float)m->min_tilt;
+    k->min_tilt2 = (float)(m->min_tilt * m->min_tilt);
     k->keep = (float)(1.0 - m->ke * dt);
+    /* without evaporation nothing dries up (and no water is lost) */
+    k->dry = m->ke > 0.0 ? ER_MEI_DRY : 0.0f;
     k->th_k = (float)fmin((double)ER_MEI_THERMAL_MAX, m->thermal_rate * dt);
     k->talus_x = (float)(m->talus_slope * lx);
     k->talus_y = (float)(m->talus_slope * ly);
@@ -367,16 +376,17 @@ static void copy_out(er_mei_sim *sim, er_terrain *t, er_layers *layers)
     const size_t n = (size_t)sim->w * (size_t)sim->h;
     const float *z = sim->z[sim->cur];
     float *b = t->elevation;
+    /* Cells that did not change keep their bits (b + 0 would turn -0 into +0). */
     ER_OMP_FOR()
     for (int y = 0; y < sim->h; y++) {
         size_t i0 = (size_t)y * (size_t)sim->w, i1 = i0 + (size_t)sim->w;
         if (sim->wall && sim->row_wall[y]) {
             for (size_t i = i0; i < i1; i++)
-                if (!sim->wall[i])
+                if (!sim->wall[i] && z[i] != 0.0f)
                     b[i] = b[i] + z[i];
         } else {
             for (size_t i = i0; i < i1; i++)
-                b[i] = b[i] + z[i];
+                b[i] = z[i] != 0.0f ? b[i] + z[i] : b[i];
         }
     }
     if (layers && layers->water)

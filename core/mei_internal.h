@@ -43,7 +43,8 @@
  * depth is set to 0 and its suspended sediment settles onto the terrain
  * (eq. 15 alone only tends to 0, and sediment must not stay suspended in
  * no water).  A micrometre is far below any rain increment that moves
- * material and far above float rounding of depths. */
+ * material and far above float rounding of depths.  With Ke = 0 nothing
+ * evaporates and nothing dries. */
 #define ER_MEI_DRY 1e-6f
 
 /* [m] Below this mean depth (eq. 9) the velocity is 0: a film thinner than
@@ -74,8 +75,9 @@ typedef struct er_mei_coef {
     float ks_dt;     /* min(1, Ks * dt): fraction of the capacity deficit dissolved (eq. 11) */
     float kd_dt;     /* min(1, Kd * dt): fraction of the excess deposited (eq. 12) */
     float emax;      /* [m] most terrain one step removes from a cell */
-    float min_tilt;  /* lower bound on sin(alpha) (eq. 10) */
+    float min_tilt2; /* square of the lower bound on sin(alpha) (eq. 10) */
     float keep;      /* 1 - Ke * dt (eq. 15) */
+    float dry;       /* [m] ER_MEI_DRY, or 0 without evaporation */
     float th_k;      /* thermal: fraction of a pair's excess moved, 0 = off */
     float talus_x, talus_y; /* [m] stable height difference between L/R and T/B neighbours */
     float dt_lx, dt_ly;     /* [s/m] dt / lX, dt / lY (semi-Lagrangian backtrace) */
@@ -119,14 +121,15 @@ typedef struct er_mei_sim {
 } er_mei_sim;
 
 /* Scratch rows per thread (see run_chunk in mei.c for their use). */
-#define ER_MEI_SCRATCH_ROWS 36
+#define ER_MEI_SCRATCH_ROWS 50
 
 /* Views of the rows around y that one kernel call reads and writes.  A row
  * outside the map is NULL. */
 typedef struct er_mei_rows {
     int y;
-    const float *b0[3], *z[3];     /* initial height and old change, rows y-1..y+1 */
-    const float *d[3], *s;         /* old depth rows y-1..y+1; old sediment of row y */
+    const float *b[3];             /* old terrain b = b0 + z, rows y-1, y, y+1 */
+    const float *h[3];             /* old water surface b + d1 (eqs. 1, 3), rows y-1..y+1 */
+    const float *z, *d, *s;        /* old change, depth and sediment of row y */
     const float *qo[4];            /* old flux of row y */
     const float *q[3][4];          /* new flux of rows y-1, y, y+1 */
     const float *wq[3];            /* donor weights dt / d1 of rows y-1..y+1 */
@@ -135,6 +138,8 @@ typedef struct er_mei_rows {
 } er_mei_rows;
 
 /* pipe.c */
+void er_mei_surface_row(const er_mei_sim *sim, const er_mei_coef *k, int y, float *b,
+                        float *h);
 void er_mei_flux_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
                      float *const qout[4], float *wq);
 void er_mei_water_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
@@ -146,14 +151,18 @@ void er_mei_add_sources(er_mei_sim *sim, const er_mei_params *m, double dt,
 er_status er_mei_check_sources(const er_mei_sim *sim, const er_mei_params *m, er_error *err);
 
 /* erosion.c */
+/* Writes the new terrain change and s1 of row y, and per cell the terrain
+ * dissolved (er) and deposited (de) [m]. */
 void er_mei_erode_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
                       const float *u, const float *v, const float *dnew, float *znew,
-                      float *s1, float *tmp, er_mei_rowacc *acc);
+                      float *s1, float *er, float *de);
 
 /* transport.c */
+/* Moves s1 into the new sediment of row y, dries cells (adding what
+ * settles to de) and fills the row's budget from er and de. */
 void er_mei_transport_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
                           const float *u, const float *v, float *znew, float *dnew,
-                          float *snew, float *tmp, er_mei_rowacc *acc);
+                          float *snew, const float *er, float *de, er_mei_rowacc *acc);
 
 /* budget.c */
 double er_mei_row_sum(const float *a, int n);
@@ -208,6 +217,22 @@ static inline float er_sqrt(float x)
     y = y * (1.5f - hx * y * y);
     y = y * (1.5f - hx * y * y);
     return x * y;
+}
+
+/* The span loops are also compiled for AVX2 and AVX-512 and the widest
+ * the CPU has is picked when the program starts (GCC function
+ * multi-versioning).  Every version computes the same bits: the same
+ * correctly rounded + - * /, no FMA (-ffp-contract=off), no reassociation. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(ER_NO_CLONES)
+#define ER_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define ER_CLONES
+#endif
+
+static inline uint32_t er_fbits(float f)
+{
+    union { float f; uint32_t u; } c = { f };
+    return c.u;
 }
 
 static inline float er_max0(float a) { return a > 0.0f ? a : 0.0f; }

@@ -41,7 +41,11 @@ typedef struct er_terrain_params {
     int cell_size_set;      /* 0: recipe says null (use georef, else 1 m) */
 } er_terrain_params;
 
-/* A river source: water added at a fixed place each step (Mei eq. 1). */
+/* A river source: water added at a fixed place each step (Mei eq. 1).
+ * Pixel coordinates address cell centres: cell (column i, row j) is at
+ * (i, j), so a map coordinate X converts as (X - X_origin) / pixel_size - 0.5.
+ * er_mei_run takes pixel coordinates only (map_coords == 0, else
+ * ER_EINVAL): the CLI converts map coordinates before the run. */
 typedef struct er_source {
     double x, y;      /* centre: pixels (column, row) or map units, see map_coords */
     int map_coords;   /* 0: x, y are pixel coordinates; 1: georeferenced map coords */
@@ -63,10 +67,10 @@ typedef struct er_mei_params {
     er_source sources[ER_MAX_SOURCES];
     er_boundary boundary;
     double kc;              /* sediment capacity constant Kc (eq. 10) [s] */
-    double capacity_depth;  /* [m] water depth that carries the full capacity of eq. 10;
-                             * shallower water carries C * d / capacity_depth; 0 = eq. 10 as printed */
-    double ks;              /* dissolving constant Ks (eq. 11) [1/s] */
-    double kd;              /* deposition constant Kd (eq. 12) [1/s] */
+    double ks;              /* dissolving constant Ks (eq. 11) [1/s]: a rate, a step dissolves
+                             * min(1, ks * dt) of the capacity deficit (the paper prints no dt) */
+    double kd;              /* deposition constant Kd (eq. 12) [1/s]: a step deposits
+                             * min(1, kd * dt) of the excess */
     double ke;              /* evaporation constant Ke (eq. 15) [1/s] */
     double min_tilt;        /* lower bound on sin(alpha) in eq. 10 */
     double max_erosion_depth; /* [m] most terrain one step may remove from a cell */
@@ -75,6 +79,9 @@ typedef struct er_mei_params {
     double talus_slope;     /* talus: largest stable height difference per metre */
     er_cfl_policy cfl;
     int64_t max_substeps;   /* cap on sub-steps per step under ER_CFL_SUBSTEP */
+    double capacity_depth;  /* [m] water depth that carries the full capacity of eq. 10;
+                             * shallower water carries C * d / capacity_depth, so that
+                             * runoff gathering in channels cuts gullies; 0 = eq. 10 as printed */
 } er_mei_params;
 
 typedef struct er_droplet_params {

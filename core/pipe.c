@@ -37,6 +37,25 @@ static inline void flux_cell(const er_mei_coef *k, float d1, const float qo[4],
     *wq = d1 > 0.0f ? k->dt / d1 : 0.0f;
 }
 
+/* Terrain b = b0 + z and water surface h = b + (d + rain) of row y, the
+ * heights every neighbour of the row reads (eqs. 1, 3), computed once.
+ * Walls get values too; no kernel reads them. */
+void er_mei_surface_row(const er_mei_sim *sim, const er_mei_coef *k, int y, float *b,
+                        float *h)
+{
+    const size_t off = (size_t)y * (size_t)sim->w;
+    const float *restrict g = sim->b0 + off;
+    const float *restrict z = sim->z[sim->cur] + off;
+    const float *restrict d = sim->d[sim->cur] + off;
+    float *restrict bo = b, *restrict ho = h;
+    const float rain = k->rain;
+    for (int i = 0; i < sim->w; i++) {
+        float bb = g[i] + z[i];
+        bo[i] = bb;
+        ho[i] = bb + (d[i] + rain);
+    }
+}
+
 /* The general case: any cell, with map edges and walls. */
 static void flux_generic(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
                          int x, float *const qout[4], float *wq)
@@ -48,10 +67,8 @@ static void flux_generic(const er_mei_sim *sim, const er_mei_coef *k, const er_m
         wq[x] = 0.0f;
         return;
     }
-    const float *d = r->d[1];
-    float d1 = d[x] + k->rain; /* eq. 1 (uniform part) */
-    float bc = r->b0[1][x] + r->z[1][x];
-    float hc = bc + d1;
+    float d1 = r->d[x] + k->rain; /* eq. 1 (uniform part) */
+    float hc = r->h[1][x];
     float qo[4] = { r->qo[0][x], r->qo[1][x], r->qo[2][x], r->qo[3][x] };
     float dh[4] = { 0, 0, 0, 0 };
     int ok[4] = { 0, 0, 0, 0 };
@@ -60,17 +77,16 @@ static void flux_generic(const er_mei_sim *sim, const er_mei_coef *k, const er_m
     const int nx[4] = { x - 1, x + 1, x, x };
     for (int i = 0; i < 4; i++) {
         int j = ny[i], c = nx[i];
-        int inside = r->b0[j] && c >= 0 && c < w;
-        if (inside) {
+        if (r->h[j] && c >= 0 && c < w) {
             if (r->wall[j] && r->wall[j][c])
                 continue;
             ok[i] = 1;
-            dh[i] = hc - ((r->b0[j][c] + r->z[j][c]) + (r->d[j][c] + k->rain)); /* eq. 3 */
+            dh[i] = hc - r->h[j][c]; /* eq. 3 */
         } else if (k->open) {
             /* Open edge: a virtual cell beyond the map at this cell's
              * terrain level holding no water, so the head is the depth. */
             ok[i] = 1;
-            dh[i] = hc - bc;
+            dh[i] = hc - r->b[1][x];
         }
     }
     float q[4];
@@ -81,28 +97,25 @@ static void flux_generic(const er_mei_sim *sim, const er_mei_coef *k, const er_m
 
 /* flux_cell for a run of cells [x0, x1) of an interior row whose four
  * neighbours are all terrain, as one vectorisable loop (the restrict
- * parameters tell the compiler that the rows do not overlap).  g rows are
- * the initial heights, z rows the change, d rows the depths; u, c, d =
- * the rows above, at and below. */
-static ER_NOINLINE void flux_span(const er_mei_coef *k, int x0, int x1,
-                      const float *restrict gu, const float *restrict gc,
-                      const float *restrict gd, const float *restrict zu,
-                      const float *restrict zc, const float *restrict zd,
-                      const float *restrict du, const float *restrict dc,
-                      const float *restrict dd,
-                      const float *restrict oL, const float *restrict oR,
-                      const float *restrict oT, const float *restrict oB,
-                      float *restrict nL, float *restrict nR, float *restrict nT,
-                      float *restrict nB, float *restrict ww)
+ * parameters tell the compiler that the rows do not overlap).  hu, hc, hd
+ * are the water surfaces of the rows above, at and below. */
+static ER_NOINLINE ER_CLONES void flux_span(const er_mei_coef *k, int x0, int x1,
+                                            const float *restrict hu, const float *restrict hc,
+                                            const float *restrict hd, const float *restrict dc,
+                                            const float *restrict oL, const float *restrict oR,
+                                            const float *restrict oT, const float *restrict oB,
+                                            float *restrict nL, float *restrict nR,
+                                            float *restrict nT, float *restrict nB,
+                                            float *restrict ww)
 {
     const float rain = k->rain, cx = k->cx, cy = k->cy, dt = k->dt;
     for (int i = x0; i < x1; i++) {
         float d1 = dc[i] + rain;
-        float hc = (gc[i] + zc[i]) + d1;
-        float fl = er_max0(oL[i] + cx * (hc - ((gc[i - 1] + zc[i - 1]) + (dc[i - 1] + rain))));
-        float fr = er_max0(oR[i] + cx * (hc - ((gc[i + 1] + zc[i + 1]) + (dc[i + 1] + rain))));
-        float ft = er_max0(oT[i] + cy * (hc - ((gu[i] + zu[i]) + (du[i] + rain))));
-        float fb = er_max0(oB[i] + cy * (hc - ((gd[i] + zd[i]) + (dd[i] + rain))));
+        float h0 = hc[i];
+        float fl = er_max0(oL[i] + cx * (h0 - hc[i - 1]));
+        float fr = er_max0(oR[i] + cx * (h0 - hc[i + 1]));
+        float ft = er_max0(oT[i] + cy * (h0 - hu[i]));
+        float fb = er_max0(oB[i] + cy * (h0 - hd[i]));
         float out = ((fl + fr) + (ft + fb)) * dt;
         /* eq. 4 without a branch (d1 / d1 is exactly 1): one select at a
          * time, no nested ?:, so that the loop vectorises */
@@ -122,7 +135,7 @@ void er_mei_flux_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_r
                      float *const qout[4], float *wq)
 {
     const int w = sim->w;
-    const int interior = r->b0[0] && r->b0[2];
+    const int interior = r->h[0] && r->h[2];
     int x = 0;
     while (x < w) {
         int end;
@@ -132,10 +145,9 @@ void er_mei_flux_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_r
             continue;
         }
         /* Fast path: all four neighbours are terrain cells. */
-        flux_span(k, x, end, r->b0[0], r->b0[1], r->b0[2], r->z[0], r->z[1], r->z[2],
-                  r->d[0], r->d[1], r->d[2],
-                  r->qo[ER_L], r->qo[ER_R], r->qo[ER_T], r->qo[ER_B],
-                  qout[ER_L], qout[ER_R], qout[ER_T], qout[ER_B], wq);
+        flux_span(k, x, end, r->h[0], r->h[1], r->h[2], r->d, r->qo[ER_L], r->qo[ER_R],
+                  r->qo[ER_T], r->qo[ER_B], qout[ER_L], qout[ER_R], qout[ER_T], qout[ER_B],
+                  wq);
         x = end;
     }
 }
@@ -161,12 +173,6 @@ static inline void water_cell(const er_mei_coef *k, float d1, const float in[4],
     *v = vv;
 }
 
-static uint32_t fbits(float f)
-{
-    union { float f; uint32_t u; } c = { f };
-    return c.u;
-}
-
 static void water_generic(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
                           int x, float *dnew, float *u, float *v)
 {
@@ -176,7 +182,7 @@ static void water_generic(const er_mei_sim *sim, const er_mei_coef *k, const er_
         u[x] = v[x] = 0.0f;
         return;
     }
-    float d1 = r->d[1][x] + k->rain;
+    float d1 = r->d[x] + k->rain;
     float q[4], in[4];
     for (int i = 0; i < 4; i++)
         q[i] = r->q[1][i][x];
@@ -189,12 +195,15 @@ static void water_generic(const er_mei_sim *sim, const er_mei_coef *k, const er_
 }
 
 /* water_cell for a run of cells [x0, x1) of an interior row; qa is the
- * downward flux of the row above, qb the upward flux of the row below. */
-static ER_NOINLINE void water_span(const er_mei_coef *k, int x0, int x1, const float *restrict dc,
-                       const float *restrict qL, const float *restrict qR,
-                       const float *restrict qT, const float *restrict qB,
-                       const float *restrict qa, const float *restrict qb,
-                       float *restrict dn, float *restrict uo, float *restrict vo)
+ * downward flux of the row above, qb the upward flux of the row below.
+ */
+static ER_NOINLINE ER_CLONES void water_span(const er_mei_coef *k, int x0, int x1,
+                                             const float *restrict dc,
+                                             const float *restrict qL, const float *restrict qR,
+                                             const float *restrict qT, const float *restrict qB,
+                                             const float *restrict qa, const float *restrict qb,
+                                             float *restrict dn, float *restrict uo,
+                                             float *restrict vo)
 {
     const float rain = k->rain, dt = k->dt, hlx = k->hlx, hly = k->hly, keep = k->keep;
     for (int i = x0; i < x1; i++) {
@@ -204,14 +213,26 @@ static ER_NOINLINE void water_span(const er_mei_coef *k, int x0, int x1, const f
         float qout = (qL[i] + qR[i]) + (qT[i] + qB[i]);
         float d2 = er_max0(d1 + dt * (qin - qout));
         float dbar = 0.5f * (d1 + d2);
-        int wet = dbar > ER_MEI_FILM;
-        float den = wet ? dbar : 1.0f;
-        float uu = hlx * ((inL + qR[i]) - (qL[i] + inR)) / den;
-        float vv = hly * ((inT + qB[i]) - (qT[i] + inB)) / den;
-        uo[i] = wet ? uu : 0.0f;
-        vo[i] = wet ? vv : 0.0f;
+        float den = dbar > ER_MEI_FILM ? dbar : 1.0f;
+        float uw = hlx * ((inL + qR[i]) - (qL[i] + inR)) / den;
+        float vw = hly * ((inT + qB[i]) - (qT[i] + inB)) / den;
+        float uu = dbar > ER_MEI_FILM ? uw : 0.0f;
+        float vv = dbar > ER_MEI_FILM ? vw : 0.0f;
+        uo[i] = uu;
+        vo[i] = vv;
         dn[i] = d2 * keep;
     }
+}
+
+/* Largest |a| over n values as float bits (a separate loop: GCC does not
+ * vectorise this reduction inside water_span). */
+static ER_NOINLINE ER_CLONES uint32_t absmax_bits(const float *restrict a, int n, uint32_t m)
+{
+    for (int i = 0; i < n; i++) {
+        uint32_t b = er_fbits(a[i]) & 0x7fffffffu;
+        m = b > m ? b : m;
+    }
+    return m;
 }
 
 void er_mei_water_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
@@ -219,6 +240,10 @@ void er_mei_water_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_
 {
     const int w = sim->w;
     const int interior = r->q[0][0] && r->q[2][0];
+    /* Row maxima of |u| and |v| as float bits: for non-negative floats the
+     * integer order is the float order and NaN sorts above infinity, so
+     * one integer max both finds the fastest flow for the CFL check and
+     * catches a non-finite velocity. */
     int x = 0;
     while (x < w) {
         int end;
@@ -227,22 +252,12 @@ void er_mei_water_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_
             x++;
             continue;
         }
-        water_span(k, x, end, r->d[1], r->q[1][ER_L], r->q[1][ER_R], r->q[1][ER_T],
+        water_span(k, x, end, r->d, r->q[1][ER_L], r->q[1][ER_R], r->q[1][ER_T],
                    r->q[1][ER_B], r->q[0][ER_B], r->q[2][ER_T], dnew, u, v);
         x = end;
     }
-    /* Row maxima of |u| and |v| as float bits: for non-negative floats the
-     * integer order is the float order and NaN sorts above infinity, so
-     * one integer max both finds the fastest flow for the CFL check and
-     * catches a non-finite velocity. */
-    uint32_t um = 0, vm = 0;
-    for (int i = 0; i < w; i++) {
-        uint32_t a = fbits(u[i]) & 0x7fffffffu, b = fbits(v[i]) & 0x7fffffffu;
-        um = a > um ? a : um;
-        vm = b > vm ? b : vm;
-    }
-    acc->umax = um;
-    acc->vmax = vm;
+    acc->umax = absmax_bits(u, w, 0);
+    acc->vmax = absmax_bits(v, w, 0);
 }
 
 /* Cells of a disc of radius rad (cells) around (cx, cy) inside the map:

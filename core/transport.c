@@ -20,17 +20,11 @@
 
 #include <math.h>
 
-static uint32_t fbits(float f)
-{
-    union { float f; uint32_t u; } c = { f };
-    return c.u;
-}
-
 /* Bit 31 is set exactly when f is not finite (exponent all ones): a form
  * that an OR over a whole row can vectorise. */
 static inline uint32_t nonfinite(float f)
 {
-    return (fbits(f) & 0x7f800000u) + 0x00800000u;
+    return (er_fbits(f) & 0x7f800000u) + 0x00800000u;
 }
 
 static float sl_sample(const er_mei_sim *sim, const er_mei_rows *r, int x, int row, int xs)
@@ -94,17 +88,50 @@ static void transport_generic(const er_mei_sim *sim, const er_mei_coef *k, const
     }
 }
 
-/* Donor-cell transport for a run of cells [x0, x1) of an interior row:
- * s0/s2, w0/w2 are the rows above and below, qa the downward flux of the
- * row above, qb the upward flux of the row below. */
-static ER_NOINLINE void donor_span(int x0, int x1, const float *restrict s0, const float *restrict s1,
-                       const float *restrict s2, const float *restrict w0,
-                       const float *restrict w1, const float *restrict w2,
-                       const float *restrict qL, const float *restrict qR,
-                       const float *restrict qT, const float *restrict qB,
-                       const float *restrict qa, const float *restrict qb,
-                       float *restrict so)
+/* Drying (see ER_MEI_DRY; `dry` is the threshold) of one terrain cell, and
+ * its finiteness check (bit 31 of the result); what settles is added to
+ * *dep, the cell's deposit of this step.  Below the threshold the water is gone and the
+ * sediment it held settles; the amount the terrain change z actually
+ * gained leaves the suspension.  Written as arithmetic on m = 1 (dry) or
+ * 0 (wet), exact either way (x + 0 * y = x for finite values), so that
+ * the loops that use it vectorise. */
+static inline uint32_t settle(float sn, float dry, float *z, float *d, float *s, float *dep)
 {
+    float zz = *z, dd = *d;
+    float m = dd < dry ? 1.0f : 0.0f;
+    float z2 = zz + m * sn;
+    float da = z2 - zz;
+    float s2 = er_max0(sn - da);
+    float d2 = dd * (1.0f - m);
+    *dep += da;
+    *z = z2;
+    *s = s2;
+    *d = d2;
+    return nonfinite(z2) | nonfinite(d2) | nonfinite(s2);
+}
+
+/* Donor-cell transport and drying for a run of cells [x0, x1) of an
+ * interior row: s0/s2, w0/w2 are the rows above and below, qa the
+ * downward flux of the row above, qb the upward flux of the row below;
+ * z, d are the row's new terrain change and depth (updated when the cell
+ * dries).  Returns non-zero when a new value is not finite. */
+static ER_NOINLINE ER_CLONES uint32_t donor_span(float dry, int x0, int x1,
+                                                 const float *restrict s0,
+                                                 const float *restrict s1,
+                                                 const float *restrict s2,
+                                                 const float *restrict w0,
+                                                 const float *restrict w1,
+                                                 const float *restrict w2,
+                                                 const float *restrict qL,
+                                                 const float *restrict qR,
+                                                 const float *restrict qT,
+                                                 const float *restrict qB,
+                                                 const float *restrict qa,
+                                                 const float *restrict qb, float *restrict z,
+                                                 float *restrict d, float *restrict so,
+                                                 float *restrict dep)
+{
+    uint32_t bad = 0;
     for (int i = x0; i < x1; i++) {
         float sc = s1[i], wc = w1[i];
         float oL = sc * (qL[i] * wc), oR = sc * (qR[i] * wc);
@@ -113,70 +140,38 @@ static ER_NOINLINE void donor_span(int x0, int x1, const float *restrict s0, con
         float iR = s1[i + 1] * (qL[i + 1] * w1[i + 1]);
         float iT = s0[i] * (qa[i] * w0[i]);
         float iB = s2[i] * (qb[i] * w2[i]);
-        so[i] = er_max0((sc - ((oL + oR) + (oT + oB))) + ((iL + iR) + (iT + iB)));
-    }
-}
-
-/* Drying (see ER_MEI_DRY) and the finiteness check for a run of terrain
- * cells.  Below the threshold the water is gone and the sediment it held
- * settles; the amount the terrain change z actually gained leaves the
- * suspension.  Written as arithmetic on m = 1 (dry) or 0 (wet), exact
- * either way (x + 0 * y = x for finite values), so that it vectorises. */
-static ER_NOINLINE uint32_t settle_span(int n, float *restrict z, float *restrict d,
-                                        float *restrict s, float *restrict dep)
-{
-    uint32_t bad = 0;
-    for (int i = 0; i < n; i++) {
-        float zz = z[i], sn = s[i], dd = d[i];
-        float m = dd < ER_MEI_DRY ? 1.0f : 0.0f;
-        float z2 = zz + m * sn;
-        float da = z2 - zz;
-        float s2 = er_max0(sn - da);
-        float d2 = dd * (1.0f - m);
-        dep[i] = da;
-        z[i] = z2;
-        s[i] = s2;
-        d[i] = d2;
-        bad |= nonfinite(z2) | nonfinite(d2) | nonfinite(s2);
+        float sn = er_max0((sc - ((oL + oR) + (oT + oB))) + ((iL + iR) + (iT + iB)));
+        bad |= settle(sn, dry, &z[i], &d[i], &so[i], &dep[i]);
     }
     return bad >> 31;
 }
 
 void er_mei_transport_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
                           const float *u, const float *v, float *znew, float *dnew,
-                          float *snew, float *tmp, er_mei_rowacc *acc)
+                          float *snew, const float *er, float *de, er_mei_rowacc *acc)
 {
     const int w = sim->w;
     const int interior = r->s1[0] && r->s1[2];
+    const uint8_t *wall = r->wall[1];
+    float *dep = de;
+    uint32_t bad = 0;
     int x = 0;
     acc->left_sed = acc->left_water = 0.0;
     while (x < w) {
         int end;
         if (!interior || k->semi_lagrangian || !er_mei_run_from(sim, r, x, &end)) {
             transport_generic(sim, k, r, x, u, v, snew, acc);
+            if (!(wall && wall[x])) /* walls hold d = s = 0 and stay as they are */
+                bad |= settle(snew[x], k->dry, &znew[x], &dnew[x], &snew[x], &dep[x]) >> 31;
             x++;
             continue;
         }
-        donor_span(x, end, r->s1[0], r->s1[1], r->s1[2], r->wq[0], r->wq[1], r->wq[2],
-                   r->q[1][ER_L], r->q[1][ER_R], r->q[1][ER_T], r->q[1][ER_B], r->q[0][ER_B],
-                   r->q[2][ER_T], snew);
+        bad |= donor_span(k->dry, x, end, r->s1[0], r->s1[1], r->s1[2], r->wq[0], r->wq[1], r->wq[2],
+                          r->q[1][ER_L], r->q[1][ER_R], r->q[1][ER_T], r->q[1][ER_B],
+                          r->q[0][ER_B], r->q[2][ER_T], znew, dnew, snew, dep);
         x = end;
     }
-    /* Drying, over the whole row (walls hold d = s = 0 and stay as they
-     * are), and the finiteness check of the row's new state. */
-    float *dep = tmp;
-    uint32_t bad = 0;
-    const uint8_t *wall = r->wall[1];
-    if (!wall)
-        bad = settle_span(w, znew, dnew, snew, dep);
-    else
-        for (int i = 0; i < w; i++) {
-            if (wall[i]) {
-                dep[i] = 0.0f;
-                continue;
-            }
-            bad |= settle_span(1, znew + i, dnew + i, snew + i, dep + i);
-        }
-    acc->deposited += er_mei_row_sum(dep, w);
+    acc->eroded = er_mei_row_sum(er, w);
+    acc->deposited = er_mei_row_sum(de, w);
     acc->bad = bad;
 }

@@ -1,0 +1,244 @@
+/*
+ * Speed of the Mei model (er_mei_run) against the machine's memory
+ * bandwidth.  Prints one machine-readable line per case:
+ *
+ *   bench=copy bytes=... gb_per_s=...
+ *   bench=mei size=1024 threads=2 steps=... ns_per_cell_step=... ms_per_step=...
+ *       floor_ms=... ratio_to_floor=... cpu_ms_per_step=... [contended=1 wait_policy=...]
+ *
+ * The floor is the least a step must move: 7 floats read and 7 written per
+ * cell (b, d, s and the four fluxes) at the measured copy bandwidth (a
+ * memcpy of a buffer much larger than the last-level cache, best of
+ * several; memcpy reads and writes each byte once, like a step).
+ *
+ * cpu_ms_per_step is the process's CPU time per step (all threads,
+ * spin-waiting included): on a busy machine it shows the work apart
+ * from the waiting.
+ *
+ * "Contended" runs two threads while a child process spins on one core,
+ * the situation where spinning OpenMP threads collapse; the parent re-runs
+ * itself with OMP_WAIT_POLICY=active and =passive (libgomp reads it once,
+ * at start-up) to compare.
+ *
+ * Usage: bench_mei [--quick]        all cases (about 1-2 minutes)
+ *        bench_mei --one SIZE THREADS STEPS [contended]   one case
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "../core/model.h"
+#include "../core/rng.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* CPU time of the whole process (all threads, spinning included). */
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double g_cpu; /* CPU seconds per step of the last time_run */
+
+/* Copy bandwidth in bytes/s: memcpy of 2 x 512 MiB, best of 5 (counting
+ * the bytes read plus the bytes written). */
+static double copy_bandwidth(size_t bytes)
+{
+    char *a = malloc(bytes), *b = malloc(bytes);
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return 0.0;
+    }
+    memset(a, 1, bytes);
+    memset(b, 2, bytes);
+    double best = 1e30;
+    for (int r = 0; r < 5; r++) {
+        double t0 = now();
+        memcpy(b, a, bytes);
+        double t = now() - t0;
+        if (t < best)
+            best = t;
+        a[r] = b[bytes - 1 - (size_t)r]; /* keep the copies observable */
+    }
+    volatile char sink = a[0];
+    (void)sink;
+    free(a);
+    free(b);
+    return 2.0 * (double)bytes / best;
+}
+
+/* A rough landscape: sum of random cosine-free ridges (smooth noise by
+ * bilinear interpolation of random lattices, three octaves), 0..400 m over
+ * 30 m cells. */
+static void make_terrain(float *z, int n)
+{
+    for (int y = 0; y < n; y++)
+        for (int x = 0; x < n; x++) {
+            double h = 0.0, amp = 200.0;
+            int cell = n / 4;
+            for (int o = 0; o < 3 && cell >= 2; o++, amp *= 0.5, cell /= 4) {
+                int gx = x / cell, gy = y / cell;
+                double fx = (double)(x % cell) / cell, fy = (double)(y % cell) / cell;
+                double v00 = er_rng_unit(7, 100 + (uint64_t)o, (uint64_t)gy * 100003u + (uint64_t)gx);
+                double v10 = er_rng_unit(7, 100 + (uint64_t)o, (uint64_t)gy * 100003u + (uint64_t)gx + 1);
+                double v01 = er_rng_unit(7, 100 + (uint64_t)o, (uint64_t)(gy + 1) * 100003u + (uint64_t)gx);
+                double v11 = er_rng_unit(7, 100 + (uint64_t)o, (uint64_t)(gy + 1) * 100003u + (uint64_t)gx + 1);
+                double v = (v00 * (1 - fx) + v10 * fx) * (1 - fy) + (v01 * (1 - fx) + v11 * fx) * fy;
+                h += amp * v;
+            }
+            z[(size_t)y * (size_t)n + (size_t)x] = (float)h;
+        }
+}
+
+/* Seconds for one er_mei_run of `steps` steps (best of `reps`); *cpu
+ * receives the CPU seconds of that best run. */
+static double run_once(er_params *p, er_terrain *t, const float *z0, int steps, int reps,
+                       double *cpu)
+{
+    size_t cells = (size_t)t->width * (size_t)t->height;
+    er_budget bud;
+    er_error err;
+    double best = 1e30;
+    for (int r = 0; r < reps; r++) {
+        memcpy(t->elevation, z0, cells * sizeof(float));
+        p->mei.steps = steps;
+        double c0 = cpu_now(), t0 = now();
+        er_status st = er_mei_run(p, t, NULL, NULL, &bud, &err);
+        double dt = now() - t0, dc = cpu_now() - c0;
+        if (st != ER_OK) {
+            fprintf(stderr, "bench_mei: %s\n", err.msg);
+            exit(1);
+        }
+        if (dt < best) {
+            best = dt;
+            *cpu = dc;
+        }
+    }
+    return best;
+}
+
+/* Seconds per step on an n x n map with the default recipe: runs of
+ * `steps` and 2 * `steps` steps, so that the allocation and first touch
+ * of the buffers (page faults) and the final copy cancel out. */
+static double time_run(int n, int steps, int reps)
+{
+    size_t cells = (size_t)n * (size_t)n;
+    float *z0 = malloc(cells * sizeof(float)), *z = malloc(cells * sizeof(float));
+    if (!z0 || !z) {
+        fprintf(stderr, "bench_mei: out of memory for %d^2\n", n);
+        exit(1);
+    }
+    make_terrain(z0, n);
+    er_params p;
+    er_params_default(&p);
+    er_terrain t = { n, n, z, NULL, 30.0, 30.0 };
+    double c1, c2;
+    double t1 = run_once(&p, &t, z0, steps, reps, &c1);
+    double t2 = run_once(&p, &t, z0, 2 * steps, reps, &c2);
+    free(z0);
+    free(z);
+    g_cpu = (c2 - c1) / steps;
+    return (t2 - t1) / steps;
+}
+
+static void set_threads(int threads)
+{
+#ifdef _OPENMP
+    omp_set_num_threads(threads);
+#else
+    (void)threads;
+#endif
+}
+
+static double g_bandwidth;
+
+static void one_case(int n, int threads, int steps, int contended)
+{
+    pid_t hog = -1;
+    set_threads(threads);
+    if (contended) {
+        hog = fork();
+        if (hog == 0) {
+            volatile unsigned long spin = 0;
+            for (;;)
+                spin++;
+        }
+    }
+    double sec = time_run(n, steps, 3);
+    if (hog > 0) {
+        kill(hog, SIGKILL);
+        waitpid(hog, NULL, 0);
+    }
+    double cells = (double)n * (double)n;
+    double floor_s = g_bandwidth > 0 ? cells * 14.0 * 4.0 / g_bandwidth : 0.0;
+    const char *pol = getenv("OMP_WAIT_POLICY");
+    printf("bench=mei size=%d threads=%d steps=%d ns_per_cell_step=%.3f ms_per_step=%.3f "
+           "floor_ms=%.3f ratio_to_floor=%.2f cpu_ms_per_step=%.3f",
+           n, threads, steps, 1e9 * sec / cells, 1e3 * sec, 1e3 * floor_s,
+           floor_s > 0 ? sec / floor_s : 0.0, 1e3 * g_cpu);
+    if (contended)
+        printf(" contended=1 wait_policy=%s", pol && *pol ? pol : "default");
+    printf("\n");
+    fflush(stdout);
+}
+
+/* Runs this program again with one environment variable set. */
+static void rerun(const char *self, const char *env, const char *val, const char *size,
+                  const char *steps)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv(env, val, 1);
+        char bw[64];
+        snprintf(bw, sizeof bw, "%.0f", g_bandwidth);
+        setenv("BENCH_MEI_BANDWIDTH", bw, 1);
+        execl(self, self, "--one", size, "2", steps, "contended", (char *)NULL);
+        _exit(127);
+    }
+    waitpid(pid, NULL, 0);
+}
+
+int main(int argc, char **argv)
+{
+    const char *bw = getenv("BENCH_MEI_BANDWIDTH");
+    if (argc >= 5 && strcmp(argv[1], "--one") == 0) {
+        g_bandwidth = bw ? atof(bw) : copy_bandwidth((size_t)512 << 20);
+        one_case(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]),
+                 argc > 5 && strcmp(argv[5], "contended") == 0);
+        return 0;
+    }
+    int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    g_bandwidth = copy_bandwidth((size_t)512 << 20);
+    printf("bench=copy bytes=%zu gb_per_s=%.2f\n", (size_t)512 << 20, g_bandwidth / 1e9);
+    fflush(stdout);
+    const int sizes[2] = { 1024, 4096 };
+    const int steps[2] = { quick ? 20 : 100, quick ? 3 : 10 };
+    for (int i = 0; i < 2; i++)
+        for (int th = 1; th <= 2; th++)
+            one_case(sizes[i], th, steps[i], 0);
+    /* contended: default policy in this process, then both policies */
+    one_case(512, 2, quick ? 20 : 100, 1);
+    rerun(argv[0], "OMP_WAIT_POLICY", "active", "512", quick ? "20" : "100");
+    rerun(argv[0], "OMP_WAIT_POLICY", "passive", "512", quick ? "20" : "100");
+    rerun(argv[0], "OMP_WAIT_POLICY", "passive", "1024", quick ? "10" : "50");
+    return 0;
+}

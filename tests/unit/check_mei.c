@@ -1,0 +1,736 @@
+/*
+ * The Mei et al. (2007) grid model (core/mei.c and friends): analytic
+ * cases, conservation, symmetry, stability guards, walls, determinism
+ * across thread counts, and real DEMs (through gdal_translate, skipped
+ * when it is missing).
+ */
+#include <check.h>
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "../../core/model.h"
+#include "../../core/rng.h"
+#include "test_util.h"
+
+typedef struct grid {
+    int w, h;
+    double cell;
+    float *z;      /* heights, updated by the run */
+    float *z0;     /* the heights before the run */
+    float *water, *sed;
+    uint8_t *wall; /* NULL: no walls */
+} grid;
+
+static grid grid_new(int w, int h, double cell)
+{
+    grid g;
+    size_t n = (size_t)w * (size_t)h;
+    g.w = w;
+    g.h = h;
+    g.cell = cell;
+    g.z = calloc(n, sizeof(float));
+    g.z0 = calloc(n, sizeof(float));
+    g.water = calloc(n, sizeof(float));
+    g.sed = calloc(n, sizeof(float));
+    g.wall = NULL;
+    ck_assert(g.z && g.z0 && g.water && g.sed);
+    return g;
+}
+
+static void grid_free(grid *g)
+{
+    free(g->z);
+    free(g->z0);
+    free(g->water);
+    free(g->sed);
+    free(g->wall);
+}
+
+static size_t cells(const grid *g)
+{
+    return (size_t)g->w * (size_t)g->h;
+}
+
+/* Keeps a copy of the heights and runs the model. */
+static er_status run_grid(const er_params *p, grid *g, er_budget *b, er_error *e)
+{
+    memcpy(g->z0, g->z, cells(g) * sizeof(float));
+    er_terrain t = { g->w, g->h, g->z, g->wall, g->cell, g->cell };
+    er_layers l = { g->water, g->sed };
+    e->msg[0] = '\0';
+    return er_mei_run(p, &t, &l, NULL, b, e);
+}
+
+/* Defaults with nothing falling from the sky. */
+static void base_params(er_params *p)
+{
+    er_params_default(p);
+    p->mei.rain_rate = 0.0;
+    p->mei.drops_per_step = 0;
+    p->mei.n_sources = 0;
+    p->mei.boundary = ER_BOUNDARY_CLOSED;
+}
+
+/* Smooth random terrain: three octaves of bilinear lattice noise. */
+static void noise_terrain(grid *g, double base, double amp, uint64_t seed)
+{
+    for (int y = 0; y < g->h; y++)
+        for (int x = 0; x < g->w; x++) {
+            double v = base, a = amp;
+            for (int o = 0, cell = 16; o < 3; o++, cell /= 2, a *= 0.5) {
+                int gx = x / cell, gy = y / cell;
+                double fx = (double)(x % cell) / cell, fy = (double)(y % cell) / cell;
+                uint64_t s = 50 + (uint64_t)o;
+                double v00 = er_rng_unit(seed, s, (uint64_t)gy * 1000u + (uint64_t)gx);
+                double v10 = er_rng_unit(seed, s, (uint64_t)gy * 1000u + (uint64_t)gx + 1);
+                double v01 = er_rng_unit(seed, s, (uint64_t)(gy + 1) * 1000u + (uint64_t)gx);
+                double v11 = er_rng_unit(seed, s, (uint64_t)(gy + 1) * 1000u + (uint64_t)gx + 1);
+                v += a * ((v00 * (1 - fx) + v10 * fx) * (1 - fy) + (v01 * (1 - fx) + v11 * fx) * fy);
+            }
+            g->z[(size_t)y * (size_t)g->w + (size_t)x] = (float)v;
+        }
+}
+
+static double layer_sum(const grid *g, const float *a)
+{
+    double s = 0.0;
+    for (size_t i = 0; i < cells(g); i++)
+        if (!g->wall || !g->wall[i])
+            s += a[i];
+    return s;
+}
+
+static int all_finite(const grid *g)
+{
+    for (size_t i = 0; i < cells(g); i++) {
+        if (g->wall && g->wall[i])
+            continue;
+        if (!isfinite(g->z[i]) || !isfinite(g->water[i]) || !isfinite(g->sed[i]))
+            return 0;
+    }
+    return 1;
+}
+
+/* Flat terrain, uniform rain, evaporation: nothing flows or erodes and
+ * every cell follows d' = (d + r dt)(1 - Ke dt), whose closed form is
+ * d_n = a c (1 - c^n) / (1 - c) with a = r dt, c = 1 - Ke dt (taken in
+ * the float values the model uses).  Each step rounds twice (one add, one
+ * multiply, 2^-24 each, relative); the errors are damped by c, so they
+ * stay below 2^-23 d min(n, 1 / (1 - c)). */
+START_TEST(flat_rain_analytic)
+{
+    grid g = grid_new(32, 24, 1.0);
+    for (size_t i = 0; i < cells(&g); i++)
+        g.z[i] = 10.0f;
+    er_params p;
+    base_params(&p);
+    p.mei.steps = 400;
+    p.mei.dt = 0.05;
+    p.mei.rain_rate = 1e-3;
+    p.mei.ke = 0.5;
+    er_budget b;
+    er_error e;
+    ck_assert_int_eq(run_grid(&p, &g, &b, &e), ER_OK);
+    double a = (double)(float)(p.mei.rain_rate * p.mei.dt);
+    double c = (double)(float)(1.0 - p.mei.ke * p.mei.dt);
+    double n = (double)p.mei.steps;
+    double expect = a * c * (1.0 - pow(c, n)) / (1.0 - c);
+    double tol = expect * ldexp(1.0, -23) * fmin(n, 1.0 / (1.0 - c));
+    ck_assert(memcmp(g.z, g.z0, cells(&g) * sizeof(float)) == 0);
+    for (size_t i = 0; i < cells(&g); i++) {
+        ck_assert(memcmp(&g.water[i], &g.water[0], sizeof(float)) == 0);
+        ck_assert_float_eq(g.sed[i], 0.0f);
+    }
+    ck_assert_double_le(fabs((double)g.water[0] - expect), tol);
+    ck_assert_double_eq(b.eroded, 0.0);
+    ck_assert_double_eq(b.deposited, 0.0);
+    ck_assert_double_eq(b.water_added, n * a * (double)cells(&g));
+    grid_free(&g);
+}
+END_TEST
+
+/* A plane tilted along x, closed edges, rain for 50 steps, no erosion and
+ * no evaporation: the water runs downhill and ends as a lake against the
+ * low edge.  The rain (1 cm) fills a wedge sum(0.01 * k) = 0.01 over the
+ * last ~11 of 64 columns, so the water's centre of mass lies past column
+ * 55 and (almost) nothing stays on the upper half.  Water is conserved
+ * up to rounding: each step changes each depth by one rounded update. */
+START_TEST(tilted_plane_drains_to_low_edge)
+{
+    grid g = grid_new(64, 16, 1.0);
+    for (int y = 0; y < g.h; y++)
+        for (int x = 0; x < g.w; x++)
+            g.z[(size_t)y * 64 + (size_t)x] = (float)(0.01 * (63 - x));
+    er_params p;
+    base_params(&p);
+    p.mei.steps = 3000;
+    p.mei.rain_rate = 0.01;
+    p.mei.rain_steps = 50;
+    p.mei.ke = 0.0;
+    p.mei.kc = 0.0;
+    er_budget b;
+    er_error e;
+    ck_assert_int_eq(run_grid(&p, &g, &b, &e), ER_OK);
+    double total = 0, moment = 0, upper = 0;
+    for (int y = 0; y < g.h; y++)
+        for (int x = 0; x < g.w; x++) {
+            double d = g.water[(size_t)y * 64 + (size_t)x];
+            total += d;
+            moment += d * x;
+            if (x < 32)
+                upper += d;
+        }
+    ck_assert_double_gt(total, 0.0);
+    ck_assert_double_gt(moment / total, 55.0);
+    ck_assert_double_lt(upper, 0.01 * total);
+    ck_assert_double_le(fabs(total - b.water_added),
+                        4.0 * ldexp(1.0, -24) * (double)p.mei.steps * b.water_added);
+    ck_assert(memcmp(g.z, g.z0, cells(&g) * sizeof(float)) == 0);
+    ck_assert_double_eq(b.water_left, 0.0);
+    grid_free(&g);
+}
+END_TEST
+
+/* A Gaussian hill, mirror-symmetric in x and in y, with uniform rain:
+ * the result is mirror-symmetric bit for bit, because every stencil
+ * treats left and right (top and bottom) alike, sums pairs as
+ * (L + R) + (T + B) and forms differences that negate exactly under the
+ * mirror.  Loop: closed/open edges x conservative/semi-Lagrangian, the
+ * last two with thermal weathering. */
+START_TEST(mirror_symmetry)
+{
+    grid g = grid_new(34, 30, 2.0);
+    for (int y = 0; y < g.h; y++)
+        for (int x = 0; x < g.w; x++) {
+            double dx = x - (g.w - 1) / 2.0, dy = y - (g.h - 1) / 2.0;
+            g.z[(size_t)y * (size_t)g.w + (size_t)x] =
+                (float)(5.0 + 20.0 * exp(-(dx * dx + dy * dy) / 60.0));
+        }
+    er_params p;
+    base_params(&p);
+    p.mei.steps = 400;
+    p.mei.rain_rate = 0.005;
+    p.mei.boundary = (_i & 1) ? ER_BOUNDARY_OPEN : ER_BOUNDARY_CLOSED;
+    p.mei.advection = (_i & 2) ? ER_ADVECT_SEMI_LAGRANGIAN : ER_ADVECT_CONSERVATIVE;
+    if (_i >= 2) {
+        p.mei.thermal_rate = 2.0;
+        p.mei.talus_slope = 0.5;
+    }
+    er_budget b;
+    er_error e;
+    ck_assert_int_eq(run_grid(&p, &g, &b, &e), ER_OK);
+    ck_assert_double_gt(b.eroded, 0.0);
+    const float *layers[3] = { g.z, g.water, g.sed };
+    for (int l = 0; l < 3; l++)
+        for (int y = 0; y < g.h; y++)
+            for (int x = 0; x < g.w; x++) {
+                const float *a = layers[l];
+                size_t i = (size_t)y * (size_t)g.w + (size_t)x;
+                size_t mx = (size_t)y * (size_t)g.w + (size_t)(g.w - 1 - x);
+                size_t my = (size_t)(g.h - 1 - y) * (size_t)g.w + (size_t)x;
+                ck_assert_msg(memcmp(&a[i], &a[mx], sizeof(float)) == 0,
+                              "layer %d not x-symmetric at (%d, %d)", l, x, y);
+                ck_assert_msg(memcmp(&a[i], &a[my], sizeof(float)) == 0,
+                              "layer %d not y-symmetric at (%d, %d)", l, x, y);
+            }
+    grid_free(&g);
+}
+END_TEST
+
+/* One source on the floor of a bowl, closed edges, no evaporation and no
+ * erosion: the bowl holds rate * dt * steps on each of the 29 cells within
+ * radius 3 of an integer centre (lattice points with dx^2 + dy^2 <= 9).
+ * The flow moves water without creating any, up to one rounded update of
+ * each depth per step (4 * 2^-24 relative, summed over the steps).  The
+ * 17.4 m^3 fill a lake of radius (2 V / (pi 0.01))^(1/4) = 5.8 cells, so
+ * water reaches 5 cells from the centre. */
+START_TEST(source_fills_basin)
+{
+    grid g = grid_new(40, 40, 1.0);
+    for (int y = 0; y < 40; y++)
+        for (int x = 0; x < 40; x++)
+            g.z[(size_t)y * 40 + (size_t)x] = (float)(0.01 * ((x - 20) * (x - 20) + (y - 20) * (y - 20)));
+    er_params p;
+    base_params(&p);
+    p.mei.steps = 600;
+    p.mei.ke = 0.0;
+    p.mei.kc = 0.0;
+    p.mei.n_sources = 1;
+    p.mei.sources[0] = (er_source){ 20.0, 20.0, 0, 3.0, 0.05 };
+    er_budget b;
+    er_error e;
+    ck_assert_int_eq(run_grid(&p, &g, &b, &e), ER_OK);
+    double amount = (double)(float)(0.05 * p.mei.dt);
+    double expect = amount * 29.0 * (double)p.mei.steps;
+    ck_assert_double_eq(b.water_added, expect);
+    double total = layer_sum(&g, g.water);
+    ck_assert_double_le(fabs(total - expect), 4.0 * ldexp(1.0, -24) * (double)p.mei.steps * expect);
+    /* the water spread beyond the source */
+    ck_assert_float_gt(g.water[20 * 40 + 25], 0.0f);
+    grid_free(&g);
+}
+END_TEST
+
+/* Terrain plus suspended sediment is conserved with the conservative
+ * scheme and closed edges: within the 0.1 % the issue asks, and in the
+ * budget (sums of the unrounded state) within 1e-6. */
+START_TEST(material_conserved_closed)
+{
+    grid g = grid_new(48, 48, 10.0);
+    noise_terrain(&g, 100.0, 200.0, 3);
+    er_params p;
+    er_params_default(&p);
+    p.mei.boundary = ER_BOUNDARY_CLOSED;
+    p.mei.steps = 5000;
+    er_budget b;
+    er_error e;
+    ck_assert_int_eq(run_grid(&p, &g, &b, &e), ER_OK);
+    double before = layer_sum(&g, g.z0);
+    double after = layer_sum(&g, g.z) + layer_sum(&g, g.sed);
+    ck_assert_double_gt(b.eroded, 1.0); /* something happened */
+    ck_assert_double_le(fabs(before - after) / before, 1e-3);
+    ck_assert_double_le(b.rel_error, 1e-6);
+    ck_assert_double_eq(b.left_map, 0.0);
+    ck_assert(all_finite(&g));
+    grid_free(&g);
+}
+END_TEST
+
+/* Open edges: what the map lost is what left through them.  The budget
+ * sums the unrounded state in double; the output heights are rounded to
+ * float once (half an ulp of the largest height per cell). */
+START_TEST(open_edges_balance)
+{
+    grid g = grid_new(40, 36, 30.0);
+    noise_terrain(&g, 50.0, 100.0, 5);
+    for (int y = 0; y < g.h; y++)
+        for (int x = 0; x < g.w; x++)
+            g.z[(size_t)y * (size_t)g.w + (size_t)x] += (float)(2.0 * x);
+    er_params p;
+    er_params_default(&p);
+    p.mei.boundary = ER_BOUNDARY_OPEN;
+    p.mei.steps = 2000;
+    er_budget b;
+    er_error e;
+    ck_assert_int_eq(run_grid(&p, &g, &b, &e), ER_OK);
+    ck_assert_double_gt(b.left_map, 0.0);
+    ck_assert_double_gt(b.water_left, 0.0);
+    ck_assert_double_le(b.rel_error, 1e-9);
+    double before = layer_sum(&g, g.z0);
+    double after = layer_sum(&g, g.z) + layer_sum(&g, g.sed);
+    float top = 0.0f;
+    for (size_t i = 0; i < cells(&g); i++)
+        top = fmaxf(top, fabsf(g.z[i]));
+    double rounding = 0.5 * (double)(nextafterf(top, INFINITY) - top) * (double)cells(&g);
+    ck_assert_double_le(fabs(before - after - b.left_map), rounding + 1e-9 * before);
+    grid_free(&g);
+}
+END_TEST
+
+/* The pipe update is stable for dt <= sqrt(lX lY / (g A (lX + lY))),
+ * 0.2258 s for 1 m cells: dt = 1 s needs 5 sub-steps.  ER_CFL_ERROR
+ * refuses, ER_CFL_SUBSTEP splits each step in 5, and the result is
+ * exactly that of 5x the steps of dt / 5.  max_substeps 4 is too few. */
+START_TEST(cfl_guard)
+{
+    er_params p;
+    base_params(&p);
+    p.mei.steps = 30;
+    p.mei.dt = 1.0;
+    p.mei.rain_rate = 0.001;
+    p.mei.ke = 0.05;
+    er_budget b;
+    er_error e;
+    grid g = grid_new(24, 20, 1.0);
+    noise_terrain(&g, 5.0, 3.0, 9);
+    float *start = malloc(cells(&g) * sizeof(float));
+    memcpy(start, g.z, cells(&g) * sizeof(float));
+
+    p.mei.cfl = ER_CFL_ERROR;
+    ck_assert_int_eq(run_grid(&p, &g, &b, &e), ER_ENUMERIC);
+    ck_assert_msg(strstr(e.msg, "cfl violated at step 0") != NULL, "%s", e.msg);
+    ck_assert(memcmp(g.z, start, cells(&g) * sizeof(float)) == 0);
+
+    p.mei.cfl = ER_CFL_SUBSTEP;
+    p.mei.max_substeps = 4;
+    ck_assert_int_eq(run_grid(&p, &g, &b, &e), ER_ENUMERIC);
+    ck_assert_msg(strstr(e.msg, "max_substeps") != NULL, "%s", e.msg);
+
+    p.mei.max_substeps = 64;
+    ck_assert_int_eq(run_grid(&p, &g, &b, &e), ER_OK);
+    ck_assert_int_eq(b.substeps, 5 * p.mei.steps);
+    ck_assert_int_eq(b.work_done, p.mei.steps);
+    grid h = grid_new(24, 20, 1.0);
+    memcpy(h.z, start, cells(&h) * sizeof(float));
+    p.mei.dt = 0.2;
+    p.mei.steps *= 5;
+    ck_assert_int_eq(run_grid(&p, &h, &b, &e), ER_OK);
+    ck_assert_int_eq(b.substeps, p.mei.steps);
+    ck_assert(memcmp(g.z, h.z, cells(&g) * sizeof(float)) == 0);
+    ck_assert(memcmp(g.water, h.water, cells(&g) * sizeof(float)) == 0);
+    ck_assert(memcmp(g.sed, h.sed, cells(&g) * sizeof(float)) == 0);
+    free(start);
+    grid_free(&g);
+    grid_free(&h);
+}
+END_TEST
+
+/* A map with walls, sources and raindrops, thermal weathering on. */
+static void busy_map(grid *g, er_params *p, int semi_lagrangian)
+{
+    noise_terrain(g, 200.0, 150.0, 11);
+    g->wall = calloc(cells(g), 1);
+    ck_assert_ptr_nonnull(g->wall);
+    for (size_t i = 0; i < cells(g); i++)
+        if (er_rng_below(4, 60, i, 100) < 4)
+            g->wall[i] = 1;
+    for (int y = 20; y < 30; y++)
+        for (int x = 30; x < 34; x++)
+            g->wall[(size_t)y * (size_t)g->w + (size_t)x] = 1;
+    er_params_default(p);
+    p->mei.steps = 300;
+    p->mei.boundary = ER_BOUNDARY_OPEN;
+    p->mei.advection = semi_lagrangian ? ER_ADVECT_SEMI_LAGRANGIAN : ER_ADVECT_CONSERVATIVE;
+    p->mei.drops_per_step = 3;
+    p->mei.drop_radius = 2.5;
+    p->mei.drop_amount = 0.002;
+    p->mei.thermal_rate = 1.0;
+    p->mei.talus_slope = 0.3;
+    p->mei.n_sources = 2;
+    p->mei.sources[0] = (er_source){ 10.0, 12.0, 0, 2.0, 0.05 };
+    p->mei.sources[1] = (er_source){ 50.5, 40.0, 0, 1.0, 0.02 };
+}
+
+static void set_threads(int n)
+{
+#ifdef _OPENMP
+    omp_set_num_threads(n);
+#else
+    (void)n;
+#endif
+}
+
+/* 1, 2, 3 and 8 threads (and chunkings that follow from them) give the
+ * same bytes, and so do two runs with the same thread count. */
+START_TEST(threads_identical)
+{
+    const int counts[5] = { 1, 2, 3, 8, 2 };
+    grid ref = grid_new(70, 53, 20.0);
+    er_params p;
+    busy_map(&ref, &p, _i);
+    int saved = 1;
+#ifdef _OPENMP
+    saved = omp_get_max_threads();
+#endif
+    er_budget b0, b;
+    er_error e;
+    set_threads(counts[0]);
+    ck_assert_int_eq(run_grid(&p, &ref, &b0, &e), ER_OK);
+    ck_assert(all_finite(&ref));
+    for (int k = 1; k < 5; k++) {
+        grid g = grid_new(70, 53, 20.0);
+        er_params q;
+        busy_map(&g, &q, _i);
+        set_threads(counts[k]);
+        ck_assert_int_eq(run_grid(&q, &g, &b, &e), ER_OK);
+        ck_assert_msg(memcmp(g.z, ref.z, cells(&g) * sizeof(float)) == 0, "height, %d threads",
+                      counts[k]);
+        ck_assert_msg(memcmp(g.water, ref.water, cells(&g) * sizeof(float)) == 0,
+                      "water, %d threads", counts[k]);
+        ck_assert_msg(memcmp(g.sed, ref.sed, cells(&g) * sizeof(float)) == 0,
+                      "sediment, %d threads", counts[k]);
+        ck_assert(memcmp(&b, &b0, sizeof b) == 0);
+        grid_free(&g);
+    }
+    set_threads(saved);
+    grid_free(&ref);
+}
+END_TEST
+
+/* Walls (nodata cells, here holding NaN so that any read would show)
+ * keep their bits, hold no water and no sediment; everything else stays
+ * finite. */
+START_TEST(walls_untouched)
+{
+    grid g = grid_new(64, 48, 20.0);
+    er_params p;
+    busy_map(&g, &p, 0);
+    p.mei.steps = 500;
+    for (size_t i = 0; i < cells(&g); i++)
+        if (g.wall[i])
+            g.z[i] = NAN;
+    er_budget b;
+    er_error e;
+    ck_assert_int_eq(run_grid(&p, &g, &b, &e), ER_OK);
+    ck_assert(all_finite(&g));
+    ck_assert_double_gt(b.eroded, 0.0);
+    for (size_t i = 0; i < cells(&g); i++) {
+        if (!g.wall[i])
+            continue;
+        ck_assert(memcmp(&g.z[i], &g.z0[i], sizeof(float)) == 0);
+        ck_assert_float_eq(g.water[i], 0.0f);
+        ck_assert_float_eq(g.sed[i], 0.0f);
+    }
+    grid_free(&g);
+}
+END_TEST
+
+/* steps = 0 gives back the input bit for bit, signed zeros included. */
+START_TEST(zero_steps_identity)
+{
+    grid g = grid_new(17, 9, 1.0);
+    noise_terrain(&g, 0.0, 1.0, 2);
+    g.z[3] = -0.0f;
+    g.z[4] = 0.0f;
+    er_params p;
+    er_params_default(&p);
+    p.mei.steps = 0;
+    er_budget b;
+    er_error e;
+    ck_assert_int_eq(run_grid(&p, &g, &b, &e), ER_OK);
+    ck_assert(memcmp(g.z, g.z0, cells(&g) * sizeof(float)) == 0);
+    ck_assert_int_eq(b.work_done, 0);
+    ck_assert_double_eq(b.material_before, b.material_after);
+    grid_free(&g);
+}
+END_TEST
+
+typedef struct progress_log {
+    int calls, stop_at;
+    double last;
+    int monotonic;
+} progress_log;
+
+static int on_progress(void *user, double fraction)
+{
+    progress_log *l = user;
+    if (fraction <= l->last)
+        l->monotonic = 0;
+    l->last = fraction;
+    return ++l->calls >= l->stop_at;
+}
+
+/* A non-zero return from the progress callback stops the run at that
+ * step with ER_ECANCELED, the state of that step in the outputs. */
+START_TEST(cancel_via_progress)
+{
+    grid g = grid_new(30, 30, 5.0);
+    noise_terrain(&g, 10.0, 20.0, 4);
+    er_params p;
+    er_params_default(&p);
+    p.mei.steps = 100;
+    progress_log log = { 0, 5, -1.0, 1 };
+    er_run_ctl ctl = { on_progress, &log };
+    er_terrain t = { g.w, g.h, g.z, NULL, g.cell, g.cell };
+    er_layers l = { g.water, g.sed };
+    er_budget b;
+    er_error e;
+    ck_assert_int_eq(er_mei_run(&p, &t, &l, &ctl, &b, &e), ER_ECANCELED);
+    ck_assert_int_eq(log.calls, 5);
+    ck_assert(log.monotonic);
+    ck_assert_double_lt(log.last, 1.0);
+    ck_assert_int_eq(b.work_done, 5);
+    ck_assert(all_finite(&g));
+    ck_assert_double_gt(layer_sum(&g, g.water), 0.0);
+    grid_free(&g);
+}
+END_TEST
+
+/* Raindrops: the water on the map is what the drops brought (closed, no
+ * evaporation); the same seed gives the same drops, another seed others. */
+START_TEST(raindrops)
+{
+    er_params p;
+    base_params(&p);
+    p.mei.steps = 200;
+    p.mei.ke = 0.0;
+    p.mei.kc = 0.0;
+    p.mei.drops_per_step = 4;
+    p.mei.drop_radius = 1.5;
+    p.mei.drop_amount = 0.001;
+    er_budget b;
+    er_error e;
+    grid g[3];
+    for (int k = 0; k < 3; k++) {
+        g[k] = grid_new(33, 27, 1.0);
+        noise_terrain(&g[k], 1.0, 2.0, 8);
+        p.seed = k < 2 ? 7 : 8;
+        ck_assert_int_eq(run_grid(&p, &g[k], &b, &e), ER_OK);
+        double total = layer_sum(&g[k], g[k].water);
+        ck_assert_double_gt(b.water_added, 0.0);
+        ck_assert_double_le(fabs(total - b.water_added),
+                            4.0 * ldexp(1.0, -24) * (double)p.mei.steps * b.water_added);
+    }
+    ck_assert(memcmp(g[0].water, g[1].water, cells(&g[0]) * sizeof(float)) == 0);
+    ck_assert(memcmp(g[0].water, g[2].water, cells(&g[0]) * sizeof(float)) != 0);
+    for (int k = 0; k < 3; k++)
+        grid_free(&g[k]);
+}
+END_TEST
+
+/* Thermal weathering alone (no water) takes a spike down to the talus
+ * slope and conserves the material: pairs exchange exactly opposite
+ * amounts, and only the rounding of each changed height (half an ulp of
+ * 10 m at most) remains; independent roundings add up like a random walk,
+ * sqrt(steps * cells) half-ulps. */
+START_TEST(thermal_talus)
+{
+    grid g = grid_new(21, 21, 1.0);
+    g.z[10 * 21 + 10] = 10.0f;
+    er_params p;
+    base_params(&p);
+    p.mei.steps = 3000;
+    p.mei.thermal_rate = 5.0;
+    p.mei.talus_slope = 0.5;
+    er_budget b;
+    er_error e;
+    ck_assert_int_eq(run_grid(&p, &g, &b, &e), ER_OK);
+    double worst = 0.0;
+    for (int y = 0; y < 21; y++)
+        for (int x = 0; x + 1 < 21; x++) {
+            worst = fmax(worst, fabs((double)g.z[y * 21 + x] - g.z[y * 21 + x + 1]));
+            worst = fmax(worst, fabs((double)g.z[x * 21 + y] - g.z[(x + 1) * 21 + y]));
+        }
+    ck_assert_double_le(worst, 0.5 + 1e-3);
+    double half_ulp = 0.5 * (double)(nextafterf(10.0f, INFINITY) - 10.0f);
+    ck_assert_double_le(fabs(layer_sum(&g, g.z) - 10.0),
+                        sqrt((double)p.mei.steps * (double)cells(&g)) * half_ulp);
+    ck_assert_double_lt(g.z[10 * 21 + 10], 5.0f);
+    grid_free(&g);
+}
+END_TEST
+
+/* Bad arguments are refused before anything runs, with one lowercase line. */
+START_TEST(invalid_arguments)
+{
+    grid g = grid_new(10, 10, 1.0);
+    er_params p;
+    er_budget b;
+    er_error e;
+    er_params_default(&p);
+    p.mei.n_sources = 1;
+    p.mei.sources[0] = (er_source){ 2.0, 2.0, 1, 1.0, 0.1 };
+    ck_assert_int_eq(run_grid(&p, &g, &b, &e), ER_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.msg, "map coordinates"));
+    p.mei.sources[0] = (er_source){ 40.0, 2.0, 0, 1.0, 0.1 };
+    ck_assert_int_eq(run_grid(&p, &g, &b, &e), ER_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.msg, "outside"));
+    er_params_default(&p);
+    p.mei.dt = 0.0;
+    ck_assert_int_eq(run_grid(&p, &g, &b, &e), ER_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.msg, "mei.dt"));
+    er_params_default(&p);
+    g.z[5] = NAN;
+    ck_assert_int_eq(run_grid(&p, &g, &b, &e), ER_EINVAL);
+    ck_assert(e.msg[0] >= 'a' && e.msg[0] <= 'z');
+    ck_assert(strchr(e.msg, '\n') == NULL);
+    grid_free(&g);
+}
+END_TEST
+
+/* Real DEMs: the default recipe runs long without a NaN.  Converted to raw
+ * float32 with gdal_translate (skipped without it); cell sizes from
+ * shared/data/dem/SOURCES.md (geographic ones converted at the centre
+ * latitude).  Steps are cut on the largest maps to keep the suite fast;
+ * the CLI integration tests run the full default recipe. */
+typedef struct dem_case {
+    const char *file;
+    int shared;       /* 1: only in shared/data/dem */
+    int w, h;
+    double cx, cy, scale;
+    int64_t steps;
+} dem_case;
+
+static const dem_case dems[] = {
+    { "whitebox_dem_f32_utm18n.tif", 0, 237, 188, 90.0, 90.0, 1.0, 4000 },
+    { "olinda_dem_f32_utm25s.tif", 0, 111, 111, 89.994, 89.994, 1.0, 4000 },
+    { "luxembourg_elev_int16_wgs84.tif", 1, 95, 90, 599.6, 926.6, 1.0, 4000 },
+    { "pysheds_dem_int16_wgs84.tif", 1, 367, 359, 77.9, 92.4, 1.0, 1000 },
+    { "puget_sound_1k_u16.png", 0, 1025, 1025, 1.0, 1.0, 1.0 / 65535.0, 300 },
+};
+
+START_TEST(real_dem_no_nan)
+{
+    const dem_case *dc = &dems[_i];
+    char src[PATH_MAX], dir[PATH_MAX], out[PATH_MAX + 32], cmd[3 * PATH_MAX];
+    ER_SKIP_IF(system("gdal_translate --version > /dev/null 2>&1") != 0,
+               "gdal_translate not found");
+    if (dc->shared) {
+        ER_SKIP_IF(!er_test_shared_dem(src, sizeof src, dc->file), "shared DEM not found");
+    } else {
+        er_test_path(src, sizeof src, "tests/data/");
+        strncat(src, dc->file, sizeof src - strlen(src) - 1);
+    }
+    er_test_mkdtemp(dir, sizeof dir);
+    snprintf(out, sizeof out, "%s/dem.bin", dir);
+    snprintf(cmd, sizeof cmd, "gdal_translate -q -of ENVI -ot Float32 '%s' '%s'", src, out);
+    ck_assert_int_eq(system(cmd), 0);
+    grid g = grid_new(dc->w, dc->h, dc->cx);
+    FILE *f = fopen(out, "rb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fread(g.z, sizeof(float), cells(&g), f), cells(&g));
+    fclose(f);
+    er_test_rmdir(dir);
+    g.wall = calloc(cells(&g), 1);
+    for (size_t i = 0; i < cells(&g); i++) {
+        if (g.z[i] <= -32768.0f)
+            g.wall[i] = 1;
+        else
+            g.z[i] = (float)(g.z[i] * dc->scale);
+    }
+    er_params p;
+    er_params_default(&p);
+    p.mei.steps = dc->steps;
+    memcpy(g.z0, g.z, cells(&g) * sizeof(float));
+    er_terrain t = { g.w, g.h, g.z, g.wall, dc->cx, dc->cy };
+    er_layers l = { g.water, g.sed };
+    er_budget b;
+    er_error e;
+    ck_assert_msg(er_mei_run(&p, &t, &l, NULL, &b, &e) == ER_OK, "%s: %s", dc->file, e.msg);
+    ck_assert(all_finite(&g));
+    ck_assert_double_gt(b.eroded, 0.0);
+    ck_assert_double_le(b.rel_error, 1e-6);
+    grid_free(&g);
+}
+END_TEST
+
+Suite *mei_suite(void);
+Suite *mei_suite(void)
+{
+    Suite *s = suite_create("mei");
+    TCase *tc = tcase_create("physics");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, flat_rain_analytic);
+    tcase_add_test(tc, tilted_plane_drains_to_low_edge);
+    tcase_add_loop_test(tc, mirror_symmetry, 0, 4);
+    tcase_add_test(tc, source_fills_basin);
+    tcase_add_test(tc, material_conserved_closed);
+    tcase_add_test(tc, open_edges_balance);
+    tcase_add_test(tc, thermal_talus);
+    tcase_add_test(tc, raindrops);
+    suite_add_tcase(s, tc);
+
+    TCase *tg = tcase_create("guards");
+    tcase_set_timeout(tg, 120);
+    tcase_add_test(tg, cfl_guard);
+    tcase_add_test(tg, walls_untouched);
+    tcase_add_test(tg, zero_steps_identity);
+    tcase_add_test(tg, cancel_via_progress);
+    tcase_add_test(tg, invalid_arguments);
+    tcase_add_loop_test(tg, threads_identical, 0, 2);
+    suite_add_tcase(s, tg);
+
+    TCase *tr = tcase_create("real_dem");
+    tcase_set_timeout(tr, 300);
+    tcase_add_loop_test(tr, real_dem_no_nan, 0, (int)(sizeof dems / sizeof dems[0]));
+    suite_add_tcase(s, tr);
+    return s;
+}
