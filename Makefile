@@ -4,6 +4,7 @@
 #   make SANITIZE=1 ...  the same with ASan + UBSan (objects go to build-san/)
 #   make OPENMP=0 ...    build without OpenMP (same results, one thread)
 #   make bench           build the benchmark programs used by scripts/bench
+#   make fuzz            libFuzzer targets (clang), each run FUZZ_SECONDS (not in check)
 #   make install PREFIX=/usr/local DESTDIR= MANDIR=$(PREFIX)/share/man
 
 VERSION   := 0.1.0
@@ -145,4 +146,45 @@ uninstall:
 clean:
 	rm -rf build build-san $(BIN)
 
+# libFuzzer targets (tests/fuzz/): the io/ and core/ sources built again
+# with clang, libFuzzer, ASan and UBSan, without OpenMP, into build-fuzz/.
+# `make fuzz` runs tests/data/bad through each target, then fuzzes each
+# FUZZ_SECONDS from its seed corpus, and fails on any crash (see
+# tests/fuzz/README); `make fuzz-build` only builds.  Not part of `make check`.
+FUZZ_CC      ?= clang
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SECONDS ?= 30
+FUZZ_TARGETS := tiff png recipe
+FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
+                -fno-sanitize-recover=all $(FPFLAGS) $(CFLAGS) $(PKG_CFLAGS)
+FUZZ_LDFLAGS := -fsanitize=fuzzer,address,undefined $(LDFLAGS)
+# clang's -Wformat=2 also flags vsnprintf(fmt, ap) in libtiff's handlers.
+FUZZ_NOWARN  := -Wno-format-nonliteral
+FUZZ_LIB_OBJ := $(CORE_SRC:%.c=$(FUZZ_BUILD)/%.o) $(IO_SRC:%.c=$(FUZZ_BUILD)/%.o)
+FUZZ_BIN     := $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
+
+.PHONY: fuzz fuzz-build clean-fuzz
+fuzz-build: $(FUZZ_BIN)
+
+fuzz: $(FUZZ_BIN)
+	FUZZ_BUILD=$(FUZZ_BUILD) sh tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+$(FUZZ_BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $< (fuzz)")
+	$(Q)$(FUZZ_CC) $(ALL_CPPFLAGS) $(FUZZ_CFLAGS) $(SRC_WARN) $(FUZZ_NOWARN) -MMD -MP -c -o $@ $<
+
+$(FUZZ_BUILD)/liberode.a: $(FUZZ_LIB_OBJ)
+	@rm -f $@
+	$(Q)$(AR) rcs $@ $^
+
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_util.h $(FUZZ_BUILD)/liberode.a
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(FUZZ_CC) $(ALL_CPPFLAGS) $(FUZZ_CFLAGS) $(WARN) $(FUZZ_NOWARN) -o $@ $< $(FUZZ_BUILD)/liberode.a $(FUZZ_LDFLAGS) $(LIBS)
+
+clean-fuzz:
+	rm -rf $(FUZZ_BUILD)
+clean: clean-fuzz
+
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+-include $(shell find $(FUZZ_BUILD) -name '*.d' 2>/dev/null)

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 typedef struct read_ctx {
     const char *path;
@@ -35,6 +36,12 @@ typedef struct read_ctx {
     uint8_t *mask;      /* nodata mask being built (NULL without alpha) */
     size_t nodata_cells;
     int width, height, alpha;
+    /* Where on_read is in the chunk stream (see track_chunks). */
+    uint64_t file_size;   /* bytes in the file; UINT64_MAX when unknown */
+    uint64_t pos;         /* bytes passed to libpng so far, signature included */
+    uint64_t chunk_left;  /* data + CRC bytes of the current chunk still to come */
+    unsigned char head[8];
+    unsigned head_got;    /* bytes of the next chunk header seen so far */
 } read_ctx;
 
 /* libpng's messages start with a capital ("Not enough image data") unless
@@ -71,13 +78,50 @@ static void on_warning(png_structp png, png_const_charp msg)
     (void)msg;
 }
 
+/* Follows the chunk stream as it passes to libpng and returns 0 when a
+ * chunk header claims more bytes than the rest of the file holds.  libpng
+ * allocates a text chunk's whole claimed length before reading it, and
+ * png_set_chunk_malloc_max does not bound that in libpng 1.6.39: without
+ * this check a 200-byte file claiming a 2 GiB tEXt chunk costs a 2 GiB
+ * allocation (found by tests/fuzz/fuzz_png.c). */
+static int track_chunks(read_ctx *c, const unsigned char *p, size_t n)
+{
+    while (n > 0) {
+        if (c->chunk_left > 0) {
+            size_t k = c->chunk_left < n ? (size_t)c->chunk_left : n;
+            c->chunk_left -= k;
+            c->pos += k;
+            p += k;
+            n -= k;
+            continue;
+        }
+        c->head[c->head_got++] = *p++;
+        c->pos++;
+        n--;
+        if (c->head_got == 8) {
+            c->head_got = 0;
+            uint64_t len = (uint64_t)c->head[0] << 24 | (uint64_t)c->head[1] << 16 | (uint64_t)c->head[2] << 8
+                         | c->head[3];
+            c->chunk_left = len + 4;
+            if (c->file_size != UINT64_MAX && c->chunk_left > c->file_size - c->pos)
+                return 0;
+        }
+    }
+    return 1;
+}
+
 /* Our own read function, so a short read says "truncated file" and a read
  * error says what the system said, instead of libpng's "Read Error". */
 static void on_read(png_structp png, png_bytep buf, size_t n)
 {
     read_ctx *c = png_get_io_ptr(png);
-    if (fread(buf, 1, n, c->f) == n)
-        return;
+    if (fread(buf, 1, n, c->f) == n) {
+        if (track_chunks(c, buf, n))
+            return;
+        c->st = ER_EFORMAT;
+        set_reason(c, "", "truncated file");
+        png_error(png, c->why);
+    }
     if (ferror(c->f)) {
         c->st = ER_EIO;
         set_reason(c, "", strerror(errno));
@@ -274,6 +318,9 @@ er_status er_png_read(const char *path, const er_read_opts *opts, er_image *img,
         fclose(c.f);
         return st;
     }
+    struct stat sb;
+    c.file_size = fstat(fileno(c.f), &sb) == 0 && S_ISREG(sb.st_mode) ? (uint64_t)sb.st_size : UINT64_MAX;
+    c.pos = sizeof sig;
 
     c.png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &c, on_error, on_warning);
     c.info = c.png ? png_create_info_struct(c.png) : NULL;

@@ -325,6 +325,21 @@ static int read_georef(TIFF *tif, er_georef *g)
         && get_string(tif, ER_TAG_GDAL_METADATA, &g->gdal_metadata);
 }
 
+/* At most n - 4 bytes of s for a one-line message: control bytes become
+ * '?', a longer text ends in "...". */
+static const char *printable(char *buf, size_t n, const char *s)
+{
+    size_t i = 0;
+    for (; s[i] && i < n - 4; i++)
+        buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+    if (s[i]) {
+        memcpy(buf + i, "...", 3);
+        i += 3;
+    }
+    buf[i] = '\0';
+    return buf;
+}
+
 /* GDAL writes the value with %.18g or as "nan"/"inf"; strtod reads both.
  * Anything else (an empty string, trailing garbage) is refused rather than
  * read as 0, which would turn every sea-level cell into nodata. */
@@ -488,8 +503,9 @@ er_status er_tiff_read(const char *path, const er_read_opts *opts, er_image *img
     if (img->georef.gdal_nodata) {
         double nd;
         if (!parse_nodata(img->georef.gdal_nodata, &nd)) {
-            char what[ER_ERROR_MAX];
-            snprintf(what, sizeof what, "invalid GDAL_NODATA value '%.64s'", img->georef.gdal_nodata);
+            char what[ER_ERROR_MAX], shown[68];
+            snprintf(what, sizeof what, "invalid GDAL_NODATA value '%s'",
+                     printable(shown, sizeof shown, img->georef.gdal_nodata));
             st = fail_read(&r, err, ER_EFORMAT, what);
             goto fail;
         }
