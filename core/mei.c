@@ -238,7 +238,10 @@ static void sweep(const er_mei_sim *sim, const er_mei_coef *k)
 {
     take_snapshot(sim);
     const int nchunks = sim->nchunks;
-    ER_OMP_FOR_DYNAMIC()
+    /* A map of a few thousand cells is done in tens of microseconds: there
+     * waking a second thread costs more than it saves. */
+    const int parallel = (size_t)sim->w * (size_t)sim->h >= 4096;
+    ER_OMP_FOR_DYNAMIC(if(parallel))
     for (int ci = 0; ci < nchunks; ci++) {
         chunk_ctx c;
         c.sim = sim;

@@ -4,7 +4,7 @@
  *
  *   bench=copy bytes=... gb_per_s=...
  *   bench=mei size=1024 threads=2 steps=... ns_per_cell_step=... ms_per_step=...
- *       floor_ms=... ratio_to_floor=... cpu_ms_per_step=... [contended=1 wait_policy=...]
+ *       floor_ms=... ratio_to_floor=... cpu_ms_per_step=... [contended=1 VAR=value]
  *
  * The floor is the least a step must move: 7 floats read and 7 written per
  * cell (b, d, s and the four fluxes) at the measured copy bandwidth (a
@@ -18,8 +18,8 @@
  *
  * "Contended" runs two threads while a child process spins on one core,
  * the situation where spinning OpenMP threads collapse; the parent re-runs
- * itself with OMP_WAIT_POLICY=active and =passive (libgomp reads it once,
- * at start-up) to compare.
+ * itself with OMP_WAIT_POLICY=active and =passive and with a short
+ * GOMP_SPINCOUNT (libgomp reads them once, at start-up) to compare.
  *
  * Usage: bench_mei [--quick]        all cases (about 1-2 minutes)
  *        bench_mei --one SIZE THREADS STEPS [contended]   one case
@@ -212,13 +212,14 @@ static void one_case(int n, int threads, int steps, int contended)
     }
     double cells = (double)n * (double)n;
     double floor_s = g_bandwidth > 0 ? cells * 14.0 * 4.0 / g_bandwidth : 0.0;
-    const char *pol = getenv("OMP_WAIT_POLICY");
+    const char *env = getenv("BENCH_MEI_ENV");
+    const char *pol = getenv(env ? env : "OMP_WAIT_POLICY");
     printf("bench=mei size=%d threads=%d steps=%d ns_per_cell_step=%.3f ms_per_step=%.3f "
            "floor_ms=%.3f ratio_to_floor=%.2f cpu_ms_per_step=%.3f",
            n, threads, steps, 1e9 * sec / cells, 1e3 * sec, 1e3 * floor_s,
            floor_s > 0 ? sec / floor_s : 0.0, 1e3 * g_cpu);
     if (contended)
-        printf(" contended=1 wait_policy=%s", pol && *pol ? pol : "default");
+        printf(" contended=1 %s=%s", env ? env : "OMP_WAIT_POLICY", pol && *pol ? pol : "default");
     printf("\n");
     fflush(stdout);
 }
@@ -230,6 +231,7 @@ static void rerun(const char *self, const char *env, const char *val, const char
     pid_t pid = fork();
     if (pid == 0) {
         setenv(env, val, 1);
+        setenv("BENCH_MEI_ENV", env, 1);
         char bw[64];
         snprintf(bw, sizeof bw, "%.0f", g_bandwidth);
         setenv("BENCH_MEI_BANDWIDTH", bw, 1);
@@ -261,6 +263,7 @@ int main(int argc, char **argv)
     one_case(512, 2, quick ? 20 : 100, 1);
     rerun(argv[0], "OMP_WAIT_POLICY", "active", "512", quick ? "20" : "100");
     rerun(argv[0], "OMP_WAIT_POLICY", "passive", "512", quick ? "20" : "100");
+    rerun(argv[0], "GOMP_SPINCOUNT", "10000", "512", quick ? "20" : "100");
     rerun(argv[0], "OMP_WAIT_POLICY", "passive", "1024", quick ? "10" : "50");
     return 0;
 }

@@ -431,7 +431,7 @@ static void set_threads(int n)
 START_TEST(threads_identical)
 {
     const int counts[5] = { 1, 2, 3, 8, 2 };
-    grid ref = grid_new(70, 53, 20.0);
+    grid ref = grid_new(80, 60, 20.0);
     er_params p;
     busy_map(&ref, &p, _i);
     int saved = 1;
@@ -444,7 +444,7 @@ START_TEST(threads_identical)
     ck_assert_int_eq(run_grid(&p, &ref, &b0, &e), ER_OK);
     ck_assert(all_finite(&ref));
     for (int k = 1; k < 5; k++) {
-        grid g = grid_new(70, 53, 20.0);
+        grid g = grid_new(80, 60, 20.0);
         er_params q;
         busy_map(&g, &q, _i);
         set_threads(counts[k]);
