@@ -241,6 +241,7 @@ static void sweep(const er_mei_sim *sim, const er_mei_coef *k)
     /* A map of a few thousand cells is done in tens of microseconds: there
      * waking a second thread costs more than it saves. */
     const int parallel = (size_t)sim->w * (size_t)sim->h >= 4096;
+    (void)parallel; /* unused without OpenMP */
     ER_OMP_FOR_DYNAMIC(if(parallel))
     for (int ci = 0; ci < nchunks; ci++) {
         chunk_ctx c;
