@@ -64,12 +64,12 @@ static inline void erode_cell(const er_mei_coef *k, float zc, float gx, float gy
 
 static void erode_generic(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
                           int x, const float *u, const float *v, const float *dn,
-                          float *znew, float *s1, float *er, float *de)
+                          float *z, float *s1, float *er, float *de)
 {
     const int w = sim->w;
     er[x] = de[x] = 0.0f;
     if (r->wall[1] && r->wall[1][x]) {
-        znew[x] = 0.0f;
+        z[x] = 0.0f;
         s1[x] = 0.0f;
         return;
     }
@@ -120,22 +120,23 @@ static void erode_generic(const er_mei_sim *sim, const er_mei_coef *k, const er_
                 g[i] = talus_gain(bn[i] - bc, tal[i]);
         th = k->th_k * ((g[ER_L] + g[ER_R]) + (g[ER_T] + g[ER_B]));
     }
-    erode_cell(k, r->z[x], gx, gy, u[x], v[x], dn[x], r->s[x], lim, th, &znew[x], &s1[x],
-               &er[x], &de[x]);
+    erode_cell(k, z[x], gx, gy, u[x], v[x], dn[x], r->s[x], lim, th, &z[x], &s1[x], &er[x],
+               &de[x]);
 }
 
 /* erode_cell for a run of cells [x0, x1) of an interior row whose four
  * neighbours are all terrain (central differences, no tests); bu, bc, bd
- * are the terrain rows above, at and below, zc the row's change so far. */
+ * are the terrain rows above, at and below; zc holds the row's change so
+ * far and receives the new one. */
 static ER_NOINLINE ER_CLONES void erode_span(const er_mei_coef *k, int x0, int x1,
                                              const float *restrict bu,
                                              const float *restrict bc,
                                              const float *restrict bd,
-                                             const float *restrict zc,
+                                             float *restrict zc,
                                              const float *restrict sc,
                                              const float *restrict uu,
                                              const float *restrict vv,
-                                             const float *restrict dn, float *restrict zo,
+                                             const float *restrict dn,
                                              float *restrict so, float *restrict ero,
                                              float *restrict dep)
 {
@@ -149,7 +150,7 @@ static ER_NOINLINE ER_CLONES void erode_span(const er_mei_coef *k, int x0, int x
             float th = th_k * ((talus_gain(bl - b0, tx) + talus_gain(br - b0, tx)) +
                                (talus_gain(bt - b0, ty) + talus_gain(bb - b0, ty)));
             erode_cell(k, zc[i], gx, gy, uu[i], vv[i], dn[i], sc[i], er_max0(b0 - m), th,
-                       &zo[i], &so[i], &ero[i], &dep[i]);
+                       &zc[i], &so[i], &ero[i], &dep[i]);
         }
     } else {
         for (int i = x0; i < x1; i++) {
@@ -157,13 +158,13 @@ static ER_NOINLINE ER_CLONES void erode_span(const er_mei_coef *k, int x0, int x
             float gx = (br - bl) * inv2lx, gy = (bb - bt) * inv2ly;
             float m = er_minf(er_minf(bl, br), er_minf(bt, bb));
             erode_cell(k, zc[i], gx, gy, uu[i], vv[i], dn[i], sc[i], er_max0(b0 - m), 0.0f,
-                       &zo[i], &so[i], &ero[i], &dep[i]);
+                       &zc[i], &so[i], &ero[i], &dep[i]);
         }
     }
 }
 
 void er_mei_erode_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
-                      const float *u, const float *v, const float *dnew, float *znew,
+                      const float *u, const float *v, const float *dnew, float *z,
                       float *s1, float *er, float *de)
 {
     const int w = sim->w;
@@ -172,12 +173,11 @@ void er_mei_erode_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_
     while (x < w) {
         int end;
         if (!interior || !er_mei_run_from(sim, r, x, &end)) {
-            erode_generic(sim, k, r, x, u, v, dnew, znew, s1, er, de);
+            erode_generic(sim, k, r, x, u, v, dnew, z, s1, er, de);
             x++;
             continue;
         }
-        erode_span(k, x, end, r->b[0], r->b[1], r->b[2], r->z, r->s, u, v, dnew, znew, s1,
-                   er, de);
+        erode_span(k, x, end, r->b[0], r->b[1], r->b[2], z, r->s, u, v, dnew, s1, er, de);
         x = end;
     }
 }

@@ -31,9 +31,11 @@
  *    (a function of the recipe and the cell size alone, so deterministic);
  *    under ER_CFL_ERROR, or when n > max_substeps, the run fails.
  *
- * Never NaN.  Each sub-step writes a new buffer set; the new rows are
- * checked (finiteness, CFL) before the buffers are swapped, so a failing
- * run leaves the last good state in the caller's terrain and layers.
+ * Never NaN.  Each sub-step's new rows are checked (finiteness, CFL) from
+ * the per-row results the kernels produce anyway.  The state is updated in
+ * place, so a failing step cannot be undone: what is handed back then is
+ * that state with any non-finite value replaced by 0 (for the terrain:
+ * the input height), and the run returns ER_ENUMERIC.
  */
 #include "mei_internal.h"
 
@@ -47,8 +49,10 @@
 size_t er_mei_bytes_per_cell(const er_params *p)
 {
     (void)p;
-    /* terrain change z, depth d, sediment s, four fluxes: each twice */
-    return 13 * sizeof(float);
+    /* terrain change z, depth d, sediment s, four fluxes; the boundary
+     * snapshot, the per-row and the per-thread scratch come on top, a few
+     * rows each (O(width * threads + height)) */
+    return 7 * sizeof(float);
 }
 
 static float *row_of(float *base, int y, int w)
@@ -81,15 +85,52 @@ static int own(const chunk_ctx *c, int y)
     return y >= c->y0 && y < c->y1;
 }
 
-/* New flux row y, pipe i: the shared buffer for the chunk's own rows, a
- * ghost row otherwise; NULL outside the map. */
+/* Row y of the snapshot of the boundary at row y0 (y0 - 3 <= y < y0 + 3). */
+static float *snap_row(const er_mei_sim *sim, int y0, int layer, int y)
+{
+    size_t bi = (size_t)(y0 / sim->chunk_rows - 1);
+    size_t r = (size_t)(y - (y0 - 3));
+    return sim->snap + ((bi * ER_SNAP_LAYERS + (size_t)layer) * ER_SNAP_ROWS + r) * (size_t)sim->w;
+}
+
+/* Copies the state beside every chunk boundary into the snapshot, before
+ * the chunks start to update their rows in place. */
+static void take_snapshot(const er_mei_sim *sim)
+{
+    float *layer[ER_SNAP_LAYERS] = { sim->z, sim->d, sim->s, sim->q[0], sim->q[1], sim->q[2],
+                                     sim->q[3] };
+    const size_t bytes = (size_t)sim->w * sizeof(float);
+    for (int c = 1; c < sim->nchunks; c++) {
+        int y0 = c * sim->chunk_rows;
+        for (int l = 0; l < ER_SNAP_LAYERS; l++)
+            for (int y = y0 - 3; y < y0 + 3; y++)
+                if (y >= 0 && y < sim->h)
+                    memcpy(snap_row(sim, y0, l, y), row_of(layer[l], y, sim->w), bytes);
+    }
+}
+
+/* Old state of row y of a layer: the shared row for the chunk's own rows
+ * (not yet updated when this is asked), the snapshot for another chunk's. */
+static const float *old_row(const chunk_ctx *c, int layer, int y)
+{
+    const er_mei_sim *sim = c->sim;
+    if (own(c, y)) {
+        float *a[ER_SNAP_LAYERS] = { sim->z, sim->d, sim->s, sim->q[0], sim->q[1], sim->q[2],
+                                     sim->q[3] };
+        return row_of(a[layer], y, sim->w);
+    }
+    return snap_row(sim, y < c->y0 ? c->y0 : c->y1, layer, y);
+}
+
+/* New flux row y, pipe i: the shared row (updated in place) for the
+ * chunk's own rows, a ghost row otherwise; NULL outside the map. */
 static float *qnew(const chunk_ctx *c, int y, int i)
 {
     const er_mei_sim *sim = c->sim;
     if (y < 0 || y >= sim->h)
         return NULL;
     if (own(c, y))
-        return row_of(sim->q[sim->cur ^ 1][i], y, sim->w);
+        return row_of(sim->q[i], y, sim->w);
     int g = y < c->y0 ? y - (c->y0 - 2) : 2 + (y - c->y1);
     return scr_row(c, 4 * g + i);
 }
@@ -105,7 +146,7 @@ static float *rolling(const chunk_ctx *c, int base, int y)
 static void rows_at(const chunk_ctx *c, int y, er_mei_rows *r)
 {
     const er_mei_sim *sim = c->sim;
-    const int w = sim->w, h = sim->h, cur = sim->cur;
+    const int w = sim->w, h = sim->h;
     memset(r, 0, sizeof *r);
     r->y = y;
     int has_wall = 0;
@@ -128,23 +169,27 @@ static void rows_at(const chunk_ctx *c, int y, er_mei_rows *r)
             if (yy >= 0 && yy < h)
                 r->wall[j] = sim->wall + (size_t)yy * (size_t)w;
         }
-    r->z = row_of(sim->z[cur], y, w);
-    r->d = row_of(sim->d[cur], y, w);
-    r->s = row_of(sim->s[cur], y, w);
-    for (int i = 0; i < 4; i++)
-        r->qo[i] = row_of(sim->q[cur][i], y, w);
+    r->d = old_row(c, ER_SNAP_D, y);
+    r->s = old_row(c, ER_SNAP_S, y);
 }
 
 static void surface(const chunk_ctx *c, int y)
 {
     if (y >= 0 && y < c->sim->h)
-        er_mei_surface_row(c->sim, c->k, y, rolling(c, SCR_B, y), rolling(c, SCR_H, y));
+        er_mei_surface_row(c->sim, c->k, y, old_row(c, ER_SNAP_Z, y), old_row(c, ER_SNAP_D, y),
+                           rolling(c, SCR_B, y), rolling(c, SCR_H, y));
 }
 
+/* The pipeline of mei_internal.h over the chunk.  Own rows are updated in
+ * place: a row's old values are read (by the row itself and by the rows
+ * after it, which run later) before they are replaced, and the rows of
+ * other chunks are read from the snapshot, so the order of the chunks and
+ * the threads that run them do not matter. */
 static void run_chunk(const chunk_ctx *c)
 {
     const er_mei_sim *sim = c->sim;
-    const int h = sim->h, w = sim->w, nxt = sim->cur ^ 1;
+    const int h = sim->h, w = sim->w;
+    const size_t bytes = (size_t)w * sizeof(float);
     er_mei_rows r;
     er_mei_rowacc ghost_acc;
     surface(c, c->y0 - 3);
@@ -152,30 +197,37 @@ static void run_chunk(const chunk_ctx *c)
     for (int y = c->y0 - 2; y < c->y1 + 2; y++) {
         surface(c, y + 1);
         if (y >= 0 && y < h) { /* A: eqs. 2-5 */
-            float *qo[4];
+            float *q[4];
             rows_at(c, y, &r);
-            for (int i = 0; i < 4; i++)
-                qo[i] = qnew(c, y, i);
-            er_mei_flux_row(sim, c->k, &r, qo, rolling(c, SCR_WQ, y));
+            for (int i = 0; i < 4; i++) {
+                q[i] = qnew(c, y, i);
+                if (!own(c, y))
+                    memcpy(q[i], old_row(c, ER_SNAP_Q + i, y), bytes);
+            }
+            er_mei_flux_row(sim, c->k, &r, q, rolling(c, SCR_WQ, y));
         }
         int ye = y - 1;
         if (ye >= c->y0 - 1 && ye <= c->y1 && ye >= 0 && ye < h) { /* W + E */
             int mine = own(c, ye);
-            float *dn = mine ? row_of(sim->d[nxt], ye, w) : scr_row(c, SCR_GD);
-            float *zn = mine ? row_of(sim->z[nxt], ye, w) : scr_row(c, SCR_GZ);
+            float *d = mine ? row_of(sim->d, ye, w) : scr_row(c, SCR_GD);
+            float *z = mine ? row_of(sim->z, ye, w) : scr_row(c, SCR_GZ);
+            if (!mine) {
+                memcpy(d, old_row(c, ER_SNAP_D, ye), bytes);
+                memcpy(z, old_row(c, ER_SNAP_Z, ye), bytes);
+            }
             float *u = rolling(c, SCR_U, ye), *v = rolling(c, SCR_V, ye);
             er_mei_rowacc *acc = mine ? &sim->acc[ye] : &ghost_acc;
             rows_at(c, ye, &r);
-            er_mei_water_row(sim, c->k, &r, dn, u, v, acc);
-            er_mei_erode_row(sim, c->k, &r, u, v, dn, zn, rolling(c, SCR_S1, ye),
+            er_mei_water_row(sim, c->k, &r, d, u, v, acc);
+            er_mei_erode_row(sim, c->k, &r, u, v, d, z, rolling(c, SCR_S1, ye),
                              rolling(c, SCR_ER, ye), rolling(c, SCR_DE, ye));
         }
         int yt = y - 2;
         if (own(c, yt)) { /* T: eqs. 13-14, drying */
             rows_at(c, yt, &r);
             er_mei_transport_row(sim, c->k, &r, rolling(c, SCR_U, yt), rolling(c, SCR_V, yt),
-                                 row_of(sim->z[nxt], yt, w), row_of(sim->d[nxt], yt, w),
-                                 row_of(sim->s[nxt], yt, w), rolling(c, SCR_ER, yt),
+                                 row_of(sim->z, yt, w), row_of(sim->d, yt, w),
+                                 row_of(sim->s, yt, w), rolling(c, SCR_ER, yt),
                                  rolling(c, SCR_DE, yt), &sim->acc[yt]);
         }
     }
@@ -184,8 +236,13 @@ static void run_chunk(const chunk_ctx *c)
 /* One (sub-)step over the whole map: chunks in parallel, any order. */
 static void sweep(const er_mei_sim *sim, const er_mei_coef *k)
 {
-    const int nchunks = (sim->h + sim->chunk_rows - 1) / sim->chunk_rows;
-    ER_OMP_FOR_DYNAMIC()
+    take_snapshot(sim);
+    const int nchunks = sim->nchunks;
+    /* A map of a few thousand cells is done in tens of microseconds: there
+     * waking a second thread costs more than it saves. */
+    const int parallel = (size_t)sim->w * (size_t)sim->h >= 4096;
+    (void)parallel; /* unused without OpenMP */
+    ER_OMP_FOR_DYNAMIC(if(parallel))
     for (int ci = 0; ci < nchunks; ci++) {
         chunk_ctx c;
         c.sim = sim;
@@ -369,41 +426,46 @@ static er_status finish_substep(er_mei_sim *sim, const er_mei_coef *k, int64_t s
     return ER_OK;
 }
 
+/* A layer value as written out: finite, else 0 (see "Never NaN" above). */
+static inline float finite_or_0(float v)
+{
+    return (er_fbits(v) & 0x7f800000u) != 0x7f800000u ? v : 0.0f;
+}
+
 /* Writes the current state to the caller: b = b0 + z in place (walls keep
- * their value), water and sediment layers (0 on walls). */
+ * their value, so do cells that did not change: b + 0 would turn -0 into
+ * +0), water and sediment layers (0 on walls). */
 static void copy_out(er_mei_sim *sim, er_terrain *t, er_layers *layers)
 {
-    const size_t n = (size_t)sim->w * (size_t)sim->h;
-    const float *z = sim->z[sim->cur];
+    const float *z = sim->z;
     float *b = t->elevation;
-    /* Cells that did not change keep their bits (b + 0 would turn -0 into +0). */
+    float *wat = layers ? layers->water : NULL, *sed = layers ? layers->sediment : NULL;
     ER_OMP_FOR()
     for (int y = 0; y < sim->h; y++) {
         size_t i0 = (size_t)y * (size_t)sim->w, i1 = i0 + (size_t)sim->w;
-        if (sim->wall && sim->row_wall[y]) {
-            for (size_t i = i0; i < i1; i++)
-                if (!sim->wall[i] && z[i] != 0.0f)
-                    b[i] = b[i] + z[i];
-        } else {
-            for (size_t i = i0; i < i1; i++)
-                b[i] = z[i] != 0.0f ? b[i] + z[i] : b[i];
+        for (size_t i = i0; i < i1; i++) {
+            if (sim->wall && sim->wall[i])
+                continue;
+            float zz = finite_or_0(z[i]);
+            b[i] = zz != 0.0f ? b[i] + zz : b[i];
+        }
+        for (size_t i = i0; i < i1; i++) {
+            if (wat)
+                wat[i] = finite_or_0(sim->d[i]);
+            if (sed)
+                sed[i] = finite_or_0(sim->s[i]);
         }
     }
-    if (layers && layers->water)
-        memcpy(layers->water, sim->d[sim->cur], n * sizeof(float));
-    if (layers && layers->sediment)
-        memcpy(layers->sediment, sim->s[sim->cur], n * sizeof(float));
 }
 
 static void sim_free(er_mei_sim *sim)
 {
-    for (int j = 0; j < 2; j++) {
-        free(sim->z[j]);
-        free(sim->d[j]);
-        free(sim->s[j]);
-        for (int i = 0; i < 4; i++)
-            free(sim->q[j][i]);
-    }
+    free(sim->z);
+    free(sim->d);
+    free(sim->s);
+    for (int i = 0; i < 4; i++)
+        free(sim->q[i]);
+    free(sim->snap);
     free(sim->acc);
     free(sim->scratch);
     free(sim->row_wall_buf);
@@ -412,26 +474,33 @@ static void sim_free(er_mei_sim *sim)
 static er_status sim_alloc(er_mei_sim *sim, er_terrain *t, er_error *err)
 {
     const size_t n = (size_t)t->width * (size_t)t->height;
-    size_t bytes, sbytes;
+    size_t state, sbytes, snap;
     memset(sim, 0, sizeof *sim);
     sim->w = t->width;
     sim->h = t->height;
     sim->lx = t->cell_x;
     sim->ly = t->cell_y;
     sim->wall = t->wall;
-    sim->nthreads = er_thread_count();
-    if (!er_mul_size(n, sizeof(float), &bytes) ||
-        !er_mul_size((size_t)sim->w * ER_MEI_SCRATCH_ROWS * sizeof(float),
-                     (size_t)sim->nthreads, &sbytes))
-        return er_fail(err, ER_ENOMEM, "mei: a %dx%d map is too large", t->width, t->height);
     sim->b0 = t->elevation;
-    int ok = 1;
-    for (int j = 0; j < 2; j++) {
-        ok = ok && (sim->z[j] = calloc(n, sizeof(float))) &&
-             (sim->d[j] = calloc(n, sizeof(float))) && (sim->s[j] = calloc(n, sizeof(float)));
-        for (int i = 0; i < 4; i++)
-            ok = ok && (sim->q[j][i] = calloc(n, sizeof(float)));
-    }
+    sim->nthreads = er_thread_count();
+    /* Chunks: about four per thread so that a thread slowed down by
+     * another process hands work to the others, at least 16 rows so that
+     * the ghost rows (3 of work per chunk) stay a small overhead. */
+    int target = 4 * sim->nthreads;
+    int rows = (sim->h + target - 1) / target;
+    sim->chunk_rows = rows < 16 ? 16 : rows;
+    sim->nchunks = (sim->h + sim->chunk_rows - 1) / sim->chunk_rows;
+    if (!er_mul_size(n, 7 * sizeof(float), &state) ||
+        !er_mul_size((size_t)sim->w * ER_MEI_SCRATCH_ROWS * sizeof(float),
+                     (size_t)sim->nthreads, &sbytes) ||
+        !er_mul_size((size_t)sim->w * ER_SNAP_LAYERS * ER_SNAP_ROWS * sizeof(float),
+                     (size_t)sim->nchunks, &snap))
+        return er_fail(err, ER_ENOMEM, "mei: a %dx%d map is too large", t->width, t->height);
+    int ok = (sim->z = calloc(n, sizeof(float))) && (sim->d = calloc(n, sizeof(float))) &&
+             (sim->s = calloc(n, sizeof(float)));
+    for (int i = 0; i < 4; i++)
+        ok = ok && (sim->q[i] = calloc(n, sizeof(float)));
+    ok = ok && (sim->snap = malloc(snap));
     ok = ok && (sim->acc = calloc((size_t)sim->h, sizeof *sim->acc));
     ok = ok && (sim->scratch = calloc(1, sbytes));
     if (ok && t->wall) {
@@ -447,12 +516,6 @@ static er_status sim_alloc(er_mei_sim *sim, er_terrain *t, er_error *err)
         return er_fail(err, ER_ENOMEM, "mei: out of memory for a %dx%d map", t->width,
                        t->height);
     }
-    /* Chunks: about four per thread so that a thread slowed down by
-     * another process hands work to the others, at least 16 rows so that
-     * the ghost rows (3 of work per chunk) stay a small overhead. */
-    int target = 4 * sim->nthreads;
-    int rows = (sim->h + target - 1) / target;
-    sim->chunk_rows = rows < 16 ? 16 : rows;
     return ER_OK;
 }
 
@@ -490,11 +553,10 @@ er_status er_mei_run(const er_params *p, er_terrain *t, er_layers *layers,
         for (int64_t sub = 0; sub < nsub; sub++) {
             er_mei_add_sources(&sim, m, dt_sub, &bud.water_added);
             sweep(&sim, &k);
-            if ((st = finish_substep(&sim, &k, step, &bud, err)))
-                goto done;
             bud.water_added += (double)k.rain * (double)cells;
             bud.substeps++;
-            sim.cur ^= 1;
+            if ((st = finish_substep(&sim, &k, step, &bud, err)))
+                goto done;
         }
         bud.work_done++;
         if (ctl && ctl->progress &&
@@ -505,7 +567,7 @@ er_status er_mei_run(const er_params *p, er_terrain *t, er_layers *layers,
     }
 done:
     if (st == ER_OK || st == ER_ENUMERIC || st == ER_ECANCELED) {
-        bud.material_after = base + er_mei_material(&sim, sim.z[sim.cur], sim.s[sim.cur]);
+        bud.material_after = base + er_mei_material(&sim, sim.z, sim.s);
         copy_out(&sim, t, layers);
         double den = fabs(bud.material_before);
         bud.rel_error = fabs(bud.material_before - bud.material_after - bud.left_map) /

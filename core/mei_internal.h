@@ -4,9 +4,9 @@
  * core/erosion.c (eqs. 10-12, thermal weathering), core/transport.c
  * (eqs. 13-14) and core/budget.c.  Nothing outside these files includes it.
  *
- * One step is a pure function of the previous state (Jacobi style, every
- * layer double-buffered), computed by independent chunks of rows.  A chunk
- * runs four row kernels as a pipeline, each row's inputs still in cache:
+ * One step is a pure function of the previous state (Jacobi style),
+ * computed by independent chunks of rows.  A chunk runs four row kernels
+ * as a pipeline, each row's inputs still in cache:
  *
  *   A  flux         (eqs. 2-5)      row y     needs old state, rows y-1..y+1
  *   W  water        (eqs. 6-9, 15)  row y-1   needs A of rows y-2..y
@@ -18,6 +18,13 @@
  * the neighbouring chunk, so chunks never read each other's results: one
  * parallel loop (one barrier) per step, any chunk size and any thread count
  * give the same bits.
+ *
+ * The state is kept once and updated in place (7 floats a cell, and each
+ * cache line is read and written once a step, with no read-for-ownership
+ * of a second buffer).  Within a chunk the pipeline reads every old value
+ * of a row before it replaces it; what a chunk needs of its neighbours'
+ * rows (3 rows beyond each end) it reads from a snapshot of the rows
+ * beside each chunk boundary, taken before the step.
  */
 #ifndef ER_MEI_INTERNAL_H
 #define ER_MEI_INTERNAL_H
@@ -98,8 +105,9 @@ typedef struct er_mei_rowacc {
     uint32_t umax_x, vmax_x; /* where umax / vmax were seen (first column) */
 } er_mei_rowacc;
 
-/* The simulation: state layers (double-buffered), per-row accumulators and
- * per-thread scratch, all allocated once by er_mei_run. */
+/* The simulation: the state layers (one copy each, updated in place),
+ * the boundary snapshot, per-row accumulators and per-thread scratch, all
+ * allocated once by er_mei_run. */
 typedef struct er_mei_sim {
     int w, h;
     double lx, ly;         /* [m] cell size */
@@ -107,18 +115,25 @@ typedef struct er_mei_sim {
     const uint8_t *row_wall; /* per row: 1 if the row holds a wall; NULL = none */
     uint8_t *row_wall_buf; /* the same, owned */
     const float *b0;       /* [m] initial terrain height (the caller's, read-only) */
-    float *z[2];           /* [m] terrain change since the start: b = b0 + z.  Kept
+    float *z;              /* [m] terrain change since the start: b = b0 + z.  Kept
                             * apart so that changes far below one float step of b
                             * (6e-5 m at 600 m) still add up */
-    float *d[2];           /* [m] water depth */
-    float *s[2];           /* [m] suspended sediment, as a height of material */
-    float *q[2][4];        /* [m/s] outflow flux per cell area, f / (lX lY) (eqs. 2-5) */
-    int cur;               /* which buffers hold the current state */
+    float *d;              /* [m] water depth */
+    float *s;              /* [m] suspended sediment, as a height of material */
+    float *q[4];           /* [m/s] outflow flux per cell area, f / (lX lY) (eqs. 2-5) */
+    float *snap;           /* old state of the rows beside each chunk boundary */
     er_mei_rowacc *acc;    /* h entries */
-    float *scratch;        /* nthreads * scratch_rows rows of w floats */
+    float *scratch;        /* nthreads * ER_MEI_SCRATCH_ROWS rows of w floats */
     int nthreads;
     int chunk_rows;        /* rows per chunk of the parallel loop */
+    int nchunks;
 } er_mei_sim;
+
+/* The snapshot holds, for each boundary between two chunks at row y0, the
+ * 7 state layers (z, d, s, four fluxes) of rows y0-3 .. y0+2: what either
+ * chunk reads of the other's rows, as it was before the step. */
+enum { ER_SNAP_Z = 0, ER_SNAP_D = 1, ER_SNAP_S = 2, ER_SNAP_Q = 3, ER_SNAP_LAYERS = 7,
+       ER_SNAP_ROWS = 6 };
 
 /* Scratch rows per thread (see run_chunk in mei.c for their use). */
 #define ER_MEI_SCRATCH_ROWS 50
@@ -129,8 +144,7 @@ typedef struct er_mei_rows {
     int y;
     const float *b[3];             /* old terrain b = b0 + z, rows y-1, y, y+1 */
     const float *h[3];             /* old water surface b + d1 (eqs. 1, 3), rows y-1..y+1 */
-    const float *z, *d, *s;        /* old change, depth and sediment of row y */
-    const float *qo[4];            /* old flux of row y */
+    const float *d, *s;            /* old depth and sediment of row y */
     const float *q[3][4];          /* new flux of rows y-1, y, y+1 */
     const float *wq[3];            /* donor weights dt / d1 of rows y-1..y+1 */
     const float *s1[3];            /* sediment after erosion, rows y-1..y+1 */
@@ -138,12 +152,17 @@ typedef struct er_mei_rows {
 } er_mei_rows;
 
 /* pipe.c */
-void er_mei_surface_row(const er_mei_sim *sim, const er_mei_coef *k, int y, float *b,
-                        float *h);
+/* b = b0 + z and h = b + d + rain of row y from its old z and d rows. */
+void er_mei_surface_row(const er_mei_sim *sim, const er_mei_coef *k, int y, const float *z,
+                        const float *d, float *b, float *h);
+/* Eqs. 2-5 for row y: q holds the row's old fluxes and receives the new
+ * ones; wq receives the donor weights dt / d1. */
 void er_mei_flux_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
-                     float *const qout[4], float *wq);
+                     float *const q[4], float *wq);
+/* Eqs. 6-9, 15 for row y: d holds the row's old depth and receives the new
+ * one; u, v receive the velocity. */
 void er_mei_water_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
-                      float *dnew, float *u, float *v, er_mei_rowacc *acc);
+                      float *d, float *u, float *v, er_mei_rowacc *acc);
 int er_mei_add_drops(er_mei_sim *sim, const er_mei_params *m, uint64_t seed,
                      int64_t step, double *added);
 void er_mei_add_sources(er_mei_sim *sim, const er_mei_params *m, double dt,
@@ -151,10 +170,11 @@ void er_mei_add_sources(er_mei_sim *sim, const er_mei_params *m, double dt,
 er_status er_mei_check_sources(const er_mei_sim *sim, const er_mei_params *m, er_error *err);
 
 /* erosion.c */
-/* Writes the new terrain change and s1 of row y, and per cell the terrain
- * dissolved (er) and deposited (de) [m]. */
+/* Eqs. 10-12 for row y: z holds the row's terrain change and receives the
+ * new one; s1 receives the sediment after erosion, er and de per cell the
+ * terrain dissolved and deposited [m]. */
 void er_mei_erode_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
-                      const float *u, const float *v, const float *dnew, float *znew,
+                      const float *u, const float *v, const float *dnew, float *z,
                       float *s1, float *er, float *de);
 
 /* transport.c */

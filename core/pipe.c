@@ -40,13 +40,12 @@ static inline void flux_cell(const er_mei_coef *k, float d1, const float qo[4],
 /* Terrain b = b0 + z and water surface h = b + (d + rain) of row y, the
  * heights every neighbour of the row reads (eqs. 1, 3), computed once.
  * Walls get values too; no kernel reads them. */
-void er_mei_surface_row(const er_mei_sim *sim, const er_mei_coef *k, int y, float *b,
-                        float *h)
+void er_mei_surface_row(const er_mei_sim *sim, const er_mei_coef *k, int y, const float *zr,
+                        const float *dr, float *b, float *h)
 {
     const size_t off = (size_t)y * (size_t)sim->w;
     const float *restrict g = sim->b0 + off;
-    const float *restrict z = sim->z[sim->cur] + off;
-    const float *restrict d = sim->d[sim->cur] + off;
+    const float *restrict z = zr, *restrict d = dr;
     float *restrict bo = b, *restrict ho = h;
     const float rain = k->rain;
     for (int i = 0; i < sim->w; i++) {
@@ -58,18 +57,18 @@ void er_mei_surface_row(const er_mei_sim *sim, const er_mei_coef *k, int y, floa
 
 /* The general case: any cell, with map edges and walls. */
 static void flux_generic(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
-                         int x, float *const qout[4], float *wq)
+                         int x, float *const qio[4], float *wq)
 {
     const int w = sim->w;
     if (r->wall[1] && r->wall[1][x]) {
         for (int i = 0; i < 4; i++)
-            qout[i][x] = 0.0f;
+            qio[i][x] = 0.0f;
         wq[x] = 0.0f;
         return;
     }
     float d1 = r->d[x] + k->rain; /* eq. 1 (uniform part) */
     float hc = r->h[1][x];
-    float qo[4] = { r->qo[0][x], r->qo[1][x], r->qo[2][x], r->qo[3][x] };
+    float qo[4] = { qio[0][x], qio[1][x], qio[2][x], qio[3][x] };
     float dh[4] = { 0, 0, 0, 0 };
     int ok[4] = { 0, 0, 0, 0 };
     /* neighbour (row index into the views, column) per direction */
@@ -92,47 +91,46 @@ static void flux_generic(const er_mei_sim *sim, const er_mei_coef *k, const er_m
     float q[4];
     flux_cell(k, d1, qo, dh, ok, q, &wq[x]);
     for (int i = 0; i < 4; i++)
-        qout[i][x] = q[i];
+        qio[i][x] = q[i];
 }
 
 /* flux_cell for a run of cells [x0, x1) of an interior row whose four
  * neighbours are all terrain, as one vectorisable loop (the restrict
  * parameters tell the compiler that the rows do not overlap).  hu, hc, hd
- * are the water surfaces of the rows above, at and below. */
+ * are the water surfaces of the rows above, at and below; the q rows hold
+ * the old fluxes and receive the new (each cell reads and writes its own). */
 static ER_NOINLINE ER_CLONES void flux_span(const er_mei_coef *k, int x0, int x1,
                                             const float *restrict hu, const float *restrict hc,
                                             const float *restrict hd, const float *restrict dc,
-                                            const float *restrict oL, const float *restrict oR,
-                                            const float *restrict oT, const float *restrict oB,
-                                            float *restrict nL, float *restrict nR,
-                                            float *restrict nT, float *restrict nB,
+                                            float *restrict qL, float *restrict qR,
+                                            float *restrict qT, float *restrict qB,
                                             float *restrict ww)
 {
     const float rain = k->rain, cx = k->cx, cy = k->cy, dt = k->dt;
     for (int i = x0; i < x1; i++) {
         float d1 = dc[i] + rain;
         float h0 = hc[i];
-        float fl = er_max0(oL[i] + cx * (h0 - hc[i - 1]));
-        float fr = er_max0(oR[i] + cx * (h0 - hc[i + 1]));
-        float ft = er_max0(oT[i] + cy * (h0 - hu[i]));
-        float fb = er_max0(oB[i] + cy * (h0 - hd[i]));
+        float fl = er_max0(qL[i] + cx * (h0 - hc[i - 1]));
+        float fr = er_max0(qR[i] + cx * (h0 - hc[i + 1]));
+        float ft = er_max0(qT[i] + cy * (h0 - hu[i]));
+        float fb = er_max0(qB[i] + cy * (h0 - hd[i]));
         float out = ((fl + fr) + (ft + fb)) * dt;
         /* eq. 4 without a branch (d1 / d1 is exactly 1): one select at a
          * time, no nested ?:, so that the loop vectorises */
         float den = out > d1 ? out : d1;
         den = den > 0.0f ? den : 1.0f;
         float kk = d1 / den;
-        nL[i] = fl * kk;
-        nR[i] = fr * kk;
-        nT[i] = ft * kk;
-        nB[i] = fb * kk;
+        qL[i] = fl * kk;
+        qR[i] = fr * kk;
+        qT[i] = ft * kk;
+        qB[i] = fb * kk;
         float wv = dt / (d1 > 0.0f ? d1 : 1.0f);
         ww[i] = d1 > 0.0f ? wv : 0.0f;
     }
 }
 
 void er_mei_flux_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
-                     float *const qout[4], float *wq)
+                     float *const q[4], float *wq)
 {
     const int w = sim->w;
     const int interior = r->h[0] && r->h[2];
@@ -140,14 +138,13 @@ void er_mei_flux_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_r
     while (x < w) {
         int end;
         if (!interior || !er_mei_run_from(sim, r, x, &end)) {
-            flux_generic(sim, k, r, x, qout, wq);
+            flux_generic(sim, k, r, x, q, wq);
             x++;
             continue;
         }
         /* Fast path: all four neighbours are terrain cells. */
-        flux_span(k, x, end, r->h[0], r->h[1], r->h[2], r->d, r->qo[ER_L], r->qo[ER_R],
-                  r->qo[ER_T], r->qo[ER_B], qout[ER_L], qout[ER_R], qout[ER_T], qout[ER_B],
-                  wq);
+        flux_span(k, x, end, r->h[0], r->h[1], r->h[2], r->d, q[ER_L], q[ER_R], q[ER_T],
+                  q[ER_B], wq);
         x = end;
     }
 }
@@ -174,15 +171,15 @@ static inline void water_cell(const er_mei_coef *k, float d1, const float in[4],
 }
 
 static void water_generic(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
-                          int x, float *dnew, float *u, float *v)
+                          int x, float *d, float *u, float *v)
 {
     const int w = sim->w;
     if (r->wall[1] && r->wall[1][x]) {
-        dnew[x] = 0.0f;
+        d[x] = 0.0f;
         u[x] = v[x] = 0.0f;
         return;
     }
-    float d1 = r->d[x] + k->rain;
+    float d1 = d[x] + k->rain;
     float q[4], in[4];
     for (int i = 0; i < 4; i++)
         q[i] = r->q[1][i][x];
@@ -191,19 +188,19 @@ static void water_generic(const er_mei_sim *sim, const er_mei_coef *k, const er_
     in[ER_R] = x < w - 1 ? r->q[1][ER_L][x + 1] : 0.0f;
     in[ER_T] = r->q[0][0] ? r->q[0][ER_B][x] : 0.0f;
     in[ER_B] = r->q[2][0] ? r->q[2][ER_T][x] : 0.0f;
-    water_cell(k, d1, in, q, &dnew[x], &u[x], &v[x]);
+    water_cell(k, d1, in, q, &d[x], &u[x], &v[x]);
 }
 
-/* water_cell for a run of cells [x0, x1) of an interior row; qa is the
- * downward flux of the row above, qb the upward flux of the row below.
+/* water_cell for a run of cells [x0, x1) of an interior row; dc holds the
+ * old depths and receives the new, qa is the downward flux of the row
+ * above, qb the upward flux of the row below.
  */
 static ER_NOINLINE ER_CLONES void water_span(const er_mei_coef *k, int x0, int x1,
-                                             const float *restrict dc,
+                                             float *restrict dc,
                                              const float *restrict qL, const float *restrict qR,
                                              const float *restrict qT, const float *restrict qB,
                                              const float *restrict qa, const float *restrict qb,
-                                             float *restrict dn, float *restrict uo,
-                                             float *restrict vo)
+                                             float *restrict uo, float *restrict vo)
 {
     const float rain = k->rain, dt = k->dt, hlx = k->hlx, hly = k->hly, keep = k->keep;
     for (int i = x0; i < x1; i++) {
@@ -220,7 +217,7 @@ static ER_NOINLINE ER_CLONES void water_span(const er_mei_coef *k, int x0, int x
         float vv = dbar > ER_MEI_FILM ? vw : 0.0f;
         uo[i] = uu;
         vo[i] = vv;
-        dn[i] = d2 * keep;
+        dc[i] = d2 * keep;
     }
 }
 
@@ -236,7 +233,7 @@ static ER_NOINLINE ER_CLONES uint32_t absmax_bits(const float *restrict a, int n
 }
 
 void er_mei_water_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
-                      float *dnew, float *u, float *v, er_mei_rowacc *acc)
+                      float *d, float *u, float *v, er_mei_rowacc *acc)
 {
     const int w = sim->w;
     const int interior = r->q[0][0] && r->q[2][0];
@@ -248,12 +245,12 @@ void er_mei_water_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_
     while (x < w) {
         int end;
         if (!interior || !er_mei_run_from(sim, r, x, &end)) {
-            water_generic(sim, k, r, x, dnew, u, v);
+            water_generic(sim, k, r, x, d, u, v);
             x++;
             continue;
         }
-        water_span(k, x, end, r->d, r->q[1][ER_L], r->q[1][ER_R], r->q[1][ER_T],
-                   r->q[1][ER_B], r->q[0][ER_B], r->q[2][ER_T], dnew, u, v);
+        water_span(k, x, end, d, r->q[1][ER_L], r->q[1][ER_R], r->q[1][ER_T],
+                   r->q[1][ER_B], r->q[0][ER_B], r->q[2][ER_T], u, v);
         x = end;
     }
     acc->umax = absmax_bits(u, w, 0);
@@ -299,7 +296,7 @@ static int64_t add_disc(er_mei_sim *sim, double cx, double cy, double rad, float
     if (!disc_box(sim, cx, cy, rad, &x0, &x1, &y0, &y1))
         return 0;
     int single = !(ceil(cx - rad) <= floor(cx + rad) && ceil(cy - rad) <= floor(cy + rad));
-    float *d = sim->d[sim->cur];
+    float *d = sim->d;
     int64_t n = 0;
     for (int y = y0; y <= y1; y++)
         for (int x = x0; x <= x1; x++) {

@@ -4,21 +4,22 @@
  *
  *   bench=copy bytes=... gb_per_s=...
  *   bench=mei size=1024 threads=2 steps=... ns_per_cell_step=... ms_per_step=...
- *       floor_ms=... ratio_to_floor=... cpu_ms_per_step=... [contended=1 wait_policy=...]
+ *       floor_ms=... ratio_to_floor=... cpu_ms_per_step=... [contended=1 VAR=value]
  *
  * The floor is the least a step must move: 7 floats read and 7 written per
  * cell (b, d, s and the four fluxes) at the measured copy bandwidth (a
  * memcpy of a buffer much larger than the last-level cache, best of
  * several; memcpy reads and writes each byte once, like a step).
  *
- * cpu_ms_per_step is the process's CPU time per step (all threads,
- * spin-waiting included): on a busy machine it shows the work apart
- * from the waiting.
+ * A step's time is the median over the steps of one run, each timed
+ * between steps from the progress callback.  cpu_ms_per_step is the
+ * process's CPU time per step (all threads, spin-waiting included): on a
+ * busy machine it shows the work apart from the waiting.
  *
  * "Contended" runs two threads while a child process spins on one core,
  * the situation where spinning OpenMP threads collapse; the parent re-runs
- * itself with OMP_WAIT_POLICY=active and =passive (libgomp reads it once,
- * at start-up) to compare.
+ * itself with OMP_WAIT_POLICY=active and =passive and with a short
+ * GOMP_SPINCOUNT (libgomp reads them once, at start-up) to compare.
  *
  * Usage: bench_mei [--quick]        all cases (about 1-2 minutes)
  *        bench_mei --one SIZE THREADS STEPS [contended]   one case
@@ -56,7 +57,7 @@ static double cpu_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static double g_cpu; /* CPU seconds per step of the last time_run */
+static double g_cpu; /* CPU seconds per step (median) of the last time_run */
 
 /* Copy bandwidth in bytes/s: memcpy of 2 x 512 MiB, best of 5 (counting
  * the bytes read plus the bytes written). */
@@ -109,55 +110,76 @@ static void make_terrain(float *z, int n)
         }
 }
 
-/* Seconds for one er_mei_run of `steps` steps (best of `reps`); *cpu
- * receives the CPU seconds of that best run. */
-static double run_once(er_params *p, er_terrain *t, const float *z0, int steps, int reps,
-                       double *cpu)
+/* Step times, taken by the progress callback (called between steps). */
+typedef struct clock_log {
+    double *wall, *cpu;
+    int n, cap;
+} clock_log;
+
+static int on_step(void *user, double fraction)
 {
-    size_t cells = (size_t)t->width * (size_t)t->height;
-    er_budget bud;
-    er_error err;
-    double best = 1e30;
-    for (int r = 0; r < reps; r++) {
-        memcpy(t->elevation, z0, cells * sizeof(float));
-        p->mei.steps = steps;
-        double c0 = cpu_now(), t0 = now();
-        er_status st = er_mei_run(p, t, NULL, NULL, &bud, &err);
-        double dt = now() - t0, dc = cpu_now() - c0;
-        if (st != ER_OK) {
-            fprintf(stderr, "bench_mei: %s\n", err.msg);
-            exit(1);
-        }
-        if (dt < best) {
-            best = dt;
-            *cpu = dc;
-        }
+    clock_log *l = user;
+    (void)fraction;
+    if (l->n < l->cap) {
+        l->wall[l->n] = now();
+        l->cpu[l->n] = cpu_now();
+        l->n++;
     }
-    return best;
+    return 0;
 }
 
-/* Seconds per step on an n x n map with the default recipe: runs of
- * `steps` and 2 * `steps` steps, so that the allocation and first touch
- * of the buffers (page faults) and the final copy cancel out. */
-static double time_run(int n, int steps, int reps)
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Median of the differences of consecutive entries of t[0..n). */
+static double median_step(const double *t, int n)
+{
+    if (n < 2)
+        return 0.0;
+    double *d = malloc((size_t)(n - 1) * sizeof(double));
+    for (int i = 0; i + 1 < n; i++)
+        d[i] = t[i + 1] - t[i];
+    qsort(d, (size_t)(n - 1), sizeof(double), cmp_double);
+    double m = d[(n - 1) / 2];
+    free(d);
+    return m;
+}
+
+/* Seconds per step on an n x n map with the default recipe: the median
+ * of the single steps of one run (timed between steps by the progress
+ * callback, so the allocation, first touch and final copy are not in it,
+ * and a step slowed down by another process does not skew it). */
+static double time_run(int n, int steps)
 {
     size_t cells = (size_t)n * (size_t)n;
-    float *z0 = malloc(cells * sizeof(float)), *z = malloc(cells * sizeof(float));
-    if (!z0 || !z) {
+    float *z = malloc(cells * sizeof(float));
+    clock_log log = { malloc((size_t)(steps + 1) * sizeof(double)),
+                      malloc((size_t)(steps + 1) * sizeof(double)), 0, steps + 1 };
+    if (!z || !log.wall || !log.cpu) {
         fprintf(stderr, "bench_mei: out of memory for %d^2\n", n);
         exit(1);
     }
-    make_terrain(z0, n);
+    make_terrain(z, n);
     er_params p;
     er_params_default(&p);
+    p.mei.steps = steps;
     er_terrain t = { n, n, z, NULL, 30.0, 30.0 };
-    double c1, c2;
-    double t1 = run_once(&p, &t, z0, steps, reps, &c1);
-    double t2 = run_once(&p, &t, z0, 2 * steps, reps, &c2);
-    free(z0);
+    er_run_ctl ctl = { on_step, &log };
+    er_budget bud;
+    er_error err;
+    if (er_mei_run(&p, &t, NULL, &ctl, &bud, &err) != ER_OK) {
+        fprintf(stderr, "bench_mei: %s\n", err.msg);
+        exit(1);
+    }
+    double wall = median_step(log.wall, log.n);
+    g_cpu = median_step(log.cpu, log.n);
     free(z);
-    g_cpu = (c2 - c1) / steps;
-    return (t2 - t1) / steps;
+    free(log.wall);
+    free(log.cpu);
+    return wall;
 }
 
 static void set_threads(int threads)
@@ -183,20 +205,21 @@ static void one_case(int n, int threads, int steps, int contended)
                 spin++;
         }
     }
-    double sec = time_run(n, steps, 3);
+    double sec = time_run(n, steps);
     if (hog > 0) {
         kill(hog, SIGKILL);
         waitpid(hog, NULL, 0);
     }
     double cells = (double)n * (double)n;
     double floor_s = g_bandwidth > 0 ? cells * 14.0 * 4.0 / g_bandwidth : 0.0;
-    const char *pol = getenv("OMP_WAIT_POLICY");
+    const char *env = getenv("BENCH_MEI_ENV");
+    const char *pol = getenv(env ? env : "OMP_WAIT_POLICY");
     printf("bench=mei size=%d threads=%d steps=%d ns_per_cell_step=%.3f ms_per_step=%.3f "
            "floor_ms=%.3f ratio_to_floor=%.2f cpu_ms_per_step=%.3f",
            n, threads, steps, 1e9 * sec / cells, 1e3 * sec, 1e3 * floor_s,
            floor_s > 0 ? sec / floor_s : 0.0, 1e3 * g_cpu);
     if (contended)
-        printf(" contended=1 wait_policy=%s", pol && *pol ? pol : "default");
+        printf(" contended=1 %s=%s", env ? env : "OMP_WAIT_POLICY", pol && *pol ? pol : "default");
     printf("\n");
     fflush(stdout);
 }
@@ -208,6 +231,7 @@ static void rerun(const char *self, const char *env, const char *val, const char
     pid_t pid = fork();
     if (pid == 0) {
         setenv(env, val, 1);
+        setenv("BENCH_MEI_ENV", env, 1);
         char bw[64];
         snprintf(bw, sizeof bw, "%.0f", g_bandwidth);
         setenv("BENCH_MEI_BANDWIDTH", bw, 1);
@@ -239,6 +263,7 @@ int main(int argc, char **argv)
     one_case(512, 2, quick ? 20 : 100, 1);
     rerun(argv[0], "OMP_WAIT_POLICY", "active", "512", quick ? "20" : "100");
     rerun(argv[0], "OMP_WAIT_POLICY", "passive", "512", quick ? "20" : "100");
+    rerun(argv[0], "GOMP_SPINCOUNT", "10000", "512", quick ? "20" : "100");
     rerun(argv[0], "OMP_WAIT_POLICY", "passive", "1024", quick ? "10" : "50");
     return 0;
 }
