@@ -80,8 +80,9 @@ _Static_assert(sizeof(er_droplet_variant) == sizeof(int), "enum size");
 #define INT(path, f, fl, lo, hi) {path, K_INT, fl, P(f), 0, lo, hi, NULL}
 #define ENUM(path, f, names) {path, K_ENUM, 0, P(f), 0, 0, 0, names}
 
-/* 2^53: the largest seed every JSON reader holds exactly. */
-#define SEED_MAX 9007199254740992.0
+/* 2^53 - 1: the largest seed every JSON reader holds exactly; 2^53 + 1
+ * would read as 2^53 and pass silently. */
+#define SEED_MAX 9007199254740991.0
 
 /*
  * Every key, in the order --print-recipe writes them (a parent object
@@ -121,6 +122,7 @@ static const key keys[] = {
     NUM("mei.ke", mei.ke, 0, 0, 1000),
     NUM("mei.min_tilt", mei.min_tilt, 0, 0, 1),
     NUM("mei.max_erosion_depth", mei.max_erosion_depth, F_MIN_OPEN, 0, 1000),
+    NUM("mei.capacity_depth", mei.capacity_depth, 0, 0, 1000),
     ENUM("mei.advection", mei.advection, advection_names),
     NUM("mei.thermal_rate", mei.thermal_rate, 0, 0, 1000),
     NUM("mei.talus_slope", mei.talus_slope, 0, 0, 100),
@@ -134,7 +136,7 @@ static const key keys[] = {
     NUM("droplet.height_unit", droplet.height_unit, F_RELIEF | F_MIN_OPEN, 0, 1e7),
     INT("droplet.tile_size", droplet.tile_size, 0, 0, 1e6),
     INT("droplet.batch_size", droplet.batch_size, 0, 0, 1e12),
-    INT("droplet.radius", droplet.radius, 0, 1, 256),
+    INT("droplet.radius", droplet.radius, 0, 1, 64),
     NUM("droplet.inertia", droplet.inertia, F_MAX_OPEN, 0, 1),
     NUM("droplet.capacity", droplet.capacity, 0, 0, 1000),
     NUM("droplet.min_capacity", droplet.min_capacity, 0, 0, 1000),
@@ -143,7 +145,7 @@ static const key keys[] = {
     NUM("droplet.deposit_speed", droplet.deposit_speed, 0, 0, 1),
     NUM("droplet.evaporate_speed", droplet.evaporate_speed, 0, 0, 1),
     NUM("droplet.gravity", droplet.gravity, 0, 0, 1000),
-    INT("droplet.lifetime", droplet.lifetime, 0, 1, 1e6),
+    INT("droplet.lifetime", droplet.lifetime, 0, 1, 1e5),
     NUM("droplet.initial_water", droplet.initial_water, F_MIN_OPEN, 0, 1000),
     NUM("droplet.initial_speed", droplet.initial_speed, 0, 0, 1000),
 

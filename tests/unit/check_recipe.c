@@ -149,7 +149,8 @@ static const struct bad {
      "droplet.mass_transfer.min_volume: 0 is out of range"},
     {"{\"terrain\": {\"cell_size\": 0}}", "terrain.cell_size: 0 is out of range, must be > 0"},
     {"{\"terrain\": {\"vertical_scale\": 1e300}}", "terrain.vertical_scale: 1e+300 is out of range"},
-    {"{\"seed\": -1}", "seed: -1 is out of range, must be >= 0 and <= 9007199254740992"},
+    {"{\"seed\": -1}", "seed: -1 is out of range, must be >= 0 and <= 9007199254740991"},
+    {"{\"seed\": 9007199254740993}", "seed: 9007199254740992 is out of range"},
     {"{\"seed\": 18446744073709551616}", "seed: 1.8446744073709552e+19 is out of range"},
     /* integers must be integral */
     {"{\"mei\": {\"steps\": 1.5}}", "recipe.json: mei.steps: 1.5 is not an integer"},
@@ -298,12 +299,12 @@ START_TEST(integers_in_exponent_form)
 {
     er_params p;
     er_error err;
-    ck_assert_int_eq(parse("{\"mei\": {\"steps\": 2e3, \"rain_steps\": 1.0}, \"seed\": 9.007199254740992e15}",
+    ck_assert_int_eq(parse("{\"mei\": {\"steps\": 2e3, \"rain_steps\": 1.0}, \"seed\": 9.007199254740991e15}",
                            NULL, 0, &p, &err),
                      ER_OK);
     ck_assert_int_eq(p.mei.steps, 2000);
     ck_assert_int_eq(p.mei.rain_steps, 1);
-    ck_assert_uint_eq(p.seed, UINT64_C(9007199254740992));
+    ck_assert_uint_eq(p.seed, UINT64_C(9007199254740991));
 }
 END_TEST
 
@@ -445,7 +446,7 @@ static void every_field_changed(er_params *p)
 {
     er_params_default(p);
     p->model = ER_MODEL_DROPLET;
-    p->seed = UINT64_C(9007199254740992);
+    p->seed = UINT64_C(9007199254740991);
     p->terrain.vertical_scale = 1.0 / 3.0;
     p->terrain.vertical_offset = -1234.0625;
     p->terrain.cell_size = 0.1 + 0.2;
@@ -471,12 +472,13 @@ static void every_field_changed(er_params *p)
     m->sources[1].map_coords = 1;
     m->sources[1].radius = 3;
     m->sources[1].rate = 1e-5;
-    m->boundary = ER_BOUNDARY_OPEN;
+    m->boundary = ER_BOUNDARY_CLOSED;
+    m->capacity_depth = 0.25;
     m->kc = 0.30000000000000004;
     m->ks = 0.2;
     m->kd = 0.7;
     m->ke = 0.003;
-    m->min_tilt = 0.01;
+    m->min_tilt = 0.015;
     m->max_erosion_depth = 0.5;
     m->advection = ER_ADVECT_SEMI_LAGRANGIAN;
     m->thermal_rate = 0.25;
@@ -583,7 +585,7 @@ START_TEST(number_format)
     ck_assert_ptr_nonnull(strstr(s, "\"kc\": 0.3333333333333333,"));
     ck_assert_ptr_nonnull(strstr(s, "\"gravity\": 10.0,"));
     ck_assert_ptr_nonnull(strstr(s, "\"count\": 5000,"));
-    ck_assert_ptr_nonnull(strstr(s, "\"steps\": 1000,"));
+    ck_assert_ptr_nonnull(strstr(s, "\"steps\": 4000,"));
     free(s);
 }
 END_TEST
@@ -596,7 +598,7 @@ START_TEST(printed_shape)
         "erode_recipe", "model", "seed", "terrain", "vertical_scale", "vertical_offset",
         "cell_size", "mei", "steps", "dt", "gravity", "pipe_area", "rain_rate", "rain_steps",
         "drops_per_step", "drop_radius", "drop_amount", "sources", "boundary", "kc", "ks", "kd",
-        "ke", "min_tilt", "max_erosion_depth", "advection", "thermal_rate", "talus_slope", "cfl",
+        "ke", "min_tilt", "max_erosion_depth", "capacity_depth", "advection", "thermal_rate", "talus_slope", "cfl",
         "max_substeps", "droplet", "count", "per_cell", "variant", "height_unit", "tile_size",
         "batch_size", "radius", "inertia", "capacity", "min_capacity", "min_slope",
         "erode_speed", "deposit_speed", "evaporate_speed", "gravity", "lifetime",
