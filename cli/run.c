@@ -220,8 +220,10 @@ static er_status resolve_sources(job *j)
         if (!er_georef_map_to_pixel(&j->img.georef, src->x, src->y, &px, &py))
             return er_fail(&j->err, ER_EINVAL, "%s: mei.sources[%d]: map coordinates need a georeferenced input",
                            j->input, i);
-        src->x = px;
-        src->y = py;
+        /* map_to_pixel puts the top-left cell's centre at (0.5, 0.5); core
+         * counts sources from cell centres, (0, 0). */
+        src->x = px - 0.5;
+        src->y = py - 0.5;
         src->map_coords = 0;
     }
     return ER_OK;
