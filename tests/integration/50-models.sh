@@ -19,11 +19,16 @@ for variant in "mei" "droplet" "droplet-mt"; do
     esac
     for dem in $dems; do
         name=$(basename "$dem"); stem=${name%.*}; ext=${name##*.}
+        # The 1025^2 map runs a shortened recipe three times: the full ones
+        # run in the unit tests and the quick start; here what counts is
+        # -j identity and finiteness, and the suite must stay quick (ASan too).
+        short=""
+        case $name in puget*) short="-s mei.steps=200 -s droplet.per_cell=0.03" ;; esac
         t_case "$variant on $name: -j1, -j2, -j3 byte-identical, finite"
         for j in 1 2 3; do
             mkdir -p "$T/$variant-$j"
             # shellcheck disable=SC2086
-            t_exit 0 "$ERODE" -q $args -j $j --json --layers height,sediment,water -o "$T/$variant-$j" "$dem"
+            t_exit 0 "$ERODE" -q $args $short -j $j --json --layers height,sediment,water -o "$T/$variant-$j" "$dem"
             [ $j -eq 1 ] && cp "$T/stdout" "$T/$variant-$stem.json"
         done
         for l in height sediment water; do
