@@ -38,16 +38,26 @@ static int exit_for(er_status st, int started)
     return EXIT_RUN_FAILED;
 }
 
-/* "<dir>/<stem>.<layer>.<ext>" where stem is the file name less its last
- * extension. */
+/* The file name part of a path. */
+static const char *file_base(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* Length of a file name's stem: the name less its last extension. */
+static int stem_len(const char *base)
+{
+    const char *dot = strrchr(base, '.');
+    return dot && dot != base ? (int)(dot - base) : (int)strlen(base);
+}
+
+/* "<dir>/<stem>.<layer>.<ext>". */
 static void output_path(char *buf, size_t n, const char *dir, const char *input,
                         const char *layer, const char *ext)
 {
-    const char *base = strrchr(input, '/');
-    base = base ? base + 1 : input;
-    const char *dot = strrchr(base, '.');
-    int stem = dot && dot != base ? (int)(dot - base) : (int)strlen(base);
-    snprintf(buf, n, "%s/%.*s.%s.%s", dir, stem, base, layer, ext);
+    const char *base = file_base(input);
+    snprintf(buf, n, "%s/%.*s.%s.%s", dir, stem_len(base), base, layer, ext);
 }
 
 static const char *ext_for(const er_settings *s, er_file_format in)
@@ -99,10 +109,8 @@ static int probe_dir(const char *dir, const char *what)
 /* The preview's path for one input: "{stem}" replaced by the input's stem. */
 static void preview_path(char *buf, size_t n, const char *pattern, const char *input)
 {
-    const char *base = strrchr(input, '/');
-    base = base ? base + 1 : input;
-    const char *dot = strrchr(base, '.');
-    int stem = dot && dot != base ? (int)(dot - base) : (int)strlen(base);
+    const char *base = file_base(input);
+    int stem = stem_len(base);
     const char *tok = strstr(pattern, "{stem}");
     if (!tok)
         snprintf(buf, n, "%s", pattern);
@@ -311,8 +319,7 @@ static float layer_value(const job *j, unsigned layer, size_t i)
 static char *provenance(const job *j)
 {
     char *recipe = er_recipe_to_json_compact(&j->params);
-    const char *base = strrchr(j->input, '/');
-    base = base ? base + 1 : j->input;
+    const char *base = file_base(j->input);
     cJSON *o = cJSON_CreateObject();
     cJSON *r = recipe ? cJSON_Parse(recipe) : NULL;
     free(recipe);
@@ -481,8 +488,7 @@ static int run_one(const er_settings *s, const er_params *recipe, const char *in
     if (st == ER_OK) {
         started = 1;
         int show = s->progress < 0 ? isatty(STDERR_FILENO) : s->progress;
-        const char *base = strrchr(input, '/');
-        er_progress_begin(&j.progress, show, base ? base + 1 : input);
+        er_progress_begin(&j.progress, show, file_base(input));
         st = simulate(&j);
         er_progress_end(&j.progress);
     }
