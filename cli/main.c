@@ -35,6 +35,15 @@ static void install_signal_handlers(void)
     sigaction(SIGTERM, &sa, NULL);
 }
 
+/* A write beyond the file size limit (ulimit -f) raises SIGXFSZ, whose
+ * default action kills the process and leaves the temporary behind.
+ * Ignored, the write fails with EFBIG instead and takes the ordinary error
+ * path: the temporary is removed and the message names the file. */
+static void ignore_file_size_signal(void)
+{
+    signal(SIGXFSZ, SIG_IGN);
+}
+
 static int print_recipe(const er_params *p)
 {
     char *text = er_recipe_to_json(p);
@@ -69,6 +78,7 @@ static void prefer_passive_waiting(char **argv)
 
 int main(int argc, char **argv)
 {
+    ignore_file_size_signal();
     prefer_passive_waiting(argv);
     er_settings s;
     er_params recipe;

@@ -464,6 +464,21 @@ static void print_json(const job *j, int status)
     cJSON_Delete(o);
 }
 
+/* An input whose run failed keeps none of the files this run wrote for it:
+ * a full disk at the third layer must not leave the first two looking like
+ * a finished result (each is complete, but the set is not).  Earlier
+ * inputs' outputs are not touched. */
+static void remove_outputs(job *j)
+{
+    for (unsigned b = 0; b < ER_LAYER_COUNT; b++)
+        if (j->written & (1u << b))
+            unlink(j->outputs[b]);
+    j->written = 0;
+    if (j->preview[0])
+        unlink(j->preview);
+    j->preview[0] = '\0';
+}
+
 static int run_one(const er_settings *s, const er_params *recipe, const char *input, size_t limit)
 {
     job j;
@@ -498,8 +513,10 @@ static int run_one(const er_settings *s, const er_params *recipe, const char *in
         st = write_preview(&j);
     j.seconds = er_msg_now() - t0;
     int status = st == ER_OK ? 0 : exit_for(st, started);
-    if (st != ER_OK)
+    if (st != ER_OK) {
+        remove_outputs(&j);
         er_msg_error("%s", j.err.msg);
+    }
     if (s->json)
         print_json(&j, status);
     job_free(&j);

@@ -50,6 +50,21 @@ static char *temp_template(const char *final_path)
     return t;
 }
 
+const char *er_atomic_reason(int errnum)
+{
+    switch (errnum) {
+    case ENOSPC: return "no space left on device";
+    case EFBIG: return "file too large (the file size limit was reached)";
+#ifdef EDQUOT
+    case EDQUOT: return "disk quota exceeded";
+#endif
+    case EROFS: return "read-only file system";
+    case EACCES: return "permission denied";
+    case EIO: return "input/output error";
+    default: return strerror(errnum);
+    }
+}
+
 er_status er_atomic_open(er_atomic *a, const char *final_path, er_error *err)
 {
     a->fd = -1;
@@ -66,7 +81,7 @@ er_status er_atomic_open(er_atomic *a, const char *final_path, er_error *err)
         free(a->tmp_path);
         a->tmp_path = NULL;
         er_atomic_abort(a);
-        return er_fail(err, ER_EIO, "cannot create '%s': %s", final_path, strerror(e));
+        return er_fail(err, ER_EIO, "cannot create '%s': %s", final_path, er_atomic_reason(e));
     }
     a->slot = slot_take(a->tmp_path);
     /* mkstemp makes the file 0600; outputs are ordinary files. */
@@ -75,7 +90,7 @@ er_status er_atomic_open(er_atomic *a, const char *final_path, er_error *err)
     if (fchmod(a->fd, 0666 & ~mask) != 0) {
         int e = errno;
         er_atomic_abort(a);
-        return er_fail(err, ER_EIO, "cannot create '%s': %s", final_path, strerror(e));
+        return er_fail(err, ER_EIO, "cannot create '%s': %s", final_path, er_atomic_reason(e));
     }
     return ER_OK;
 }
@@ -100,13 +115,13 @@ er_status er_atomic_commit(er_atomic *a, er_error *err)
         }
         a->fd = -1;
         if (rc != 0) {
-            er_status st = er_fail(err, ER_EIO, "cannot write '%s': %s", a->final_path, strerror(e));
+            er_status st = er_fail(err, ER_EIO, "cannot write '%s': %s", a->final_path, er_atomic_reason(e));
             er_atomic_abort(a);
             return st;
         }
     }
     if (rename(a->tmp_path, a->final_path) != 0) {
-        er_status st = er_fail(err, ER_EIO, "cannot write '%s': %s", a->final_path, strerror(errno));
+        er_status st = er_fail(err, ER_EIO, "cannot write '%s': %s", a->final_path, er_atomic_reason(errno));
         er_atomic_abort(a);
         return st;
     }

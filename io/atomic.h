@@ -30,6 +30,13 @@ er_status er_atomic_commit(er_atomic *a, er_error *err);
 /* Closes and removes the temporary; accepts an already finished *a. */
 void er_atomic_abort(er_atomic *a);
 
+/* The reason for a failed write, create, fsync or rename as one lowercase
+ * phrase: the usual results of a full disk or a file size limit in plain
+ * words ("no space left on device", "file too large (the file size limit
+ * was reached)"), strerror() for the rest.  Returns a static string;
+ * thread-safe. */
+const char *er_atomic_reason(int errnum);
+
 /* Unlinks every temporary still open; only async-signal-safe calls. */
 void er_atomic_cleanup_signal_safe(void);
 

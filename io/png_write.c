@@ -82,7 +82,7 @@ static void on_write(png_structp png, png_bytep buf, size_t n)
     if (fwrite(buf, 1, n, c->f) == n)
         return;
     c->st = ER_EIO;
-    snprintf(c->why, sizeof c->why, "%s", strerror(errno));
+    snprintf(c->why, sizeof c->why, "%s", er_atomic_reason(errno));
     png_error(png, c->why);
 }
 
@@ -92,7 +92,7 @@ static void on_flush(png_structp png)
     if (fflush(c->f) == 0)
         return;
     c->st = ER_EIO;
-    snprintf(c->why, sizeof c->why, "%s", strerror(errno));
+    snprintf(c->why, sizeof c->why, "%s", er_atomic_reason(errno));
     png_error(png, c->why);
 }
 
@@ -232,7 +232,7 @@ static er_status write_file(write_ctx *c, er_error *err)
      * abort never closes it a second time. */
     c->f = fdopen(a.fd, "wb");
     if (!c->f) {
-        st = er_fail(err, ER_EIO, "cannot write '%s': %s", path, strerror(errno));
+        st = er_fail(err, ER_EIO, "cannot write '%s': %s", path, er_atomic_reason(errno));
         goto fail;
     }
     a.fd = -1;
@@ -257,7 +257,7 @@ static er_status write_file(write_ctx *c, er_error *err)
     }
     c->f = NULL;
     if (rc != 0) {
-        st = er_fail(err, ER_EIO, "cannot write '%s': %s", path, strerror(e));
+        st = er_fail(err, ER_EIO, "cannot write '%s': %s", path, er_atomic_reason(e));
         goto fail;
     }
     st = er_atomic_commit(&a, err);

@@ -201,7 +201,8 @@ er_status er_tiff_write_ex(const char *path, const er_layer_out *layer, const er
     return er_atomic_commit(&a, err);
 
 fail:
-    st = er_fail(err, ER_EIO, "cannot write '%s': %s", path, er_tiff_reason(&io, "libtiff failed"));
+    st = er_fail(err, ER_EIO, "cannot write '%s': %s", path,
+                 io.io_errno ? er_atomic_reason(io.io_errno) : er_tiff_reason(&io, "libtiff failed"));
 cleanup:
     free(tile);
     if (tif)
