@@ -10,11 +10,8 @@
 #include <math.h>
 #include <png.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdint.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 #include "../../io/image.h"
 #include "../../io/png_common.h"
@@ -948,8 +945,23 @@ START_TEST(write_missing_dir)
 }
 END_TEST
 
+/* In the child of er_test_in_child: writing to arg (a path in a directory
+ * the child may not write to) fails with ER_EIO and says why. */
+static int write_refused(void *arg)
+{
+    const char *p = arg;
+    float v[4] = {1, 2, 3, 4};
+    er_layer_out l = layer_of(2, 2, v, NULL);
+    er_error err = {""};
+    if (er_png_write(p, &l, &err) != ER_EIO)
+        return 1;
+    if (!strstr(err.msg, "permission denied") || !strstr(err.msg, p))
+        return 2;
+    return 0;
+}
+
 /* A directory without write permission.  Root ignores permissions, so the
- * write runs in a child that drops to user 65534 when started as root. */
+ * write runs in a child that drops to an unprivileged user. */
 START_TEST(write_readonly_dir)
 {
     char sub[1100], p[PATH_MAX];
@@ -958,26 +970,31 @@ START_TEST(write_readonly_dir)
     snprintf(p, sizeof p, "%s/x.png", sub);
     ck_assert_int_eq(chmod(dir, 0755), 0);
     ck_assert_int_eq(chmod(sub, 0555), 0);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        if (geteuid() == 0 && setuid(65534) != 0)
-            _exit(77);
-        float v[4] = {1, 2, 3, 4};
-        er_layer_out l = layer_of(2, 2, v, NULL);
-        er_error err = {""};
-        er_status st = er_png_write(p, &l, &err);
-        _exit(st == ER_EIO && strstr(err.msg, strerror(EACCES)) ? 0 : 1);
-    }
-    int ws;
-    ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+    int rc = er_test_in_child(write_refused, p, 1, 0);
     chmod(sub, 0755);
-    ck_assert(WIFEXITED(ws));
-    ER_SKIP_IF(WEXITSTATUS(ws) == 77, "cannot drop root privileges to test permissions");
-    ck_assert_int_eq(WEXITSTATUS(ws), 0);
+    ER_SKIP_IF(rc == ER_TEST_NO_USER, "cannot drop root privileges to test permissions");
+    ck_assert_msg(rc == 0, "child check %d failed", rc);
     ck_assert_int_eq(dir_entries(sub), 0);
 }
 END_TEST
+
+/* In the child, under an 8 KiB file size limit: a 256x256 layer of
+ * scrambled samples (~128 kB) fails with ER_EIO naming file and reason. */
+static int write_over_limit(void *arg)
+{
+    const char *p = arg;
+    enum { W = 256, H = 256 };
+    static float v[W * H];
+    for (int i = 0; i < W * H; i++)
+        v[i] = (float)(hash32((uint32_t)i) % 65536);
+    er_layer_out l = layer_of(W, H, v, NULL);
+    er_error err = {""};
+    if (er_png_write(p, &l, &err) != ER_EIO)
+        return 3;
+    if (!strstr(err.msg, "full.png") || !strstr(err.msg, "file too large"))
+        return 4;
+    return 0;
+}
 
 /* A full disk, simulated with RLIMIT_FSIZE in a child (SIGXFSZ ignored, so
  * write() fails with EFBIG): ER_EIO naming the reason, nothing left. */
@@ -985,30 +1002,8 @@ START_TEST(write_disk_full)
 {
     char p[PATH_MAX];
     in_dir(p, sizeof p, "full.png");
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        enum { W = 256, H = 256 };
-        static float v[W * H];
-        for (int i = 0; i < W * H; i++)
-            v[i] = (float)(hash32((uint32_t)i) % 65536);
-        struct rlimit rl = {8192, 8192};
-        signal(SIGXFSZ, SIG_IGN);
-        if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
-            _exit(2);
-        er_layer_out l = layer_of(W, H, v, NULL);
-        er_error err = {""};
-        er_status st = er_png_write(p, &l, &err);
-        if (st != ER_EIO)
-            _exit(3);
-        if (!strstr(err.msg, "full.png") || !strstr(err.msg, strerror(EFBIG)))
-            _exit(4);
-        _exit(0);
-    }
-    int ws;
-    ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
-    ck_assert(WIFEXITED(ws));
-    ck_assert_int_eq(WEXITSTATUS(ws), 0);
+    int rc = er_test_in_child(write_over_limit, p, 0, 8192);
+    ck_assert_msg(rc == 0, "child check %d failed", rc);
     ck_assert_int_eq(dir_entries(dir), 0);
 }
 END_TEST

@@ -10,16 +10,13 @@
 #include <fcntl.h>
 #include <float.h>
 #include <math.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <dirent.h>
 #include <tiffio.h>
 #include <unistd.h>
@@ -1123,21 +1120,59 @@ START_TEST(write_failure_leaves_nothing)
 }
 END_TEST
 
-START_TEST(write_into_read_only_dir)
+/* In the child of er_test_in_child: writing a 2x2 layer to arg (a path in
+ * a directory the child may not write to) fails with ER_EIO, says
+ * "permission denied" and names the file. */
+static int write_refused(void *arg)
 {
-    char sub[PATH_MAX], path[PATH_MAX];
+    const char *path = arg;
     float d[4] = {0};
     er_layer_out layer = {2, 2, d, NULL, 0, NULL, NULL};
     er_error err = {{0}};
-    ER_SKIP_IF(geteuid() == 0, "root ignores directory permissions");
+    if (er_tiff_write(path, &layer, &err) != ER_EIO)
+        return 1;
+    if (!strstr(err.msg, "permission denied") || !strstr(err.msg, path))
+        return 2;
+    return 0;
+}
+
+/* A directory without write permission.  Root ignores permissions, so the
+ * write runs in a child that drops to an unprivileged user. */
+START_TEST(write_into_read_only_dir)
+{
+    char sub[PATH_MAX], path[PATH_MAX];
     in_dir(sub, sizeof sub, "ro");
     ck_assert_int_eq(mkdir(sub, 0555), 0);
+    ck_assert_int_eq(chmod(sub, 0555), 0);
+    ck_assert_int_eq(chmod(dir, 0755), 0); /* the child must reach sub */
     in_dir(path, sizeof path, "ro/out.tif");
-    ck_assert_int_eq(er_tiff_write(path, &layer, &err), ER_EIO);
-    ck_assert_int_eq(dir_entries(sub), 0);
+    int rc = er_test_in_child(write_refused, path, 1, 0);
     chmod(sub, 0755);
+    chmod(dir, 0700);
+    ER_SKIP_IF(rc == ER_TEST_NO_USER, "cannot drop root privileges to test permissions");
+    ck_assert_msg(rc == 0, "child check %d failed", rc);
+    ck_assert_int_eq(dir_entries(sub), 0);
 }
 END_TEST
+
+/* In the child, under a 16 KiB file size limit: a ~240 kB layer that does
+ * not compress fails with ER_EIO and a message naming the file and the
+ * limit. */
+static int write_over_limit(void *arg)
+{
+    const char *path = arg;
+    uint8_t *mask;
+    float *d = random_layer(300, 300, &mask, 5);
+    er_layer_out layer = {300, 300, d, NULL, 0, NULL, NULL};
+    er_error err = {{0}};
+    if (er_tiff_write(path, &layer, &err) != ER_EIO)
+        return 1;
+    if (!strstr(err.msg, "file too large") || !strstr(err.msg, "cannot write") || !strstr(err.msg, path))
+        return 2;
+    free(d);
+    free(mask);
+    return 0;
+}
 
 /* A full disk, simulated by RLIMIT_FSIZE in a child (SIGXFSZ ignored, so
  * write() fails with EFBIG): ER_EIO naming the reason, and neither the
@@ -1146,28 +1181,8 @@ START_TEST(disk_full_is_eio_and_leaves_nothing)
 {
     char path[PATH_MAX];
     in_dir(path, sizeof path, "full.tif");
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        uint8_t *mask;
-        float *d = random_layer(300, 300, &mask, 5); /* ~240 kB that do not compress */
-        er_layer_out layer = {300, 300, d, NULL, 0, NULL, NULL};
-        er_error err = {{0}};
-        struct rlimit rl = {16384, 16384};
-        signal(SIGXFSZ, SIG_IGN);
-        if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
-            _exit(10);
-        er_status st = er_tiff_write(path, &layer, &err);
-        if (st != ER_EIO)
-            _exit(11);
-        if (!strstr(err.msg, strerror(EFBIG)) || !strstr(err.msg, "cannot write"))
-            _exit(12);
-        _exit(0);
-    }
-    int status = 0;
-    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-    ck_assert(WIFEXITED(status));
-    ck_assert_int_eq(WEXITSTATUS(status), 0);
+    int rc = er_test_in_child(write_over_limit, path, 0, 16384);
+    ck_assert_msg(rc == 0, "child check %d failed", rc);
     ck_assert_int_eq(dir_entries(dir), 0);
 }
 END_TEST

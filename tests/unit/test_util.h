@@ -7,9 +7,13 @@
 
 #include <check.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* The source tree (make sets ER_SRCDIR), else the current directory. */
@@ -54,6 +58,48 @@ static inline void er_test_rmdir(const char *dir)
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
         fprintf(stderr, "warning: could not remove %s\n", dir);
+}
+
+/* er_test_in_child's result when it was asked to drop root privileges and
+ * could not (the caller skips: root ignores permissions). */
+#define ER_TEST_NO_USER 77
+/* The unprivileged user and group a child drops to (nobody/nogroup). */
+#define ER_TEST_NOBODY 65534
+
+/* Runs fn(arg) in a forked child and returns fn's result (0..76 expected;
+ * a test function returns 0 for success and a distinct small number for
+ * each check that failed, since ck_assert cannot report from a grandchild).
+ *
+ * fsize_limit > 0: the child first sets RLIMIT_FSIZE to that many bytes
+ * and ignores SIGXFSZ, so a write beyond it fails with EFBIG (a full disk
+ * without a full disk).  unprivileged: when running as root, the child
+ * drops to uid/gid 65534 so file permissions apply (returns
+ * ER_TEST_NO_USER when it cannot; its supplementary groups stay, so a
+ * directory meant to refuse it must deny group write too, as 0555 does).
+ * Fails the test when the child dies of a signal or cannot set the limit. */
+static inline int er_test_in_child(int (*fn)(void *), void *arg, int unprivileged, long fsize_limit)
+{
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        if (fsize_limit > 0) {
+            struct rlimit rl = {(rlim_t)fsize_limit, (rlim_t)fsize_limit};
+            signal(SIGXFSZ, SIG_IGN);
+            if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+                _exit(126);
+        }
+        if (unprivileged && geteuid() == 0
+            && (setgid(ER_TEST_NOBODY) != 0 || setuid(ER_TEST_NOBODY) != 0 || geteuid() == 0))
+            _exit(ER_TEST_NO_USER);
+        _exit(fn(arg));
+    }
+    int ws = 0;
+    ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+    ck_assert_msg(WIFEXITED(ws), "child died of signal %d", WIFSIGNALED(ws) ? WTERMSIG(ws) : 0);
+    ck_assert_msg(WEXITSTATUS(ws) != 126, "child could not set RLIMIT_FSIZE");
+    return WEXITSTATUS(ws);
 }
 
 /* Records a skip (printed, and counted by tests/summary.sh) and leaves the
