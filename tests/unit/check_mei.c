@@ -1,8 +1,8 @@
 /*
  * The Mei et al. (2007) grid model (core/mei.c and friends): analytic
  * cases, conservation, symmetry, stability guards, walls, determinism
- * across thread counts, and real DEMs (through gdal_translate, skipped
- * when it is missing).
+ * across thread counts, and real DEMs (read with io/image.h's
+ * er_image_read, as the CLI reads them).
  */
 #include <check.h>
 #include <float.h>
@@ -18,6 +18,7 @@
 
 #include "../../core/model.h"
 #include "../../core/rng.h"
+#include "../../io/image.h"
 #include "test_util.h"
 
 /* ASan builds (make SANITIZE=1) run the scalar code about 50x slower:
@@ -666,56 +667,52 @@ START_TEST(invalid_arguments)
 }
 END_TEST
 
-/* Real DEMs: the default recipe runs long without a NaN.  Converted to raw
- * float32 with gdal_translate (skipped without it); cell sizes from
- * shared/data/dem/SOURCES.md (geographic ones converted at the centre
- * latitude).  Steps are cut on the largest maps to keep the suite fast;
- * the CLI integration tests run the full default recipe. */
+/* Real DEMs: the default recipe runs long without a NaN.  Read with
+ * er_image_read (the CLI's reader: PNG samples come back as 0..1, nodata
+ * cells as a mask); cell sizes from shared/data/dem/SOURCES.md
+ * (geographic ones converted at the centre latitude).  Steps are cut on
+ * the largest maps to keep the suite fast; the CLI integration tests run
+ * the full default recipe. */
 typedef struct dem_case {
     const char *file;
     int shared;       /* 1: only in shared/data/dem */
     int w, h;
-    double cx, cy, scale;
+    double cx, cy;
     int64_t steps;
 } dem_case;
 
 static const dem_case dems[] = {
-    { "whitebox_dem_f32_utm18n.tif", 0, 237, 188, 90.0, 90.0, 1.0, 4000 },
-    { "olinda_dem_f32_utm25s.tif", 0, 111, 111, 89.994, 89.994, 1.0, 4000 },
-    { "luxembourg_elev_int16_wgs84.tif", 1, 95, 90, 599.6, 926.6, 1.0, 4000 },
-    { "pysheds_dem_int16_wgs84.tif", 1, 367, 359, 77.9, 92.4, 1.0, 1000 },
-    { "puget_sound_1k_u16.png", 0, 1025, 1025, 1.0, 1.0, 1.0 / 65535.0, 300 },
+    { "whitebox_dem_f32_utm18n.tif", 0, 237, 188, 90.0, 90.0, 4000 },
+    { "olinda_dem_f32_utm25s.tif", 0, 111, 111, 89.994, 89.994, 4000 },
+    { "luxembourg_elev_int16_wgs84.tif", 1, 95, 90, 599.6, 926.6, 4000 },
+    { "pysheds_dem_int16_wgs84.tif", 1, 367, 359, 77.9, 92.4, 1000 },
+    { "puget_sound_1k_u16.png", 0, 1025, 1025, 1.0, 1.0, 300 },
 };
 
 START_TEST(real_dem_no_nan)
 {
     const dem_case *dc = &dems[_i];
-    char src[PATH_MAX], dir[PATH_MAX], out[PATH_MAX + 32], cmd[3 * PATH_MAX];
-    ER_SKIP_IF(system("gdal_translate --version > /dev/null 2>&1") != 0,
-               "gdal_translate not found");
+    char src[PATH_MAX];
     if (dc->shared) {
         ER_SKIP_IF(!er_test_shared_dem(src, sizeof src, dc->file), "shared DEM not found");
     } else {
         er_test_path(src, sizeof src, "tests/data/");
         strncat(src, dc->file, sizeof src - strlen(src) - 1);
     }
-    er_test_mkdtemp(dir, sizeof dir);
-    snprintf(out, sizeof out, "%s/dem.bin", dir);
-    snprintf(cmd, sizeof cmd, "gdal_translate -q -of ENVI -ot Float32 '%s' '%s'", src, out);
-    ck_assert_int_eq(system(cmd), 0);
+    er_image img;
+    er_read_opts ro = { 0, 0 };
+    er_error e;
+    ck_assert_msg(er_image_read(src, &ro, &img, &e) == ER_OK, "%s", e.msg);
+    ck_assert_int_eq(img.width, dc->w);
+    ck_assert_int_eq(img.height, dc->h);
     grid g = grid_new(dc->w, dc->h, dc->cx);
-    FILE *f = fopen(out, "rb");
-    ck_assert_ptr_nonnull(f);
-    ck_assert_uint_eq(fread(g.z, sizeof(float), cells(&g), f), cells(&g));
-    fclose(f);
-    er_test_rmdir(dir);
-    g.wall = calloc(cells(&g), 1);
-    for (size_t i = 0; i < cells(&g); i++) {
-        if (g.z[i] <= -32768.0f)
-            g.wall[i] = 1;
-        else
-            g.z[i] = (float)(g.z[i] * dc->scale);
+    memcpy(g.z, img.data, cells(&g) * sizeof(float));
+    if (img.nodata) {
+        g.wall = calloc(cells(&g), 1);
+        ck_assert_ptr_nonnull(g.wall);
+        memcpy(g.wall, img.nodata, cells(&g));
     }
+    er_image_free(&img);
     er_params p;
     er_params_default(&p);
     p.mei.steps = dc->steps / ER_SLOW_BUILD;
@@ -723,7 +720,6 @@ START_TEST(real_dem_no_nan)
     er_terrain t = { g.w, g.h, g.z, g.wall, dc->cx, dc->cy };
     er_layers l = { g.water, g.sed };
     er_budget b;
-    er_error e;
     ck_assert_msg(er_mei_run(&p, &t, &l, NULL, &b, &e) == ER_OK, "%s: %s", dc->file, e.msg);
     ck_assert(all_finite(&g));
     ck_assert_double_gt(b.eroded, 0.0);
