@@ -74,19 +74,43 @@ _erode_files()
 
 _erode()
 {
-    local cur=${COMP_WORDS[COMP_CWORD]} prev=
-    ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
+    # Readline splits "KEY=VALUE" and "--opt=value" at the '=' (it is in
+    # COMP_WORDBREAKS): glue the pieces back into words, and complete only
+    # the text after the last '=', which is what readline replaces.
+    local -a w=()
+    local i word
+    for ((i = 0; i <= COMP_CWORD; i++)); do
+        word=${COMP_WORDS[i]}
+        if ((i > 1)) && [[ $word == "=" || ${COMP_WORDS[i - 1]} == "=" ]]; then
+            w[${#w[@]} - 1]+=$word
+        else
+            w+=("$word")
+        fi
+    done
+    local cur=${w[${#w[@]} - 1]} prev=
+    ((${#w[@]} > 1)) && prev=${w[${#w[@]} - 2]}
     COMPREPLY=()
+    local strip=
+    [[ $cur == *=* ]] && strip=${cur%=*}=
+    if [[ $cur == --*=* ]]; then
+        prev=${cur%%=*} cur=${cur#*=} strip=
+    fi
+    _erode_complete "$cur" "$prev"
+    if [[ -n $strip ]]; then
+        COMPREPLY=("${COMPREPLY[@]#"$strip"}")
+    fi
+    return 0
+}
+
+# _erode_complete CUR PREV: fills COMPREPLY for the glued words.
+_erode_complete()
+{
+    local cur=$1 prev=$2
     local bin
     bin=$(type -P -- "${COMP_WORDS[0]}" 2> /dev/null) || bin=
     [[ -z $bin && -x ${COMP_WORDS[0]} ]] && bin=${COMP_WORDS[0]}
     [[ -n $bin ]] && _erode_load "$bin"
 
-    # --opt=value is split by readline at '='; handle "--opt value" and
-    # the value word after "--opt" "=".
-    if [[ $prev == "=" && COMP_CWORD -ge 2 ]]; then
-        prev=${COMP_WORDS[COMP_CWORD - 2]}
-    fi
     local opt=$prev
     [[ -n ${_erode_long[$prev]:-} ]] && opt=${_erode_long[$prev]}
     local meta=${_erode_meta[$opt]:-}
@@ -95,7 +119,8 @@ _erode()
         --set)
             if [[ $cur == *=* ]]; then
                 local k=${cur%%=*}
-                [[ -n ${_erode_default[$k]:-} ]] && COMPREPLY=("$k=${_erode_default[$k]}")
+                local d=${_erode_default[$k]:-}
+                [[ -n $d && $k=$d == "$cur"* ]] && COMPREPLY=("$k=$d")
             else
                 compopt -o nospace 2> /dev/null
                 mapfile -t COMPREPLY < <(compgen -W "${_erode_keys[*]}" -S = -- "$cur")

@@ -38,13 +38,17 @@ comp -s "" | sed 's/=$//' > "$T/keys"
 "$ERODE" --print-recipe | jq -r 'paths(type != "object") | map(tostring) | join(".")' | sort > "$T/want"
 cmp -s "$T/keys" "$T/want" || t_fail "differs from --print-recipe: $(diff "$T/want" "$T/keys" | grep '^[<>]' | tr '\n' ' ')"
 expect "mei.kc= mei.kd= mei.ke= mei.ks=" -s mei.k
-expect "mei.steps=$("$ERODE" --print-recipe | jq .mei.steps)" --set mei.steps=
-expect "model=mei" -s model=
+# Readline splits at '=' (COMP_WORDBREAKS): "mei.steps" "=" "", and it
+# replaces only the text after the '='.
+expect "$("$ERODE" --print-recipe | jq .mei.steps)" --set mei.steps =
+expect "mei" -s model = m
+expect "" -s model = d
 t_ok
 
 t_case "completion: choices and layer lists from --help"
 expect "png tif" -f ""
 expect "vulkan" --backend v
+expect "tif" --format = t
 expect "height,sediment" --layers height,se
 expect "deposit erosion height sediment water" --layers ""
 t_ok
