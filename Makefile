@@ -5,7 +5,7 @@
 #   make OPENMP=0 ...    build without OpenMP (same results, one thread)
 #   make bench           build the benchmark programs used by scripts/bench
 #   make fuzz            libFuzzer targets (clang), each run FUZZ_SECONDS (not in check)
-#   make install PREFIX=/usr/local DESTDIR= MANDIR=$(PREFIX)/share/man
+#   make install PREFIX=/usr/local DESTDIR= MANDIR=$(PREFIX)/share/man (+ BASHCOMPDIR)
 
 VERSION   := 0.1.0
 PKG_CONFIG ?= pkg-config
@@ -14,6 +14,7 @@ PREFIX    ?= /usr/local
 BINDIR    ?= $(PREFIX)/bin
 MANDIR    ?= $(PREFIX)/share/man
 DATADIR   ?= $(PREFIX)/share/erode
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 OPENMP    ?= 1
 SANITIZE  ?= 0
 WERROR    ?= 1
@@ -138,10 +139,13 @@ install: $(BIN)
 	install -m 644 man/erode.1 $(DESTDIR)$(MANDIR)/man1/erode.1
 	install -m 644 man/erode-recipe.5 $(DESTDIR)$(MANDIR)/man5/erode-recipe.5
 	install -m 644 configs/*.json $(DESTDIR)$(DATADIR)/configs/
+	install -d $(DESTDIR)$(BASHCOMPDIR)
+	install -m 644 scripts/completion/erode.bash $(DESTDIR)$(BASHCOMPDIR)/erode
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/erode $(DESTDIR)$(MANDIR)/man1/erode.1 $(DESTDIR)$(MANDIR)/man5/erode-recipe.5
 	rm -rf $(DESTDIR)$(DATADIR)
+	rm -f $(DESTDIR)$(BASHCOMPDIR)/erode
 
 clean:
 	rm -rf build build-san $(BIN)

@@ -2,7 +2,10 @@
 # Documentation checks (jq's tests/mantest in spirit):
 #  1. mandoc -Tlint finds nothing in man/*.1 and man/*.5;
 #  2. `erode --help` and man/erode.1 list the same long options;
-#  3. the EXAMPLES of erode.1 run and succeed.
+#  3. the EXAMPLES of erode.1 run and succeed;
+#  4. every key of `erode --print-recipe` has an entry in erode-recipe.5, in
+#     the section of its object (TOP LEVEL, TERRAIN, MEI, DROPLET,
+#     droplet.mass_transfer), stating a default and a range or choices.
 erode=$(cd "$(dirname "${1:-./erode}")" && pwd)/$(basename "${1:-./erode}")
 src=$(cd "$(dirname "$0")/.." && pwd)
 status=0
@@ -19,6 +22,43 @@ if [ "$help_opts" != "$man_opts" ]; then
     printf '%s\n' "$man_opts" | diff /tmp/erode-lint-help.$$ - | sed 's/^/  /'
     rm -f /tmp/erode-lint-help.$$
     status=1
+fi
+
+# 4. Recipe keys: ".It Ic KEY" (or ".It Ic x , Ic y") in the key's section,
+# and the entry (up to the next ".It" of that list) names a default.
+if command -v jq > /dev/null 2>&1; then
+    keys=$("$erode" --print-recipe | jq -r 'paths(type != "object") | map(tostring) | join(".")')
+    nkeys=0
+    for k in $keys; do
+        nkeys=$((nkeys + 1))
+        case $k in
+        droplet.mass_transfer.*) sec='^\.Ss droplet\.mass_transfer' ;;
+        terrain.*) sec='^\.Sh TERRAIN' ;;
+        mei.*) sec='^\.Sh MEI' ;;
+        droplet.*) sec='^\.Sh DROPLET' ;;
+        *) sec='^\.Sh TOP LEVEL' ;;
+        esac
+        name=${k##*.}
+        entry=$(awk -v sec="$sec" -v name="$name" '
+            $0 ~ sec { in_sec = 1; next }
+            in_sec && /^\.S[hs] / { exit }
+            in_sec && /^\.It Ic / {
+                if (found) exit
+                n = split($0, w, " ")
+                for (i = 3; i <= n; i++) if (w[i] == name && w[i - 1] == "Ic") found = 1
+            }
+            found { print }' "$src/man/erode-recipe.5")
+        if [ -z "$entry" ]; then
+            echo "lint: recipe key $k has no entry in man/erode-recipe.5"
+            status=1
+        elif ! printf '%s\n' "$entry" | grep -q 'Default'; then
+            echo "lint: man/erode-recipe.5: $k states no default"
+            status=1
+        fi
+    done
+    [ "$nkeys" -ge 40 ] || { echo "lint: only $nkeys recipe keys from --print-recipe"; status=1; }
+else
+    echo "lint: jq missing, recipe keys not checked against erode-recipe.5"
 fi
 
 # Run each ".Dl $ command" of EXAMPLES in a scratch directory that has the
@@ -41,5 +81,5 @@ while IFS= read -r cmd; do
 done < "$tmp/examples"
 [ "$n" -ge 3 ] || { echo "lint: only $n examples found in erode.1"; status=1; }
 rm -rf "$tmp"
-[ $status -eq 0 ] && echo "lint: man pages clean, --help matches erode.1, $n examples ran"
+[ $status -eq 0 ] && echo "lint: man pages clean, --help matches erode.1, $n examples ran, every recipe key in erode-recipe.5"
 exit $status

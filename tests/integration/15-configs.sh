@@ -1,0 +1,189 @@
+#!/bin/sh
+# Every recipe in configs/ runs on a real DEM and does what its comment says.
+# The script walks the directory, so a recipe added there without a property
+# check here fails ("no check for ...") instead of going untested.
+#
+# Input: the bundled Vermont DEM (237x188, 90 m cells, 1020 m of relief), the
+# map the recipes were tuned on (mei-river.json's sources are in its pixels).
+# Mei recipes run with -s mei.steps=1000 (a quarter of the default 4000, a
+# fifth of heavy-rain's 5000) so the script stays at a few seconds, and well
+# under a minute under ASan, on a shared 2-core machine; the properties below
+# (how much water is left, where it is, how much was eroded) already show
+# after 1000 steps, and every Mei recipe is shortened alike so their
+# comparisons stay fair.  The droplet recipes run as written (under 0.2 s).
+. "$(dirname "$0")/lib.sh"
+W=$DATA/whitebox_dem_f32_utm18n.tif
+CONF=$SRCDIR/configs
+
+if ! { have gdalinfo && $PY -c 'import osgeo.gdal, numpy' 2> /dev/null; }; then
+    t_case "configs/ recipes"; t_skip "gdalinfo or python3-gdal missing"
+    exit 0
+fi
+
+cat > "$T/stat.py" <<'EOF'
+import sys
+from osgeo import gdal
+import numpy as np
+gdal.UseExceptions()
+def read(p):
+    ds = gdal.Open(p)  # keep the dataset alive while its band is read
+    return ds.GetRasterBand(1).ReadAsArray().astype(np.float64)
+cmd = sys.argv[1]
+if cmd == "stat":
+    # stat PREFIX INPUT: every layer GDAL-readable, the input's size, finite;
+    # prints key=value lines.
+    pre, inp = sys.argv[2], read(sys.argv[3])
+    L = {}
+    for l in ("height", "water", "sediment", "erosion", "deposit"):
+        a = read(pre + "." + l + ".tif")
+        if a.shape != inp.shape: sys.exit(l + ": size " + str(a.shape))
+        if not np.isfinite(a).all(): sys.exit(l + ": non-finite cells")
+        L[l] = a
+    e, w = L["erosion"], L["water"]
+    print("erosion_mean=%.9g" % e.mean())
+    print("erosion_p99=%.9g" % np.percentile(e, 99))
+    print("change_p99=%.9g" % np.percentile(np.abs(L["height"] - inp), 99))
+    print("water_mean=%.9g" % w.mean())
+    print("water_max=%.9g" % w.max())
+    print("wet_frac=%.9g" % (w > 0).mean())
+    print("relief=%.9g" % (inp.max() - inp.min()))
+elif cmd == "near":
+    # near WATER R X Y [X Y...]: share of all water within R cells of a point
+    w = read(sys.argv[2]); r = float(sys.argv[3]); p = sys.argv[4:]
+    ys, xs = np.mgrid[0:w.shape[0], 0:w.shape[1]]
+    m = np.zeros(w.shape, bool)
+    for i in range(0, len(p), 2):
+        m |= (xs - float(p[i])) ** 2 + (ys - float(p[i + 1])) ** 2 <= r * r
+    print("%.9g %.9g" % (w[m].sum() / w.sum(), m.mean()))
+elif cmd == "spike":
+    # spike IN OUT: a copy with the top-left 3x3 cells raised by 3000 m
+    src = gdal.Open(sys.argv[2]); a = src.GetRasterBand(1).ReadAsArray()
+    a[0:3, 0:3] += 3000
+    d = gdal.GetDriverByName("GTiff").CreateCopy(sys.argv[3], src)
+    d.GetRasterBand(1).WriteArray(a); d = None
+elif cmd == "reach":
+    # reach A B: farthest cell (Chebyshev, from the top-left) where A != B; -1 if none
+    a, b = read(sys.argv[2]), read(sys.argv[3])
+    ys, xs = np.nonzero(a != b)
+    print(int(np.maximum(ys, xs).max()) if len(ys) else -1)
+EOF
+stat() { $PY "$T/stat.py" "$@"; }
+# v NAME KEY: a value that the run of configs/NAME.json measured
+v() { sed -n "s/^$2=//p" "$T/$1.stat"; }
+# fgt A B [FACTOR]: A > FACTOR*B (default 1), as floating-point numbers
+fgt() { awk -v a="$1" -v b="$2" -v k="${3:-1}" 'BEGIN { exit !(a > k * b) }'; }
+
+# Pass 1: run every recipe; outputs GDAL-readable and finite, budget closed.
+names=""
+for f in "$CONF"/*.json; do
+    n=$(basename "$f" .json); names="$names $n"
+    t_case "configs/$n.json runs on a real DEM"
+    jq -e '.comment | type == "string" and length > 40' "$f" > /dev/null ||
+        t_fail "no \"comment\" key saying what the recipe is for"
+    short=""
+    [ "$("$ERODE" -r "$f" --print-recipe | jq -r .model)" = mei ] && short="-s mei.steps=1000"
+    mkdir -p "$T/$n"
+    # shellcheck disable=SC2086
+    t_exit 0 "$ERODE" -q --json -r "$f" $short --layers height,water,sediment,erosion,deposit -o "$T/$n" "$W"
+    cp "$T/stdout" "$T/$n.json"
+    jq -e '.status == "ok" and (.budget.relative_error | if . < 0 then -. else . end) < 1e-6' "$T/$n.json" > /dev/null ||
+        t_fail "material budget: $(jq -c .budget "$T/$n.json")"
+    stat stat "$T/$n/whitebox_dem_f32_utm18n" "$W" > "$T/$n.stat" 2>&1 || t_fail "$(tail -n 1 "$T/$n.stat")"
+    t_ok
+done
+
+# Pass 2: a property for each recipe that says it does what it is for.
+for n in $names; do
+    t_case "configs/$n.json does what its comment says"
+    [ -s "$T/$n.stat" ] || { t_fail "no measurements (pass 1 failed)"; continue; }
+    case $n in
+    default)
+        # Writes out the built-in default recipe, no more, no less.
+        [ "$("$ERODE" -r "$CONF/default.json" --print-recipe)" = "$("$ERODE" --print-recipe)" ] ||
+            t_fail "differs from the built-in default recipe"
+        ;;
+    mei-rain)
+        # Uniform rain wets (nearly) every cell and erodes.
+        fgt "$(v mei-rain wet_frac)" 0.95 || t_fail "only $(v mei-rain wet_frac) of the cells wet"
+        fgt "$(v mei-rain erosion_mean)" 0 || t_fail "nothing eroded"
+        ;;
+    mei-river)
+        # No rain: the water runs from the two springs. At least 3x the area
+        # share of all water lies within 30 cells of them, while rain spreads
+        # it so that the same area holds about its area share.
+        srcs=$(jq -r '[.mei.sources[] | .x, .y] | map(tostring) | join(" ")' "$CONF/mei-river.json")
+        # shellcheck disable=SC2086
+        river=$(stat near "$T/mei-river/whitebox_dem_f32_utm18n.water.tif" 30 $srcs) || t_fail "$river"
+        # shellcheck disable=SC2086
+        rain=$(stat near "$T/mei-rain/whitebox_dem_f32_utm18n.water.tif" 30 $srcs) || t_fail "$rain"
+        fgt "${river% *}" "${river#* }" 3 || t_fail "water share near the springs ${river% *}, area share ${river#* }"
+        fgt "${rain% *}" "${rain#* }" 2 && t_fail "rain put ${rain% *} of its water near the springs (area ${rain#* }): the check cannot tell"
+        fgt 0.2 "$(v mei-river wet_frac)" || t_fail "$(v mei-river wet_frac) of the map wet: not a river"
+        ;;
+    light-weathering)
+        # Subtle: 99 % of the cells move by less than 1 % of the relief, and
+        # the default rain erodes over 5x as much in the same steps.
+        fgt "$(awk -v r="$(v light-weathering relief)" 'BEGIN { print r / 100 }')" "$(v light-weathering change_p99)" ||
+            t_fail "99th percentile height change $(v light-weathering change_p99) m"
+        fgt "$(v default erosion_mean)" "$(v light-weathering erosion_mean)" 5 ||
+            t_fail "erodes $(v light-weathering erosion_mean), default $(v default erosion_mean)"
+        fgt "$(v light-weathering erosion_mean)" 0 || t_fail "nothing eroded"
+        ;;
+    heavy-rain)
+        # More water left on the map than light weathering (3x) and the
+        # default (2x), and over 3x the default's erosion in the same steps.
+        fgt "$(v heavy-rain water_mean)" "$(v light-weathering water_mean)" 3 ||
+            t_fail "water $(v heavy-rain water_mean), light $(v light-weathering water_mean)"
+        fgt "$(v heavy-rain water_mean)" "$(v default water_mean)" 2 ||
+            t_fail "water $(v heavy-rain water_mean), default $(v default water_mean)"
+        fgt "$(v heavy-rain erosion_mean)" "$(v default erosion_mean)" 3 ||
+            t_fail "erosion $(v heavy-rain erosion_mean), default $(v default erosion_mean)"
+        ;;
+    droplet)
+        # Droplets carve: the mean cell loses over 0.5 % of the relief (about
+        # 1 % here), where the default Mei rain takes well under 0.1 %.
+        fgt "$(v droplet erosion_mean)" "$(awk -v r="$(v droplet relief)" 'BEGIN { print r / 200 }')" ||
+            t_fail "mean erosion $(v droplet erosion_mean)"
+        ;;
+    droplet-mass-transfer)
+        # Particles travel far (hundreds of steps, not 30 cells): their flow
+        # gathers into channels carrying over 10x the most droplet.json's do.
+        [ "$("$ERODE" -r "$CONF/$n.json" --print-recipe | jq -r .droplet.variant)" = mass-transfer ] ||
+            t_fail "not the mass-transfer variant"
+        fgt "$(v droplet-mass-transfer water_max)" "$(v droplet water_max)" 10 ||
+            t_fail "max flow $(v droplet-mass-transfer water_max), droplet.json $(v droplet water_max)"
+        ;;
+    mountain-gullies)
+        # Deeper incision than droplet.json: the deepest 1 % of cuts go 1.3x deeper.
+        fgt "$(v mountain-gullies erosion_p99)" "$(v droplet erosion_p99)" 1.3 ||
+            t_fail "p99 erosion $(v mountain-gullies erosion_p99), droplet.json $(v droplet erosion_p99)"
+        ;;
+    droplet-detail)
+        # A light pass: under a quarter of droplet.json's erosion, yet not nothing.
+        fgt "$(v droplet erosion_mean)" "$(v droplet-detail erosion_mean)" 4 ||
+            t_fail "erosion $(v droplet-detail erosion_mean), droplet.json $(v droplet erosion_mean)"
+        fgt "$(v droplet-detail erosion_mean)" 0 || t_fail "nothing eroded"
+        ;;
+    tile-set)
+        # A fixed height unit: raising one corner by 3000 m (which changes
+        # the map's relief) changes the result only near that corner, so
+        # tiles of one map agree; droplet.json's "relief" unit changes it
+        # everywhere.
+        jq -e '.droplet.height_unit | type == "number"' "$CONF/tile-set.json" > /dev/null ||
+            t_fail "droplet.height_unit is not a fixed number"
+        stat spike "$W" "$T/spike.tif"
+        for r in tile-set droplet; do
+            mkdir -p "$T/sp-$r"
+            "$ERODE" -q -r "$CONF/$r.json" --layers erosion -o "$T/sp-$r" "$T/spike.tif" || t_fail "$r on the spiked map"
+        done
+        near=$(stat reach "$T/tile-set/whitebox_dem_f32_utm18n.erosion.tif" "$T/sp-tile-set/spike.erosion.tif")
+        far=$(stat reach "$T/droplet/whitebox_dem_f32_utm18n.erosion.tif" "$T/sp-droplet/spike.erosion.tif")
+        [ "$near" -ge 0 ] && [ "$near" -le 60 ] || t_fail "a spike in the corner changed cells $near cells away"
+        [ "$far" -gt 100 ] || t_fail "droplet.json changed only up to $far cells away: the check cannot tell"
+        ;;
+    *)
+        t_fail "no check for configs/$n.json in tests/integration/15-configs.sh: add one saying what it does"
+        ;;
+    esac
+    t_ok
+done

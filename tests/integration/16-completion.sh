@@ -1,0 +1,62 @@
+#!/bin/sh
+# scripts/completion/erode.bash: sourced in a plain (non-interactive) bash,
+# its _erode function completes options, choices, layer lists, recipe keys
+# and file names; the options and keys it offers are exactly those of the
+# binary's --help and --print-recipe.
+. "$(dirname "$0")/lib.sh"
+COMP=$SRCDIR/scripts/completion/erode.bash
+
+if ! have bash; then
+    t_case "bash completion"; t_skip "bash not installed"
+    exit 0
+fi
+mkdir -p "$T/dir/sub"
+: > "$T/dir/a.tif"; : > "$T/dir/b.PNG"; : > "$T/dir/c.json"; : > "$T/dir/d.txt"; : > "$T/dir/e.tiff"
+
+# comp WORD...: what completing the last word offers, one a line, sorted.
+comp() {
+    (cd "$T/dir" && bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _erode
+        printf "%s\n" "${COMPREPLY[@]}" | sort' comp "$COMP" "$ERODE" "$@")
+}
+# expect "WANTED" WORD...: the completion offers exactly WANTED (space-separated).
+expect() {
+    want=$1; shift
+    got=$(comp "$@" | tr '\n' ' ' | sed 's/ $//')
+    [ "$got" = "$want" ] || t_fail "'erode $*<TAB>' offered '$got', expected '$want'"
+}
+
+t_case "completion: options are --help's, no more, no fewer"
+comp -- | grep -- '^--' > "$T/offered"
+"$ERODE" --help | grep -o -- '--[a-z][a-z0-9-]*' | sort -u > "$T/help"
+cmp -s "$T/offered" "$T/help" || t_fail "differs from --help: $(diff "$T/help" "$T/offered" | grep '^[<>]' | tr '\n' ' ')"
+expect "--layers" --la
+expect "--preview --preview-pair" --prev
+t_ok
+
+t_case "completion: -s offers every key of --print-recipe, then its default"
+comp -s "" | sed 's/=$//' > "$T/keys"
+"$ERODE" --print-recipe | jq -r 'paths(type != "object") | map(tostring) | join(".")' | sort > "$T/want"
+cmp -s "$T/keys" "$T/want" || t_fail "differs from --print-recipe: $(diff "$T/want" "$T/keys" | grep '^[<>]' | tr '\n' ' ')"
+expect "mei.kc= mei.kd= mei.ke= mei.ks=" -s mei.k
+# Readline splits at '=' (COMP_WORDBREAKS): "mei.steps" "=" "", and it
+# replaces only the text after the '='.
+expect "$("$ERODE" --print-recipe | jq .mei.steps)" --set mei.steps =
+expect "mei" -s model = m
+expect "" -s model = d
+t_ok
+
+t_case "completion: choices and layer lists from --help"
+expect "png tif" -f ""
+expect "vulkan" --backend v
+expect "tif" --format = t
+expect "height,sediment" --layers height,se
+expect "deposit erosion height sediment water" --layers ""
+t_ok
+
+t_case "completion: file names by what each option takes"
+expect "a.tif b.PNG e.tiff sub" ""
+expect "c.json sub" -r ""
+expect "b.PNG sub" --preview ""
+expect "sub" -o ""
+expect "a.tif" -j 2 a
+t_ok
