@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../io/atomic.h"
+#include "../core/model.h"
 #include "../io/recipe.h"
 #include "msg.h"
 #include "options.h"
@@ -90,6 +91,11 @@ int main(int argc, char **argv)
     }
     if (er_recipe_load(s.recipe_path, s.overrides, s.n_overrides, &recipe, &err) != ER_OK) {
         er_msg_error("%s", err.msg);
+        er_settings_free(&s);
+        return 2;
+    }
+    if (recipe.model == ER_MODEL_DROPLET && er_droplet_check(&recipe, &err) != ER_OK) {
+        er_msg_error("%s: %s", s.recipe_path ? s.recipe_path : "recipe", err.msg);
         er_settings_free(&s);
         return 2;
     }

@@ -961,6 +961,13 @@ er_status er_droplet_run(const er_params *p, er_terrain *t, er_layers *layers,
     return st;
 }
 
+er_status er_droplet_check(const er_params *p, er_error *err)
+{
+    int64_t size = 0;
+    er_status st = check_params(&p->droplet, err);
+    return st ? st : tile_side(&p->droplet, &size, err);
+}
+
 size_t er_droplet_bytes_per_cell(const er_params *p)
 {
     /* The clean mask, one byte a cell, on maps with walls.  Batches and

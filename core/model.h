@@ -79,4 +79,12 @@ er_status er_droplet_run(const er_params *p, er_terrain *t, er_layers *layers,
 
 size_t er_droplet_bytes_per_cell(const er_params *p);
 
+/*
+ * Checks p->droplet the way er_droplet_run will, without a map: ranges and
+ * the tile-size bound of DESIGN.md §5, which depends on several keys at
+ * once.  The CLI calls it before any work so such a recipe is refused like
+ * every other recipe error.  Returns ER_OK or ER_EINVAL naming the key.
+ */
+er_status er_droplet_check(const er_params *p, er_error *err);
+
 #endif

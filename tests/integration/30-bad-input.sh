@@ -52,6 +52,15 @@ if have gdal_create; then
     t_ok
 fi
 
+# The tile-size bound involves three keys, so the recipe parser cannot check
+# it alone; it is still a recipe error, refused before any work.
+t_case "droplet.tile_size below its safe bound"
+rm -rf "$T/out"; mkdir -p "$T/out"
+t_exit 2 "$ERODE" -q -s 'model="droplet"' -s droplet.tile_size=10 -o "$T/out" "$W"
+t_one_error_line "droplet.tile_size: 10 is below the safe bound"
+t_empty_dir "$T/out"
+t_ok
+
 t_case "missing output directory"
 t_exit 2 "$ERODE" -q -o "$T/nowhere" "$W"
 t_one_error_line "nowhere"
