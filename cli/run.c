@@ -18,6 +18,7 @@
 
 #include "../core/model.h"
 #include "../core/preview.h"
+#include "../io/atomic.h"
 #include "../io/image.h"
 #include "../io/recipe.h"
 #include "msg.h"
@@ -464,10 +465,11 @@ static void print_json(const job *j, int status)
     cJSON_Delete(o);
 }
 
-/* An input whose run failed keeps none of the files this run wrote for it:
- * a full disk at the third layer must not leave the first two looking like
- * a finished result (each is complete, but the set is not).  Earlier
- * inputs' outputs are not touched. */
+/* An input whose run failed keeps none of its outputs.  A failed write
+ * never reaches a final name (the set is renamed only after every write
+ * succeeded), so this is for a rename that fails part way through the set:
+ * the names that now hold a mix of new and old files are removed, since
+ * the set is not one run's.  Earlier inputs' outputs are not touched. */
 static void remove_outputs(job *j)
 {
     for (unsigned b = 0; b < ER_LAYER_COUNT; b++)
@@ -507,14 +509,25 @@ static int run_one(const er_settings *s, const er_params *recipe, const char *in
         st = simulate(&j);
         er_progress_end(&j.progress);
     }
+    /* The layers and the preview replace their final names together, once
+     * all are written (io/atomic.h output sets). */
+    er_atomic_set_begin();
     if (st == ER_OK)
         st = write_layers(&j);
     if (st == ER_OK && s->preview)
         st = write_preview(&j);
+    int renaming = st == ER_OK;
+    if (renaming)
+        st = er_atomic_set_commit(&j.err);
+    else
+        er_atomic_set_abort();
     j.seconds = er_msg_now() - t0;
     int status = st == ER_OK ? 0 : exit_for(st, started);
     if (st != ER_OK) {
-        remove_outputs(&j);
+        if (renaming)
+            remove_outputs(&j);
+        j.written = 0; /* for --json: no output of this input exists */
+        j.preview[0] = '\0';
         er_msg_error("%s", j.err.msg);
     }
     if (s->json)

@@ -95,6 +95,19 @@ er_status er_atomic_open(er_atomic *a, const char *final_path, er_error *err)
     return ER_OK;
 }
 
+/* The output set being written (er_atomic_set_begin): commits that wait for
+ * er_atomic_set_commit.  The CLI is single-threaded when it writes. */
+static struct {
+    int active, n;
+    er_atomic held[ER_ATOMIC_SLOTS];
+} set;
+
+void er_atomic_set_begin(void)
+{
+    set.active = 1;
+    set.n = 0;
+}
+
 static void atomic_free(er_atomic *a)
 {
     slot_release(a->slot);
@@ -120,6 +133,16 @@ er_status er_atomic_commit(er_atomic *a, er_error *err)
             return st;
         }
     }
+    if (set.active) {
+        if (set.n == ER_ATOMIC_SLOTS) {
+            er_atomic_abort(a);
+            return er_fail(err, ER_EIO, "cannot write '%s': too many files in one set", a->final_path);
+        }
+        set.held[set.n++] = *a; /* the temporary stays in the cleanup table */
+        a->final_path = a->tmp_path = NULL;
+        a->slot = -1;
+        return ER_OK;
+    }
     if (rename(a->tmp_path, a->final_path) != 0) {
         er_status st = er_fail(err, ER_EIO, "cannot write '%s': %s", a->final_path, er_atomic_reason(errno));
         er_atomic_abort(a);
@@ -144,4 +167,28 @@ void er_atomic_cleanup_signal_safe(void)
     for (int i = 0; i < ER_ATOMIC_SLOTS; i++)
         if (cleanup_used[i])
             unlink(cleanup_path[i]);
+}
+
+er_status er_atomic_set_commit(er_error *err)
+{
+    er_status st = ER_OK;
+    for (int i = 0; i < set.n; i++) {
+        er_atomic *a = &set.held[i];
+        if (st == ER_OK && rename(a->tmp_path, a->final_path) != 0)
+            st = er_fail(err, ER_EIO, "cannot write '%s': %s", a->final_path, er_atomic_reason(errno));
+        else if (st != ER_OK)
+            unlink(a->tmp_path);
+        atomic_free(a);
+    }
+    set.active = 0;
+    set.n = 0;
+    return st;
+}
+
+void er_atomic_set_abort(void)
+{
+    for (int i = 0; i < set.n; i++)
+        er_atomic_abort(&set.held[i]);
+    set.active = 0;
+    set.n = 0;
 }

@@ -37,6 +37,19 @@ void er_atomic_abort(er_atomic *a);
  * thread-safe. */
 const char *er_atomic_reason(int errnum);
 
+/*
+ * Output sets: between er_atomic_set_begin() and er_atomic_set_commit(),
+ * er_atomic_commit() flushes the temporary but holds its rename back, so
+ * the files of one set replace their final names together at the end, after
+ * every write has succeeded.  A disk that fills at the third file then
+ * leaves the previous run's files (if any) untouched instead of a mix.
+ * er_atomic_set_abort() removes the held temporaries.  At most 64 files a
+ * set; not thread-safe (the CLI writes from one thread).
+ */
+void er_atomic_set_begin(void);
+er_status er_atomic_set_commit(er_error *err);
+void er_atomic_set_abort(void);
+
 /* Unlinks every temporary still open; only async-signal-safe calls. */
 void er_atomic_cleanup_signal_safe(void);
 

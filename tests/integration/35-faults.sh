@@ -66,7 +66,19 @@ t_one_error_line "^erode: cannot write '$T/a/$BS.height.tif': file too large"
 t_empty_dir "$T/a"
 t_ok
 
-t_case "file size limit after the first layer: the committed layer is removed too"
+t_case "a rerun that fails at its second layer leaves the previous run's set untouched"
+# The layers of one input replace their final names together, after all are
+# written: the height layer of a failed rerun with another recipe must not
+# sit beside the old sediment and water layers.
+rm -rf "$T/o"; mkdir -p "$T/o"; cp "$T/ref/$BS".*.tif "$T/o/"
+t_exit 1 limited "$(kib_between "$(size "$T/ref/$BS.height.tif")" "$(size "$T/ref/$BS.sediment.tif")")" \
+    -q -s mei.steps=7 -o "$T/o" "$B"
+t_one_error_line "cannot write '$T/o/$BS.sediment.tif': file too large"
+same_outputs "$T/o" "$BS" tif "$T/ref"
+no_temporaries "$T/o"
+t_ok
+
+t_case "file size limit after the first layer: the written layer never appears"
 # The height layer (written first) fits, the sediment layer does not.
 mkdir -p "$T/b"
 t_exit 1 limited "$(kib_between "$(size "$T/ref/$BS.height.tif")" "$(size "$T/ref/$BS.sediment.tif")")" \
