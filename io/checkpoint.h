@@ -18,7 +18,8 @@
  *   144 16 i64 budget: work_done, substeps
  *   160 8  u64 FNV-1a 64 of bytes 0..159
  *   168    the present arrays in index order, width * height f32 each
- *   end 8  u64 FNV-1a 64 of the array bytes
+ *   end 8  u64 FNV-1a 64 of the array values, folding one float's 32 bits
+ *          (not one byte) at a time
  */
 #ifndef ER_CHECKPOINT_H
 #define ER_CHECKPOINT_H
