@@ -37,7 +37,7 @@ static const struct er_option {
     {"preview", required_argument, OPT_PREVIEW, "FILE.png", "also draw a shaded-relief picture of the result ({stem} = the input's stem)"},
     {"preview-pair", no_argument, OPT_PREVIEW_PAIR, NULL, "the preview shows before and after side by side"},
     {"checkpoint", required_argument, OPT_CHECKPOINT, "FILE", "save the run state to FILE when stopped by SIGINT/SIGTERM ({stem} = the input's stem); removed after success"},
-    {"checkpoint-every", required_argument, OPT_CHECKPOINT_EVERY, "N", "also save it every N Mei steps or droplet batches (default: 0, only when stopped)"},
+    {"checkpoint-every", required_argument, OPT_CHECKPOINT_EVERY, "N", "also save it every N Mei steps or droplet batches (default: 0, only when stopped and at the end)"},
     {"resume", required_argument, OPT_RESUME, "FILE", "continue the run saved in FILE (same recipe and input); outputs as if never stopped"},
     {"frames", required_argument, OPT_FRAMES, "DIR", "write time-lapse preview frames DIR/<stem>.frame-NNNNNN.png"},
     {"frame-every", required_argument, OPT_FRAME_EVERY, "N", "one frame every N Mei steps or droplet batches (default: 10), plus the start and the end"},

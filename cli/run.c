@@ -200,7 +200,7 @@ typedef struct job {
     er_checkpoint resumed;     /* the --resume state, if any */
     int64_t first_boundary;    /* where this process started (0, or the resumed one) */
     int64_t frames;            /* frames written */
-    int64_t saved_at;          /* boundary of the checkpoint saved on a signal; -1 none */
+    int64_t saved_at;          /* boundary of the last checkpoint saved; -1 none */
     er_status hook_status;     /* a checkpoint or frame that could not be written */
     er_error hook_err;
 } job;
@@ -351,11 +351,15 @@ static int boundary_cb(void *user, const er_run_state *state)
         (state->boundary % s->frame_every == 0 || state->boundary == state->boundaries))
         st = write_frame(j, state);
     if (st == ER_OK && j->ck_path[0]) {
-        int due = s->checkpoint_every > 0 && state->boundary % s->checkpoint_every == 0 &&
-                  state->boundary > j->first_boundary && state->boundary < state->boundaries;
+        /* Periodic ones, and the end state, so that a stop or a kill while
+         * the outputs are written (seconds on a large map) loses no work:
+         * the resumed run only writes them. */
+        int fresh = state->boundary > j->first_boundary;
+        int due = fresh && ((s->checkpoint_every > 0 && state->boundary % s->checkpoint_every == 0) ||
+                            state->boundary == state->boundaries);
         if (stop || due)
             st = er_checkpoint_write(j->ck_path, state, &j->ck_id, &j->hook_err);
-        if (st == ER_OK && stop)
+        if (st == ER_OK && (stop || due))
             j->saved_at = state->boundary;
     }
     if (st != ER_OK) {

@@ -107,6 +107,22 @@ for model in mei droplet; do
     t_ok
 done
 
+t_case "a run whose outputs fail keeps the end-state checkpoint; --resume only writes them"
+d=$T/end
+mkdir -p "$d/out/$stem.height.tif" "$d/ck"   # a directory where the output goes: rename fails
+# shellcheck disable=SC2086
+t_exit 1 "$ERODE" -q $MEI --checkpoint "$d/ck/c.ckpt" -o "$d/out" "$W"
+[ -f "$d/ck/c.ckpt" ] || t_fail "no checkpoint left"
+rmdir "$d/out/$stem.height.tif"
+# shellcheck disable=SC2086
+t_exit 0 "$ERODE" -q $MEI --json --checkpoint "$d/ck/c.ckpt" --resume "$d/ck/c.ckpt" -o "$d/out" "$W"
+[ "$(jq .resumed_at "$T/stdout")" = 800 ] || t_fail "resumed at $(jq .resumed_at "$T/stdout"), not at the end"
+for l in height sediment water; do
+    cmp -s "$T/ref-mei/$stem.$l.tif" "$d/out/$stem.$l.tif" || t_fail "$l differs"
+done
+t_empty_dir "$d/ck"
+t_ok
+
 # A checkpoint to refuse things with: SIGTERM early in a Mei run.
 mkdir -p "$T/rf/out" "$T/rf/ck"
 CK=$T/rf/ck/c.ckpt
