@@ -12,7 +12,8 @@
 
 enum {
     OPT_BACKEND = 1000, OPT_JSON, OPT_PRINT_RECIPE, OPT_PROGRESS, OPT_LAYERS,
-    OPT_BAND, OPT_MAX_MEMORY, OPT_PREVIEW, OPT_PREVIEW_PAIR, OPT_INPUTS_FROM
+    OPT_BAND, OPT_MAX_MEMORY, OPT_PREVIEW, OPT_PREVIEW_PAIR, OPT_INPUTS_FROM,
+    OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY, OPT_RESUME, OPT_FRAMES, OPT_FRAME_EVERY
 };
 
 /* The one option table (curl's aliases[]): parsing and --help both read it. */
@@ -35,6 +36,11 @@ static const struct er_option {
     {"max-memory", required_argument, OPT_MAX_MEMORY, "SIZE", "refuse inputs needing more memory, e.g. 8G, 512M (default: the machine's memory)"},
     {"preview", required_argument, OPT_PREVIEW, "FILE.png", "also draw a shaded-relief picture of the result ({stem} = the input's stem)"},
     {"preview-pair", no_argument, OPT_PREVIEW_PAIR, NULL, "the preview shows before and after side by side"},
+    {"checkpoint", required_argument, OPT_CHECKPOINT, "FILE", "save the run state to FILE when stopped by SIGINT/SIGTERM ({stem} = the input's stem); removed after success"},
+    {"checkpoint-every", required_argument, OPT_CHECKPOINT_EVERY, "N", "also save it every N Mei steps or droplet batches (default: 0, only when stopped and at the end)"},
+    {"resume", required_argument, OPT_RESUME, "FILE", "continue the run saved in FILE (same recipe and input); outputs as if never stopped"},
+    {"frames", required_argument, OPT_FRAMES, "DIR", "write time-lapse preview frames DIR/<stem>.frame-NNNNNN.png"},
+    {"frame-every", required_argument, OPT_FRAME_EVERY, "N", "one frame every N Mei steps or droplet batches (default: 10), plus the start and the end"},
     {"json", no_argument, OPT_JSON, NULL, "one JSON summary line per input on stdout"},
     {"print-recipe", no_argument, OPT_PRINT_RECIPE, NULL, "print the effective recipe (defaults filled in) and exit"},
     {"quiet", no_argument, 'q', NULL, "no progress output"},
@@ -127,6 +133,17 @@ static int parse_int(const char *s, int lo, int hi, int *out)
     return 1;
 }
 
+static int parse_count(const char *s, long long lo, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < lo)
+        return 0;
+    *out = v;
+    return 1;
+}
+
 static int bad(const char *opt, const char *arg, const char *what)
 {
     er_msg_error("%s: '%s': %s", opt, arg, what);
@@ -179,6 +196,17 @@ static int apply(er_settings *s, int c, const char *arg)
         return 0;
     case OPT_INPUTS_FROM: s->inputs_from = arg; return 0;
     case OPT_PREVIEW: s->preview = arg; return 0;
+    case OPT_CHECKPOINT: s->checkpoint = arg; return 0;
+    case OPT_CHECKPOINT_EVERY:
+        if (!parse_count(arg, 0, &s->checkpoint_every))
+            return bad("--checkpoint-every", arg, "expected a whole number >= 0");
+        return 0;
+    case OPT_RESUME: s->resume = arg; return 0;
+    case OPT_FRAMES: s->frames = arg; return 0;
+    case OPT_FRAME_EVERY:
+        if (!parse_count(arg, 1, &s->frame_every))
+            return bad("--frame-every", arg, "expected a whole number >= 1");
+        return 0;
     case OPT_PREVIEW_PAIR: s->preview_pair = 1; return 0;
     case OPT_JSON: s->json = 1; return 0;
     case OPT_PRINT_RECIPE: s->print_recipe = 1; return 0;
@@ -257,6 +285,7 @@ int er_options_parse(int argc, char **argv, er_settings *s)
     s->layers = ER_LAYER_HEIGHT | ER_LAYER_SEDIMENT | ER_LAYER_WATER;
     s->backend = ER_BACKEND_CPU;
     s->progress = -1;
+    s->frame_every = 10;
     s->overrides = calloc((size_t)argc + 1, sizeof *s->overrides);
     s->inputs = calloc((size_t)argc + 1, sizeof *s->inputs);
     if (!s->overrides || !s->inputs) {
@@ -315,6 +344,18 @@ int er_options_parse(int argc, char **argv, er_settings *s)
     }
     if (s->preview && s->n_inputs > 1 && !strstr(s->preview, "{stem}")) {
         er_msg_error("--preview: '%s': with several inputs the name needs {stem}", s->preview);
+        return 2;
+    }
+    if (s->checkpoint_every > 0 && !s->checkpoint) {
+        er_msg_error("--checkpoint-every: needs --checkpoint FILE");
+        return 2;
+    }
+    if (s->checkpoint && s->n_inputs > 1 && !strstr(s->checkpoint, "{stem}")) {
+        er_msg_error("--checkpoint: '%s': with several inputs the name needs {stem}", s->checkpoint);
+        return 2;
+    }
+    if (s->resume && s->n_inputs > 1 && !strstr(s->resume, "{stem}")) {
+        er_msg_error("--resume: '%s': with several inputs the name needs {stem}", s->resume);
         return 2;
     }
     return 0;

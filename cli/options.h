@@ -35,6 +35,11 @@ typedef struct er_settings {
     const char *preview;         /* shaded-relief PNG path ("{stem}" replaced); NULL = none */
     int preview_pair;            /* the preview shows before | after */
     size_t max_memory;           /* bytes; 0 = the machine's memory */
+    const char *checkpoint;      /* checkpoint path ("{stem}" replaced); NULL = none */
+    long long checkpoint_every;  /* Mei steps / droplet batches between checkpoints; 0 = only when stopped */
+    const char *resume;          /* checkpoint to continue from ("{stem}" replaced); NULL = none */
+    const char *frames;          /* directory of time-lapse frames; NULL = none */
+    long long frame_every;       /* Mei steps / droplet batches between frames */
     const char **inputs;         /* from argv and --inputs-from */
     int n_inputs;
     const char *inputs_from;     /* file of input paths, "-" = stdin; NULL = none */

@@ -19,6 +19,7 @@
 #include "../core/model.h"
 #include "../core/preview.h"
 #include "../io/atomic.h"
+#include "../io/checkpoint.h"
 #include "../io/image.h"
 #include "../io/recipe.h"
 #include "msg.h"
@@ -119,20 +120,28 @@ static void preview_path(char *buf, size_t n, const char *pattern, const char *i
         snprintf(buf, n, "%.*s%.*s%s", (int)(tok - pattern), pattern, stem, base, tok + 6);
 }
 
+/* Probes the directory a file pattern's files go to. */
+static int probe_parent(const char *pattern, const char *what)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", pattern);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    return probe_dir(slash ? (dir[0] ? dir : "/") : ".", what);
+}
+
 int er_run_preflight(const er_settings *s)
 {
     int rc = probe_dir(s->output_dir, "output directory");
     if (rc)
         return rc;
-    if (s->preview) {
-        char dir[PATH_MAX];
-        snprintf(dir, sizeof dir, "%s", s->preview);
-        char *slash = strrchr(dir, '/');
-        if (slash)
-            *slash = '\0';
-        if ((rc = probe_dir(slash ? (dir[0] ? dir : "/") : ".", "--preview directory")) != 0)
-            return rc;
-    }
+    if (s->preview && (rc = probe_parent(s->preview, "--preview directory")) != 0)
+        return rc;
+    if (s->checkpoint && (rc = probe_parent(s->checkpoint, "--checkpoint directory")) != 0)
+        return rc;
+    if (s->frames && (rc = probe_dir(s->frames, "--frames directory")) != 0)
+        return rc;
     /* No output may replace an input or another input's output. */
     for (int i = 0; i < s->n_inputs; i++) {
         char pi[PATH_MAX], pj[PATH_MAX];
@@ -186,10 +195,20 @@ typedef struct job {
     char preview[PATH_MAX];    /* written preview, "" if none */
     double seconds;
     er_error err;
+    /* checkpoints and frames */
+    er_checkpoint_id ck_id;    /* what a checkpoint of this run must match */
+    char ck_path[PATH_MAX];    /* --checkpoint for this input, "" if none */
+    er_checkpoint resumed;     /* the --resume state, if any */
+    int64_t first_boundary;    /* where this process started (0, or the resumed one) */
+    int64_t frames;            /* frames written */
+    int64_t saved_at;          /* boundary of the last checkpoint saved; -1 none */
+    er_status hook_status;     /* a checkpoint or frame that could not be written */
+    er_error hook_err;
 } job;
 
 static void job_free(job *j)
 {
+    er_checkpoint_free(&j->resumed);
     er_image_free(&j->img);
     free(j->terrain.elevation);
     free(j->initial);
@@ -201,7 +220,9 @@ static int progress_cb(void *user, double fraction)
 {
     job *j = user;
     er_progress_update(&j->progress, fraction);
-    return er_stop_signal != 0;
+    /* With --checkpoint the boundary callback stops the run, after saving
+     * the state of the boundary it stops at. */
+    return er_stop_signal != 0 && !j->s->checkpoint;
 }
 
 /* Cell size (DESIGN.md §3): an explicit terrain.cell_size wins, then the
@@ -274,8 +295,10 @@ static er_status prepare_terrain(job *j)
     }
     memcpy(j->initial, j->terrain.elevation, n * sizeof(float));
     unsigned want = j->s->layers;
-    if (j->s->preview)
-        want |= ER_LAYER_WATER | ER_LAYER_SEDIMENT; /* the picture shows both */
+    /* The picture shows both; a checkpoint holds both, so that a run
+     * resumed with other --layers has them. */
+    if (j->s->preview || j->s->frames || j->s->checkpoint || j->s->resume)
+        want |= ER_LAYER_WATER | ER_LAYER_SEDIMENT;
     if (want & ER_LAYER_WATER)
         j->water = calloc(n, sizeof(float));
     if (want & ER_LAYER_SEDIMENT)
@@ -285,14 +308,115 @@ static er_status prepare_terrain(job *j)
     return ER_OK;
 }
 
+static er_status draw_picture(job *j, const float *elev, const float *water, const float *sed,
+                              int pair, const char *path);
+
+/* "DIR/<stem>.frame-NNNNNN.png": frame k shows boundary k * N, the last
+ * one the end state. */
+static er_status write_frame(job *j, const er_run_state *state)
+{
+    const int64_t every = j->s->frame_every;
+    const int64_t k = (state->boundary + every - 1) / every;
+    size_t n = (size_t)j->img.width * (size_t)j->img.height;
+    float *elev = malloc(n * sizeof(float)), *water = malloc(n * sizeof(float));
+    float *sed = malloc(n * sizeof(float));
+    er_status st = ER_ENOMEM;
+    if (elev && water && sed) {
+        char path[PATH_MAX];
+        const char *base = file_base(j->input);
+        snprintf(path, sizeof path, "%s/%.*s.frame-%06lld.png", j->s->frames, stem_len(base), base,
+                 (long long)k);
+        er_run_state_layers(state, j->initial, j->img.nodata, elev, water, sed);
+        st = draw_picture(j, elev, water, sed, 0, path);
+        if (st == ER_OK)
+            j->frames++;
+    }
+    free(elev);
+    free(water);
+    free(sed);
+    if (st == ER_ENOMEM && !j->hook_err.msg[0])
+        er_fail(&j->hook_err, ER_ENOMEM, "%s: out of memory drawing a frame", j->input);
+    return st;
+}
+
+/* At every step or batch boundary: frames, periodic checkpoints, and on
+ * SIGINT/SIGTERM with --checkpoint the checkpoint of the boundary the run
+ * stops at. */
+static int boundary_cb(void *user, const er_run_state *state)
+{
+    job *j = user;
+    const er_settings *s = j->s;
+    er_status st = ER_OK;
+    int stop = er_stop_signal != 0;
+    if (s->frames && !stop &&
+        (state->boundary % s->frame_every == 0 || state->boundary == state->boundaries))
+        st = write_frame(j, state);
+    if (st == ER_OK && j->ck_path[0]) {
+        /* Periodic ones, and the end state, so that a stop or a kill while
+         * the outputs are written (seconds on a large map) loses no work:
+         * the resumed run only writes them. */
+        int fresh = state->boundary > j->first_boundary;
+        int due = fresh && ((s->checkpoint_every > 0 && state->boundary % s->checkpoint_every == 0) ||
+                            state->boundary == state->boundaries);
+        if (stop || due)
+            st = er_checkpoint_write(j->ck_path, state, &j->ck_id, &j->hook_err);
+        if (st == ER_OK && (stop || due))
+            j->saved_at = state->boundary;
+    }
+    if (st != ER_OK) {
+        j->hook_status = st;
+        return 1;
+    }
+    return stop && j->ck_path[0];
+}
+
 static er_status simulate(job *j)
 {
     er_layers layers = {j->water, j->sediment};
     er_run_ctl ctl = {progress_cb, j};
+    er_run_hooks hooks = {boundary_cb, j, j->resumed.buf ? &j->resumed.state : NULL};
+    const er_run_hooks *hk = j->s->checkpoint || j->s->frames || j->s->resume ? &hooks : NULL;
+    er_status st;
     memset(&j->budget, 0, sizeof j->budget);
     if (j->params.model == ER_MODEL_MEI)
-        return er_mei_run(&j->params, &j->terrain, &layers, &ctl, &j->budget, &j->err);
-    return er_droplet_run(&j->params, &j->terrain, &layers, &ctl, &j->budget, &j->err);
+        st = er_mei_run_hooked(&j->params, &j->terrain, &layers, &ctl, hk, &j->budget, &j->err);
+    else
+        st = er_droplet_run_hooked(&j->params, &j->terrain, &layers, &ctl, hk, &j->budget, &j->err);
+    if (st == ER_ECANCELED && j->hook_status != ER_OK) {
+        st = j->hook_status;
+        j->err = j->hook_err;
+    }
+    return st;
+}
+
+/* The checkpoint identity of this run, and the --resume state if asked. */
+static er_status prepare_checkpoint(job *j, const er_params *recipe)
+{
+    const er_settings *s = j->s;
+    if (!s->checkpoint && !s->resume)
+        return ER_OK;
+    char *text = er_recipe_to_json(recipe);
+    if (!text)
+        return er_fail(&j->err, ER_ENOMEM, "%s: out of memory", j->input);
+    j->ck_id.model = j->params.model;
+    j->ck_id.width = j->img.width;
+    j->ck_id.height = j->img.height;
+    j->ck_id.recipe_hash = er_fnv1a64(ER_FNV1A64_INIT, text, strlen(text));
+    free(text);
+    j->ck_id.input_hash = er_checkpoint_input_hash(j->img.width, j->img.height, j->terrain.cell_x,
+                                                   j->terrain.cell_y, j->initial, j->img.nodata);
+    if (s->checkpoint)
+        preview_path(j->ck_path, sizeof j->ck_path, s->checkpoint, j->input);
+    if (s->resume) {
+        char path[PATH_MAX];
+        preview_path(path, sizeof path, s->resume, j->input);
+        er_error e = {{0}};
+        er_status st = er_checkpoint_read(path, &j->ck_id, &j->resumed, &e);
+        if (st)
+            return er_fail(&j->err, st, "%s: --resume: %s", j->input, e.msg);
+        j->first_boundary = j->resumed.state.boundary;
+    }
+    return ER_OK;
 }
 
 /* The value written for one cell of one layer, back in the input's height
@@ -372,18 +496,22 @@ static er_status write_layers(job *j)
     return st;
 }
 
-/* The shaded-relief picture of the result (and of the input beside it with
- * --preview-pair), in metres so the hillshade uses the real cell size. */
-static er_status write_preview(job *j)
+/* A shaded-relief picture of heights `elev` with layers `water` and `sed`
+ * (and of the input beside it when `pair`), in metres so the hillshade uses
+ * the real cell size, written to `path`.  Errors go to j->hook_err when
+ * drawing a frame, else to j->err. */
+static er_status draw_picture(job *j, const float *elev, const float *water, const float *sed,
+                              int pair, const char *path)
 {
     size_t n = (size_t)j->img.width * (size_t)j->img.height;
     float *deposit = malloc(n * sizeof(float)), *erosion = malloc(n * sizeof(float));
     uint8_t *rgb = NULL;
+    er_error *err = path == j->preview ? &j->err : &j->hook_err;
     er_status st = ER_ENOMEM;
     if (!deposit || !erosion)
         goto done;
     for (size_t i = 0; i < n; i++) {
-        float d = j->terrain.elevation[i] - j->initial[i];
+        float d = elev[i] - j->initial[i];
         deposit[i] = d > 0 ? d : 0.0f;
         erosion[i] = d < 0 ? -d : 0.0f;
     }
@@ -394,31 +522,37 @@ static er_status write_preview(job *j)
     int mei = j->params.model == ER_MODEL_MEI;
     er_preview_style style = er_preview_style_default();
     style.show_erosion = !mei;
-    er_preview_in after = {j->img.width, j->img.height, j->terrain.elevation, j->img.nodata,
-                           j->terrain.cell_x, j->terrain.cell_y, mei ? j->water : NULL,
-                           mei ? j->sediment : NULL, deposit, erosion, &style};
+    er_preview_in after = {j->img.width, j->img.height, elev, j->img.nodata,
+                           j->terrain.cell_x, j->terrain.cell_y, mei ? water : NULL,
+                           mei ? sed : NULL, deposit, erosion, &style};
     er_preview_in before = {j->img.width, j->img.height, j->initial, j->img.nodata,
                             j->terrain.cell_x, j->terrain.cell_y, NULL, NULL, NULL, NULL, &style};
     int w, h;
-    if ((st = er_preview_size(&after, j->s->preview_pair, &w, &h, &j->err)) != ER_OK)
+    if ((st = er_preview_size(&after, pair, &w, &h, err)) != ER_OK)
         goto done;
     st = ER_ENOMEM;
     if (!(rgb = malloc((size_t)w * (size_t)h * 3)))
         goto done;
-    st = j->s->preview_pair ? er_preview_render_pair(&before, &after, rgb, &j->err)
-                            : er_preview_render(&after, rgb, &j->err);
-    if (st == ER_OK) {
-        preview_path(j->preview, sizeof j->preview, j->s->preview, j->input);
-        st = er_png_write_rgb(j->preview, w, h, rgb, NULL, &j->err);
-        if (st != ER_OK)
-            j->preview[0] = '\0';
-    }
+    st = pair ? er_preview_render_pair(&before, &after, rgb, err) : er_preview_render(&after, rgb, err);
+    if (st == ER_OK)
+        st = er_png_write_rgb(path, w, h, rgb, NULL, err);
 done:
-    if (st == ER_ENOMEM && !j->err.msg[0])
-        er_fail(&j->err, ER_ENOMEM, "%s: out of memory drawing the preview", j->input);
+    if (st == ER_ENOMEM && !err->msg[0])
+        er_fail(err, ER_ENOMEM, "%s: out of memory drawing the preview", j->input);
     free(deposit);
     free(erosion);
     free(rgb);
+    return st;
+}
+
+/* The picture of the result (--preview). */
+static er_status write_preview(job *j)
+{
+    preview_path(j->preview, sizeof j->preview, j->s->preview, j->input);
+    er_status st = draw_picture(j, j->terrain.elevation, j->water, j->sediment, j->s->preview_pair,
+                                j->preview);
+    if (st != ER_OK)
+        j->preview[0] = '\0';
     return st;
 }
 
@@ -440,6 +574,10 @@ static void print_json(const job *j, int status)
     if (j->preview[0])
         cJSON_AddStringToObject(outs, "preview", j->preview);
     cJSON_AddStringToObject(o, "model", model_name(j->params.model));
+    if (j->s->frames)
+        cJSON_AddNumberToObject(o, "frames", (double)j->frames);
+    if (j->resumed.buf)
+        cJSON_AddNumberToObject(o, "resumed_at", (double)j->first_boundary);
     cJSON_AddNumberToObject(o, "seconds", j->seconds);
     cJSON_AddNumberToObject(o, "width", j->img.width);
     cJSON_AddNumberToObject(o, "height", j->img.height);
@@ -488,6 +626,7 @@ static int run_one(const er_settings *s, const er_params *recipe, const char *in
     j.s = s;
     j.input = input;
     j.params = *recipe;
+    j.saved_at = -1;
     double t0 = er_msg_now();
     int started = 0;
     er_read_opts ro = {s->band, limit};
@@ -502,6 +641,8 @@ static int run_one(const er_settings *s, const er_params *recipe, const char *in
     }
     if (st == ER_OK)
         st = prepare_terrain(&j);
+    if (st == ER_OK)
+        st = prepare_checkpoint(&j, recipe);
     if (st == ER_OK) {
         started = 1;
         int show = s->progress < 0 ? isatty(STDERR_FILENO) : s->progress;
@@ -521,8 +662,16 @@ static int run_one(const er_settings *s, const er_params *recipe, const char *in
         st = er_atomic_set_commit(&j.err);
     else
         er_atomic_set_abort();
+    /* Every output is in place: the checkpoint has served (a farm wants a
+     * clean directory).  A --resume file of another name is the user's. */
+    if (st == ER_OK && j.ck_path[0] && unlink(j.ck_path) != 0 && errno != ENOENT)
+        er_msg_error("%s: warning: cannot remove '%s': %s", input, j.ck_path, strerror(errno));
     j.seconds = er_msg_now() - t0;
     int status = st == ER_OK ? 0 : exit_for(st, started);
+    if (st == ER_ECANCELED && j.saved_at >= 0)
+        er_fail(&j.err, st, "%s: interrupted at %s %lld; state saved in '%s' (continue with --resume)",
+                input, j.params.model == ER_MODEL_MEI ? "step" : "batch", (long long)j.saved_at,
+                j.ck_path);
     if (st != ER_OK) {
         if (renaming)
             remove_outputs(&j);

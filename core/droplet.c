@@ -709,6 +709,88 @@ static double water_per_droplet(const er_droplet_params *d)
     return d->variant == ER_DROPLET_LAGUE ? d->initial_water : 1.0;
 }
 
+/* Batches of a run of s->count droplets. */
+static int64_t batch_count(const run_state *s, int64_t batch)
+{
+    return s->count > 0 ? (s->count + batch - 1) / batch : 0;
+}
+
+/* Droplets done after b batches. */
+static int64_t droplets_done(const run_state *s, int64_t batch, int64_t b)
+{
+    return b >= batch_count(s, batch) ? s->count : b * batch;
+}
+
+/* The run state after b batches (see core/model.h).  Batch b always holds
+ * droplets b * batch .. and uses the grid offsets of key b, whatever the
+ * thread count, so the batch index is the whole position. */
+static int at_boundary(const er_params *p, const run_state *s, int64_t batch, int64_t b,
+                       const er_run_hooks *hk, const er_dacc *sum)
+{
+    if (!hk || !hk->boundary)
+        return 0;
+    er_run_state v;
+    memset(&v, 0, sizeof v);
+    v.model = ER_MODEL_DROPLET;
+    v.width = s->ctx.width;
+    v.height = s->ctx.height;
+    v.boundary = b;
+    v.boundaries = batch_count(s, batch);
+    v.done = droplets_done(s, batch, b);
+    v.total = s->count;
+    v.budget.material_before = s->before;
+    v.budget.eroded = sum->eroded;
+    v.budget.deposited = sum->deposited;
+    v.budget.left_map = sum->left_map;
+    v.budget.water_left = sum->water_left;
+    v.budget.substeps = sum->steps;
+    v.budget.work_done = v.done;
+    v.budget.water_added = (double)v.done * water_per_droplet(&p->droplet);
+    v.n_arrays = 3;
+    v.array[ER_STATE_DROP_HEIGHT] = s->ctx.height_m;
+    v.array[ER_STATE_DROP_FLOW] = s->ctx.flow;
+    v.array[ER_STATE_DROP_DEPOSIT] = s->ctx.deposit;
+    return hk->boundary(hk->user, &v);
+}
+
+/* Replaces the fresh state (set up from the run's input terrain, which
+ * fixes the droplet count, the height unit and material_before) by a
+ * resumed one; *b0 receives the batch to go on from. */
+static er_status restore(const run_state *s, int64_t batch, const er_run_state *r, er_dacc *sum,
+                         int64_t *b0, er_error *err)
+{
+    const er_dctx *c = &s->ctx;
+    if (r->model != ER_MODEL_DROPLET)
+        return er_fail(err, ER_EINVAL, "droplet: the resume state is not from a droplet run");
+    if (r->width != c->width || r->height != c->height)
+        return er_fail(err, ER_EINVAL, "droplet: the resume state is %dx%d, the map %dx%d",
+                       r->width, r->height, c->width, c->height);
+    int64_t nb = batch_count(s, batch);
+    if (r->total != s->count || r->boundaries != nb || r->boundary < 0 || r->boundary > nb ||
+        r->done != droplets_done(s, batch, r->boundary))
+        return er_fail(err, ER_EINVAL, "droplet: the resume state (batch %lld of %lld, %lld "
+                       "droplets) does not fit a run of %lld batches, %lld droplets",
+                       (long long)r->boundary, (long long)r->boundaries, (long long)r->total,
+                       (long long)nb, (long long)s->count);
+    if (r->n_arrays != 3 || !r->array[ER_STATE_DROP_HEIGHT] ||
+        (c->flow && !r->array[ER_STATE_DROP_FLOW]) ||
+        (c->deposit && !r->array[ER_STATE_DROP_DEPOSIT]))
+        return er_fail(err, ER_EINVAL, "droplet: the resume state lacks a layer the run keeps");
+    const size_t bytes = s->cells * sizeof(float);
+    memcpy(c->height_m, r->array[ER_STATE_DROP_HEIGHT], bytes);
+    if (c->flow)
+        memcpy(c->flow, r->array[ER_STATE_DROP_FLOW], bytes);
+    if (c->deposit)
+        memcpy(c->deposit, r->array[ER_STATE_DROP_DEPOSIT], bytes);
+    sum->eroded = r->budget.eroded;
+    sum->deposited = r->budget.deposited;
+    sum->left_map = r->budget.left_map;
+    sum->water_left = r->budget.water_left;
+    sum->steps = r->budget.substeps;
+    *b0 = r->boundary;
+    return ER_OK;
+}
+
 /* Runs droplets lo..hi-1 in index order (the single-tile case). */
 static void run_range(const run_state *s, uint64_t seed, int64_t lo, int64_t hi, er_dacc *acc)
 {
@@ -717,17 +799,31 @@ static void run_range(const run_state *s, uint64_t seed, int64_t lo, int64_t hi,
 }
 
 static er_status run_sequential(const er_params *p, const run_state *s, int64_t batch,
-                                const er_run_ctl *ctl, er_dacc *sum)
+                                int64_t b0, const er_run_ctl *ctl, const er_run_hooks *hk,
+                                er_dacc *sum)
 {
-    for (int64_t lo = 0; lo < s->count; lo += batch) {
+    for (int64_t b = b0, lo = b0 * batch; lo < s->count; lo += batch, b++) {
         int64_t hi = s->count - lo > batch ? lo + batch : s->count;
         er_dacc acc = {0};
         run_range(s, p->seed, lo, hi, &acc);
         acc_add(sum, &acc);
         if (ctl && ctl->progress && ctl->progress(ctl->user, (double)hi / (double)s->count))
             return ER_ECANCELED;
+        if (at_boundary(p, s, batch, b + 1, hk, sum))
+            return ER_ECANCELED;
     }
     return ER_OK;
+}
+
+/* Restores hk->resume if given and makes the start boundary call. */
+static er_status run_begin(const er_params *p, const run_state *s, int64_t batch,
+                           const er_run_hooks *hk, er_dacc *sum, int64_t *b0, er_error *err)
+{
+    er_status st;
+    *b0 = 0;
+    if (hk && hk->resume && (st = restore(s, batch, hk->resume, sum, b0, err)))
+        return st;
+    return at_boundary(p, s, batch, *b0, hk, sum) ? ER_ECANCELED : ER_OK;
 }
 
 er_status er_droplet_run_serial(const er_params *p, er_terrain *t, er_layers *layers,
@@ -740,8 +836,11 @@ er_status er_droplet_run_serial(const er_params *p, er_terrain *t, er_layers *la
         return st;
     }
     er_dacc sum = {0};
-    int64_t size = er_tile_safe_size(s.ctx.reach);
-    st = run_sequential(p, &s, auto_batch(&p->droplet, t->width, t->height, size), ctl, &sum);
+    int64_t size = er_tile_safe_size(s.ctx.reach), b0 = 0;
+    int64_t batch = auto_batch(&p->droplet, t->width, t->height, size);
+    st = run_begin(p, &s, batch, NULL, &sum, &b0, err);
+    if (st == ER_OK)
+        st = run_sequential(p, &s, batch, b0, ctl, NULL, &sum);
     fill_budget(&s, t, &sum, budget);
     if (budget) {
         budget->work_done = s.count;
@@ -860,10 +959,12 @@ static void run_colour(const er_dctx *c, const batch_view *bv, size_t *trails, i
  * accumulator; the batch adds them up in tile order, so the budget is the
  * same for any thread count too.
  */
-static er_status run_tiled(const er_params *p, run_state *s, int size, int64_t batch,
-                           const er_run_ctl *ctl, er_dacc *sum, er_error *err)
+static er_status run_tiled(const er_params *p, run_state *s, int size, int64_t batch, int64_t b0,
+                           const er_run_ctl *ctl, const er_run_hooks *hk, er_dacc *sum,
+                           er_error *err)
 {
     const er_dctx *c = &s->ctx;
+    const int64_t full_batch = batch; /* the boundary numbering's batch */
     int64_t max_tiles = er_tiling_max_tiles(c->width, c->height, size);
     if (batch > s->count)
         batch = s->count;
@@ -886,7 +987,7 @@ static er_status run_tiled(const er_params *p, run_state *s, int size, int64_t b
         goto done;
     }
 
-    for (int64_t lo = 0, b = 0; lo < s->count; lo += batch, b++) {
+    for (int64_t lo = b0 * batch, b = b0; lo < s->count; lo += batch, b++) {
         int n = (int)(s->count - lo > batch ? batch : s->count - lo);
         er_tiling tl;
         er_tiling_init(&tl, c->width, c->height, size, p->seed, (uint64_t)b);
@@ -912,6 +1013,10 @@ static er_status run_tiled(const er_params *p, run_state *s, int size, int64_t b
             st = er_fail(err, ER_ECANCELED, "droplet: interrupted");
             goto done;
         }
+        if (at_boundary(p, s, full_batch, b + 1, hk, sum)) {
+            st = er_fail(err, ER_ECANCELED, "droplet: interrupted");
+            goto done;
+        }
     }
 done:
     free(sx);
@@ -929,6 +1034,13 @@ done:
 er_status er_droplet_run(const er_params *p, er_terrain *t, er_layers *layers,
                          const er_run_ctl *ctl, er_budget *budget, er_error *err)
 {
+    return er_droplet_run_hooked(p, t, layers, ctl, NULL, budget, err);
+}
+
+er_status er_droplet_run_hooked(const er_params *p, er_terrain *t, er_layers *layers,
+                                const er_run_ctl *ctl, const er_run_hooks *hooks,
+                                er_budget *budget, er_error *err)
+{
     int64_t size = 0;
     er_status st = check_params(&p->droplet, err);
     if (st)
@@ -943,13 +1055,14 @@ er_status er_droplet_run(const er_params *p, er_terrain *t, er_layers *layers,
         return st;
     }
     er_dacc sum = {0};
-    int64_t batch = auto_batch(&p->droplet, t->width, t->height, size);
-    if (s.count == 0)
-        st = ER_OK;
-    else if (er_tiling_is_single(t->width, t->height, (int)size))
-        st = run_sequential(p, &s, batch, ctl, &sum);
-    else
-        st = run_tiled(p, &s, (int)size, batch, ctl, &sum, err);
+    int64_t batch = auto_batch(&p->droplet, t->width, t->height, size), b0 = 0;
+    st = run_begin(p, &s, batch, hooks, &sum, &b0, err);
+    if (st == ER_OK && s.count > 0) {
+        if (er_tiling_is_single(t->width, t->height, (int)size))
+            st = run_sequential(p, &s, batch, b0, ctl, hooks, &sum);
+        else
+            st = run_tiled(p, &s, (int)size, batch, b0, ctl, hooks, &sum, err);
+    }
     if (st == ER_ECANCELED)
         er_fail(err, st, "droplet: interrupted");
     fill_budget(&s, t, &sum, budget);

@@ -519,6 +519,71 @@ static er_status sim_alloc(er_mei_sim *sim, er_terrain *t, er_error *err)
     return ER_OK;
 }
 
+/* The run state at the boundary after `step` steps (see core/model.h). */
+static void state_view(const er_mei_sim *sim, const er_mei_params *m, int64_t step,
+                       const er_budget *bud, er_run_state *v)
+{
+    memset(v, 0, sizeof *v);
+    v->model = ER_MODEL_MEI;
+    v->width = sim->w;
+    v->height = sim->h;
+    v->boundary = v->done = step;
+    v->boundaries = v->total = m->steps;
+    v->budget = *bud;
+    v->n_arrays = ER_STATE_ARRAYS;
+    v->array[ER_STATE_MEI_Z] = sim->z;
+    v->array[ER_STATE_MEI_D] = sim->d;
+    v->array[ER_STATE_MEI_S] = sim->s;
+    for (int i = 0; i < 4; i++)
+        v->array[ER_STATE_MEI_Q + i] = sim->q[i];
+}
+
+/* Replaces the fresh state by a resumed one; returns the step to go on
+ * from.  The accumulators carry on from their saved values, so the sums
+ * are formed in the same order as in an uninterrupted run. */
+static er_status restore(er_mei_sim *sim, const er_mei_params *m, const er_run_state *r,
+                         er_budget *bud, int64_t *step0, er_error *err)
+{
+    if (r->model != ER_MODEL_MEI)
+        return er_fail(err, ER_EINVAL, "mei: the resume state is not from a mei run");
+    if (r->width != sim->w || r->height != sim->h)
+        return er_fail(err, ER_EINVAL, "mei: the resume state is %dx%d, the map %dx%d",
+                       r->width, r->height, sim->w, sim->h);
+    if (r->total != m->steps || r->boundaries != m->steps || r->done != r->boundary ||
+        r->done < 0 || r->done > m->steps)
+        return er_fail(err, ER_EINVAL, "mei: the resume state (step %lld of %lld) does not fit "
+                       "a run of %lld steps", (long long)r->done, (long long)r->total,
+                       (long long)m->steps);
+    if (r->n_arrays != ER_STATE_ARRAYS)
+        return er_fail(err, ER_EINVAL, "mei: the resume state has %d arrays, expected %d",
+                       r->n_arrays, ER_STATE_ARRAYS);
+    for (int i = 0; i < ER_STATE_ARRAYS; i++)
+        if (!r->array[i])
+            return er_fail(err, ER_EINVAL, "mei: the resume state lacks array %d", i);
+    float *dst[ER_STATE_ARRAYS] = { sim->z, sim->d, sim->s, sim->q[0], sim->q[1], sim->q[2],
+                                    sim->q[3] };
+    const size_t bytes = (size_t)sim->w * (size_t)sim->h * sizeof(float);
+    for (int i = 0; i < ER_STATE_ARRAYS; i++)
+        memcpy(dst[i], r->array[i], bytes);
+    double before = bud->material_before;
+    *bud = r->budget;
+    bud->material_before = before;
+    bud->material_after = bud->rel_error = 0.0;
+    *step0 = r->done;
+    return ER_OK;
+}
+
+/* Calls the boundary callback, if any; non-zero = cancel. */
+static int at_boundary(const er_run_hooks *hk, const er_mei_sim *sim, const er_mei_params *m,
+                       int64_t step, const er_budget *bud)
+{
+    if (!hk || !hk->boundary)
+        return 0;
+    er_run_state v;
+    state_view(sim, m, step, bud, &v);
+    return hk->boundary(hk->user, &v);
+}
+
 /*
  * Runs the model; see core/model.h for the contract.  Sources must be in
  * pixel coordinates (er_source.map_coords == 0; the CLI converts map
@@ -526,6 +591,13 @@ static er_status sim_alloc(er_mei_sim *sim, er_terrain *t, er_error *err)
  */
 er_status er_mei_run(const er_params *p, er_terrain *t, er_layers *layers,
                      const er_run_ctl *ctl, er_budget *budget, er_error *err)
+{
+    return er_mei_run_hooked(p, t, layers, ctl, NULL, budget, err);
+}
+
+er_status er_mei_run_hooked(const er_params *p, er_terrain *t, er_layers *layers,
+                            const er_run_ctl *ctl, const er_run_hooks *hooks, er_budget *budget,
+                            er_error *err)
 {
     const er_mei_params *m = &p->mei;
     er_budget bud;
@@ -544,8 +616,15 @@ er_status er_mei_run(const er_params *p, er_terrain *t, er_layers *layers,
         goto done;
     if (m->steps > 0 && (st = plan_substeps(m, sim.lx, sim.ly, &nsub, err)))
         goto done;
+    int64_t step0 = 0;
+    if (hooks && hooks->resume && (st = restore(&sim, m, hooks->resume, &bud, &step0, err)))
+        goto done;
+    if (at_boundary(hooks, &sim, m, step0, &bud)) {
+        st = er_fail(err, ER_ECANCELED, "mei: cancelled at step %lld", (long long)step0);
+        goto done;
+    }
     const double dt_sub = m->dt / (double)nsub;
-    for (int64_t step = 0; step < m->steps; step++) {
+    for (int64_t step = step0; step < m->steps; step++) {
         int raining = m->rain_rate > 0.0 && (m->rain_steps == 0 || step < m->rain_steps);
         er_mei_add_drops(&sim, m, p->seed, step, &bud.water_added);
         er_mei_coef k;
@@ -561,6 +640,10 @@ er_status er_mei_run(const er_params *p, er_terrain *t, er_layers *layers,
         bud.work_done++;
         if (ctl && ctl->progress &&
             ctl->progress(ctl->user, (double)(step + 1) / (double)m->steps)) {
+            st = er_fail(err, ER_ECANCELED, "mei: cancelled at step %lld", (long long)(step + 1));
+            goto done;
+        }
+        if (at_boundary(hooks, &sim, m, step + 1, &bud)) {
             st = er_fail(err, ER_ECANCELED, "mei: cancelled at step %lld", (long long)(step + 1));
             goto done;
         }

@@ -51,10 +51,79 @@ typedef struct er_budget {
  * that step boundary. */
 typedef int (*er_progress_fn)(void *user, double fraction);
 
+/* Arrays of a run state (er_run_state.array), width * height floats each. */
+#define ER_STATE_ARRAYS 7
+/* Mei: terrain change z = b - b0, water d, suspended sediment s, the four
+ * outflow fluxes fL, fR, fT, fB (core/mei_internal.h). */
+enum { ER_STATE_MEI_Z = 0, ER_STATE_MEI_D, ER_STATE_MEI_S, ER_STATE_MEI_Q };
+/* Droplets: the working heights (modified in place), the flow (water)
+ * and deposit (sediment) layers; the layers are NULL when not kept. */
+enum { ER_STATE_DROP_HEIGHT = 0, ER_STATE_DROP_FLOW, ER_STATE_DROP_DEPOSIT };
+
+/*
+ * The complete state of a run at a step (Mei) or batch (droplets) boundary:
+ * with the recipe and the run's input terrain it is everything the model
+ * needs to go on from there and produce the same bits as an uninterrupted
+ * run.  The random numbers are counter-based (core/rng.h), keyed by step,
+ * droplet and batch, so the boundary index is their position.
+ *
+ * A view handed to er_boundary_fn points into the model's own memory: it
+ * is valid only during the call and must not be written.  A state passed
+ * as er_run_hooks.resume is only read.
+ */
+typedef struct er_run_state {
+    er_model_kind model;
+    int width, height;
+    int64_t boundary;      /* boundaries passed: Mei steps, droplet batches */
+    int64_t boundaries;    /* boundaries in the whole run (the last = the end) */
+    int64_t done;          /* Mei: steps done; droplets: droplets done */
+    int64_t total;         /* Mei: steps of the run; droplets: droplets of the run */
+    er_budget budget;      /* accumulators so far: eroded, deposited, left_map,
+                            * water_added, water_left, work_done, substeps;
+                            * material_before as the run computed it;
+                            * material_after and rel_error are 0 */
+    int n_arrays;          /* Mei: 7 (all present); droplets: 3 */
+    const float *array[ER_STATE_ARRAYS]; /* see ER_STATE_MEI_* / ER_STATE_DROP_*;
+                                          * NULL = not kept (droplet layers) */
+} er_run_state;
+
+/* Called on the calling thread at every boundary: once at the start (the
+ * input state, or the resumed one), then after every Mei step or droplet
+ * batch, the last call being the end state.  No model work runs during
+ * the call.  A non-zero return cancels the run (ER_ECANCELED, the terrain
+ * and layers left as at that boundary). */
+typedef int (*er_boundary_fn)(void *user, const er_run_state *state);
+
 typedef struct er_run_ctl {
     er_progress_fn progress; /* may be NULL */
     void *user;
 } er_run_ctl;
+
+/* Checkpoint and frame hooks of a run, beside er_run_ctl (a struct of their
+ * own, so the existing two-field er_run_ctl initialisers stay complete). */
+typedef struct er_run_hooks {
+    er_boundary_fn boundary; /* may be NULL */
+    void *user;              /* passed to boundary */
+    /* State to continue from (a boundary of an earlier run of the same
+     * recipe on the same input), or NULL.  The terrain passed with it must
+     * hold the run's input heights, as for a fresh run; the model replaces
+     * its state by this one and goes on from that boundary.  ER_EINVAL when
+     * it does not fit (model, size, counters, a layer the caller asks for
+     * that the state lacks). */
+    const er_run_state *resume;
+} er_run_hooks;
+
+/*
+ * Height, water and sediment of a state view, as the run would hand them
+ * back if it ended there: Mei b0 + z (b0 = `input`, the run's input heights;
+ * walls and unchanged cells keep b0), its depth and suspended sediment;
+ * droplets the working heights, flow and deposit (zeros for a layer not
+ * kept).  Mei's non-finite values become 0, as copy-out writes them.  Any
+ * output pointer may be NULL; each holds width * height floats.
+ * Thread-safe; parallel inside (OpenMP).
+ */
+void er_run_state_layers(const er_run_state *state, const float *input, const uint8_t *wall,
+                         float *height, float *water, float *sediment);
 
 /*
  * Runs the Mei et al. (2007) grid model for p->mei.steps steps.
@@ -64,6 +133,13 @@ typedef struct er_run_ctl {
  */
 er_status er_mei_run(const er_params *p, er_terrain *t, er_layers *layers,
                      const er_run_ctl *ctl, er_budget *budget, er_error *err);
+
+/* er_mei_run with hooks (may be NULL: then exactly er_mei_run).  The
+ * output, budget included, is bit-identical whether a run goes straight
+ * through or is resumed from any boundary, for any thread count. */
+er_status er_mei_run_hooked(const er_params *p, er_terrain *t, er_layers *layers,
+                            const er_run_ctl *ctl, const er_run_hooks *hooks, er_budget *budget,
+                            er_error *err);
 
 /* Bytes of working memory er_mei_run allocates per cell (beyond the caller's
  * terrain and layers), so the caller can refuse a map that will not fit. */
@@ -76,6 +152,12 @@ size_t er_mei_bytes_per_cell(const er_params *p);
  */
 er_status er_droplet_run(const er_params *p, er_terrain *t, er_layers *layers,
                          const er_run_ctl *ctl, er_budget *budget, er_error *err);
+
+/* er_droplet_run with hooks; as er_mei_run_hooked.  Boundaries are batches
+ * (droplet.batch_size, or the automatic size). */
+er_status er_droplet_run_hooked(const er_params *p, er_terrain *t, er_layers *layers,
+                                const er_run_ctl *ctl, const er_run_hooks *hooks,
+                                er_budget *budget, er_error *err);
 
 size_t er_droplet_bytes_per_cell(const er_params *p);
 

@@ -1,0 +1,83 @@
+/*
+ * Checkpoint files: a run state (core/model.h er_run_state) on disk, so a
+ * run killed or stopped part-way can go on from its last boundary and
+ * produce the same bytes as an uninterrupted one.  io/ knows the state
+ * struct only, not what the arrays mean.
+ *
+ * Format 1, every number little-endian:
+ *   0   8  magic "ERODECKP"
+ *   8   4  u32 format version (1)
+ *   12 16  erode version, NUL-padded ASCII
+ *   28  4  u32 model (er_model_kind)
+ *   32  4  u32 width      36 4 u32 height
+ *   40  4  u32 n_arrays   44 4 u32 mask of the arrays present (bit i = array i)
+ *   48  8  u64 recipe hash  56 8 u64 input hash
+ *   64 32  i64 boundary, boundaries, done, total
+ *   96 48  f64 budget: material_before, eroded, deposited, left_map,
+ *          water_added, water_left
+ *   144 16 i64 budget: work_done, substeps
+ *   160 8  u64 FNV-1a 64 of bytes 0..159
+ *   168    the present arrays in index order, width * height f32 each
+ *   end 8  u64 FNV-1a 64 of the array values, folding one float's 32 bits
+ *          (not one byte) at a time
+ */
+#ifndef ER_CHECKPOINT_H
+#define ER_CHECKPOINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../core/error.h"
+#include "../core/model.h"
+
+#define ER_CHECKPOINT_FORMAT 1
+#define ER_CHECKPOINT_HEADER 168
+#define ER_FNV1A64_INIT UINT64_C(0xcbf29ce484222325)
+
+/* FNV-1a 64 of n bytes, continuing from h (start with ER_FNV1A64_INIT). */
+uint64_t er_fnv1a64(uint64_t h, const void *data, size_t n);
+
+/* Hash of the run's input as the model sees it: dimensions, cell size
+ * [m], the working heights (float bits, little-endian) and the wall mask
+ * (NULL = none, hashed as all 0).  Thread-safe. */
+uint64_t er_checkpoint_input_hash(int width, int height, double cell_x, double cell_y,
+                                  const float *heights, const uint8_t *wall);
+
+/* What a checkpoint must match to be resumed. */
+typedef struct er_checkpoint_id {
+    er_model_kind model;
+    int width, height;
+    uint64_t recipe_hash;   /* er_fnv1a64 of the canonical recipe text */
+    uint64_t input_hash;    /* er_checkpoint_input_hash */
+} er_checkpoint_id;
+
+/*
+ * Writes `state` (and id's hashes) to `path` atomically (io/atomic.h: a
+ * temporary beside it, fsync, rename), so a kill at any moment leaves the
+ * previous checkpoint intact.  Arrays that are NULL are left out.
+ * Returns ER_OK, ER_EIO or ER_ENOMEM.  Thread-safe for distinct paths.
+ */
+er_status er_checkpoint_write(const char *path, const er_run_state *state,
+                              const er_checkpoint_id *id, er_error *err);
+
+/* A checkpoint read back: state.array[i] point into buf (owned). */
+typedef struct er_checkpoint {
+    er_run_state state;
+    float *buf;
+} er_checkpoint;
+
+/*
+ * Reads `path` and checks it, in this order: the magic, the format, the
+ * header checksum, the erode version (must be ERODE_VERSION), id->model,
+ * the size, the recipe and input hashes, the counters, the file length and
+ * the array checksum.  Any failure is ER_EINVAL (ER_EIO when the file
+ * cannot be read, ER_ENOMEM) with one line naming the file and the reason;
+ * *out is then empty.  Free with er_checkpoint_free.
+ */
+er_status er_checkpoint_read(const char *path, const er_checkpoint_id *id, er_checkpoint *out,
+                             er_error *err);
+
+/* Frees what er_checkpoint_read allocated; accepts a zeroed struct. */
+void er_checkpoint_free(er_checkpoint *c);
+
+#endif

@@ -1,0 +1,194 @@
+#!/bin/sh
+# Checkpoints and --resume (issue 6): runs killed with SIGKILL at random
+# moments and resumed from their last checkpoint until they finish give
+# the outputs of an uninterrupted run, byte for byte (both models, other
+# -j); SIGTERM saves a checkpoint and leaves no temporary; checkpoints of
+# another recipe, input or model, and damaged ones, are refused (exit 2).
+. "$(dirname "$0")/lib.sh"
+W=$DATA/whitebox_dem_f32_utm18n.tif
+stem=whitebox_dem_f32_utm18n
+MEI="-s mei.steps=800"
+DROP="-r $SRCDIR/configs/droplet.json -s droplet.per_cell=5 -s droplet.batch_size=10000"
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# A random delay in seconds for kill number $1: between 0.25 and 0.85 of
+# the reference run's time ($dur ms, so the kills land mid-run on a fast
+# build and under ASan alike), growing with every kill so each run gets
+# further.
+rand_sleep() {
+    r=$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')
+    awk -v n="$1" -v r="$r" -v d="$dur" 'BEGIN { printf "%.3f", d / 1000 * (0.25 + (r % 600) / 1000 + 0.1 * n) }'
+}
+
+# Runs erode $1 (recipe options) on $W into $T/$2, killed with SIGKILL
+# after a random delay and resumed from the checkpoint, until it exits 0.
+# Sets kills.
+killed_run() {
+    args=$1 dir=$T/$2 every=$3
+    rm -rf "$dir"; mkdir -p "$dir/out" "$dir/ck"
+    ck=$dir/ck/$stem.ckpt
+    kills=0 n=0 rc=1
+    while [ $n -lt 40 ]; do
+        res=""
+        [ -f "$ck" ] && res="--resume $ck"
+        j=$((n % 2 + 1))
+        # shellcheck disable=SC2086
+        "$ERODE" -q $args -j $j --checkpoint "$ck" --checkpoint-every "$every" $res \
+            -o "$dir/out" "$W" 2> "$dir/stderr" &
+        pid=$!
+        sleep "$(rand_sleep $n)"
+        kill -KILL $pid 2> /dev/null
+        wait $pid 2> /dev/null; rc=$?
+        n=$((n + 1))
+        [ $rc -eq 0 ] && break
+        [ $rc -eq 137 ] || { t_fail "run $n exited $rc: $(head -c 300 "$dir/stderr")"; return; }
+        kills=$((kills + 1))
+    done
+    [ $rc -eq 0 ] || t_fail "no run finished in $n tries"
+    [ -f "$ck" ] && t_fail "the checkpoint is still there after success"
+}
+
+for model in mei droplet; do
+    case $model in mei) args=$MEI every=60 ;; droplet) args=$DROP every=2 ;; esac
+    mkdir -p "$T/ref-$model"
+    t_case "$model: reference run"
+    t0=$(now_ms)
+    # shellcheck disable=SC2086
+    t_exit 0 "$ERODE" -q $args -j 2 --json -o "$T/ref-$model" "$W"
+    dur=$(($(now_ms) - t0))
+    cp "$T/stdout" "$T/ref-$model.json"
+    t_ok
+
+    for round in 1 2; do
+        t_case "$model: killed (SIGKILL) at random moments and resumed, round $round: outputs byte-identical"
+        # a run that finished before its first kill proves nothing: again,
+        # with shorter delays (the reference may have run on a busy machine)
+        tries=0 d0=$dur
+        while :; do
+            killed_run "$args" "$model-k$round" $every
+            tries=$((tries + 1))
+            [ "$kills" -ge 1 ] || [ $tries -ge 4 ] && break
+            dur=$((dur / 2))
+        done
+        dur=$d0
+        [ "$kills" -ge 1 ] || t_fail "the run was never killed: the test proves nothing"
+        for l in height sediment water; do
+            cmp -s "$T/ref-$model/$stem.$l.tif" "$T/$model-k$round/out/$stem.$l.tif" ||
+                t_fail "$l differs from the uninterrupted run (after $kills kills)"
+        done
+        echo "       ($kills kills)"
+        t_ok
+    done
+
+    t_case "$model: SIGTERM with --checkpoint saves the state, exits 143, leaves no temporary"
+    d=$T/$model-term
+    mkdir -p "$d/out" "$d/ck"
+    # shellcheck disable=SC2086
+    "$ERODE" -q $args --checkpoint "$d/ck/c.ckpt" -o "$d/out" "$W" 2> "$d/stderr" &
+    pid=$!
+    sleep "$(awk -v d="$dur" 'BEGIN { printf "%.3f", d / 3000 }')"
+    kill -TERM $pid
+    wait $pid; rc=$?
+    [ $rc -eq 143 ] || t_fail "exited $rc, expected 143: $(cat "$d/stderr")"
+    grep -q "state saved in '$d/ck/c.ckpt'" "$d/stderr" || t_fail "stderr: $(cat "$d/stderr")"
+    [ "$(ls -A "$d/ck")" = c.ckpt ] || t_fail "checkpoint directory holds: $(ls -A "$d/ck")"
+    t_empty_dir "$d/out"
+    # the --json line of the resumed run: the same budget as the reference
+    # shellcheck disable=SC2086
+    t_exit 0 "$ERODE" -q $args -j 1 --json --checkpoint "$d/ck/c.ckpt" --resume "$d/ck/c.ckpt" -o "$d/out" "$W"
+    for l in height sediment water; do
+        cmp -s "$T/ref-$model/$stem.$l.tif" "$d/out/$stem.$l.tif" || t_fail "$l differs after SIGTERM + --resume"
+    done
+    a=$(jq -c .budget "$T/ref-$model.json"); b=$(jq -c .budget "$T/stdout")
+    [ "$a" = "$b" ] || t_fail "budget differs: $a vs $b"
+    jq -e '.resumed_at > 0' "$T/stdout" > /dev/null || t_fail "no resumed_at in $(cat "$T/stdout")"
+    t_empty_dir "$d/ck"
+    t_ok
+done
+
+t_case "a run whose outputs fail keeps the end-state checkpoint; --resume only writes them"
+d=$T/end
+mkdir -p "$d/out/$stem.height.tif" "$d/ck"   # a directory where the output goes: rename fails
+# shellcheck disable=SC2086
+t_exit 1 "$ERODE" -q $MEI --checkpoint "$d/ck/c.ckpt" -o "$d/out" "$W"
+[ -f "$d/ck/c.ckpt" ] || t_fail "no checkpoint left"
+rmdir "$d/out/$stem.height.tif"
+# shellcheck disable=SC2086
+t_exit 0 "$ERODE" -q $MEI --json --checkpoint "$d/ck/c.ckpt" --resume "$d/ck/c.ckpt" -o "$d/out" "$W"
+[ "$(jq .resumed_at "$T/stdout")" = 800 ] || t_fail "resumed at $(jq .resumed_at "$T/stdout"), not at the end"
+for l in height sediment water; do
+    cmp -s "$T/ref-mei/$stem.$l.tif" "$d/out/$stem.$l.tif" || t_fail "$l differs"
+done
+t_empty_dir "$d/ck"
+t_ok
+
+# A checkpoint to refuse things with: SIGTERM early in a Mei run.
+mkdir -p "$T/rf/out" "$T/rf/ck"
+CK=$T/rf/ck/c.ckpt
+# shellcheck disable=SC2086
+"$ERODE" -q $MEI --checkpoint "$CK" -o "$T/rf/out" "$W" 2> /dev/null &
+pid=$!; sleep "$(awk -v d="$dur" 'BEGIN { printf "%.3f", d / 4000 }')"; kill -TERM $pid; wait $pid
+
+refuse() { # name, pattern, erode options...
+    t_case "$1"
+    name=$1 pat=$2; shift 2
+    rm -rf "$T/rf/out"; mkdir -p "$T/rf/out"
+    t_exit 2 "$ERODE" -q "$@" -o "$T/rf/out" "$W"
+    t_one_error_line "$pat"
+    t_empty_dir "$T/rf/out"
+    t_ok
+}
+if [ -f "$CK" ]; then
+    # shellcheck disable=SC2086
+    refuse "checkpoint of another recipe refused" "checkpoint from another recipe" $MEI -s mei.kc=0.5 --resume "$CK"
+    # shellcheck disable=SC2086
+    refuse "checkpoint of another model refused" "checkpoint of a mei run, the recipe runs droplet" $DROP --resume "$CK"
+    # the same size, other heights: another input
+    if have gdal_translate; then
+        gdal_translate -q -scale 0 1000 0 1001 "$W" "$T/rf/other.tif"
+        t_case "checkpoint of another input refused"
+        # shellcheck disable=SC2086
+        t_exit 2 "$ERODE" -q $MEI --resume "$CK" -o "$T/rf/out" "$T/rf/other.tif"
+        t_one_error_line "checkpoint from another input"
+        t_ok
+    else
+        t_case "checkpoint of another input refused"; t_skip "gdal_translate not installed"
+    fi
+    t_case "checkpoint of another map size refused"
+    # shellcheck disable=SC2086
+    t_exit 2 "$ERODE" -q $MEI --resume "$CK" -o "$T/rf/out" "$DATA/olinda_dem_f32_utm25s.tif"
+    t_one_error_line "the input is 111x111"
+    t_ok
+    # damaged checkpoints (the bad-input corpus style: one line, exit 2, no output)
+    head -c 100 "$CK" > "$T/rf/short-header.ckpt"
+    head -c 50000 "$CK" > "$T/rf/short-data.ckpt"
+    printf 'hello, not a checkpoint\n' > "$T/rf/text.ckpt"
+    : > "$T/rf/empty.ckpt"
+    cp "$CK" "$T/rf/flipped.ckpt"
+    printf 'XYZW' | dd of="$T/rf/flipped.ckpt" bs=1 seek=40000 conv=notrunc 2> /dev/null
+    cp "$CK" "$T/rf/header.ckpt"
+    printf '\377' | dd of="$T/rf/header.ckpt" bs=1 seek=70 conv=notrunc 2> /dev/null
+    for c in "short-header:truncated checkpoint" "short-data:truncated checkpoint" \
+             "text:not an erode checkpoint" "empty:not an erode checkpoint" \
+             "flipped:corrupt checkpoint (data checksum)" "header:corrupt checkpoint (header checksum)"; do
+        f=${c%%:*} pat=${c#*:}
+        # shellcheck disable=SC2086
+        refuse "damaged checkpoint $f.ckpt refused" "$pat" $MEI --resume "$T/rf/$f.ckpt"
+    done
+    # shellcheck disable=SC2086
+    refuse "missing checkpoint refused" "cannot read '$T/rf/none.ckpt'" $MEI --resume "$T/rf/none.ckpt"
+else
+    t_case "refusals"; t_fail "SIGTERM left no checkpoint to test with"
+fi
+
+t_case "usage: --checkpoint-every needs --checkpoint; several inputs need {stem}"
+t_exit 2 "$ERODE" -q --checkpoint-every 5 -o "$T" "$W"
+t_one_error_line "needs --checkpoint"
+t_exit 2 "$ERODE" -q --checkpoint "$T/c.ckpt" -o "$T" "$W" "$DATA/olinda_dem_f32_utm25s.tif"
+t_one_error_line "needs {stem}"
+t_exit 2 "$ERODE" -q --resume "$T/c.ckpt" -o "$T" "$W" "$DATA/olinda_dem_f32_utm25s.tif"
+t_one_error_line "needs {stem}"
+t_exit 2 "$ERODE" -q --checkpoint "$T/no/such/dir/c.ckpt" -o "$T" "$W"
+t_one_error_line "checkpoint directory"
+t_ok
