@@ -47,25 +47,25 @@ er_status er_mosaic_layout(const er_tile_geom *geom, int n, er_tile_place *place
                            int *world_h, er_error *err)
 {
     if (n < 1)
-        return er_fail(err, ER_EINVAL, "tile set: no tiles");
+        return er_fail(err, ER_EINVAL, "no tiles");
     const er_tile_geom *g0 = &geom[0];
     if (!(g0->step_x != 0 && g0->step_y != 0 && isfinite(g0->step_x) && isfinite(g0->step_y)))
-        return er_fail(err, ER_EINVAL, "tile set: tile 1 has no usable cell size");
+        return er_fail(err, ER_EINVAL, "tile 1 has no usable cell size");
     long long *c = malloc((size_t)n * 2 * sizeof *c);
     if (!c)
-        return er_fail(err, ER_ENOMEM, "tile set: out of memory");
+        return er_fail(err, ER_ENOMEM, "out of memory");
     long long cmin = 0, rmin = 0, cmax = 0, rmax = 0;
     er_status st = ER_OK;
     for (int i = 0; i < n; i++) {
         const er_tile_geom *g = &geom[i];
         if (g->width < 1 || g->height < 1) {
-            st = er_fail(err, ER_EINVAL, "tile set: tile %d is empty", i + 1);
+            st = er_fail(err, ER_EINVAL, "tile %d is empty", i + 1);
             goto done;
         }
         if (!(fabs(g->step_x - g0->step_x) <= 1e-9 * fabs(g0->step_x)) ||
             !(fabs(g->step_y - g0->step_y) <= 1e-9 * fabs(g0->step_y))) {
             st = er_fail(err, ER_EINVAL,
-                         "tile set: tile %d has cells of %g x %g, tile 1 of %g x %g", i + 1,
+                         "tile %d has cells of %g x %g, tile 1 of %g x %g", i + 1,
                          g->step_x, fabs(g->step_y), g0->step_x, fabs(g0->step_y));
             goto done;
         }
@@ -74,7 +74,7 @@ er_status er_mosaic_layout(const er_tile_geom *geom, int n, er_tile_place *place
         long long row = whole((g->origin_y - g0->origin_y) / g0->step_y, 1e-6, &ok);
         if (!ok) {
             st = er_fail(err, ER_EINVAL,
-                         "tile set: tile %d is not aligned with tile 1 (its corner is not a "
+                         "tile %d is not aligned with tile 1 (its corner is not a "
                          "whole number of cells away)", i + 1);
             goto done;
         }
@@ -90,7 +90,7 @@ er_status er_mosaic_layout(const er_tile_geom *geom, int n, er_tile_place *place
             rmax = row + g->height;
     }
     if (cmax - cmin > 1000000000LL || rmax - rmin > 1000000000LL) {
-        st = er_fail(err, ER_EINVAL, "tile set: the mosaic is too large");
+        st = er_fail(err, ER_EINVAL, "the mosaic is too large");
         goto done;
     }
     for (int i = 0; i < n; i++) {
@@ -103,7 +103,7 @@ er_status er_mosaic_layout(const er_tile_geom *geom, int n, er_tile_place *place
     for (int i = 0; i < n; i++)
         for (int j = 0; j < i; j++)
             if (er_mosaic_touch(&place[i], &place[j], 0)) {
-                st = er_fail(err, ER_EINVAL, "tile set: tiles %d and %d overlap", j + 1, i + 1);
+                st = er_fail(err, ER_EINVAL, "tiles %d and %d overlap", j + 1, i + 1);
                 goto done;
             }
     *world_w = (int)(cmax - cmin);
