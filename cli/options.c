@@ -160,6 +160,7 @@ static int apply(er_settings *s, int c, const char *arg)
     case OPT_LAYERS:
         if (!parse_layers(arg, &s->layers))
             return bad("--layers", arg, "expected a comma list of height, sediment, water, erosion, deposit");
+        s->layers_given = 1;
         return 0;
     case 'j':
         if (!parse_int(arg, 1, 4096, &s->threads))

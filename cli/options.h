@@ -42,6 +42,7 @@ typedef struct er_settings {
     const char *tile_set;        /* --tile-set LIST: the tiles of a mosaic; NULL = none */
     int halo;                    /* --halo N [cells]; -1 = not given */
     int stitch;                  /* 1: `erode stitch` (cross-fade halo outputs) */
+    int layers_given;            /* --layers was on the command line */
     const struct er_tile_set *tiles; /* the loaded --tile-set (main.c owns it); NULL = none */
 } er_settings;
 

@@ -468,9 +468,25 @@ int er_stitch_all(const er_settings *s, const er_tile_set *ts)
         double t0 = er_msg_now();
         int status = 0;
         char outs[ER_LAYER_COUNT][PATH_MAX];
-        unsigned written = 0;
+        unsigned written = 0, want = s->layers;
+        if (!s->layers_given) {
+            /* Without --layers: every layer the tile's run wrote. */
+            want = 0;
+            for (unsigned b = 0; b < ER_LAYER_COUNT; b++) {
+                struct stat st;
+                layer_path(outs[b], PATH_MAX, s->output_dir, ts->paths[k],
+                           er_layer_name(1u << b), ".halo");
+                if (stat(outs[b], &st) == 0)
+                    want |= 1u << b;
+            }
+            if (!want) {
+                layer_path(outs[0], PATH_MAX, s->output_dir, ts->paths[k], "*", ".halo");
+                er_msg_error("stitch: %s: no halo outputs '%s'", ts->paths[k], outs[0]);
+                status = 2;
+            }
+        }
         for (unsigned b = 0; b < ER_LAYER_COUNT && status == 0; b++) {
-            if (!(s->layers & (1u << b)))
+            if (!(want & (1u << b)))
                 continue;
             status = stitch_layer(s, ts, k, er_layer_name(1u << b), outs[b], PATH_MAX);
             if (status == 0)

@@ -42,7 +42,8 @@ er_status er_tile_window_read(const er_tile_set *ts, int k, int halo, const er_r
                               er_image *img, er_window *win, er_error *err);
 
 /* `erode stitch`: for each tile (s->inputs, or every tile of the set when
- * none are given) and each layer in s->layers, cross-fades the halo
+ * none are given) and each layer in s->layers (without --layers: each
+ * layer the tile's run wrote), cross-fades the halo
  * outputs DIR/<stem>.<layer>.halo.tif of the tile and its neighbours
  * (er_stitch_weight) into DIR/<stem>.<layer>.tif at the tile's own extent
  * and georeferencing, written atomically.  Returns the worst exit status. */
