@@ -8,6 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include "../../core/model.h"
 #include "../../core/params.h"
 #include "../../core/tiles.h"
@@ -119,6 +123,42 @@ START_TEST(droplet_window_is_whole_restricted)
     free(cw);
     free(r);
     free(rw);
+}
+END_TEST
+
+/* A windowed droplet run on the tile-coloured schedule (a world of many
+ * schedule tiles) is byte-identical for 1, 2 and 3 threads. */
+START_TEST(window_run_thread_identity)
+{
+    er_params p;
+    droplet_params(&p, 8, 2);
+    float *ref = NULL;
+#ifdef _OPENMP
+    int before = omp_get_max_threads();
+#endif
+    for (int n = 1; n <= 3; n++) {
+#ifdef _OPENMP
+        omp_set_num_threads(n);
+#endif
+        float *zw = world_terrain(), *c = crop(zw, RX, WW - RX);
+        uint8_t *cw = walls(RX, WW - RX);
+        er_terrain t = {WW - RX, WH, c, cw, 1.0, 1.0};
+        er_window win = {RX, 0, WW, WH};
+        er_error err = {{0}};
+        ck_assert_int_eq(er_droplet_run_window(&p, &t, &win, NULL, NULL, NULL, &err), ER_OK);
+        if (!ref)
+            ref = c;
+        else {
+            ck_assert(memcmp(ref, c, (size_t)(WW - RX) * WH * sizeof *c) == 0);
+            free(c);
+        }
+        free(zw);
+        free(cw);
+    }
+#ifdef _OPENMP
+    omp_set_num_threads(before);
+#endif
+    free(ref);
 }
 END_TEST
 
@@ -334,6 +374,7 @@ Suite *tiles_suite(void)
     TCase *tc = tcase_create("tiles");
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, droplet_window_is_whole_restricted, 0, 2);
+    tcase_add_test(tc, window_run_thread_identity);
     tcase_add_test(tc, default_window_is_old_behaviour);
     tcase_add_test(tc, mei_window_is_whole_restricted);
     tcase_add_test(tc, window_refusals);
