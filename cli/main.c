@@ -14,6 +14,7 @@
 #include "msg.h"
 #include "options.h"
 #include "run.h"
+#include "tiles.h"
 
 /* First SIGINT/SIGTERM: stop at the next step boundary and clean up.  A
  * second one: remove the temporaries now and leave at once. */
@@ -99,8 +100,30 @@ int main(int argc, char **argv)
         er_settings_free(&s);
         return 2;
     }
+    er_tile_set tiles;
+    memset(&tiles, 0, sizeof tiles);
+    if (s.tile_set && !s.stitch && recipe.model == ER_MODEL_DROPLET &&
+        recipe.droplet.height_unit == 0) {
+        er_msg_error("droplet.height_unit: \"relief\" is a property of one map; a tile set "
+                     "needs a number of metres, e.g. -s droplet.height_unit=1000");
+        er_settings_free(&s);
+        return 2;
+    }
+    if (s.tile_set) {
+        if ((status = er_tile_set_load(s.tile_set, &tiles)) != 0) {
+            er_tile_set_free(&tiles);
+            er_settings_free(&s);
+            return status;
+        }
+        s.tiles = &tiles;
+    }
     if (s.print_recipe) {
         status = print_recipe(&recipe);
+    } else if (s.stitch) {
+        if ((status = er_run_preflight(&s)) == 0) {
+            install_signal_handlers();
+            status = er_stitch_all(&s, &tiles);
+        }
     } else if (s.backend == ER_BACKEND_VULKAN) {
         er_msg_error("--backend vulkan: this erode was built without Vulkan");
         status = 2;
@@ -108,6 +131,7 @@ int main(int argc, char **argv)
         install_signal_handlers();
         status = er_run_all(&s, &recipe);
     }
+    er_tile_set_free(&tiles);
     er_settings_free(&s);
     return status;
 }

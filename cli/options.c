@@ -13,7 +13,8 @@
 enum {
     OPT_BACKEND = 1000, OPT_JSON, OPT_PRINT_RECIPE, OPT_PROGRESS, OPT_LAYERS,
     OPT_BAND, OPT_MAX_MEMORY, OPT_PREVIEW, OPT_PREVIEW_PAIR, OPT_INPUTS_FROM,
-    OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY, OPT_RESUME, OPT_FRAMES, OPT_FRAME_EVERY
+    OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY, OPT_RESUME, OPT_FRAMES, OPT_FRAME_EVERY,
+    OPT_TILE_SET, OPT_HALO
 };
 
 /* The one option table (curl's aliases[]): parsing and --help both read it. */
@@ -41,6 +42,8 @@ static const struct er_option {
     {"resume", required_argument, OPT_RESUME, "FILE", "continue the run saved in FILE (same recipe and input); outputs as if never stopped"},
     {"frames", required_argument, OPT_FRAMES, "DIR", "write time-lapse preview frames DIR/<stem>.frame-NNNNNN.png"},
     {"frame-every", required_argument, OPT_FRAME_EVERY, "N", "one frame every N Mei steps or droplet batches (default: 10), plus the start and the end"},
+    {"tile-set", required_argument, OPT_TILE_SET, "LIST", "the inputs are tiles of the mosaic LIST lists (file or -, one a line); see erode stitch"},
+    {"halo", required_argument, OPT_HALO, "N", "with --tile-set: run each tile with N cells read from its neighbours"},
     {"json", no_argument, OPT_JSON, NULL, "one JSON summary line per input on stdout"},
     {"print-recipe", no_argument, OPT_PRINT_RECIPE, NULL, "print the effective recipe (defaults filled in) and exit"},
     {"quiet", no_argument, 'q', NULL, "no progress output"},
@@ -63,6 +66,8 @@ const char *er_layer_name(unsigned bit)
 static void usage(FILE *out)
 {
     fprintf(out, "usage: erode [options] INPUT...\n"
+                 "       erode [options] --tile-set LIST --halo N TILE...\n"
+                 "       erode stitch --tile-set LIST [-o DIR] [--layers LIST] [TILE...]\n"
                  "Applies hydraulic erosion to GeoTIFF or PNG heightmaps.\n\n");
     for (size_t i = 0; i < N_OPTIONS; i++) {
         char left[64];
@@ -73,7 +78,8 @@ static void usage(FILE *out)
             snprintf(left + n, sizeof left - (size_t)n, " %s", o->arg);
         fprintf(out, "  %-30s %s\n", left, o->help);
     }
-    fprintf(out, "\nOutputs are DIR/<stem>.<layer>.<ext>.  Exit status: 0 success, 1 a run\n"
+    fprintf(out, "\nOutputs are DIR/<stem>.<layer>.<ext>; with --tile-set DIR/<stem>.<layer>.halo.tif,\n"
+                 "which erode stitch cross-fades into DIR/<stem>.<layer>.tif.  Exit status: 0 success, 1 a run\n"
                  "failed, 2 usage, recipe or input error, 130/143 interrupted.\n"
                  "See erode(1) and erode-recipe(5).\n");
 }
@@ -171,6 +177,7 @@ static int apply(er_settings *s, int c, const char *arg)
     case OPT_LAYERS:
         if (!parse_layers(arg, &s->layers))
             return bad("--layers", arg, "expected a comma list of height, sediment, water, erosion, deposit");
+        s->layers_given = 1;
         return 0;
     case 'j':
         if (!parse_int(arg, 1, 4096, &s->threads))
@@ -195,6 +202,11 @@ static int apply(er_settings *s, int c, const char *arg)
             return bad("--max-memory", arg, "expected a size such as 8G or 512M");
         return 0;
     case OPT_INPUTS_FROM: s->inputs_from = arg; return 0;
+    case OPT_TILE_SET: s->tile_set = arg; return 0;
+    case OPT_HALO:
+        if (!parse_int(arg, 0, 1000000, &s->halo))
+            return bad("--halo", arg, "expected a whole number of cells from 0");
+        return 0;
     case OPT_PREVIEW: s->preview = arg; return 0;
     case OPT_CHECKPOINT: s->checkpoint = arg; return 0;
     case OPT_CHECKPOINT_EVERY:
@@ -280,6 +292,13 @@ int er_options_parse(int argc, char **argv, er_settings *s)
     size_t k = 0;
 
     memset(s, 0, sizeof *s);
+    /* `erode stitch ...`: the subcommand, then the usual options. */
+    if (argc > 1 && strcmp(argv[1], "stitch") == 0) {
+        s->stitch = 1;
+        argv++;
+        argc--;
+    }
+    s->halo = -1;
     s->output_dir = ".";
     s->format = ER_OUT_AS_INPUT;
     s->layers = ER_LAYER_HEIGHT | ER_LAYER_SEDIMENT | ER_LAYER_WATER;
@@ -333,6 +352,26 @@ int er_options_parse(int argc, char **argv, er_settings *s)
         int rc = read_inputs_from(s);
         if (rc)
             return rc;
+    }
+    if (s->stitch) {
+        if (!s->tile_set) {
+            er_msg_error("stitch: needs --tile-set LIST (see erode --help)");
+            return 2;
+        }
+        return 0;
+    }
+    if (s->tile_set && s->halo < 0) {
+        er_msg_error("--tile-set: needs --halo N (cells read from the neighbours)");
+        return 2;
+    }
+    if (!s->tile_set && s->halo >= 0) {
+        er_msg_error("--halo: needs --tile-set LIST");
+        return 2;
+    }
+    if (s->tile_set && s->inputs_from && strcmp(s->tile_set, "-") == 0 &&
+        strcmp(s->inputs_from, "-") == 0) {
+        er_msg_error("--tile-set: only one of --tile-set and --inputs-from can read standard input");
+        return 2;
     }
     if (s->n_inputs == 0 && !s->print_recipe) {
         er_msg_error("no input file given (see erode --help)");

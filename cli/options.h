@@ -44,6 +44,11 @@ typedef struct er_settings {
     int n_inputs;
     const char *inputs_from;     /* file of input paths, "-" = stdin; NULL = none */
     char *inputs_buf;            /* owned: the text the --inputs-from paths point into */
+    const char *tile_set;        /* --tile-set LIST: the tiles of a mosaic; NULL = none */
+    int halo;                    /* --halo N [cells]; -1 = not given */
+    int stitch;                  /* 1: `erode stitch` (cross-fade halo outputs) */
+    int layers_given;            /* --layers was on the command line */
+    const struct er_tile_set *tiles; /* the loaded --tile-set (main.c owns it); NULL = none */
 } er_settings;
 
 /* Parses argv into *s.  Returns 0 to go on; -1 after --help or --version

@@ -23,6 +23,7 @@
 #include "../io/image.h"
 #include "../io/recipe.h"
 #include "msg.h"
+#include "tiles.h"
 
 volatile sig_atomic_t er_stop_signal = 0;
 
@@ -54,12 +55,14 @@ static int stem_len(const char *base)
     return dot && dot != base ? (int)(dot - base) : (int)strlen(base);
 }
 
-/* "<dir>/<stem>.<layer>.<ext>". */
-static void output_path(char *buf, size_t n, const char *dir, const char *input,
+/* "<dir>/<stem>.<layer>.<ext>", or "<dir>/<stem>.<layer>.halo.<ext>" for a
+ * tile of a --tile-set (erode stitch makes the final outputs). */
+static void output_path(char *buf, size_t n, const er_settings *s, const char *input,
                         const char *layer, const char *ext)
 {
     const char *base = file_base(input);
-    snprintf(buf, n, "%s/%.*s.%s.%s", dir, stem_len(base), base, layer, ext);
+    snprintf(buf, n, "%s/%.*s.%s%s.%s", s->output_dir, stem_len(base), base, layer,
+             s->tiles && !s->stitch ? ".halo" : "", ext);
 }
 
 static const char *ext_for(const er_settings *s, er_file_format in)
@@ -131,11 +134,37 @@ static int probe_parent(const char *pattern, const char *what)
     return probe_dir(slash ? (dir[0] ? dir : "/") : ".", what);
 }
 
+/* Checks of a --tile-set run that need no pixels: every input is one of
+ * the set's tiles, outputs are GeoTIFF, the CPU backend runs. */
+static int preflight_tiles(const er_settings *s)
+{
+    if (s->format == ER_OUT_PNG) {
+        er_msg_error("--format png: tile sets are written as GeoTIFF (they need georeferencing)");
+        return EXIT_USAGE;
+    }
+    if (s->backend == ER_BACKEND_VULKAN) {
+        er_msg_error("--tile-set: runs on the cpu backend only");
+        return EXIT_USAGE;
+    }
+    if (s->stitch)
+        return 0;
+    for (int i = 0; i < s->n_inputs; i++)
+        if (er_tile_set_find(s->tiles, s->inputs[i]) < 0) {
+            er_msg_error("%s: not a tile of the --tile-set", s->inputs[i]);
+            return EXIT_USAGE;
+        }
+    return 0;
+}
+
 int er_run_preflight(const er_settings *s)
 {
     int rc = probe_dir(s->output_dir, "output directory");
     if (rc)
         return rc;
+    if (s->tiles && (rc = preflight_tiles(s)) != 0)
+        return rc;
+    if (s->stitch)
+        return 0;
     if (s->preview && (rc = probe_parent(s->preview, "--preview directory")) != 0)
         return rc;
     if (s->checkpoint && (rc = probe_parent(s->checkpoint, "--checkpoint directory")) != 0)
@@ -146,10 +175,10 @@ int er_run_preflight(const er_settings *s)
     for (int i = 0; i < s->n_inputs; i++) {
         char pi[PATH_MAX], pj[PATH_MAX];
         const char *ei = ext_for(s, guess_format(s->inputs[i]));
-        output_path(pi, sizeof pi, s->output_dir, s->inputs[i], "height", ei);
+        output_path(pi, sizeof pi, s, s->inputs[i], "height", ei);
         for (int j = 0; j < s->n_inputs; j++) {
             if (j < i) {
-                output_path(pj, sizeof pj, s->output_dir, s->inputs[j], "height",
+                output_path(pj, sizeof pj, s, s->inputs[j], "height",
                             ext_for(s, guess_format(s->inputs[j])));
                 if (strcmp(pi, pj) == 0) {
                     er_msg_error("%s: writes the same outputs as '%s' (same file name stem)",
@@ -158,7 +187,7 @@ int er_run_preflight(const er_settings *s)
                 }
             }
             for (unsigned b = 0; b < ER_LAYER_COUNT; b++) {
-                output_path(pj, sizeof pj, s->output_dir, s->inputs[i], er_layer_name(1u << b), ei);
+                output_path(pj, sizeof pj, s, s->inputs[i], er_layer_name(1u << b), ei);
                 if (same_file(pj, s->inputs[j])) {
                     er_msg_error("%s: output '%s' would replace an input", s->inputs[i], pj);
                     return EXIT_USAGE;
@@ -185,6 +214,8 @@ typedef struct job {
     const char *input;
     er_params params;          /* the recipe with map coordinates resolved */
     er_image img;
+    er_window window;          /* --tile-set: where img lies in the mosaic */
+    int windowed;              /* 1: a tile with its halo (window valid) */
     er_terrain terrain;
     float *initial;            /* working heights before the run (erosion/deposit layers) */
     float *water, *sediment;
@@ -251,9 +282,10 @@ static er_status resolve_sources(job *j)
             return er_fail(&j->err, ER_EINVAL, "%s: mei.sources[%d]: map coordinates need a georeferenced input",
                            j->input, i);
         /* map_to_pixel puts the top-left cell's centre at (0.5, 0.5); core
-         * counts sources from cell centres, (0, 0). */
-        src->x = px - 0.5;
-        src->y = py - 0.5;
+         * counts sources from cell centres, (0, 0), and a tile's run from
+         * the mosaic's top-left cell. */
+        src->x = px - 0.5 + (j->windowed ? j->window.x0 : 0);
+        src->y = py - 0.5 + (j->windowed ? j->window.y0 : 0);
         src->map_coords = 0;
     }
     return ER_OK;
@@ -378,10 +410,13 @@ static er_status simulate(job *j)
     const er_run_hooks *hk = j->s->checkpoint || j->s->frames || j->s->resume ? &hooks : NULL;
     er_status st;
     memset(&j->budget, 0, sizeof j->budget);
+    const er_window *win = j->windowed ? &j->window : NULL;
     if (j->params.model == ER_MODEL_MEI)
-        st = er_mei_run_hooked(&j->params, &j->terrain, &layers, &ctl, hk, &j->budget, &j->err);
+        st = er_mei_run_full(&j->params, &j->terrain, win, &layers, &ctl, hk, &j->budget,
+                             &j->err);
     else
-        st = er_droplet_run_hooked(&j->params, &j->terrain, &layers, &ctl, hk, &j->budget, &j->err);
+        st = er_droplet_run_full(&j->params, &j->terrain, win, &layers, &ctl, hk, &j->budget,
+                                 &j->err);
     if (st == ER_ECANCELED && j->hook_status != ER_OK) {
         st = j->hook_status;
         j->err = j->hook_err;
@@ -483,7 +518,7 @@ static er_status write_layers(job *j)
         }
         for (size_t i = 0; i < n; i++)
             buf[i] = layer_value(j, layer, i);
-        output_path(j->outputs[b], PATH_MAX, j->s->output_dir, j->input, er_layer_name(layer), ext);
+        output_path(j->outputs[b], PATH_MAX, j->s, j->input, er_layer_name(layer), ext);
         er_layer_out out = {j->img.width, j->img.height, buf, j->img.nodata, j->img.nodata_value,
                             &j->img.georef, prov};
         st = strcmp(ext, "png") == 0 ? er_png_write(j->outputs[b], &out, &j->err)
@@ -630,7 +665,17 @@ static int run_one(const er_settings *s, const er_params *recipe, const char *in
     double t0 = er_msg_now();
     int started = 0;
     er_read_opts ro = {s->band, limit};
-    er_status st = er_image_read(input, &ro, &j.img, &j.err);
+    er_status st;
+    if (s->tiles) {
+        j.windowed = 1;
+        st = er_tile_window_read(s->tiles, er_tile_set_find(s->tiles, input), s->halo, &ro,
+                                 &j.img, &j.window, &j.err);
+        if (st == ER_OK && j.params.model == ER_MODEL_DROPLET && j.params.droplet.height_unit == 0)
+            st = er_fail(&j.err, ER_EINVAL, "%s: droplet.height_unit: \"relief\" is a property "
+                         "of one map; a tile set needs a number of metres", input);
+    } else {
+        st = er_image_read(input, &ro, &j.img, &j.err);
+    }
     if (st == ER_OK) {
         er_georef_drop_statistics(&j.img.georef);
         st = resolve_sources(&j);

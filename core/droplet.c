@@ -13,6 +13,7 @@
 #include "parallel.h"
 #include "rng.h"
 #include "schedule.h"
+#include "tiles.h"
 
 /* Element-wise loops the compiler may vectorise at -O2: each element's
  * result is one IEEE product and difference either way, so vector and
@@ -501,20 +502,29 @@ static float *make_brush(int r)
 /* Start position of droplet `id`: one draw of (seed, ER_STREAM_DROPLET_START,
  * id), high half for x and low half for y, scaled to [0, W-1) x [0, H-1)
  * (Lague: node coordinates, the four nodes around it in the map) or
- * [0, W) x [0, H) (particle: cell coordinates).  A start on a wall draws
- * again from the previous draw (a pure function of the same key), up to
- * ER_START_TRIES times; returns 0 when every try hit a wall. */
+ * [0, W) x [0, H) (particle: cell coordinates), W x H the world (the map
+ * itself without a window).  A start on a wall draws again from the
+ * previous draw (a pure function of the same key), up to ER_START_TRIES
+ * times; returns 0 when every try hit a wall, or when the start lies
+ * outside the window (another tile's droplet).  Positions are returned in
+ * map coordinates: world minus the window's corner, exact in double (both
+ * are multiples of the world value's last place), so a droplet's flight
+ * in a window is bit for bit its flight in the whole world where the
+ * terrain agrees. */
 static int droplet_start(const er_dctx *c, uint64_t seed, int64_t id, double *px, double *py)
 {
     const size_t w = (size_t)c->width;
     int lague = c->variant == ER_DROPLET_LAGUE;
-    double sx = lague ? c->width - 1 : c->width, sy = lague ? c->height - 1 : c->height;
-    if (sx <= 0 || sy <= 0)
+    double sx = lague ? c->world_w - 1 : c->world_w, sy = lague ? c->world_h - 1 : c->world_h;
+    double lim_x = lague ? c->width - 1 : c->width, lim_y = lague ? c->height - 1 : c->height;
+    if (sx <= 0 || sy <= 0 || lim_x <= 0 || lim_y <= 0)
         return 0;
     uint64_t r = er_rng_u64(seed, ER_STREAM_DROPLET_START, (uint64_t)id);
     for (int k = 0; k < ER_START_TRIES; k++) {
-        double x = (double)(r >> 32) * (1.0 / 4294967296.0) * sx;
-        double y = (double)(r & UINT64_C(0xffffffff)) * (1.0 / 4294967296.0) * sy;
+        double x = (double)(r >> 32) * (1.0 / 4294967296.0) * sx - c->wx0;
+        double y = (double)(r & UINT64_C(0xffffffff)) * (1.0 / 4294967296.0) * sy - c->wy0;
+        if (!(x >= 0 && x < lim_x && y >= 0 && y < lim_y))
+            return 0;
         size_t i = (size_t)(int)y * w + (size_t)(int)x;
         if (!c->wall || (lague ? !(c->wall[i] | c->wall[i + 1] | c->wall[i + w] | c->wall[i + w + 1])
                                : !c->wall[i])) {
@@ -572,8 +582,8 @@ static void run_state_free(run_state *s)
 }
 
 /* Validates, measures the terrain, zeroes the layers and fills the context. */
-static er_status run_setup(const er_params *p, er_terrain *t, er_layers *layers, run_state *s,
-                           er_error *err)
+static er_status run_setup(const er_params *p, er_terrain *t, const er_window *win,
+                           er_layers *layers, run_state *s, er_error *err)
 {
     const er_droplet_params *d = &p->droplet;
     memset(s, 0, sizeof *s);
@@ -582,6 +592,12 @@ static er_status run_setup(const er_params *p, er_terrain *t, er_layers *layers,
         return st;
     if (t->width < 1 || t->height < 1 || !t->elevation)
         return er_fail(err, ER_EINVAL, "droplet: empty terrain");
+    er_window wn;
+    if ((st = er_window_resolve(win, t->width, t->height, &wn, err)))
+        return st;
+    if (win && d->height_unit == 0)
+        return er_fail(err, ER_EINVAL, "droplet.height_unit: \"relief\" is a property of one "
+                       "map; a tile set needs a number of metres");
     s->cells = (size_t)t->width * (size_t)t->height;
 
     float lo, hi;
@@ -590,7 +606,10 @@ static er_status run_setup(const er_params *p, er_terrain *t, er_layers *layers,
     if (bad != SIZE_MAX)
         return er_fail(err, ER_EINVAL, "terrain: non-finite height at cell (%zu, %zu)",
                        bad % (size_t)t->width, bad / (size_t)t->width);
-    s->count = d->count >= 0 ? d->count : (int64_t)(d->per_cell * (double)valid + 0.5);
+    /* In a window the count is the world's, from all its cells: the
+     * window cannot count the valid cells of the other tiles. */
+    double cells = win ? (double)wn.world_width * (double)wn.world_height : (double)valid;
+    s->count = d->count >= 0 ? d->count : (int64_t)(d->per_cell * cells + 0.5);
 
     /* The height unit: "relief" is the valid cells' max - min; a flat map
      * (relief 0) moves no droplet whatever the unit, so 1 m stands in. */
@@ -606,6 +625,10 @@ static er_status run_setup(const er_params *p, er_terrain *t, er_layers *layers,
     er_dctx *c = &s->ctx;
     c->width = t->width;
     c->height = t->height;
+    c->wx0 = wn.x0;
+    c->wy0 = wn.y0;
+    c->world_w = wn.world_width;
+    c->world_h = wn.world_height;
     c->height_m = t->elevation;
     c->wall = t->wall;
     c->flow = layers ? layers->water : NULL;
@@ -830,7 +853,7 @@ er_status er_droplet_run_serial(const er_params *p, er_terrain *t, er_layers *la
                                 const er_run_ctl *ctl, er_budget *budget, er_error *err)
 {
     run_state s;
-    er_status st = run_setup(p, t, layers, &s, err);
+    er_status st = run_setup(p, t, NULL, layers, &s, err);
     if (st) {
         run_state_free(&s);
         return st;
@@ -965,7 +988,7 @@ static er_status run_tiled(const er_params *p, run_state *s, int size, int64_t b
 {
     const er_dctx *c = &s->ctx;
     const int64_t full_batch = batch; /* the boundary numbering's batch */
-    int64_t max_tiles = er_tiling_max_tiles(c->width, c->height, size);
+    int64_t max_tiles = er_tiling_max_tiles(c->world_w, c->world_h, size);
     if (batch > s->count)
         batch = s->count;
     if (max_tiles > INT_MAX / 2 || batch > INT_MAX / 2)
@@ -990,13 +1013,15 @@ static er_status run_tiled(const er_params *p, run_state *s, int size, int64_t b
     for (int64_t lo = b0 * batch, b = b0; lo < s->count; lo += batch, b++) {
         int n = (int)(s->count - lo > batch ? batch : s->count - lo);
         er_tiling tl;
-        er_tiling_init(&tl, c->width, c->height, size, p->seed, (uint64_t)b);
+        /* The grid lies on the world, so a window sees the world's tiles,
+         * colours and order. */
+        er_tiling_init(&tl, c->world_w, c->world_h, size, p->seed, (uint64_t)b);
 
         ER_OMP_FOR()
         for (int i = 0; i < n; i++) {
             ok[i] = droplet_start(c, p->seed, lo + i, &sx[i], &sy[i]);
             /* A droplet with no valid start runs nowhere; any tile will do. */
-            tile_of[i] = ok[i] ? er_tiling_tile(&tl, (int)sx[i], (int)sy[i]) : 0;
+            tile_of[i] = ok[i] ? er_tiling_tile(&tl, (int)sx[i] + c->wx0, (int)sy[i] + c->wy0) : 0;
         }
         int colour_start[5];
         er_tiling_bucket(&tl, n, tile_of, start, order, colour_tiles, colour_start);
@@ -1034,12 +1059,26 @@ done:
 er_status er_droplet_run(const er_params *p, er_terrain *t, er_layers *layers,
                          const er_run_ctl *ctl, er_budget *budget, er_error *err)
 {
-    return er_droplet_run_hooked(p, t, layers, ctl, NULL, budget, err);
+    return er_droplet_run_full(p, t, NULL, layers, ctl, NULL, budget, err);
 }
 
 er_status er_droplet_run_hooked(const er_params *p, er_terrain *t, er_layers *layers,
                                 const er_run_ctl *ctl, const er_run_hooks *hooks,
                                 er_budget *budget, er_error *err)
+{
+    return er_droplet_run_full(p, t, NULL, layers, ctl, hooks, budget, err);
+}
+
+er_status er_droplet_run_window(const er_params *p, er_terrain *t, const er_window *win,
+                                er_layers *layers, const er_run_ctl *ctl, er_budget *budget,
+                                er_error *err)
+{
+    return er_droplet_run_full(p, t, win, layers, ctl, NULL, budget, err);
+}
+
+er_status er_droplet_run_full(const er_params *p, er_terrain *t, const er_window *win,
+                              er_layers *layers, const er_run_ctl *ctl,
+                              const er_run_hooks *hooks, er_budget *budget, er_error *err)
 {
     int64_t size = 0;
     er_status st = check_params(&p->droplet, err);
@@ -1049,16 +1088,17 @@ er_status er_droplet_run_hooked(const er_params *p, er_terrain *t, er_layers *la
     if (st)
         return st;
     run_state s;
-    st = run_setup(p, t, layers, &s, err);
+    st = run_setup(p, t, win, layers, &s, err);
     if (st) {
         run_state_free(&s);
         return st;
     }
     er_dacc sum = {0};
-    int64_t batch = auto_batch(&p->droplet, t->width, t->height, size), b0 = 0;
+    const int ww = s.ctx.world_w, wh = s.ctx.world_h;
+    int64_t batch = auto_batch(&p->droplet, ww, wh, size), b0 = 0;
     st = run_begin(p, &s, batch, hooks, &sum, &b0, err);
     if (st == ER_OK && s.count > 0) {
-        if (er_tiling_is_single(t->width, t->height, (int)size))
+        if (er_tiling_is_single(ww, wh, (int)size))
             st = run_sequential(p, &s, batch, b0, ctl, hooks, &sum);
         else
             st = run_tiled(p, &s, (int)size, batch, b0, ctl, hooks, &sum, err);

@@ -42,6 +42,8 @@ static inline float er_maxf(float a, float b) { return a > b ? a : b; }
 /* Everything a kernel needs; read-only while droplets run. */
 typedef struct er_dctx {
     int width, height;
+    int wx0, wy0;             /* [cells] the map's top-left cell in the world (er_window) */
+    int world_w, world_h;     /* [cells] the world; the map itself without a window */
     float *height_m;          /* [m] terrain, updated in place */
     const uint8_t *wall;      /* 1 = wall; NULL = none */
     const uint8_t *clean;     /* 1 = the (2a+1)^2 window around the cell is in the

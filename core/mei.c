@@ -45,6 +45,7 @@
 #include <string.h>
 
 #include "parallel.h"
+#include "tiles.h"
 
 size_t er_mei_bytes_per_cell(const er_params *p)
 {
@@ -291,7 +292,12 @@ static void make_coef(const er_mei_sim *sim, const er_mei_params *m, double dt, 
     k->talus_y = (float)(m->talus_slope * ly);
     k->dt_lx = (float)(dt / lx);
     k->dt_ly = (float)(dt / ly);
-    k->open = m->boundary == ER_BOUNDARY_OPEN;
+    k->open = 0;
+    for (int i = 0; i < 4; i++) {
+        /* ER_L..ER_B and ER_EDGE_LEFT..BOTTOM share their order. */
+        k->open_edge[i] = m->boundary == ER_BOUNDARY_OPEN || sim->inner[i];
+        k->open |= k->open_edge[i];
+    }
     k->semi_lagrangian = m->advection == ER_ADVECT_SEMI_LAGRANGIAN;
 }
 
@@ -471,13 +477,22 @@ static void sim_free(er_mei_sim *sim)
     free(sim->row_wall_buf);
 }
 
-static er_status sim_alloc(er_mei_sim *sim, er_terrain *t, er_error *err)
+static er_status sim_alloc(er_mei_sim *sim, er_terrain *t, const er_window *win, er_error *err)
 {
     const size_t n = (size_t)t->width * (size_t)t->height;
     size_t state, sbytes, snap;
+    er_window wn;
     memset(sim, 0, sizeof *sim);
+    er_status st = er_window_resolve(win, t->width, t->height, &wn, err);
+    if (st)
+        return st;
     sim->w = t->width;
     sim->h = t->height;
+    sim->wx0 = wn.x0;
+    sim->wy0 = wn.y0;
+    sim->world_w = wn.world_width;
+    sim->world_h = wn.world_height;
+    er_window_inner_edges(&wn, t->width, t->height, sim->inner);
     sim->lx = t->cell_x;
     sim->ly = t->cell_y;
     sim->wall = t->wall;
@@ -592,11 +607,26 @@ static int at_boundary(const er_run_hooks *hk, const er_mei_sim *sim, const er_m
 er_status er_mei_run(const er_params *p, er_terrain *t, er_layers *layers,
                      const er_run_ctl *ctl, er_budget *budget, er_error *err)
 {
-    return er_mei_run_hooked(p, t, layers, ctl, NULL, budget, err);
+    return er_mei_run_full(p, t, NULL, layers, ctl, NULL, budget, err);
 }
 
 er_status er_mei_run_hooked(const er_params *p, er_terrain *t, er_layers *layers,
                             const er_run_ctl *ctl, const er_run_hooks *hooks, er_budget *budget,
+                            er_error *err)
+{
+    return er_mei_run_full(p, t, NULL, layers, ctl, hooks, budget, err);
+}
+
+er_status er_mei_run_window(const er_params *p, er_terrain *t, const er_window *win,
+                            er_layers *layers, const er_run_ctl *ctl, er_budget *budget,
+                            er_error *err)
+{
+    return er_mei_run_full(p, t, win, layers, ctl, NULL, budget, err);
+}
+
+er_status er_mei_run_full(const er_params *p, er_terrain *t, const er_window *win,
+                          er_layers *layers, const er_run_ctl *ctl, const er_run_hooks *hooks,
+                          er_budget *budget,
                             er_error *err)
 {
     const er_mei_params *m = &p->mei;
@@ -607,7 +637,7 @@ er_status er_mei_run_hooked(const er_params *p, er_terrain *t, er_layers *layers
     memset(&bud, 0, sizeof bud);
     if ((st = check_params(m, t, err)))
         return st;
-    if ((st = sim_alloc(&sim, t, err)))
+    if ((st = sim_alloc(&sim, t, win, err)))
         return st;
     const int64_t cells = er_mei_terrain_cells(&sim);
     const double base = er_mei_total(&sim, sim.b0);

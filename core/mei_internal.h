@@ -88,7 +88,9 @@ typedef struct er_mei_coef {
     float th_k;      /* thermal: fraction of a pair's excess moved, 0 = off */
     float talus_x, talus_y; /* [m] stable height difference between L/R and T/B neighbours */
     float dt_lx, dt_ly;     /* [s/m] dt / lX, dt / lY (semi-Lagrangian backtrace) */
-    int open;        /* 1: open map edges (water and sediment leave) */
+    int open;        /* 1: some map edge is open (water and sediment leave) */
+    int open_edge[4];/* per edge (ER_L, ER_R, ER_T, ER_B): the recipe's boundary on the
+                      * world's edges, always open on a window's inner (halo) edges */
     int semi_lagrangian;
 } er_mei_coef;
 
@@ -110,6 +112,9 @@ typedef struct er_mei_rowacc {
  * allocated once by er_mei_run. */
 typedef struct er_mei_sim {
     int w, h;
+    int wx0, wy0;          /* [cells] the map's top-left cell in the world (er_window) */
+    int world_w, world_h;  /* [cells] the world; the map itself without a window */
+    int inner[4];          /* per edge (ER_L, ER_R, ER_T, ER_B): 1 = a halo edge inside the world */
     double lx, ly;         /* [m] cell size */
     const uint8_t *wall;   /* 1 = nodata (a wall); NULL = none */
     const uint8_t *row_wall; /* per row: 1 if the row holds a wall; NULL = none */

@@ -94,6 +94,22 @@ typedef struct er_run_state {
  * and layers left as at that boundary). */
 typedef int (*er_boundary_fn)(void *user, const er_run_state *state);
 
+/* Where a map sits in a larger world, e.g. one tile of a mosaic extended
+ * by its halo (DESIGN.md §3, README "Tile sets"): the map's top-left cell
+ * is world cell (x0, y0) of a world_width x world_height grid, and the map
+ * lies inside it.  Random starts (droplets, raindrops), the droplet batch
+ * sizes and tile grids are drawn over the world, so a windowed run is the
+ * whole-world run restricted to the map: it keeps the droplets and
+ * raindrops that fall inside, in the same order.  The map's edges that lie
+ * inside the world (halo edges) are open: what crosses them leaves, as it
+ * would leave the window in the whole run; the world's own edges follow the
+ * recipe.  Passing NULL where a window is taken means the map is the world,
+ * with results identical to the run without a window. */
+typedef struct er_window {
+    int x0, y0;                    /* [cells] the map's top-left cell in the world */
+    int world_width, world_height; /* [cells] the world */
+} er_window;
+
 typedef struct er_run_ctl {
     er_progress_fn progress; /* may be NULL */
     void *user;
@@ -146,6 +162,17 @@ er_status er_mei_run_hooked(const er_params *p, er_terrain *t, er_layers *layers
 size_t er_mei_bytes_per_cell(const er_params *p);
 
 /*
+ * er_mei_run on a window of a larger world (win may be NULL: the map is the
+ * world).  Raindrops are drawn over the world and sources are in world
+ * pixel coordinates (a source outside the window adds nothing there); the
+ * window's inner edges are open.  ER_EINVAL when the map does not fit in
+ * the world.  Thread-safe for distinct terrains.
+ */
+er_status er_mei_run_window(const er_params *p, er_terrain *t, const er_window *win,
+                            er_layers *layers, const er_run_ctl *ctl, er_budget *budget,
+                            er_error *err);
+
+/*
  * Runs droplet erosion (Lague/Beyer or the mass-transfer particle) with the
  * tile-coloured batch schedule of DESIGN.md §5.  Same contract as
  * er_mei_run; ER_EINVAL when droplet.tile_size is below the safe bound.
@@ -168,5 +195,28 @@ size_t er_droplet_bytes_per_cell(const er_params *p);
  * every other recipe error.  Returns ER_OK or ER_EINVAL naming the key.
  */
 er_status er_droplet_check(const er_params *p, er_error *err);
+
+/*
+ * er_droplet_run on a window of a larger world (win may be NULL: the map
+ * is the world).  Droplet ids, start positions, batches and tile grids are
+ * those of the whole world; the run keeps the droplets that start inside
+ * the window.  A per-cell count counts every world cell (nodata included,
+ * which the window cannot see) and droplet.height_unit must be a number
+ * ("relief" is a property of one map): ER_EINVAL otherwise, and when the
+ * map does not fit in the world.  Thread-safe for distinct terrains.
+ */
+er_status er_droplet_run_window(const er_params *p, er_terrain *t, const er_window *win,
+                                er_layers *layers, const er_run_ctl *ctl, er_budget *budget,
+                                er_error *err);
+
+/* Both models with everything at once: a window (NULL: the map is the
+ * world) and the run hooks (NULL: none), for a tile job that checkpoints.
+ * er_*_run, _hooked and _window are these with NULL for what they lack. */
+er_status er_mei_run_full(const er_params *p, er_terrain *t, const er_window *win,
+                          er_layers *layers, const er_run_ctl *ctl, const er_run_hooks *hooks,
+                          er_budget *budget, er_error *err);
+er_status er_droplet_run_full(const er_params *p, er_terrain *t, const er_window *win,
+                              er_layers *layers, const er_run_ctl *ctl,
+                              const er_run_hooks *hooks, er_budget *budget, er_error *err);
 
 #endif

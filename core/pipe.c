@@ -81,7 +81,7 @@ static void flux_generic(const er_mei_sim *sim, const er_mei_coef *k, const er_m
                 continue;
             ok[i] = 1;
             dh[i] = hc - r->h[j][c]; /* eq. 3 */
-        } else if (k->open) {
+        } else if (k->open_edge[i]) {
             /* Open edge: a virtual cell beyond the map at this cell's
              * terrain level holding no water, so the head is the depth. */
             ok[i] = 1;
@@ -323,9 +323,11 @@ int er_mei_add_drops(er_mei_sim *sim, const er_mei_params *m, uint64_t seed,
     for (int64_t j = 0; j < m->drops_per_step; j++) {
         uint64_t idx = (uint64_t)step * (uint64_t)m->drops_per_step + (uint64_t)j;
         uint64_t r = er_rng_u64(seed, ER_STREAM_RAINDROP, idx);
-        int x = (int)(((r & 0xffffffffu) * (uint64_t)sim->w) >> 32);
-        int y = (int)(((r >> 32) * (uint64_t)sim->h) >> 32);
-        int64_t n = add_disc(sim, x, y, m->drop_radius, amount);
+        /* Drawn over the world; a window keeps the part of the drop that
+         * falls inside it (add_disc clips), with the same cells covered. */
+        int x = (int)(((r & 0xffffffffu) * (uint64_t)sim->world_w) >> 32);
+        int y = (int)(((r >> 32) * (uint64_t)sim->world_h) >> 32);
+        int64_t n = add_disc(sim, x - sim->wx0, y - sim->wy0, m->drop_radius, amount);
         *added += (double)n * (double)amount;
     }
     return 1;
@@ -339,7 +341,7 @@ void er_mei_add_sources(er_mei_sim *sim, const er_mei_params *m, double dt, doub
         float amount = (float)(src->rate * dt);
         if (!(amount > 0.0f))
             continue;
-        int64_t n = add_disc(sim, src->x, src->y, src->radius, amount);
+        int64_t n = add_disc(sim, src->x - sim->wx0, src->y - sim->wy0, src->radius, amount);
         *added += (double)n * (double)amount;
     }
 }
@@ -359,21 +361,28 @@ er_status er_mei_check_sources(const er_mei_sim *sim, const er_mei_params *m, er
             !isfinite(src->radius) || !(src->rate >= 0.0) || !isfinite(src->rate))
             return er_fail(err, ER_EINVAL, "mei.sources[%d]: position, radius and rate must "
                            "be finite, radius and rate >= 0", i);
+        /* Sources are in world pixels; a window checks what it can see: a
+         * source of another tile is no error there. */
+        int windowed = sim->w != sim->world_w || sim->h != sim->world_h;
+        double sx = src->x - sim->wx0, sy = src->y - sim->wy0;
         int x0, x1, y0, y1;
-        if (!disc_box(sim, src->x, src->y, src->radius, &x0, &x1, &y0, &y1))
+        if (!disc_box(sim, sx, sy, src->radius, &x0, &x1, &y0, &y1)) {
+            if (windowed)
+                continue;
             return er_fail(err, ER_EINVAL, "mei.sources[%d]: (%g, %g) radius %g lies outside "
                            "the %dx%d map", i, src->x, src->y, src->radius, sim->w, sim->h);
-        int single = !(ceil(src->x - src->radius) <= floor(src->x + src->radius) &&
-                       ceil(src->y - src->radius) <= floor(src->y + src->radius));
+        }
+        int single = !(ceil(sx - src->radius) <= floor(sx + src->radius) &&
+                       ceil(sy - src->radius) <= floor(sy + src->radius));
         int64_t n = 0;
         for (int y = y0; y <= y1; y++)
             for (int x = x0; x <= x1; x++) {
                 size_t c = (size_t)y * (size_t)sim->w + (size_t)x;
                 if ((!sim->wall || !sim->wall[c]) &&
-                    in_disc(src->x, src->y, src->radius, x, y, single))
+                    in_disc(sx, sy, src->radius, x, y, single))
                     n++;
             }
-        if (n == 0)
+        if (n == 0 && !windowed)
             return er_fail(err, ER_EINVAL, "mei.sources[%d]: (%g, %g) radius %g covers only "
                            "nodata cells", i, src->x, src->y, src->radius);
     }

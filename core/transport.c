@@ -81,7 +81,7 @@ static void transport_generic(const er_mei_sim *sim, const er_mei_coef *k, const
         /* what a cell sends through the map edge is gone */
         const int edge[4] = { x == 0, x == w - 1, !r->s1[0], !r->s1[2] };
         for (int i = 0; i < 4; i++)
-            if (edge[i]) {
+            if (edge[i] && k->open_edge[i]) {
                 acc->left_sed += out[i];
                 acc->left_water += (double)r->q[1][i][x] * (double)k->dt;
             }

@@ -263,3 +263,41 @@ void er_georef_drop_statistics(er_georef *g)
         }
     }
 }
+
+int er_georef_affine(const er_georef *g, double m[6])
+{
+    unsigned raster_type = 0;
+    if (!g || !raster_to_model(g, m))
+        return 0;
+    if (key_short(g, KEY_RASTER_TYPE, &raster_type) && raster_type == RASTER_PIXEL_IS_POINT) {
+        /* raster point (0, 0) is the first cell's centre: the corner is half a cell back */
+        m[0] -= 0.5 * m[1] + 0.5 * m[2];
+        m[3] -= 0.5 * m[4] + 0.5 * m[5];
+    }
+    return 1;
+}
+
+er_status er_georef_shifted(er_georef *dst, const er_georef *src, int dx, int dy, er_error *err)
+{
+    double m[6];
+    if (!raster_to_model(src, m)) {
+        memset(dst, 0, sizeof *dst);
+        return er_fail(err, ER_EINVAL, "no affine georeferencing to shift");
+    }
+    er_status st = er_georef_copy(dst, src, err);
+    if (st)
+        return st;
+    if (dst->pixel_scale && dst->n_pixel_scale >= 2 && dst->tiepoints && dst->n_tiepoints >= 6) {
+        /* Moving the tie points' raster coordinates keeps their model
+         * coordinates bit for bit: no rounding can creep in. */
+        for (size_t i = 0; i + 6 <= dst->n_tiepoints; i += 6) {
+            dst->tiepoints[i] -= dx;
+            dst->tiepoints[i + 1] -= dy;
+        }
+    } else {
+        double *t = dst->transformation;
+        t[3] += t[0] * dx + t[1] * dy;
+        t[7] += t[4] * dx + t[5] * dy;
+    }
+    return ER_OK;
+}

@@ -59,6 +59,10 @@ er_status er_georef_copy(er_georef *dst, const er_georef *src, er_error *err);
 er_status er_image_read(const char *path, const er_read_opts *opts, er_image *img, er_error *err);
 er_status er_tiff_read(const char *path, const er_read_opts *opts, er_image *img, er_error *err);
 er_status er_png_read(const char *path, const er_read_opts *opts, er_image *img, er_error *err);
+/* The same checks as er_tiff_read but stops before the pixels: fills
+ * width, height, georef and the nodata value; data and nodata stay NULL. */
+er_status er_tiff_read_info(const char *path, const er_read_opts *opts, er_image *img,
+                            er_error *err);
 
 /* Cell size from the georeferencing.  Returns 1 and sets *dx, *dy [m] when
  * the tags give one: a projected CRS in metres as is, a geographic CRS in
@@ -74,6 +78,18 @@ void er_georef_drop_statistics(er_georef *g);
 /* Pixel (column, row) of a map coordinate; returns 0 without georeferencing
  * or with a rotated transformation. */
 int er_georef_map_to_pixel(const er_georef *g, double mx, double my, double *px, double *py);
+
+/* The raster -> model affine map of the georeferencing, GDAL's geotransform
+ * convention: model x = m[0] + col * m[1] + row * m[2], model y = m[3] +
+ * col * m[4] + row * m[5] at the cell corner (col, row) (PixelIsPoint
+ * rasters are shifted half a cell so corners are corners).  Returns 0
+ * without an affine map. */
+int er_georef_affine(const er_georef *g, double m[6]);
+
+/* A deep copy of src for a raster whose top-left cell is cell (dx, dy) of
+ * src's raster: the tie point (or transformation) is moved, everything
+ * else is kept.  ER_EINVAL without an affine map, ER_ENOMEM. */
+er_status er_georef_shifted(er_georef *dst, const er_georef *src, int dx, int dy, er_error *err);
 
 /* One output layer to write. */
 typedef struct er_layer_out {

@@ -465,7 +465,8 @@ static er_status check_memory(reader *r, const er_read_opts *opts, size_t *cells
  * allocating, or out of memory).  The caller frees *img with
  * er_image_free().  Thread-safe: every call has its own libtiff handle and
  * error sink; libtiff prints nothing. */
-er_status er_tiff_read(const char *path, const er_read_opts *opts, er_image *img, er_error *err)
+static er_status tiff_read(const char *path, const er_read_opts *opts, int header_only,
+                           er_image *img, er_error *err)
 {
     reader r;
     unsigned char *buf = NULL;
@@ -513,6 +514,14 @@ er_status er_tiff_read(const char *path, const er_read_opts *opts, er_image *img
         img->nodata_value = nd;
         nodata_setup(&r, nd);
     }
+    if (header_only) {
+        TIFFClose(r.tif);
+        close(fd);
+        img->width = (int)r.width;
+        img->height = (int)r.height;
+        img->format = ER_FORMAT_TIFF;
+        return ER_OK;
+    }
 
     int tiled = TIFFIsTiled(r.tif);
     uint64_t bufsize = tiled ? TIFFTileSize64(r.tif) : TIFFStripSize64(r.tif);
@@ -557,4 +566,15 @@ fail:
     close(fd);
     er_image_free(img);
     return st;
+}
+
+er_status er_tiff_read(const char *path, const er_read_opts *opts, er_image *img, er_error *err)
+{
+    return tiff_read(path, opts, 0, img, err);
+}
+
+er_status er_tiff_read_info(const char *path, const er_read_opts *opts, er_image *img,
+                            er_error *err)
+{
+    return tiff_read(path, opts, 1, img, err);
 }

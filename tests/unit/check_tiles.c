@@ -1,0 +1,386 @@
+/*
+ * Tile sets: windowed runs (core/model.h er_window), mosaic geometry and
+ * stitch weights (core/tiles.h).
+ */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "../../core/model.h"
+#include "../../core/params.h"
+#include "../../core/tiles.h"
+
+/* A world of two bowls, left centred at (28, 32) and right at (100, 32),
+ * with a band of nodata cells (walls) [60, 68) between them, wider than a
+ * brush: nothing that happens on one side can reach the other.  Windows
+ * are [0, LW) and [RX, WW), each holding the whole band, so a droplet
+ * drawn onto the band draws again in the window as in the world. */
+#define WW 128
+#define WH 64
+#define LW 69
+#define RX 59
+static int is_wall(int x) { return x >= 60 && x < 68; }
+
+static float bowls(int x, int y)
+{
+    double cx = x < 64 ? 28 : 100, dx = x - cx, dy = y - 32;
+    return is_wall(x) ? 0.0f : (float)(0.02 * (dx * dx + dy * dy));
+}
+
+static float *world_terrain(void)
+{
+    float *z = malloc(WW * WH * sizeof *z);
+    ck_assert_ptr_nonnull(z);
+    for (int y = 0; y < WH; y++)
+        for (int x = 0; x < WW; x++)
+            z[y * WW + x] = bowls(x, y);
+    return z;
+}
+
+/* The columns [x0, x0 + w) of the world, copied out, and their walls. */
+static float *crop(const float *z, int x0, int w)
+{
+    float *c = malloc((size_t)w * WH * sizeof *c);
+    ck_assert_ptr_nonnull(c);
+    for (int y = 0; y < WH; y++)
+        memcpy(c + y * w, z + y * WW + x0, (size_t)w * sizeof *c);
+    return c;
+}
+
+static uint8_t *walls(int x0, int w)
+{
+    uint8_t *m = malloc((size_t)w * WH);
+    ck_assert_ptr_nonnull(m);
+    for (int y = 0; y < WH; y++)
+        for (int x = 0; x < w; x++)
+            m[y * w + x] = (uint8_t)is_wall(x0 + x);
+    return m;
+}
+
+static void droplet_params(er_params *p, int lifetime, int radius)
+{
+    er_params_default(p);
+    p->model = ER_MODEL_DROPLET;
+    p->seed = 7;
+    p->droplet.count = 4000;
+    p->droplet.height_unit = 10.0;
+    p->droplet.lifetime = lifetime;
+    p->droplet.radius = radius;
+}
+
+/* The left window of the bowl world, run alone, equals the whole world's
+ * run there bit for bit: same droplets, same batches and tile order, and
+ * nothing crosses the window's inner edge.  Looped over a lifetime that
+ * makes the world one schedule tile (sequential) and one that makes it
+ * several (the tile-coloured schedule, its grid on the world). */
+START_TEST(droplet_window_is_whole_restricted)
+{
+    static const int life[2] = {30, 8};
+    er_params p;
+    droplet_params(&p, life[_i], 2);
+    float *z = world_terrain();
+    uint8_t *wall = walls(0, WW);
+    er_terrain whole = {WW, WH, z, wall, 1.0, 1.0};
+    er_error err = {{0}};
+    ck_assert_int_eq(er_droplet_run(&p, &whole, NULL, NULL, NULL, &err), ER_OK);
+
+    float *zw = world_terrain();
+    float *c = crop(zw, 0, LW);
+    uint8_t *cw = walls(0, LW);
+    er_terrain part = {LW, WH, c, cw, 1.0, 1.0};
+    er_window win = {0, 0, WW, WH};
+    er_budget b;
+    ck_assert_int_eq(er_droplet_run_window(&p, &part, &win, NULL, NULL, &b, &err), ER_OK);
+    int changed = 0;
+    for (int y = 0; y < WH; y++)
+        for (int x = 0; x < 60; x++) {
+            ck_assert_msg(memcmp(&c[y * LW + x], &z[y * WW + x], sizeof(float)) == 0,
+                          "cell (%d, %d): window %.9g, whole %.9g", x, y, c[y * LW + x],
+                          z[y * WW + x]);
+            changed += c[y * LW + x] != bowls(x, y);
+        }
+    ck_assert_int_gt(changed, 100); /* the droplets did erode the left bowl */
+    ck_assert_int_eq(b.work_done, 4000); /* the world's droplets, counted once */
+
+    /* The right window, at x0 = RX, likewise. */
+    float *r = crop(zw, RX, WW - RX);
+    uint8_t *rw = walls(RX, WW - RX);
+    er_terrain right = {WW - RX, WH, r, rw, 1.0, 1.0};
+    er_window wr = {RX, 0, WW, WH};
+    ck_assert_int_eq(er_droplet_run_window(&p, &right, &wr, NULL, NULL, NULL, &err), ER_OK);
+    for (int y = 0; y < WH; y++)
+        ck_assert(memcmp(r + y * (WW - RX) + 68 - RX, z + y * WW + 68, 60 * sizeof *r) == 0);
+    free(z);
+    free(wall);
+    free(zw);
+    free(c);
+    free(cw);
+    free(r);
+    free(rw);
+}
+END_TEST
+
+/* A windowed droplet run on the tile-coloured schedule (a world of many
+ * schedule tiles) is byte-identical for 1, 2 and 3 threads. */
+START_TEST(window_run_thread_identity)
+{
+    er_params p;
+    droplet_params(&p, 8, 2);
+    float *ref = NULL;
+#ifdef _OPENMP
+    int before = omp_get_max_threads();
+#endif
+    for (int n = 1; n <= 3; n++) {
+#ifdef _OPENMP
+        omp_set_num_threads(n);
+#endif
+        float *zw = world_terrain(), *c = crop(zw, RX, WW - RX);
+        uint8_t *cw = walls(RX, WW - RX);
+        er_terrain t = {WW - RX, WH, c, cw, 1.0, 1.0};
+        er_window win = {RX, 0, WW, WH};
+        er_error err = {{0}};
+        ck_assert_int_eq(er_droplet_run_window(&p, &t, &win, NULL, NULL, NULL, &err), ER_OK);
+        if (!ref)
+            ref = c;
+        else {
+            ck_assert(memcmp(ref, c, (size_t)(WW - RX) * WH * sizeof *c) == 0);
+            free(c);
+        }
+        free(zw);
+        free(cw);
+    }
+#ifdef _OPENMP
+    omp_set_num_threads(before);
+#endif
+    free(ref);
+}
+END_TEST
+
+/* A window that is the whole map gives what the run without one gives. */
+START_TEST(default_window_is_old_behaviour)
+{
+    er_params p;
+    droplet_params(&p, 30, 3);
+    float *a = world_terrain(), *b = world_terrain();
+    er_terrain ta = {WW, WH, a, NULL, 1.0, 1.0}, tb = {WW, WH, b, NULL, 1.0, 1.0};
+    er_window win = {0, 0, WW, WH};
+    er_error err = {{0}};
+    ck_assert_int_eq(er_droplet_run(&p, &ta, NULL, NULL, NULL, &err), ER_OK);
+    ck_assert_int_eq(er_droplet_run_window(&p, &tb, &win, NULL, NULL, NULL, &err), ER_OK);
+    ck_assert(memcmp(a, b, WW * WH * sizeof *a) == 0);
+
+    er_params_default(&p);
+    p.mei.steps = 30;
+    p.mei.rain_rate = 1e-3;
+    p.mei.drops_per_step = 3;
+    p.mei.drop_amount = 0.05;
+    memcpy(a, b, WW * WH * sizeof *a);
+    er_terrain ma = {WW, WH, a, NULL, 10.0, 10.0}, mb = {WW, WH, b, NULL, 10.0, 10.0};
+    ck_assert_int_eq(er_mei_run(&p, &ma, NULL, NULL, NULL, &err), ER_OK);
+    ck_assert_int_eq(er_mei_run_window(&p, &mb, &win, NULL, NULL, NULL, &err), ER_OK);
+    ck_assert(memcmp(a, b, WW * WH * sizeof *a) == 0);
+    free(a);
+    free(b);
+}
+END_TEST
+
+/* Mei with river sources in world pixels: a source in each bowl.  The
+ * left window sees its own source and skips the other one; the wall band
+ * keeps the sides apart, so the window equals the whole world there. */
+START_TEST(mei_window_is_whole_restricted)
+{
+    er_params p;
+    er_params_default(&p);
+    p.mei.steps = 60;
+    p.mei.rain_rate = 0;
+    p.mei.n_sources = 2;
+    p.mei.sources[0] = (er_source){28, 32, 0, 2.0, 1e-3};
+    p.mei.sources[1] = (er_source){100, 32, 0, 2.0, 1e-3};
+    float *z = world_terrain();
+    float *water = calloc(WW * WH, sizeof *water);
+    uint8_t *wall = walls(0, WW);
+    er_terrain whole = {WW, WH, z, wall, 10.0, 10.0};
+    er_layers lw = {water, NULL};
+    er_error err = {{0}};
+    ck_assert_int_eq(er_mei_run(&p, &whole, &lw, NULL, NULL, &err), ER_OK);
+
+    float *zw = world_terrain(), *c = crop(zw, 0, LW), *wc = calloc(LW * WH, sizeof *wc);
+    uint8_t *cw = walls(0, LW);
+    er_terrain part = {LW, WH, c, cw, 10.0, 10.0};
+    er_layers lp = {wc, NULL};
+    er_window win = {0, 0, WW, WH};
+    ck_assert_int_eq(er_mei_run_window(&p, &part, &win, &lp, NULL, NULL, &err), ER_OK);
+    for (int y = 0; y < WH; y++) {
+        ck_assert(memcmp(c + y * LW, z + y * WW, 60 * sizeof *c) == 0);
+        ck_assert(memcmp(wc + y * LW, water + y * WW, 60 * sizeof *c) == 0);
+    }
+    ck_assert_float_gt(wc[32 * LW + 28], 0.0f);
+    ck_assert_float_gt(c[32 * LW + 28] - bowls(28, 32), -1.0f); /* ran, finite */
+    free(wall);
+    free(cw);
+    free(z);
+    free(water);
+    free(zw);
+    free(c);
+    free(wc);
+}
+END_TEST
+
+START_TEST(window_refusals)
+{
+    er_params p;
+    droplet_params(&p, 30, 3);
+    float *z = world_terrain();
+    er_terrain t = {64, WH, z, NULL, 1.0, 1.0};
+    er_error err = {{0}};
+    er_window out = {70, 0, WW, WH}; /* 70 + 64 > 128 */
+    ck_assert_int_eq(er_droplet_run_window(&p, &t, &out, NULL, NULL, NULL, &err), ER_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, "does not fit"));
+    ck_assert_int_eq(er_mei_run_window(&p, &t, &out, NULL, NULL, NULL, &err), ER_EINVAL);
+    er_window ok = {0, 0, WW, WH};
+    p.droplet.height_unit = 0; /* "relief" */
+    ck_assert_int_eq(er_droplet_run_window(&p, &t, &ok, NULL, NULL, NULL, &err), ER_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, "height_unit"));
+    free(z);
+}
+END_TEST
+
+static er_tile_geom geom(double ox, double oy, double step, int w, int h)
+{
+    return (er_tile_geom){ox, oy, step, -step, w, h};
+}
+
+/* A 2 x 2 mosaic listed out of order: places from the georeferencing,
+ * the world is their union, and each tile touches the other three. */
+START_TEST(mosaic_layout_and_neighbours)
+{
+    er_tile_geom g[4] = {geom(1000 + 30 * 100, 5000, 30, 50, 40),   /* top right */
+                         geom(1000, 5000 - 30 * 40, 30, 100, 60),   /* bottom left */
+                         geom(1000, 5000, 30, 100, 40),             /* top left */
+                         geom(1000 + 30 * 100, 5000 - 30 * 40, 30, 50, 60)};
+    er_tile_place pl[4];
+    int ww, wh;
+    er_error err = {{0}};
+    ck_assert_int_eq(er_mosaic_layout(g, 4, pl, &ww, &wh, &err), ER_OK);
+    ck_assert_int_eq(ww, 150);
+    ck_assert_int_eq(wh, 100);
+    ck_assert_int_eq(pl[0].col, 100);
+    ck_assert_int_eq(pl[0].row, 0);
+    ck_assert_int_eq(pl[1].col, 0);
+    ck_assert_int_eq(pl[1].row, 40);
+    ck_assert_int_eq(pl[3].col, 100);
+    ck_assert_int_eq(pl[3].row, 40);
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            ck_assert_int_eq(er_mosaic_touch(&pl[i], &pl[j], 0), i == j);
+            ck_assert_int_eq(er_mosaic_touch(&pl[i], &pl[j], 1), 1);
+        }
+    /* The window of the top-left tile with a halo of 8: clipped at the
+     * world's edges, extended into the neighbours. */
+    er_window w;
+    int width, height;
+    er_mosaic_window(&pl[2], 8, ww, wh, &w, &width, &height);
+    ck_assert_int_eq(w.x0, 0);
+    ck_assert_int_eq(w.y0, 0);
+    ck_assert_int_eq(width, 108);
+    ck_assert_int_eq(height, 48);
+    int inner[4];
+    er_window_inner_edges(&w, width, height, inner);
+    ck_assert(!inner[ER_EDGE_LEFT] && inner[ER_EDGE_RIGHT] && !inner[ER_EDGE_TOP] &&
+              inner[ER_EDGE_BOTTOM]);
+}
+END_TEST
+
+START_TEST(mosaic_refusals)
+{
+    er_tile_place pl[2];
+    int ww, wh;
+    er_error err = {{0}};
+    er_tile_geom cell[2] = {geom(0, 0, 30, 10, 10), geom(300, 0, 15, 20, 20)};
+    ck_assert_int_eq(er_mosaic_layout(cell, 2, pl, &ww, &wh, &err), ER_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, "tile 2 has cells of 15"));
+    er_tile_geom shift[2] = {geom(0, 0, 30, 10, 10), geom(315, 0, 30, 10, 10)};
+    ck_assert_int_eq(er_mosaic_layout(shift, 2, pl, &ww, &wh, &err), ER_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, "tile 2 is not aligned"));
+    er_tile_geom over[2] = {geom(0, 0, 30, 10, 10), geom(270, -30, 30, 10, 10)};
+    ck_assert_int_eq(er_mosaic_layout(over, 2, pl, &ww, &wh, &err), ER_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, "tiles 1 and 2 overlap"));
+    /* A gap is no error: the world is the bounding box. */
+    er_tile_geom gap[2] = {geom(0, 0, 30, 10, 10), geom(600, 0, 30, 10, 10)};
+    ck_assert_int_eq(er_mosaic_layout(gap, 2, pl, &ww, &wh, &err), ER_OK);
+    ck_assert_int_eq(ww, 30);
+}
+END_TEST
+
+/* Stitch weights on a 3 x 3 mosaic of 20^2 tiles with a halo of 5: every
+ * cell of the world has a positive total; across a border the two
+ * windows' weights add up to the overlap (2 * halo) and are equal on the
+ * border itself; they fall linearly to 0 towards each halo edge and do
+ * not fall towards the world's own edges. */
+START_TEST(stitch_weights)
+{
+    enum { N = 3, S = 20, H = 5 };
+    er_tile_place pl[N * N];
+    er_window win[N * N];
+    int wd[N * N], ht[N * N];
+    for (int r = 0; r < N; r++)
+        for (int c = 0; c < N; c++) {
+            int k = r * N + c;
+            pl[k] = (er_tile_place){c * S, r * S, S, S};
+            er_mosaic_window(&pl[k], H, N * S, N * S, &win[k], &wd[k], &ht[k]);
+        }
+    for (int y = 0; y < N * S; y++)
+        for (int x = 0; x < N * S; x++) {
+            double sum = 0;
+            for (int k = 0; k < N * N; k++) {
+                double w = er_stitch_weight(&win[k], wd[k], ht[k], x, y);
+                ck_assert(w >= 0);
+                sum += w;
+            }
+            ck_assert_msg(sum > 0, "cell (%d, %d) has no weight", x, y);
+        }
+    /* Row 30 (the middle of the centre tile row), across the border at
+     * x = 20 between tiles 3 and 4: the overlap is [15, 25). */
+    for (int x = 15; x < 25; x++) {
+        double a = er_stitch_weight(&win[3], wd[3], ht[3], x, 30);
+        double b = er_stitch_weight(&win[4], wd[4], ht[4], x, 30);
+        ck_assert_double_eq_tol(a + b, 2 * H, 1e-12);
+        if (x > 15)
+            ck_assert_double_eq_tol(a - er_stitch_weight(&win[3], wd[3], ht[3], x - 1, 30), -1.0,
+                                    1e-12);
+    }
+    ck_assert_double_eq(er_stitch_weight(&win[4], wd[4], ht[4], 15, 30), 0.5);
+    ck_assert_double_eq(er_stitch_weight(&win[4], wd[4], ht[4], 14, 30), 0.0);
+    ck_assert_double_eq(er_stitch_weight(&win[3], wd[3], ht[3], 19, 30),
+                        er_stitch_weight(&win[4], wd[4], ht[4], 20, 30));
+    /* Tile 0 at the world's corner: no fall-off towards x = 0 or y = 0. */
+    ck_assert_double_eq(er_stitch_weight(&win[0], wd[0], ht[0], 0, 0), 24.5);
+    /* A window that is the whole world has no inner edge. */
+    er_window all = {0, 0, 60, 60};
+    ck_assert_double_ge(er_stitch_weight(&all, 60, 60, 0, 0), 1e29);
+}
+END_TEST
+
+Suite *tiles_suite(void);
+Suite *tiles_suite(void)
+{
+    Suite *s = suite_create("tiles");
+    TCase *tc = tcase_create("tiles");
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, droplet_window_is_whole_restricted, 0, 2);
+    tcase_add_test(tc, window_run_thread_identity);
+    tcase_add_test(tc, default_window_is_old_behaviour);
+    tcase_add_test(tc, mei_window_is_whole_restricted);
+    tcase_add_test(tc, window_refusals);
+    tcase_add_test(tc, mosaic_layout_and_neighbours);
+    tcase_add_test(tc, mosaic_refusals);
+    tcase_add_test(tc, stitch_weights);
+    suite_add_tcase(s, tc);
+    return s;
+}
