@@ -19,23 +19,22 @@
  * are added in double in (batch, tile) order, like the CPU's.
  */
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../droplet_impl.h"
 #include "../schedule.h"
+#include "droplet_lague.spv.h"
+#include "vk.h"
 #include "vk_droplet.h"
-
-/* Invocations per workgroup on GPUs (droplet_lague.comp's local_size_x is
- * a specialization constant); CPU devices get 1. */
-#define WG_GPU 32
 
 /* Loop iterations one invocation may run per pass on CPU devices (lavapipe
  * stops every loop of an invocation after 65535, see droplet_lague.comp). */
 #define CPU_LOOP_BUDGET 60000
 
 /* Workgroups per dispatch: the least maxComputeWorkGroupCount[0] allows. */
-#define MAX_GROUPS 65535
+#define MAX_GROUPS 65535u
 
 /* A chunk of batches goes to the device in one submission: enough batches
  * that the submit and wait cost nothing next to the work, at most about
@@ -74,325 +73,58 @@ enum { F_FLOW = 1, F_DEP = 2, F_WALL = 4 };
 
 enum { B_HEIGHT, B_FLOW, B_DEP, B_MASK, B_BRUSH, B_START, B_JOB, B_TILE, B_COUNT };
 
-typedef struct vkd_buf {
-    VkBuffer buf;
-    VkDeviceMemory mem;
-    VkDeviceSize size;
-    void *map;                /* host pointer when host-visible and mapped */
-} vkd_buf;
-
 /* Everything one run owns on the device. */
 typedef struct vkd_run {
-    const er_vk_device *d;
-    vkd_buf b[B_COUNT];
-    vkd_buf staging;          /* host-visible, for uploads and the read-back */
-    VkShaderModule shader;
-    VkDescriptorSetLayout dsl;
-    VkPipelineLayout layout;
-    VkPipeline pipe;
-    VkDescriptorPool pool;
-    VkDescriptorSet set;
-    VkCommandPool cmdpool;
-    VkCommandBuffer cmd;
-    VkFence fence;
+    er_vk_ctx *vk;
+    er_vk_buffer b[B_COUNT];
+    er_vk_buffer staging;     /* host-visible, for uploads and the read-back */
+    er_vk_pipeline pl;
 } vkd_run;
-
-static er_status vk_fail(er_error *err, VkResult r, const char *what)
-{
-    if (r == VK_ERROR_OUT_OF_HOST_MEMORY || r == VK_ERROR_OUT_OF_DEVICE_MEMORY)
-        return er_fail(err, ER_ENOMEM, "vulkan: %s: out of %s memory", what,
-                       r == VK_ERROR_OUT_OF_HOST_MEMORY ? "host" : "device");
-    return er_fail(err, ER_EIO, "vulkan: %s failed (VkResult %d)", what, (int)r);
-}
-
-static int find_memory(const er_vk_device *d, uint32_t bits, VkMemoryPropertyFlags want)
-{
-    for (uint32_t i = 0; i < d->mem.memoryTypeCount; i++)
-        if ((bits & (1u << i)) && (d->mem.memoryTypes[i].propertyFlags & want) == want)
-            return (int)i;
-    return -1;
-}
-
-/* A storage buffer of `size` bytes; host-visible (and mapped) when `host`,
- * else device-local where the device has such memory. */
-static er_status buf_new(const er_vk_device *d, vkd_buf *b, VkDeviceSize size, int host,
-                         er_error *err)
-{
-    memset(b, 0, sizeof *b);
-    b->size = size;
-    VkBufferCreateInfo bi = {
-        .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-        .size = size,
-        .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                 VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-        .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
-    };
-    VkResult r = vkCreateBuffer(d->device, &bi, NULL, &b->buf);
-    if (r != VK_SUCCESS)
-        return vk_fail(err, r, "creating a buffer");
-    VkMemoryRequirements req;
-    vkGetBufferMemoryRequirements(d->device, b->buf, &req);
-    int type = host ? find_memory(d, req.memoryTypeBits,
-                                  VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-                                      VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)
-                    : find_memory(d, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
-    if (type < 0 && !host)
-        type = find_memory(d, req.memoryTypeBits, 0);
-    if (type < 0)
-        return er_fail(err, ER_EUNSUPPORTED, "vulkan: no suitable memory type for a buffer");
-    VkMemoryAllocateInfo ai = {
-        .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-        .allocationSize = req.size,
-        .memoryTypeIndex = (uint32_t)type,
-    };
-    r = vkAllocateMemory(d->device, &ai, NULL, &b->mem);
-    if (r != VK_SUCCESS)
-        return vk_fail(err, r, "allocating buffer memory");
-    r = vkBindBufferMemory(d->device, b->buf, b->mem, 0);
-    if (r != VK_SUCCESS)
-        return vk_fail(err, r, "binding buffer memory");
-    if (host) {
-        r = vkMapMemory(d->device, b->mem, 0, VK_WHOLE_SIZE, 0, &b->map);
-        if (r != VK_SUCCESS)
-            return vk_fail(err, r, "mapping buffer memory");
-    }
-    return ER_OK;
-}
-
-static void buf_free(const er_vk_device *d, vkd_buf *b)
-{
-    if (b->map)
-        vkUnmapMemory(d->device, b->mem);
-    if (b->buf)
-        vkDestroyBuffer(d->device, b->buf, NULL);
-    if (b->mem)
-        vkFreeMemory(d->device, b->mem, NULL);
-    memset(b, 0, sizeof *b);
-}
 
 static void run_free(vkd_run *R)
 {
-    const er_vk_device *d = R->d;
-    if (!d)
+    if (!R->vk)
         return;
-    if (d->device)
-        vkDeviceWaitIdle(d->device);
-    if (R->fence)
-        vkDestroyFence(d->device, R->fence, NULL);
-    if (R->cmdpool)
-        vkDestroyCommandPool(d->device, R->cmdpool, NULL);
-    if (R->pool)
-        vkDestroyDescriptorPool(d->device, R->pool, NULL);
-    if (R->pipe)
-        vkDestroyPipeline(d->device, R->pipe, NULL);
-    if (R->layout)
-        vkDestroyPipelineLayout(d->device, R->layout, NULL);
-    if (R->dsl)
-        vkDestroyDescriptorSetLayout(d->device, R->dsl, NULL);
-    if (R->shader)
-        vkDestroyShaderModule(d->device, R->shader, NULL);
+    er_vk_pipeline_free(R->vk, &R->pl);
     for (int i = 0; i < B_COUNT; i++)
-        buf_free(d, &R->b[i]);
-    buf_free(d, &R->staging);
-    memset(R, 0, sizeof *R);
+        er_vk_buffer_free(R->vk, &R->b[i]);
+    er_vk_buffer_free(R->vk, &R->staging);
 }
 
-/* Pipeline, descriptor set over the eight buffers, command buffer, fence. */
-static er_status run_pipeline(vkd_run *R, uint32_t wg, er_error *err)
-{
-    const er_vk_device *d = R->d;
-    VkShaderModuleCreateInfo si = {
-        .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-        .codeSize = er_vk_spv_droplet_lague_size,
-        .pCode = er_vk_spv_droplet_lague,
-    };
-    VkResult r = vkCreateShaderModule(d->device, &si, NULL, &R->shader);
-    if (r != VK_SUCCESS)
-        return vk_fail(err, r, "creating the droplet shader");
-
-    VkDescriptorSetLayoutBinding bind[B_COUNT];
-    for (uint32_t i = 0; i < B_COUNT; i++)
-        bind[i] = (VkDescriptorSetLayoutBinding){
-            .binding = i,
-            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-            .descriptorCount = 1,
-            .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
-        };
-    VkDescriptorSetLayoutCreateInfo dli = {
-        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-        .bindingCount = B_COUNT,
-        .pBindings = bind,
-    };
-    r = vkCreateDescriptorSetLayout(d->device, &dli, NULL, &R->dsl);
-    if (r != VK_SUCCESS)
-        return vk_fail(err, r, "creating a descriptor set layout");
-    VkPushConstantRange pcr = {VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(vkd_push)};
-    VkPipelineLayoutCreateInfo pli = {
-        .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
-        .setLayoutCount = 1,
-        .pSetLayouts = &R->dsl,
-        .pushConstantRangeCount = 1,
-        .pPushConstantRanges = &pcr,
-    };
-    r = vkCreatePipelineLayout(d->device, &pli, NULL, &R->layout);
-    if (r != VK_SUCCESS)
-        return vk_fail(err, r, "creating a pipeline layout");
-    VkSpecializationMapEntry me = {0, 0, sizeof wg};
-    VkSpecializationInfo spec = {1, &me, sizeof wg, &wg};
-    VkComputePipelineCreateInfo ci = {
-        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-        .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-                  .stage = VK_SHADER_STAGE_COMPUTE_BIT,
-                  .module = R->shader,
-                  .pName = "main",
-                  .pSpecializationInfo = &spec},
-        .layout = R->layout,
-    };
-    r = vkCreateComputePipelines(d->device, VK_NULL_HANDLE, 1, &ci, NULL, &R->pipe);
-    if (r != VK_SUCCESS)
-        return vk_fail(err, r, "creating the droplet pipeline");
-
-    VkDescriptorPoolSize ps = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, B_COUNT};
-    VkDescriptorPoolCreateInfo dpi = {
-        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-        .maxSets = 1,
-        .poolSizeCount = 1,
-        .pPoolSizes = &ps,
-    };
-    r = vkCreateDescriptorPool(d->device, &dpi, NULL, &R->pool);
-    if (r != VK_SUCCESS)
-        return vk_fail(err, r, "creating a descriptor pool");
-    VkDescriptorSetAllocateInfo dai = {
-        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-        .descriptorPool = R->pool,
-        .descriptorSetCount = 1,
-        .pSetLayouts = &R->dsl,
-    };
-    r = vkAllocateDescriptorSets(d->device, &dai, &R->set);
-    if (r != VK_SUCCESS)
-        return vk_fail(err, r, "allocating a descriptor set");
-    VkDescriptorBufferInfo dbi[B_COUNT];
-    VkWriteDescriptorSet wr[B_COUNT];
-    for (uint32_t i = 0; i < B_COUNT; i++) {
-        dbi[i] = (VkDescriptorBufferInfo){R->b[i].buf, 0, VK_WHOLE_SIZE};
-        wr[i] = (VkWriteDescriptorSet){
-            .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-            .dstSet = R->set,
-            .dstBinding = i,
-            .descriptorCount = 1,
-            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-            .pBufferInfo = &dbi[i],
-        };
-    }
-    vkUpdateDescriptorSets(d->device, B_COUNT, wr, 0, NULL);
-
-    VkCommandPoolCreateInfo cpi = {
-        .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-        .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
-        .queueFamilyIndex = d->queue_family,
-    };
-    r = vkCreateCommandPool(d->device, &cpi, NULL, &R->cmdpool);
-    if (r != VK_SUCCESS)
-        return vk_fail(err, r, "creating a command pool");
-    VkCommandBufferAllocateInfo cai = {
-        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-        .commandPool = R->cmdpool,
-        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-        .commandBufferCount = 1,
-    };
-    r = vkAllocateCommandBuffers(d->device, &cai, &R->cmd);
-    if (r != VK_SUCCESS)
-        return vk_fail(err, r, "allocating a command buffer");
-    VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    r = vkCreateFence(d->device, &fi, NULL, &R->fence);
-    if (r != VK_SUCCESS)
-        return vk_fail(err, r, "creating a fence");
-    return ER_OK;
-}
-
-static er_status cmd_begin(vkd_run *R, er_error *err)
-{
-    VkResult r = vkResetCommandBuffer(R->cmd, 0);
-    if (r != VK_SUCCESS)
-        return vk_fail(err, r, "resetting a command buffer");
-    VkCommandBufferBeginInfo bi = {
-        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-        .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
-    };
-    r = vkBeginCommandBuffer(R->cmd, &bi);
-    return r == VK_SUCCESS ? ER_OK : vk_fail(err, r, "recording commands");
-}
-
-/* Ends, submits and waits for the command buffer. */
-static er_status cmd_submit_wait(vkd_run *R, er_error *err)
-{
-    const er_vk_device *d = R->d;
-    VkResult r = vkEndCommandBuffer(R->cmd);
-    if (r != VK_SUCCESS)
-        return vk_fail(err, r, "recording commands");
-    VkSubmitInfo si = {
-        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-        .commandBufferCount = 1,
-        .pCommandBuffers = &R->cmd,
-    };
-    r = vkResetFences(d->device, 1, &R->fence);
-    if (r == VK_SUCCESS)
-        r = vkQueueSubmit(d->queue, 1, &si, R->fence);
-    if (r == VK_SUCCESS)
-        r = vkWaitForFences(d->device, 1, &R->fence, VK_TRUE, UINT64_MAX);
-    return r == VK_SUCCESS ? ER_OK : vk_fail(err, r, "running the droplet shader");
-}
-
-/* A global memory dependency: writes of `sa` in stages `ss` made visible
- * to accesses `da` in stages `ds` (earlier submissions included). */
-static void barrier(VkCommandBuffer cmd, VkPipelineStageFlags ss, VkAccessFlags sa,
-                    VkPipelineStageFlags ds, VkAccessFlags da)
+/* Device writes visible to the host after the fence (per-tile sums, the
+ * read-back). */
+static void host_barrier(er_vk_ctx *vk)
 {
     VkMemoryBarrier mb = {
         .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-        .srcAccessMask = sa,
-        .dstAccessMask = da,
+        .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+        .dstAccessMask = VK_ACCESS_HOST_READ_BIT,
     };
-    vkCmdPipelineBarrier(cmd, ss, ds, 0, 1, &mb, 0, NULL, 0, NULL);
+    vkCmdPipelineBarrier(vk->cmd,
+                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
 }
-
-#define ST_COMPUTE VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT
-#define ST_TRANSFER VK_PIPELINE_STAGE_TRANSFER_BIT
-#define ST_HOST VK_PIPELINE_STAGE_HOST_BIT
-#define AC_SHADER (VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT)
 
 /* Copies `bytes` between host memory and device buffer `b` through the
  * staging buffer (which holds at least one layer): up when `up`. */
-static er_status transfer(vkd_run *R, vkd_buf *b, void *host, size_t bytes, int up,
+static er_status transfer(vkd_run *R, er_vk_buffer *b, void *host, size_t bytes, int up,
                           er_error *err)
 {
-    er_status st = cmd_begin(R, err);
+    er_status st = er_vk_cmd_begin(R->vk, err);
     if (st)
         return st;
-    VkBufferCopy cp = {0, 0, bytes};
     if (up) {
         memcpy(R->staging.map, host, bytes);
-        vkCmdCopyBuffer(R->cmd, R->staging.buf, b->buf, 1, &cp);
+        er_vk_cmd_copy(R->vk, &R->staging, b, bytes);
     } else {
-        barrier(R->cmd, ST_COMPUTE, VK_ACCESS_SHADER_WRITE_BIT, ST_TRANSFER,
-                VK_ACCESS_TRANSFER_READ_BIT);
-        vkCmdCopyBuffer(R->cmd, b->buf, R->staging.buf, 1, &cp);
-        barrier(R->cmd, ST_TRANSFER, VK_ACCESS_TRANSFER_WRITE_BIT, ST_HOST,
-                VK_ACCESS_HOST_READ_BIT);
+        er_vk_cmd_barrier(R->vk);
+        er_vk_cmd_copy(R->vk, b, &R->staging, bytes);
+        host_barrier(R->vk);
     }
-    st = cmd_submit_wait(R, err);
+    st = er_vk_cmd_submit(R->vk, err);
     if (!st && !up)
         memcpy(host, R->staging.map, bytes);
     return st;
-}
-
-static er_status fill_zero(vkd_run *R, vkd_buf *b, er_error *err)
-{
-    er_status st = cmd_begin(R, err);
-    if (st)
-        return st;
-    vkCmdFillBuffer(R->cmd, b->buf, 0, VK_WHOLE_SIZE, 0);
-    return cmd_submit_wait(R, err);
 }
 
 /* The wall and clean masks packed one byte a cell (bit 0 wall, bit 1 clean),
@@ -497,7 +229,7 @@ static void acc_add_tile(er_dacc *sum, const vkd_tile *a)
  * device, their per-tile sums added in order. */
 static er_status run_batches(vkd_run *R, const er_params *p, const er_droplet_setup *s,
                              int size, int64_t batch, int64_t max_tiles, uint32_t chunk_batches,
-                             uint32_t wg,
+
                              const vkd_push *base, const er_run_ctl *ctl, er_dacc *sum,
                              er_error *err)
 {
@@ -522,6 +254,7 @@ static er_status run_batches(vkd_run *R, const er_params *p, const er_droplet_se
     vkd_start *starts = R->b[B_START].map;
     vkd_job *jobs = R->b[B_JOB].map;
     vkd_tile *accs = R->b[B_TILE].map;
+    er_vk_ctx *vk = R->vk;
     int64_t b = 0;
     for (int64_t lo = 0; lo < s->count;) {
         uint32_t nstart = 0, njob = 0;
@@ -540,14 +273,11 @@ static er_status run_batches(vkd_run *R, const er_params *p, const er_droplet_se
         }
         memset(accs, 0, (size_t)ch->nbatch * mt * sizeof *accs);
 
-        st = cmd_begin(R, err);
+        st = er_vk_cmd_begin(vk, err);
         if (st)
             goto done;
         /* Uploads and fills of earlier submissions before the first dispatch. */
-        barrier(R->cmd, ST_TRANSFER, VK_ACCESS_TRANSFER_WRITE_BIT, ST_COMPUTE, AC_SHADER);
-        vkCmdBindPipeline(R->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, R->pipe);
-        vkCmdBindDescriptorSets(R->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, R->layout, 0, 1, &R->set,
-                                0, NULL);
+        er_vk_cmd_barrier(vk);
         for (int k = 0; k < ch->nbatch; k++)
             for (int col = 0; col < 4; col++) {
                 if (ch->njob[k][col] == 0)
@@ -557,23 +287,19 @@ static er_status run_batches(vkd_run *R, const er_params *p, const er_droplet_se
                 uint64_t calls = (uint64_t)ch->most[k][col] * (uint64_t)(base->lifetime + 1);
                 uint64_t passes = (calls + base->steps_per_pass - 1) / base->steps_per_pass;
                 for (uint64_t q = 0; q < passes; q++)
-                    for (uint32_t j0 = 0; j0 < (uint32_t)ch->njob[k][col];
-                         j0 += MAX_GROUPS * wg) {
+                    for (uint32_t j0 = 0; j0 < (uint32_t)ch->njob[k][col]; j0 += MAX_GROUPS) {
                         vkd_push pc = *base;
                         uint32_t left = (uint32_t)ch->njob[k][col] - j0;
                         pc.job0 = (uint32_t)ch->job0[k][col] + j0;
-                        pc.njobs = left < MAX_GROUPS * wg ? left : MAX_GROUPS * wg;
-                        vkCmdPushConstants(R->cmd, R->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
-                                           sizeof pc, &pc);
-                        vkCmdDispatch(R->cmd, (pc.njobs + wg - 1) / wg, 1, 1);
+                        pc.njobs = left < MAX_GROUPS ? left : MAX_GROUPS;
+                        er_vk_cmd_dispatch(vk, &R->pl, 0, &pc, pc.njobs, 1);
                         /* The next pass or colour reads what this one wrote. */
-                        barrier(R->cmd, ST_COMPUTE, VK_ACCESS_SHADER_WRITE_BIT, ST_COMPUTE,
-                                AC_SHADER);
+                        er_vk_cmd_barrier(vk);
                     }
             }
         /* The per-tile sums are read on the host after the fence. */
-        barrier(R->cmd, ST_COMPUTE, VK_ACCESS_SHADER_WRITE_BIT, ST_HOST, VK_ACCESS_HOST_READ_BIT);
-        st = cmd_submit_wait(R, err);
+        host_barrier(vk);
+        st = er_vk_cmd_submit(vk, err);
         if (st)
             goto done;
         for (int k = 0; k < ch->nbatch; k++)
@@ -590,9 +316,88 @@ done:
     return st;
 }
 
-er_status er_vk_droplet_run(const er_vk_device *d, const er_params *p, er_terrain *t,
-                            er_layers *layers, const er_run_ctl *ctl, er_budget *budget,
-                            er_error *err)
+/* Sizes of one run's buffers, worked out before anything is created. */
+typedef struct vkd_plan {
+    int64_t size;             /* [cells] tile side */
+    int64_t batch;            /* droplets per batch */
+    int64_t max_tiles;        /* tiles per batch at most */
+    uint32_t chunk_batches;   /* batches per submission */
+    size_t mask_words;        /* 32-bit words of the packed mask (1 without walls) */
+    VkDeviceSize sizes[B_COUNT + 1]; /* bytes of each buffer, then the staging buffer */
+} vkd_plan;
+
+/* Plans the run set up in *s and checks it fits the device's limits. */
+static er_status plan_run(er_vk_ctx *vk, const er_droplet_setup *s, int64_t size, int64_t batch,
+                          vkd_plan *pl, er_error *err)
+{
+    const er_dctx *c = &s->ctx;
+    size_t cells = s->cells, bytes = cells * sizeof(float);
+    memset(pl, 0, sizeof *pl);
+    pl->size = size;
+    pl->max_tiles = er_tiling_is_single(c->width, c->height, (int)size)
+                        ? 1
+                        : er_tiling_max_tiles(c->width, c->height, (int)size);
+    pl->batch = batch > s->count ? s->count : batch;
+    if (pl->batch < 1)
+        pl->batch = 1;
+    if (pl->max_tiles > INT_MAX / 2 || pl->batch > INT_MAX / 2 || cells > UINT32_MAX)
+        return er_fail(err, ER_ENOMEM, "droplet: too many tiles or droplets per batch");
+    /* Batches per submission: CHUNK_DROPLETS droplets, at least one batch;
+     * a single batch when that is what fits the device. */
+    const VkDeviceSize range = vk->props.limits.maxStorageBufferRange;
+    int64_t cb = CHUNK_DROPLETS / pl->batch;
+    pl->chunk_batches = (uint32_t)(cb < 1 ? 1 : cb > CHUNK_BATCHES ? CHUNK_BATCHES : cb);
+    if ((VkDeviceSize)pl->chunk_batches * (VkDeviceSize)pl->batch * sizeof(vkd_start) > range ||
+        (VkDeviceSize)pl->chunk_batches * (VkDeviceSize)pl->max_tiles * sizeof(vkd_tile) > range)
+        pl->chunk_batches = 1;
+    size_t n_start = (size_t)pl->chunk_batches * (size_t)pl->batch;
+    size_t n_job = (size_t)pl->chunk_batches * (size_t)pl->max_tiles;
+    size_t side = (size_t)c->brush_side;
+    pl->mask_words = c->wall ? (cells + 3) / 4 : 1;
+    /* Unwanted layers and an absent mask get a one-word buffer. */
+    pl->sizes[B_HEIGHT] = bytes;
+    pl->sizes[B_FLOW] = c->flow ? bytes : 4;
+    pl->sizes[B_DEP] = c->deposit ? bytes : 4;
+    pl->sizes[B_MASK] = pl->mask_words * 4;
+    pl->sizes[B_BRUSH] = side * side * sizeof(float);
+    pl->sizes[B_START] = n_start * sizeof(vkd_start);
+    pl->sizes[B_JOB] = n_job * sizeof(vkd_job);
+    pl->sizes[B_TILE] = n_job * sizeof(vkd_tile);
+    pl->sizes[B_COUNT] = bytes > pl->mask_words * 4 ? bytes : pl->mask_words * 4;
+    char what[64];
+    snprintf(what, sizeof what, "a %dx%d map", c->width, c->height);
+    return er_vk_check_sizes(vk, pl->sizes, B_COUNT + 1, what, err);
+}
+
+static er_status refuse_variant(const er_params *p, er_error *err)
+{
+    if (p->droplet.variant != ER_DROPLET_LAGUE)
+        return er_fail(err, ER_EUNSUPPORTED,
+                       "droplet.variant: mass_transfer is not available on the vulkan "
+                       "backend (use --backend cpu)");
+    return ER_OK;
+}
+
+er_status er_vk_droplet_check(er_vk_ctx *vk, const er_params *p, const er_terrain *t,
+                              er_error *err)
+{
+    er_status st = refuse_variant(p, err);
+    if (st)
+        return st;
+    er_terrain tt = *t;
+    er_droplet_setup s;
+    int64_t size = 0, batch = 0;
+    vkd_plan pl;
+    st = er_droplet_prepare(p, &tt, NULL, &s, &size, &batch, err);
+    if (!st && s.count > 0)
+        st = plan_run(vk, &s, size, batch, &pl, err);
+    er_droplet_setup_free(&s);
+    return st;
+}
+
+er_status er_vk_droplet_run_passes(er_vk_ctx *vk, const er_params *p, er_terrain *t,
+                                   er_layers *layers, const er_run_ctl *ctl, er_budget *budget,
+                                   uint32_t steps_per_pass, er_error *err)
 {
     er_droplet_setup s;
     int64_t size = 0, batch = 0;
@@ -600,60 +405,33 @@ er_status er_vk_droplet_run(const er_vk_device *d, const er_params *p, er_terrai
     memset(&R, 0, sizeof R);
     uint32_t *mask = NULL;
     er_dacc sum = {0};
+    vkd_plan pl;
 
-    if (p->droplet.variant != ER_DROPLET_LAGUE)
-        return er_fail(err, ER_EUNSUPPORTED,
-                       "droplet.variant: mass_transfer is not available on the vulkan "
-                       "backend (use --backend cpu)");
-    er_status st = er_droplet_prepare(p, t, layers, &s, &size, &batch, err);
+    er_status st = refuse_variant(p, err);
+    if (st)
+        return st;
+    st = er_droplet_prepare(p, t, layers, &s, &size, &batch, err);
     if (st)
         goto fail;
     if (s.count == 0)
         goto finish;
-
+    st = plan_run(vk, &s, size, batch, &pl, err);
+    if (st)
+        goto fail;
     const er_dctx *c = &s.ctx;
     size_t cells = s.cells, bytes = cells * sizeof(float);
-    int64_t max_tiles = er_tiling_max_tiles(c->width, c->height, (int)size);
-    if (er_tiling_is_single(c->width, c->height, (int)size))
-        max_tiles = 1;
-    if (batch > s.count)
-        batch = s.count;
-    if (max_tiles > INT_MAX / 2 || batch > INT_MAX / 2 || cells > UINT32_MAX ||
-        bytes > d->max_storage_buffer_range) {
-        st = er_fail(err, ER_EUNSUPPORTED,
-                     "vulkan: a %dx%d map is too large for the device's storage buffers "
-                     "(at most %llu bytes a layer)",
-                     c->width, c->height, (unsigned long long)d->max_storage_buffer_range);
-        goto fail;
-    }
-    /* Batches per submission: CHUNK_DROPLETS droplets, at least one batch. */
-    int64_t cb = CHUNK_DROPLETS / batch;
-    uint32_t chunk_batches = (uint32_t)(cb < 1 ? 1 : cb > CHUNK_BATCHES ? CHUNK_BATCHES : cb);
-    size_t n_start = (size_t)chunk_batches * (size_t)batch;
-    size_t n_job = (size_t)chunk_batches * (size_t)max_tiles;
-    if ((uint64_t)n_start * sizeof(vkd_start) > d->max_storage_buffer_range)
-        chunk_batches = 1, n_start = (size_t)batch, n_job = (size_t)max_tiles;
-    if ((uint64_t)n_start * sizeof(vkd_start) > d->max_storage_buffer_range) {
-        st = er_fail(err, ER_EUNSUPPORTED, "vulkan: droplet.batch_size %lld is too large for "
-                     "the device's storage buffers", (long long)batch);
-        goto fail;
-    }
+    size_t side = (size_t)c->brush_side, mask_words = pl.mask_words;
+    int walls = c->wall != NULL;
 
-    R.d = d;
     /* Lavapipe's loop budget: steps per pass on CPU devices, each step
      * costing at most 2 side^2 + 3 loop iterations (droplet_lague.comp). */
-    int cpu = d->device_type == VK_PHYSICAL_DEVICE_TYPE_CPU;
-    uint32_t wg = cpu ? 1 : WG_GPU;
-    uint32_t steps_per_pass = UINT32_MAX;
-    if (cpu) {
-        int64_t cost = 2 * (int64_t)c->brush_side * c->brush_side + 3;
-        steps_per_pass = (uint32_t)(CPU_LOOP_BUDGET / cost > 1 ? CPU_LOOP_BUDGET / cost : 1);
+    if (steps_per_pass == 0) {
+        steps_per_pass = UINT32_MAX;
+        if (vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) {
+            int64_t cost = 2 * (int64_t)side * (int64_t)side + 3;
+            steps_per_pass = (uint32_t)(CPU_LOOP_BUDGET / cost > 1 ? CPU_LOOP_BUDGET / cost : 1);
+        }
     }
-    if (d->steps_per_pass)
-        steps_per_pass = d->steps_per_pass;
-    int walls = c->wall != NULL;
-    int side = c->brush_side;
-    size_t mask_words = 1;
     if (walls) {
         mask = pack_mask(c, cells, &mask_words);
         if (!mask) {
@@ -661,24 +439,41 @@ er_status er_vk_droplet_run(const er_vk_device *d, const er_params *p, er_terrai
             goto fail;
         }
     }
-    /* Unwanted layers and an absent mask get a one-word buffer. */
-    if ((st = buf_new(d, &R.b[B_HEIGHT], bytes, 0, err)) ||
-        (st = buf_new(d, &R.b[B_FLOW], c->flow ? bytes : 4, 0, err)) ||
-        (st = buf_new(d, &R.b[B_DEP], c->deposit ? bytes : 4, 0, err)) ||
-        (st = buf_new(d, &R.b[B_MASK], mask_words * 4, 0, err)) ||
-        (st = buf_new(d, &R.b[B_BRUSH], (size_t)side * (size_t)side * sizeof(float), 0, err)) ||
-        (st = buf_new(d, &R.b[B_START], n_start * sizeof(vkd_start), 1, err)) ||
-        (st = buf_new(d, &R.b[B_JOB], n_job * sizeof(vkd_job), 1, err)) ||
-        (st = buf_new(d, &R.b[B_TILE], n_job * sizeof(vkd_tile), 1, err)) ||
-        (st = buf_new(d, &R.staging, bytes > mask_words * 4 ? bytes : mask_words * 4, 1, err)) ||
-        (st = run_pipeline(&R, wg, err)))
+    static const char *const names[B_COUNT] = {"height", "flow", "deposit", "wall mask",
+                                               "brush", "droplet starts", "tile jobs",
+                                               "tile states"};
+    R.vk = vk;
+    for (int i = 0; i < B_COUNT; i++) {
+        st = er_vk_buffer_new(vk, pl.sizes[i], i >= B_START ? ER_VK_HOST : ER_VK_DEVICE, &R.b[i],
+                              names[i], err);
+        if (st)
+            goto fail;
+    }
+    st = er_vk_buffer_new(vk, pl.sizes[B_COUNT], ER_VK_HOST, &R.staging, "staging", err);
+    if (!st)
+        st = er_vk_pipeline_new(vk, er_spv_droplet_lague, sizeof er_spv_droplet_lague, B_COUNT,
+                                sizeof(vkd_push), 1, &R.pl, err);
+    if (st)
         goto fail;
+    const er_vk_buffer *bufs[B_COUNT];
+    for (int i = 0; i < B_COUNT; i++)
+        bufs[i] = &R.b[i];
+    er_vk_pipeline_bind(vk, &R.pl, 0, bufs);
 
-    if ((st = transfer(&R, &R.b[B_HEIGHT], t->elevation, bytes, 1, err)) ||
-        (st = fill_zero(&R, &R.b[B_FLOW], err)) || (st = fill_zero(&R, &R.b[B_DEP], err)) ||
-        (st = transfer(&R, &R.b[B_BRUSH], (void *)(uintptr_t)c->brush_w,
-                       (size_t)side * (size_t)side * sizeof(float), 1, err)) ||
-        (walls && (st = transfer(&R, &R.b[B_MASK], mask, mask_words * 4, 1, err))))
+    st = transfer(&R, &R.b[B_HEIGHT], t->elevation, bytes, 1, err);
+    if (!st)
+        st = transfer(&R, &R.b[B_BRUSH], (void *)(uintptr_t)c->brush_w,
+                      side * side * sizeof(float), 1, err);
+    if (!st && walls)
+        st = transfer(&R, &R.b[B_MASK], mask, mask_words * 4, 1, err);
+    if (!st)
+        st = er_vk_cmd_begin(vk, err);
+    if (st)
+        goto fail;
+    er_vk_cmd_fill(vk, &R.b[B_FLOW], 0);
+    er_vk_cmd_fill(vk, &R.b[B_DEP], 0);
+    st = er_vk_cmd_submit(vk, err);
+    if (st)
         goto fail;
 
     vkd_push base = {
@@ -700,17 +495,22 @@ er_status er_vk_droplet_run(const er_vk_device *d, const er_params *p, er_terrai
         .flags = (c->flow ? F_FLOW : 0u) | (c->deposit ? F_DEP : 0u) | (walls ? F_WALL : 0u),
         .steps_per_pass = steps_per_pass,
     };
-    er_status run_st = run_batches(&R, p, &s, (int)size, batch, max_tiles, chunk_batches, wg, &base,
-                                   ctl, &sum, err);
+    /* The CPU path's terrain on failure: the device's copy is not read back. */
+    er_status run_st =
+        run_batches(&R, p, &s, (int)size, pl.batch, pl.max_tiles, pl.chunk_batches, &base, ctl,
+                    &sum, err);
     if (run_st && run_st != ER_ECANCELED) {
         st = run_st;
         goto fail;
     }
     /* Read back the state after the last finished chunk (also when
      * cancelled: the terrain then holds that batch boundary's state). */
-    if ((st = transfer(&R, &R.b[B_HEIGHT], t->elevation, bytes, 0, err)) ||
-        (c->flow && (st = transfer(&R, &R.b[B_FLOW], c->flow, bytes, 0, err))) ||
-        (c->deposit && (st = transfer(&R, &R.b[B_DEP], c->deposit, bytes, 0, err))))
+    st = transfer(&R, &R.b[B_HEIGHT], t->elevation, bytes, 0, err);
+    if (!st && c->flow)
+        st = transfer(&R, &R.b[B_FLOW], c->flow, bytes, 0, err);
+    if (!st && c->deposit)
+        st = transfer(&R, &R.b[B_DEP], c->deposit, bytes, 0, err);
+    if (st)
         goto fail;
     st = run_st;
     if (st == ER_ECANCELED)
@@ -722,4 +522,11 @@ fail:
     free(mask);
     er_droplet_setup_free(&s);
     return st;
+}
+
+er_status er_vk_droplet_run(er_vk_ctx *vk, const er_params *p, er_terrain *t,
+                            er_layers *layers, const er_run_ctl *ctl, er_budget *budget,
+                            er_error *err)
+{
+    return er_vk_droplet_run_passes(vk, p, t, layers, ctl, budget, 0, err);
 }

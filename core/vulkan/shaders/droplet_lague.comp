@@ -28,9 +28,11 @@
  */
 #version 450
 
-/* Invocations per workgroup: 1 on CPU devices (lavapipe runs a workgroup's
- * invocations in SIMD lanes, whose loop counts add up), more on GPUs. */
-layout(local_size_x_id = 0) in;
+/* One invocation per workgroup: lavapipe runs a workgroup's
+ * invocations in SIMD lanes whose loop counts add up (see above), and a
+ * colour has only tens to thousands of tiles, so GPUs gain little from
+ * more. */
+layout(local_size_x = 1) in;
 
 /* [m] terrain, updated in place */
 layout(std430, binding = 0) buffer Height { float h[]; };
