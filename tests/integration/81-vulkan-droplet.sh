@@ -24,9 +24,11 @@ from osgeo import gdal
 gdal.UseExceptions()
 inp, a, b, stem = sys.argv[1:5]
 def arr(p):
-    return gdal.Open(p).GetRasterBand(1).ReadAsArray().astype(np.float64)
+    ds = gdal.Open(p)  # kept alive while its band is read
+    return ds.GetRasterBand(1).ReadAsArray().astype(np.float64)
 h0 = arr(inp)
-nd = gdal.Open(inp).GetRasterBand(1).GetNoDataValue()
+ds0 = gdal.Open(inp)
+nd = ds0.GetRasterBand(1).GetNoDataValue()
 valid = np.isfinite(h0) if nd is None else h0 != nd
 ja, jb = (json.load(open(f"{d}/run.json")) for d in (a, b))
 ea, eb = ja["budget"]["eroded"], jb["budget"]["eroded"]
