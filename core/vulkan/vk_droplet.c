@@ -10,10 +10,14 @@
  * droplets by tile (er_tiling_init, er_tiling_bucket), and the budget.  It
  * uploads starts and per-tile jobs for a chunk of batches at a time; the
  * terrain, flow and deposit layers stay on the device for the whole run and
- * are read back once at the end.  Per batch the four colours are four
- * dispatches separated by barriers; within one colour one invocation runs
- * one tile's droplets in index order, so no two invocations touch a common
- * cell and the result is the same on every run on one device.
+ * are read back once at the end (also after a cancel; after any other
+ * failure the terrain is left as it was).  Per batch the four colours run
+ * one after another, barriers between them; within one colour one
+ * invocation runs one tile's droplets in index order, so no two
+ * invocations touch a common cell and the result is the same on every run
+ * on one device.  On CPU devices a colour takes several dispatches
+ * ("passes", see droplet_lague.comp); a pass ends between two droplet
+ * steps, so the split changes nothing.
  *
  * Per-tile sums (eroded, deposited, left the map) come back per chunk and
  * are added in double in (batch, tile) order, like the CPU's.
@@ -373,7 +377,7 @@ static er_status refuse_variant(const er_params *p, er_error *err)
 {
     if (p->droplet.variant != ER_DROPLET_LAGUE)
         return er_fail(err, ER_EUNSUPPORTED,
-                       "droplet.variant: mass_transfer is not available on the vulkan "
+                       "droplet.variant: mass-transfer is not available on the vulkan "
                        "backend (use --backend cpu)");
     return ER_OK;
 }

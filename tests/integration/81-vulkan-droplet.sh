@@ -79,6 +79,6 @@ t_ok
 t_case "vulkan: the mass-transfer variant is refused before any work (exit 2)"
 mkdir -p "$T/mt"
 t_exit 2 "$ERODE" -q -r "$SRCDIR/configs/droplet-mass-transfer.json" --backend vulkan -o "$T/mt" "$DATA/$name.tif"
-t_one_error_line "mass_transfer"
+t_one_error_line "mass-transfer"
 t_empty_dir "$T/mt"
 t_ok

@@ -306,7 +306,7 @@ START_TEST(mass_transfer_refused)
     p.droplet.variant = ER_DROPLET_MASS_TRANSFER;
     er_error err = {""};
     ck_assert_int_eq(run(vk, &p, &g, 0, &err), ER_EUNSUPPORTED);
-    ck_assert_ptr_nonnull(strstr(err.msg, "mass_transfer"));
+    ck_assert_ptr_nonnull(strstr(err.msg, "mass-transfer"));
     ck_assert(memcmp(g.z, g.z0, ncells(&g) * sizeof(float)) == 0);
     vmap_free(&g);
     er_vk_close(vk);
