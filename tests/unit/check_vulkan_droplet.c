@@ -134,7 +134,7 @@ static er_status run(er_vk_ctx *vk, const er_params *p, vmap *m, uint32_t steps_
 /* Opens device 0, or returns NULL when this build or machine has none. */
 static er_vk_ctx *open_device(int validation, const char **why)
 {
-    static char msg[ER_ERROR_MAX];
+    static char msg[ER_ERROR_MAX + 32];
     if (!er_vk_built()) {
         *why = "built without Vulkan";
         return NULL;
