@@ -30,6 +30,7 @@
 #include "../droplet_impl.h"
 #include "../schedule.h"
 #include "droplet_lague.spv.h"
+#include "droplet_mt.spv.h"
 #include "vk.h"
 #include "vk_droplet.h"
 
@@ -72,6 +73,18 @@ typedef struct vkd_push {
     float gravity, init_water, init_speed, pad;
     uint32_t flags, job0, njobs, steps_per_pass;
 } vkd_push;
+
+/* droplet_mt.comp's push constants: the same size and the same last four
+ * words as vkd_push. */
+typedef struct vkd_push_mt {
+    int32_t width, height, max_distance, max_steps;
+    float dt, inv_density, friction_keep, rate;
+    float evap_keep, min_volume, vscale, pad0;
+    float pad1, pad2, pad3, pad4;
+    uint32_t flags, job0, njobs, steps_per_pass;
+} vkd_push_mt;
+
+_Static_assert(sizeof(vkd_push_mt) == sizeof(vkd_push), "push constant blocks differ");
 
 enum { F_FLOW = 1, F_DEP = 2, F_WALL = 4 };
 
@@ -205,9 +218,16 @@ static void prepare_batch(const er_droplet_setup *s, uint64_t seed, int size, in
                 int i = bs->order[j];
                 if (!bs->ok[i])
                     continue;
-                er_lague_state st;
-                er_lague_begin(c, &st, bs->sx[i], bs->sy[i], NULL);
-                starts[*nstart] = (vkd_start){st.bx, st.by, st.lx, st.ly};
+                if (c->variant == ER_DROPLET_LAGUE) {
+                    er_lague_state st;
+                    er_lague_begin(c, &st, bs->sx[i], bs->sy[i], NULL);
+                    starts[*nstart] = (vkd_start){st.bx, st.by, st.lx, st.ly};
+                } else {
+                    /* The particle's cell and its offset in the cell. */
+                    int cx = (int)bs->sx[i], cy = (int)bs->sy[i];
+                    starts[*nstart] = (vkd_start){cx, cy, (float)(bs->sx[i] - cx),
+                                                  (float)(bs->sy[i] - cy)};
+                }
                 (*nstart)++;
             }
             if (*nstart > first) {
@@ -234,7 +254,8 @@ static void acc_add_tile(er_dacc *sum, const vkd_tile *a)
 static er_status run_batches(vkd_run *R, const er_params *p, const er_droplet_setup *s,
                              int size, int64_t batch, int64_t max_tiles, uint32_t chunk_batches,
 
-                             const vkd_push *base, const er_run_ctl *ctl, er_dacc *sum,
+                             const vkd_push *base, uint64_t calls_per_droplet,
+                             const er_run_ctl *ctl, er_dacc *sum,
                              er_error *err)
 {
     batch_scratch bs;
@@ -287,8 +308,8 @@ static er_status run_batches(vkd_run *R, const er_params *p, const er_droplet_se
                 if (ch->njob[k][col] == 0)
                     continue;
                 /* Enough passes for the busiest tile: each droplet takes at
-                 * most lifetime + 1 calls of the step. */
-                uint64_t calls = (uint64_t)ch->most[k][col] * (uint64_t)(base->lifetime + 1);
+                 * most calls_per_droplet calls of the step. */
+                uint64_t calls = (uint64_t)ch->most[k][col] * calls_per_droplet;
                 uint64_t passes = (calls + base->steps_per_pass - 1) / base->steps_per_pass;
                 for (uint64_t q = 0; q < passes; q++)
                     for (uint32_t j0 = 0; j0 < (uint32_t)ch->njob[k][col]; j0 += MAX_GROUPS) {
@@ -363,7 +384,7 @@ static er_status plan_run(er_vk_ctx *vk, const er_droplet_setup *s, int64_t size
     pl->sizes[B_FLOW] = c->flow ? bytes : 4;
     pl->sizes[B_DEP] = c->deposit ? bytes : 4;
     pl->sizes[B_MASK] = pl->mask_words * 4;
-    pl->sizes[B_BRUSH] = side * side * sizeof(float);
+    pl->sizes[B_BRUSH] = side > 0 ? side * side * sizeof(float) : 4;
     pl->sizes[B_START] = n_start * sizeof(vkd_start);
     pl->sizes[B_JOB] = n_job * sizeof(vkd_job);
     pl->sizes[B_TILE] = n_job * sizeof(vkd_tile);
@@ -373,26 +394,14 @@ static er_status plan_run(er_vk_ctx *vk, const er_droplet_setup *s, int64_t size
     return er_vk_check_sizes(vk, pl->sizes, B_COUNT + 1, what, err);
 }
 
-static er_status refuse_variant(const er_params *p, er_error *err)
-{
-    if (p->droplet.variant != ER_DROPLET_LAGUE)
-        return er_fail(err, ER_EUNSUPPORTED,
-                       "droplet.variant: mass-transfer is not available on the vulkan "
-                       "backend (use --backend cpu)");
-    return ER_OK;
-}
-
 er_status er_vk_droplet_check(er_vk_ctx *vk, const er_params *p, const er_terrain *t,
                               er_error *err)
 {
-    er_status st = refuse_variant(p, err);
-    if (st)
-        return st;
     er_terrain tt = *t;
     er_droplet_setup s;
     int64_t size = 0, batch = 0;
     vkd_plan pl;
-    st = er_droplet_prepare(p, &tt, NULL, &s, &size, &batch, err);
+    er_status st = er_droplet_prepare(p, &tt, NULL, &s, &size, &batch, err);
     if (!st && s.count > 0)
         st = plan_run(vk, &s, size, batch, &pl, err);
     er_droplet_setup_free(&s);
@@ -411,10 +420,7 @@ er_status er_vk_droplet_run_passes(er_vk_ctx *vk, const er_params *p, er_terrain
     er_dacc sum = {0};
     vkd_plan pl;
 
-    er_status st = refuse_variant(p, err);
-    if (st)
-        return st;
-    st = er_droplet_prepare(p, t, layers, &s, &size, &batch, err);
+    er_status st = er_droplet_prepare(p, t, layers, &s, &size, &batch, err);
     if (st)
         goto fail;
     if (s.count == 0)
@@ -428,11 +434,13 @@ er_status er_vk_droplet_run_passes(er_vk_ctx *vk, const er_params *p, er_terrain
     int walls = c->wall != NULL;
 
     /* Lavapipe's loop budget: steps per pass on CPU devices, each step
-     * costing at most 2 side^2 + 3 loop iterations (droplet_lague.comp). */
+     * costing at most 2 side^2 + 3 loop iterations (droplet_lague.comp) or
+     * 12 (droplet_mt.comp). */
+    int lague = c->variant == ER_DROPLET_LAGUE;
     if (steps_per_pass == 0) {
         steps_per_pass = UINT32_MAX;
         if (vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) {
-            int64_t cost = 2 * (int64_t)side * (int64_t)side + 3;
+            int64_t cost = lague ? 2 * (int64_t)side * (int64_t)side + 3 : 12;
             steps_per_pass = (uint32_t)(CPU_LOOP_BUDGET / cost > 1 ? CPU_LOOP_BUDGET / cost : 1);
         }
     }
@@ -455,8 +463,10 @@ er_status er_vk_droplet_run_passes(er_vk_ctx *vk, const er_params *p, er_terrain
     }
     st = er_vk_buffer_new(vk, pl.sizes[B_COUNT], ER_VK_HOST, &R.staging, "staging", err);
     if (!st)
-        st = er_vk_pipeline_new(vk, er_spv_droplet_lague, sizeof er_spv_droplet_lague, B_COUNT,
-                                sizeof(vkd_push), 1, &R.pl, err);
+        st = lague ? er_vk_pipeline_new(vk, er_spv_droplet_lague, sizeof er_spv_droplet_lague,
+                                        B_COUNT, sizeof(vkd_push), 1, &R.pl, err)
+                   : er_vk_pipeline_new(vk, er_spv_droplet_mt, sizeof er_spv_droplet_mt, B_COUNT,
+                                        sizeof(vkd_push), 1, &R.pl, err);
     if (st)
         goto fail;
     const er_vk_buffer *bufs[B_COUNT];
@@ -465,7 +475,7 @@ er_status er_vk_droplet_run_passes(er_vk_ctx *vk, const er_params *p, er_terrain
     er_vk_pipeline_bind(vk, &R.pl, 0, bufs);
 
     st = transfer(&R, &R.b[B_HEIGHT], t->elevation, bytes, 1, err);
-    if (!st)
+    if (!st && lague)
         st = transfer(&R, &R.b[B_BRUSH], (void *)(uintptr_t)c->brush_w,
                       side * side * sizeof(float), 1, err);
     if (!st && walls)
@@ -499,10 +509,30 @@ er_status er_vk_droplet_run_passes(er_vk_ctx *vk, const er_params *p, er_terrain
         .flags = (c->flow ? F_FLOW : 0u) | (c->deposit ? F_DEP : 0u) | (walls ? F_WALL : 0u),
         .steps_per_pass = steps_per_pass,
     };
-    /* The CPU path's terrain on failure: the device's copy is not read back. */
-    er_status run_st =
-        run_batches(&R, p, &s, (int)size, pl.batch, pl.max_tiles, pl.chunk_batches, &base, ctl,
-                    &sum, err);
+    uint64_t calls = (uint64_t)c->lifetime + 1;
+    if (!lague) {
+        vkd_push_mt mt = {
+            .width = c->width,
+            .height = c->height,
+            .max_distance = c->mt_max_distance,
+            .max_steps = (int32_t)c->mt_max_steps,
+            .dt = c->mt_dt,
+            .inv_density = c->mt_inv_density,
+            .friction_keep = c->mt_friction_keep,
+            .rate = c->mt_rate,
+            .evap_keep = c->mt_evap_keep,
+            .min_volume = c->mt_min_volume,
+            .vscale = c->mt_vscale,
+            .flags = base.flags,
+            .steps_per_pass = steps_per_pass,
+        };
+        memcpy(&base, &mt, sizeof base);
+        calls = (uint64_t)c->mt_max_steps + 1;
+    }
+    /* On failure the device's copy is not read back: the terrain is left
+     * as it was. */
+    er_status run_st = run_batches(&R, p, &s, (int)size, pl.batch, pl.max_tiles,
+                                   pl.chunk_batches, &base, calls, ctl, &sum, err);
     if (run_st && run_st != ER_ECANCELED) {
         st = run_st;
         goto fail;
