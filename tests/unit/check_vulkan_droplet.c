@@ -17,7 +17,7 @@
 #include "../../core/backend.h"
 #include "../../core/droplet_impl.h"
 #include "../../core/rng.h"
-#if ER_HAVE_VULKAN
+#ifdef ER_HAVE_VULKAN
 #include "../../core/vulkan/vk_droplet.h"
 #endif
 #include "test_util.h"
@@ -124,7 +124,7 @@ static er_status run(er_vk_ctx *vk, const er_params *p, vmap *m, uint32_t steps_
     er_layers l = {m->flow, m->dep};
     if (!vk)
         return er_droplet_run(p, &t, &l, NULL, &m->b, err);
-#if ER_HAVE_VULKAN
+#ifdef ER_HAVE_VULKAN
     return er_vk_droplet_run_passes(vk, p, &t, &l, NULL, &m->b, steps_per_pass, err);
 #else
     (void)steps_per_pass;
