@@ -119,6 +119,7 @@ $(BUILD)/core/vulkan/shaders/%.spv.h: core/vulkan/shaders/%.comp
 	$(Q)$(GLSLANG) -V --target-env vulkan1.1 --quiet --vn er_spv_$(subst -,_,$*) -o $@ $< >/dev/null
 
 $(VK_SRC:%.c=$(BUILD)/%.o): $(VK_SPV_H)
+$(VK_SPV_H): $(wildcard core/vulkan/shaders/*.glsl)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)

@@ -40,7 +40,8 @@ typedef struct er_vk_device_info {
     uint64_t max_storage_buffer_range; /* largest storage buffer a shader can bind */
     uint64_t max_allocation;       /* maxMemoryAllocationSize (Vulkan 1.1) */
     int has_compute;               /* a queue family with VK_QUEUE_COMPUTE_BIT */
-    int has_int64;                 /* shaderInt64: needed for the raindrop RNG */
+    int has_int64;                 /* shaderInt64: the raindrop RNG (Mei) */
+    int has_float64;               /* shaderFloat64: the per-row budget sums (Mei) */
 } er_vk_device_info;
 
 /* How to open the backend. */

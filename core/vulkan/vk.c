@@ -171,6 +171,7 @@ static void describe(VkPhysicalDevice pd, int index, er_vk_device_info *info)
     info->max_storage_buffer_range = p2.properties.limits.maxStorageBufferRange;
     info->max_allocation = m3.maxMemoryAllocationSize;
     info->has_int64 = feat.shaderInt64 == VK_TRUE;
+    info->has_float64 = feat.shaderFloat64 == VK_TRUE;
     uint32_t nq = 0;
     vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, NULL);
     VkQueueFamilyProperties *q = calloc(nq ? nq : 1, sizeof *q);
@@ -311,6 +312,7 @@ er_status er_vk_open(const er_vk_options *o, er_vk_ctx **out, er_error *err)
     VkPhysicalDeviceFeatures feat;
     memset(&feat, 0, sizeof feat);
     feat.shaderInt64 = vk->info.has_int64 ? VK_TRUE : VK_FALSE;
+    feat.shaderFloat64 = vk->info.has_float64 ? VK_TRUE : VK_FALSE;
     VkDeviceCreateInfo dci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
         .queueCreateInfoCount = 1,
