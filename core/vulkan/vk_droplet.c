@@ -434,13 +434,13 @@ er_status er_vk_droplet_run_passes(er_vk_ctx *vk, const er_params *p, er_terrain
     int walls = c->wall != NULL;
 
     /* Lavapipe's loop budget: steps per pass on CPU devices, each step
-     * costing at most 2 side^2 + 3 loop iterations (droplet_lague.comp) or
-     * 12 (droplet_mt.comp). */
+     * costing at most 2 side^2 + 5 loop iterations (droplet_lague.comp) or
+     * 11 (droplet_mt.comp); a few more for margin. */
     int lague = c->variant == ER_DROPLET_LAGUE;
     if (steps_per_pass == 0) {
         steps_per_pass = UINT32_MAX;
         if (vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) {
-            int64_t cost = lague ? 2 * (int64_t)side * (int64_t)side + 3 : 12;
+            int64_t cost = lague ? 2 * (int64_t)side * (int64_t)side + 8 : 16;
             steps_per_pass = (uint32_t)(CPU_LOOP_BUDGET / cost > 1 ? CPU_LOOP_BUDGET / cost : 1);
         }
     }

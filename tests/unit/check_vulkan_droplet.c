@@ -296,6 +296,35 @@ START_TEST(single_tile_and_zero)
 }
 END_TEST
 
+/* One tile holding every droplet (tile_size the map's side), so on CPU
+ * devices a tile's work spans many passes, for brush radii 1, 2 and 6:
+ * volumes and steps as on the CPU, the balance closed (a pass cut short
+ * by lavapipe's loop budget would drop droplets and their sediment). */
+static const int radii[] = {1, 2, 6};
+
+START_TEST(radii_single_tile)
+{
+    const char *why = NULL;
+    er_vk_ctx *vk = open_device(0, &why);
+    ER_SKIP_IF(!vk, why);
+    vmap c = vmap_new(120, 100, 1), g = vmap_new(120, 100, 1);
+    er_params p = params(3000);
+    p.droplet.radius = radii[_i];
+    p.droplet.tile_size = 120;
+    er_error err = {""};
+    ck_assert_msg(run(NULL, &p, &c, 0, &err) == ER_OK, "%s", err.msg);
+    ck_assert_msg(run(vk, &p, &g, 0, &err) == ER_OK, "%s", err.msg);
+    double re = fabs(g.b.eroded - c.b.eroded) / c.b.eroded;
+    double rs = fabs((double)(g.b.substeps - c.b.substeps)) / (double)c.b.substeps;
+    ck_assert_msg(re < 0.02 && rs < 0.02, "radius %d: eroded %.3g, steps %.3g apart", radii[_i],
+                  re, rs);
+    assert_balance(&g.b);
+    vmap_free(&c);
+    vmap_free(&g);
+    er_vk_close(vk);
+}
+END_TEST
+
 /* The mass-transfer particle: positions are float offsets on the device
  * and doubles on the CPU, and its long chaotic paths part after a while,
  * so agreement is judged against the spread between two seeds on the CPU:
@@ -414,6 +443,7 @@ Suite *vulkan_droplet_suite(void)
     tcase_add_test(tc, walls_agree_and_stay);
     tcase_add_test(tc, repeat_and_passes_identical);
     tcase_add_test(tc, single_tile_and_zero);
+    tcase_add_loop_test(tc, radii_single_tile, 0, (int)(sizeof radii / sizeof radii[0]));
     tcase_add_test(tc, mass_transfer_agrees);
     tcase_add_test(tc, cancel);
     tcase_add_test(tc, validation_clean);

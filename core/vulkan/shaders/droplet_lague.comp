@@ -21,9 +21,13 @@
  * invocation once the invocation has run 65535 loop iterations in all, so
  * one invocation cannot run a whole tile there.  A tile's state (next
  * droplet, the droplet in flight, the sums) lives in a buffer; a dispatch
- * runs at most pc.steps_per_pass droplet steps per tile, each costing at
- * most 2 side^2 + 3 loop iterations, and the host dispatches each colour
- * as many times as its busiest tile needs.  A step is never split, so the
+ * runs at most pc.steps_per_pass droplet steps per tile, and the host
+ * dispatches each colour as many times as its busiest tile needs.  Lavapipe
+ * also counts one iteration for every loop an invocation passes without
+ * running it (it executes masked-off branches), so the step applies the
+ * brush from one place, after the step (brush_pending): a step then costs
+ * at most 1 + 4 + 2 side^2 iterations (the pass loop, the brush's four
+ * loops, two of them over at most side^2 taps).  A step is never split, so the
  * result does not depend on where passes end.
  */
 #version 450
@@ -86,6 +90,12 @@ layout(push_constant) uniform Params {
 
 const uint F_FLOW = 1u, F_DEP = 2u, F_WALL = 4u;
 const float DIR_TINY = 1e-30;
+
+/* The brush a step applies when it is over: erosion, or the sediment of a
+ * droplet that ended (one call site, see above). */
+bool brush_pending;
+int brush_x, brush_y;
+float brush_amount;
 
 /* The tile's state while the invocation runs (Tile above). */
 float s_er, c_er, s_dep, c_dep, s_left, c_left, s_wl, c_wl;
@@ -206,8 +216,10 @@ void lague_end()
 {
     if (d_sed > 0.0) {
         int kx = int(d_lx), ky = int(d_ly);
-        brush_apply(d_bx + kx + (d_lx - float(kx) >= 0.5 ? 1 : 0),
-                    d_by + ky + (d_ly - float(ky) >= 0.5 ? 1 : 0), -d_sed);
+        brush_pending = true;
+        brush_x = d_bx + kx + (d_lx - float(kx) >= 0.5 ? 1 : 0);
+        brush_y = d_by + ky + (d_ly - float(ky) >= 0.5 ? 1 : 0);
+        brush_amount = -d_sed;
         kahan(s_dep, c_dep, d_sed);
         d_sed = 0.0;
     }
@@ -318,7 +330,11 @@ bool lague_step()
         /* Never more than the height difference. */
         precise float amount = minf((cap - sed) * pc.erode_speed, -dh);
         if (amount > 0.0) {
-            brush_apply(cx, cy, amount);
+            /* Applied when the step is over: nothing below reads heights. */
+            brush_pending = true;
+            brush_x = cx;
+            brush_y = cy;
+            brush_amount = amount;
             sed += amount;
             kahan(s_er, c_er, amount);
         }
@@ -377,8 +393,11 @@ void main()
             next++;
             live = true;
         }
+        brush_pending = false;
         if (lague_step())
             live = false;
+        if (brush_pending)
+            brush_apply(brush_x, brush_y, brush_amount);
     }
 
     T.eroded = s_er;
