@@ -179,7 +179,7 @@ uninstall:
 	rm -rf $(DESTDIR)$(DATADIR)
 
 clean:
-	rm -rf build build-san $(BIN)
+	rm -rf build build-san build-novk $(BIN)
 
 # libFuzzer targets (tests/fuzz/): the io/ and core/ sources built again
 # with clang, libFuzzer, ASan and UBSan, without OpenMP, into build-fuzz/.

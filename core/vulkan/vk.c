@@ -407,12 +407,12 @@ er_status er_vk_check_sizes(const er_vk_ctx *vk, const VkDeviceSize *sizes, size
         total += sizes[i];
     }
     if (largest > d->max_storage_buffer_range)
-        return er_fail(err, ER_ENOMEM, "vulkan: %s needs a %.0f MiB buffer, more than the "
-                       "device's maxStorageBufferRange (%.0f MiB on %s); use --backend cpu",
+        return er_fail(err, ER_ENOMEM, "vulkan: %s needs a %.1f MiB buffer, more than the "
+                       "device's maxStorageBufferRange (%.1f MiB on %s); use --backend cpu",
                        what, mib(largest), mib(d->max_storage_buffer_range), d->name);
     if (d->max_allocation && largest > d->max_allocation)
-        return er_fail(err, ER_ENOMEM, "vulkan: %s needs a %.0f MiB buffer, more than the "
-                       "device's largest allocation (%.0f MiB on %s); use --backend cpu",
+        return er_fail(err, ER_ENOMEM, "vulkan: %s needs a %.1f MiB buffer, more than the "
+                       "device's largest allocation (%.1f MiB on %s); use --backend cpu",
                        what, mib(largest), mib(d->max_allocation), d->name);
     if (d->device_local_bytes && total > d->device_local_bytes)
         return er_fail(err, ER_ENOMEM, "vulkan: %s needs %.0f MiB of device memory, the "

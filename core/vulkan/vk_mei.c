@@ -3,14 +3,16 @@
  * path (core/mei.c, pipe.c, erosion.c, transport.c), one compute dispatch
  * per pass, the whole state resident in device memory for the run.
  *
- * A (sub-)step is five dispatches with a barrier between each, every pass
+ * A (sub-)step is six dispatches with a barrier between each, every pass
  * reading what the one before wrote (Jacobi style, as DESIGN.md §5 asks):
  *
  *   sources       eq. 1    river sources added to d (once per sub-step)
  *   flux          eqs. 2-5 q from old z, d of the neighbourhood (own q in place)
  *   water_erode   eqs. 6-12, 15: d, u, v; z2 and s1 from the old z
  *   transport     eq. 13 and drying: s, and z from z2
- *   rows          per row: budget sums and the checks of finish_substep
+ *   reduce        per row, 64 interleaved partial budget sums and maxima
+ *   rows          per row: the partial sums added in order, the checks of
+ *                 core/mei.c finish_substep
  *
  * plus `drops` (eq. 1, random raindrops, counter-based RNG) once a step.
  * Where the CPU updates rows in place behind a snapshot, the device keeps
@@ -47,6 +49,7 @@
 
 #include "mei_drops.spv.h"
 #include "mei_flux.spv.h"
+#include "mei_reduce.spv.h"
 #include "mei_rows.spv.h"
 #include "mei_sources.spv.h"
 #include "mei_transport.spv.h"
@@ -55,14 +58,21 @@
 /* Buffer bindings, as mei_common.glsl declares them. */
 enum {
     B_COEF, B_B0, B_Z, B_Z2, B_D, B_S, B_S1, B_QL, B_QR, B_QT, B_QB, B_WQ, B_U, B_V, B_ER,
-    B_DE, B_WALL, B_ROWS, B_SRC, N_BUF
+    B_DE, B_WALL, B_ROWS, B_SRC, B_PART, N_BUF
 };
+
+/* Cells of a row one workgroup of the per-cell passes covers (MEI_GROUP in
+ * mei_common.glsl): wide groups, because lavapipe pays per workgroup. */
+#define MEI_GROUP 256
 /* The per-cell float buffers: B_B0 .. B_DE. */
 #define FIRST_CELL_BUF B_B0
 #define LAST_CELL_BUF B_DE
 #define N_CELL_BUFS (LAST_CELL_BUF - FIRST_CELL_BUF + 1)
 
-enum { P_DROPS, P_SOURCES, P_FLUX, P_WATER, P_TRANSPORT, P_ROWS, N_PIPE };
+enum { P_DROPS, P_SOURCES, P_FLUX, P_WATER, P_TRANSPORT, P_REDUCE, P_ROWS, N_PIPE };
+
+/* Interleaved partial sums per row (MEI_LANES in mei_common.glsl). */
+#define MEI_LANES 64
 
 /* Coef of mei_common.glsl (std430: the doubles first, then 4-byte scalars). */
 typedef struct mei_coef_gpu {
@@ -87,6 +97,13 @@ typedef struct mei_push {
     uint32_t r2_lo, r2_hi;
 } mei_push;
 
+/* Part of mei_common.glsl: one workgroup's share of a row. */
+typedef struct mei_part {
+    double eroded, deposited, left_sed, left_water;
+    uint32_t umax, vmax, bad, pad;
+} mei_part;
+
+_Static_assert(sizeof(mei_part) == 48, "Part layout");
 _Static_assert(sizeof(mei_coef_gpu) == 120, "Coef layout");
 _Static_assert(sizeof(mei_rowstat) == 48, "RowStat layout");
 _Static_assert(sizeof(mei_push) == 48, "Push layout");
@@ -116,6 +133,7 @@ static const struct {
     [P_FLUX] = { er_spv_mei_flux, sizeof er_spv_mei_flux },
     [P_WATER] = { er_spv_mei_water_erode, sizeof er_spv_mei_water_erode },
     [P_TRANSPORT] = { er_spv_mei_transport, sizeof er_spv_mei_transport },
+    [P_REDUCE] = { er_spv_mei_reduce, sizeof er_spv_mei_reduce },
     [P_ROWS] = { er_spv_mei_rows, sizeof er_spv_mei_rows },
 };
 
@@ -123,7 +141,7 @@ static const char *const buf_names[N_BUF] = {
     "coefficient", "initial terrain", "terrain change", "terrain change (new)", "water",
     "sediment", "sediment (eroded)", "left flux", "right flux", "top flux", "bottom flux",
     "donor weight", "velocity u", "velocity v", "eroded", "deposited", "nodata",
-    "row status", "source",
+    "row status", "source", "row part",
 };
 
 static void gpu_free(mei_gpu *g)
@@ -177,7 +195,7 @@ er_status er_vk_mei_check(er_vk_ctx *vk, const er_params *p, const er_terrain *t
     if (n > UINT32_MAX / 4)
         return er_fail(err, ER_ENOMEM, "vulkan: %s has more cells than the shaders address "
                        "(2^30); use --backend cpu", what);
-    VkDeviceSize sizes[N_CELL_BUFS + 4];
+    VkDeviceSize sizes[N_CELL_BUFS + 5];
     size_t k = 0;
     for (int i = 0; i < N_CELL_BUFS; i++)
         sizes[k++] = (VkDeviceSize)n * sizeof(float);
@@ -185,6 +203,7 @@ er_status er_vk_mei_check(er_vk_ctx *vk, const er_params *p, const er_terrain *t
     sizes[k++] = (VkDeviceSize)t->height * sizeof(mei_rowstat);
     sizes[k++] = (VkDeviceSize)n * sizeof(float); /* staging */
     sizes[k++] = (VkDeviceSize)t->height * sizeof(mei_rowstat);
+    sizes[k++] = (VkDeviceSize)t->height * MEI_LANES * sizeof(mei_part);
     return er_vk_check_sizes(vk, sizes, k, what, err);
 }
 
@@ -412,6 +431,7 @@ static er_status gpu_setup(mei_gpu *g, const er_terrain *t, const mei_coef_gpu c
     size[B_WALL] = wall_bytes(n);
     size[B_ROWS] = (VkDeviceSize)t->height * sizeof(mei_rowstat);
     size[B_SRC] = src_words ? src_words * sizeof(uint32_t) : 4;
+    size[B_PART] = (VkDeviceSize)t->height * MEI_LANES * sizeof(mei_part);
     for (int i = 0; i < N_BUF; i++)
         if ((st = er_vk_buffer_new(g->vk, size[i], ER_VK_DEVICE, &g->buf[i], buf_names[i], err)))
             return st;
@@ -583,7 +603,7 @@ er_status er_vk_mei_run(er_vk_ctx *vk, const er_params *p, er_terrain *t, er_lay
         pu.r2_lo = (uint32_t)(r2i & 0xffffffffu);
         pu.r2_hi = (uint32_t)(r2i >> 32);
     }
-    const uint32_t gx = er_vk_groups((uint32_t)t->width, ER_VK_GROUP), gy = (uint32_t)t->height;
+    const uint32_t gx = er_vk_groups((uint32_t)t->width, MEI_GROUP), gy = (uint32_t)t->height;
     const uint32_t grows = er_vk_groups((uint32_t)t->height, ER_VK_GROUP);
     uint64_t per_step = (uint64_t)n * (uint64_t)nsub;
     int64_t batch = (int64_t)(BATCH_CELLS / (per_step ? per_step : 1));
@@ -628,6 +648,9 @@ er_status er_vk_mei_run(er_vk_ctx *vk, const er_params *p, er_terrain *t, er_lay
                 er_vk_cmd_barrier(vk);
                 er_vk_cmd_dispatch(vk, &g.pipe[P_TRANSPORT], 0, &pu, gx, gy);
                 er_vk_cmd_barrier(vk);
+                er_vk_cmd_dispatch(vk, &g.pipe[P_REDUCE], 0, &pu, 1, gy);
+                er_vk_cmd_barrier(vk);
+                pu.n = MEI_LANES;
                 er_vk_cmd_dispatch(vk, &g.pipe[P_ROWS], 0, &pu, grows, 1);
                 er_vk_cmd_barrier(vk);
                 bud.water_added += (double)k[raining].rain * (double)cells;

@@ -19,7 +19,7 @@ struct Coef {
 // One row's budget and checks, summed over the run (vk_mei.c mei_rowstat).
 struct RowStat {
     double eroded, deposited, left_sed, left_water;
-    int fail_step;   // first sub-step's step with a failure, -1 = none
+    uint fail_step;  // step + 1 of the first failure, 0 = none
     uint fail_kind;  // 1 non-finite state, 2 non-finite velocity, 3 |u| CFL, 4 |v| CFL
     uint fail_bits;  // the velocity's float bits (kinds 3, 4)
     uint pad;
@@ -44,7 +44,18 @@ layout(std430, set = 0, binding = 15) buffer DE { float de[]; };          // dep
 layout(std430, set = 0, binding = 16) readonly buffer Wall { uint wall[]; }; // bytes, 1 = nodata
 layout(std430, set = 0, binding = 17) buffer Rows { RowStat rows[]; };
 layout(std430, set = 0, binding = 18) readonly buffer Src { uint src[]; }; // see vk_mei.c
-#define ER_MEI_BINDINGS 19
+
+// One lane's share of a row (vk_mei.c mei_part): lane j of mei_reduce sums
+// the row's cells j, j + 64, j + 128, ... in that order.
+struct Part {
+    double eroded, deposited, left_sed, left_water;
+    uint umax, vmax, bad, pad;
+};
+layout(std430, set = 0, binding = 19) buffer Parts { Part part[]; }; // h rows x MEI_LANES
+#define MEI_LANES 64
+
+// Cells of a row one workgroup of the per-cell passes covers (MEI_GROUP).
+#define MEI_GROUP 256
 
 layout(push_constant) uniform Push {
     uint step_lo, step_hi; // the step number

@@ -3,8 +3,8 @@
 // flux_generic + flux_cell) and the donor weight dt / d1.  Reads the old z, d
 // of the cell and its neighbours; each cell updates only its own q.
 #extension GL_GOOGLE_include_directive : require
-layout(local_size_x = 64, local_size_y = 1) in;
 #include "mei_common.glsl"
+layout(local_size_x = MEI_GROUP, local_size_y = 1) in;
 
 // Water surface b + (d + rain) (core/pipe.c er_mei_surface_row).
 float surface(uint i, float rain)

@@ -5,8 +5,8 @@
 // pc.n cells: src[0 .. n) the cell indices, src[n .. 2n+1) the start of
 // each cell's amounts in src[2n+1 ..) (float bits).
 #extension GL_GOOGLE_include_directive : require
-layout(local_size_x = 64, local_size_y = 1) in;
 #include "mei_common.glsl"
+layout(local_size_x = 64, local_size_y = 1) in;
 
 void main()
 {

@@ -3,8 +3,8 @@
 // transport.c transport_generic), then drying (settle).  Reads s1, q, wq of
 // the neighbourhood and z2, d of the cell; writes z, d, s, de of the cell.
 #extension GL_GOOGLE_include_directive : require
-layout(local_size_x = 64, local_size_y = 1) in;
 #include "mei_common.glsl"
+layout(local_size_x = MEI_GROUP, local_size_y = 1) in;
 
 void main()
 {

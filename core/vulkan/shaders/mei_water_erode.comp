@@ -5,8 +5,8 @@
 // of the cell and its neighbours, the old terrain of the neighbourhood;
 // writes d (own cell), z2, s1, u, v, er, de.
 #extension GL_GOOGLE_include_directive : require
-layout(local_size_x = 64, local_size_y = 1) in;
 #include "mei_common.glsl"
+layout(local_size_x = MEI_GROUP, local_size_y = 1) in;
 
 float talus_gain(float dn, float talus)
 {
