@@ -43,8 +43,10 @@
 
 /* A chunk of batches goes to the device in one submission: enough batches
  * that the submit and wait cost nothing next to the work, at most about
- * this many droplets (start records are 16 bytes each). */
-#define CHUNK_DROPLETS (1 << 20)
+ * this many droplets, so that a cancel (SIGINT) is seen within a fraction
+ * of a second on a GPU and no submission runs into a display watchdog.  On
+ * CPU devices, where a batch takes seconds, one batch per submission. */
+#define CHUNK_DROPLETS (1 << 18)
 
 /* Layouts shared with droplet_lague.comp (std430). */
 typedef struct vkd_start {
@@ -164,9 +166,7 @@ static uint32_t *pack_mask(const er_dctx *c, size_t cells, size_t *words)
 
 /* Host-side bookkeeping for one chunk of batches. */
 typedef struct chunk {
-    int64_t lo;               /* first droplet id of the chunk */
     int nbatch;               /* batches in it */
-    int64_t first_batch;
     int njob[CHUNK_BATCHES][4]; /* jobs per (batch, colour) dispatch */
     int job0[CHUNK_BATCHES][4]; /* their first job */
     int most[CHUNK_BATCHES][4]; /* droplets of the busiest tile of each */
@@ -253,10 +253,8 @@ static void acc_add_tile(er_dacc *sum, const vkd_tile *a)
  * device, their per-tile sums added in order. */
 static er_status run_batches(vkd_run *R, const er_params *p, const er_droplet_setup *s,
                              int size, int64_t batch, int64_t max_tiles, uint32_t chunk_batches,
-
                              const vkd_push *base, uint64_t calls_per_droplet,
-                             const er_run_ctl *ctl, er_dacc *sum,
-                             er_error *err)
+                             const er_run_ctl *ctl, er_dacc *sum, er_error *err)
 {
     batch_scratch bs;
     memset(&bs, 0, sizeof bs);
@@ -283,8 +281,6 @@ static er_status run_batches(vkd_run *R, const er_params *p, const er_droplet_se
     int64_t b = 0;
     for (int64_t lo = 0; lo < s->count;) {
         uint32_t nstart = 0, njob = 0;
-        ch->lo = lo;
-        ch->first_batch = b;
         ch->nbatch = 0;
         while (lo < s->count && (uint32_t)ch->nbatch < chunk_batches) {
             int n = (int)(s->count - lo > batch ? batch : s->count - lo);
@@ -372,6 +368,8 @@ static er_status plan_run(er_vk_ctx *vk, const er_droplet_setup *s, int64_t size
     const VkDeviceSize range = vk->props.limits.maxStorageBufferRange;
     int64_t cb = CHUNK_DROPLETS / pl->batch;
     pl->chunk_batches = (uint32_t)(cb < 1 ? 1 : cb > CHUNK_BATCHES ? CHUNK_BATCHES : cb);
+    if (vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU)
+        pl->chunk_batches = 1;
     if ((VkDeviceSize)pl->chunk_batches * (VkDeviceSize)pl->batch * sizeof(vkd_start) > range ||
         (VkDeviceSize)pl->chunk_batches * (VkDeviceSize)pl->max_tiles * sizeof(vkd_tile) > range)
         pl->chunk_batches = 1;
