@@ -582,8 +582,10 @@ er_status er_vk_mei_run(er_vk_ctx *vk, const er_params *p, er_terrain *t, er_lay
         cells += !t->wall || !t->wall[i];
     const double base = terrain_total(t, t->elevation, tmp);
     bud.material_before = base;
-    if ((st = gpu_setup(&g, t, kg, src, src_words, err)))
+    if ((st = gpu_setup(&g, t, kg, src, src_words, err))) {
+        st = at_step(vk, st, 0, err);
         goto fail;
+    }
 
     /* the raindrop disc: integer centre, so the box is centre +- floor(rad)
      * and a cell is in when dx^2 + dy^2 <= floor(rad^2) (core/pipe.c in_disc) */

@@ -29,7 +29,13 @@ layout(std430, set = 0, binding = 0) readonly buffer CoefBuf { Coef coef[2]; };
 layout(std430, set = 0, binding = 1) readonly buffer B0 { float b0[]; };  // initial terrain
 layout(std430, set = 0, binding = 2) buffer Z { float z[]; };             // terrain change
 layout(std430, set = 0, binding = 3) buffer Z2 { float z2[]; };           // z after erosion
-layout(std430, set = 0, binding = 4) coherent buffer D { float d[]; };    // water depth
+// water depth; coherent only where invocations of one workgroup exchange it
+// (mei_drops), so that elsewhere caches stay usable
+#ifdef MEI_D_COHERENT
+layout(std430, set = 0, binding = 4) coherent buffer D { float d[]; };
+#else
+layout(std430, set = 0, binding = 4) buffer D { float d[]; };
+#endif
 layout(std430, set = 0, binding = 5) buffer S { float s[]; };             // suspended sediment
 layout(std430, set = 0, binding = 6) buffer S1 { float s1[]; };           // s after erosion
 layout(std430, set = 0, binding = 7) buffer QL { float qL[]; };           // outflow fluxes

@@ -7,6 +7,7 @@
 // sharing the cells of one disc, with a barrier between drops, so
 // overlapping drops add up in the CPU's order.
 #extension GL_GOOGLE_include_directive : require
+#define MEI_D_COHERENT
 #include "mei_common.glsl"
 layout(local_size_x = 64, local_size_y = 1) in;
 
