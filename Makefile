@@ -3,6 +3,8 @@
 #   make check           unit tests (Check), integration tests, man page lint
 #   make SANITIZE=1 ...  the same with ASan + UBSan (objects go to build-san/)
 #   make OPENMP=0 ...    build without OpenMP (same results, one thread)
+#   make VULKAN=0|1 ...  Vulkan backend off / required (default auto: built when
+#                        pkg-config finds vulkan and glslangValidator is on PATH)
 #   make bench           build the benchmark programs used by scripts/bench
 #   make fuzz            libFuzzer targets (clang), each run FUZZ_SECONDS (not in check)
 #   make install PREFIX=/usr/local DESTDIR= MANDIR=$(PREFIX)/share/man (+ BASHCOMPDIR)
@@ -18,6 +20,8 @@ BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 OPENMP    ?= 1
 SANITIZE  ?= 0
 WERROR    ?= 1
+VULKAN    ?= auto
+GLSLANG   ?= glslangValidator
 
 ifeq ($(SANITIZE),1)
 BUILD     ?= build-san
@@ -40,6 +44,28 @@ PKGS      := libtiff-4 libpng libcjson
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
+
+# The Vulkan backend (core/vulkan/): the loader through pkg-config, shaders
+# compiled to SPIR-V by glslangValidator at build time and embedded.
+ifeq ($(VULKAN),0)
+HAVE_VULKAN := 0
+else
+HAVE_VULKAN := $(shell $(PKG_CONFIG) --exists vulkan 2>/dev/null && command -v $(GLSLANG) >/dev/null 2>&1 && echo 1 || echo 0)
+ifeq ($(VULKAN)$(HAVE_VULKAN),10)
+$(error VULKAN=1: needs the Vulkan loader (pkg-config vulkan: libvulkan-dev) and $(GLSLANG) (glslang-tools))
+endif
+endif
+ifeq ($(HAVE_VULKAN),1)
+VK_CPPFLAGS := -DER_HAVE_VULKAN=1 -I$(BUILD)/core/vulkan/shaders $(shell $(PKG_CONFIG) --cflags vulkan)
+VK_LIBS   := $(shell $(PKG_CONFIG) --libs vulkan)
+VK_SRC    := $(filter-out core/vulkan/none.c,$(sort $(wildcard core/vulkan/*.c)))
+VK_SPV_H  := $(patsubst core/vulkan/shaders/%.comp,$(BUILD)/core/vulkan/shaders/%.spv.h,$(sort $(wildcard core/vulkan/shaders/*.comp)))
+else
+VK_CPPFLAGS :=
+VK_LIBS   :=
+VK_SRC    := core/vulkan/none.c
+VK_SPV_H  :=
+endif
 CHECK_LIBS   := $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 
 # Warnings after the user's CFLAGS (redis WARN).  -Wconversion applies to the
@@ -59,12 +85,12 @@ ifeq ($(OPENMP),1)
 OMPFLAGS  := -fopenmp
 endif
 
-ALL_CPPFLAGS := -D_POSIX_C_SOURCE=200809L -DERODE_VERSION='"$(VERSION)"' $(CPPFLAGS)
+ALL_CPPFLAGS := -D_POSIX_C_SOURCE=200809L -DERODE_VERSION='"$(VERSION)"' $(VK_CPPFLAGS) $(CPPFLAGS)
 ALL_CFLAGS   := $(OPT) $(FPFLAGS) $(OMPFLAGS) $(SANFLAGS) $(CFLAGS) $(PKG_CFLAGS)
 ALL_LDFLAGS  := $(OMPFLAGS) $(SANFLAGS) $(LDFLAGS)
-LIBS         := $(PKG_LIBS) -lm
+LIBS         := $(PKG_LIBS) $(VK_LIBS) -lm
 
-CORE_SRC  := $(sort $(wildcard core/*.c))
+CORE_SRC  := $(sort $(wildcard core/*.c)) $(VK_SRC)
 IO_SRC    := $(sort $(wildcard io/*.c))
 CLI_SRC   := $(sort $(wildcard cli/*.c))
 LIB_OBJ   := $(CORE_SRC:%.c=$(BUILD)/%.o) $(IO_SRC:%.c=$(BUILD)/%.o)
@@ -86,6 +112,15 @@ $(BIN): $(CLI_OBJ) $(BUILD)/liberode.a
 $(BUILD)/liberode.a: $(LIB_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
+
+# SPIR-V embedded as a C array er_spv_<name> (each header included by one .c).
+$(BUILD)/core/vulkan/shaders/%.spv.h: core/vulkan/shaders/%.comp
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  GLSL    $<")
+	$(Q)$(GLSLANG) -V --target-env vulkan1.1 --quiet --vn er_spv_$(subst -,_,$*) -o $@ $< >/dev/null
+
+$(VK_SRC:%.c=$(BUILD)/%.o): $(VK_SPV_H)
+$(VK_SPV_H): $(wildcard core/vulkan/shaders/*.glsl)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
@@ -148,7 +183,7 @@ uninstall:
 	rm -f $(DESTDIR)$(BASHCOMPDIR)/erode
 
 clean:
-	rm -rf build build-san $(BIN)
+	rm -rf build build-san build-novk $(BIN)
 
 # libFuzzer targets (tests/fuzz/): the io/ and core/ sources built again
 # with clang, libFuzzer, ASan and UBSan, without OpenMP, into build-fuzz/.
@@ -164,7 +199,8 @@ FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address
 FUZZ_LDFLAGS := -fsanitize=fuzzer,address,undefined $(LDFLAGS)
 # clang's -Wformat=2 also flags vsnprintf(fmt, ap) in libtiff's handlers.
 FUZZ_NOWARN  := -Wno-format-nonliteral
-FUZZ_LIB_OBJ := $(CORE_SRC:%.c=$(FUZZ_BUILD)/%.o) $(IO_SRC:%.c=$(FUZZ_BUILD)/%.o)
+# (the parsers only: the Vulkan backend stays out of the fuzz build)
+FUZZ_LIB_OBJ := $(filter-out $(FUZZ_BUILD)/core/vulkan/%,$(CORE_SRC:%.c=$(FUZZ_BUILD)/%.o)) $(IO_SRC:%.c=$(FUZZ_BUILD)/%.o)
 FUZZ_BIN     := $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
 
 .PHONY: fuzz fuzz-build clean-fuzz

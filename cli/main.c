@@ -124,9 +124,8 @@ int main(int argc, char **argv)
             install_signal_handlers();
             status = er_stitch_all(&s, &tiles);
         }
-    } else if (s.backend == ER_BACKEND_VULKAN) {
-        er_msg_error("--backend vulkan: this erode was built without Vulkan");
-        status = 2;
+    } else if (s.list_devices) {
+        status = er_run_list_devices();
     } else if ((status = er_run_preflight(&s)) == 0) {
         install_signal_handlers();
         status = er_run_all(&s, &recipe);

@@ -14,7 +14,7 @@ enum {
     OPT_BACKEND = 1000, OPT_JSON, OPT_PRINT_RECIPE, OPT_PROGRESS, OPT_LAYERS,
     OPT_BAND, OPT_MAX_MEMORY, OPT_PREVIEW, OPT_PREVIEW_PAIR, OPT_INPUTS_FROM,
     OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY, OPT_RESUME, OPT_FRAMES, OPT_FRAME_EVERY,
-    OPT_TILE_SET, OPT_HALO
+    OPT_TILE_SET, OPT_HALO, OPT_DEVICE, OPT_LIST_DEVICES
 };
 
 /* The one option table (curl's aliases[]): parsing and --help both read it. */
@@ -32,7 +32,9 @@ static const struct er_option {
     {"format", required_argument, 'f', "tif|png", "output format (default: the input's)"},
     {"layers", required_argument, OPT_LAYERS, "LIST", "comma list of height,sediment,water,erosion,deposit (default: height,sediment,water)"},
     {"threads", required_argument, 'j', "N", "worker threads (default: all cores)"},
-    {"backend", required_argument, OPT_BACKEND, "cpu|vulkan|auto", "compute path (default: cpu)"},
+    {"backend", required_argument, OPT_BACKEND, "cpu|vulkan|auto", "compute path (default: cpu; auto: a Vulkan GPU if there is one, else cpu)"},
+    {"device", required_argument, OPT_DEVICE, "N", "Vulkan device to use, from --list-devices (default: 0)"},
+    {"list-devices", no_argument, OPT_LIST_DEVICES, NULL, "list the Vulkan devices and exit"},
     {"band", required_argument, OPT_BAND, "N", "band of a multi-band GeoTIFF to read (default: the file must have one)"},
     {"max-memory", required_argument, OPT_MAX_MEMORY, "SIZE", "refuse inputs needing more memory, e.g. 8G, 512M (default: the machine's memory)"},
     {"preview", required_argument, OPT_PREVIEW, "FILE.png", "also draw a shaded-relief picture of the result ({stem} = the input's stem)"},
@@ -201,6 +203,12 @@ static int apply(er_settings *s, int c, const char *arg)
         if (!parse_size(arg, &s->max_memory))
             return bad("--max-memory", arg, "expected a size such as 8G or 512M");
         return 0;
+    case OPT_DEVICE:
+        if (!parse_int(arg, 0, 255, &s->device))
+            return bad("--device", arg, "expected a device number from 0 (see --list-devices)");
+        s->device_set = 1;
+        return 0;
+    case OPT_LIST_DEVICES: s->list_devices = 1; return 0;
     case OPT_INPUTS_FROM: s->inputs_from = arg; return 0;
     case OPT_TILE_SET: s->tile_set = arg; return 0;
     case OPT_HALO:
@@ -373,7 +381,7 @@ int er_options_parse(int argc, char **argv, er_settings *s)
         er_msg_error("--tile-set: only one of --tile-set and --inputs-from can read standard input");
         return 2;
     }
-    if (s->n_inputs == 0 && !s->print_recipe) {
+    if (s->n_inputs == 0 && !s->print_recipe && !s->list_devices) {
         er_msg_error("no input file given (see erode --help)");
         return 2;
     }

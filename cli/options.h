@@ -28,6 +28,9 @@ typedef struct er_settings {
     unsigned layers;             /* er_layer_bit mask */
     int threads;                 /* 0 = all cores */
     er_backend backend;
+    int device;                  /* --device N: Vulkan device index (default 0) */
+    int device_set;              /* --device was given */
+    int list_devices;            /* --list-devices: print the Vulkan devices and exit */
     int json;
     int print_recipe;
     int progress;                /* -1 auto (a TTY), 0 never, 1 always */

@@ -16,6 +16,7 @@
 #include <omp.h>
 #endif
 
+#include "../core/backend.h"
 #include "../core/model.h"
 #include "../core/preview.h"
 #include "../io/atomic.h"
@@ -225,6 +226,7 @@ typedef struct job {
     unsigned written;          /* layers committed */
     char preview[PATH_MAX];    /* written preview, "" if none */
     double seconds;
+    er_vk_ctx *vk;             /* the Vulkan backend's context; NULL = the CPU path */
     er_error err;
     /* checkpoints and frames */
     er_checkpoint_id ck_id;    /* what a checkpoint of this run must match */
@@ -411,6 +413,10 @@ static er_status simulate(job *j)
     er_status st;
     memset(&j->budget, 0, sizeof j->budget);
     const er_window *win = j->windowed ? &j->window : NULL;
+    if (j->vk && j->params.model == ER_MODEL_MEI)
+        return er_vk_mei_run(j->vk, &j->params, &j->terrain, &layers, &ctl, &j->budget, &j->err);
+    if (j->vk)
+        return er_vk_droplet_run(j->vk, &j->params, &j->terrain, &layers, &ctl, &j->budget, &j->err);
     if (j->params.model == ER_MODEL_MEI)
         st = er_mei_run_full(&j->params, &j->terrain, win, &layers, &ctl, hk, &j->budget,
                              &j->err);
@@ -613,6 +619,7 @@ static void print_json(const job *j, int status)
         cJSON_AddNumberToObject(o, "frames", (double)j->frames);
     if (j->resumed.buf)
         cJSON_AddNumberToObject(o, "resumed_at", (double)j->first_boundary);
+    cJSON_AddStringToObject(o, "backend", j->vk ? "vulkan" : "cpu");
     cJSON_AddNumberToObject(o, "seconds", j->seconds);
     cJSON_AddNumberToObject(o, "width", j->img.width);
     cJSON_AddNumberToObject(o, "height", j->img.height);
@@ -654,10 +661,43 @@ static void remove_outputs(job *j)
     j->preview[0] = '\0';
 }
 
-static int run_one(const er_settings *s, const er_params *recipe, const char *input, size_t limit)
+/* What the Vulkan backend can refuse before the run starts (device
+ * limits, a recipe it does not handle): an input error, exit 2. */
+static er_status vk_preflight(job *j)
+{
+    if (!j->vk)
+        return ER_OK;
+    /* The hooks and windows exist on the CPU path only. */
+    const er_settings *s = j->s;
+    if (s->checkpoint || s->resume || s->frames || j->windowed) {
+        if (s->backend == ER_BACKEND_AUTO) {
+            j->vk = NULL;
+            return ER_OK;
+        }
+        return er_fail(&j->err, ER_EINVAL,
+                       "%s: --checkpoint, --resume, --frames and --tile-set run on the cpu "
+                       "backend only", j->input);
+    }
+    er_status st = j->params.model == ER_MODEL_MEI
+                       ? er_vk_mei_check(j->vk, &j->params, &j->terrain, &j->err)
+                       : er_vk_droplet_check(j->vk, &j->params, &j->terrain, &j->err);
+    if (st && j->s->backend == ER_BACKEND_AUTO) {
+        /* auto: what the device cannot run goes to the CPU path */
+        j->vk = NULL;
+        j->err.msg[0] = '\0';
+        return ER_OK;
+    }
+    if (st)
+        er_error_prefix(&j->err, j->input);
+    return st;
+}
+
+static int run_one(const er_settings *s, const er_params *recipe, const char *input, size_t limit,
+                   er_vk_ctx *vk)
 {
     job j;
     memset(&j, 0, sizeof j);
+    j.vk = vk;
     j.s = s;
     j.input = input;
     j.params = *recipe;
@@ -688,6 +728,8 @@ static int run_one(const er_settings *s, const er_params *recipe, const char *in
         st = prepare_terrain(&j);
     if (st == ER_OK)
         st = prepare_checkpoint(&j, recipe);
+    if (st == ER_OK)
+        st = vk_preflight(&j);
     if (st == ER_OK) {
         started = 1;
         int show = s->progress < 0 ? isatty(STDERR_FILENO) : s->progress;
@@ -730,22 +772,99 @@ static int run_one(const er_settings *s, const er_params *recipe, const char *in
     return status;
 }
 
+int er_run_list_devices(void)
+{
+    er_vk_device_info dev[16];
+    er_error err = {{0}};
+    int n = 0;
+    if (er_vk_list_devices(dev, 16, &n, &err) != ER_OK) {
+        er_msg_error("--list-devices: %s", err.msg);
+        return EXIT_USAGE;
+    }
+    if (n == 0) {
+        er_msg_error("--list-devices: vulkan: no Vulkan device found");
+        return EXIT_USAGE;
+    }
+    for (int i = 0; i < n && i < 16; i++) {
+        const er_vk_device_info *d = &dev[i];
+        printf("%d: %s (%s, Vulkan %u.%u, %.0f MiB device memory, maxStorageBufferRange %.0f MiB%s)\n",
+               d->index, d->name, er_vk_type_name(d->type), d->api_version >> 22,
+               (d->api_version >> 12) & 0x3ffu, (double)d->device_local_bytes / 1048576.0,
+               (double)d->max_storage_buffer_range / 1048576.0,
+               d->has_compute ? "" : ", no compute queue");
+    }
+    return fflush(stdout) == 0 ? 0 : EXIT_RUN_FAILED;
+}
+
+/* Opens the Vulkan backend for --backend vulkan|auto.  auto takes the
+ * device given by --device, else the first that is not a CPU
+ * implementation (a software rasteriser such as lavapipe is slower than
+ * the CPU path), and otherwise quietly runs on the CPU.  ERODE_VK_VALIDATION=1
+ * turns on the Khronos validation layer. */
+static int open_backend(const er_settings *s, er_vk_ctx **vk)
+{
+    er_error err = {{0}};
+    const char *v = getenv("ERODE_VK_VALIDATION");
+    er_vk_options o = {s->device, v && strcmp(v, "0") != 0 && *v};
+    *vk = NULL;
+    if (s->backend == ER_BACKEND_CPU)
+        return 0;
+    if (s->backend == ER_BACKEND_AUTO) {
+        er_vk_device_info dev[16];
+        int n = 0;
+        if (!s->device_set) {
+            o.device = -1;
+            if (er_vk_list_devices(dev, 16, &n, &err) == ER_OK)
+                for (int i = 0; i < n && i < 16 && o.device < 0; i++)
+                    if (dev[i].type != ER_VK_TYPE_CPU && dev[i].has_compute)
+                        o.device = i;
+            if (o.device < 0)
+                return 0;
+        }
+        if (er_vk_open(&o, vk, &err) != ER_OK)
+            *vk = NULL;
+        return 0;
+    }
+    if (er_vk_open(&o, vk, &err) != ER_OK) {
+        er_msg_error("--backend vulkan: %s", err.msg);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* With ERODE_VK_VALIDATION=1: any validation message fails the run. */
+static int close_backend(er_vk_ctx *vk, int status)
+{
+    char first[ER_ERROR_MAX];
+    uint64_t n = er_vk_messages(vk, first, sizeof first);
+    er_vk_close(vk);
+    if (n == 0)
+        return status;
+    er_msg_error("vulkan: %llu validation messages, the first: %s", (unsigned long long)n, first);
+    return status ? status : EXIT_RUN_FAILED;
+}
+
 int er_run_all(const er_settings *s, const er_params *recipe)
 {
     size_t limit = s->max_memory ? s->max_memory : machine_memory();
     int worst = 0;
+    er_vk_ctx *vk = NULL;
 #ifdef _OPENMP
     if (s->threads > 0)
         omp_set_num_threads(s->threads);
 #endif
+    if ((worst = open_backend(s, &vk)) != 0)
+        return worst;
     for (int i = 0; i < s->n_inputs; i++) {
-        if (er_stop_signal)
-            return 128 + (int)er_stop_signal;
-        int st = run_one(s, recipe, s->inputs[i], limit);
+        if (er_stop_signal) {
+            worst = 128 + (int)er_stop_signal;
+            break;
+        }
+        int st = run_one(s, recipe, s->inputs[i], limit, vk);
         if (st > worst)
             worst = st;
         if (st >= 128)
-            return st;
+            break;
     }
-    return worst;
+    return close_backend(vk, worst);
 }

@@ -18,6 +18,11 @@ extern volatile sig_atomic_t er_stop_signal;
  * names); returns 0 or exit status 2 after printing one error line. */
 int er_run_preflight(const er_settings *s);
 
+/* --list-devices: prints one line per Vulkan device to stdout; returns
+ * the exit status (2, with one error line, when there is none or the
+ * binary was built without Vulkan). */
+int er_run_list_devices(void);
+
 /* Processes every input independently; returns the worst exit status. */
 int er_run_all(const er_settings *s, const er_params *recipe);
 

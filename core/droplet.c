@@ -564,15 +564,8 @@ static int64_t particle_max_steps(float keep, float min_volume)
     return n + 1 < ER_MT_MAX_STEPS ? n + 1 : ER_MT_MAX_STEPS;
 }
 
-typedef struct run_state {
-    er_dctx ctx;
-    size_t *trail;            /* the sequential runs' trail scratch */
-    float *brush;
-    uint8_t *clean;
-    int64_t count;
-    double before;
-    size_t cells;
-} run_state;
+/* The setup shared with other compute paths (droplet_impl.h). */
+typedef er_droplet_setup run_state;
 
 static void run_state_free(run_state *s)
 {
@@ -1127,4 +1120,45 @@ size_t er_droplet_bytes_per_cell(const er_params *p)
      * tiles take memory per droplet and per tile, not per cell. */
     (void)p;
     return 1;
+}
+
+er_status er_droplet_prepare(const er_params *p, er_terrain *t, er_layers *layers,
+                             er_droplet_setup *s, int64_t *tile, int64_t *batch, er_error *err)
+{
+    memset(s, 0, sizeof *s);
+    er_status st = check_params(&p->droplet, err);
+    if (!st)
+        st = tile_side(&p->droplet, tile, err);
+    if (!st)
+        st = run_setup(p, t, NULL, layers, s, err);
+    if (st) {
+        run_state_free(s);
+        memset(s, 0, sizeof *s);
+        return st;
+    }
+    *batch = auto_batch(&p->droplet, t->width, t->height, *tile);
+    return ER_OK;
+}
+
+void er_droplet_setup_free(er_droplet_setup *s)
+{
+    if (!s)
+        return;
+    run_state_free(s);
+    memset(s, 0, sizeof *s);
+}
+
+int er_droplet_start(const er_dctx *c, uint64_t seed, int64_t id, double *x, double *y)
+{
+    return droplet_start(c, seed, id, x, y);
+}
+
+void er_droplet_finish(const er_params *p, const er_droplet_setup *s, const er_terrain *t,
+                       const er_dacc *sum, er_budget *budget)
+{
+    fill_budget(s, t, sum, budget);
+    if (budget) {
+        budget->work_done = s->count;
+        budget->water_added = (double)s->count * water_per_droplet(&p->droplet);
+    }
 }

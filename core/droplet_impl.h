@@ -82,6 +82,42 @@ typedef struct er_dacc {
     int64_t steps;
 } er_dacc;
 
+/* What er_droplet_run sets up before its first droplet; other compute
+ * paths (core/vulkan/vk_droplet.c) start from the same setup so that they
+ * validate, draw starts and count the budget exactly as the CPU path. */
+typedef struct er_droplet_setup {
+    er_dctx ctx;              /* constants in metres; ctx.brush_w, ctx.clean below */
+    size_t *trail;            /* the sequential runs' trail scratch */
+    float *brush;             /* brush weights (Lague variant) */
+    uint8_t *clean;           /* clean mask (maps with walls), else NULL */
+    int64_t count;            /* droplets to run */
+    double before;            /* [m * cells] terrain sum at the start */
+    size_t cells;
+} er_droplet_setup;
+
+/*
+ * Validates p->droplet, measures the terrain, zeroes the wanted layers and
+ * fills *s (the caller frees it with er_droplet_setup_free, also after a
+ * failure); *tile receives the tile side T [cells] and *batch the droplets
+ * per batch, as er_droplet_run uses them.  Returns ER_OK, ER_EINVAL or
+ * ER_ENOMEM.  Thread-safe for distinct terrains.
+ */
+er_status er_droplet_prepare(const er_params *p, er_terrain *t, er_layers *layers,
+                             er_droplet_setup *s, int64_t *tile, int64_t *batch, er_error *err);
+
+/* Frees what er_droplet_prepare allocated; NULL or a zeroed setup is fine. */
+void er_droplet_setup_free(er_droplet_setup *s);
+
+/* The start of droplet `id` as er_droplet_run draws it: node coordinates
+ * (Lague) or cell coordinates (particle) in *x, *y; returns 0 when every
+ * try hit a wall (the droplet runs nowhere).  Pure, thread-safe. */
+int er_droplet_start(const er_dctx *c, uint64_t seed, int64_t id, double *x, double *y);
+
+/* Fills *budget (may be NULL) from the terrain after the run and the sums
+ * of all droplets, as er_droplet_run does. */
+void er_droplet_finish(const er_params *p, const er_droplet_setup *s, const er_terrain *t,
+                       const er_dacc *sum, er_budget *budget);
+
 /* A Lague/Beyer droplet in flight. */
 typedef struct er_lague_state {
     int bx, by;           /* base node: position = (bx + lx, by + ly) */

@@ -261,7 +261,7 @@ static float from_bits(uint32_t u)
     return c.f;
 }
 
-static void make_coef(const er_mei_sim *sim, const er_mei_params *m, double dt, int raining,
+void er_mei_make_coef(const er_mei_sim *sim, const er_mei_params *m, double dt, int raining,
                       er_mei_coef *k)
 {
     const double lx = sim->lx, ly = sim->ly;
@@ -306,7 +306,7 @@ static int finite_nonneg(double v)
     return isfinite(v) && v >= 0.0;
 }
 
-static er_status check_params(const er_mei_params *m, const er_terrain *t, er_error *err)
+er_status er_mei_check_params(const er_mei_params *m, const er_terrain *t, er_error *err)
 {
     if (!t || !t->elevation || t->width < 1 || t->height < 1)
         return er_fail(err, ER_EINVAL, "mei: empty terrain");
@@ -357,7 +357,7 @@ static er_status check_params(const er_mei_params *m, const er_terrain *t, er_er
 }
 
 /* Sub-steps the pipe update needs (condition 2 above). */
-static er_status plan_substeps(const er_mei_params *m, double lx, double ly, int64_t *n,
+er_status er_mei_plan_substeps(const er_mei_params *m, double lx, double ly, int64_t *n,
                                er_error *err)
 {
     double c = sqrt(m->gravity * m->pipe_area * (lx + ly));
@@ -635,7 +635,7 @@ er_status er_mei_run_full(const er_params *p, er_terrain *t, const er_window *wi
     er_status st;
     int64_t nsub = 1;
     memset(&bud, 0, sizeof bud);
-    if ((st = check_params(m, t, err)))
+    if ((st = er_mei_check_params(m, t, err)))
         return st;
     if ((st = sim_alloc(&sim, t, win, err)))
         return st;
@@ -644,7 +644,7 @@ er_status er_mei_run_full(const er_params *p, er_terrain *t, const er_window *wi
     bud.material_before = base;
     if ((st = er_mei_check_sources(&sim, m, err)))
         goto done;
-    if (m->steps > 0 && (st = plan_substeps(m, sim.lx, sim.ly, &nsub, err)))
+    if (m->steps > 0 && (st = er_mei_plan_substeps(m, sim.lx, sim.ly, &nsub, err)))
         goto done;
     int64_t step0 = 0;
     if (hooks && hooks->resume && (st = restore(&sim, m, hooks->resume, &bud, &step0, err)))
@@ -658,7 +658,7 @@ er_status er_mei_run_full(const er_params *p, er_terrain *t, const er_window *wi
         int raining = m->rain_rate > 0.0 && (m->rain_steps == 0 || step < m->rain_steps);
         er_mei_add_drops(&sim, m, p->seed, step, &bud.water_added);
         er_mei_coef k;
-        make_coef(&sim, m, dt_sub, raining, &k);
+        er_mei_make_coef(&sim, m, dt_sub, raining, &k);
         for (int64_t sub = 0; sub < nsub; sub++) {
             er_mei_add_sources(&sim, m, dt_sub, &bud.water_added);
             sweep(&sim, &k);

@@ -2,7 +2,9 @@
  * Private to the Mei et al. (2007) grid model: the simulation state shared
  * by core/mei.c (run loop, schedule, stability), core/pipe.c (eqs. 1-9),
  * core/erosion.c (eqs. 10-12, thermal weathering), core/transport.c
- * (eqs. 13-14) and core/budget.c.  Nothing outside these files includes it.
+ * (eqs. 13-14) and core/budget.c, and by the Vulkan backend
+ * (core/vulkan/vk_mei.c), which shares the checks, the sub-step plan and
+ * the coefficients.  Nothing else includes it.
  *
  * One step is a pure function of the previous state (Jacobi style),
  * computed by independent chunks of rows.  A chunk runs four row kernels
@@ -155,6 +157,17 @@ typedef struct er_mei_rows {
     const float *s1[3];            /* sediment after erosion, rows y-1..y+1 */
     const uint8_t *wall[3];        /* NULL when the map has no walls */
 } er_mei_rows;
+
+/* mei.c, shared with core/vulkan/vk_mei.c */
+/* The recipe and terrain checks of er_mei_run (ER_EINVAL with the key). */
+er_status er_mei_check_params(const er_mei_params *m, const er_terrain *t, er_error *err);
+/* Sub-steps per step the pipe update needs (stability condition 2 of
+ * mei.c); ER_ENUMERIC under ER_CFL_ERROR or beyond max_substeps. */
+er_status er_mei_plan_substeps(const er_mei_params *m, double lx, double ly, int64_t *n,
+                               er_error *err);
+/* The coefficients of a (sub-)step of length dt; uses sim->lx, sim->ly only. */
+void er_mei_make_coef(const er_mei_sim *sim, const er_mei_params *m, double dt, int raining,
+                      er_mei_coef *k);
 
 /* pipe.c */
 /* b = b0 + z and h = b + d + rain of row y from its old z and d rows. */

@@ -8,7 +8,13 @@
  *   bench=droplet size=1024 threads=2 droplets=1000000 seconds=...
  *   droplets_per_s=... steps_per_s=... speedup_vs_sequential=... identical=yes
  * identical= compares heights, flow and deposit with the 1-thread run
- * (memcmp).  Usage: bench_droplet [size [droplets [max_threads]]].
+ * (memcmp).  Then, in a build with Vulkan and a device, the same droplets
+ * on Vulkan device 0 (er_vk_droplet_run):
+ *   bench=droplet mode=vulkan device="..." ... ratio_vs_cpu_1thread=...
+ *   identical_to_cpu=yes|no
+ * (CPU and device agree statistically; identical_to_cpu says whether this
+ * device happened to round every step as the CPU does).
+ * Usage: bench_droplet [size [droplets [max_threads]]].
  * Peers for scale (one thread, 1024^2): Lague's CPU code 0.12M droplets/s,
  * the fastest C peer 0.36M droplets/s.
  */
@@ -17,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../core/backend.h"
 #include "../core/droplet_impl.h"
 #include "../core/parallel.h"
 #include "../core/rng.h"
@@ -68,7 +75,8 @@ typedef struct result {
     er_budget budget;
 } result;
 
-static int run(const er_params *p, const float *h0, int n, int threads, int serial, result *r)
+static int run(const er_params *p, const float *h0, int n, int threads, int serial, er_vk_ctx *vk,
+               result *r)
 {
     size_t cells = (size_t)n * (size_t)n;
     r->h = malloc(cells * sizeof(float));
@@ -86,8 +94,9 @@ static int run(const er_params *p, const float *h0, int n, int threads, int seri
     (void)threads;
 #endif
     double t0 = now();
-    er_status st = serial ? er_droplet_run_serial(p, &t, &layers, NULL, &r->budget, &err)
-                          : er_droplet_run(p, &t, &layers, NULL, &r->budget, &err);
+    er_status st = vk       ? er_vk_droplet_run(vk, p, &t, &layers, NULL, &r->budget, &err)
+                   : serial ? er_droplet_run_serial(p, &t, &layers, NULL, &r->budget, &err)
+                            : er_droplet_run(p, &t, &layers, NULL, &r->budget, &err);
     r->seconds = now() - t0;
     if (st) {
         fprintf(stderr, "bench_droplet: %s\n", err.msg);
@@ -116,6 +125,36 @@ static void report(const char *mode, int n, int threads, const result *r, double
     fflush(stdout);
 }
 
+/* The Vulkan column: the same run on device 0, against the 1-thread CPU
+ * run `one` (skipped with a line saying why when there is no device). */
+static void vulkan_column(const er_params *p, const float *h0, int n, const result *one)
+{
+    er_vk_options o = {0, 0};
+    er_vk_ctx *vk = NULL;
+    er_error err = {""};
+    if (er_vk_open(&o, &vk, &err) != ER_OK) {
+        printf("bench=droplet mode=vulkan skipped=\"%s\"\n", err.msg);
+        return;
+    }
+    result r;
+    if (run(p, h0, n, 1, 0, vk, &r) == 0) {
+        size_t bytes = (size_t)n * (size_t)n * sizeof(float);
+        int same = memcmp(r.h, one->h, bytes) == 0 && memcmp(r.flow, one->flow, bytes) == 0 &&
+                   memcmp(r.dep, one->dep, bytes) == 0;
+        printf("bench=droplet mode=vulkan device=\"%s\" size=%d droplets=%lld seconds=%.3f "
+               "droplets_per_s=%.0f steps_per_s=%.0f ratio_vs_cpu_1thread=%.3f "
+               "eroded_vs_cpu=%.6f identical_to_cpu=%s rel_error=%.2e\n",
+               er_vk_info(vk)->name, n, (long long)r.budget.work_done, r.seconds,
+               (double)r.budget.work_done / r.seconds, (double)r.budget.substeps / r.seconds,
+               one->seconds / r.seconds, r.budget.eroded / one->budget.eroded, same ? "yes" : "no",
+               r.budget.rel_error);
+    }
+    free(r.h);
+    free(r.flow);
+    free(r.dep);
+    er_vk_close(vk);
+}
+
 int main(int argc, char **argv)
 {
     int n = argc > 1 ? atoi(argv[1]) : 1024;
@@ -136,21 +175,22 @@ int main(int argc, char **argv)
     p.droplet.count = count;
 
     result seq, one;
-    if (run(&p, h0, n, 1, 1, &seq))
+    if (run(&p, h0, n, 1, 1, NULL, &seq))
         return 1;
     report("sequential", n, 1, &seq, seq.seconds, NULL);
-    if (run(&p, h0, n, 1, 0, &one))
+    if (run(&p, h0, n, 1, 0, NULL, &one))
         return 1;
     report("tiled", n, 1, &one, seq.seconds, NULL);
     for (int t = 2; t <= max_threads; t++) {
         result r;
-        if (run(&p, h0, n, t, 0, &r))
+        if (run(&p, h0, n, t, 0, NULL, &r))
             return 1;
         report("tiled", n, t, &r, seq.seconds, &one);
         free(r.h);
         free(r.flow);
         free(r.dep);
     }
+    vulkan_column(&p, h0, n, &one);
     free(seq.h);
     free(seq.flow);
     free(seq.dep);

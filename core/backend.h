@@ -1,0 +1,130 @@
+/*
+ * The compute backends besides the CPU path of core/model.h (DESIGN.md §7).
+ *
+ * The CPU path (er_mei_run, er_droplet_run) is the default and the
+ * reference.  The Vulkan backend implements the same two entry points with
+ * the same contract, plus a context that owns the Vulkan instance and
+ * device; cli/ chooses which one runs.  A build without Vulkan links
+ * core/vulkan/none.c, whose functions all fail with ER_EUNSUPPORTED and the
+ * message ER_VK_NOT_BUILT, so callers need no #ifdef.
+ *
+ * Like the rest of core/ the backend prints nothing: device lists and
+ * validation-layer messages are handed back in structs.
+ */
+#ifndef ER_BACKEND_H
+#define ER_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+
+#define ER_VK_NOT_BUILT "this erode was built without Vulkan"
+
+/* Physical device types, as VkPhysicalDeviceType numbers them. */
+typedef enum er_vk_device_type {
+    ER_VK_TYPE_OTHER = 0,
+    ER_VK_TYPE_INTEGRATED = 1,
+    ER_VK_TYPE_DISCRETE = 2,
+    ER_VK_TYPE_VIRTUAL = 3,
+    ER_VK_TYPE_CPU = 4
+} er_vk_device_type;
+
+/* One Vulkan device as --list-devices shows it. */
+typedef struct er_vk_device_info {
+    int index;                     /* what --device N selects */
+    char name[256];                /* VkPhysicalDeviceProperties.deviceName */
+    er_vk_device_type type;
+    uint32_t api_version;          /* VK_MAKE_API_VERSION packing */
+    uint64_t device_local_bytes;   /* size of the largest DEVICE_LOCAL heap */
+    uint64_t max_storage_buffer_range; /* largest storage buffer a shader can bind */
+    uint64_t max_allocation;       /* maxMemoryAllocationSize (Vulkan 1.1) */
+    int has_compute;               /* a queue family with VK_QUEUE_COMPUTE_BIT */
+    int has_int64;                 /* shaderInt64: the raindrop RNG (Mei) */
+    int has_float64;               /* shaderFloat64: the per-row budget sums (Mei) */
+} er_vk_device_info;
+
+/* How to open the backend. */
+typedef struct er_vk_options {
+    int device;     /* index into er_vk_list_devices' list */
+    int validation; /* 1: enable VK_LAYER_KHRONOS_validation and count its messages */
+} er_vk_options;
+
+/* The open backend: instance, device, queue, command pool.  Opaque here;
+ * core/vulkan/vk.h defines it for the backend's own files. */
+typedef struct er_vk_ctx er_vk_ctx;
+
+/* A short name for a device type ("discrete", "cpu", ...). */
+const char *er_vk_type_name(er_vk_device_type t);
+
+/* 1 when this binary was built with the Vulkan backend, else 0. */
+int er_vk_built(void);
+
+/*
+ * Lists the Vulkan devices: fills up to `max` entries of `out` (may be NULL
+ * when max is 0) and stores the number of devices in *count.  No device at
+ * all is ER_OK with *count = 0.  Fails with ER_EUNSUPPORTED when built
+ * without Vulkan or when there is no Vulkan loader/driver (the message says
+ * which).  Thread-safe.
+ */
+er_status er_vk_list_devices(er_vk_device_info *out, int max, int *count, er_error *err);
+
+/*
+ * Opens device o->device with one compute queue.  On success *out is a new
+ * context the caller closes with er_vk_close.  ER_EINVAL when the index is
+ * out of range ("vulkan: no device N (M found)"), ER_EUNSUPPORTED when
+ * there is no Vulkan device or it lacks a compute queue, ER_ENOMEM/ER_EIO
+ * when Vulkan fails.  A context is used by one thread at a time.
+ */
+er_status er_vk_open(const er_vk_options *o, er_vk_ctx **out, er_error *err);
+
+/* Releases a context (NULL is fine).  Waits for the device to be idle. */
+void er_vk_close(er_vk_ctx *vk);
+
+/* The opened device's description; valid until er_vk_close. */
+const er_vk_device_info *er_vk_info(const er_vk_ctx *vk);
+
+/*
+ * Validation-layer messages (warnings and errors) seen since er_vk_open
+ * with o->validation = 1; 0 without validation.  When `first` is not NULL
+ * the first message's text is copied into it (at most n bytes, NUL-
+ * terminated; "" when there was none).
+ */
+uint64_t er_vk_messages(const er_vk_ctx *vk, char *first, size_t n);
+
+/*
+ * Checks, before any work, whether er_vk_mei_run can run this recipe on
+ * this map: recipe keys the backend does not handle (ER_EUNSUPPORTED,
+ * naming the key), device features (shaderInt64 for raindrops) and the
+ * device's limits (ER_ENOMEM when a buffer exceeds maxStorageBufferRange or
+ * the largest allocation, or all of them the device memory; the message
+ * names the limit).  The CLI treats a failure here as an input error
+ * (exit 2).  Allocates nothing.
+ */
+er_status er_vk_mei_check(er_vk_ctx *vk, const er_params *p, const er_terrain *t,
+                          er_error *err);
+
+/* The same for er_vk_droplet_run. */
+er_status er_vk_droplet_check(er_vk_ctx *vk, const er_params *p, const er_terrain *t,
+                              er_error *err);
+
+/*
+ * The Mei model on the device: same contract as er_mei_run (core/model.h),
+ * same recipe keys, same outputs within the tolerance stated in README
+ * ("Vulkan backend").  The state stays in device memory for the whole run;
+ * it is read back once at the end.  ctl->progress is called every few
+ * steps (after a fence, no read-back).  Additional failures: ER_ENOMEM when
+ * a buffer exceeds the device's limits (checked before any work, the
+ * message names the limit), ER_EUNSUPPORTED for a recipe the backend does
+ * not handle (it says which key), ER_EIO "vulkan: device lost at step N".
+ * On any failure but ER_ENUMERIC/ER_ECANCELED the terrain is left as it was.
+ */
+er_status er_vk_mei_run(er_vk_ctx *vk, const er_params *p, er_terrain *t, er_layers *layers,
+                        const er_run_ctl *ctl, er_budget *budget, er_error *err);
+
+/* Droplet erosion on the device: same contract as er_droplet_run. */
+er_status er_vk_droplet_run(er_vk_ctx *vk, const er_params *p, er_terrain *t,
+                            er_layers *layers, const er_run_ctl *ctl, er_budget *budget,
+                            er_error *err);
+
+#endif

@@ -1,0 +1,81 @@
+/*
+ * core/backend.h for a build without Vulkan (make VULKAN=0, or no loader or
+ * glslangValidator found): every entry point says so.
+ */
+#include "../backend.h"
+
+int er_vk_built(void)
+{
+    return 0;
+}
+
+const char *er_vk_type_name(er_vk_device_type t)
+{
+    (void)t;
+    return "other";
+}
+
+er_status er_vk_list_devices(er_vk_device_info *out, int max, int *count, er_error *err)
+{
+    (void)out;
+    (void)max;
+    if (count)
+        *count = 0;
+    return er_fail(err, ER_EUNSUPPORTED, ER_VK_NOT_BUILT);
+}
+
+er_status er_vk_open(const er_vk_options *o, er_vk_ctx **out, er_error *err)
+{
+    (void)o;
+    if (out)
+        *out = NULL;
+    return er_fail(err, ER_EUNSUPPORTED, ER_VK_NOT_BUILT);
+}
+
+void er_vk_close(er_vk_ctx *vk)
+{
+    (void)vk;
+}
+
+const er_vk_device_info *er_vk_info(const er_vk_ctx *vk)
+{
+    (void)vk;
+    return NULL;
+}
+
+uint64_t er_vk_messages(const er_vk_ctx *vk, char *first, size_t n)
+{
+    (void)vk;
+    if (first && n)
+        first[0] = '\0';
+    return 0;
+}
+
+er_status er_vk_mei_run(er_vk_ctx *vk, const er_params *p, er_terrain *t, er_layers *layers,
+                        const er_run_ctl *ctl, er_budget *budget, er_error *err)
+{
+    (void)vk, (void)p, (void)t, (void)layers, (void)ctl, (void)budget;
+    return er_fail(err, ER_EUNSUPPORTED, ER_VK_NOT_BUILT);
+}
+
+er_status er_vk_droplet_run(er_vk_ctx *vk, const er_params *p, er_terrain *t,
+                            er_layers *layers, const er_run_ctl *ctl, er_budget *budget,
+                            er_error *err)
+{
+    (void)vk, (void)p, (void)t, (void)layers, (void)ctl, (void)budget;
+    return er_fail(err, ER_EUNSUPPORTED, ER_VK_NOT_BUILT);
+}
+
+er_status er_vk_mei_check(er_vk_ctx *vk, const er_params *p, const er_terrain *t,
+                          er_error *err)
+{
+    (void)vk, (void)p, (void)t;
+    return er_fail(err, ER_EUNSUPPORTED, ER_VK_NOT_BUILT);
+}
+
+er_status er_vk_droplet_check(er_vk_ctx *vk, const er_params *p, const er_terrain *t,
+                              er_error *err)
+{
+    (void)vk, (void)p, (void)t;
+    return er_fail(err, ER_EUNSUPPORTED, ER_VK_NOT_BUILT);
+}

@@ -1,0 +1,428 @@
+/*
+ * Lague/Beyer droplets on the Vulkan backend (core/vulkan/vk_droplet.c):
+ * one invocation per tile of one colour of one batch (DESIGN.md §5), each
+ * running its tile's droplets one after another in index order.  Tiles of
+ * one colour are a whole tile apart and a droplet never gets farther than
+ * T/2 from its start, so invocations share no cell: no atomics, no float
+ * races, and a run gives the same bits every time on one device.
+ *
+ * The step is core/droplet.c's er_lague_step operation for operation
+ * (seeds/README.md; brush on the nearest node, speed from energy, what a
+ * droplet carries is dropped where it ends).  Every float that feeds the
+ * state is `precise` so the driver neither contracts a*b+c into an FMA nor
+ * reorders; results still differ from the CPU's in the last bits where the
+ * device's sqrt and division round differently, so agreement with the CPU
+ * path is statistical (tests/unit/check_vulkan_droplet.c).
+ *
+ * Start positions are drawn on the host with core/rng.c and uploaded
+ * bucketed by tile, so the shader needs no 64-bit integers.
+ *
+ * Resumable passes: lavapipe (Mesa's CPU driver) ends every loop of an
+ * invocation once the invocation has run 65535 loop iterations in all, so
+ * one invocation cannot run a whole tile there.  A tile's state (next
+ * droplet, the droplet in flight, the sums) lives in a buffer; a dispatch
+ * runs at most pc.steps_per_pass droplet steps per tile, and the host
+ * dispatches each colour as many times as its busiest tile needs.  Lavapipe
+ * also counts one iteration for every loop an invocation passes without
+ * running it (it executes masked-off branches), so the step applies the
+ * brush from one place, after the step (brush_pending): a step then costs
+ * at most 1 + 4 + 2 side^2 iterations (the pass loop, the brush's four
+ * loops, two of them over at most side^2 taps).  A step is never split, so the
+ * result does not depend on where passes end.
+ */
+#version 450
+
+/* One invocation per workgroup: lavapipe runs a workgroup's
+ * invocations in SIMD lanes whose loop counts add up (see above), and a
+ * colour has only tens to thousands of tiles, so GPUs gain little from
+ * more. */
+layout(local_size_x = 1) in;
+
+/* [m] terrain, updated in place */
+layout(std430, binding = 0) buffer Height { float h[]; };
+/* [water] flow layer: water of every droplet step added at its cell */
+layout(std430, binding = 1) buffer Flow { float flow[]; };
+/* [m] material deposited per cell */
+layout(std430, binding = 2) buffer Deposit { float dep[]; };
+/* one byte per cell, four to a word: bit 0 wall, bit 1 clean (the brush
+ * window around the node is in the map and wall-free) */
+layout(std430, binding = 3) readonly buffer Mask { uint mask[]; };
+/* (2r-1)^2 brush weights, 0 outside the disc, sum 1 */
+layout(std430, binding = 4) readonly buffer Brush { float bw[]; };
+
+/* A droplet's start: base node and position relative to it (er_lague_begin). */
+struct Start {
+    int bx, by;
+    float lx, ly;
+};
+layout(std430, binding = 5) readonly buffer Starts { Start st[]; };
+
+/* One tile's work: droplets st[first .. first + count), sums into acc[slot]. */
+struct Job {
+    uint first, count, slot, pad;
+};
+layout(std430, binding = 6) readonly buffer Jobs { Job job[]; };
+
+/* A tile's state between passes: its sums (Kahan-compensated floats, value
+ * = s - c, added by the host in tile order), the next droplet and the one
+ * in flight.  Zeroed by the host before the batch. */
+struct Tile {
+    float eroded, eroded_c, deposited, deposited_c;
+    float left_map, left_map_c, water_left, water_left_c;
+    uint steps_lo, steps_hi, next, live;
+    int bx, by, it, pad;
+    float lx, ly, lx0, ly0;
+    float dx, dy, speed, water;
+    float sed, pad1, pad2, pad3;
+};
+layout(std430, binding = 7) buffer Tiles { Tile tiles[]; };
+
+layout(push_constant) uniform Params {
+    int width, height, lifetime, radius;
+    float inertia, grad_k, cap_k, min_cap;
+    float min_slope, erode_speed, deposit_speed, keep_water;
+    float gravity, init_water, init_speed, pad;
+    uint flags;  /* 1 flow wanted, 2 deposit wanted, 4 walls present */
+    uint job0;   /* this dispatch's jobs: job[job0 .. job0 + njobs) */
+    uint njobs;
+    uint steps_per_pass;
+} pc;
+
+const uint F_FLOW = 1u, F_DEP = 2u, F_WALL = 4u;
+const float DIR_TINY = 1e-30;
+
+/* The brush a step applies when it is over: erosion, or the sediment of a
+ * droplet that ended (one call site, see above). */
+bool brush_pending;
+int brush_x, brush_y;
+float brush_amount;
+
+/* The tile's state while the invocation runs (Tile above). */
+float s_er, c_er, s_dep, c_dep, s_left, c_left, s_wl, c_wl;
+uint steps_lo, steps_hi;
+int d_bx, d_by, d_it;
+float d_lx, d_ly, d_lx0, d_ly0, d_dx, d_dy, d_speed, d_water, d_sed;
+
+void kahan(inout float s, inout float c, float x)
+{
+    precise float y = x - c;
+    precise float t = s + y;
+    precise float d = (t - s) - y;
+    c = d;
+    s = t;
+}
+
+uint cell_mask(uint i)
+{
+    return (mask[i >> 2] >> ((i & 3u) * 8u)) & 0xffu;
+}
+
+bool is_wall(uint i)
+{
+    return (pc.flags & F_WALL) != 0u && (cell_mask(i) & 1u) != 0u;
+}
+
+/* er_maxf / er_minf: no NaN here, and the same choice on ties as the CPU. */
+float maxf(float a, float b) { return a > b ? a : b; }
+float minf(float a, float b) { return a < b ? a : b; }
+
+bool brush_clean(int cx, int cy)
+{
+    int a = pc.radius - 1;
+    if (cx < a || cx >= pc.width - a || cy < a || cy >= pc.height - a)
+        return false;
+    return (pc.flags & F_WALL) == 0u ||
+           (cell_mask(uint(cy) * uint(pc.width) + uint(cx)) & 2u) != 0u;
+}
+
+/* Removes `amount` [m] through the brush centred on node (cx, cy); a
+ * negative amount deposits and also goes to the deposit layer.  Taps off
+ * the map or on walls are left out and the others renormalised. */
+void brush_apply(int cx, int cy, float amount)
+{
+    const int side = 2 * pc.radius - 1, r1 = pc.radius - 1;
+    const uint w = uint(pc.width);
+    const bool todep = amount < 0.0 && (pc.flags & F_DEP) != 0u;
+
+    /* Loops run over all taps of a window flattened into one index, so a
+     * loop costs n + 1 iterations of lavapipe's budget (see above). */
+    if (brush_clean(cx, cy)) {
+        uint o = uint(cy - r1) * w + uint(cx - r1);
+        const int n = side * side;
+        for (int t = 0; t < n; t++) {
+            int j = t / side, i = t - j * side;
+            uint k = o + uint(j) * w + uint(i);
+            precise float v = h[k] - amount * bw[t];
+            h[k] = v;
+        }
+        if (todep)
+            for (int t = 0; t < n; t++) {
+                int j = t / side, i = t - j * side;
+                uint k = o + uint(j) * w + uint(i);
+                precise float v = dep[k] - amount * bw[t];
+                dep[k] = v;
+            }
+        return;
+    }
+    int x0 = max(cx - r1, 0), x1 = min(cx + r1, pc.width - 1);
+    int y0 = max(cy - r1, 0), y1 = min(cy + r1, pc.height - 1);
+    const int nx = x1 - x0 + 1, n = nx * (y1 - y0 + 1);
+    precise float sum = 0.0;
+    for (int t = 0; t < n; t++) {
+        int y = y0 + t / nx, x = x0 + t % nx;
+        if (!is_wall(uint(y) * w + uint(x)))
+            sum += bw[(y - cy + r1) * side + (x - cx + r1)];
+    }
+    precise float kk = amount / sum;
+    for (int t = 0; t < n; t++) {
+        int y = y0 + t / nx, x = x0 + t % nx;
+        uint i = uint(y) * w + uint(x);
+        if (!is_wall(i)) {
+            precise float d = kk * bw[(y - cy + r1) * side + (x - cx + r1)];
+            precise float v = h[i] - d;
+            h[i] = v;
+            if (todep) {
+                precise float e = dep[i] - d;
+                dep[i] = e;
+            }
+        }
+    }
+}
+
+/* Bilinear deposit onto the four nodes around floor node i00. */
+void deposit_bilinear(uint i00, float fx, float fy, float amount)
+{
+    const uint w = uint(pc.width);
+    precise float a00 = amount * (1.0 - fx) * (1.0 - fy);
+    precise float a10 = amount * fx * (1.0 - fy);
+    precise float a01 = amount * (1.0 - fx) * fy;
+    precise float a11 = amount * fx * fy;
+    precise float v;
+    v = h[i00] + a00; h[i00] = v;
+    v = h[i00 + 1u] + a10; h[i00 + 1u] = v;
+    v = h[i00 + w] + a01; h[i00 + w] = v;
+    v = h[i00 + w + 1u] + a11; h[i00 + w + 1u] = v;
+    if ((pc.flags & F_DEP) != 0u) {
+        v = dep[i00] + a00; dep[i00] = v;
+        v = dep[i00 + 1u] + a10; dep[i00 + 1u] = v;
+        v = dep[i00 + w] + a01; dep[i00 + w] = v;
+        v = dep[i00 + w + 1u] + a11; dep[i00 + w + 1u] = v;
+    }
+}
+
+/* The droplet ends on the map: its sediment is spread by the brush around
+ * the node nearest its last valid position. */
+void lague_end()
+{
+    if (d_sed > 0.0) {
+        int kx = int(d_lx), ky = int(d_ly);
+        brush_pending = true;
+        brush_x = d_bx + kx + (d_lx - float(kx) >= 0.5 ? 1 : 0);
+        brush_y = d_by + ky + (d_ly - float(ky) >= 0.5 ? 1 : 0);
+        brush_amount = -d_sed;
+        kahan(s_dep, c_dep, d_sed);
+        d_sed = 0.0;
+    }
+}
+
+void lague_begin(Start s)
+{
+    d_bx = s.bx;
+    d_by = s.by;
+    d_lx = d_lx0 = s.lx;
+    d_ly = d_ly0 = s.ly;
+    d_dx = d_dy = 0.0;
+    d_speed = pc.init_speed;
+    d_water = pc.init_water;
+    d_sed = 0.0;
+    d_it = 0;
+}
+
+/* One droplet step (er_lague_step); returns true when the droplet ended. */
+bool lague_step()
+{
+    const int W = pc.width, H = pc.height;
+    const uint w = uint(W);
+    const float lx = d_lx, ly = d_ly;
+    const precise float lim = float(pc.lifetime) + 0.5;
+    precise float dx = d_dx, dy = d_dy;
+    const float speed = d_speed, water = d_water;
+    precise float sed = d_sed;
+
+    if (d_it >= pc.lifetime) {
+        lague_end();
+        return true;
+    }
+    int kx = int(lx), ky = int(ly);
+    int ix = d_bx + kx, iy = d_by + ky;
+    precise float fx = lx - float(kx), fy = ly - float(ky);
+    uint i00 = uint(iy) * w + uint(ix);
+    int cx = ix + (fx >= 0.5 ? 1 : 0), cy = iy + (fy >= 0.5 ? 1 : 0);
+    d_it++;
+    if ((pc.flags & F_FLOW) != 0u) {
+        uint c = uint(cy) * w + uint(cx);
+        precise float v = flow[c] + water;
+        flow[c] = v;
+    }
+    steps_lo++;
+    if (steps_lo == 0u)
+        steps_hi++;
+
+    /* Bilinear height and gradient at the position. */
+    float h00 = h[i00], h10 = h[i00 + 1u], h01 = h[i00 + w], h11 = h[i00 + w + 1u];
+    precise float gx = (h10 - h00) * (1.0 - fy) + (h11 - h01) * fy;
+    precise float gy = (h01 - h00) * (1.0 - fx) + (h11 - h10) * fx;
+    precise float hold = (h00 * (1.0 - fx) + h10 * fx) * (1.0 - fy) +
+                         (h01 * (1.0 - fx) + h11 * fx) * fy;
+
+    /* Inertia: the new direction leans on the old one. */
+    dx = dx * pc.inertia - gx * pc.grad_k;
+    dy = dy * pc.inertia - gy * pc.grad_k;
+    precise float len2 = dx * dx + dy * dy;
+    if (!(len2 > DIR_TINY)) {
+        lague_end();
+        return true;
+    }
+    precise float inv = 1.0 / sqrt(len2);
+    dx *= inv;
+    dy *= inv;
+
+    /* Move one cell; stop off the map, past the reach bound (a guard
+     * against rounding) or on a wall. */
+    precise float nlx = lx + dx, nly = ly + dy;
+    int kx2 = int(nlx), ky2 = int(nly);
+    int jx = d_bx + kx2, jy = d_by + ky2;
+    if (!(jx >= 0 && jx < W - 1 && jy >= 0 && jy < H - 1)) {
+        kahan(s_left, c_left, sed);
+        kahan(s_wl, c_wl, water);
+        d_sed = 0.0;
+        return true;
+    }
+    if (abs(nlx - d_lx0) > lim || abs(nly - d_ly0) > lim) {
+        lague_end();
+        return true;
+    }
+    uint j00 = uint(jy) * w + uint(jx);
+    if ((pc.flags & F_WALL) != 0u &&
+        ((cell_mask(j00) | cell_mask(j00 + 1u) | cell_mask(j00 + w) | cell_mask(j00 + w + 1u)) &
+         1u) != 0u) {
+        lague_end();
+        return true;
+    }
+    precise float gx2 = nlx - float(kx2), gy2 = nly - float(ky2);
+    precise float hnew = (h[j00] * (1.0 - gx2) + h[j00 + 1u] * gx2) * (1.0 - gy2) +
+                         (h[j00 + w] * (1.0 - gx2) + h[j00 + w + 1u] * gx2) * gy2;
+    precise float dh = hnew - hold;
+
+    /* Capacity: Lague's max(-dh v w K, min) or Beyer's max(-dh, min_slope) v w K. */
+    precise float cap = pc.min_slope > 0.0
+                            ? maxf(-dh, pc.min_slope) * speed * water * pc.cap_k
+                            : maxf(-dh * speed * water * pc.cap_k, pc.min_cap);
+    if (dh > 0.0 || sed > cap) {
+        /* Uphill: fill the pit behind, at most dh; else drop a part of the
+         * excess, onto the four nodes around the old position. */
+        precise float amount = dh > 0.0 ? minf(dh, sed) : (sed - cap) * pc.deposit_speed;
+        amount = minf(amount, sed);
+        sed -= amount;
+        kahan(s_dep, c_dep, amount);
+        deposit_bilinear(i00, fx, fy, amount);
+    } else {
+        /* Never more than the height difference. */
+        precise float amount = minf((cap - sed) * pc.erode_speed, -dh);
+        if (amount > 0.0) {
+            /* Applied when the step is over: nothing below reads heights. */
+            brush_pending = true;
+            brush_x = cx;
+            brush_y = cy;
+            brush_amount = amount;
+            sed += amount;
+            kahan(s_er, c_er, amount);
+        }
+    }
+    precise float v2 = speed * speed - dh * pc.gravity;
+    d_speed = sqrt(maxf(0.0, v2));
+    d_water = water * pc.keep_water;
+    d_sed = sed;
+    d_dx = dx;
+    d_dy = dy;
+    d_lx = nlx;
+    d_ly = nly;
+    return false;
+}
+
+void main()
+{
+    uint g = gl_GlobalInvocationID.x;
+    if (g >= pc.njobs)
+        return;
+    Job jb = job[pc.job0 + g];
+    Tile T = tiles[jb.slot];
+    if (T.live == 0u && T.next >= jb.count)
+        return;
+    s_er = T.eroded;
+    c_er = T.eroded_c;
+    s_dep = T.deposited;
+    c_dep = T.deposited_c;
+    s_left = T.left_map;
+    c_left = T.left_map_c;
+    s_wl = T.water_left;
+    c_wl = T.water_left_c;
+    steps_lo = T.steps_lo;
+    steps_hi = T.steps_hi;
+    d_bx = T.bx;
+    d_by = T.by;
+    d_it = T.it;
+    d_lx = T.lx;
+    d_ly = T.ly;
+    d_lx0 = T.lx0;
+    d_ly0 = T.ly0;
+    d_dx = T.dx;
+    d_dy = T.dy;
+    d_speed = T.speed;
+    d_water = T.water;
+    d_sed = T.sed;
+    uint next = T.next;
+    bool live = T.live != 0u;
+
+    /* The tile's droplets in index order, at most steps_per_pass steps. */
+    for (uint n = 0u; n < pc.steps_per_pass; n++) {
+        if (!live) {
+            if (next >= jb.count)
+                break;
+            lague_begin(st[jb.first + next]);
+            next++;
+            live = true;
+        }
+        brush_pending = false;
+        if (lague_step())
+            live = false;
+        if (brush_pending)
+            brush_apply(brush_x, brush_y, brush_amount);
+    }
+
+    T.eroded = s_er;
+    T.eroded_c = c_er;
+    T.deposited = s_dep;
+    T.deposited_c = c_dep;
+    T.left_map = s_left;
+    T.left_map_c = c_left;
+    T.water_left = s_wl;
+    T.water_left_c = c_wl;
+    T.steps_lo = steps_lo;
+    T.steps_hi = steps_hi;
+    T.next = next;
+    T.live = live ? 1u : 0u;
+    T.bx = d_bx;
+    T.by = d_by;
+    T.it = d_it;
+    T.lx = d_lx;
+    T.ly = d_ly;
+    T.lx0 = d_lx0;
+    T.ly0 = d_ly0;
+    T.dx = d_dx;
+    T.dy = d_dy;
+    T.speed = d_speed;
+    T.water = d_water;
+    T.sed = d_sed;
+    tiles[jb.slot] = T;
+}

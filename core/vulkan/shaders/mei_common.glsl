@@ -1,0 +1,104 @@
+// Shared by the Mei shaders (core/vulkan/shaders/mei_*.comp): the buffers,
+// the coefficients and the cell helpers.  Every arithmetic expression that
+// feeds the state is `precise` (SPIR-V NoContraction), so that no a * b + c
+// is fused into an FMA: the CPU path is compiled with -ffp-contract=off and
+// the two agree operation for operation.  Expressions keep the CPU's order
+// and parentheses (core/pipe.c, erosion.c, transport.c), and max(a, 0) is
+// written as the CPU's select (a > 0 ? a : 0, NaN -> 0), not GLSL max().
+#extension GL_ARB_gpu_shader_int64 : require
+
+// er_mei_coef of core/mei_internal.h plus what the shaders need; std430
+// lays the scalars out as the C struct vk_mei.c fills (mei_coef_gpu).
+struct Coef {
+    double lx_slack, ly_slack; // [m] lX, lY times the CFL check's rounding slack
+    float dt, rain, cx, cy, hlx, hly, inv2lx, inv2ly, invlx, invly, kc, inv_cd, cd_off,
+          ks_dt, kd_dt, emax, min_tilt2, keep, dry, th_k, talus_x, talus_y;
+    int w, h, open, has_wall;
+};
+
+// One row's budget and checks, summed over the run (vk_mei.c mei_rowstat).
+struct RowStat {
+    double eroded, deposited, left_sed, left_water;
+    uint fail_step;  // step + 1 of the first failure, 0 = none
+    uint fail_kind;  // 1 non-finite state, 2 non-finite velocity, 3 |u| CFL, 4 |v| CFL
+    uint fail_bits;  // the velocity's float bits (kinds 3, 4)
+    uint pad;
+};
+
+layout(std430, set = 0, binding = 0) readonly buffer CoefBuf { Coef coef[2]; };
+layout(std430, set = 0, binding = 1) readonly buffer B0 { float b0[]; };  // initial terrain
+layout(std430, set = 0, binding = 2) buffer Z { float z[]; };             // terrain change
+layout(std430, set = 0, binding = 3) buffer Z2 { float z2[]; };           // z after erosion
+// water depth; coherent only where invocations of one workgroup exchange it
+// (mei_drops), so that elsewhere caches stay usable
+#ifdef MEI_D_COHERENT
+layout(std430, set = 0, binding = 4) coherent buffer D { float d[]; };
+#else
+layout(std430, set = 0, binding = 4) buffer D { float d[]; };
+#endif
+layout(std430, set = 0, binding = 5) buffer S { float s[]; };             // suspended sediment
+layout(std430, set = 0, binding = 6) buffer S1 { float s1[]; };           // s after erosion
+layout(std430, set = 0, binding = 7) buffer QL { float qL[]; };           // outflow fluxes
+layout(std430, set = 0, binding = 8) buffer QR { float qR[]; };
+layout(std430, set = 0, binding = 9) buffer QT { float qT[]; };
+layout(std430, set = 0, binding = 10) buffer QB { float qB[]; };
+layout(std430, set = 0, binding = 11) buffer WQ { float wq[]; };          // donor weight dt / d1
+layout(std430, set = 0, binding = 12) buffer U { float u[]; };            // velocity
+layout(std430, set = 0, binding = 13) buffer V { float v[]; };
+layout(std430, set = 0, binding = 14) buffer ER { float er[]; };          // eroded this sub-step
+layout(std430, set = 0, binding = 15) buffer DE { float de[]; };          // deposited this sub-step
+layout(std430, set = 0, binding = 16) readonly buffer Wall { uint wall[]; }; // bytes, 1 = nodata
+layout(std430, set = 0, binding = 17) buffer Rows { RowStat rows[]; };
+layout(std430, set = 0, binding = 18) readonly buffer Src { uint src[]; }; // see vk_mei.c
+
+// One lane's share of a row (vk_mei.c mei_part): lane j of mei_reduce sums
+// the row's cells j, j + 64, j + 128, ... in that order.
+struct Part {
+    double eroded, deposited, left_sed, left_water;
+    uint umax, vmax, bad, pad;
+};
+layout(std430, set = 0, binding = 19) buffer Parts { Part part[]; }; // h rows x MEI_LANES
+#define MEI_LANES 64
+
+// Cells of a row one workgroup of the per-cell passes covers (MEI_GROUP).
+#define MEI_GROUP 256
+
+layout(push_constant) uniform Push {
+    uint step_lo, step_hi; // the step number
+    uint variant;          // coef[variant]: 1 while it rains, else 0
+    uint n;                // items of a 1D pass (rows, source cells)
+    uint seed_lo, seed_hi; // recipe seed (raindrops)
+    uint count_lo, count_hi; // raindrops per step
+    float amount;          // [m] raindrop depth
+    int fr;                // floor(drop radius)
+    uint r2_lo, r2_hi;     // floor(drop radius^2)
+} pc;
+
+const float ER_MEI_FILM = 1e-9;
+
+bool is_wall(uint i)
+{
+    return ((wall[i >> 2] >> ((i & 3u) * 8u)) & 0xffu) != 0u;
+}
+
+float max0(float a) { return a > 0.0 ? a : 0.0; }
+float minf(float a, float b) { return a < b ? a : b; }
+float maxf(float a, float b) { return a > b ? a : b; }
+
+// er_sqrt of core/mei_internal.h: + - * only, so the same bits as the CPU.
+float er_sqrt(float x)
+{
+    precise float y = uintBitsToFloat(0x5f375a86u - (floatBitsToUint(x) >> 1));
+    precise float hx = 0.5 * x;
+    y = y * (1.5 - hx * y * y);
+    y = y * (1.5 - hx * y * y);
+    y = y * (1.5 - hx * y * y);
+    precise float r = x * y;
+    return r;
+}
+
+// Bit 31 set when f is not finite (transport.c nonfinite()).
+uint nonfinite(float f)
+{
+    return (floatBitsToUint(f) & 0x7f800000u) + 0x00800000u;
+}

@@ -1,0 +1,160 @@
+/*
+ * The Vulkan backend's own helpers, shared by core/vulkan/vk_*.c (the
+ * models) and core/vulkan/vk.c (the context).  Nothing outside
+ * core/vulkan/ includes this file; the rest of the program sees
+ * core/backend.h only.
+ *
+ * How a model uses it (vk_mei.c is the worked example):
+ *
+ *   1. Buffers: er_vk_buffer_new(vk, bytes, ER_VK_DEVICE, &b, "what", err)
+ *      for state that stays on the device, ER_VK_HOST for a staging buffer
+ *      the host maps (b.map); er_vk_check_sizes() first, to refuse a map
+ *      that will not fit with a clear message before anything is created.
+ *   2. Shaders: GLSL in core/vulkan/shaders/NAME.comp is compiled at build
+ *      time to build/core/vulkan/shaders/NAME.spv.h, defining
+ *      `const uint32_t er_spv_NAME[]`; #include "NAME.spv.h" in exactly one
+ *      .c file.  Every storage buffer is `layout(std430, set = 0,
+ *      binding = i) buffer ...`, bindings 0..n-1 in order, plus at most one
+ *      push-constant block.
+ *   3. Pipelines: er_vk_pipeline_new(vk, er_spv_NAME, sizeof er_spv_NAME,
+ *      n_buffers, push_bytes, n_sets, &pl, err); then for each descriptor
+ *      set er_vk_pipeline_bind(vk, &pl, set, buffers) (sets let one
+ *      pipeline run on swapped double buffers without re-binding).
+ *   4. Work: er_vk_cmd_begin(vk, err) starts the context's command buffer;
+ *      record er_vk_cmd_dispatch / er_vk_cmd_barrier / er_vk_cmd_copy /
+ *      er_vk_cmd_fill; er_vk_cmd_submit(vk, err) ends, submits and waits on
+ *      a fence.  One command buffer per context, re-recorded each batch.
+ *   5. Errors: every helper returns er_status and fills err with
+ *      "vulkan: <what>: <VkResult name>"; VK_ERROR_DEVICE_LOST comes back
+ *      as ER_EIO with vk->device_lost set, out-of-memory as ER_ENOMEM.
+ *      The model adds the step ("vulkan: device lost at step 123").
+ *
+ * Determinism: shaders must not use float atomics or any reduction whose
+ * order depends on scheduling; sum per row in a fixed order instead.
+ */
+#ifndef ER_VK_H
+#define ER_VK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <vulkan/vulkan.h>
+
+#include "../backend.h"
+
+/* Threads per workgroup along x for 1D/2D dispatches (a multiple of every
+ * vendor's SIMD width; lavapipe runs 8 lanes per thread). */
+#define ER_VK_GROUP 64
+
+struct er_vk_ctx {
+    VkInstance instance;
+    VkDebugUtilsMessengerEXT messenger; /* VK_NULL_HANDLE without validation */
+    VkPhysicalDevice phys;
+    VkDevice dev;
+    VkQueue queue;
+    uint32_t queue_family;
+    VkCommandPool pool;
+    VkCommandBuffer cmd;                /* the one command buffer (see step 4) */
+    VkFence fence;
+    VkPhysicalDeviceProperties props;
+    VkPhysicalDeviceMemoryProperties mem;
+    er_vk_device_info info;
+    int validation;
+    int device_lost;                    /* set once VK_ERROR_DEVICE_LOST was seen */
+    /* Validation messages, written by the messenger callback (which the
+     * layer calls on the thread that made the offending call). */
+    uint64_t n_messages;
+    char first_message[ER_ERROR_MAX];
+};
+
+typedef enum er_vk_mem {
+    ER_VK_DEVICE = 0, /* DEVICE_LOCAL, not mapped: state resident on the device */
+    ER_VK_HOST = 1    /* HOST_VISIBLE | HOST_COHERENT, mapped at b->map */
+} er_vk_mem;
+
+/* A storage buffer with its own memory allocation. */
+typedef struct er_vk_buffer {
+    VkBuffer buf;
+    VkDeviceMemory mem;
+    VkDeviceSize size; /* bytes requested */
+    void *map;         /* ER_VK_HOST only: mapped for the buffer's lifetime */
+} er_vk_buffer;
+
+/* A compute pipeline whose storage buffers are bindings 0..n_buffers-1 of
+ * set 0, with n_sets descriptor sets to choose from at dispatch time. */
+typedef struct er_vk_pipeline {
+    VkDescriptorSetLayout dsl;
+    VkPipelineLayout layout;
+    VkPipeline pipe;
+    VkDescriptorPool pool;
+    VkDescriptorSet *sets;
+    uint32_t n_sets, n_buffers, push_bytes;
+} er_vk_pipeline;
+
+/* Fills err with "vulkan: <what>: <VkResult name>" and returns the status
+ * that matches r (ER_ENOMEM, ER_EIO for device lost, ER_EIO otherwise);
+ * marks vk->device_lost.  For use right after a failing Vulkan call. */
+er_status er_vk_fail(er_vk_ctx *vk, VkResult r, const char *what, er_error *err);
+
+/* A VkResult's name ("VK_ERROR_DEVICE_LOST"). */
+const char *er_vk_result_name(VkResult r);
+
+/*
+ * Refuses sizes the device cannot hold, before any allocation: each of the
+ * n buffer sizes must be <= maxStorageBufferRange and <= the largest
+ * allocation, their total <= the device-local heap.  `what` names the map
+ * in the message, e.g. "a 8192x8192 map".  ER_ENOMEM with a message that
+ * names the limit, else ER_OK.
+ */
+er_status er_vk_check_sizes(const er_vk_ctx *vk, const VkDeviceSize *sizes, size_t n,
+                            const char *what, er_error *err);
+
+/* Creates a storage buffer of `bytes` (> 0) in the given memory and, for
+ * ER_VK_HOST, maps it.  `what` names it in errors.  Free with
+ * er_vk_buffer_free (a zeroed struct is safe to free). */
+er_status er_vk_buffer_new(er_vk_ctx *vk, VkDeviceSize bytes, er_vk_mem kind,
+                           er_vk_buffer *b, const char *what, er_error *err);
+void er_vk_buffer_free(er_vk_ctx *vk, er_vk_buffer *b);
+
+/* Builds a compute pipeline from SPIR-V (entry point "main").  spv_bytes
+ * is sizeof the er_spv_ array.  Free with er_vk_pipeline_free (a zeroed
+ * struct is safe to free). */
+er_status er_vk_pipeline_new(er_vk_ctx *vk, const uint32_t *spv, size_t spv_bytes,
+                             uint32_t n_buffers, uint32_t push_bytes, uint32_t n_sets,
+                             er_vk_pipeline *pl, er_error *err);
+void er_vk_pipeline_free(er_vk_ctx *vk, er_vk_pipeline *pl);
+
+/* Points descriptor set `set` of pl at bufs[0..n_buffers-1] (whole buffers). */
+void er_vk_pipeline_bind(er_vk_ctx *vk, er_vk_pipeline *pl, uint32_t set,
+                         const er_vk_buffer *const *bufs);
+
+/* Resets and begins vk->cmd for one submission. */
+er_status er_vk_cmd_begin(er_vk_ctx *vk, er_error *err);
+
+/* Records a dispatch of groups_x * groups_y workgroups with descriptor set
+ * `set` and push constants `push` (pl->push_bytes bytes; NULL if none). */
+void er_vk_cmd_dispatch(er_vk_ctx *vk, const er_vk_pipeline *pl, uint32_t set,
+                        const void *push, uint32_t groups_x, uint32_t groups_y);
+
+/* Every earlier shader or transfer write visible to every later shader or
+ * transfer access: put one between dependent dispatches. */
+void er_vk_cmd_barrier(er_vk_ctx *vk);
+
+/* Copies bytes from src to dst (offsets 0). */
+void er_vk_cmd_copy(er_vk_ctx *vk, const er_vk_buffer *src, const er_vk_buffer *dst,
+                    VkDeviceSize bytes);
+
+/* Fills a whole buffer with the 32-bit word `value` (0 clears floats). */
+void er_vk_cmd_fill(er_vk_ctx *vk, const er_vk_buffer *b, uint32_t value);
+
+/* Ends vk->cmd, submits it and waits for it (fence).  ER_EIO on device
+ * lost ("vulkan: ...: VK_ERROR_DEVICE_LOST"), ER_ENOMEM on out of memory. */
+er_status er_vk_cmd_submit(er_vk_ctx *vk, er_error *err);
+
+/* Workgroups needed to cover n items with groups of `size`. */
+static inline uint32_t er_vk_groups(uint32_t n, uint32_t size)
+{
+    return (n + size - 1) / size;
+}
+
+#endif

@@ -1,0 +1,21 @@
+/*
+ * The Vulkan droplet model's test hook.  Private to core/vulkan/ and the
+ * unit tests; the program calls er_vk_droplet_run (core/backend.h).
+ */
+#ifndef ER_VK_DROPLET_H
+#define ER_VK_DROPLET_H
+
+#include <stdint.h>
+
+#include "../backend.h"
+
+/*
+ * er_vk_droplet_run with a chosen number of droplet steps per tile and
+ * dispatch (0 = automatic: unlimited on GPUs, lavapipe's loop budget on
+ * CPU devices).  The result does not depend on it; the tests check that.
+ */
+er_status er_vk_droplet_run_passes(er_vk_ctx *vk, const er_params *p, er_terrain *t,
+                                   er_layers *layers, const er_run_ctl *ctl, er_budget *budget,
+                                   uint32_t steps_per_pass, er_error *err);
+
+#endif

@@ -1,0 +1,131 @@
+#!/bin/sh
+# The Vulkan backend from the command line: --list-devices, --device,
+# --backend vulkan|auto, and the errors when there is no Vulkan.  Cases
+# that need a device skip when there is none (CI installs lavapipe).
+. "$(dirname "$0")/lib.sh"
+
+dem=$DATA/olinda_dem_f32_utm25s.tif
+built=1
+"$ERODE" --list-devices > "$T/devices" 2> "$T/list.err"; list_rc=$?
+grep -q "built without Vulkan" "$T/list.err" && built=0
+has_dev=0
+[ "$list_rc" -eq 0 ] && [ -s "$T/devices" ] && has_dev=1
+
+t_case "list-devices: one line per device, or one clear error line"
+if [ "$has_dev" -eq 1 ]; then
+    grep -Eq '^0: .+ \((cpu|discrete|integrated|virtual|other), Vulkan [0-9]+\.[0-9]+, [0-9]+ MiB device memory, maxStorageBufferRange [0-9]+ MiB' "$T/devices" ||
+        t_fail "unexpected device line: $(head -n 1 "$T/devices")"
+else
+    [ "$list_rc" -eq 2 ] || t_fail "--list-devices without a device exited $list_rc, expected 2"
+    [ "$(wc -l < "$T/list.err")" -eq 1 ] || t_fail "expected one error line: $(cat "$T/list.err")"
+fi
+t_ok
+
+t_case "--backend vulkan without Vulkan: exit 2, one line, no outputs"
+if [ "$has_dev" -eq 1 ]; then
+    t_skip "this binary has a Vulkan device"
+else
+    mkdir -p "$T/none"
+    t_exit 2 "$ERODE" --backend vulkan -o "$T/none" "$dem"
+    if [ "$built" -eq 0 ]; then t_one_error_line "built without Vulkan"; else t_one_error_line "vulkan"; fi
+    t_empty_dir "$T/none"
+    t_ok
+fi
+
+t_case "--backend auto without a usable GPU runs on the CPU"
+mkdir -p "$T/auto"
+t_exit 0 "$ERODE" --backend auto -q --json -s mei.steps=2 -o "$T/auto" "$dem"
+[ "$(jq -r .status "$T/stdout")" = ok ] || t_fail "auto run failed: $(cat "$T/stdout")"
+if ! grep -q '(cpu,' "$T/devices" 2>/dev/null && [ "$has_dev" -eq 1 ]; then :; else
+    [ "$(jq -r .backend "$T/stdout")" = cpu ] || t_fail "auto chose $(jq -r .backend "$T/stdout") with only a CPU device"
+fi
+t_ok
+
+t_case "--device 99: exit 2, one line naming the device"
+if [ "$has_dev" -eq 0 ]; then
+    t_skip "no Vulkan device"
+else
+    mkdir -p "$T/d99"
+    t_exit 2 "$ERODE" --backend vulkan --device 99 -o "$T/d99" "$dem"
+    t_one_error_line "no device 99"
+    t_empty_dir "$T/d99"
+    t_ok
+fi
+
+O=$PY' '$SRCDIR/tests/integration/gdal_oracle.py
+W=$DATA/whitebox_dem_f32_utm18n.tif
+b=whitebox_dem_f32_utm18n
+
+t_case "--backend vulkan: GDAL reads the outputs, same georeferencing, values as the cpu path"
+if [ "$has_dev" -eq 0 ]; then
+    t_skip "no Vulkan device"
+else
+    mkdir -p "$T/vk" "$T/cpu"
+    t_exit 0 "$ERODE" -q --json --backend vulkan -s mei.steps=200 -o "$T/vk" "$W"
+    [ "$(jq -r .backend "$T/stdout")" = vulkan ] || t_fail "json backend: $(jq -r .backend "$T/stdout")"
+    t_exit 0 "$ERODE" -q -s mei.steps=200 -o "$T/cpu" "$W"
+    # README "Vulkan backend": height 2e-3 m, water 1e-3 m, sediment 2e-2 m
+    for l in height:2e-3 water:1e-3 sediment:2e-2; do
+        f=$T/vk/$b.${l%%:*}.tif
+        $O same-georef "$W" "$f" > "$T/why" || t_fail "${l%%:*}: $(cat "$T/why")"
+        $O same-values "$T/cpu/$b.${l%%:*}.tif" "$f" "${l#*:}" > "$T/why" || t_fail "${l%%:*}: $(cat "$T/why")"
+    done
+    t_ok
+fi
+
+t_case "--backend vulkan: two runs give byte-identical files"
+if [ "$has_dev" -eq 0 ]; then
+    t_skip "no Vulkan device"
+else
+    mkdir -p "$T/vk2"
+    t_exit 0 "$ERODE" -q --backend vulkan -s mei.steps=200 -o "$T/vk2" "$W"
+    for l in height sediment water; do
+        cmp -s "$T/vk/$b.$l.tif" "$T/vk2/$b.$l.tif" || t_fail "$l differs between runs"
+    done
+    t_ok
+fi
+
+t_case "ERODE_VK_VALIDATION=1: a run with sources and raindrops, no validation message"
+if [ "$has_dev" -eq 0 ]; then
+    t_skip "no Vulkan device"
+elif [ ! -f /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json ] &&
+     ! ls /usr/share/vulkan/explicit_layer.d/ 2>/dev/null | grep -qi validation; then
+    t_skip "VK_LAYER_KHRONOS_validation not installed"
+else
+    mkdir -p "$T/val"
+    export ERODE_VK_VALIDATION=1
+    t_exit 0 "$ERODE" -q --backend vulkan -s mei.steps=5 -s mei.drops_per_step=3 \
+        -s 'mei.sources=[{"x":50,"y":60,"radius":3,"rate":0.01}]' -o "$T/val" "$W"
+    unset ERODE_VK_VALIDATION
+    [ -s "$T/stderr" ] && t_fail "stderr: $(head -c 300 "$T/stderr")"
+    t_ok
+fi
+
+t_case "a map beyond the device's limits: refused up front, exit 2, nothing written"
+if [ "$has_dev" -eq 0 ]; then
+    t_skip "no Vulkan device"
+elif ! grep -q "^0: .*maxStorageBufferRange 128 MiB" "$T/devices"; then
+    t_skip "device 0's maxStorageBufferRange is not 128 MiB (the 5800^2 case is sized for lavapipe)"
+else
+    # 5800^2 float32 = 128.3 MiB > 128 MiB; a flat sparse GeoTIFF, cheap to make
+    mkdir -p "$T/big"
+    $PY -c "
+from osgeo import gdal
+ds = gdal.GetDriverByName('GTiff').Create('$T/big.tif', 5800, 5800, 1, gdal.GDT_Float32, ['SPARSE_OK=YES', 'TILED=YES'])
+ds = None" || t_fail "cannot make the big map"
+    t_exit 2 "$ERODE" -q --backend vulkan -s mei.steps=1 -o "$T/big" "$T/big.tif"
+    t_one_error_line "maxStorageBufferRange"
+    t_empty_dir "$T/big"
+    t_ok
+fi
+
+t_case "droplets on --backend vulkan: refused up front with one line, or run"
+mkdir -p "$T/drop"
+if [ "$has_dev" -eq 0 ]; then
+    t_skip "no Vulkan device"
+else
+    "$ERODE" -q --backend vulkan -s model=droplet -s droplet.count=1000 -o "$T/drop" "$W" > "$T/stdout" 2> "$T/stderr"; rc=$?
+    if [ "$rc" -eq 2 ]; then t_one_error_line "vulkan"; t_empty_dir "$T/drop"
+    elif [ "$rc" -ne 0 ]; then t_fail "exit $rc: $(head -c 300 "$T/stderr")"; fi
+    t_ok
+fi

@@ -1,0 +1,552 @@
+/*
+ * The Vulkan backend (core/backend.h): device listing, opening, refusals,
+ * and the Mei model against the CPU path.  Every test skips, saying why,
+ * when the binary was built without Vulkan or no Vulkan device exists (CI
+ * installs lavapipe, Mesa's CPU device, so they run there).  Set
+ * ERODE_VK_VALIDATION=1 to run them under the Khronos validation layer;
+ * each test then asserts that the layer reported nothing.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../core/backend.h"
+#include "../../core/model.h"
+#include "../../core/rng.h"
+#include "../../io/image.h"
+#include "test_util.h"
+
+#ifdef ER_HAVE_VULKAN
+#include "../../core/vulkan/vk.h"
+#endif
+
+static int validation_wanted(void)
+{
+    const char *v = getenv("ERODE_VK_VALIDATION");
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+/* Opens device 0, or returns NULL after recording why the test skips. */
+static er_vk_ctx *open_or_null(const char **why)
+{
+    er_vk_options o = {0, validation_wanted()};
+    er_vk_ctx *vk = NULL;
+    er_error err = {{0}};
+    int n = 0;
+    *why = NULL;
+    if (!er_vk_built()) {
+        *why = "built without Vulkan (make VULKAN=0, or no libvulkan-dev/glslangValidator)";
+        return NULL;
+    }
+    if (er_vk_list_devices(NULL, 0, &n, &err) != ER_OK || n == 0) {
+        *why = "no Vulkan device (install mesa-vulkan-drivers for lavapipe)";
+        return NULL;
+    }
+    er_status st = er_vk_open(&o, &vk, &err);
+    ck_assert_msg(st == ER_OK, "er_vk_open: %s", err.msg);
+    return vk;
+}
+
+/* Closes vk after asserting that the validation layer said nothing. */
+static void close_checked(er_vk_ctx *vk)
+{
+    char first[ER_ERROR_MAX];
+    uint64_t n = er_vk_messages(vk, first, sizeof first);
+    er_vk_close(vk);
+    ck_assert_msg(n == 0, "%llu validation messages, the first: %s", (unsigned long long)n, first);
+}
+
+START_TEST(test_not_built_says_so)
+{
+    er_error err = {{0}};
+    er_vk_ctx *vk = (er_vk_ctx *)&err; /* must be reset to NULL on failure */
+    int n = -1;
+    if (er_vk_built())
+        return;
+    ck_assert_int_eq(er_vk_list_devices(NULL, 0, &n, &err), ER_EUNSUPPORTED);
+    ck_assert_int_eq(n, 0);
+    ck_assert_str_eq(err.msg, ER_VK_NOT_BUILT);
+    er_vk_options o = {0, 0};
+    ck_assert_int_eq(er_vk_open(&o, &vk, &err), ER_EUNSUPPORTED);
+    ck_assert_ptr_null(vk);
+}
+END_TEST
+
+START_TEST(test_list_and_open)
+{
+    const char *why;
+    er_vk_ctx *vk = open_or_null(&why);
+    ER_SKIP_IF(!vk, why);
+    er_vk_device_info dev[8];
+    er_error err = {{0}};
+    int n = 0;
+    ck_assert_int_eq(er_vk_list_devices(dev, 8, &n, &err), ER_OK);
+    ck_assert_int_ge(n, 1);
+    const er_vk_device_info *d = er_vk_info(vk);
+    ck_assert_ptr_nonnull(d);
+    ck_assert_str_eq(d->name, dev[0].name);
+    ck_assert_int_eq(d->index, 0);
+    ck_assert(d->has_compute);
+    /* Vulkan guarantees at least 2^27 bytes of storage buffer range */
+    ck_assert_uint_ge(d->max_storage_buffer_range, (uint64_t)1 << 27);
+    ck_assert_uint_gt(d->device_local_bytes, 0);
+    close_checked(vk);
+}
+END_TEST
+
+START_TEST(test_bad_device_index)
+{
+    const char *why;
+    er_vk_ctx *vk = open_or_null(&why);
+    ER_SKIP_IF(!vk, why);
+    close_checked(vk);
+    er_vk_options o = {99, 0};
+    er_error err = {{0}};
+    ck_assert_int_eq(er_vk_open(&o, &vk, &err), ER_EINVAL);
+    ck_assert_ptr_null(vk);
+    ck_assert_msg(strstr(err.msg, "no device 99"), "%s", err.msg);
+}
+END_TEST
+
+
+/*
+ * Tolerances for Vulkan against the CPU path, per layer, in metres, for
+ * the 256^2 maps and 300 steps below (README "Vulkan backend" repeats them).
+ *
+ * Every shader does the CPU's operations in the CPU's order with no FMA
+ * contraction and the CPU's square root, so the only legitimate sources of
+ * difference are division (Vulkan allows 2.5 ulp; lavapipe and most
+ * desktop GPUs divide exactly) and denormal flushing.  How far a rounding
+ * difference of one ulp grows was measured on the CPU itself: raising every
+ * input height of the real DEM by one ulp and running these recipes for 300
+ * steps changed the outputs by at most 2.7e-4 m (height, two ulps of the
+ * 1000 m heights), 1.3e-4 m (water) and 4.4e-3 m (sediment, the most
+ * sensitive: erosion switches between eq. 11 and eq. 12 at C = s).  The
+ * tolerances are about five times that: a device that rounds divisions
+ * differently passes, a wrong operator or a missing term (which move
+ * material by centimetres to metres in 300 steps) does not.  On lavapipe
+ * the outputs are in fact bit-identical to the CPU's; the test prints the
+ * measured maxima.
+ */
+#define TOL_HEIGHT 2e-3
+#define TOL_WATER 1e-3
+#define TOL_SEDIMENT 2e-2
+/* Budget totals are per-row sums in another (fixed) order: rounding only. */
+#define TOL_BUDGET_REL 1e-9
+
+#define N 256
+
+typedef struct mei_case {
+    er_params p;
+    er_terrain t;
+    float *b, *water, *sed;
+    uint8_t *wall;
+    er_budget bud;
+} mei_case;
+
+static void case_free(mei_case *c)
+{
+    free(c->b);
+    free(c->water);
+    free(c->sed);
+    free(c->wall);
+}
+
+/* A copy of the map (heights, walls) ready for one run. */
+static void case_copy(mei_case *dst, const mei_case *src)
+{
+    size_t n = (size_t)src->t.width * (size_t)src->t.height;
+    *dst = *src;
+    dst->b = malloc(n * sizeof(float));
+    dst->water = calloc(n, sizeof(float));
+    dst->sed = calloc(n, sizeof(float));
+    dst->wall = NULL;
+    ck_assert(dst->b && dst->water && dst->sed);
+    memcpy(dst->b, src->b, n * sizeof(float));
+    if (src->wall) {
+        dst->wall = malloc(n);
+        ck_assert_ptr_nonnull(dst->wall);
+        memcpy(dst->wall, src->wall, n);
+    }
+    dst->t.elevation = dst->b;
+    dst->t.wall = dst->wall;
+}
+
+/* A 256^2 crop of the Puget Sound DEM (tests/data, 16-bit PNG, 0..1 mapped
+ * to 0..1000 m, 10 m cells), default recipe, 300 steps. */
+static int dem_case(mei_case *c)
+{
+    char path[PATH_MAX];
+    er_image img;
+    er_error err = {{0}};
+    er_read_opts ro = {0, 0};
+    memset(c, 0, sizeof *c);
+    memset(&img, 0, sizeof img);
+    if (er_image_read(er_test_path(path, sizeof path, "tests/data/puget_sound_1k_u16.png"), &ro,
+                      &img, &err) != ER_OK)
+        return 0;
+    ck_assert_int_ge(img.width, 300 + N);
+    ck_assert_int_ge(img.height, 300 + N);
+    c->b = malloc((size_t)N * N * sizeof(float));
+    ck_assert_ptr_nonnull(c->b);
+    for (int y = 0; y < N; y++)
+        for (int x = 0; x < N; x++)
+            c->b[(size_t)y * N + x] = img.data[(size_t)(y + 300) * (size_t)img.width + (size_t)(x + 300)] * 1000.0f;
+    er_image_free(&img);
+    c->t = (er_terrain){N, N, c->b, NULL, 10.0, 10.0};
+    er_params_default(&c->p);
+    c->p.mei.steps = 300;
+    return 1;
+}
+
+/* A synthetic 256^2 map: a tilted bowl with a ridge and random bumps, a
+ * block of nodata walls, two overlapping river sources, raindrops, thermal
+ * weathering, open edges; 300 steps with sub-steps (dt above the pipe
+ * bound at 1 m cells). */
+static void synthetic_sized(mei_case *c, int side)
+{
+    size_t n = (size_t)side * (size_t)side;
+    memset(c, 0, sizeof *c);
+    c->b = malloc(n * sizeof(float));
+    c->wall = calloc(n, 1);
+    ck_assert(c->b && c->wall);
+    const double f = side / 256.0;
+    for (int y = 0; y < side; y++)
+        for (int x = 0; x < side; x++) {
+            double dx = x - 128.0 * f, dy = y - 100.0 * f;
+            double bump = er_rng_unit(7, 99, (uint64_t)(y * side + x));
+            double ridge = x > 150 * f && x < 160 * f ? 3.0 : 0.0;
+            size_t i = (size_t)y * (size_t)side + (size_t)x;
+            c->b[i] = (float)(0.002 * (dx * dx + dy * dy) + 0.05 * y + ridge + 0.2 * bump);
+            if (x >= 60 * f && x < 80 * f && y >= 150 * f && y < 190 * f)
+                c->wall[i] = 1;
+        }
+    c->t = (er_terrain){side, side, c->b, c->wall, 1.0, 1.0};
+    er_params_default(&c->p);
+    er_mei_params *m = &c->p.mei;
+    c->p.seed = 42;
+    m->steps = 300;
+    m->dt = 0.5; /* sqrt(g * 2) * 0.5 = 2.2 > 1: three sub-steps */
+    m->drops_per_step = 4;
+    m->drop_radius = 2.5;
+    m->drop_amount = 0.01;
+    m->rain_steps = 150;
+    m->thermal_rate = 0.5;
+    m->talus_slope = 0.5;
+    m->boundary = ER_BOUNDARY_OPEN;
+    m->n_sources = 2;
+    m->sources[0] = (er_source){40.0, 30.0, 0, 4.0, 0.01};
+    m->sources[1] = (er_source){43.0 * f, 32.5 * f, 0, 3.0, 0.02};
+    m->sources[0].x *= f;
+    m->sources[0].y *= f;
+}
+
+static void synthetic_case(mei_case *c)
+{
+    synthetic_sized(c, N);
+}
+
+static er_status run_cpu(mei_case *c)
+{
+    er_layers l = {c->water, c->sed};
+    er_error err = {{0}};
+    er_status st = er_mei_run(&c->p, &c->t, &l, NULL, &c->bud, &err);
+    ck_assert_msg(st == ER_OK, "cpu: %s", err.msg);
+    return st;
+}
+
+static er_status run_vk(er_vk_ctx *vk, mei_case *c, er_error *err)
+{
+    er_layers l = {c->water, c->sed};
+    return er_vk_mei_run(vk, &c->p, &c->t, &l, NULL, &c->bud, err);
+}
+
+static double max_diff(const float *a, const float *b, size_t n)
+{
+    double m = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - (double)b[i]);
+        if (!(d <= m))
+            m = d; /* NaN makes it NaN, which fails every <= */
+    }
+    return m;
+}
+
+static void assert_close_budget(double a, double b, const char *what)
+{
+    double den = fabs(a) > 1.0 ? fabs(a) : 1.0;
+    ck_assert_msg(fabs(a - b) / den <= TOL_BUDGET_REL, "budget %s: cpu %.17g vulkan %.17g", what, a, b);
+}
+
+/* Runs the case on both paths and compares per layer. */
+static void compare_paths(const mei_case *base, const char *name)
+{
+    const char *why;
+    er_vk_ctx *vk = open_or_null(&why);
+    ER_SKIP_IF(!vk, why);
+    mei_case cpu, gpu;
+    er_error err = {{0}};
+    size_t n = (size_t)base->t.width * (size_t)base->t.height;
+    case_copy(&cpu, base);
+    case_copy(&gpu, base);
+    run_cpu(&cpu);
+    er_status st = run_vk(vk, &gpu, &err);
+    ck_assert_msg(st == ER_OK, "vulkan: %s", err.msg);
+    double dh = max_diff(cpu.b, gpu.b, n), dw = max_diff(cpu.water, gpu.water, n);
+    double ds = max_diff(cpu.sed, gpu.sed, n);
+    fprintf(stderr, "vulkan %s: max |cpu - vulkan|: height %.3g m, water %.3g m, sediment %.3g m\n",
+            name, dh, dw, ds);
+    ck_assert_msg(dh <= TOL_HEIGHT, "%s: height differs by %g m", name, dh);
+    ck_assert_msg(dw <= TOL_WATER, "%s: water differs by %g m", name, dw);
+    ck_assert_msg(ds <= TOL_SEDIMENT, "%s: sediment differs by %g m", name, ds);
+    /* the run did something far beyond the tolerance: erosion happened */
+    ck_assert_msg(max_diff(base->b, gpu.b, n) > 100 * TOL_HEIGHT, "%s: nothing eroded", name);
+    ck_assert_msg(max_diff(base->b, cpu.b, n) > 100 * TOL_HEIGHT, "%s: nothing eroded", name);
+    for (size_t i = 0; base->wall && i < n; i++)
+        if (base->wall[i])
+            ck_assert(gpu.b[i] == base->b[i] && gpu.water[i] == 0.0f && gpu.sed[i] == 0.0f);
+    ck_assert_int_eq(cpu.bud.work_done, gpu.bud.work_done);
+    ck_assert_int_eq(cpu.bud.substeps, gpu.bud.substeps);
+    /* water added is counted on the host in the CPU's order: exact */
+    ck_assert_msg(cpu.bud.water_added == gpu.bud.water_added, "water_added %.17g vs %.17g",
+                  cpu.bud.water_added, gpu.bud.water_added);
+    ck_assert(cpu.bud.material_before == gpu.bud.material_before);
+    assert_close_budget(cpu.bud.material_after, gpu.bud.material_after, "material_after");
+    assert_close_budget(cpu.bud.eroded, gpu.bud.eroded, "eroded");
+    assert_close_budget(cpu.bud.deposited, gpu.bud.deposited, "deposited");
+    assert_close_budget(cpu.bud.left_map, gpu.bud.left_map, "left_map");
+    assert_close_budget(cpu.bud.water_left, gpu.bud.water_left, "water_left");
+    ck_assert(gpu.bud.rel_error < 1e-9);
+    case_free(&cpu);
+    case_free(&gpu);
+    close_checked(vk);
+}
+
+START_TEST(test_mei_dem_matches_cpu)
+{
+    mei_case c;
+    ER_SKIP_IF(!dem_case(&c), "cannot read tests/data/puget_sound_1k_u16.png");
+    compare_paths(&c, "dem 256^2");
+    case_free(&c);
+}
+END_TEST
+
+START_TEST(test_mei_synthetic_matches_cpu)
+{
+    mei_case c;
+    synthetic_case(&c);
+    compare_paths(&c, "synthetic 256^2 (walls, sources, drops, open, thermal, sub-steps)");
+    case_free(&c);
+}
+END_TEST
+
+/* Two Vulkan runs: byte-identical layers and budget. */
+START_TEST(test_mei_repeatable)
+{
+    const char *why;
+    er_vk_ctx *vk = open_or_null(&why);
+    ER_SKIP_IF(!vk, why);
+    mei_case base, a, b;
+    er_error err = {{0}};
+    synthetic_case(&base);
+    base.p.mei.steps = 120;
+    size_t n = (size_t)N * N;
+    case_copy(&a, &base);
+    case_copy(&b, &base);
+    ck_assert_msg(run_vk(vk, &a, &err) == ER_OK, "%s", err.msg);
+    ck_assert_msg(run_vk(vk, &b, &err) == ER_OK, "%s", err.msg);
+    ck_assert(memcmp(a.b, b.b, n * sizeof(float)) == 0);
+    ck_assert(memcmp(a.water, b.water, n * sizeof(float)) == 0);
+    ck_assert(memcmp(a.sed, b.sed, n * sizeof(float)) == 0);
+    ck_assert(memcmp(&a.bud, &b.bud, sizeof a.bud) == 0);
+    ck_assert(memcmp(a.b, base.b, n * sizeof(float)) != 0);
+    case_free(&a);
+    case_free(&b);
+    case_free(&base);
+    close_checked(vk);
+}
+END_TEST
+
+/* Maps beyond the device's limits are refused before any allocation, with
+ * the limit named.  On lavapipe a 8192^2 float layer (256 MiB) exceeds
+ * maxStorageBufferRange (128 MiB); on other devices the side is chosen so
+ * one layer exceeds theirs. */
+START_TEST(test_mei_large_map_refused)
+{
+    const char *why;
+    er_vk_ctx *vk = open_or_null(&why);
+    ER_SKIP_IF(!vk, why);
+    const er_vk_device_info *d = er_vk_info(vk);
+    double side = ceil(sqrt((double)d->max_storage_buffer_range / 4.0)) + 1.0;
+    int w = side < 8192.0 ? 8192 : (int)side;
+    ER_SKIP_IF(side > 32768.0, "the device's storage buffers are larger than 4 GiB");
+    er_params p;
+    er_params_default(&p);
+    er_terrain t = {w, w, NULL, NULL, 1.0, 1.0}; /* NULL heights: sizes only */
+    er_error err = {{0}};
+    ck_assert_int_eq(er_vk_mei_check(vk, &p, &t, &err), ER_ENOMEM);
+    ck_assert_msg(strstr(err.msg, "maxStorageBufferRange") && strstr(err.msg, "--backend cpu"),
+                  "%s", err.msg);
+    /* and a map that fits passes the same check */
+    er_terrain small = {1024, 1024, NULL, NULL, 1.0, 1.0};
+    ck_assert_msg(er_vk_mei_check(vk, &p, &small, &err) == ER_OK, "%s", err.msg);
+    close_checked(vk);
+}
+END_TEST
+
+START_TEST(test_mei_semi_lagrangian_refused)
+{
+    const char *why;
+    er_vk_ctx *vk = open_or_null(&why);
+    ER_SKIP_IF(!vk, why);
+    mei_case c;
+    er_error err = {{0}};
+    synthetic_case(&c);
+    c.p.mei.advection = ER_ADVECT_SEMI_LAGRANGIAN;
+    ck_assert_int_eq(er_vk_mei_check(vk, &c.p, &c.t, &err), ER_EUNSUPPORTED);
+    ck_assert_msg(strstr(err.msg, "mei.advection"), "%s", err.msg);
+    case_free(&c);
+    close_checked(vk);
+}
+END_TEST
+
+/* A numerical failure is reported as the CPU reports it: the same status
+ * and message (here the pipe bound under cfl = error). */
+START_TEST(test_mei_cfl_error_same_message)
+{
+    const char *why;
+    er_vk_ctx *vk = open_or_null(&why);
+    ER_SKIP_IF(!vk, why);
+    mei_case base, a, b;
+    er_error ea = {{0}}, eb = {{0}};
+    synthetic_case(&base);
+    base.p.mei.cfl = ER_CFL_ERROR;
+    case_copy(&a, &base);
+    case_copy(&b, &base);
+    er_layers la = {a.water, a.sed};
+    ck_assert_int_eq(er_mei_run(&a.p, &a.t, &la, NULL, &a.bud, &ea), ER_ENUMERIC);
+    ck_assert_int_eq(run_vk(vk, &b, &eb), ER_ENUMERIC);
+    ck_assert_str_eq(ea.msg, eb.msg);
+    case_free(&a);
+    case_free(&b);
+    case_free(&base);
+    close_checked(vk);
+}
+END_TEST
+
+static int cancel_at_half(void *user, double f)
+{
+    int *calls = user;
+    (*calls)++;
+    return f >= 0.5;
+}
+
+/* Progress is reported between batches and a non-zero return cancels. */
+START_TEST(test_mei_progress_cancel)
+{
+    const char *why;
+    er_vk_ctx *vk = open_or_null(&why);
+    ER_SKIP_IF(!vk, why);
+    mei_case base, a;
+    er_error err = {{0}};
+    int calls = 0;
+    synthetic_sized(&base, 64);
+    base.p.mei.steps = 2000; /* batches of 256 steps at 64^2: cancelled after 4 */
+    case_copy(&a, &base);
+    er_layers l = {a.water, a.sed};
+    er_run_ctl ctl = {cancel_at_half, &calls};
+    ck_assert_int_eq(er_vk_mei_run(vk, &a.p, &a.t, &l, &ctl, &a.bud, &err), ER_ECANCELED);
+    ck_assert_int_ge(calls, 2);
+    ck_assert_int_lt(a.bud.work_done, 2000);
+    ck_assert_int_gt(a.bud.work_done, 0);
+    case_free(&a);
+    case_free(&base);
+    close_checked(vk);
+}
+END_TEST
+
+/* The Khronos validation layer, when installed, has nothing to say about
+ * a run with every pass in use (walls, sources, drops, sub-steps). */
+START_TEST(test_validation_layer_silent)
+{
+    const char *why;
+    er_vk_ctx *probe = open_or_null(&why);
+    ER_SKIP_IF(!probe, why);
+    er_vk_close(probe);
+    er_vk_options o = {0, 1};
+    er_vk_ctx *vk = NULL;
+    er_error err = {{0}};
+    er_status st = er_vk_open(&o, &vk, &err);
+    ER_SKIP_IF(st == ER_EUNSUPPORTED && strstr(err.msg, "validation"),
+               "VK_LAYER_KHRONOS_validation not installed (vulkan-validationlayers)");
+    ck_assert_msg(st == ER_OK, "%s", err.msg);
+    mei_case base, a;
+    synthetic_sized(&base, 64);
+    base.p.mei.steps = 3;
+    case_copy(&a, &base);
+    ck_assert_msg(run_vk(vk, &a, &err) == ER_OK, "%s", err.msg);
+    case_free(&a);
+    case_free(&base);
+    close_checked(vk);
+}
+END_TEST
+
+/* The counter is real: an invalid call (a buffer of 0 bytes, VUID
+ * VkBufferCreateInfo-size-00912) is counted and its text kept. */
+START_TEST(test_validation_layer_counts)
+{
+#ifdef ER_HAVE_VULKAN
+    const char *why;
+    er_vk_ctx *probe = open_or_null(&why);
+    ER_SKIP_IF(!probe, why);
+    er_vk_close(probe);
+    er_vk_options o = {0, 1};
+    er_vk_ctx *vk = NULL;
+    er_error err = {{0}};
+    er_status st = er_vk_open(&o, &vk, &err);
+    ER_SKIP_IF(st == ER_EUNSUPPORTED && strstr(err.msg, "validation"),
+               "VK_LAYER_KHRONOS_validation not installed (vulkan-validationlayers)");
+    ck_assert_msg(st == ER_OK, "%s", err.msg);
+    VkBufferCreateInfo bci = {
+        .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+        .size = 0,
+        .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
+        .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
+    };
+    VkBuffer b = VK_NULL_HANDLE;
+    if (vkCreateBuffer(vk->dev, &bci, NULL, &b) == VK_SUCCESS && b)
+        vkDestroyBuffer(vk->dev, b, NULL);
+    char first[ER_ERROR_MAX];
+    ck_assert_uint_ge(er_vk_messages(vk, first, sizeof first), 1);
+    ck_assert_msg(strstr(first, "size"), "%s", first);
+    er_vk_close(vk);
+#endif
+}
+END_TEST
+
+Suite *vulkan_suite(void);
+Suite *vulkan_suite(void)
+{
+    Suite *s = suite_create("vulkan");
+    TCase *tc = tcase_create("device");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_not_built_says_so);
+    tcase_add_test(tc, test_list_and_open);
+    tcase_add_test(tc, test_bad_device_index);
+    suite_add_tcase(s, tc);
+    TCase *mei = tcase_create("mei");
+    tcase_set_timeout(mei, 300);
+    tcase_add_test(mei, test_mei_dem_matches_cpu);
+    tcase_add_test(mei, test_mei_synthetic_matches_cpu);
+    tcase_add_test(mei, test_mei_repeatable);
+    tcase_add_test(mei, test_mei_large_map_refused);
+    tcase_add_test(mei, test_mei_semi_lagrangian_refused);
+    tcase_add_test(mei, test_mei_cfl_error_same_message);
+    tcase_add_test(mei, test_mei_progress_cancel);
+    tcase_add_test(mei, test_validation_layer_silent);
+    tcase_add_test(mei, test_validation_layer_counts);
+    suite_add_tcase(s, mei);
+    return s;
+}

@@ -1,0 +1,452 @@
+/*
+ * Droplet erosion on the Vulkan backend (core/vulkan/vk_droplet.c,
+ * shaders/droplet_lague.comp) against the CPU path: statistical agreement
+ * (the device's sqrt and division may round differently), bit-identical
+ * repeats, results independent of how a tile's work is split into passes,
+ * walls, the material balance, the mass-transfer variant, and no
+ * validation-layer message.  Skips with
+ * a message when built without Vulkan or when there is no Vulkan device.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../core/backend.h"
+#include "../../core/droplet_impl.h"
+#include "../../core/rng.h"
+#ifdef ER_HAVE_VULKAN
+#include "../../core/vulkan/vk_droplet.h"
+#endif
+#include "test_util.h"
+
+typedef struct vmap {
+    int w, h;
+    float *z0;             /* input heights */
+    uint8_t *wall;         /* NULL = none */
+    float *z, *flow, *dep; /* one run's outputs */
+    er_budget b;
+} vmap;
+
+/* Value-noise fBm in 0..1, as in check_droplet.c. */
+static void fbm(float *z, int w, int h, uint64_t seed)
+{
+    int n = w > h ? w : h;
+    size_t nc = (size_t)w * (size_t)h;
+    memset(z, 0, nc * sizeof *z);
+    double amp = 1.0;
+    for (int oct = 0, cell = n / 4; oct < 6 && cell >= 1; oct++, amp *= 0.5, cell /= 2) {
+        int g = n / cell + 2;
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++) {
+                int gx = x / cell, gy = y / cell;
+                double fx = (double)(x % cell) / cell, fy = (double)(y % cell) / cell;
+                fx = fx * fx * (3 - 2 * fx);
+                fy = fy * fy * (3 - 2 * fy);
+                uint64_t base = (uint64_t)oct * (uint64_t)g * (uint64_t)g;
+                double v00 = er_rng_unit(seed, 77, base + (uint64_t)(gy * g + gx));
+                double v10 = er_rng_unit(seed, 77, base + (uint64_t)(gy * g + gx + 1));
+                double v01 = er_rng_unit(seed, 77, base + (uint64_t)((gy + 1) * g + gx));
+                double v11 = er_rng_unit(seed, 77, base + (uint64_t)((gy + 1) * g + gx + 1));
+                z[(size_t)y * (size_t)w + (size_t)x] +=
+                    (float)(amp * ((v00 * (1 - fx) + v10 * fx) * (1 - fy) +
+                                   (v01 * (1 - fx) + v11 * fx) * fy));
+            }
+    }
+    float lo = z[0], hi = z[0];
+    for (size_t i = 0; i < nc; i++) {
+        lo = z[i] < lo ? z[i] : lo;
+        hi = z[i] > hi ? z[i] : hi;
+    }
+    for (size_t i = 0; i < nc; i++)
+        z[i] = (z[i] - lo) / (hi - lo);
+}
+
+static size_t ncells(const vmap *m) { return (size_t)m->w * (size_t)m->h; }
+
+static vmap vmap_new(int w, int h, int walls)
+{
+    vmap m;
+    memset(&m, 0, sizeof m);
+    m.w = w;
+    m.h = h;
+    size_t n = ncells(&m);
+    m.z0 = malloc(n * sizeof(float));
+    m.z = malloc(n * sizeof(float));
+    m.flow = malloc(n * sizeof(float));
+    m.dep = malloc(n * sizeof(float));
+    ck_assert(m.z0 && m.z && m.flow && m.dep);
+    fbm(m.z0, w, h, 11);
+    if (walls) {
+        /* A nodata disc in the middle and a band along the left edge. */
+        m.wall = calloc(n, 1);
+        ck_assert_ptr_nonnull(m.wall);
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++) {
+                double dx = x - w / 2.0, dy = y - h / 3.0, r = w / 7.0;
+                size_t i = (size_t)y * (size_t)w + (size_t)x;
+                if (dx * dx + dy * dy < r * r || x < 3) {
+                    m.wall[i] = 1;
+                    m.z0[i] = -9999.0f;
+                }
+            }
+    }
+    return m;
+}
+
+static void vmap_free(vmap *m)
+{
+    free(m->z0);
+    free(m->wall);
+    free(m->z);
+    free(m->flow);
+    free(m->dep);
+}
+
+static er_params params(int64_t count)
+{
+    er_params p;
+    er_params_default(&p);
+    p.model = ER_MODEL_DROPLET;
+    p.seed = 5;
+    p.droplet.count = count;
+    return p;
+}
+
+/* Runs the CPU path (vk == NULL) or the device on m->z0 into m's outputs. */
+static er_status run(er_vk_ctx *vk, const er_params *p, vmap *m, uint32_t steps_per_pass,
+                     er_error *err)
+{
+    memcpy(m->z, m->z0, ncells(m) * sizeof(float));
+    er_terrain t = {m->w, m->h, m->z, m->wall, 1.0, 1.0};
+    er_layers l = {m->flow, m->dep};
+    if (!vk)
+        return er_droplet_run(p, &t, &l, NULL, &m->b, err);
+#ifdef ER_HAVE_VULKAN
+    return er_vk_droplet_run_passes(vk, p, &t, &l, NULL, &m->b, steps_per_pass, err);
+#else
+    (void)steps_per_pass;
+    return er_vk_droplet_run(vk, p, &t, &l, NULL, &m->b, err);
+#endif
+}
+
+/* Opens device 0, or returns NULL when this build or machine has none. */
+static er_vk_ctx *open_device(int validation, const char **why)
+{
+    static char msg[ER_ERROR_MAX + 32];
+    if (!er_vk_built()) {
+        *why = "built without Vulkan";
+        return NULL;
+    }
+    er_vk_options o = {0, validation};
+    er_vk_ctx *vk = NULL;
+    er_error err = {""};
+    if (er_vk_open(&o, &vk, &err) != ER_OK) {
+        snprintf(msg, sizeof msg, "no Vulkan device: %s", err.msg);
+        *why = msg;
+        return NULL;
+    }
+    return vk;
+}
+
+/* Pearson correlation of a - a0 and b - b0 (a0/b0 may be NULL: zero),
+ * over cells that are not walls. */
+static double correlation(const float *a, const float *a0, const float *b, const float *b0,
+                          const uint8_t *wall, size_t n)
+{
+    double sa = 0, sb = 0, saa = 0, sbb = 0, sab = 0, k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (wall && wall[i])
+            continue;
+        double x = (double)a[i] - (a0 ? (double)a0[i] : 0.0);
+        double y = (double)b[i] - (b0 ? (double)b0[i] : 0.0);
+        sa += x;
+        sb += y;
+        saa += x * x;
+        sbb += y * y;
+        sab += x * y;
+        k++;
+    }
+    double ma = sa / k, mb = sb / k;
+    return (sab / k - ma * mb) / sqrt((saa / k - ma * ma) * (sbb / k - mb * mb));
+}
+
+/* Eroded = deposited + left the map, to the float rounding of the per-tile
+ * sums (Kahan-compensated, so a few float ulps of the total). */
+static void assert_balance(const er_budget *b)
+{
+    double miss = fabs(b->eroded - b->deposited - b->left_map);
+    ck_assert_msg(miss <= 1e-5 * b->eroded, "eroded %.9g != deposited %.9g + left %.9g",
+                  b->eroded, b->deposited, b->left_map);
+    /* The terrain itself: before - after = left_map, to float32 heights. */
+    ck_assert_msg(b->rel_error < 1e-5, "material balance off by %.3g", b->rel_error);
+}
+
+/* Compares the device's run with the CPU's: volumes within 2 %, flow and
+ * height change correlated. */
+static void compare_with_cpu(int walls)
+{
+    const char *why = NULL;
+    er_vk_ctx *vk = open_device(0, &why);
+    ER_SKIP_IF(!vk, why);
+    vmap c = vmap_new(192, 160, walls), g = vmap_new(192, 160, walls);
+    er_params p = params(20000);
+    er_error err = {""};
+    ck_assert_msg(run(NULL, &p, &c, 0, &err) == ER_OK, "%s", err.msg);
+    er_status st = run(vk, &p, &g, 0, &err);
+    ck_assert_msg(st == ER_OK, "%s", err.msg);
+
+    double re = fabs(g.b.eroded - c.b.eroded) / c.b.eroded;
+    double rd = fabs(g.b.deposited - c.b.deposited) / c.b.deposited;
+    double cf = correlation(g.flow, NULL, c.flow, NULL, g.wall, ncells(&g));
+    double ch = correlation(g.z, g.z0, c.z, c.z0, g.wall, ncells(&g));
+    fprintf(stderr,
+            "vulkan droplet vs cpu (%s): eroded %.6g / %.6g (%.2e), deposited %.6g / %.6g "
+            "(%.2e), flow corr %.6f, height change corr %.6f\n",
+            walls ? "walls" : "no walls", g.b.eroded, c.b.eroded, re, g.b.deposited,
+            c.b.deposited, rd, cf, ch);
+    ck_assert_msg(re < 0.02, "eroded differs by %.3g", re);
+    ck_assert_msg(rd < 0.02, "deposited differs by %.3g", rd);
+    ck_assert_msg(cf > 0.95, "flow correlation %.4f", cf);
+    ck_assert_msg(ch > 0.9, "height change correlation %.4f", ch);
+    ck_assert_int_eq(g.b.work_done, c.b.work_done);
+    assert_balance(&g.b);
+    ck_assert(g.b.eroded > 0);
+
+    if (walls)
+        for (size_t i = 0; i < ncells(&g); i++)
+            if (g.wall[i]) {
+                ck_assert_msg(g.z[i] == g.z0[i], "wall cell %zu changed", i);
+                ck_assert(g.flow[i] == 0 && g.dep[i] == 0);
+            }
+    vmap_free(&c);
+    vmap_free(&g);
+    er_vk_close(vk);
+}
+
+START_TEST(agrees_with_cpu)
+{
+    compare_with_cpu(0);
+}
+END_TEST
+
+START_TEST(walls_agree_and_stay)
+{
+    compare_with_cpu(1);
+}
+END_TEST
+
+/* Two runs on one device give the same bytes, and so does a run whose
+ * tiles are split into passes of 7 steps (a droplet is cut in the middle
+ * of its flight between dispatches). */
+START_TEST(repeat_and_passes_identical)
+{
+    const char *why = NULL;
+    er_vk_ctx *vk = open_device(0, &why);
+    ER_SKIP_IF(!vk, why);
+    vmap a = vmap_new(160, 150, 1), b = vmap_new(160, 150, 1), c = vmap_new(160, 150, 1);
+    er_params p = params(6000);
+    er_error err = {""};
+    ck_assert_msg(run(vk, &p, &a, 0, &err) == ER_OK, "%s", err.msg);
+    ck_assert_msg(run(vk, &p, &b, 0, &err) == ER_OK, "%s", err.msg);
+    ck_assert_msg(run(vk, &p, &c, 7, &err) == ER_OK, "%s", err.msg);
+    size_t bytes = ncells(&a) * sizeof(float);
+    for (int k = 0; k < 2; k++) {
+        const vmap *o = k ? &c : &b;
+        ck_assert_msg(memcmp(a.z, o->z, bytes) == 0, "heights differ (run %d)", k);
+        ck_assert_msg(memcmp(a.flow, o->flow, bytes) == 0, "flow differs (run %d)", k);
+        ck_assert_msg(memcmp(a.dep, o->dep, bytes) == 0, "deposit differs (run %d)", k);
+        ck_assert(a.b.eroded == o->b.eroded && a.b.deposited == o->b.deposited &&
+                  a.b.left_map == o->b.left_map && a.b.substeps == o->b.substeps);
+    }
+    assert_balance(&a.b);
+    vmap_free(&a);
+    vmap_free(&b);
+    vmap_free(&c);
+    er_vk_close(vk);
+}
+END_TEST
+
+/* A map smaller than two tiles runs as one tile in index order; zero
+ * droplets give back the input exactly. */
+START_TEST(single_tile_and_zero)
+{
+    const char *why = NULL;
+    er_vk_ctx *vk = open_device(0, &why);
+    ER_SKIP_IF(!vk, why);
+    vmap c = vmap_new(64, 48, 0), g = vmap_new(64, 48, 0);
+    er_params p = params(800);
+    er_error err = {""};
+    ck_assert_msg(run(NULL, &p, &c, 0, &err) == ER_OK, "%s", err.msg);
+    ck_assert_msg(run(vk, &p, &g, 0, &err) == ER_OK, "%s", err.msg);
+    double re = fabs(g.b.eroded - c.b.eroded) / c.b.eroded;
+    ck_assert_msg(re < 0.02, "eroded differs by %.3g", re);
+    assert_balance(&g.b);
+
+    p.droplet.count = 0;
+    ck_assert_msg(run(vk, &p, &g, 0, &err) == ER_OK, "%s", err.msg);
+    ck_assert(memcmp(g.z, g.z0, ncells(&g) * sizeof(float)) == 0);
+    for (size_t i = 0; i < ncells(&g); i++)
+        ck_assert(g.flow[i] == 0 && g.dep[i] == 0);
+    vmap_free(&c);
+    vmap_free(&g);
+    er_vk_close(vk);
+}
+END_TEST
+
+/* One tile holding every droplet (tile_size the map's side), so on CPU
+ * devices a tile's work spans many passes, for brush radii 1, 2 and 6:
+ * volumes and steps as on the CPU, the balance closed (a pass cut short
+ * by lavapipe's loop budget would drop droplets and their sediment). */
+static const int radii[] = {1, 2, 6};
+
+START_TEST(radii_single_tile)
+{
+    const char *why = NULL;
+    er_vk_ctx *vk = open_device(0, &why);
+    ER_SKIP_IF(!vk, why);
+    vmap c = vmap_new(120, 100, 1), g = vmap_new(120, 100, 1);
+    er_params p = params(3000);
+    p.droplet.radius = radii[_i];
+    p.droplet.tile_size = 120;
+    er_error err = {""};
+    ck_assert_msg(run(NULL, &p, &c, 0, &err) == ER_OK, "%s", err.msg);
+    ck_assert_msg(run(vk, &p, &g, 0, &err) == ER_OK, "%s", err.msg);
+    double re = fabs(g.b.eroded - c.b.eroded) / c.b.eroded;
+    double rs = fabs((double)(g.b.substeps - c.b.substeps)) / (double)c.b.substeps;
+    ck_assert_msg(re < 0.02 && rs < 0.02, "radius %d: eroded %.3g, steps %.3g apart", radii[_i],
+                  re, rs);
+    assert_balance(&g.b);
+    vmap_free(&c);
+    vmap_free(&g);
+    er_vk_close(vk);
+}
+END_TEST
+
+/* The mass-transfer particle: positions are float offsets on the device
+ * and doubles on the CPU, and its long chaotic paths part after a while,
+ * so agreement is judged against the spread between two seeds on the CPU:
+ * volumes within 2 %, and the device's flow and height change at least as
+ * correlated with the CPU's (less 0.05) as two CPU seeds are with each
+ * other.  The device runs are also byte-identical when repeated and when
+ * split into passes of 13 steps. */
+START_TEST(mass_transfer_agrees)
+{
+    const char *why = NULL;
+    er_vk_ctx *vk = open_device(0, &why);
+    ER_SKIP_IF(!vk, why);
+    vmap c = vmap_new(160, 144, 1), c2 = vmap_new(160, 144, 1), g = vmap_new(160, 144, 1),
+         g2 = vmap_new(160, 144, 1);
+    er_params p = params(1500);
+    p.droplet.variant = ER_DROPLET_MASS_TRANSFER;
+    er_params q = p;
+    q.seed = p.seed + 1;
+    er_error err = {""};
+    ck_assert_msg(run(NULL, &p, &c, 0, &err) == ER_OK, "%s", err.msg);
+    ck_assert_msg(run(NULL, &q, &c2, 0, &err) == ER_OK, "%s", err.msg);
+    ck_assert_msg(run(vk, &p, &g, 0, &err) == ER_OK, "%s", err.msg);
+    ck_assert_msg(run(vk, &p, &g2, 13, &err) == ER_OK, "%s", err.msg);
+
+    size_t n = ncells(&g);
+    double re = fabs(g.b.eroded - c.b.eroded) / c.b.eroded;
+    double rd = fabs(g.b.deposited - c.b.deposited) / c.b.deposited;
+    double cf = correlation(g.flow, NULL, c.flow, NULL, g.wall, n);
+    double ch = correlation(g.z, g.z0, c.z, c.z0, g.wall, n);
+    double sf = correlation(c2.flow, NULL, c.flow, NULL, g.wall, n);
+    double sh = correlation(c2.z, c2.z0, c.z, c.z0, g.wall, n);
+    fprintf(stderr,
+            "vulkan mass-transfer vs cpu: eroded %.2e, deposited %.2e apart; flow corr %.4f "
+            "(two cpu seeds %.4f), height change corr %.4f (two cpu seeds %.4f)\n",
+            re, rd, cf, sf, ch, sh);
+    ck_assert_msg(re < 0.02 && rd < 0.02, "volumes differ by %.3g, %.3g", re, rd);
+    ck_assert_msg(cf > sf - 0.05, "flow correlation %.4f, seeds %.4f", cf, sf);
+    ck_assert_msg(ch > sh - 0.05, "height change correlation %.4f, seeds %.4f", ch, sh);
+    assert_balance(&g.b);
+    size_t bytes = n * sizeof(float);
+    ck_assert(memcmp(g.z, g2.z, bytes) == 0 && memcmp(g.flow, g2.flow, bytes) == 0 &&
+              memcmp(g.dep, g2.dep, bytes) == 0);
+    for (size_t i = 0; i < n; i++)
+        if (g.wall[i])
+            ck_assert(g.z[i] == g.z0[i] && g.flow[i] == 0 && g.dep[i] == 0);
+    vmap_free(&c);
+    vmap_free(&c2);
+    vmap_free(&g);
+    vmap_free(&g2);
+    er_vk_close(vk);
+}
+END_TEST
+
+static int cancel_at_once(void *user, double fraction)
+{
+    (void)fraction;
+    ++*(int *)user;
+    return 1;
+}
+
+/* A progress callback that cancels ends the run with ER_ECANCELED after
+ * the first chunk, the budget still balanced. */
+START_TEST(cancel)
+{
+    const char *why = NULL;
+    er_vk_ctx *vk = open_device(0, &why);
+    ER_SKIP_IF(!vk, why);
+    vmap g = vmap_new(160, 160, 0);
+    er_params p = params(3000);
+    p.droplet.batch_size = 500;
+    memcpy(g.z, g.z0, ncells(&g) * sizeof(float));
+    er_terrain t = {g.w, g.h, g.z, NULL, 1.0, 1.0};
+    er_layers l = {g.flow, g.dep};
+    int calls = 0;
+    er_run_ctl ctl = {cancel_at_once, &calls};
+    er_error err = {""};
+    ck_assert_int_eq(er_vk_droplet_run(vk, &p, &t, &l, &ctl, &g.b, &err), ER_ECANCELED);
+    ck_assert_int_eq(calls, 1);
+    ck_assert(g.b.eroded > 0);
+    assert_balance(&g.b);
+    vmap_free(&g);
+    er_vk_close(vk);
+}
+END_TEST
+
+/* The validation layer sees nothing wrong in runs of both variants with
+ * walls and all layers (skipped when the layer is not installed). */
+START_TEST(validation_clean)
+{
+    const char *why = NULL;
+    er_vk_ctx *vk = open_device(1, &why);
+    ER_SKIP_IF(!vk, why);
+    vmap g = vmap_new(160, 150, 1);
+    er_params p = params(2000);
+    er_error err = {""};
+    ck_assert_msg(run(vk, &p, &g, 0, &err) == ER_OK, "%s", err.msg);
+    ck_assert_msg(run(vk, &p, &g, 5, &err) == ER_OK, "%s", err.msg);
+    p.droplet.variant = ER_DROPLET_MASS_TRANSFER;
+    p.droplet.count = 300;
+    ck_assert_msg(run(vk, &p, &g, 0, &err) == ER_OK, "%s", err.msg);
+    char first[ER_ERROR_MAX];
+    uint64_t n = er_vk_messages(vk, first, sizeof first);
+    ck_assert_msg(n == 0, "%llu validation messages, first: %s", (unsigned long long)n, first);
+    vmap_free(&g);
+    er_vk_close(vk);
+}
+END_TEST
+
+Suite *vulkan_droplet_suite(void);
+Suite *vulkan_droplet_suite(void)
+{
+    Suite *s = suite_create("vulkan_droplet");
+    TCase *tc = tcase_create("vulkan_droplet");
+    tcase_set_timeout(tc, 240);
+    tcase_add_test(tc, agrees_with_cpu);
+    tcase_add_test(tc, walls_agree_and_stay);
+    tcase_add_test(tc, repeat_and_passes_identical);
+    tcase_add_test(tc, single_tile_and_zero);
+    tcase_add_loop_test(tc, radii_single_tile, 0, (int)(sizeof radii / sizeof radii[0]));
+    tcase_add_test(tc, mass_transfer_agrees);
+    tcase_add_test(tc, cancel);
+    tcase_add_test(tc, validation_clean);
+    suite_add_tcase(s, tc);
+    return s;
+}
