@@ -9,7 +9,7 @@
  *   sources       eq. 1    river sources added to d (once per sub-step)
  *   flux          eqs. 2-5 q from old z, d of the neighbourhood (own q in place)
  *   water_erode   eqs. 6-12, 15: d, u, v; z2 and s1 from the old z
- *   transport     eq. 13 and drying: s, and z from z2
+ *   transport     eq. 13 (or eq. 14, semi-Lagrangian) and drying: s, and z from z2
  *   reduce        per row, 64 interleaved partial budget sums and maxima
  *   rows          per row: the partial sums added in order, the checks of
  *                 core/mei.c finish_substep
@@ -78,8 +78,8 @@ enum { P_DROPS, P_SOURCES, P_FLUX, P_WATER, P_TRANSPORT, P_REDUCE, P_ROWS, N_PIP
 typedef struct mei_coef_gpu {
     double lx_slack, ly_slack;
     float dt, rain, cx, cy, hlx, hly, inv2lx, inv2ly, invlx, invly, kc, inv_cd, cd_off,
-        ks_dt, kd_dt, emax, min_tilt2, keep, dry, th_k, talus_x, talus_y;
-    int32_t w, h, open, has_wall;
+        ks_dt, kd_dt, emax, min_tilt2, keep, dry, th_k, talus_x, talus_y, dt_lx, dt_ly;
+    int32_t w, h, open, has_wall, semi_lagrangian, pad;
 } mei_coef_gpu;
 
 /* RowStat of mei_common.glsl. */
@@ -104,7 +104,7 @@ typedef struct mei_part {
 } mei_part;
 
 _Static_assert(sizeof(mei_part) == 48, "Part layout");
-_Static_assert(sizeof(mei_coef_gpu) == 120, "Coef layout");
+_Static_assert(sizeof(mei_coef_gpu) == 136, "Coef layout");
 _Static_assert(sizeof(mei_rowstat) == 48, "RowStat layout");
 _Static_assert(sizeof(mei_push) == 48, "Push layout");
 
@@ -170,9 +170,6 @@ er_status er_vk_mei_check(er_vk_ctx *vk, const er_params *p, const er_terrain *t
         return er_fail(err, ER_EINVAL, "mei: empty terrain");
     if (t->elevation && (st = er_mei_check_params(m, t, err)))
         return st;
-    if (m->advection == ER_ADVECT_SEMI_LAGRANGIAN)
-        return er_fail(err, ER_EUNSUPPORTED, "mei.advection: \"semi_lagrangian\" is not "
-                       "implemented on vulkan (use --backend cpu or the conservative scheme)");
     if (!d->has_float64)
         return er_fail(err, ER_EUNSUPPORTED, "vulkan: %s lacks shaderFloat64, which the "
                        "budget sums need; use --backend cpu", d->name);
@@ -387,6 +384,9 @@ static void fill_coef(const er_mei_coef *k, const er_terrain *t, mei_coef_gpu *g
     g->th_k = k->th_k;
     g->talus_x = k->talus_x;
     g->talus_y = k->talus_y;
+    g->dt_lx = k->dt_lx;
+    g->dt_ly = k->dt_ly;
+    g->semi_lagrangian = k->semi_lagrangian;
     g->w = t->width;
     g->h = t->height;
     g->open = k->open;

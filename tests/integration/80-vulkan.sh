@@ -10,6 +10,8 @@ built=1
 grep -q "built without Vulkan" "$T/list.err" && built=0
 has_dev=0
 [ "$list_rc" -eq 0 ] && [ -s "$T/devices" ] && has_dev=1
+nodev="no Vulkan device"
+[ "$built" -eq 0 ] && nodev="built without Vulkan"
 
 t_case "list-devices: one line per device, or one clear error line"
 if [ "$has_dev" -eq 1 ]; then
@@ -43,7 +45,7 @@ t_ok
 
 t_case "--device 99: exit 2, one line naming the device"
 if [ "$has_dev" -eq 0 ]; then
-    t_skip "no Vulkan device"
+    t_skip "$nodev"
 else
     mkdir -p "$T/d99"
     t_exit 2 "$ERODE" --backend vulkan --device 99 -o "$T/d99" "$dem"
@@ -58,7 +60,7 @@ b=whitebox_dem_f32_utm18n
 
 t_case "--backend vulkan: GDAL reads the outputs, same georeferencing, values as the cpu path"
 if [ "$has_dev" -eq 0 ]; then
-    t_skip "no Vulkan device"
+    t_skip "$nodev"
 else
     mkdir -p "$T/vk" "$T/cpu"
     t_exit 0 "$ERODE" -q --json --backend vulkan -s mei.steps=200 -o "$T/vk" "$W"
@@ -75,7 +77,7 @@ fi
 
 t_case "--backend vulkan: two runs give byte-identical files"
 if [ "$has_dev" -eq 0 ]; then
-    t_skip "no Vulkan device"
+    t_skip "$nodev"
 else
     mkdir -p "$T/vk2"
     t_exit 0 "$ERODE" -q --backend vulkan -s mei.steps=200 -o "$T/vk2" "$W"
@@ -87,7 +89,7 @@ fi
 
 t_case "ERODE_VK_VALIDATION=1: a run with sources and raindrops, no validation message"
 if [ "$has_dev" -eq 0 ]; then
-    t_skip "no Vulkan device"
+    t_skip "$nodev"
 elif [ ! -f /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json ] &&
      ! ls /usr/share/vulkan/explicit_layer.d/ 2>/dev/null | grep -qi validation; then
     t_skip "VK_LAYER_KHRONOS_validation not installed"
@@ -103,7 +105,7 @@ fi
 
 t_case "a map beyond the device's limits: refused up front, exit 2, nothing written"
 if [ "$has_dev" -eq 0 ]; then
-    t_skip "no Vulkan device"
+    t_skip "$nodev"
 elif ! grep -q "^0: .*maxStorageBufferRange 128 MiB" "$T/devices"; then
     t_skip "device 0's maxStorageBufferRange is not 128 MiB (the 5800^2 case is sized for lavapipe)"
 else
@@ -122,7 +124,7 @@ fi
 t_case "droplets on --backend vulkan: refused up front with one line, or run"
 mkdir -p "$T/drop"
 if [ "$has_dev" -eq 0 ]; then
-    t_skip "no Vulkan device"
+    t_skip "$nodev"
 else
     "$ERODE" -q --backend vulkan -s model=droplet -s droplet.count=1000 -o "$T/drop" "$W" > "$T/stdout" 2> "$T/stderr"; rc=$?
     if [ "$rc" -eq 2 ]; then t_one_error_line "vulkan"; t_empty_dir "$T/drop"

@@ -12,8 +12,8 @@
 struct Coef {
     double lx_slack, ly_slack; // [m] lX, lY times the CFL check's rounding slack
     float dt, rain, cx, cy, hlx, hly, inv2lx, inv2ly, invlx, invly, kc, inv_cd, cd_off,
-          ks_dt, kd_dt, emax, min_tilt2, keep, dry, th_k, talus_x, talus_y;
-    int w, h, open, has_wall;
+          ks_dt, kd_dt, emax, min_tilt2, keep, dry, th_k, talus_x, talus_y, dt_lx, dt_ly;
+    int w, h, open, has_wall, semi_lagrangian, pad;
 };
 
 // One row's budget and checks, summed over the run (vk_mei.c mei_rowstat).

@@ -1,10 +1,56 @@
 #version 450
 // Mei et al. (2007) eq. 13, conservative donor-cell transport (core/
-// transport.c transport_generic), then drying (settle).  Reads s1, q, wq of
+// transport.c transport_generic), or eq. 14 as published (semi-Lagrangian),
+// then drying (settle).  Reads s1, q, wq of
 // the neighbourhood and z2, d of the cell; writes z, d, s, de of the cell.
 #extension GL_GOOGLE_include_directive : require
 #include "mei_common.glsl"
 layout(local_size_x = MEI_GROUP, local_size_y = 1) in;
+
+// Drying (transport.c settle): below the dry threshold the water is gone and
+// the sediment it held settles onto the terrain.
+void settle(uint i, Coef k, float sn)
+{
+    float zz = z2[i], dd = d[i];
+    float m = dd < k.dry ? 1.0 : 0.0;
+    precise float zn = zz + m * sn;
+    precise float da = zn - zz;
+    precise float s2 = max0(sn - da);
+    precise float d2 = dd * (1.0 - m);
+    precise float dep = de[i] + da;
+    de[i] = dep;
+    z[i] = zn;
+    s[i] = s2;
+    d[i] = d2;
+}
+
+// s1 at (xs, row ys) for eq. 14, or the cell's own value off the map or on
+// a wall (transport.c sl_sample).
+float sl_sample(Coef k, uint i, int xs, int ys, uint w, uint h)
+{
+    if (ys < 0 || ys >= int(h) || xs < 0 || xs >= int(w))
+        return s1[i];
+    uint j = uint(ys) * w + uint(xs);
+    if (k.has_wall != 0 && is_wall(j))
+        return s1[i];
+    return s1[j];
+}
+
+// Eq. 14, s(x) = s1(x - u dt, y - v dt), bilinear, departure point at most
+// one cell away (transport.c semi_lagrangian_cell).
+float semi_lagrangian(Coef k, uint x, uint y, uint i, uint w, uint h)
+{
+    precise float ax = minf(maxf(u[i] * k.dt_lx, -1.0), 1.0);
+    precise float ay = minf(maxf(v[i] * k.dt_ly, -1.0), 1.0);
+    int xi = int(x), yi = int(y);
+    int xs = ax > 0.0 ? xi - 1 : xi + 1;
+    int ys = ay > 0.0 ? yi - 1 : yi + 1;
+    float fx = abs(ax), fy = abs(ay);
+    precise float r0 = (1.0 - fx) * sl_sample(k, i, xi, yi, w, h) + fx * sl_sample(k, i, xs, yi, w, h);
+    precise float r1 = (1.0 - fx) * sl_sample(k, i, xi, ys, w, h) + fx * sl_sample(k, i, xs, ys, w, h);
+    precise float r = (1.0 - fy) * r0 + fy * r1;
+    return max0(r);
+}
 
 void main()
 {
@@ -17,6 +63,10 @@ void main()
     if (k.has_wall != 0 && is_wall(i)) {
         s[i] = 0.0;
         z[i] = z2[i];
+        return;
+    }
+    if (k.semi_lagrangian != 0) {
+        settle(i, k, semi_lagrangian(k, x, y, i, w, h));
         return;
     }
     float sc = s1[i], wc = wq[i];
@@ -32,16 +82,5 @@ void main()
     if (y + 1u < h)
         iB = s1[i + w] * (qT[i + w] * wq[i + w]);
     precise float sn = max0((sc - ((oL + oR) + (oT + oB))) + ((iL + iR) + (iT + iB)));
-    // settle: below the dry threshold the water is gone, its sediment settles
-    float zz = z2[i], dd = d[i];
-    float m = dd < k.dry ? 1.0 : 0.0;
-    precise float zn = zz + m * sn;
-    precise float da = zn - zz;
-    precise float s2 = max0(sn - da);
-    precise float d2 = dd * (1.0 - m);
-    precise float dep = de[i] + da;
-    de[i] = dep;
-    z[i] = zn;
-    s[i] = s2;
-    d[i] = d2;
+    settle(i, k, sn);
 }
