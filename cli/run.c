@@ -710,9 +710,6 @@ static int run_one(const er_settings *s, const er_params *recipe, const char *in
         j.windowed = 1;
         st = er_tile_window_read(s->tiles, er_tile_set_find(s->tiles, input), s->halo, &ro,
                                  &j.img, &j.window, &j.err);
-        if (st == ER_OK && j.params.model == ER_MODEL_DROPLET && j.params.droplet.height_unit == 0)
-            st = er_fail(&j.err, ER_EINVAL, "%s: droplet.height_unit: \"relief\" is a property "
-                         "of one map; a tile set needs a number of metres", input);
     } else {
         st = er_image_read(input, &ro, &j.img, &j.err);
     }
