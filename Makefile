@@ -27,9 +27,13 @@ ifeq ($(SANITIZE),1)
 BUILD     ?= build-san
 SANFLAGS  := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 OPT       ?= -O1 -g
+# The test runs' leak suppressions: the Vulkan driver's, never erode's
+# (tests/lsan.supp; the unit suite "sanitize" proves both).
+SAN_ENV   := LSAN_OPTIONS="suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0$${LSAN_OPTIONS:+:$$LSAN_OPTIONS}"
 else
 BUILD     ?= build
 SANFLAGS  :=
+SAN_ENV   :=
 OPT       ?= -O2 -g
 endif
 BIN       ?= erode
@@ -151,13 +155,13 @@ $(BUILD)/bench_%: scripts/bench_%.c $(BUILD)/liberode.a
 bench: $(BIN) $(BENCH_BIN)
 
 unit: $(BUILD)/check_unit
-	ER_SRCDIR=$(CURDIR) ER_RESULTS=$(BUILD)/results.unit $(BUILD)/check_unit
+	$(SAN_ENV) ER_SRCDIR=$(CURDIR) ER_RESULTS=$(BUILD)/results.unit $(BUILD)/check_unit
 
 integration: $(BIN)
-	ERODE=$(CURDIR)/$(BIN) ER_RESULTS=$(CURDIR)/$(BUILD)/results.integration sh tests/integration/run.sh
+	$(SAN_ENV) ERODE=$(CURDIR)/$(BIN) ER_RESULTS=$(CURDIR)/$(BUILD)/results.integration sh tests/integration/run.sh
 
 lint: $(BIN)
-	sh tests/lint.sh $(BIN)
+	$(SAN_ENV) sh tests/lint.sh $(BIN)
 
 check: $(BIN) $(BUILD)/check_unit
 	@rm -f $(BUILD)/results.*
