@@ -2,6 +2,8 @@
  * erode: hydraulic erosion for heightmaps.  Entry point: options, the
  * recipe, signal handlers, exit status.  The work is in run.c.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +48,24 @@ static void ignore_file_size_signal(void)
     signal(SIGXFSZ, SIG_IGN);
 }
 
+/* A closed standard stream would be handed to the next file opened (an
+ * output's temporary), and the --json lines or an error would land in a
+ * heightmap.  Each one that is closed is opened on /dev/null; returns a
+ * bit mask of those that were closed (1 = stdin, 2 = stdout, 4 = stderr). */
+static int guard_standard_streams(void)
+{
+    int closed = 0;
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) != -1 || errno != EBADF)
+            continue;
+        closed |= 1 << fd;
+        int got = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+        if (got != fd)
+            _exit(2); /* cannot happen: the lowest free descriptor is fd */
+    }
+    return closed;
+}
+
 static int print_recipe(const er_params *p)
 {
     char *text = er_recipe_to_json(p);
@@ -81,7 +101,8 @@ static void prefer_passive_waiting(char **argv)
 int main(int argc, char **argv)
 {
     ignore_file_size_signal();
-    prefer_passive_waiting(argv);
+    prefer_passive_waiting(argv); /* before anything opens a file */
+    int closed = guard_standard_streams();
     er_settings s;
     er_params recipe;
     er_error err = {{0}};
@@ -89,6 +110,11 @@ int main(int argc, char **argv)
     if (status != 0) {
         er_settings_free(&s);
         return status < 0 ? 0 : status;
+    }
+    if ((closed & 2) && (s.json || s.print_recipe || s.list_devices)) {
+        er_msg_error("standard output is closed: nowhere to write what was asked for");
+        er_settings_free(&s);
+        return 2;
     }
     if (er_recipe_load(s.recipe_path, s.overrides, s.n_overrides, &recipe, &err) != ER_OK) {
         er_msg_error("%s", err.msg);

@@ -3,13 +3,35 @@
 #include <stdarg.h>
 #include <time.h>
 
+/* Control bytes as C escapes (\n, \t, \x1b, ...) and a backslash doubled,
+ * so that a file name holding a newline or a terminal escape sequence
+ * cannot split the one error line or drive the terminal. */
+void er_msg_escape(FILE *f, const char *text)
+{
+    for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+        switch (*c) {
+        case '\n': fputs("\\n", f); break;
+        case '\t': fputs("\\t", f); break;
+        case '\r': fputs("\\r", f); break;
+        case '\\': fputs("\\\\", f); break;
+        default:
+            if (*c < 0x20 || *c == 0x7f)
+                fprintf(f, "\\x%02x", *c);
+            else
+                fputc(*c, f);
+        }
+    }
+}
+
 void er_msg_error(const char *fmt, ...)
 {
+    char line[8192];
     va_list ap;
-    fputs("erode: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
+    fputs("erode: ", stderr);
+    er_msg_escape(stderr, line);
     fputc('\n', stderr);
 }
 
@@ -50,7 +72,9 @@ void er_progress_update(er_progress *p, double fraction)
     for (int i = 0; i < WIDTH; i++)
         bar[i] = i < full ? '#' : '.';
     bar[WIDTH] = '\0';
-    fprintf(stderr, "\r\033[Kerode: %s [%s] %3d%% eta %s", p->label, bar, (int)(fraction * 100.0), eta);
+    fputs("\r\033[Kerode: ", stderr);
+    er_msg_escape(stderr, p->label);
+    fprintf(stderr, " [%s] %3d%% eta %s", bar, (int)(fraction * 100.0), eta);
     fflush(stderr);
     p->drawn = 1;
 }

@@ -8,11 +8,17 @@
 
 #include <stdio.h>
 
+/* Prints "erode: <message>" and a newline on stderr, the message's control
+ * characters escaped (er_msg_escape): always exactly one line. */
 void er_msg_error(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
+
+/* Writes `text` to f with control bytes escaped as \n, \t, \r, \xNN and
+ * backslashes doubled. */
+void er_msg_escape(FILE *f, const char *text);
 
 /* Progress state for one input; drawn on stderr at most ~5 times a second. */
 typedef struct er_progress {

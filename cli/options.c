@@ -158,8 +158,28 @@ static int bad(const char *opt, const char *arg, const char *what)
     return 2;
 }
 
+/* The options whose value names a file or directory: an empty name would
+ * mean the current directory or nothing at all, never what was meant. */
+static const char *path_option(int c)
+{
+    switch (c) {
+    case 'r': return "--recipe";
+    case 'o': return "--output-dir";
+    case OPT_INPUTS_FROM: return "--inputs-from";
+    case OPT_TILE_SET: return "--tile-set";
+    case OPT_PREVIEW: return "--preview";
+    case OPT_CHECKPOINT: return "--checkpoint";
+    case OPT_RESUME: return "--resume";
+    case OPT_FRAMES: return "--frames";
+    default: return NULL;
+    }
+}
+
 static int apply(er_settings *s, int c, const char *arg)
 {
+    const char *path_opt = path_option(c);
+    if (path_opt && !*arg)
+        return bad(path_opt, arg, "expected a file name, got an empty one");
     switch (c) {
     case 'r': s->recipe_path = arg; return 0;
     case 's':
@@ -236,8 +256,10 @@ static int apply(er_settings *s, int c, const char *arg)
     }
 }
 
-/* Appends the paths in s->inputs_from (one a line; blank lines and
- * surrounding whitespace ignored, so `find | erode --inputs-from -` works). */
+/* Appends the paths in s->inputs_from.  Names separated by NUL bytes
+ * (`find -print0`, `xargs -0`'s convention) when the text holds one, taken
+ * exactly as they are; otherwise one a line, blank lines and surrounding
+ * whitespace ignored, so `find | erode --inputs-from -` works. */
 static int read_inputs_from(er_settings *s)
 {
     int from_stdin = strcmp(s->inputs_from, "-") == 0;
@@ -270,10 +292,12 @@ static int read_inputs_from(er_settings *s)
         return 2;
     }
     buf[len] = '\0';
-    size_t lines = 1;
+    int nul_separated = memchr(buf, '\0', len) != NULL;
+    char sep = nul_separated ? '\0' : '\n';
+    size_t names = 1;
     for (size_t i = 0; i < len; i++)
-        lines += buf[i] == '\n';
-    const char **more = realloc(s->inputs, ((size_t)s->n_inputs + lines + 1) * sizeof *more);
+        names += buf[i] == sep;
+    const char **more = realloc(s->inputs, ((size_t)s->n_inputs + names + 1) * sizeof *more);
     if (!more) {
         free(buf);
         er_msg_error("out of memory");
@@ -281,14 +305,21 @@ static int read_inputs_from(er_settings *s)
     }
     s->inputs = more;
     s->inputs_buf = buf;
-    for (char *save = NULL, *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        while (*line == ' ' || *line == '\t')
-            line++;
-        char *end = line + strlen(line);
-        while (end > line && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
-            *--end = '\0';
-        if (*line)
-            s->inputs[s->n_inputs++] = line;
+    for (size_t at = 0; at < len;) {
+        char *name = buf + at;
+        char *end = memchr(name, sep, len - at);
+        if (!end)
+            end = buf + len;
+        *end = '\0';
+        at = (size_t)(end - buf) + 1;
+        if (!nul_separated) {
+            while (*name == ' ' || *name == '\t')
+                name++;
+            while (end > name && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+                *--end = '\0';
+        }
+        if (*name)
+            s->inputs[s->n_inputs++] = name;
     }
     return 0;
 }

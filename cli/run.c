@@ -24,6 +24,8 @@
 #include "../io/image.h"
 #include "../io/recipe.h"
 #include "msg.h"
+#include "paths.h"
+#include "targets.h"
 #include "tiles.h"
 
 volatile sig_atomic_t er_stop_signal = 0;
@@ -40,51 +42,6 @@ static int exit_for(er_status st, int started)
     if (!started)
         return EXIT_USAGE;
     return EXIT_RUN_FAILED;
-}
-
-/* The file name part of a path. */
-static const char *file_base(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash ? slash + 1 : path;
-}
-
-/* Length of a file name's stem: the name less its last extension. */
-static int stem_len(const char *base)
-{
-    const char *dot = strrchr(base, '.');
-    return dot && dot != base ? (int)(dot - base) : (int)strlen(base);
-}
-
-/* "<dir>/<stem>.<layer>.<ext>", or "<dir>/<stem>.<layer>.halo.<ext>" for a
- * tile of a --tile-set (erode stitch makes the final outputs). */
-static void output_path(char *buf, size_t n, const er_settings *s, const char *input,
-                        const char *layer, const char *ext)
-{
-    const char *base = file_base(input);
-    snprintf(buf, n, "%s/%.*s.%s%s.%s", s->output_dir, stem_len(base), base, layer,
-             s->tiles && !s->stitch ? ".halo" : "", ext);
-}
-
-static const char *ext_for(const er_settings *s, er_file_format in)
-{
-    er_out_format f = s->format == ER_OUT_AS_INPUT ? (in == ER_FORMAT_PNG ? ER_OUT_PNG : ER_OUT_TIFF) : s->format;
-    return f == ER_OUT_PNG ? "png" : "tif";
-}
-
-/* The input's format as its name says, for naming outputs before reading. */
-static er_file_format guess_format(const char *path)
-{
-    const char *dot = strrchr(path, '.');
-    return dot && strcasecmp(dot, ".png") == 0 ? ER_FORMAT_PNG : ER_FORMAT_TIFF;
-}
-
-static int same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    if (stat(a, &sa) != 0 || stat(b, &sb) != 0)
-        return 0;
-    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 /* Creates and removes a file in `dir`: access() says yes to root even on a
@@ -110,18 +67,6 @@ static int probe_dir(const char *dir, const char *what)
     close(fd);
     unlink(probe);
     return 0;
-}
-
-/* The preview's path for one input: "{stem}" replaced by the input's stem. */
-static void preview_path(char *buf, size_t n, const char *pattern, const char *input)
-{
-    const char *base = file_base(input);
-    int stem = stem_len(base);
-    const char *tok = strstr(pattern, "{stem}");
-    if (!tok)
-        snprintf(buf, n, "%s", pattern);
-    else
-        snprintf(buf, n, "%.*s%.*s%s", (int)(tok - pattern), pattern, stem, base, tok + 6);
 }
 
 /* Probes the directory a file pattern's files go to. */
@@ -172,31 +117,8 @@ int er_run_preflight(const er_settings *s)
         return rc;
     if (s->frames && (rc = probe_dir(s->frames, "--frames directory")) != 0)
         return rc;
-    /* No output may replace an input or another input's output. */
-    for (int i = 0; i < s->n_inputs; i++) {
-        char pi[PATH_MAX], pj[PATH_MAX];
-        const char *ei = ext_for(s, guess_format(s->inputs[i]));
-        output_path(pi, sizeof pi, s, s->inputs[i], "height", ei);
-        for (int j = 0; j < s->n_inputs; j++) {
-            if (j < i) {
-                output_path(pj, sizeof pj, s, s->inputs[j], "height",
-                            ext_for(s, guess_format(s->inputs[j])));
-                if (strcmp(pi, pj) == 0) {
-                    er_msg_error("%s: writes the same outputs as '%s' (same file name stem)",
-                                 s->inputs[i], s->inputs[j]);
-                    return EXIT_USAGE;
-                }
-            }
-            for (unsigned b = 0; b < ER_LAYER_COUNT; b++) {
-                output_path(pj, sizeof pj, s, s->inputs[i], er_layer_name(1u << b), ei);
-                if (same_file(pj, s->inputs[j])) {
-                    er_msg_error("%s: output '%s' would replace an input", s->inputs[i], pj);
-                    return EXIT_USAGE;
-                }
-            }
-        }
-    }
-    return 0;
+    /* No output may replace an input or another output (targets.c). */
+    return er_targets_check(s, s->tiles);
 }
 
 static size_t machine_memory(void)
@@ -255,7 +177,7 @@ static int progress_cb(void *user, double fraction)
     er_progress_update(&j->progress, fraction);
     /* With --checkpoint the boundary callback stops the run, after saving
      * the state of the boundary it stops at. */
-    return er_stop_signal != 0 && !j->s->checkpoint;
+    return er_stop_signal != 0 && !j->ck_path[0];
 }
 
 /* Cell size (DESIGN.md §3): an explicit terrain.cell_size wins, then the
@@ -326,6 +248,11 @@ static er_status prepare_terrain(job *j)
     for (size_t i = 0; i < n; i++) {
         float v = j->img.data[i];
         j->terrain.elevation[i] = j->img.nodata && j->img.nodata[i] ? 0.0f : (float)((double)v * sc + off);
+        if (!isfinite(j->terrain.elevation[i]))
+            return er_fail(&j->err, ER_EINVAL, "%s: the height at (%zu, %zu) is %g, not a finite "
+                           "number of metres (declare it nodata, or check terrain.vertical_scale "
+                           "and vertical_offset)", j->input, i % (size_t)j->img.width,
+                           i / (size_t)j->img.width, (double)v);
     }
     memcpy(j->initial, j->terrain.elevation, n * sizeof(float));
     unsigned want = j->s->layers;
@@ -357,9 +284,7 @@ static er_status write_frame(job *j, const er_run_state *state)
     er_status st = ER_ENOMEM;
     if (elev && water && sed) {
         char path[PATH_MAX];
-        const char *base = file_base(j->input);
-        snprintf(path, sizeof path, "%s/%.*s.frame-%06lld.png", j->s->frames, stem_len(base), base,
-                 (long long)k);
+        er_path_frame(path, sizeof path, j->s->frames, j->input, (long long)k);
         er_run_state_layers(state, j->initial, j->img.nodata, elev, water, sed);
         st = draw_picture(j, elev, water, sed, 0, path);
         if (st == ER_OK)
@@ -447,10 +372,10 @@ static er_status prepare_checkpoint(job *j, const er_params *recipe)
     j->ck_id.input_hash = er_checkpoint_input_hash(j->img.width, j->img.height, j->terrain.cell_x,
                                                    j->terrain.cell_y, j->initial, j->img.nodata);
     if (s->checkpoint)
-        preview_path(j->ck_path, sizeof j->ck_path, s->checkpoint, j->input);
+        er_path_pattern(j->ck_path, sizeof j->ck_path, s->checkpoint, j->input);
     if (s->resume) {
         char path[PATH_MAX];
-        preview_path(path, sizeof path, s->resume, j->input);
+        er_path_pattern(path, sizeof path, s->resume, j->input);
         er_error e = {{0}};
         er_status st = er_checkpoint_read(path, &j->ck_id, &j->resumed, &e);
         if (st)
@@ -485,7 +410,7 @@ static float layer_value(const job *j, unsigned layer, size_t i)
 static char *provenance(const job *j)
 {
     char *recipe = er_recipe_to_json_compact(&j->params);
-    const char *base = file_base(j->input);
+    const char *base = er_path_base(j->input);
     cJSON *o = cJSON_CreateObject();
     cJSON *r = recipe ? cJSON_Parse(recipe) : NULL;
     free(recipe);
@@ -505,7 +430,7 @@ static char *provenance(const job *j)
 static er_status write_layers(job *j)
 {
     size_t n = (size_t)j->img.width * (size_t)j->img.height;
-    const char *ext = ext_for(j->s, j->img.format);
+    const char *ext = er_path_ext(j->s, j->img.format);
     er_status st = ER_OK;
     float *buf = malloc(n * sizeof(float));
     char *prov = provenance(j);
@@ -524,7 +449,7 @@ static er_status write_layers(job *j)
         }
         for (size_t i = 0; i < n; i++)
             buf[i] = layer_value(j, layer, i);
-        output_path(j->outputs[b], PATH_MAX, j->s, j->input, er_layer_name(layer), ext);
+        er_path_output(j->outputs[b], PATH_MAX, j->s, j->input, er_layer_name(layer), ext);
         er_layer_out out = {j->img.width, j->img.height, buf, j->img.nodata, j->img.nodata_value,
                             &j->img.georef, prov};
         st = strcmp(ext, "png") == 0 ? er_png_write(j->outputs[b], &out, &j->err)
@@ -589,7 +514,7 @@ done:
 /* The picture of the result (--preview). */
 static er_status write_preview(job *j)
 {
-    preview_path(j->preview, sizeof j->preview, j->s->preview, j->input);
+    er_path_pattern(j->preview, sizeof j->preview, j->s->preview, j->input);
     er_status st = draw_picture(j, j->terrain.elevation, j->water, j->sediment, j->s->preview_pair,
                                 j->preview);
     if (st != ER_OK)
@@ -599,7 +524,9 @@ static er_status write_preview(job *j)
 
 static const char *model_name(er_model_kind m) { return m == ER_MODEL_MEI ? "mei" : "droplet"; }
 
-static void print_json(const job *j, int status)
+/* Returns 0, or 1 when standard output could not take the line (closed,
+ * full, a broken pipe): a pipeline that lost its summary must know. */
+static int print_json(const job *j, int status)
 {
     cJSON *o = cJSON_CreateObject();
     double area = j->terrain.cell_x * j->terrain.cell_y;
@@ -638,27 +565,24 @@ static void print_json(const job *j, int status)
     cJSON_AddNumberToObject(bud, "water_left", j->budget.water_left * area);
     cJSON_AddNumberToObject(bud, "relative_error", j->budget.rel_error);
     char *text = cJSON_PrintUnformatted(o);
-    if (text)
-        puts(text);
-    fflush(stdout);
+    int failed = !text || puts(text) == EOF;
+    failed |= fflush(stdout) != 0;
+    if (failed)
+        er_msg_error("%s: cannot write the --json line to standard output: %s", j->input,
+                     text ? strerror(errno) : "out of memory");
     free(text);
     cJSON_Delete(o);
+    return failed;
 }
 
-/* An input whose run failed keeps none of its outputs.  A failed write
- * never reaches a final name (the set is renamed only after every write
- * succeeded), so this is for a rename that fails part way through the set:
- * the names that now hold a mix of new and old files are removed, since
- * the set is not one run's.  Earlier inputs' outputs are not touched. */
-static void remove_outputs(job *j)
+/* Another erode is replacing an output set in `dir`: say so on a terminal
+ * (once), and give up when a signal came. */
+static int wait_for_lock(void *user, const char *dir, int first)
 {
-    for (unsigned b = 0; b < ER_LAYER_COUNT; b++)
-        if (j->written & (1u << b))
-            unlink(j->outputs[b]);
-    j->written = 0;
-    if (j->preview[0])
-        unlink(j->preview);
-    j->preview[0] = '\0';
+    const job *j = user;
+    if (first && isatty(STDERR_FILENO))
+        er_msg_error("%s: waiting for another erode writing to '%s'", j->input, dir);
+    return er_stop_signal != 0;
 }
 
 /* What the Vulkan backend can refuse before the run starts (device
@@ -692,6 +616,25 @@ static er_status vk_preflight(job *j)
     return st;
 }
 
+/* Whether the error line already starts with the input's name. */
+static int names_input(const job *j)
+{
+    size_t n = strlen(j->input);
+    return strncmp(j->err.msg, j->input, n) == 0 && j->err.msg[n] == ':';
+}
+
+/* An input must be a regular file: the readers open it more than once
+ * (the format is told from its first bytes, libtiff seeks), so a FIFO
+ * would hang and a terminal would be read twice. */
+static er_status check_input_kind(job *j)
+{
+    struct stat st;
+    if (stat(j->input, &st) != 0 || S_ISREG(st.st_mode))
+        return ER_OK; /* a missing file is reported by the reader */
+    return er_fail(&j->err, ER_EINVAL, "%s: not a regular file (%s); copy it to a file first",
+                   j->input, S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a pipe" : "a device");
+}
+
 static int run_one(const er_settings *s, const er_params *recipe, const char *input, size_t limit,
                    er_vk_ctx *vk)
 {
@@ -705,12 +648,12 @@ static int run_one(const er_settings *s, const er_params *recipe, const char *in
     double t0 = er_msg_now();
     int started = 0;
     er_read_opts ro = {s->band, limit};
-    er_status st;
-    if (s->tiles) {
+    er_status st = check_input_kind(&j);
+    if (st == ER_OK && s->tiles) {
         j.windowed = 1;
         st = er_tile_window_read(s->tiles, er_tile_set_find(s->tiles, input), s->halo, &ro,
                                  &j.img, &j.window, &j.err);
-    } else {
+    } else if (st == ER_OK) {
         st = er_image_read(input, &ro, &j.img, &j.err);
     }
     if (st == ER_OK) {
@@ -730,9 +673,11 @@ static int run_one(const er_settings *s, const er_params *recipe, const char *in
     if (st == ER_OK) {
         started = 1;
         int show = s->progress < 0 ? isatty(STDERR_FILENO) : s->progress;
-        er_progress_begin(&j.progress, show, file_base(input));
+        er_progress_begin(&j.progress, show, er_path_base(input));
         st = simulate(&j);
         er_progress_end(&j.progress);
+        if (st != ER_OK && st != ER_ECANCELED && !names_input(&j))
+            er_error_prefix(&j.err, input);
     }
     /* The layers and the preview replace their final names together, once
      * all are written (io/atomic.h output sets). */
@@ -741,9 +686,13 @@ static int run_one(const er_settings *s, const er_params *recipe, const char *in
         st = write_layers(&j);
     if (st == ER_OK && s->preview)
         st = write_preview(&j);
-    int renaming = st == ER_OK;
-    if (renaming)
-        st = er_atomic_set_commit(&j.err);
+    /* A signal that came while the files were written: the previous
+     * outputs stay as they were (exit 130/143). */
+    if (st == ER_OK && er_stop_signal)
+        st = er_fail(&j.err, ER_ECANCELED, "%s: interrupted before its outputs replaced the "
+                     "previous ones", input);
+    if (st == ER_OK)
+        st = er_atomic_set_commit(wait_for_lock, &j, &j.err);
     else
         er_atomic_set_abort();
     /* Every output is in place: the checkpoint has served (a farm wants a
@@ -757,14 +706,12 @@ static int run_one(const er_settings *s, const er_params *recipe, const char *in
                 input, j.params.model == ER_MODEL_MEI ? "step" : "batch", (long long)j.saved_at,
                 j.ck_path);
     if (st != ER_OK) {
-        if (renaming)
-            remove_outputs(&j);
         j.written = 0; /* for --json: no output of this input exists */
         j.preview[0] = '\0';
         er_msg_error("%s", j.err.msg);
     }
-    if (s->json)
-        print_json(&j, status);
+    if (s->json && print_json(&j, status) && status == 0)
+        status = EXIT_RUN_FAILED;
     job_free(&j);
     return status;
 }

@@ -10,19 +10,7 @@
 #include <sys/stat.h>
 
 #include "msg.h"
-
-/* The file name part of a path, and the length of its stem. */
-static const char *base_of(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash ? slash + 1 : path;
-}
-
-static int stem_of(const char *base)
-{
-    const char *dot = strrchr(base, '.');
-    return dot && dot != base ? (int)(dot - base) : (int)strlen(base);
-}
+#include "paths.h"
 
 static char *slurp(FILE *f)
 {
@@ -143,7 +131,7 @@ int er_tile_set_load(const char *list, er_tile_set *ts)
             rc = 2;
         }
         for (int j = 0; j < i && rc == 0; j++)
-            if (strcmp(base_of(ts->paths[i]), base_of(ts->paths[j])) == 0) {
+            if (strcmp(er_path_base(ts->paths[i]), er_path_base(ts->paths[j])) == 0) {
                 er_msg_error("--tile-set: '%s' and '%s' have the same file name",
                              ts->paths[j], ts->paths[i]);
                 rc = 2;
@@ -287,13 +275,6 @@ fail:
  * erode stitch
  * --------------------------------------------------------------------- */
 
-static void layer_path(char *buf, size_t n, const char *dir, const char *tile, const char *layer,
-                       const char *suffix)
-{
-    const char *base = base_of(tile);
-    snprintf(buf, n, "%s/%.*s.%s%s.tif", dir, stem_of(base), base, layer, suffix);
-}
-
 /* Where a halo output lies in the world: its window, found from its
  * georeferencing on tile 1's grid. */
 static int halo_window(const er_tile_set *ts, const er_image *img, er_window *win)
@@ -352,7 +333,7 @@ static int stitch_layer(const er_settings *s, const er_tile_set *ts, int k, cons
         er_window win;
         int near = j == k || er_mosaic_touch(p, &ts->place[j], 1);
         struct stat stt;
-        layer_path(path, sizeof path, s->output_dir, ts->paths[j], layer, ".halo");
+        er_path_stitched(path, sizeof path, s->output_dir, ts->paths[j], layer, ".halo");
         if (!near && stat(path, &stt) != 0)
             continue;
         if (er_tiff_read_info(path, NULL, &img, &err) != ER_OK) {
@@ -377,7 +358,7 @@ static int stitch_layer(const er_settings *s, const er_tile_set *ts, int k, cons
             rc = 2;
             goto done;
         }
-        cJSON_AddItemToArray(from, cJSON_CreateString(base_of(path)));
+        cJSON_AddItemToArray(from, cJSON_CreateString(er_path_base(path)));
         for (int y = 0; y < p->height; y++) {
             int wy = p->row + y, ly = wy - win.y0;
             if (ly < 0 || ly >= ih)
@@ -412,13 +393,13 @@ static int stitch_layer(const er_settings *s, const er_tile_set *ts, int k, cons
     cJSON *o = cJSON_CreateObject();
     if (o) {
         cJSON_AddStringToObject(o, "erode", ERODE_VERSION);
-        cJSON_AddStringToObject(o, "stitch", base_of(ts->paths[k]));
+        cJSON_AddStringToObject(o, "stitch", er_path_base(ts->paths[k]));
         cJSON_AddItemToObject(o, "from", from);
         from = NULL;
         prov = cJSON_PrintUnformatted(o);
         cJSON_Delete(o);
     }
-    layer_path(out, out_n, s->output_dir, ts->paths[k], layer, "");
+    er_path_stitched(out, out_n, s->output_dir, ts->paths[k], layer, "");
     if (any_nodata && !tile.georef.gdal_nodata && !(tile.georef.gdal_nodata = strdup("nan"))) {
         er_msg_error("%s: out of memory", ts->paths[k]);
         goto done;
@@ -474,13 +455,13 @@ int er_stitch_all(const er_settings *s, const er_tile_set *ts)
             want = 0;
             for (unsigned b = 0; b < ER_LAYER_COUNT; b++) {
                 struct stat st;
-                layer_path(outs[b], PATH_MAX, s->output_dir, ts->paths[k],
+                er_path_stitched(outs[b], PATH_MAX, s->output_dir, ts->paths[k],
                            er_layer_name(1u << b), ".halo");
                 if (stat(outs[b], &st) == 0)
                     want |= 1u << b;
             }
             if (!want) {
-                layer_path(outs[0], PATH_MAX, s->output_dir, ts->paths[k], "*", ".halo");
+                er_path_stitched(outs[0], PATH_MAX, s->output_dir, ts->paths[k], "*", ".halo");
                 er_msg_error("stitch: %s: no halo outputs '%s'", ts->paths[k], outs[0]);
                 status = 2;
             }

@@ -17,6 +17,9 @@ typedef struct er_atomic {
     char *final_path;    /* owned */
     char *tmp_path;      /* owned: "<dir>/.<name>.tmp-XXXXXX" */
     int slot;            /* index in the cleanup table, -1 if none */
+    int live_fd;         /* a second descriptor of the temporary holding an
+                            exclusive flock() while it exists: tells a live
+                            temporary from one a killed run left */
 } er_atomic;
 
 /* Creates the temporary for `final_path` (mode 0644 less umask). */
@@ -43,12 +46,35 @@ const char *er_atomic_reason(int errnum);
  * the files of one set replace their final names together at the end, after
  * every write has succeeded.  A disk that fills at the third file then
  * leaves the previous run's files (if any) untouched instead of a mix.
+ *
+ * er_atomic_set_commit() first takes an exclusive flock() on
+ * ER_ATOMIC_LOCK_NAME in each directory the set writes to (created, and
+ * removed again when done: a waiter that finds the name gone or holding
+ * another file opens it anew), so two processes replacing one set take turns
+ * and the result is one run's set, never a mix.  When a lock is busy it
+ * calls wait(user, dir, 1) once, then waits; an interrupted wait calls
+ * wait(user, dir, 0): a non-zero return gives up (ER_ECANCELED, the set
+ * is removed).  Holding the locks and with SIGINT, SIGTERM and SIGHUP
+ * blocked, it hard-links each existing final name to
+ * ".<name>.old-XXXXXX", renames the temporaries into place and, if one
+ * rename fails, renames the backups back (names that had no file lose the
+ * new one), so the previous set survives whole.  On a filesystem without
+ * hard links a file replaced before the failure cannot be put back; it
+ * keeps the new file.  The backups are removed at the end.
  * er_atomic_set_abort() removes the held temporaries.  At most 64 files a
  * set; not thread-safe (the CLI writes from one thread).
  */
+#define ER_ATOMIC_LOCK_NAME ".erode.lock"
+typedef int (*er_atomic_wait_fn)(void *user, const char *dir, int first);
 void er_atomic_set_begin(void);
-er_status er_atomic_set_commit(er_error *err);
+er_status er_atomic_set_commit(er_atomic_wait_fn wait, void *user, er_error *err);
 void er_atomic_set_abort(void);
+
+/* What a killed run may leave beside `final_path`'s directory:
+ * ".<name>.tmp-XXXXXX" no process holds (see live_fd) and
+ * ".<name>.old-XXXXXX" backups, both older than a minute.  Returns 1 and
+ * removes the file when `dir`/`name` is such a leftover, else 0. */
+int er_atomic_remove_stale(const char *dir, const char *name);
 
 /* Unlinks every temporary still open; only async-signal-safe calls. */
 void er_atomic_cleanup_signal_safe(void);

@@ -351,3 +351,14 @@ done:
         er_checkpoint_free(out);
     return st;
 }
+
+int er_checkpoint_looks_like_one(const char *path)
+{
+    unsigned char head[sizeof magic];
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    size_t got = fread(head, 1, sizeof head, f);
+    fclose(f);
+    return got == sizeof head && memcmp(head, magic, sizeof magic) == 0;
+}

@@ -77,6 +77,11 @@ typedef struct er_checkpoint {
 er_status er_checkpoint_read(const char *path, const er_checkpoint_id *id, er_checkpoint *out,
                              er_error *err);
 
+/* 1 when `path` can be read and starts with the checkpoint magic: an
+ * existing file that a --checkpoint may replace (and remove after
+ * success); 0 otherwise. */
+int er_checkpoint_looks_like_one(const char *path);
+
 /* Frees what er_checkpoint_read allocated; accepts a zeroed struct. */
 void er_checkpoint_free(er_checkpoint *c);
 

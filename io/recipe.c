@@ -99,7 +99,9 @@ static const key keys[] = {
     {"seed", K_U64, 0, P(seed), 0, 0, SEED_MAX, NULL},
 
     OBJ("terrain"),
-    NUM("terrain.vertical_scale", terrain.vertical_scale, F_MIN_OPEN, 0, 1e6),
+    /* >= 1e-6: every layer is written divided by the scale, and a smaller one
+     * can turn a finite water depth into an infinite float (issue #12). */
+    NUM("terrain.vertical_scale", terrain.vertical_scale, 0, 1e-6, 1e6),
     NUM("terrain.vertical_offset", terrain.vertical_offset, 0, -1e7, 1e7),
     {"terrain.cell_size", K_NUM, F_NULL | F_MIN_OPEN, P(terrain.cell_size),
      P(terrain.cell_size_set), 0, 1e6, NULL},

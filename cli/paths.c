@@ -1,0 +1,69 @@
+#include "paths.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+const char *er_path_base(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+int er_path_stem_len(const char *base)
+{
+    const char *dot = strrchr(base, '.');
+    return dot && dot != base ? (int)(dot - base) : (int)strlen(base);
+}
+
+const char *er_path_ext(const er_settings *s, er_file_format in)
+{
+    er_out_format f = s->format;
+    if (f == ER_OUT_AS_INPUT)
+        f = in == ER_FORMAT_PNG ? ER_OUT_PNG : ER_OUT_TIFF;
+    return f == ER_OUT_PNG ? "png" : "tif";
+}
+
+er_file_format er_path_guess_format(const char *path)
+{
+    const char *dot = strrchr(er_path_base(path), '.');
+    return dot && strcasecmp(dot, ".png") == 0 ? ER_FORMAT_PNG : ER_FORMAT_TIFF;
+}
+
+static int fits(int written, size_t n)
+{
+    return written >= 0 && (size_t)written < n;
+}
+
+int er_path_output(char *buf, size_t n, const er_settings *s, const char *input,
+                   const char *layer, const char *ext)
+{
+    const char *base = er_path_base(input);
+    return fits(snprintf(buf, n, "%s/%.*s.%s%s.%s", s->output_dir, er_path_stem_len(base), base,
+                         layer, s->tiles && !s->stitch ? ".halo" : "", ext), n);
+}
+
+int er_path_pattern(char *buf, size_t n, const char *pattern, const char *input)
+{
+    const char *base = er_path_base(input);
+    const char *tok = strstr(pattern, "{stem}");
+    if (!tok)
+        return fits(snprintf(buf, n, "%s", pattern), n);
+    return fits(snprintf(buf, n, "%.*s%.*s%s", (int)(tok - pattern), pattern,
+                         er_path_stem_len(base), base, tok + 6), n);
+}
+
+int er_path_frame(char *buf, size_t n, const char *frames_dir, const char *input, long long k)
+{
+    const char *base = er_path_base(input);
+    return fits(snprintf(buf, n, "%s/%.*s.frame-%06lld.png", frames_dir, er_path_stem_len(base),
+                         base, k), n);
+}
+
+int er_path_stitched(char *buf, size_t n, const char *dir, const char *tile, const char *layer,
+                     const char *suffix)
+{
+    const char *base = er_path_base(tile);
+    return fits(snprintf(buf, n, "%s/%.*s.%s%s.tif", dir, er_path_stem_len(base), base, layer,
+                         suffix), n);
+}

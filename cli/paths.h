@@ -1,0 +1,45 @@
+/*
+ * Output naming (DESIGN.md §1): every name a run derives from an input's
+ * name.  One place, so the run, the stitch and the write-target check
+ * (targets.c) cannot disagree about a name.
+ */
+#ifndef ER_CLI_PATHS_H
+#define ER_CLI_PATHS_H
+
+#include <stddef.h>
+
+#include "../io/image.h"
+#include "options.h"
+
+/* The file name part of a path (after the last '/'). */
+const char *er_path_base(const char *path);
+
+/* The length of a file name's stem: the name less its last extension. */
+int er_path_stem_len(const char *base);
+
+/* "tif" or "png": the output format for an input of format `in`. */
+const char *er_path_ext(const er_settings *s, er_file_format in);
+
+/* The input's format as its name says (".png" or else TIFF), for naming
+ * outputs before the input is read. */
+er_file_format er_path_guess_format(const char *path);
+
+/* "<dir>/<stem>.<layer>.<ext>", or "<dir>/<stem>.<layer>.halo.<ext>" for a
+ * tile of a --tile-set run (erode stitch makes the final outputs).
+ * Returns 0 when the name did not fit in n bytes. */
+int er_path_output(char *buf, size_t n, const er_settings *s, const char *input,
+                   const char *layer, const char *ext);
+
+/* `pattern` with "{stem}" replaced by the input's stem (--preview,
+ * --checkpoint, --resume).  Returns 0 when it did not fit. */
+int er_path_pattern(char *buf, size_t n, const char *pattern, const char *input);
+
+/* "<frames>/<stem>.frame-NNNNNN.png".  Returns 0 when it did not fit. */
+int er_path_frame(char *buf, size_t n, const char *frames_dir, const char *input, long long k);
+
+/* "<dir>/<stem>.<layer>.tif" (suffix "") or "...<layer>.halo.tif": the
+ * files of erode stitch. */
+int er_path_stitched(char *buf, size_t n, const char *dir, const char *tile, const char *layer,
+                     const char *suffix);
+
+#endif

@@ -1,0 +1,28 @@
+/*
+ * The write targets of a run (DESIGN.md §1): every path a run will create,
+ * rename or remove — layers, their temporaries, previews, frames,
+ * checkpoints, the output lock, stitched tiles — listed before any work and
+ * checked against every input (and --resume file) and against each other,
+ * by name (the directory's real path plus the file name) and by file
+ * identity (device and inode, symlinks followed).  Linear in the number of
+ * inputs: two hash tables, one stat() per path, one realpath() per distinct
+ * directory, one readdir() per directory that receives outputs.
+ */
+#ifndef ER_CLI_TARGETS_H
+#define ER_CLI_TARGETS_H
+
+#include "options.h"
+
+struct er_tile_set;
+
+/* Checks the run's write targets.  Returns 0, or exit status 2 after
+ * printing one error line naming the input and the clashing paths: an
+ * output that is (or would replace) an input, two outputs that are one
+ * file, an existing target that is a directory or not a regular file, a
+ * name too long for its temporary.  Removes, with a warning line each,
+ * the temporaries and backups a killed run left next to a target (never a
+ * live one: er_atomic_remove_stale).
+ * For `erode stitch`, ts is the tile set whose halo outputs are read. */
+int er_targets_check(const er_settings *s, const struct er_tile_set *ts);
+
+#endif
