@@ -27,7 +27,7 @@ static const struct er_option {
 } options[] = {
     {"recipe", required_argument, 'r', "FILE", "JSON recipe (default: the built-in default recipe)"},
     {"set", required_argument, 's', "KEY=VALUE", "override one recipe value, e.g. -s mei.steps=500 (repeatable)"},
-    {"inputs-from", required_argument, OPT_INPUTS_FROM, "FILE", "read more input paths from FILE, one a line (- = standard input)"},
+    {"inputs-from", required_argument, OPT_INPUTS_FROM, "FILE", "read more input paths from FILE, one a line or NUL-separated as find -print0 writes (- = standard input)"},
     {"output-dir", required_argument, 'o', "DIR", "where outputs go (default: .)"},
     {"format", required_argument, 'f', "tif|png", "output format (default: the input's)"},
     {"layers", required_argument, OPT_LAYERS, "LIST", "comma list of height,sediment,water,erosion,deposit (default: height,sediment,water)"},
