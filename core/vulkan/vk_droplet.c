@@ -386,7 +386,12 @@ static er_status plan_run(er_vk_ctx *vk, const er_droplet_setup *s, int64_t size
     pl->sizes[B_START] = n_start * sizeof(vkd_start);
     pl->sizes[B_JOB] = n_job * sizeof(vkd_job);
     pl->sizes[B_TILE] = n_job * sizeof(vkd_tile);
-    pl->sizes[B_COUNT] = bytes > pl->mask_words * 4 ? bytes : pl->mask_words * 4;
+    /* Staging carries the layers, the mask and the brush: the largest
+     * (the brush on maps of fewer than side^2 cells, issue #12). */
+    pl->sizes[B_COUNT] = bytes;
+    for (int i = B_MASK; i <= B_BRUSH; i++)
+        if (pl->sizes[i] > pl->sizes[B_COUNT])
+            pl->sizes[B_COUNT] = pl->sizes[i];
     char what[64];
     snprintf(what, sizeof what, "a %dx%d map", c->width, c->height);
     return er_vk_check_sizes(vk, pl->sizes, B_COUNT + 1, what, err);

@@ -38,6 +38,7 @@
  */
 #include "vk.h"
 
+#include <assert.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -64,10 +65,6 @@ enum {
 /* Cells of a row one workgroup of the per-cell passes covers (MEI_GROUP in
  * mei_common.glsl): wide groups, because lavapipe pays per workgroup. */
 #define MEI_GROUP 256
-/* The per-cell float buffers: B_B0 .. B_DE. */
-#define FIRST_CELL_BUF B_B0
-#define LAST_CELL_BUF B_DE
-#define N_CELL_BUFS (LAST_CELL_BUF - FIRST_CELL_BUF + 1)
 
 enum { P_DROPS, P_SOURCES, P_FLUX, P_WATER, P_TRANSPORT, P_REDUCE, P_ROWS, N_PIPE };
 
@@ -160,6 +157,40 @@ static VkDeviceSize wall_bytes(size_t n)
     return (VkDeviceSize)((n + 3) / 4 * 4);
 }
 
+/* size[] of buffer_sizes: the device buffers (B_*), then the host-visible
+ * staging buffer and the host copy of the row status. */
+enum { S_STAGING = N_BUF, S_ROWS_HOST, N_SIZES };
+
+/* The buffers that pass through the staging buffer: the uploads of
+ * gpu_setup and the read-backs at the end of er_vk_mei_run. */
+static const int staged[] = { B_COEF, B_B0, B_WALL, B_SRC, B_Z, B_S, B_D };
+
+/*
+ * Bytes of every buffer of a run on map t with a source list of src_words
+ * words (0: none), one formula for er_vk_mei_check and gpu_setup.  The
+ * staging buffer is as large as the largest buffer that passes through it,
+ * not as a layer: below 68 cells the coefficients (2 x 136 bytes) are the
+ * largest, and overlapping sources can make the source list longer than a
+ * layer (issue #12: a 4x4 map wrote 272 bytes into a 64-byte staging
+ * buffer).
+ */
+static void buffer_sizes(const er_terrain *t, size_t src_words, VkDeviceSize size[N_SIZES])
+{
+    const size_t n = (size_t)t->width * (size_t)t->height;
+    for (int i = 0; i < N_BUF; i++)
+        size[i] = (VkDeviceSize)n * sizeof(float);
+    size[B_COEF] = 2 * sizeof(mei_coef_gpu);
+    size[B_WALL] = wall_bytes(n);
+    size[B_ROWS] = (VkDeviceSize)t->height * sizeof(mei_rowstat);
+    size[B_SRC] = src_words ? (VkDeviceSize)src_words * sizeof(uint32_t) : 4;
+    size[B_PART] = (VkDeviceSize)t->height * MEI_LANES * sizeof(mei_part);
+    size[S_STAGING] = 0;
+    for (size_t i = 0; i < sizeof staged / sizeof staged[0]; i++)
+        if (size[staged[i]] > size[S_STAGING])
+            size[S_STAGING] = size[staged[i]];
+    size[S_ROWS_HOST] = size[B_ROWS];
+}
+
 er_status er_vk_mei_check(er_vk_ctx *vk, const er_params *p, const er_terrain *t,
                           er_error *err)
 {
@@ -192,16 +223,9 @@ er_status er_vk_mei_check(er_vk_ctx *vk, const er_params *p, const er_terrain *t
     if (n > UINT32_MAX / 4)
         return er_fail(err, ER_ENOMEM, "vulkan: %s has more cells than the shaders address "
                        "(2^30); use --backend cpu", what);
-    VkDeviceSize sizes[N_CELL_BUFS + 5];
-    size_t k = 0;
-    for (int i = 0; i < N_CELL_BUFS; i++)
-        sizes[k++] = (VkDeviceSize)n * sizeof(float);
-    sizes[k++] = wall_bytes(n);
-    sizes[k++] = (VkDeviceSize)t->height * sizeof(mei_rowstat);
-    sizes[k++] = (VkDeviceSize)n * sizeof(float); /* staging */
-    sizes[k++] = (VkDeviceSize)t->height * sizeof(mei_rowstat);
-    sizes[k++] = (VkDeviceSize)t->height * MEI_LANES * sizeof(mei_part);
-    return er_vk_check_sizes(vk, sizes, k, what, err);
+    VkDeviceSize size[N_SIZES];
+    buffer_sizes(t, 0, size);
+    return er_vk_check_sizes(vk, size, N_SIZES, what, err);
 }
 
 /* The cells of the disc of radius rad around (cx, cy): core/pipe.c
@@ -393,23 +417,28 @@ static void fill_coef(const er_mei_coef *k, const er_terrain *t, mei_coef_gpu *g
     g->has_wall = t->wall != NULL;
 }
 
-/* Uploads bytes into buffer b through the staging buffer. */
+/* Uploads bytes of data into buffer b through the staging buffer, the
+ * rest of b (the wall buffer's last word) zeroed.  b must be one of
+ * staged[]. */
 static er_status upload(mei_gpu *g, er_vk_buffer *b, const void *data, size_t bytes,
                         er_error *err)
 {
     er_status st;
+    assert(bytes <= b->size && b->size <= g->staging.size);
     memcpy(g->staging.map, data, bytes);
+    memset((unsigned char *)g->staging.map + bytes, 0, (size_t)b->size - bytes);
     if ((st = er_vk_cmd_begin(g->vk, err)))
         return st;
-    er_vk_cmd_copy(g->vk, &g->staging, b, bytes);
+    er_vk_cmd_copy(g->vk, &g->staging, b, b->size);
     return er_vk_cmd_submit(g->vk, err);
 }
 
-/* Reads buffer b back into out (bytes). */
+/* Reads buffer b back into out (bytes).  b must be one of staged[]. */
 static er_status download(mei_gpu *g, const er_vk_buffer *b, void *out, size_t bytes,
                           er_error *err)
 {
     er_status st;
+    assert(bytes <= b->size && bytes <= g->staging.size);
     if ((st = er_vk_cmd_begin(g->vk, err)))
         return st;
     er_vk_cmd_copy(g->vk, b, &g->staging, bytes);
@@ -423,23 +452,16 @@ static er_status gpu_setup(mei_gpu *g, const er_terrain *t, const mei_coef_gpu c
                            const uint32_t *src, size_t src_words, er_error *err)
 {
     const size_t n = (size_t)t->width * (size_t)t->height;
-    VkDeviceSize size[N_BUF];
+    VkDeviceSize size[N_SIZES];
     er_status st;
-    for (int i = 0; i < N_BUF; i++)
-        size[i] = (VkDeviceSize)n * sizeof(float);
-    size[B_COEF] = 2 * sizeof(mei_coef_gpu);
-    size[B_WALL] = wall_bytes(n);
-    size[B_ROWS] = (VkDeviceSize)t->height * sizeof(mei_rowstat);
-    size[B_SRC] = src_words ? src_words * sizeof(uint32_t) : 4;
-    size[B_PART] = (VkDeviceSize)t->height * MEI_LANES * sizeof(mei_part);
+    buffer_sizes(t, src_words, size);
     for (int i = 0; i < N_BUF; i++)
         if ((st = er_vk_buffer_new(g->vk, size[i], ER_VK_DEVICE, &g->buf[i], buf_names[i], err)))
             return st;
-    VkDeviceSize stage = (VkDeviceSize)n * sizeof(float);
-    stage = size[B_SRC] > stage ? size[B_SRC] : stage;
-    if ((st = er_vk_buffer_new(g->vk, stage, ER_VK_HOST, &g->staging, "staging", err)) ||
-        (st = er_vk_buffer_new(g->vk, size[B_ROWS], ER_VK_HOST, &g->rows_host, "row status",
-                               err)))
+    if ((st = er_vk_buffer_new(g->vk, size[S_STAGING], ER_VK_HOST, &g->staging, "staging",
+                               err)) ||
+        (st = er_vk_buffer_new(g->vk, size[S_ROWS_HOST], ER_VK_HOST, &g->rows_host,
+                               "row status", err)))
         return st;
     const er_vk_buffer *bind[N_BUF];
     for (int i = 0; i < N_BUF; i++)
@@ -454,11 +476,8 @@ static er_status gpu_setup(mei_gpu *g, const er_terrain *t, const mei_coef_gpu c
     if ((st = upload(g, &g->buf[B_COEF], coef, 2 * sizeof(mei_coef_gpu), err)) ||
         (st = upload(g, &g->buf[B_B0], t->elevation, n * sizeof(float), err)))
         return st;
-    if (t->wall) {
-        memset(g->staging.map, 0, (size_t)size[B_WALL]);
-        if ((st = upload(g, &g->buf[B_WALL], t->wall, n, err)))
-            return st;
-    }
+    if (t->wall && (st = upload(g, &g->buf[B_WALL], t->wall, n, err)))
+        return st;
     if (src_words && (st = upload(g, &g->buf[B_SRC], src, src_words * sizeof(uint32_t), err)))
         return st;
     if ((st = er_vk_cmd_begin(g->vk, err)))
