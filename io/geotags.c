@@ -21,6 +21,7 @@
 #define KEY_LINEAR_UNITS 3076        /* ProjLinearUnitsGeoKey */
 #define KEY_LINEAR_UNIT_SIZE 3077    /* ProjLinearUnitSizeGeoKey [metres] */
 #define MODEL_GEOGRAPHIC 2
+#define MODEL_GEOCENTRIC 3
 #define RASTER_PIXEL_IS_POINT 2
 #define USER_DEFINED 32767
 #define TAG_GEODOUBLES 34736
@@ -101,6 +102,62 @@ static int raster_to_model(const er_georef *g, double m[6])
     return 1;
 }
 
+/* EPSG's length units that are not deprecated and have a conversion
+ * factor [m per unit] (PROJ's proj.db, table unit_of_measure, EPSG dataset
+ * 10.x), rates such as "metres per year" left out. */
+static const struct {
+    uint16_t code;
+    double metres;
+} linear_units[] = {
+    {1025, 0.001},               /* millimetre */
+    {1033, 0.01},                /* centimetre */
+    {9001, 1.0},                 /* metre */
+    {9002, 0.3048},              /* foot */
+    {9003, 1200.0 / 3937.0},     /* US survey foot */
+    {9005, 0.3047972654},        /* Clarke's foot */
+    {9014, 1.8288},              /* fathom */
+    {9030, 1852.0},              /* nautical mile */
+    {9031, 1.0000135965},        /* German legal metre */
+    {9033, 20.11684023368047},   /* US survey chain */
+    {9034, 0.2011684023368047},  /* US survey link */
+    {9035, 1609.3472186944375},  /* US survey mile */
+    {9036, 1000.0},              /* kilometre */
+    {9037, 0.9143917962},        /* Clarke's yard */
+    {9038, 20.1166195164},       /* Clarke's chain */
+    {9039, 0.201166195164},      /* Clarke's link */
+    {9040, 0.9143984146160287},  /* British yard (Sears 1922) */
+    {9041, 0.3047994715386762},  /* British foot (Sears 1922) */
+    {9042, 20.116765121552632},  /* British chain (Sears 1922) */
+    {9043, 0.2011676512155263},  /* British link (Sears 1922) */
+    {9050, 0.9143992},           /* British yard (Benoit 1895 A) */
+    {9051, 0.3047997333333333},  /* British foot (Benoit 1895 A) */
+    {9052, 20.1167824},          /* British chain (Benoit 1895 A) */
+    {9053, 0.201167824},         /* British link (Benoit 1895 A) */
+    {9060, 0.9143992042898124},  /* British yard (Benoit 1895 B) */
+    {9061, 0.30479973476327077}, /* British foot (Benoit 1895 B) */
+    {9062, 20.116782494375872},  /* British chain (Benoit 1895 B) */
+    {9063, 0.2011678249437587},  /* British link (Benoit 1895 B) */
+    {9070, 0.30480083333333335}, /* British foot (1865) */
+    {9080, 0.30479951024814694}, /* Indian foot */
+    {9081, 0.30479841},          /* Indian foot (1937) */
+    {9082, 0.3047996},           /* Indian foot (1962) */
+    {9083, 0.3047995},           /* Indian foot (1975) */
+    {9084, 0.9143985307444408},  /* Indian yard */
+    {9085, 0.91439523},          /* Indian yard (1937) */
+    {9086, 0.9143988},           /* Indian yard (1962) */
+    {9087, 0.9143985},           /* Indian yard (1975) */
+    {9093, 1609.344},            /* statute mile */
+    {9094, 0.3047997101815088},  /* Gold Coast foot */
+    {9095, 0.3048007491},        /* British foot (1936) */
+    {9096, 0.9144},              /* yard */
+    {9097, 20.1168},             /* chain */
+    {9098, 0.201168},            /* link */
+    {9099, 0.914398},            /* British yard (Sears 1922 truncated) */
+    {9300, 0.30479933333333337}, /* British foot (Sears 1922 truncated) */
+    {9301, 20.116756},           /* British chain (Sears 1922 truncated) */
+    {9302, 0.20116756},          /* British link (Sears 1922 truncated) */
+};
+
 /* Metres per CRS unit of a projected (or unknown) model; 0 when unknown. */
 static double linear_unit(const er_georef *g)
 {
@@ -108,18 +165,17 @@ static double linear_unit(const er_georef *g)
     double size;
     if (!key_short(g, KEY_LINEAR_UNITS, &code))
         return 1.0; /* no unit key: GeoTIFF's default is the CRS's, nearly always metres */
-    switch (code) {
-    case 9001: return 1.0;                /* metre */
-    case 9002: return 0.3048;             /* international foot */
-    case 9003: return 1200.0 / 3937.0;    /* US survey foot */
-    case 9036: return 1000.0;             /* kilometre */
-    case USER_DEFINED:
-        return key_double(g, KEY_LINEAR_UNIT_SIZE, &size) && size > 0 ? size : 0.0;
-    default: return 0.0;
-    }
+    if (code == USER_DEFINED)
+        return key_double(g, KEY_LINEAR_UNIT_SIZE, &size) && isfinite(size) && size > 0 ? size : 0.0;
+    for (size_t i = 0; i < sizeof linear_units / sizeof linear_units[0]; i++)
+        if (linear_units[i].code == code)
+            return linear_units[i].metres;
+    return 0.0;
 }
 
-/* Degrees per CRS unit of a geographic model; 0 when unknown. */
+/* Degrees per CRS unit of a geographic model; 0 when unknown, and for the
+ * sexagesimal notations (EPSG 9107, 9108, 9110, 9111, 9115-9121), where
+ * 10.3030 means 10 deg 30' 30": not a scale. */
 static double angular_unit(const er_georef *g)
 {
     unsigned code;
@@ -128,13 +184,19 @@ static double angular_unit(const er_georef *g)
         return 1.0;
     switch (code) {
     case 9101: return 180.0 / PI;         /* radian */
-    case 9102: return 1.0;                /* degree */
+    case 9102:                            /* degree */
+    case 9122: return 1.0;                /* degree (supplier to define representation) */
     case 9103: return 1.0 / 60.0;         /* arc-minute */
     case 9104: return 1.0 / 3600.0;       /* arc-second */
+    case 1031: return 1.0 / 3600000.0;    /* milliarc-second */
     case 9105:                            /* grad */
     case 9106: return 0.9;                /* gon */
+    case 9109: return 1e-6 * 180.0 / PI;  /* microradian */
+    case 9112: return 0.009;              /* centesimal minute: 1/100 grad */
+    case 9113: return 0.00009;            /* centesimal second: 1/10000 grad */
+    case 9114: return 360.0 / 6400.0;     /* mil_6400 */
     case USER_DEFINED:
-        return key_double(g, KEY_ANGULAR_UNIT_SIZE, &size) && size > 0 ? size * 180.0 / PI : 0.0;
+        return key_double(g, KEY_ANGULAR_UNIT_SIZE, &size) && isfinite(size) && size > 0 ? size * 180.0 / PI : 0.0;
     default: return 0.0;
     }
 }
@@ -144,6 +206,26 @@ static double round_micrometre(double x)
     return round(x * 1e6) / 1e6;
 }
 
+/* A cell side [m] erode can use: finite and at least a micrometre (what
+ * geographic sizes are rounded to). */
+static int usable_side(double x)
+{
+    return isfinite(x) && x >= 1e-6;
+}
+
+/* Centre latitudes closer than this to a pole [degrees] give no usable
+ * cell width: a degree of longitude is 111 km * cos(lat), 970 m at 89.5
+ * degrees, 19 m at 89.99 and nothing at the pole, where the width of the
+ * centre cell says nothing about the rest of the raster. */
+#define POLE_MARGIN 0.5
+
+static int unusable(const char **why, const char *reason)
+{
+    if (why)
+        *why = reason;
+    return -1;
+}
+
 /* Cell size [m].  A geographic CRS is converted with the WGS 84 ellipsoid's
  * meridian (M) and prime-vertical (N) radii of curvature at the raster's
  * centre latitude phi, e2 = f(2 - f):
@@ -151,43 +233,62 @@ static double round_micrometre(double x)
  *   N cos phi = a cos phi / sqrt(1 - e2 sin^2 phi)    per radian of longitude
  * sin/cos may differ in the last bit between libm builds, so the result is
  * rounded to a micrometre (DESIGN.md §3).  Thread-safe, pure. */
-int er_georef_cell_size(const er_georef *g, int width, int height, double *dx, double *dy)
+int er_georef_cell_size_why(const er_georef *g, int width, int height, double *dx, double *dy, const char **why)
 {
     double m[6];
     unsigned model = 0;
-    if (!g)
+    if (why)
+        *why = NULL;
+    if (!g || (!g->pixel_scale && !g->tiepoints && !g->transformation))
         return 0;
+    if (g->pixel_scale && g->n_pixel_scale < 2)
+        return unusable(why, "ModelPixelScale has fewer than 2 values");
+    if (!g->pixel_scale && g->transformation && g->n_transformation < 16)
+        return unusable(why, "ModelTransformation has fewer than 16 values");
+    if (!g->pixel_scale && !g->transformation)
+        return unusable(why, "tie points without a pixel scale (ground control points) give no cell size");
     key_short(g, KEY_MODEL_TYPE, &model);
+    if (model == MODEL_GEOCENTRIC)
+        return unusable(why, "geocentric model (GTModelTypeGeoKey 3) has no map plane");
 
     if (model != MODEL_GEOGRAPHIC) {
         double unit = linear_unit(g), x, y;
         if (unit <= 0)
-            return 0;
-        if (g->pixel_scale && g->n_pixel_scale >= 2) {
+            return unusable(why, "unknown linear unit (ProjLinearUnitsGeoKey)");
+        if (g->pixel_scale) {
             x = fabs(g->pixel_scale[0]);
             y = fabs(g->pixel_scale[1]);
-        } else if (raster_to_model(g, m)) {
-            x = sqrt(m[1] * m[1] + m[4] * m[4]);
-            y = sqrt(m[2] * m[2] + m[5] * m[5]);
         } else {
-            return 0;
+            const double *t = g->transformation; /* 4x4, row-major: column vectors (t0, t4), (t1, t5) */
+            x = sqrt(t[0] * t[0] + t[4] * t[4]);
+            y = sqrt(t[1] * t[1] + t[5] * t[5]);
         }
         x *= unit;
         y *= unit;
-        if (!(isfinite(x) && isfinite(y) && x > 0 && y > 0))
-            return 0;
+        if (!usable_side(x) || !usable_side(y))
+            return unusable(why, "pixel size zero, not finite or under a micrometre");
         *dx = x;
         *dy = y;
         return 1;
     }
 
     double deg = angular_unit(g);
-    if (deg <= 0 || !raster_to_model(g, m))
-        return 0;
+    if (deg <= 0)
+        return unusable(why, "unknown or sexagesimal angular unit (GeogAngularUnitsGeoKey)");
+    if (!raster_to_model(g, m)) {
+        const double *sc = g->pixel_scale;
+        if (sc && !(isfinite(sc[0]) && isfinite(sc[1]) && sc[0] != 0 && sc[1] != 0))
+            return unusable(why, "pixel size zero, not finite or under a micrometre");
+        if (sc && !(g->tiepoints && g->n_tiepoints >= 6) && !g->transformation)
+            return unusable(why, "geographic pixel scale without a tie point: the latitude is unknown");
+        return unusable(why, "tie point or transformation not finite");
+    }
     double ci = width / 2.0, cj = height / 2.0;
     double lat = (m[3] + m[4] * ci + m[5] * cj) * deg;
     if (!(lat >= -90.0 && lat <= 90.0))
-        return 0;
+        return unusable(why, "centre latitude outside -90..90 degrees");
+    if (fabs(lat) > 90.0 - POLE_MARGIN)
+        return unusable(why, "centre latitude within 0.5 degree of a pole");
     const double f = 1.0 / WGS84_INV_F, e2 = f * (2.0 - f);
     double phi = lat * (PI / 180.0), s = sin(phi);
     double w = 1.0 - e2 * s * s;
@@ -198,11 +299,16 @@ int er_georef_cell_size(const er_georef *g, int width, int height, double *dx, d
     double ey = m[2] * deg * per_deg_lon, nj = m[5] * deg * per_deg_lat;
     double x = round_micrometre(sqrt(ex * ex + ny * ny));
     double y = round_micrometre(sqrt(ey * ey + nj * nj));
-    if (!(isfinite(x) && isfinite(y) && x > 0 && y > 0))
-        return 0;
+    if (!usable_side(x) || !usable_side(y))
+        return unusable(why, "pixel size zero, not finite or under a micrometre");
     *dx = x;
     *dy = y;
     return 1;
+}
+
+int er_georef_cell_size(const er_georef *g, int width, int height, double *dx, double *dy)
+{
+    return er_georef_cell_size_why(g, width, height, dx, dy, NULL) == 1;
 }
 
 /* Continuous pixel coordinates of a map point in erode's (and GDAL's)

@@ -65,11 +65,32 @@ er_status er_tiff_read_info(const char *path, const er_read_opts *opts, er_image
                             er_error *err);
 
 /* Cell size from the georeferencing.  Returns 1 and sets *dx, *dy [m] when
- * the tags give one: a projected CRS in metres as is, a geographic CRS in
- * degrees converted to metres at the raster's centre latitude (WGS 84
- * ellipsoid) and rounded to a micrometre so every machine agrees.  Returns 0
- * when there is no usable georeferencing. */
+ * the tags give one: a projected CRS converted from its linear unit to
+ * metres, a geographic CRS in degrees converted to metres at the raster's
+ * centre latitude (WGS 84 ellipsoid) and rounded to a micrometre so every
+ * machine agrees.  Returns 0 when there is no georeferencing or it is
+ * unusable (er_georef_cell_size_why says which, and why). */
 int er_georef_cell_size(const er_georef *g, int width, int height, double *dx, double *dy);
+
+/* The same, telling "no georeferencing" from "georeferencing that gives no
+ * usable cell size".  width, height: the raster's size in cells (a
+ * geographic CRS is converted at its centre).  Returns
+ *    1  *dx, *dy [m] set as er_georef_cell_size does; *why = NULL;
+ *    0  no georeferencing: g is NULL or has neither ModelPixelScale,
+ *       ModelTiepoint nor ModelTransformation (GeoKeys alone place
+ *       nothing); the caller uses terrain.cell_size or 1 m; *why = NULL;
+ *   -1  georeferencing present but unusable; *why is a static, lowercase,
+ *       one-line reason without the file name, e.g. "unknown linear unit
+ *       (ProjLinearUnitsGeoKey)": a linear unit other than metre, foot, US
+ *       survey foot or another EPSG length unit with a known factor (or a
+ *       user-defined one with a positive ProjLinearUnitSizeGeoKey); an
+ *       unknown or sexagesimal angular unit; a pixel size that is zero,
+ *       not finite or under a micrometre in metres; tie points without a
+ *       scale or transformation (ground control points); a geographic
+ *       raster with no tie point, a centre latitude off the globe or within
+ *       0.5 degree of a pole; a geocentric model; a truncated tag.
+ * *dx and *dy are untouched unless 1; why may be NULL.  Thread-safe, pure. */
+int er_georef_cell_size_why(const er_georef *g, int width, int height, double *dx, double *dy, const char **why);
 
 /* Removes the input's STATISTICS_* items from GDAL_METADATA (they would be
  * wrong for an eroded layer); drops the tag when nothing else is left. */

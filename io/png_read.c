@@ -42,6 +42,18 @@ typedef struct read_ctx {
     uint64_t chunk_left;  /* data + CRC bytes of the current chunk still to come */
     unsigned char head[8];
     unsigned head_got;    /* bytes of the next chunk header seen so far */
+    /* erode's mapping chunks as they pass (see note_keyword): libpng drops
+     * a text chunk it cannot read (a damaged zlib stream, text inflating
+     * past ER_PNG_CHUNK_MAX, a full chunk cache) with only a warning. */
+    int key_match;        /* keyword bytes of the current text chunk that
+                           * matched ER_PNG_KEY_MAPPING; -1 no match */
+    uint64_t data_left;   /* data bytes of the current chunk still to come */
+    int in_mapping;       /* the current chunk is a mapping chunk */
+    int mappings_seen;    /* mapping chunks passed to libpng */
+    int cached_chunks;    /* chunks passed that count against libpng's
+                           * chunk cache: text (any keyword) and sPLT */
+    int late_mapping;     /* a mapping chunk came past ER_PNG_TEXT_CHUNKS_MAX */
+    char mapping_why[160]; /* libpng's warning about one of them */
 } read_ctx;
 
 /* libpng's messages start with a capital ("Not enough image data") unless
@@ -71,24 +83,52 @@ static void on_error(png_structp png, png_const_charp msg)
 }
 
 /* Warnings (an odd sRGB profile, a damaged unknown chunk) do not change the
- * heights; a library must not print them. */
+ * heights; a library must not print them.  One about erode's mapping chunk
+ * (libpng is dropping it) is kept for the error find_mapping reports. */
 static void on_warning(png_structp png, png_const_charp msg)
 {
-    (void)png;
-    (void)msg;
+    read_ctx *c = png_get_error_ptr(png);
+    if (c->in_mapping && !c->mapping_why[0])
+        snprintf(c->mapping_why, sizeof c->mapping_why, "%s", msg);
 }
 
-/* Follows the chunk stream as it passes to libpng and returns 0 when a
- * chunk header claims more bytes than the rest of the file holds.  libpng
- * allocates a text chunk's whole claimed length before reading it, and
- * png_set_chunk_malloc_max does not bound that in libpng 1.6.39: without
- * this check a 200-byte file claiming a 2 GiB tEXt chunk costs a 2 GiB
- * allocation (found by tests/fuzz/fuzz_png.c). */
+static int is_text_chunk(const unsigned char *type)
+{
+    return memcmp(type, "tEXt", 4) == 0 || memcmp(type, "zTXt", 4) == 0 || memcmp(type, "iTXt", 4) == 0;
+}
+
+/* Matches the first data bytes of a text chunk, its keyword and the NUL
+ * that ends it, against ER_PNG_KEY_MAPPING. */
+static void note_keyword(read_ctx *c, const unsigned char *p, size_t n)
+{
+    static const char key[] = ER_PNG_KEY_MAPPING;
+    for (size_t i = 0; i < n && c->key_match >= 0; i++) {
+        if (p[i] != (unsigned char)key[c->key_match]) {
+            c->key_match = -1;
+        } else if (++c->key_match == (int)sizeof key) {
+            c->key_match = -1;
+            c->in_mapping = 1;
+            c->mappings_seen++;
+            c->late_mapping |= c->cached_chunks > ER_PNG_TEXT_CHUNKS_MAX;
+        }
+    }
+}
+
+/* Follows the chunk stream as it passes to libpng, noting erode's mapping
+ * chunks, and returns 0 when a chunk header claims more bytes than the
+ * rest of the file holds.  libpng allocates a text chunk's whole claimed
+ * length before reading it, and png_set_chunk_malloc_max does not bound
+ * that in libpng 1.6.39: without this check a 200-byte file claiming a
+ * 2 GiB tEXt chunk costs a 2 GiB allocation (found by
+ * tests/fuzz/fuzz_png.c). */
 static int track_chunks(read_ctx *c, const unsigned char *p, size_t n)
 {
     while (n > 0) {
         if (c->chunk_left > 0) {
             size_t k = c->chunk_left < n ? (size_t)c->chunk_left : n;
+            size_t d = c->data_left < k ? (size_t)c->data_left : k;
+            note_keyword(c, p, d);
+            c->data_left -= d;
             c->chunk_left -= k;
             c->pos += k;
             p += k;
@@ -103,6 +143,10 @@ static int track_chunks(read_ctx *c, const unsigned char *p, size_t n)
             uint64_t len = (uint64_t)c->head[0] << 24 | (uint64_t)c->head[1] << 16 | (uint64_t)c->head[2] << 8
                          | c->head[3];
             c->chunk_left = len + 4;
+            c->data_left = len;
+            c->in_mapping = 0;
+            c->key_match = is_text_chunk(c->head + 4) ? 0 : -1;
+            c->cached_chunks += c->key_match == 0 || memcmp(c->head + 4, "sPLT", 4) == 0;
             if (c->file_size != UINT64_MAX && c->chunk_left > c->file_size - c->pos)
                 return 0;
         }
@@ -151,24 +195,53 @@ static int parse_mapping(const char *s, double *min, double *max)
         && fabs(*max) <= FLT_MAX;
 }
 
-/* Finds erode's height mapping among the text chunks read so far (before
- * IDAT, where the writer puts it).  Returns 1 and fills min/max when there
- * is one, 0 when there is none, -1 when it is damaged or repeated. */
-static int find_mapping(read_ctx *c, double *min, double *max)
+/* Finds erode's height mapping among the text chunks read so far: before
+ * IDAT, where erode's writer puts it, and, once png_read_end has run, after
+ * it (the format allows both).  Returns 1 and fills min/max when there is
+ * one, 0 when there is none, -1 with c->why and *st set when it is
+ * damaged, repeated, or was in the file but libpng could not read it
+ * (ER_EUNSUPPORTED when it only came too late, past ER_PNG_TEXT_CHUNKS_MAX
+ * other text chunks): then the heights cannot be known, and reading them
+ * as 0..1 would be silently wrong by the whole range. */
+static int find_mapping(read_ctx *c, double *min, double *max, er_status *st)
 {
     png_textp text = NULL;
     int n = png_get_text(c->png, c->info, &text, NULL), found = 0;
-    for (int i = 0; i < n; i++) {
+    const char *bad = NULL;
+    for (int i = 0; i < n && !bad; i++) {
         if (strcmp(text[i].key, ER_PNG_KEY_MAPPING) != 0)
             continue;
-        if (found++ || !text[i].text || !parse_mapping(text[i].text, min, max))
-            return -1;
+        if (found++)
+            bad = " (repeated)";
+        else if (!text[i].text || !parse_mapping(text[i].text, min, max))
+            bad = "";
     }
-    return found;
+    if (!bad && found == c->mappings_seen)
+        return found;
+    *st = ER_EFORMAT;
+    if (bad) {
+        snprintf(c->why, sizeof c->why, "damaged PNG: bad %s chunk%s", ER_PNG_KEY_MAPPING, bad);
+    } else if (c->late_mapping) {
+        *st = ER_EUNSUPPORTED;
+        snprintf(c->why, sizeof c->why, "too many text chunks (the %s chunk follows the first %d)",
+                 ER_PNG_KEY_MAPPING, ER_PNG_TEXT_CHUNKS_MAX);
+    } else {
+        /* zlib's reasons ("zTXt: incorrect header check"); "truncated" is
+         * also what libpng says of text inflating past its limit. */
+        const char *why = c->mapping_why[0] ? c->mapping_why : "unreadable";
+        if (strstr(why, "truncated"))
+            snprintf(c->why, sizeof c->why, "damaged PNG: bad %s chunk (%s, or over %u bytes inflated)",
+                     ER_PNG_KEY_MAPPING, why, ER_PNG_CHUNK_MAX);
+        else
+            snprintf(c->why, sizeof c->why, "damaged PNG: bad %s chunk (%s)", ER_PNG_KEY_MAPPING, why);
+    }
+    return -1;
 }
 
-/* Converts one decoded row (big-endian samples, 1 or 2 channels) to values
- * and the nodata mask. */
+/* Converts one decoded row (big-endian samples, 1 or 2 channels) to raw
+ * sample values and the nodata mask.  The samples stay raw, as floats
+ * (exact: at most 65535 < 2^24), until the image has been read to its end:
+ * only then is it known whether a mapping chunk follows the pixels. */
 static void convert_row(read_ctx *c, const unsigned char *row, int y, int depth, int channels)
 {
     size_t w = (size_t)c->width, base = (size_t)y * w;
@@ -176,7 +249,7 @@ static void convert_row(read_ctx *c, const unsigned char *row, int y, int depth,
     for (size_t x = 0; x < w; x++) {
         const unsigned char *p = row + x * step;
         unsigned v = depth == 16 ? ((unsigned)p[0] << 8 | p[1]) : p[0];
-        c->data[base + x] = c->lut[v];
+        c->data[base + x] = (float)v;
         if (channels == 2) {
             unsigned a = depth == 16 ? ((unsigned)p[2] << 8 | p[3]) : p[1];
             if (a == 0) {
@@ -199,6 +272,9 @@ static er_status read_body(read_ctx *c, const er_read_opts *opts, er_error *err)
     png_set_sig_bytes(c->png, 8);
     png_set_user_limits(c->png, ER_PNG_SIDE_MAX, ER_PNG_SIDE_MAX);
     png_set_chunk_malloc_max(c->png, ER_PNG_CHUNK_MAX);
+    /* libpng's count stops at 1 and includes the chunk that reaches it:
+     * a cache of n keeps n - 2 chunks. */
+    png_set_chunk_cache_max(c->png, ER_PNG_TEXT_CHUNKS_MAX + 2);
     /* A bad CRC is an error in any chunk: a damaged height-mapping chunk
      * must not be dropped silently (the heights would read as 0..1). */
     png_set_crc_action(c->png, PNG_CRC_ERROR_QUIT, PNG_CRC_ERROR_QUIT);
@@ -221,11 +297,11 @@ static er_status read_body(read_ctx *c, const er_read_opts *opts, er_error *err)
     c->width = (int)w;
     c->height = (int)h;
 
+    /* A bad mapping before the pixels is refused before decoding them. */
     double min = 0, max = 1;
-    int mapped = find_mapping(c, &min, &max);
-    if (mapped < 0)
-        return er_fail(err, ER_EFORMAT, "cannot read '%s': damaged PNG: bad %s chunk", c->path,
-                       ER_PNG_KEY_MAPPING);
+    er_status st;
+    if (find_mapping(c, &min, &max, &st) < 0)
+        return er_fail(err, st, "cannot read '%s': %s", c->path, c->why);
 
     /* 1/2/4-bit grey expands to 8 bits by bit replication (v * 255 / (2^d -
      * 1) exactly), so v8 / 255 == v / (2^d - 1): the original scale. */
@@ -257,8 +333,6 @@ static er_status read_body(read_ctx *c, const er_read_opts *opts, er_error *err)
     c->raw = malloc(rawsize);
     if (!c->lut || !c->data || (c->alpha && !c->mask) || !c->raw)
         return er_fail(err, ER_ENOMEM, "cannot read '%s': out of memory", c->path);
-    for (size_t v = 0; v < levels; v++)
-        c->lut[v] = mapped ? (float)(min + (double)v / rawmax * (max - min)) : (float)((double)v / rawmax);
 
     if (passes == 1) {
         for (png_uint_32 y = 0; y < h; y++) {
@@ -275,8 +349,16 @@ static er_status read_body(read_ctx *c, const er_read_opts *opts, er_error *err)
             convert_row(c, c->raw + (size_t)y * rowbytes, (int)y, depth, channels);
     }
     /* Reads up to IEND so a file cut short after the pixels, or a damaged
-     * trailing chunk, is reported too. */
-    png_read_end(c->png, NULL);
+     * trailing chunk, is reported too, and the text chunks after the pixels
+     * join those before them in c->info. */
+    png_read_end(c->png, c->info);
+    int mapped = find_mapping(c, &min, &max, &st);
+    if (mapped < 0)
+        return er_fail(err, st, "cannot read '%s': %s", c->path, c->why);
+    for (size_t v = 0; v < levels; v++)
+        c->lut[v] = mapped ? (float)(min + (double)v / rawmax * (max - min)) : (float)((double)v / rawmax);
+    for (size_t i = 0; i < cells; i++)
+        c->data[i] = c->lut[(size_t)c->data[i]];
     return ER_OK;
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Regenerates the seed corpora in tests/fuzz/corpus/{tiff,png,recipe}/
+"""Regenerates the seed corpora in tests/fuzz/corpus/{tiff,png,recipe,checkpoint}/
 (run once; the seeds are committed).  Small valid files of every layout the
 readers handle -- each sample type, codec, predictor, byte order, strips and
 tiles, BigTIFF, several bands, sparse blocks, nodata; 1-16 bit PNG, alpha,
@@ -7,27 +7,39 @@ tRNS, Adam7, erode's own chunks -- plus the recipes in configs/ and a few
 edge cases.  Libtiff and libpng are not instrumented for coverage, so the
 seeds are what leads the fuzzer into their codecs.
 
-  ERODE=./erode /usr/bin/python3 tests/fuzz/make_seeds.py
+  ERODE=./erode /usr/bin/python3 tests/fuzz/make_seeds.py [KIND...]
 
-ERODE (optional) is used to add --print-recipe output and an erode-written
-PNG.  Needs python3-gdal and numpy.
+KIND: tiff, png, recipe or checkpoint (default: all).  ERODE (optional) is
+used to add --print-recipe output, an erode-written PNG and checkpoints
+saved by erode runs stopped with SIGTERM.  The tiff and png seeds need
+python3-gdal and numpy; the checkpoint seeds only Python.
 """
 import glob
 import os
+import re
 import shutil
+import signal
+import struct
 import subprocess
 import sys
+import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(SRC, "tests", "data", "bad"))
 import generate as g  # noqa: E402  (the PNG/TIFF writers of the bad corpus)
 
-import numpy as np  # noqa: E402
-from osgeo import gdal  # noqa: E402
-
-gdal.UseExceptions()
 CORPUS = os.path.join(HERE, "corpus")
+np = gdal = None
+
+
+def need_gdal():
+    global np, gdal
+    import numpy
+    from osgeo import gdal as osgeo_gdal
+    np, gdal = numpy, osgeo_gdal
+    gdal.UseExceptions()
 
 
 def tiff_seeds(out):
@@ -120,8 +132,25 @@ def png_seeds(out):
         "grey16-1x5.png": g.png_bytes([[(1000 * i,) for i in range(5)]], 16, 0),
         "rgb8.png": g.png_bytes([[(x, y, x ^ y) for x in range(4)] for y in range(4)], 8, 2),
     }
+    seeds.update(png_mapping_seeds())
     for name, data in seeds.items():
         g.write(out, name, data)
+
+
+def png_mapping_seeds():
+    """The height mapping after IDAT and compressed (issue 12): a zTXt, a
+    compressed iTXt after IDAT, a damaged zTXt.  No GDAL needed."""
+    import zlib
+    ramp = [[((x * 4099 + y * 257) % 65536,) for x in range(7)] for y in range(3)]
+    key = b"erode:height-mapping\0"
+    z = zlib.compress(b"min=-3.5 max=812.25")
+    return {
+        "grey16-mapped-after-idat.png": g.png_bytes(ramp, 16, 0, post=[g.itxt("erode:height-mapping",
+                                                                               "min=-3.5 max=812.25")]),
+        "grey16-mapped-ztxt.png": g.png_bytes(ramp, 16, 0, pre=[(b"zTXt", key + b"\0" + z)]),
+        "grey16-mapped-itxt-z-after-idat.png": g.png_bytes(ramp, 16, 0, post=[(b"iTXt", key + b"\1\0\0\0" + z)]),
+        "grey16-mapped-ztxt-damaged.png": g.png_bytes(ramp, 16, 0, pre=[(b"zTXt", key + b"\0" + z[:-1] + b"\0")]),
+    }
 
 
 def recipe_seeds(out):
@@ -160,14 +189,107 @@ def recipe_seeds(out):
         g.write(out, name, text.encode())
 
 
+def fnv1a64(data, h=0xCBF29CE484222325, word=1):
+    """FNV-1a 64 over bytes (word=1) or little-endian 32-bit words (word=4),
+    as io/checkpoint.c folds the header and the arrays."""
+    for i in range(0, len(data), word):
+        h ^= int.from_bytes(data[i:i + word], "little")
+        h = (h * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def erode_version():
+    with open(os.path.join(SRC, "Makefile")) as f:
+        return re.search(r"^VERSION\s*:=\s*(\S+)", f.read(), re.M).group(1)
+
+
+def checkpoint_bytes(model, w, h, arrays, n_arrays=None, counters=(3, 10, 3, 10), budget=None, version=None):
+    """A checkpoint in format 1 (io/checkpoint.h): arrays is a list of
+    n_arrays entries, each None (left out), w*h floats or their raw bytes."""
+    n_arrays = len(arrays) if n_arrays is None else n_arrays
+    mask = sum(1 << i for i, a in enumerate(arrays) if a is not None)
+    budget = budget or (1234.5, 2.25, 1.75, 0.5, 3.0, 0.125, 77, 5)
+    head = b"ERODECKP" + struct.pack("<I", 1) + (version or erode_version()).encode().ljust(16, b"\0")[:16]
+    head += struct.pack("<5I", model, w, h, n_arrays, mask)
+    head += struct.pack("<QQ", fnv1a64(b"recipe %d" % model), fnv1a64(b"input %dx%d" % (w, h)))
+    head += struct.pack("<4q", *counters) + struct.pack("<6d2q", *budget)
+    head += struct.pack("<Q", fnv1a64(head))
+    body = b"".join(a if isinstance(a, bytes) else struct.pack("<%df" % (w * h), *a) for a in arrays if a is not None)
+    return head + body + struct.pack("<Q", fnv1a64(body, word=4))
+
+
+def erode_checkpoint(erode, tmp, args):
+    """Runs erode with --checkpoint-every 1 on a small PNG until the first
+    checkpoint is saved, stops it with SIGTERM (it saves the boundary it has
+    reached and exits 143) and returns the checkpoint's bytes."""
+    src = os.path.join(tmp, "in.png")
+    ck = os.path.join(tmp, "ck.bin")
+    g.write(tmp, "in.png", g.png_bytes([[((x * 7919 + y * 104729) % 65536,) for x in range(6)] for y in range(5)],
+                                       16, 0))
+    if os.path.exists(ck):
+        os.remove(ck)
+    p = subprocess.Popen([erode, "-q", "--checkpoint", ck, "--checkpoint-every", "1", "-o", tmp] + args + [src])
+    for _ in range(400):
+        if os.path.exists(ck) or p.poll() is not None:
+            break
+        time.sleep(0.01)
+    p.send_signal(signal.SIGTERM)
+    rc = p.wait()
+    if rc != 128 + signal.SIGTERM or not os.path.exists(ck):
+        sys.exit("make_seeds: erode %s did not leave a checkpoint (exit %d)" % (" ".join(args), rc))
+    with open(ck, "rb") as f:
+        return f.read()
+
+
+def checkpoint_seeds(out):
+    """Valid checkpoints of both models, arrays present and left out, odd
+    float values, counters at their limits; and, with ERODE, checkpoints
+    that erode itself saved."""
+    nan, inf = float("nan"), float("inf")
+    odd = [0.0, -0.0, nan, inf, -inf, 1e-45, -3.4028234663852886e38, 0.1]
+    seeds = {
+        "mei-1x1.ckp": checkpoint_bytes(0, 1, 1, [[0.5]] * 7),
+        "mei-4x2-odd-floats.ckp": checkpoint_bytes(0, 4, 2, [odd] * 3 + [[float(i) for i in range(8)]] * 4),
+        "mei-3x3-at-end.ckp": checkpoint_bytes(0, 3, 3, [[i / 9 for i in range(9)]] * 7, counters=(10, 10, 10, 10)),
+        "droplet-3x2-height-only.ckp": checkpoint_bytes(1, 3, 2, [[1, 2, 3, 4, 5, 6], None, None],
+                                                        counters=(0, 4, 0, 4000)),
+        "droplet-2x2-all.ckp": checkpoint_bytes(1, 2, 2, [[1, 2, 3, 4], [0, 0.5, 0, 0], [0.25, 0, 0, 0]],
+                                                budget=(nan, 0.0, -0.0, inf, 0.0, 0.0, 0, 0)),
+        "no-arrays-5x1.ckp": checkpoint_bytes(0, 5, 1, [], counters=(0, 0, 0, 0)),
+        # signalling and payload NaNs must come back bit for bit
+        "mei-2x1-snan.ckp": checkpoint_bytes(0, 2, 1, [struct.pack("<2I", 0x7F800001, 0xFFC12345)] * 7),
+    }
+    for name, data in seeds.items():
+        g.write(out, name, data)
+    erode = os.environ.get("ERODE")
+    if erode:
+        tmp = tempfile.mkdtemp()
+        try:
+            g.write(out, "erode-mei.ckp", erode_checkpoint(erode, tmp, ["-s", "mei.steps=100000000"]))
+            g.write(out, "erode-droplet.ckp",
+                    erode_checkpoint(erode, tmp, ["-s", "model=droplet", "-s", "droplet.count=100000000",
+                                                  "-s", "droplet.batch_size=64"]))
+        finally:
+            shutil.rmtree(tmp)
+
+
 def main():
-    for kind, fn in [("tiff", tiff_seeds), ("png", png_seeds), ("recipe", recipe_seeds)]:
+    kinds = [("tiff", tiff_seeds), ("png", png_seeds), ("recipe", recipe_seeds), ("checkpoint", checkpoint_seeds)]
+    wanted = sys.argv[1:] or [k for k, _ in kinds]
+    unknown = set(wanted) - {k for k, _ in kinds}
+    if unknown:
+        sys.exit("make_seeds: unknown kind %s" % ", ".join(sorted(unknown)))
+    for kind, fn in kinds:
+        if kind not in wanted:
+            continue
+        if kind in ("tiff", "png"):
+            need_gdal()
         d = os.path.join(CORPUS, kind)
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)
         fn(d)
     erode = os.environ.get("ERODE")
-    if erode:
+    if erode and "png" in wanted:
         # An erode-written PNG: 16-bit, alpha, height mapping, provenance.
         tmp = os.path.join(CORPUS, "tmp")
         os.makedirs(tmp, exist_ok=True)

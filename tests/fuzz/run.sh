@@ -2,7 +2,8 @@
 # Runs libFuzzer targets built by `make fuzz` (the Makefile calls this):
 #   FUZZ_BUILD=build-fuzz sh tests/fuzz/run.sh SECONDS TARGET...
 # For each target: the hostile-input corpus once (tests/data/bad/: *.tif,
-# *.png or *.json, crashes found by fuzzing included), then SECONDS of
+# *.png or *.json, crashes found by fuzzing included; for checkpoint, whose
+# files have no place there, its own seeds), then SECONDS of
 # fuzzing from the seed corpus (tests/fuzz/corpus/<target>/) with the
 # target's dictionary.  A single allocation over 512 MiB counts as a
 # crash: the readers' own limit is 16 MiB (fuzz_util.h).  New inputs go to
@@ -23,10 +24,13 @@ for t in "$@"; do
     bin=$build/fuzz_$t
     log=$build/fuzz-$t.log
     [ -x "$bin" ] || { echo "fuzz: $bin not built"; status=1; continue; }
+    where="tests/data/bad"
     case $t in
     tiff) bad="$src/tests/data/bad/*.tif"; maxlen=16384 ;;
     png) bad="$src/tests/data/bad/*.png"; maxlen=16384 ;;
     recipe) bad="$src/tests/data/bad/*.json"; maxlen=8192 ;;
+    # no hostile corpus in tests/data/bad: its seeds, regressions included
+    checkpoint) bad="$here/corpus/checkpoint/*"; where="corpus/checkpoint"; maxlen=4096 ;;
     *) bad=""; maxlen=4096 ;;
     esac
     # shellcheck disable=SC2086
@@ -34,10 +38,10 @@ for t in "$@"; do
     n=$(echo "$files" | grep -c .)
     # shellcheck disable=SC2086
     if [ "$n" -gt 0 ] && ! "$bin" -malloc_limit_mb=512 $files > "$log" 2>&1; then
-        echo "fuzz: $t: an input of tests/data/bad crashed:"; tail -n 40 "$log"
+        echo "fuzz: $t: an input of $where crashed:"; tail -n 40 "$log"
         status=1; continue
     fi
-    echo "fuzz: $t: $n inputs of tests/data/bad ok"
+    echo "fuzz: $t: $n inputs of $where ok"
     [ "$secs" -gt 0 ] || continue
     mkdir -p "$build/corpus-$t"
     dict=""

@@ -14,7 +14,7 @@
 /* Builds a georef from stack arrays (not owned: never er_georef_free'd). */
 typedef struct geo {
     er_georef g;
-    double scale[3], tie[6], m[16];
+    double scale[3], tie[6], m[16], dbl[2];
     uint16_t keys[4 + 4 * 4];
 } geo;
 
@@ -29,6 +29,18 @@ static void add_key(geo *x, uint16_t id, uint16_t value)
     x->keys[3] = (uint16_t)(n + 1);
     x->g.geokeys = x->keys;
     x->g.n_geokeys = 4 + 4 * (size_t)(n + 1);
+}
+
+/* A GeoKey whose value is a double in GeoDoubleParams. */
+static void add_double_key(geo *x, uint16_t id, double value)
+{
+    size_t k = x->g.n_geodoubles;
+    add_key(x, id, (uint16_t)k);
+    uint16_t *e = x->keys + 4 + 4 * (x->keys[3] - 1);
+    e[1] = 34736;
+    x->dbl[k] = value;
+    x->g.geodoubles = x->dbl;
+    x->g.n_geodoubles = k + 1;
 }
 
 static void with_scale(geo *x, double sx, double sy, double x0, double y0)
@@ -200,6 +212,249 @@ START_TEST(geographic_off_the_globe_refused)
 }
 END_TEST
 
+/* ---- er_georef_cell_size_why: none (0), usable (1), unusable (-1) ---- */
+
+/* Calls both entry points and checks they agree: the old one gives 1 and
+ * the same sizes exactly when the new one does, 0 otherwise; why is NULL
+ * unless the result is -1, and dx/dy are untouched unless it is 1. */
+static int cell_size(const er_georef *g, int w, int h, double *dx, double *dy, const char **why)
+{
+    double ox = -7, oy = -7, nx = -7, ny = -7;
+    *why = "unset";
+    int r = er_georef_cell_size_why(g, w, h, &nx, &ny, why);
+    int old = er_georef_cell_size(g, w, h, &ox, &oy);
+    ck_assert(r == 1 || r == 0 || r == -1);
+    ck_assert_int_eq(old, r == 1);
+    if (r == 1) {
+        ck_assert(ox == nx && oy == ny);
+        ck_assert_ptr_null(*why);
+        *dx = nx;
+        *dy = ny;
+    } else {
+        ck_assert(nx == -7 && ny == -7 && ox == -7 && oy == -7);
+        if (r == 0)
+            ck_assert_ptr_null(*why);
+        else
+            ck_assert_msg(*why && **why && !strchr(*why, '\n'), "r = -1 without a reason");
+    }
+    return r;
+}
+
+/* Nothing that places the raster in model space: no georeferencing, the
+ * caller's terrain.cell_size (or 1 m) applies. */
+START_TEST(why_no_georeferencing)
+{
+    er_georef g;
+    geo x;
+    double dx, dy;
+    const char *why;
+    memset(&g, 0, sizeof g);
+    ck_assert_int_eq(cell_size(NULL, 10, 10, &dx, &dy, &why), 0);
+    ck_assert_int_eq(cell_size(&g, 10, 10, &dx, &dy, &why), 0);
+    /* GeoKeys (a CRS) and GDAL tags alone give no cell size either */
+    with_scale(&x, 1, 1, 0, 0);
+    x.g.pixel_scale = NULL;
+    x.g.n_pixel_scale = 0;
+    x.g.tiepoints = NULL;
+    x.g.n_tiepoints = 0;
+    add_key(&x, 1024, 1);
+    add_key(&x, 3076, 9001);
+    ck_assert_int_eq(cell_size(&x.g, 10, 10, &dx, &dy, &why), 0);
+    /* why may be NULL */
+    ck_assert_int_eq(er_georef_cell_size_why(&g, 10, 10, &dx, &dy, NULL), 0);
+}
+END_TEST
+
+static const struct {
+    uint16_t code;
+    double metres;
+} known_units[] = {
+    {9001, 1.0}, {9002, 0.3048}, {9003, 1200.0 / 3937.0}, {9036, 1000.0}, {9030, 1852.0},
+    {9093, 1609.344}, {9096, 0.9144}, {9005, 0.3047972654}, {9070, 0.30480083333333335}, {1025, 0.001},
+};
+
+/* Linear units with an EPSG factor convert (metre, foot, US survey foot,
+ * and the rest of EPSG's non-deprecated length units). */
+START_TEST(why_known_linear_units)
+{
+    geo x;
+    double dx, dy;
+    const char *why;
+    with_scale(&x, 10, 20, 0, 0);
+    add_key(&x, 1024, 1);
+    add_key(&x, 3076, known_units[_i].code);
+    ck_assert_int_eq(cell_size(&x.g, 10, 10, &dx, &dy, &why), 1);
+    ck_assert_msg(dx == 10 * known_units[_i].metres && dy == 20 * known_units[_i].metres, "unit %u: %.17g %.17g",
+                  known_units[_i].code, dx, dy);
+}
+END_TEST
+
+/* A unit erode does not know is not metres: the cell size would be wrong
+ * by the unit's factor.  Unusable, with a reason. */
+START_TEST(why_unknown_units)
+{
+    geo x;
+    double dx, dy;
+    const char *why;
+    with_scale(&x, 10, 20, 0, 0);
+    add_key(&x, 1024, 1);
+    add_key(&x, 3076, 9999);
+    ck_assert_int_eq(cell_size(&x.g, 10, 10, &dx, &dy, &why), -1);
+    ck_assert_msg(strstr(why, "linear unit") != NULL, "%s", why);
+    /* EPSG rates and deprecated bin widths are not lengths erode converts */
+    x.keys[4 + 4 + 3] = 1042; /* metres per year */
+    ck_assert_int_eq(cell_size(&x.g, 10, 10, &dx, &dy, &why), -1);
+    x.keys[4 + 4 + 3] = 9204; /* bin width 330 US survey feet (deprecated) */
+    ck_assert_int_eq(cell_size(&x.g, 10, 10, &dx, &dy, &why), -1);
+
+    /* user-defined: ProjLinearUnitSizeGeoKey [m], which must be there and
+     * positive */
+    with_scale(&x, 10, 20, 0, 0);
+    add_key(&x, 1024, 1);
+    add_key(&x, 3076, 32767);
+    ck_assert_int_eq(cell_size(&x.g, 10, 10, &dx, &dy, &why), -1);
+    ck_assert_msg(strstr(why, "linear unit") != NULL, "%s", why);
+    add_double_key(&x, 3077, 0.5);
+    ck_assert_int_eq(cell_size(&x.g, 10, 10, &dx, &dy, &why), 1);
+    ck_assert(dx == 5 && dy == 10);
+    x.dbl[0] = 0;
+    ck_assert_int_eq(cell_size(&x.g, 10, 10, &dx, &dy, &why), -1);
+    x.dbl[0] = NAN;
+    ck_assert_int_eq(cell_size(&x.g, 10, 10, &dx, &dy, &why), -1);
+
+    /* geographic: an unknown angular unit, and a sexagesimal one (a
+     * notation, not a scale: 10.3030 means 10 deg 30' 30") */
+    static const uint16_t angular[] = {9999, 9110, 9107};
+    for (size_t k = 0; k < sizeof angular / sizeof angular[0]; k++) {
+        with_scale(&x, 1, 1, 10, 46);
+        add_key(&x, 1024, 2);
+        add_key(&x, 2054, angular[k]);
+        ck_assert_int_eq(cell_size(&x.g, 2, 2, &dx, &dy, &why), -1);
+        ck_assert_msg(strstr(why, "angular unit") != NULL, "%s", why);
+    }
+    /* known angular units: degree as EPSG 9122, arc-seconds, grads */
+    static const struct {
+        uint16_t code;
+        double per_degree;
+    } known[] = {{9122, 1}, {9104, 3600}, {9105, 10.0 / 9.0}};
+    for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) {
+        double rx, ry;
+        with_scale(&x, 1, 1, 10, 46);
+        add_key(&x, 1024, 2);
+        ck_assert_int_eq(cell_size(&x.g, 2, 2, &rx, &ry, &why), 1);
+        with_scale(&x, known[k].per_degree, known[k].per_degree, 10 * known[k].per_degree, 46 * known[k].per_degree);
+        add_key(&x, 1024, 2);
+        add_key(&x, 2054, known[k].code);
+        ck_assert_int_eq(cell_size(&x.g, 2, 2, &dx, &dy, &why), 1);
+        ck_assert_double_eq_tol(dx, rx, 1e-6);
+        ck_assert_double_eq_tol(dy, ry, 1e-6);
+    }
+}
+END_TEST
+
+/* A pixel size of zero, NaN or infinity, from the scale or the matrix,
+ * or one that is not a length at all (below a micrometre once in
+ * metres). */
+START_TEST(why_unusable_pixel_size)
+{
+    static const double bad[] = {0, NAN, INFINITY, -INFINITY, 1e-12};
+    geo x;
+    double dx, dy;
+    const char *why;
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        with_scale(&x, 30, bad[k], 1000, 2000);
+        ck_assert_msg(cell_size(&x.g, 10, 10, &dx, &dy, &why) == -1, "scale %g", bad[k]);
+        ck_assert_msg(strstr(why, "pixel size") != NULL, "%s", why);
+        with_scale(&x, bad[k], 30, 1000, 2000);
+        add_key(&x, 1024, 1);
+        ck_assert_msg(cell_size(&x.g, 10, 10, &dx, &dy, &why) == -1, "scale %g", bad[k]);
+        with_matrix(&x, 25, 0, 1000, 0, bad[k], 5000);
+        ck_assert_msg(cell_size(&x.g, 10, 10, &dx, &dy, &why) == -1, "matrix %g", bad[k]);
+        /* geographic too */
+        with_scale(&x, 0.001, bad[k], 10, 46);
+        add_key(&x, 1024, 2);
+        ck_assert_msg(cell_size(&x.g, 10, 10, &dx, &dy, &why) == -1, "degrees %g", bad[k]);
+    }
+    /* a negative scale is a flipped axis: its size still counts */
+    with_scale(&x, -30, 30, 1000, 2000);
+    ck_assert_int_eq(cell_size(&x.g, 10, 10, &dx, &dy, &why), 1);
+    ck_assert(dx == 30 && dy == 30);
+    /* a micrometre in feet is not a micrometre */
+    with_scale(&x, 2e-6, 2e-6, 0, 0);
+    add_key(&x, 3076, 9002);
+    ck_assert_int_eq(cell_size(&x.g, 10, 10, &dx, &dy, &why), -1);
+}
+END_TEST
+
+/* Centre latitudes near a pole: a degree of longitude shrinks to nothing
+ * there (cos 89.9 deg = 0.0017), so the cell width in metres degenerates.
+ * Refused within half a degree of a pole, and off the globe; 89.4 deg is
+ * still usable. */
+START_TEST(why_geographic_near_pole)
+{
+    static const struct {
+        double lat;
+        int ok;
+    } cases[] = {{89.4, 1}, {-89.4, 1}, {89.6, -1}, {-89.6, -1}, {89.99, -1}, {90, -1}, {-90, -1}, {95, -1},
+                 {-119, -1}};
+    geo x;
+    double dx, dy;
+    const char *why;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        /* 2 x 2 cells of 0.1 deg centred on the latitude */
+        with_scale(&x, 0.1, 0.1, 10, cases[k].lat + 0.1);
+        add_key(&x, 1024, 2);
+        int r = cell_size(&x.g, 2, 2, &dx, &dy, &why);
+        ck_assert_msg(r == cases[k].ok, "lat %g: %d", cases[k].lat, r);
+        if (r < 0)
+            ck_assert_msg(strstr(why, "pole") || strstr(why, "latitude"), "%s", why);
+    }
+    /* the same with a transformation matrix, centre 89.75 deg */
+    with_matrix(&x, 0.1, 0, 10, 0, -0.1, 90);
+    add_key(&x, 1024, 2);
+    ck_assert_int_eq(cell_size(&x.g, 4, 5, &dx, &dy, &why), -1);
+    ck_assert_msg(strstr(why, "pole") != NULL, "%s", why);
+}
+END_TEST
+
+/* Georeferencing that is there but places the raster in no usable way. */
+START_TEST(why_unusable_layouts)
+{
+    geo x;
+    double dx, dy;
+    const char *why;
+    /* tie points alone are ground control points: no affine map, no size */
+    with_scale(&x, 1, 1, 0, 0);
+    x.g.pixel_scale = NULL;
+    x.g.n_pixel_scale = 0;
+    ck_assert_int_eq(cell_size(&x.g, 10, 10, &dx, &dy, &why), -1);
+    ck_assert_msg(strstr(why, "control points") != NULL, "%s", why);
+    /* a geographic pixel scale with no tie point: no latitude */
+    with_scale(&x, 0.01, 0.01, 0, 0);
+    x.g.tiepoints = NULL;
+    x.g.n_tiepoints = 0;
+    add_key(&x, 1024, 2);
+    ck_assert_int_eq(cell_size(&x.g, 10, 10, &dx, &dy, &why), -1);
+    ck_assert_msg(strstr(why, "latitude") != NULL, "%s", why);
+    /* a geographic tie point that is not a number: no latitude either */
+    with_scale(&x, 0.01, 0.01, 10, NAN);
+    add_key(&x, 1024, 2);
+    ck_assert_int_eq(cell_size(&x.g, 10, 10, &dx, &dy, &why), -1);
+    /* truncated tags */
+    with_scale(&x, 10, 10, 0, 0);
+    x.g.n_pixel_scale = 1;
+    ck_assert_int_eq(cell_size(&x.g, 10, 10, &dx, &dy, &why), -1);
+    with_matrix(&x, 25, 0, 1000, 0, -25, 5000);
+    x.g.n_transformation = 12;
+    ck_assert_int_eq(cell_size(&x.g, 10, 10, &dx, &dy, &why), -1);
+    /* a geocentric model (GTModelTypeGeoKey 3) has no map plane */
+    with_scale(&x, 10, 10, 0, 0);
+    add_key(&x, 1024, 3);
+    ck_assert_int_eq(cell_size(&x.g, 10, 10, &dx, &dy, &why), -1);
+    ck_assert_msg(strstr(why, "geocentric") != NULL, "%s", why);
+}
+END_TEST
+
 /* PixelIsArea: the tie point is the top-left corner of cell (0, 0), whose
  * centre is (0.5, 0.5).  PixelIsPoint: the tie point is that centre. */
 START_TEST(map_to_pixel_area_and_point)
@@ -334,6 +589,12 @@ Suite *geotags_suite(void)
     tcase_add_test(t, no_georeferencing);
     tcase_add_test(t, geographic_degree_lengths);
     tcase_add_test(t, geographic_off_the_globe_refused);
+    tcase_add_test(t, why_no_georeferencing);
+    tcase_add_loop_test(t, why_known_linear_units, 0, (int)(sizeof known_units / sizeof known_units[0]));
+    tcase_add_test(t, why_unknown_units);
+    tcase_add_test(t, why_unusable_pixel_size);
+    tcase_add_test(t, why_geographic_near_pole);
+    tcase_add_test(t, why_unusable_layouts);
     tcase_add_test(t, map_to_pixel_area_and_point);
     tcase_add_test(t, projected_dems);
     tcase_add_test(t, statistics_dropped);

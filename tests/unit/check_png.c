@@ -11,6 +11,7 @@
 #include <png.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "../../io/image.h"
@@ -103,13 +104,21 @@ static uint32_t hash32(uint32_t x)
 
 /* ---- fixtures written with libpng directly ---- */
 
+/* How write_fixture stores the mapping text: an iTXt, a tEXt, a zTXt or a
+ * compressed iTXt. */
+enum { TEXT_ITXT, TEXT_TEXT, TEXT_ZTXT, TEXT_ITXT_Z, TEXT_KINDS };
+
 typedef struct fixture {
     int width, height;
     int color_type, bit_depth, interlace;
     const uint16_t *samples; /* width * height * channels, row-major */
     const char *mapping;     /* text of an erode:height-mapping iTXt, or NULL */
     int trns_grey;           /* >= 0: this grey sample is transparent (tRNS) */
+    int mapping_kind;        /* the mapping's chunk: TEXT_ITXT (0), TEXT_TEXT, ... */
+    int mapping_after;       /* 1: after the image data (IDAT), 2: before and after */
+    int comments;            /* tEXt "Comment" chunks written before the mapping */
 } fixture;
+
 
 static int channels_of(int color_type)
 {
@@ -167,21 +176,46 @@ static void write_fixture(const char *path, const fixture *fx)
         t.gray = (png_uint_16)fx->trns_grey;
         png_set_tRNS(png, info, NULL, 0, &t);
     }
-    char key[] = ER_PNG_KEY_MAPPING;
-    char txt[128];
-    if (fx->mapping) {
+    char ckey[] = "Comment", ctxt[] = "filler";
+    for (int k = 0; k < fx->comments; k++) {
         png_text text;
         memset(&text, 0, sizeof text);
-        snprintf(txt, sizeof txt, "%s", fx->mapping);
-        text.compression = PNG_ITXT_COMPRESSION_NONE;
-        text.key = key;
-        text.text = txt;
-        text.itxt_length = strlen(txt);
+        text.compression = PNG_TEXT_COMPRESSION_NONE;
+        text.key = ckey;
+        text.text = ctxt;
+        text.text_length = strlen(ctxt);
         png_set_text(png, info, &text, 1);
     }
-    png_set_rows(png, info, ptrs);
-    png_write_png(png, info, PNG_TRANSFORM_IDENTITY, NULL);
+    char key[] = ER_PNG_KEY_MAPPING, *mtext = NULL;
+    png_text text;
+    memset(&text, 0, sizeof text);
+    if (fx->mapping) {
+        static const int compression[TEXT_KINDS] = {PNG_ITXT_COMPRESSION_NONE, PNG_TEXT_COMPRESSION_NONE,
+                                                    PNG_TEXT_COMPRESSION_zTXt, PNG_ITXT_COMPRESSION_zTXt};
+        text.compression = compression[fx->mapping_kind];
+        text.key = key;
+        text.text = mtext = strdup(fx->mapping);
+        ck_assert_ptr_nonnull(mtext);
+        if (fx->mapping_kind == TEXT_ITXT || fx->mapping_kind == TEXT_ITXT_Z)
+            text.itxt_length = strlen(fx->mapping);
+        else
+            text.text_length = strlen(fx->mapping);
+        if (fx->mapping_after != 1)
+            png_set_text(png, info, &text, 1);
+    }
+    /* png_write_info writes the chunks set so far, png_write_end those set
+     * on the end info after the pixels (libpng manual, "Writing the image
+     * data" and "Finishing a sequential write"). */
+    png_infop end = png_create_info_struct(png);
+    ck_assert_ptr_nonnull(end);
+    png_write_info(png, info);
+    png_write_image(png, ptrs);
+    if (fx->mapping && fx->mapping_after)
+        png_set_text(png, end, &text, 1);
+    png_write_end(png, end);
+    png_destroy_info_struct(png, &end);
     png_destroy_write_struct(&png, &info);
+    free(mtext);
     ck_assert_int_eq(fclose(f), 0);
     free(ptrs);
     free(rows);
@@ -206,7 +240,7 @@ START_TEST(read_grey8_exact)
         s[W + x] = (uint16_t)(255 - x);
     }
     char p[PATH_MAX];
-    fixture fx = {W, H, PNG_COLOR_TYPE_GRAY, 8, 0, s, NULL, -1};
+    fixture fx = {W, H, PNG_COLOR_TYPE_GRAY, 8, 0, s, NULL, -1, TEXT_ITXT, 0, 0};
     write_fixture(in_dir(p, sizeof p, "g8.png"), &fx);
     er_image img;
     read_ok(p, NULL, &img);
@@ -232,7 +266,7 @@ START_TEST(read_grey16_exact)
     for (int i = 0; i < W * H; i++)
         s[i] = i < W ? fixed[i] : (uint16_t)hash32((uint32_t)i);
     char p[PATH_MAX];
-    fixture fx = {W, H, PNG_COLOR_TYPE_GRAY, 16, 0, s, NULL, -1};
+    fixture fx = {W, H, PNG_COLOR_TYPE_GRAY, 16, 0, s, NULL, -1, TEXT_ITXT, 0, 0};
     write_fixture(in_dir(p, sizeof p, "g16.png"), &fx);
     er_image img;
     er_read_opts o = {1, 0};
@@ -268,7 +302,7 @@ START_TEST(read_grey_alpha_mask)
     s[2 * 19 + 1] = 0;
     want[0] = want[13] = want[19] = 1;
     char p[PATH_MAX];
-    fixture fx = {W, H, PNG_COLOR_TYPE_GRAY_ALPHA, depth, 0, s, NULL, -1};
+    fixture fx = {W, H, PNG_COLOR_TYPE_GRAY_ALPHA, depth, 0, s, NULL, -1, TEXT_ITXT, 0, 0};
     write_fixture(in_dir(p, sizeof p, "ga.png"), &fx);
     er_image img;
     read_ok(p, NULL, &img);
@@ -301,7 +335,7 @@ START_TEST(read_low_bit_depths)
         for (int x = 0; x < W; x++)
             s[y * W + x] = (uint16_t)((x + 3 * y) % (top + 1));
     char p[PATH_MAX];
-    fixture fx = {W, H, PNG_COLOR_TYPE_GRAY, d, 0, s, NULL, -1};
+    fixture fx = {W, H, PNG_COLOR_TYPE_GRAY, d, 0, s, NULL, -1, TEXT_ITXT, 0, 0};
     write_fixture(in_dir(p, sizeof p, "low.png"), &fx);
     er_image img;
     read_ok(p, NULL, &img);
@@ -333,7 +367,7 @@ START_TEST(read_trns_16)
     for (int i = 0; i < W * H; i++)
         s[i] = (uint16_t)(i % 4 == 0 ? 0 : 1000 * i);
     char p[PATH_MAX];
-    fixture fx = {W, H, PNG_COLOR_TYPE_GRAY, 16, 0, s, NULL, 0};
+    fixture fx = {W, H, PNG_COLOR_TYPE_GRAY, 16, 0, s, NULL, 0, TEXT_ITXT, 0, 0};
     write_fixture(in_dir(p, sizeof p, "trns.png"), &fx);
     er_image img;
     read_ok(p, NULL, &img);
@@ -356,7 +390,7 @@ START_TEST(read_interlaced)
         s[2 * i + 1] = i % 11 == 0 ? 0 : 65535;
     }
     char p1[PATH_MAX], p2[PATH_MAX];
-    fixture fx = {W, H, PNG_COLOR_TYPE_GRAY_ALPHA, 16, 0, s, NULL, -1};
+    fixture fx = {W, H, PNG_COLOR_TYPE_GRAY_ALPHA, 16, 0, s, NULL, -1, TEXT_ITXT, 0, 0};
     write_fixture(in_dir(p1, sizeof p1, "plain.png"), &fx);
     fx.interlace = 1;
     write_fixture(in_dir(p2, sizeof p2, "adam7.png"), &fx);
@@ -386,7 +420,7 @@ START_TEST(read_colour_rejected)
     for (int i = 0; i < W * H * 4; i++)
         s[i] = (uint16_t)(i % 200);
     char p[PATH_MAX];
-    fixture fx = {W, H, types[_i][0], types[_i][1], 0, s, NULL, -1};
+    fixture fx = {W, H, types[_i][0], types[_i][1], 0, s, NULL, -1, TEXT_ITXT, 0, 0};
     write_fixture(in_dir(p, sizeof p, "colour.png"), &fx);
     er_image img;
     er_error err = {""};
@@ -404,7 +438,7 @@ static size_t noisy_fixture(const char *path, int w, int h, const char *mapping)
     ck_assert_ptr_nonnull(s);
     for (int i = 0; i < w * h; i++)
         s[i] = (uint16_t)hash32((uint32_t)i);
-    fixture fx = {w, h, PNG_COLOR_TYPE_GRAY, 16, 0, s, mapping, -1};
+    fixture fx = {w, h, PNG_COLOR_TYPE_GRAY, 16, 0, s, mapping, -1, TEXT_ITXT, 0, 0};
     write_fixture(path, &fx);
     free(s);
     size_t len;
@@ -572,7 +606,7 @@ START_TEST(read_max_bytes_boundary)
     enum { W = 10, H = 10 };
     uint16_t s[W * H] = {0};
     char p[PATH_MAX];
-    fixture fx = {W, H, PNG_COLOR_TYPE_GRAY, 8, 0, s, NULL, -1};
+    fixture fx = {W, H, PNG_COLOR_TYPE_GRAY, 8, 0, s, NULL, -1, TEXT_ITXT, 0, 0};
     write_fixture(in_dir(p, sizeof p, "small.png"), &fx);
     er_read_opts o = {0, W * H * sizeof(float)};
     er_image img;
@@ -589,7 +623,7 @@ START_TEST(read_band)
 {
     uint16_t s[4] = {1, 2, 3, 4};
     char p[PATH_MAX];
-    fixture fx = {2, 2, PNG_COLOR_TYPE_GRAY, 8, 0, s, NULL, -1};
+    fixture fx = {2, 2, PNG_COLOR_TYPE_GRAY, 8, 0, s, NULL, -1, TEXT_ITXT, 0, 0};
     write_fixture(in_dir(p, sizeof p, "b.png"), &fx);
     er_image img;
     er_error err = {""};
@@ -612,7 +646,7 @@ START_TEST(read_mapping)
     enum { W = 6, H = 1 };
     uint16_t s[W] = {0, 1, 12345, 32768, 65534, 65535};
     char p[PATH_MAX];
-    fixture fx = {W, H, PNG_COLOR_TYPE_GRAY, 16, 0, s, "min=-10.25 max=30", -1};
+    fixture fx = {W, H, PNG_COLOR_TYPE_GRAY, 16, 0, s, "min=-10.25 max=30", -1, TEXT_ITXT, 0, 0};
     write_fixture(in_dir(p, sizeof p, "map.png"), &fx);
     er_image img;
     read_ok(p, NULL, &img);
@@ -623,7 +657,7 @@ START_TEST(read_mapping)
     er_image_free(&img);
 
     uint16_t s8[W] = {0, 1, 17, 128, 254, 255};
-    fixture f8 = {W, H, PNG_COLOR_TYPE_GRAY, 8, 0, s8, "min=100 max=200", -1};
+    fixture f8 = {W, H, PNG_COLOR_TYPE_GRAY, 8, 0, s8, "min=100 max=200", -1, TEXT_ITXT, 0, 0};
     write_fixture(p, &f8);
     read_ok(p, NULL, &img);
     for (int i = 0; i < W; i++)
@@ -639,6 +673,277 @@ START_TEST(read_mapping)
     }
 }
 END_TEST
+
+/* Issue #12: the mapping chunk may follow the image data (the PNG format
+ * allows text chunks after IDAT), and may be tEXt, zTXt or a compressed
+ * iTXt: it is read all the same, for plain and Adam7 images (_i: kind, then
+ * interlace).  Heights that silently read as 0..1 instead would be wrong
+ * by the whole range. */
+START_TEST(read_mapping_after_idat)
+{
+    enum { W = 6, H = 3 };
+    uint16_t s[W * H];
+    for (int i = 0; i < W * H; i++)
+        s[i] = i < 2 ? (uint16_t)(i ? 65535 : 0) : (uint16_t)hash32((uint32_t)i);
+    char p[PATH_MAX];
+    fixture fx = {W, H, PNG_COLOR_TYPE_GRAY, 16, _i / TEXT_KINDS, s, "min=-10.25 max=30", -1, _i % TEXT_KINDS, 1, 0};
+    write_fixture(in_dir(p, sizeof p, "after.png"), &fx);
+    size_t len;
+    unsigned char *buf = slurp(p, &len);
+    static const char *const types[TEXT_KINDS] = {"iTXt", "tEXt", "zTXt", "iTXt"};
+    long at = find_bytes(buf, len, types[_i % TEXT_KINDS], 4), idat = find_bytes(buf, len, "IDAT", 4);
+    ck_assert_msg(at > idat && idat > 0, "the fixture's mapping is not after IDAT");
+    free(buf);
+    er_image img;
+    for (int pass = 0; pass < 2; pass++) {
+        read_ok(p, NULL, &img);
+        for (int i = 0; i < W * H; i++)
+            ck_assert_float_eq(img.data[i], (float)(-10.25 + s[i] / 65535.0 * 40.25));
+        ck_assert_float_eq(img.data[0], -10.25f);
+        ck_assert_float_eq(img.data[1], 30.0f);
+        er_image_free(&img);
+        /* the same chunk before IDAT reads the same */
+        fx.mapping_after = 0;
+        write_fixture(p, &fx);
+    }
+}
+END_TEST
+
+/* One mapping before IDAT and another after it: which one holds? Neither;
+ * the file is refused like any repeated mapping. */
+START_TEST(read_mapping_before_and_after)
+{
+    uint16_t s[4] = {0, 100, 200, 65535};
+    char p[PATH_MAX];
+    fixture fx = {2, 2, PNG_COLOR_TYPE_GRAY, 16, 0, s, "min=0 max=100", -1, TEXT_ITXT, 2, 0};
+    write_fixture(in_dir(p, sizeof p, "twice.png"), &fx);
+    expect_format_error(p, "mapping before and after IDAT");
+    er_image img;
+    er_error err = {""};
+    er_png_read(p, NULL, &img, &err);
+    ck_assert_msg(strstr(err.msg, ER_PNG_KEY_MAPPING) != NULL, "%s", err.msg);
+}
+END_TEST
+
+/* Rewrites the CRC of the chunk whose data starts at data (length n). */
+static void fix_crc(unsigned char *data, size_t n)
+{
+    put32(data + n, crc32_png(data - 4, n + 4));
+}
+
+/* Finds erode's mapping chunk of the given type; returns the offset of its
+ * data and sets *n to its length. */
+static long mapping_chunk(const unsigned char *buf, size_t len, const char *type, size_t *n)
+{
+    char needle[64];
+    snprintf(needle, sizeof needle, "%s%s", type, ER_PNG_KEY_MAPPING);
+    long at = find_bytes(buf, len, needle, strlen(needle));
+    ck_assert_msg(at >= 4, "no %s chunk", needle);
+    *n = (size_t)buf[at - 4] << 24 | (size_t)buf[at - 3] << 16 | (size_t)buf[at - 2] << 8 | buf[at - 1];
+    return at + 4;
+}
+
+static void expect_mapping_refused(const char *path, const char *why)
+{
+    expect_format_error(path, why);
+    er_image img;
+    er_error err = {""};
+    er_png_read(path, NULL, &img, &err);
+    ck_assert_msg(strstr(err.msg, ER_PNG_KEY_MAPPING) != NULL, "%s: %s", why, err.msg);
+}
+
+/* A compressed mapping (zTXt or compressed iTXt, before or after IDAT)
+ * whose zlib stream is damaged but whose CRC is right: libpng drops such a
+ * chunk with a warning, so without a check the heights read as 0..1.  It
+ * must be refused.  _i: bit 0 iTXt, bit 1 after IDAT, bit 2 damage the
+ * zlib trailer (Adler-32) rather than its header. */
+START_TEST(read_mapping_compressed_damaged)
+{
+    int itxt = _i & 1, after = (_i >> 1) & 1, trailer = (_i >> 2) & 1;
+    uint16_t s[4] = {0, 100, 200, 65535};
+    char p[PATH_MAX], q[PATH_MAX];
+    fixture fx = {2, 2, PNG_COLOR_TYPE_GRAY, 16, 0, s, "min=0 max=100", -1, itxt ? TEXT_ITXT_Z : TEXT_ZTXT, after, 0};
+    write_fixture(in_dir(p, sizeof p, "z.png"), &fx);
+    er_image img;
+    read_ok(p, NULL, &img); /* undamaged: reads */
+    ck_assert_float_eq(img.data[3], 100.0f);
+    er_image_free(&img);
+
+    size_t len, n;
+    unsigned char *buf = slurp(p, &len);
+    long data = mapping_chunk(buf, len, itxt ? "iTXt" : "zTXt", &n);
+    /* zTXt: keyword, NUL, method; iTXt: keyword, NUL, flag, method, empty
+     * language and translated keyword (two NULs); then the zlib stream. */
+    size_t z = strlen(ER_PNG_KEY_MAPPING) + (itxt ? 5 : 2);
+    ck_assert(z + 6 < n);
+    buf[data + (long)(trailer ? n - 1 : z + 1)] ^= 0x01;
+    fix_crc(buf + data, n);
+    spill(in_dir(q, sizeof q, "z-bad.png"), buf, len);
+    free(buf);
+    char why[64];
+    snprintf(why, sizeof why, "%s %s IDAT, %s damaged", itxt ? "iTXt" : "zTXt", after ? "after" : "before",
+             trailer ? "Adler-32" : "zlib header");
+    expect_mapping_refused(q, why);
+}
+END_TEST
+
+/* A mapping text that inflates past ER_PNG_CHUNK_MAX (libpng's limit on
+ * what one chunk may allocate) is dropped by libpng: refused, before or
+ * after IDAT (_i), not read as 0..1. */
+START_TEST(read_mapping_too_large)
+{
+    size_t big = ER_PNG_CHUNK_MAX + 1024;
+    char *text = malloc(big + 1);
+    ck_assert_ptr_nonnull(text);
+    memset(text, ' ', big);
+    memcpy(text, "min=0 max=100", 13);
+    text[big] = '\0';
+    uint16_t s[4] = {0, 100, 200, 65535};
+    char p[PATH_MAX];
+    fixture fx = {2, 2, PNG_COLOR_TYPE_GRAY, 16, 0, s, text, -1, TEXT_ZTXT, _i, 0};
+    write_fixture(in_dir(p, sizeof p, "bomb.png"), &fx);
+    free(text);
+    size_t len;
+    free(slurp(p, &len));
+    ck_assert_uint_lt(len, 64 * 1024); /* compressed: a small file */
+    expect_mapping_refused(p, _i ? "too large after IDAT" : "too large before IDAT");
+}
+END_TEST
+
+/* libpng keeps the first ER_PNG_TEXT_CHUNKS_MAX text chunks (its chunk
+ * cache) and drops later ones with at most a warning: a mapping after them
+ * would be lost.  Refused (ER_EUNSUPPORTED: the file is valid, erode just
+ * does not read that far), not read as 0..1; one chunk earlier it reads. */
+START_TEST(read_mapping_past_chunk_cache)
+{
+    uint16_t s[4] = {0, 100, 200, 65535};
+    char p[PATH_MAX];
+    fixture fx = {2, 2, PNG_COLOR_TYPE_GRAY, 16, 0, s, "min=0 max=100", -1, TEXT_TEXT, 0, ER_PNG_TEXT_CHUNKS_MAX};
+    write_fixture(in_dir(p, sizeof p, "many.png"), &fx);
+    er_image img;
+    er_error err = {""};
+    ck_assert_int_eq(er_png_read(p, NULL, &img, &err), ER_EUNSUPPORTED);
+    ck_assert_msg(strstr(err.msg, p) && strstr(err.msg, "too many text chunks") && strstr(err.msg, ER_PNG_KEY_MAPPING),
+                  "%s", err.msg);
+    assert_empty_image(&img);
+    fx.comments = ER_PNG_TEXT_CHUNKS_MAX - 1;
+    write_fixture(p, &fx);
+    read_ok(p, NULL, &img);
+    ck_assert_float_eq(img.data[3], 100.0f);
+    er_image_free(&img);
+    /* the comments alone are harmless: libpng drops those past its cache */
+    fx.comments = 3 * ER_PNG_TEXT_CHUNKS_MAX;
+    fx.mapping = NULL;
+    write_fixture(p, &fx);
+    read_ok(p, NULL, &img);
+    ck_assert_float_eq(img.data[3], 1.0f);
+    er_image_free(&img);
+}
+END_TEST
+
+/* Returns a copy of the PNG buf with `copies` chunks of the given type
+ * and data inserted before IEND (so after IDAT); *outlen its length. */
+static unsigned char *insert_chunks(const unsigned char *buf, size_t len, const char *type, const unsigned char *data,
+                                    size_t n, int copies, size_t *outlen)
+{
+    long iend = find_bytes(buf, len, "IEND", 4) - 4;
+    ck_assert(iend > 0);
+    *outlen = len + (size_t)copies * (12 + n);
+    unsigned char *out = malloc(*outlen), *o = out + iend;
+    ck_assert_ptr_nonnull(out);
+    memcpy(out, buf, (size_t)iend);
+    for (int k = 0; k < copies; k++, o += 12 + n) {
+        put32(o, (uint32_t)n);
+        memcpy(o + 4, type, 4);
+        memcpy(o + 8, data, n);
+        fix_crc(o + 8, n);
+    }
+    memcpy(o, buf + iend, len - (size_t)iend);
+    return out;
+}
+
+/* Peak resident memory of this process [bytes]. */
+static size_t peak_rss(void)
+{
+    struct rusage ru;
+    ck_assert_int_eq(getrusage(RUSAGE_SELF, &ru), 0);
+    return (size_t)ru.ru_maxrss * 1024;
+}
+
+/* A zTXt bomb: 400 "Comment" chunks of 1 KiB that each inflate to nearly
+ * ER_PNG_CHUNK_MAX.  libpng keeps every text chunk until the read ends:
+ * with its own limits (1000 chunks of 8 MiB) this 400 KiB file cost
+ * 3 GiB, a 2 MB one 8 GiB.  Erode's keep it under ER_PNG_TEXT_CHUNKS_MAX *
+ * ER_PNG_CHUNK_MAX (64 MiB); the heights read. */
+START_TEST(read_text_bomb_bounded)
+{
+    enum { COPIES = 400 };
+    size_t big = ER_PNG_CHUNK_MAX - 256;
+    char *t = malloc(big + 1);
+    ck_assert_ptr_nonnull(t);
+    memset(t, 'x', big);
+    t[big] = '\0';
+    uint16_t s[4] = {0, 100, 200, 65535};
+    char p[PATH_MAX];
+    /* libpng compresses the text as the mapping's zTXt; its zlib stream is
+     * reused under the keyword "Comment". */
+    fixture fx = {2, 2, PNG_COLOR_TYPE_GRAY, 16, 0, s, t, -1, TEXT_ZTXT, 0, 0};
+    write_fixture(in_dir(p, sizeof p, "bomb.png"), &fx);
+    free(t);
+    size_t len, n;
+    unsigned char *buf = slurp(p, &len);
+    long data = mapping_chunk(buf, len, "zTXt", &n);
+    size_t skip = strlen(ER_PNG_KEY_MAPPING) + 2, zn = n - skip;
+    unsigned char *comment = malloc(9 + zn);
+    ck_assert_ptr_nonnull(comment);
+    memcpy(comment, "Comment\0\0", 9);
+    memcpy(comment + 9, buf + data + (long)skip, zn);
+    /* the mapping itself becomes an unrelated "erode:height-mappinh" */
+    buf[data + (long)skip - 3] ^= 0x06;
+    fix_crc(buf + data, n);
+    size_t outlen;
+    unsigned char *out = insert_chunks(buf, len, "zTXt", comment, 9 + zn, COPIES, &outlen);
+    ck_assert_uint_lt(outlen, 2u << 20);
+    spill(p, out, outlen);
+    free(out);
+    free(comment);
+    free(buf);
+    size_t before = peak_rss();
+    er_image img;
+    read_ok(p, NULL, &img);
+    ck_assert_float_eq(img.data[3], 1.0f);
+    er_image_free(&img);
+    size_t grew = peak_rss() - before;
+    ck_assert_msg(grew < (size_t)3 * ER_PNG_TEXT_CHUNKS_MAX * ER_PNG_CHUNK_MAX, "peak memory grew by %zu MiB",
+                  grew >> 20);
+}
+END_TEST
+
+
+
+/* Another compressed text chunk that is damaged (someone's comment) says
+ * nothing about the heights: libpng drops it and the image reads. */
+START_TEST(read_other_text_damaged)
+{
+    uint16_t s[4] = {0, 100, 200, 65535};
+    char p[PATH_MAX];
+    fixture fx = {2, 2, PNG_COLOR_TYPE_GRAY, 16, 0, s, "min=0 max=100", -1, TEXT_ITXT, 0, 0};
+    write_fixture(in_dir(p, sizeof p, "other.png"), &fx);
+    size_t len, outlen;
+    unsigned char *buf = slurp(p, &len);
+    /* a zTXt "Comment" whose zlib header check fails */
+    static const unsigned char ztxt[] = {'C', 'o', 'm', 'm', 'e', 'n', 't', 0, 0, 0x78, 0x9c ^ 1, 0x03, 0, 0, 0, 0, 1};
+    unsigned char *out = insert_chunks(buf, len, "zTXt", ztxt, sizeof ztxt, 1, &outlen);
+    spill(p, out, outlen);
+    free(out);
+    free(buf);
+    er_image img;
+    read_ok(p, NULL, &img);
+    ck_assert_float_eq(img.data[3], 100.0f);
+    er_image_free(&img);
+}
+END_TEST
+
 
 /* The bundled real DEM (tests/data/ATTRIBUTION.md): 1025 x 1025, raw
  * samples 0..43798 with mean 5533.0 (gdalinfo -stats: 5532.99988). */
@@ -1065,6 +1370,13 @@ Suite *png_suite(void)
     tcase_add_test(r, read_max_bytes_boundary);
     tcase_add_test(r, read_band);
     tcase_add_test(r, read_mapping);
+    tcase_add_loop_test(r, read_mapping_after_idat, 0, 2 * TEXT_KINDS);
+    tcase_add_test(r, read_mapping_before_and_after);
+    tcase_add_loop_test(r, read_mapping_compressed_damaged, 0, 8);
+    tcase_add_loop_test(r, read_mapping_too_large, 0, 2);
+    tcase_add_test(r, read_mapping_past_chunk_cache);
+    tcase_add_test(r, read_other_text_damaged);
+    tcase_add_test(r, read_text_bomb_bounded);
     tcase_add_test(r, read_real_dem);
     suite_add_tcase(s, r);
 
