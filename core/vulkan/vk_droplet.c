@@ -553,7 +553,16 @@ er_status er_vk_droplet_run_passes(er_vk_ctx *vk, const er_params *p, er_terrain
     if (st == ER_ECANCELED)
         er_fail(err, st, "droplet: interrupted");
 finish:
-    er_droplet_finish(p, &s, t, &sum, budget);
+    {
+        /* The same guard as the CPU path (core/droplet.c): no height below
+         * the input's minimum, nothing non-finite, the budget balanced. */
+        er_budget b;
+        er_droplet_finish(p, &s, t, &sum, &b);
+        if (st == ER_OK)
+            st = er_droplet_guard(&s, t, &b, err);
+        if (budget)
+            *budget = b;
+    }
 fail:
     run_free(&R);
     free(mask);

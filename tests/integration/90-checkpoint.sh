@@ -107,13 +107,25 @@ for model in mei droplet; do
     t_ok
 done
 
-t_case "a run whose outputs fail keeps the end-state checkpoint; --resume only writes them"
+t_case "a run stopped while its outputs are put in place keeps the end-state checkpoint; --resume only writes them"
 d=$T/end
-mkdir -p "$d/out/$stem.height.tif" "$d/ck"   # a directory where the output goes: rename fails
+mkdir -p "$d/out" "$d/ck"
+if ! have flock; then
+    t_skip "flock(1) (util-linux) not installed"
+else
+# Another writer holds the output directory's lock (io/atomic.h), so the run
+# finishes, writes its temporaries and waits; SIGTERM then stops it there.
+flock "$d/out/.erode.lock" sleep 600 & holder=$!
 # shellcheck disable=SC2086
-t_exit 1 "$ERODE" -q $MEI --checkpoint "$d/ck/c.ckpt" -o "$d/out" "$W"
+"$ERODE" -q $MEI --checkpoint "$d/ck/c.ckpt" -o "$d/out" "$W" 2> "$T/stderr" & writer=$!
+i=0
+while [ $i -lt 600 ] && [ "$(ls -A "$d/out" | grep -c '\.tmp-')" -lt 3 ]; do sleep 0.1; i=$((i + 1)); done
+kill -TERM $writer; wait $writer; rc=$?
+kill $holder 2>/dev/null; wait $holder 2>/dev/null
+[ "$rc" -eq 143 ] || t_fail "exit $rc, expected 143: $(cat "$T/stderr")"
 [ -f "$d/ck/c.ckpt" ] || t_fail "no checkpoint left"
-rmdir "$d/out/$stem.height.tif"
+[ -z "$(ls -A "$d/out" | grep -v '^\.erode\.lock$')" ] || t_fail "files left in out: $(ls -A "$d/out")"
+rm -f "$d/out/.erode.lock"
 # shellcheck disable=SC2086
 t_exit 0 "$ERODE" -q $MEI --json --checkpoint "$d/ck/c.ckpt" --resume "$d/ck/c.ckpt" -o "$d/out" "$W"
 [ "$(jq .resumed_at "$T/stdout")" = 800 ] || t_fail "resumed at $(jq .resumed_at "$T/stdout"), not at the end"
@@ -122,6 +134,7 @@ for l in height sediment water; do
 done
 t_empty_dir "$d/ck"
 t_ok
+fi
 
 # A checkpoint to refuse things with: SIGTERM early in a Mei run.
 mkdir -p "$T/rf/out" "$T/rf/ck"

@@ -366,6 +366,186 @@ START_TEST(mass_balance)
 END_TEST
 
 /* ------------------------------------------------------------------ */
+/* Dense runs and the run guard (issue #12)                            */
+
+/* The Olinda DEM (111 x 111, heights -1 .. 88 m) as a map. */
+static map olinda(void)
+{
+    char buf[PATH_MAX];
+    er_image img;
+    er_read_opts ro = {0, 0};
+    er_error e;
+    const char *path = er_test_path(buf, sizeof buf, "tests/data/olinda_dem_f32_utm25s.tif");
+    ck_assert_msg(er_image_read(path, &ro, &img, &e) == ER_OK, "%s", e.msg);
+    map m = map_new(img.width, img.height);
+    memcpy(m.z, img.data, cells(&m) * sizeof(float));
+    er_image_free(&img);
+    return m;
+}
+
+/* Droplets per cell of the dense runs: 3 dug pits 215 m below Olinda's
+ * lowest cell (a 89 m relief) before the erosion rule of core/droplet.c,
+ * 50 took the mean height to -21589 m. */
+static const double dense_per_cell[] = {3, 50};
+
+/* Dense runs of both variants on a real DEM (the default recipe, as
+ * configs/droplet.json): no cell ends below the input's lowest (the
+ * erosion rule makes that exact, not a tolerance), every height finite,
+ * the terrain's volume positive, eroded = deposited + left within the
+ * rounding of the droplets' float loads, and the material budget inside
+ * the run guard's tolerance (the run itself fails otherwise). */
+START_TEST(dense_stays_in_envelope)
+{
+    int variant = _i / 2;
+    double per_cell = dense_per_cell[_i % 2];
+    map m = olinda();
+    float lo = m.z[0];
+    double vol0 = 0;
+    for (size_t i = 0; i < cells(&m); i++) {
+        lo = m.z[i] < lo ? m.z[i] : lo;
+        vol0 += (double)m.z[i];
+    }
+    ck_assert(vol0 > 0);
+    er_params p = droplet_params(-1, 1);
+    p.droplet.variant = (er_droplet_variant)variant;
+    p.droplet.per_cell = per_cell;
+    ck_assert_int_eq(run_map(&p, &m, 0), ER_OK);
+    assert_finite(&m);
+    float mn = m.z[0];
+    size_t at = 0;
+    for (size_t i = 0; i < cells(&m); i++)
+        if (m.z[i] < mn) {
+            mn = m.z[i];
+            at = i;
+        }
+    ck_assert_msg(mn >= lo, "%s, %g per cell: cell (%zu, %zu) at %.6g m, input's lowest %.6g m",
+                  variant ? "mass-transfer" : "lague", per_cell, at % (size_t)m.w,
+                  at / (size_t)m.w, (double)mn, (double)lo);
+    ck_assert(m.b.eroded > 0);
+    ck_assert_msg(m.b.material_after > 0, "terrain volume %.6g", m.b.material_after);
+    assert_balance(&m, variant ? (double)m.b.substeps : 30.0);
+    double miss = fabs(m.b.material_before - m.b.material_after - m.b.left_map) / vol0;
+    ck_assert_msg(miss <= ER_DROPLET_BUDGET_TOL * per_cell, "budget misses by %.3g", miss);
+    map_free(&m);
+}
+END_TEST
+
+/* What the progress callback does to the terrain at the run's end (after
+ * the last batch, so no droplet runs over it): the run guard must fail the
+ * run with ER_ENUMERIC and say why. */
+typedef struct corrupt {
+    float *z;
+    size_t cell;
+    float value;
+} corrupt;
+
+static int corrupt_at_end(void *user, double fraction)
+{
+    corrupt *c = user;
+    if (fraction >= 1.0)
+        c->z[c->cell] = c->value;
+    return 0;
+}
+
+START_TEST(guard_fails_run)
+{
+    static const char *const why[] = {"below the input's lowest", "non-finite", "budget"};
+    for (int k = 0; k < 3; k++) {
+        for (int variant = 0; variant < 2; variant++) {
+            map m = map_new(100, 90);
+            fbm(&m, 5); /* heights 0 .. 1 */
+            er_params p = droplet_params(2000, 1);
+            p.droplet.variant = (er_droplet_variant)variant;
+            size_t cell = 45 * 100 + 50;
+            /* Lower a cell 1e-3 below the lowest input height; make it
+             * NaN; raise it by 1000 relief units (inside the lower
+             * envelope, but a budget miss of about 1000 / 4500 of the
+             * volume, the tolerance 1e-6 at 0.22 droplets a cell). */
+            float value = k == 0 ? -1e-3f : k == 1 ? NAN : m.z[cell] + 1000.0f;
+            corrupt c = {m.z, cell, value};
+            er_run_ctl ctl = {corrupt_at_end, &c};
+            er_terrain t = {m.w, m.h, m.z, NULL, 1.0, 1.0};
+            er_layers layers = {m.flow, m.sed};
+            er_error err = {""};
+            er_budget b;
+            ck_assert_int_eq(er_droplet_run(&p, &t, &layers, &ctl, &b, &err), ER_ENUMERIC);
+            ck_assert_msg(strstr(err.msg, why[k]) != NULL, "case %d: '%s'", k, err.msg);
+            ck_assert_msg(strncmp(err.msg, "droplet: ", 9) == 0, "'%s'", err.msg);
+            ck_assert_int_eq(b.work_done, 2000);
+            /* the terrain is handed back as the run left it */
+            if (k == 1)
+                ck_assert(isnan(m.z[cell]));
+            else
+                ck_assert(m.z[cell] == value);
+            /* the same run untouched passes */
+            fbm(&m, 5);
+            ck_assert_int_eq(er_droplet_run(&p, &t, &layers, NULL, &b, &err), ER_OK);
+            map_free(&m);
+        }
+    }
+}
+END_TEST
+
+/* The guard on one state, without a run: an input minimum and a budget
+ * that closes pass; one cell under the minimum, a NaN or a budget miss
+ * past the tolerance fails, naming the cell. */
+START_TEST(guard_unit)
+{
+    float z0[6] = {1, 2, 3, 4, 5, 6}, z[6];
+    er_droplet_setup s;
+    memset(&s, 0, sizeof s);
+    s.before = 21;
+    s.lo = 1;
+    s.scale = 21;
+    er_terrain t = {3, 2, z, NULL, 1, 1};
+    er_budget b;
+    memset(&b, 0, sizeof b);
+    b.material_before = 21;
+    er_error err = {""};
+
+    memcpy(z, z0, sizeof z);
+    b.material_after = 21;
+    ck_assert_int_eq(er_droplet_guard(&s, &t, &b, &err), ER_OK);
+    /* material moved within the map, a little lost to rounding */
+    z[0] = 1.5f;
+    z[5] = 5.5f;
+    b.material_after = 21 - 0.5 * ER_DROPLET_BUDGET_TOL * 21;
+    ck_assert_int_eq(er_droplet_guard(&s, &t, &b, &err), ER_OK);
+    /* cell (1, 1) under the input's lowest */
+    memcpy(z, z0, sizeof z);
+    z[4] = nextafterf(1.0f, 0.0f);
+    ck_assert_int_eq(er_droplet_guard(&s, &t, &b, &err), ER_ENUMERIC);
+    ck_assert_ptr_nonnull(strstr(err.msg, "(1, 1)"));
+    ck_assert_ptr_nonnull(strstr(err.msg, "below the input's lowest"));
+    /* a wall there is not terrain */
+    uint8_t wall[6] = {0, 0, 0, 0, 1, 0};
+    t.wall = wall;
+    ck_assert_int_eq(er_droplet_guard(&s, &t, &b, &err), ER_OK);
+    t.wall = NULL;
+    /* an infinite height at (2, 0) */
+    memcpy(z, z0, sizeof z);
+    z[2] = INFINITY;
+    ck_assert_int_eq(er_droplet_guard(&s, &t, &b, &err), ER_ENUMERIC);
+    ck_assert_ptr_nonnull(strstr(err.msg, "non-finite height at cell (2, 0)"));
+    /* budget: what left the map counts, a miss past the tolerance fails */
+    memcpy(z, z0, sizeof z);
+    b.material_after = 20;
+    b.left_map = 1;
+    ck_assert_int_eq(er_droplet_guard(&s, &t, &b, &err), ER_OK);
+    b.left_map = 1 - 2 * ER_DROPLET_BUDGET_TOL * 21;
+    ck_assert_int_eq(er_droplet_guard(&s, &t, &b, &err), ER_ENUMERIC);
+    ck_assert_ptr_nonnull(strstr(err.msg, "budget"));
+    /* the tolerance grows with the droplets per cell (at least 1) */
+    s.per_cell = 0.5;
+    ck_assert_int_eq(er_droplet_guard(&s, &t, &b, &err), ER_ENUMERIC);
+    s.per_cell = 3;
+    ck_assert_int_eq(er_droplet_guard(&s, &t, &b, &err), ER_OK);
+    b.left_map = 1 - 4 * ER_DROPLET_BUDGET_TOL * 21;
+    ck_assert_int_eq(er_droplet_guard(&s, &t, &b, &err), ER_ENUMERIC);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
 /* Determinism and the tile schedule                                   */
 
 static void threads_identical(er_droplet_variant variant, int walls)
@@ -884,6 +1064,14 @@ Suite *droplet_suite(void)
     tcase_add_test(tc, cone_quadrants);
     tcase_add_test(tc, zero_droplets_identity);
     tcase_add_test(tc, mass_balance);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("guard");
+    tcase_set_timeout(tc, 240);
+    tcase_add_loop_test(tc, dense_stays_in_envelope, 0,
+                        2 * (int)(sizeof dense_per_cell / sizeof dense_per_cell[0]));
+    tcase_add_test(tc, guard_fails_run);
+    tcase_add_test(tc, guard_unit);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("schedule");

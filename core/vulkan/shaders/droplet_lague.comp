@@ -8,7 +8,10 @@
  *
  * The step is core/droplet.c's er_lague_step operation for operation
  * (seeds/README.md; brush on the nearest node, speed from energy, what a
- * droplet carries is dropped where it ends).  Every float that feeds the
+ * droplet carries is dropped where it ends; the erosion rule of issue #12:
+ * no brush tap below the height the droplet moves to, and the droplet
+ * carries what the taps gave up, summed in brush_erode's order).  Every
+ * float that feeds the
  * state is `precise` so the driver neither contracts a*b+c into an FMA nor
  * reorders; results still differ from the CPU's in the last bits where the
  * device's sqrt and division round differently, so agreement with the CPU
@@ -91,11 +94,12 @@ layout(push_constant) uniform Params {
 const uint F_FLOW = 1u, F_DEP = 2u, F_WALL = 4u;
 const float DIR_TINY = 1e-30;
 
-/* The brush a step applies when it is over: erosion, or the sediment of a
- * droplet that ended (one call site, see above). */
+/* The brush a step applies when it is over: erosion (amount > 0, no tap
+ * below brush_stop), or the sediment of a droplet that ended (amount < 0)
+ * (one call site, see above). */
 bool brush_pending;
 int brush_x, brush_y;
-float brush_amount;
+float brush_amount, brush_stop;
 
 /* The tile's state while the invocation runs (Tile above). */
 float s_er, c_er, s_dep, c_dep, s_left, c_left, s_wl, c_wl;
@@ -137,22 +141,40 @@ bool brush_clean(int cx, int cy)
 
 /* Removes `amount` [m] through the brush centred on node (cx, cy); a
  * negative amount deposits and also goes to the deposit layer.  Taps off
- * the map or on walls are left out and the others renormalised. */
-void brush_apply(int cx, int cy, float amount)
+ * the map or on walls are left out and the others renormalised.  An
+ * erosion (amount > 0) takes no tap below `stop` (tap_erode) and returns
+ * what the taps gave up, summed column by column, each column top to
+ * bottom, then the columns left to right: core/droplet.c's brush_erode,
+ * bit for bit; a deposit returns 0 (core/droplet.c's brush_apply). */
+float brush_apply(int cx, int cy, float amount, float stop)
 {
     const int side = 2 * pc.radius - 1, r1 = pc.radius - 1;
     const uint w = uint(pc.width);
+    const bool erode = amount > 0.0;
     const bool todep = amount < 0.0 && (pc.flags & F_DEP) != 0u;
+    precise float taken = 0.0, cs = 0.0;
 
     /* Loops run over all taps of a window flattened into one index, so a
-     * loop costs n + 1 iterations of lavapipe's budget (see above). */
+     * loop costs n + 1 iterations of lavapipe's budget (see above); the
+     * height loops go column by column (t = column * rows + row) for the
+     * erosion's sum. */
     if (brush_clean(cx, cy)) {
         uint o = uint(cy - r1) * w + uint(cx - r1);
         const int n = side * side;
         for (int t = 0; t < n; t++) {
-            int j = t / side, i = t - j * side;
+            int i = t / side, j = t - i * side;
             uint k = o + uint(j) * w + uint(i);
-            precise float v = h[k] - amount * bw[t];
+            float hk = h[k];
+            precise float v = hk - amount * bw[j * side + i];
+            if (erode) {
+                v = maxf(v, minf(hk, stop));
+                precise float g = hk - v;
+                cs += g;
+                if (j == side - 1) {
+                    taken += cs;
+                    cs = 0.0;
+                }
+            }
             h[k] = v;
         }
         if (todep)
@@ -162,11 +184,11 @@ void brush_apply(int cx, int cy, float amount)
                 precise float v = dep[k] - amount * bw[t];
                 dep[k] = v;
             }
-        return;
+        return taken;
     }
     int x0 = max(cx - r1, 0), x1 = min(cx + r1, pc.width - 1);
     int y0 = max(cy - r1, 0), y1 = min(cy + r1, pc.height - 1);
-    const int nx = x1 - x0 + 1, n = nx * (y1 - y0 + 1);
+    const int nx = x1 - x0 + 1, ny = y1 - y0 + 1, n = nx * ny;
     precise float sum = 0.0;
     for (int t = 0; t < n; t++) {
         int y = y0 + t / nx, x = x0 + t % nx;
@@ -175,18 +197,29 @@ void brush_apply(int cx, int cy, float amount)
     }
     precise float kk = amount / sum;
     for (int t = 0; t < n; t++) {
-        int y = y0 + t / nx, x = x0 + t % nx;
+        int x = x0 + t / ny, y = y0 + t % ny;
         uint i = uint(y) * w + uint(x);
         if (!is_wall(i)) {
             precise float d = kk * bw[(y - cy + r1) * side + (x - cx + r1)];
-            precise float v = h[i] - d;
+            float hi = h[i];
+            precise float v = hi - d;
+            if (erode) {
+                v = maxf(v, minf(hi, stop));
+                precise float g = hi - v;
+                cs += g;
+            }
             h[i] = v;
             if (todep) {
                 precise float e = dep[i] - d;
                 dep[i] = e;
             }
         }
+        if (erode && y == y1) {
+            taken += cs;
+            cs = 0.0;
+        }
     }
+    return taken;
 }
 
 /* Bilinear deposit onto the four nodes around floor node i00. */
@@ -310,8 +343,9 @@ bool lague_step()
         return true;
     }
     precise float gx2 = nlx - float(kx2), gy2 = nly - float(ky2);
-    precise float hnew = (h[j00] * (1.0 - gx2) + h[j00 + 1u] * gx2) * (1.0 - gy2) +
-                         (h[j00 + w] * (1.0 - gx2) + h[j00 + w + 1u] * gx2) * gy2;
+    float n00 = h[j00], n10 = h[j00 + 1u], n01 = h[j00 + w], n11 = h[j00 + w + 1u];
+    precise float hnew = (n00 * (1.0 - gx2) + n10 * gx2) * (1.0 - gy2) +
+                         (n01 * (1.0 - gx2) + n11 * gx2) * gy2;
     precise float dh = hnew - hold;
 
     /* Capacity: Lague's max(-dh v w K, min) or Beyer's max(-dh, min_slope) v w K. */
@@ -327,16 +361,16 @@ bool lague_step()
         kahan(s_dep, c_dep, amount);
         deposit_bilinear(i00, fx, fy, amount);
     } else {
-        /* Never more than the height difference. */
+        /* Never more than the height drop in all, and no tap below the
+         * new position.  Applied when the step is over (nothing below reads
+         * heights); the droplet's load grows by what the taps gave then. */
         precise float amount = minf((cap - sed) * pc.erode_speed, -dh);
         if (amount > 0.0) {
-            /* Applied when the step is over: nothing below reads heights. */
             brush_pending = true;
             brush_x = cx;
             brush_y = cy;
             brush_amount = amount;
-            sed += amount;
-            kahan(s_er, c_er, amount);
+            brush_stop = maxf(hnew, minf(minf(n00, n10), minf(n01, n11)));
         }
     }
     precise float v2 = speed * speed - dh * pc.gravity;
@@ -396,8 +430,14 @@ void main()
         brush_pending = false;
         if (lague_step())
             live = false;
-        if (brush_pending)
-            brush_apply(brush_x, brush_y, brush_amount);
+        if (brush_pending) {
+            precise float taken = brush_apply(brush_x, brush_y, brush_amount, brush_stop);
+            if (brush_amount > 0.0) {
+                precise float s2 = d_sed + taken;
+                d_sed = s2;
+                kahan(s_er, c_er, taken);
+            }
+        }
     }
 
     T.eroded = s_er;

@@ -6,6 +6,10 @@
  * most pc.steps_per_pass steps for lavapipe's loop budget; a step costs at
  * most 11 loop iterations).
  *
+ * The erosion rule of issue #12 as on the CPU: a step never takes its cell
+ * below the cell the particle moves to, and the load changes by exactly
+ * what the cell gave up or received.
+ *
  * One difference from the CPU: the particle's position is kept as a float
  * offset from its start cell instead of a double in map coordinates (no
  * float64 needed; the offset stays within max_distance + 1 cells, where a
@@ -196,8 +200,22 @@ bool mt_step()
     precise float ceq = maxf(0.0, p_vol * speed * dh);
     precise float ds = pc.rate * (p_vol * ceq - p_sed);
     ds = maxf(ds, -p_sed);
+    /* Erosion not below the next cell; the load changes by what the cell
+     * gave up or received, o - v, exact; a deposit rounding would make
+     * larger than asked does not happen (core/particle.c). */
+    float o = h[ci];
+    precise float hv;
     if (ds > 0.0) {
-        ds = minf(ds, dh);
+        hv = maxf(o - ds, minf(o, h[cj]));
+    } else {
+        hv = o - ds;
+        precise float got = o - hv;
+        if (got < ds)
+            hv = o;
+    }
+    ds = o - hv;
+    h[ci] = hv;
+    if (ds > 0.0) {
         kahan(s_er, c_er, ds);
     } else {
         kahan(s_dep, c_dep, -ds);
@@ -206,8 +224,6 @@ bool mt_step()
             dep[ci] = e;
         }
     }
-    precise float hv = h[ci] - ds;
-    h[ci] = hv;
     precise float sd = p_sed + ds;
     p_sed = sd;
     precise float vv = p_vol * pc.evap_keep; /* seed 001 eq. 6 */
