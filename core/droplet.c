@@ -77,6 +77,26 @@ static inline void deposit_bilinear(const er_dctx *c, size_t i00, float fx, floa
     }
 }
 
+/* The brush clipped to the map at centre (cx, cy): the window [x0, x1] x
+ * [y0, y1] and the sum of the weights of its cells that are not walls,
+ * row by row (the order both brush users and the shaders sum in). */
+static float clipped_weight(const er_dctx *c, const float *bw, int cx, int cy, int *x0,
+                            int *x1, int *y0, int *y1)
+{
+    const int r1 = c->radius - 1, side = c->brush_side;
+    const size_t w = (size_t)c->width;
+    *x0 = cx - r1 < 0 ? 0 : cx - r1;
+    *x1 = cx + r1 >= c->width ? c->width - 1 : cx + r1;
+    *y0 = cy - r1 < 0 ? 0 : cy - r1;
+    *y1 = cy + r1 >= c->height ? c->height - 1 : cy + r1;
+    float sum = 0;
+    for (int y = *y0; y <= *y1; y++)
+        for (int x = *x0; x <= *x1; x++)
+            if (!c->wall || !c->wall[(size_t)y * w + (size_t)x])
+                sum += bw[(y - cy + r1) * side + (x - cx + r1)];
+    return sum;
+}
+
 /* Adds `-amount` [m] (amount <= 0: a droplet's load where it ends) through
  * the brush centred on node (cx, cy), each tap its weight's share, and to
  * the deposit layer.  Taps off the map or on walls are left out and the
@@ -107,13 +127,8 @@ static void brush_apply(const er_dctx *c, int cx, int cy, float amount)
         }
         return;
     }
-    int x0 = cx - r1 < 0 ? 0 : cx - r1, x1 = cx + r1 >= c->width ? c->width - 1 : cx + r1;
-    int y0 = cy - r1 < 0 ? 0 : cy - r1, y1 = cy + r1 >= c->height ? c->height - 1 : cy + r1;
-    float sum = 0;
-    for (int y = y0; y <= y1; y++)
-        for (int x = x0; x <= x1; x++)
-            if (!c->wall || !c->wall[(size_t)y * w + (size_t)x])
-                sum += bw[(y - cy + r1) * side + (x - cx + r1)];
+    int x0, x1, y0, y1;
+    float sum = clipped_weight(c, bw, cx, cy, &x0, &x1, &y0, &y1);
     /* sum >= the centre's weight > 0: the centre is a corner of a valid
      * bilinear cell. */
     float k = amount / sum;
@@ -180,13 +195,8 @@ static float brush_erode(const er_dctx *c, int cx, int cy, float amount, float s
             taken += col[i];
         return taken;
     }
-    int x0 = cx - r1 < 0 ? 0 : cx - r1, x1 = cx + r1 >= c->width ? c->width - 1 : cx + r1;
-    int y0 = cy - r1 < 0 ? 0 : cy - r1, y1 = cy + r1 >= c->height ? c->height - 1 : cy + r1;
-    float sum = 0;
-    for (int y = y0; y <= y1; y++)
-        for (int x = x0; x <= x1; x++)
-            if (!c->wall || !c->wall[(size_t)y * w + (size_t)x])
-                sum += bw[(y - cy + r1) * side + (x - cx + r1)];
+    int x0, x1, y0, y1;
+    float sum = clipped_weight(c, bw, cx, cy, &x0, &x1, &y0, &y1);
     float k = amount / sum;
     for (int x = x0; x <= x1; x++) {
         float cs = 0;

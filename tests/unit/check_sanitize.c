@@ -99,34 +99,38 @@ static void require_project_suppressions(void)
                   "LSAN_OPTIONS does not name tests/lsan.supp: run through `make SANITIZE=1 check`");
 }
 
-START_TEST(driver_leaks_are_suppressed)
+/* Runs the child (leaking when asked) with the project's suppressions and
+ * returns its exit status; *text is its standard error (static). */
+static int child_report(int leak, const char **text)
 {
-    ER_SKIP_IF(!ER_ASAN, "built without AddressSanitizer (make SANITIZE=1 runs it)");
     require_project_suppressions();
     char dir[PATH_MAX], log[PATH_MAX + 16];
     er_test_mkdtemp(dir, sizeof dir);
     snprintf(log, sizeof log, "%s/stderr", dir);
-    int status = run_child(0, log);
-    const char *text = slurp(log);
+    int status = run_child(leak, log);
+    *text = slurp(log);
+    er_test_rmdir(dir);
+    return status;
+}
+
+START_TEST(driver_leaks_are_suppressed)
+{
+    ER_SKIP_IF(!ER_ASAN, "built without AddressSanitizer (make SANITIZE=1 runs it)");
+    const char *text;
+    int status = child_report(0, &text);
     ck_assert_msg(status == 0 && !strstr(text, "LeakSanitizer"),
                   "clean child exited %d:\n%s", status, text);
-    er_test_rmdir(dir);
 }
 END_TEST
 
 START_TEST(planted_leak_is_reported)
 {
     ER_SKIP_IF(!ER_ASAN, "built without AddressSanitizer (make SANITIZE=1 runs it)");
-    require_project_suppressions();
-    char dir[PATH_MAX], log[PATH_MAX + 16];
-    er_test_mkdtemp(dir, sizeof dir);
-    snprintf(log, sizeof log, "%s/stderr", dir);
-    int status = run_child(1, log);
-    const char *text = slurp(log);
+    const char *text;
+    int status = child_report(1, &text);
     ck_assert_msg(status != 0, "a planted leak went unreported (exit 0):\n%s", text);
     ck_assert_msg(strstr(text, "LeakSanitizer") && strstr(text, "er_georef_copy"),
                   "the report does not name the planted leak:\n%s", text);
-    er_test_rmdir(dir);
 }
 END_TEST
 
