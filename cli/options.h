@@ -16,7 +16,7 @@ enum er_layer_bit {
 };
 #define ER_LAYER_COUNT 5
 
-typedef enum er_backend { ER_BACKEND_CPU, ER_BACKEND_VULKAN, ER_BACKEND_AUTO } er_backend;
+typedef enum er_backend_choice { ER_BACKEND_CPU, ER_BACKEND_VULKAN, ER_BACKEND_AUTO } er_backend_choice;
 typedef enum er_out_format { ER_OUT_AS_INPUT = -1, ER_OUT_TIFF = 0, ER_OUT_PNG = 1 } er_out_format;
 
 typedef struct er_settings {
@@ -27,7 +27,7 @@ typedef struct er_settings {
     er_out_format format;
     unsigned layers;             /* er_layer_bit mask */
     int threads;                 /* 0 = all cores */
-    er_backend backend;
+    er_backend_choice backend;
     int device;                  /* --device N: Vulkan device index (default 0) */
     int device_set;              /* --device was given */
     int list_devices;            /* --list-devices: print the Vulkan devices and exit */

@@ -18,6 +18,7 @@
 
 #include "../core/backend.h"
 #include "../core/model.h"
+#include "../core/plan.h"
 #include "../core/preview.h"
 #include "../io/atomic.h"
 #include "../io/checkpoint.h"
@@ -25,6 +26,7 @@
 #include "../io/recipe.h"
 #include "msg.h"
 #include "paths.h"
+#include "provenance.h"
 #include "targets.h"
 #include "tiles.h"
 
@@ -140,6 +142,9 @@ typedef struct job {
     er_window window;          /* --tile-set: where img lies in the mosaic */
     int windowed;              /* 1: a tile with its halo (window valid) */
     er_terrain terrain;
+    er_plan plan;              /* the run, checked before any work */
+    const er_backend *be;      /* where it runs: er_backend_cpu or er_backend_vulkan */
+    void *be_ctx;              /* the backend's context (the er_vk_ctx), NULL for the CPU */
     float *initial;            /* working heights before the run (erosion/deposit layers) */
     float *water, *sediment;
     er_budget budget;
@@ -148,7 +153,6 @@ typedef struct job {
     unsigned written;          /* layers committed */
     char preview[PATH_MAX];    /* written preview, "" if none */
     double seconds;
-    er_vk_ctx *vk;             /* the Vulkan backend's context; NULL = the CPU path */
     er_error err;
     /* checkpoints and frames */
     er_checkpoint_id ck_id;    /* what a checkpoint of this run must match */
@@ -181,17 +185,22 @@ static int progress_cb(void *user, double fraction)
 }
 
 /* Cell size (DESIGN.md §3): an explicit terrain.cell_size wins, then the
- * georeferencing, then 1 m. */
-static void resolve_cell_size(job *j)
+ * georeferencing, then 1 m.  Georeferencing that places the raster but
+ * gives no usable cell size (an unknown unit, a zero pixel size, a pole)
+ * is refused: guessing 1 m would scale every dimensioned rate silently. */
+static er_status resolve_cell_size(job *j)
 {
     const er_terrain_params *tp = &j->params.terrain;
     double dx = 1.0, dy = 1.0;
+    const char *why = NULL;
     if (tp->cell_size_set)
         dx = dy = tp->cell_size;
-    else if (!er_georef_cell_size(&j->img.georef, j->img.width, j->img.height, &dx, &dy))
-        dx = dy = 1.0;
+    else if (er_georef_cell_size_why(&j->img.georef, j->img.width, j->img.height, &dx, &dy, &why) < 0)
+        return er_fail(&j->err, ER_EINVAL, "%s: georeferencing gives no usable cell size: %s "
+                       "(set terrain.cell_size to run it anyway)", j->input, why);
     j->terrain.cell_x = dx;
     j->terrain.cell_y = dy;
+    return ER_OK;
 }
 
 static er_status resolve_sources(job *j)
@@ -334,25 +343,39 @@ static er_status simulate(job *j)
     er_layers layers = {j->water, j->sediment};
     er_run_ctl ctl = {progress_cb, j};
     er_run_hooks hooks = {boundary_cb, j, j->resumed.buf ? &j->resumed.state : NULL};
-    const er_run_hooks *hk = j->s->checkpoint || j->s->frames || j->s->resume ? &hooks : NULL;
-    er_status st;
+    const int hooked = j->s->checkpoint || j->s->frames || j->s->resume;
+    er_run_opts o = {&layers, &ctl, hooked ? &hooks : NULL, &j->budget};
     memset(&j->budget, 0, sizeof j->budget);
-    const er_window *win = j->windowed ? &j->window : NULL;
-    if (j->vk && j->params.model == ER_MODEL_MEI)
-        return er_vk_mei_run(j->vk, &j->params, &j->terrain, &layers, &ctl, &j->budget, &j->err);
-    if (j->vk)
-        return er_vk_droplet_run(j->vk, &j->params, &j->terrain, &layers, &ctl, &j->budget, &j->err);
-    if (j->params.model == ER_MODEL_MEI)
-        st = er_mei_run_full(&j->params, &j->terrain, win, &layers, &ctl, hk, &j->budget,
-                             &j->err);
-    else
-        st = er_droplet_run_full(&j->params, &j->terrain, win, &layers, &ctl, hk, &j->budget,
-                                 &j->err);
+    er_status st = j->be->run(j->be_ctx, &j->plan, &j->terrain, &o, &j->err);
     if (st == ER_ECANCELED && j->hook_status != ER_OK) {
         st = j->hook_status;
         j->err = j->hook_err;
     }
     return st;
+}
+
+/* A plan error whose message starts with a recipe key ("mei.ke: ...") is
+ * the recipe's: DESIGN.md §1 wants "INPUT: RECIPE: KEY: what". */
+static int names_key(const char *msg)
+{
+    size_t n = strcspn(msg, ": ");
+    size_t dot = strcspn(msg, ".");
+    return msg[n] == ':' && dot < n && strspn(msg, "abcdefghijklmnopqrstuvwxyz_.[]0123456789") >= n;
+}
+
+/* The run plan (core/plan.h): every recipe and input check that needs no
+ * work, before any output is opened; a failure is exit 2. */
+static er_status plan_run(job *j)
+{
+    er_error e = {{0}};
+    er_status st = er_plan_make(&j->params, &j->terrain, j->windowed ? &j->window : NULL,
+                                &j->plan, &e);
+    if (st == ER_OK)
+        return ER_OK;
+    if (names_key(e.msg))
+        return er_fail(&j->err, st, "%s: %s: %s", j->input,
+                       j->s->recipe_path ? j->s->recipe_path : "recipe", e.msg);
+    return er_fail(&j->err, st, "%s: %s", j->input, e.msg);
 }
 
 /* The checkpoint identity of this run, and the --resume state if asked. */
@@ -378,6 +401,9 @@ static er_status prepare_checkpoint(job *j, const er_params *recipe)
         er_path_pattern(path, sizeof path, s->resume, j->input);
         er_error e = {{0}};
         er_status st = er_checkpoint_read(path, &j->ck_id, &j->resumed, &e);
+        if (!st)
+            st = er_plan_check_resume(&j->plan, &j->resumed.state, j->water != NULL,
+                                      j->sediment != NULL, &e);
         if (st)
             return er_fail(&j->err, st, "%s: --resume: %s", j->input, e.msg);
         j->first_boundary = j->resumed.state.boundary;
@@ -407,33 +433,13 @@ static float layer_value(const job *j, unsigned layer, size_t i)
     }
 }
 
-static char *provenance(const job *j)
-{
-    char *recipe = er_recipe_to_json_compact(&j->params);
-    const char *base = er_path_base(j->input);
-    cJSON *o = cJSON_CreateObject();
-    cJSON *r = recipe ? cJSON_Parse(recipe) : NULL;
-    free(recipe);
-    if (!o || !r) {
-        cJSON_Delete(o);
-        cJSON_Delete(r);
-        return NULL;
-    }
-    cJSON_AddStringToObject(o, "erode", ERODE_VERSION);
-    cJSON_AddStringToObject(o, "input", base);
-    cJSON_AddItemToObject(o, "recipe", r);
-    char *text = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    return text;
-}
-
 static er_status write_layers(job *j)
 {
     size_t n = (size_t)j->img.width * (size_t)j->img.height;
     const char *ext = er_path_ext(j->s, j->img.format);
     er_status st = ER_OK;
     float *buf = malloc(n * sizeof(float));
-    char *prov = provenance(j);
+    char *prov = er_provenance_run(j->input, &j->params);
     if (!buf || !prov) {
         free(buf);
         free(prov);
@@ -546,7 +552,7 @@ static int print_json(const job *j, int status)
         cJSON_AddNumberToObject(o, "frames", (double)j->frames);
     if (j->resumed.buf)
         cJSON_AddNumberToObject(o, "resumed_at", (double)j->first_boundary);
-    cJSON_AddStringToObject(o, "backend", j->vk ? "vulkan" : "cpu");
+    cJSON_AddStringToObject(o, "backend", j->be ? j->be->name : "cpu");
     cJSON_AddNumberToObject(o, "seconds", j->seconds);
     cJSON_AddNumberToObject(o, "width", j->img.width);
     cJSON_AddNumberToObject(o, "height", j->img.height);
@@ -585,35 +591,33 @@ static int wait_for_lock(void *user, const char *dir, int first)
     return er_stop_signal != 0;
 }
 
-/* What the Vulkan backend can refuse before the run starts (device
- * limits, a recipe it does not handle): an input error, exit 2. */
-static er_status vk_preflight(job *j)
+/* The backend for this input: Vulkan when it is open and can run the
+ * plan; with --backend auto what it cannot run goes to the CPU path, with
+ * --backend vulkan that is an input error (exit 2). */
+static er_status choose_backend(job *j, er_vk_ctx *vk)
 {
-    if (!j->vk)
-        return ER_OK;
-    /* The hooks and windows exist on the CPU path only. */
     const er_settings *s = j->s;
-    if (s->checkpoint || s->resume || s->frames || j->windowed) {
-        if (s->backend == ER_BACKEND_AUTO) {
-            j->vk = NULL;
-            return ER_OK;
-        }
-        return er_fail(&j->err, ER_EINVAL,
-                       "%s: --checkpoint, --resume, --frames and --tile-set run on the cpu "
-                       "backend only", j->input);
-    }
-    er_status st = j->params.model == ER_MODEL_MEI
-                       ? er_vk_mei_check(j->vk, &j->params, &j->terrain, &j->err)
-                       : er_vk_droplet_check(j->vk, &j->params, &j->terrain, &j->err);
-    if (st && j->s->backend == ER_BACKEND_AUTO) {
-        /* auto: what the device cannot run goes to the CPU path */
-        j->vk = NULL;
-        j->err.msg[0] = '\0';
+    unsigned need = (j->windowed ? ER_CAP_WINDOW : 0u) |
+                    (s->checkpoint || s->resume || s->frames ? ER_CAP_HOOKS : 0u);
+    er_error e = {{0}};
+    er_status st;
+    j->be = &er_backend_cpu;
+    j->be_ctx = NULL;
+    if (!vk)
+        return ER_OK;
+    if ((er_backend_vulkan.caps & need) != need)
+        st = er_fail(&e, ER_EUNSUPPORTED, "--checkpoint, --resume, --frames and --tile-set run "
+                     "on the cpu backend only");
+    else
+        st = er_backend_vulkan.check(vk, &j->plan, &j->terrain, &e);
+    if (st == ER_OK) {
+        j->be = &er_backend_vulkan;
+        j->be_ctx = vk;
         return ER_OK;
     }
-    if (st)
-        er_error_prefix(&j->err, j->input);
-    return st;
+    if (s->backend == ER_BACKEND_AUTO)
+        return ER_OK;
+    return er_fail(&j->err, st, "%s: %s", j->input, e.msg);
 }
 
 /* Whether the error line already starts with the input's name. */
@@ -640,7 +644,6 @@ static int run_one(const er_settings *s, const er_params *recipe, const char *in
 {
     job j;
     memset(&j, 0, sizeof j);
-    j.vk = vk;
     j.s = s;
     j.input = input;
     j.params = *recipe;
@@ -661,15 +664,19 @@ static int run_one(const er_settings *s, const er_params *recipe, const char *in
         st = resolve_sources(&j);
     }
     if (st == ER_OK) {
-        resolve_cell_size(&j);
+        st = resolve_cell_size(&j);
+    }
+    if (st == ER_OK) {
         st = check_memory(&j, limit);
     }
     if (st == ER_OK)
         st = prepare_terrain(&j);
     if (st == ER_OK)
+        st = plan_run(&j);
+    if (st == ER_OK)
         st = prepare_checkpoint(&j, recipe);
     if (st == ER_OK)
-        st = vk_preflight(&j);
+        st = choose_backend(&j, vk);
     if (st == ER_OK) {
         started = 1;
         int show = s->progress < 0 ? isatty(STDERR_FILENO) : s->progress;

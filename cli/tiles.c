@@ -11,6 +11,7 @@
 
 #include "msg.h"
 #include "paths.h"
+#include "provenance.h"
 
 static char *slurp(FILE *f)
 {
@@ -300,20 +301,53 @@ static int halo_window(const er_tile_set *ts, const er_image *img, er_window *wi
     return 1;
 }
 
+/* What every halo output one `erode stitch` blends must share: the recipe
+ * (model included) its run used.  Blending tiles of different recipes
+ * would give seams no halo can hide, silently. */
+typedef struct stitch_ref {
+    char *recipe;          /* compact recipe of the first halo output read */
+    char first[PATH_MAX];  /* that output */
+} stitch_ref;
+
+/* 0 when the halo output at `path` (provenance `description`) was made
+ * with the reference recipe (the first one seen sets it); else prints why
+ * and returns 2. */
+static int same_recipe(stitch_ref *ref, const char *path, const char *description)
+{
+    char *recipe = er_provenance_recipe(description);
+    if (!recipe) {
+        er_msg_error("stitch: '%s' carries no erode recipe (not an output of erode --tile-set)",
+                     path);
+        return 2;
+    }
+    if (!ref->recipe) {
+        ref->recipe = recipe;
+        snprintf(ref->first, sizeof ref->first, "%s", path);
+        return 0;
+    }
+    int same = strcmp(recipe, ref->recipe) == 0;
+    free(recipe);
+    if (same)
+        return 0;
+    er_msg_error("stitch: '%s' was made with another recipe than '%s'; stitch the outputs of "
+                 "one recipe at a time", path, ref->first);
+    return 2;
+}
+
 /* Stitches one layer of tile k: returns an exit status, message printed. */
 static int stitch_layer(const er_settings *s, const er_tile_set *ts, int k, const char *layer,
-                        char *out, size_t out_n)
+                        stitch_ref *ref, char *out, size_t out_n)
 {
     const er_tile_place *p = &ts->place[k];
     size_t n = (size_t)p->width * (size_t)p->height;
     double *sum = calloc(n, sizeof *sum), *wsum = calloc(n, sizeof *wsum);
     float *res = malloc(n * sizeof *res);
     uint8_t *nodata = calloc(n, 1);
-    cJSON *from = cJSON_CreateArray();
+    char **from = calloc((size_t)ts->n, sizeof *from);
     char path[PATH_MAX], *prov = NULL;
     er_image tile;
     er_error err = {{0}};
-    int rc = 1, any_nodata = 0;
+    int rc = 1, any_nodata = 0, n_from = 0;
     memset(&tile, 0, sizeof tile);
     if (!sum || !wsum || !res || !nodata || !from) {
         er_msg_error("%s: out of memory", ts->paths[k]);
@@ -345,10 +379,15 @@ static int stitch_layer(const er_settings *s, const er_tile_set *ts, int k, cons
         int reaches = ok && win.x0 < p->col + p->width && p->col < win.x0 + img.width &&
                       win.y0 < p->row + p->height && p->row < win.y0 + img.height;
         int iw = img.width, ih = img.height;
+        int other = ok && reaches ? same_recipe(ref, path, img.description) : 0;
         er_image_free(&img);
         if (!ok) {
             er_msg_error("stitch: '%s' does not lie on the tile set's grid", path);
             rc = 2;
+            goto done;
+        }
+        if (other) {
+            rc = other;
             goto done;
         }
         if (!reaches)
@@ -358,7 +397,11 @@ static int stitch_layer(const er_settings *s, const er_tile_set *ts, int k, cons
             rc = 2;
             goto done;
         }
-        cJSON_AddItemToArray(from, cJSON_CreateString(er_path_base(path)));
+        if (!(from[n_from++] = strdup(path))) {
+            er_image_free(&img);
+            er_msg_error("%s: out of memory", ts->paths[k]);
+            goto done;
+        }
         for (int y = 0; y < p->height; y++) {
             int wy = p->row + y, ly = wy - win.y0;
             if (ly < 0 || ly >= ih)
@@ -390,17 +433,10 @@ static int stitch_layer(const er_settings *s, const er_tile_set *ts, int k, cons
             res[i] = (float)(sum[i] / wsum[i]);
         }
     }
-    cJSON *o = cJSON_CreateObject();
-    if (o) {
-        cJSON_AddStringToObject(o, "erode", ERODE_VERSION);
-        cJSON_AddStringToObject(o, "stitch", er_path_base(ts->paths[k]));
-        cJSON_AddItemToObject(o, "from", from);
-        from = NULL;
-        prov = cJSON_PrintUnformatted(o);
-        cJSON_Delete(o);
-    }
+    prov = er_provenance_stitch(ts->paths[k], ref->recipe, (const char *const *)from, n_from);
     er_path_stitched(out, out_n, s->output_dir, ts->paths[k], layer, "");
-    if (any_nodata && !tile.georef.gdal_nodata && !(tile.georef.gdal_nodata = strdup("nan"))) {
+    if (!prov || (any_nodata && !tile.georef.gdal_nodata &&
+                  !(tile.georef.gdal_nodata = strdup("nan")))) {
         er_msg_error("%s: out of memory", ts->paths[k]);
         goto done;
     }
@@ -418,7 +454,9 @@ done:
     free(res);
     free(nodata);
     free(prov);
-    cJSON_Delete(from);
+    for (int i = 0; from && i < n_from; i++)
+        free(from[i]);
+    free(from);
     er_image_free(&tile);
     return rc;
 }
@@ -428,6 +466,7 @@ int er_stitch_all(const er_settings *s, const er_tile_set *ts)
     int worst = 0;
     int *which = malloc((size_t)(s->n_inputs > 0 ? s->n_inputs : ts->n) * sizeof *which);
     int count = 0;
+    stitch_ref ref = {NULL, ""};
     if (!which) {
         er_msg_error("out of memory");
         return 1;
@@ -469,7 +508,7 @@ int er_stitch_all(const er_settings *s, const er_tile_set *ts)
         for (unsigned b = 0; b < ER_LAYER_COUNT && status == 0; b++) {
             if (!(want & (1u << b)))
                 continue;
-            status = stitch_layer(s, ts, k, er_layer_name(1u << b), outs[b], PATH_MAX);
+            status = stitch_layer(s, ts, k, er_layer_name(1u << b), &ref, outs[b], PATH_MAX);
             if (status == 0)
                 written |= 1u << b;
         }
@@ -494,5 +533,6 @@ int er_stitch_all(const er_settings *s, const er_tile_set *ts)
             worst = status;
     }
     free(which);
+    free(ref.recipe);
     return worst;
 }

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "model.h"
+#include "plan.h"
 
 #define ER_VK_NOT_BUILT "this erode was built without Vulkan"
 
@@ -93,38 +94,50 @@ const er_vk_device_info *er_vk_info(const er_vk_ctx *vk);
 uint64_t er_vk_messages(const er_vk_ctx *vk, char *first, size_t n);
 
 /*
- * Checks, before any work, whether er_vk_mei_run can run this recipe on
- * this map: recipe keys the backend does not handle (ER_EUNSUPPORTED,
- * naming the key), device features (shaderInt64 for raindrops) and the
- * device's limits (ER_ENOMEM when a buffer exceeds maxStorageBufferRange or
- * the largest allocation, or all of them the device memory; the message
- * names the limit).  The CLI treats a failure here as an input error
- * (exit 2).  Allocates nothing.
+ * Checks, before any work, whether er_vk_mei_run can run this plan on
+ * this map: device features (shaderFloat64 for the budget sums,
+ * shaderInt64 for raindrops) and the device's limits (ER_ENOMEM when a
+ * buffer exceeds maxStorageBufferRange or the largest allocation, or all
+ * of them the device memory; the message names the limit), and what the
+ * backend does not run yet (a window: ER_EUNSUPPORTED).  The CLI treats a
+ * failure here as an input error (exit 2).  Allocates nothing.
  */
-er_status er_vk_mei_check(er_vk_ctx *vk, const er_params *p, const er_terrain *t,
+er_status er_vk_mei_check(er_vk_ctx *vk, const er_plan *plan, const er_terrain *t,
                           er_error *err);
 
-/* The same for er_vk_droplet_run. */
-er_status er_vk_droplet_check(er_vk_ctx *vk, const er_params *p, const er_terrain *t,
+/* The same for er_vk_droplet_run (it sets up the run's constants). */
+er_status er_vk_droplet_check(er_vk_ctx *vk, const er_plan *plan, const er_terrain *t,
                               er_error *err);
 
 /*
- * The Mei model on the device: same contract as er_mei_run (core/model.h),
- * same recipe keys, same outputs within the tolerance stated in README
- * ("Vulkan backend").  The state stays in device memory for the whole run;
- * it is read back once at the end.  ctl->progress is called every few
- * steps (after a fence, no read-back).  Additional failures: ER_ENOMEM when
- * a buffer exceeds the device's limits (checked before any work, the
- * message names the limit), ER_EUNSUPPORTED for a recipe the backend does
- * not handle (it says which key), ER_EIO "vulkan: device lost at step N".
- * On any failure but ER_ENUMERIC/ER_ECANCELED the terrain is left as it was.
+ * The Mei model on the device: the contract of core/model.h, same plan,
+ * same outputs within the tolerance stated in README ("Vulkan backend").
+ * The state stays in device memory for the whole run; it is read back once
+ * at the end.  o->ctl->progress is called every few steps (after a fence,
+ * no read-back).  Run hooks are not supported yet (ER_EUNSUPPORTED).
+ * Additional failures: ER_ENOMEM when a buffer exceeds the device's
+ * limits, ER_EIO "vulkan: device lost at step N".  On any failure but
+ * ER_ENUMERIC/ER_ECANCELED the terrain is left as it was.
  */
-er_status er_vk_mei_run(er_vk_ctx *vk, const er_params *p, er_terrain *t, er_layers *layers,
-                        const er_run_ctl *ctl, er_budget *budget, er_error *err);
+er_status er_vk_mei_run(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
+                        const er_run_opts *o, er_error *err);
 
-/* Droplet erosion on the device: same contract as er_droplet_run. */
-er_status er_vk_droplet_run(er_vk_ctx *vk, const er_params *p, er_terrain *t,
-                            er_layers *layers, const er_run_ctl *ctl, er_budget *budget,
-                            er_error *err);
+/* Droplet erosion on the device: the same contract. */
+er_status er_vk_droplet_run(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
+                            const er_run_opts *o, er_error *err);
+
+/* What the Vulkan backend does not run yet: a plan of a window or run
+ * hooks (ER_EUNSUPPORTED, saying which), else ER_OK.  o may be NULL. */
+er_status er_vk_refuse(const er_plan *plan, const er_run_opts *o, er_error *err);
+
+/* The Vulkan backend as an er_backend (core/plan.h): ctx is the
+ * er_vk_ctx.  Capabilities: none beyond plain runs yet.  Built without
+ * Vulkan, check and run fail with ER_VK_NOT_BUILT. */
+extern const er_backend er_backend_vulkan;
+
+/* er_plan_make and er_backend_vulkan's check and run in one call (no
+ * window), for tests and benchmarks. */
+er_status er_run_vk(er_vk_ctx *vk, const er_params *p, er_terrain *t, const er_run_opts *o,
+                    er_error *err);
 
 #endif

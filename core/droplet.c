@@ -507,39 +507,6 @@ static er_status tile_side(const er_droplet_params *d, int64_t *out, er_error *e
     return ER_OK;
 }
 
-/* Sum of valid heights in row order, the sum of their magnitudes (may be
- * NULL), and their range. */
-static void terrain_stats(const er_terrain *t, double *sum, double *abs_sum, float *lo, float *hi,
-                          size_t *valid, size_t *bad)
-{
-    size_t n = (size_t)t->width * (size_t)t->height;
-    double s = 0, a = 0;
-    float mn = INFINITY, mx = -INFINITY;
-    size_t v = 0;
-    *bad = SIZE_MAX;
-    for (size_t i = 0; i < n; i++) {
-        if (t->wall && t->wall[i])
-            continue;
-        float z = t->elevation[i];
-        if (!isfinite(z)) {
-            if (*bad == SIZE_MAX)
-                *bad = i;
-            continue;
-        }
-        s += (double)z;
-        a += fabs((double)z);
-        mn = fminf(mn, z);
-        mx = fmaxf(mx, z);
-        v++;
-    }
-    *sum = s;
-    if (abs_sum)
-        *abs_sum = a;
-    *lo = mn;
-    *hi = mx;
-    *valid = v;
-}
-
 /* The clean mask: 1 where the (2a+1)^2 window around a cell lies in the map
  * and holds no wall.  A row pass then a column pass of running wall counts;
  * `run` has room for width ints. */
@@ -688,43 +655,20 @@ static void run_state_free(run_state *s)
     free(s->clean);
 }
 
-/* Validates, measures the terrain, zeroes the layers and fills the context. */
-static er_status run_setup(const er_params *p, er_terrain *t, const er_window *win,
-                           er_layers *layers, run_state *s, er_error *err)
+/* Zeroes the layers and fills the context from the plan. */
+static er_status run_setup(const er_plan *plan, er_terrain *t, er_layers *layers, run_state *s,
+                           er_error *err)
 {
-    const er_droplet_params *d = &p->droplet;
+    const er_droplet_params *d = &plan->p.droplet;
+    const er_window wn = plan->win;
     memset(s, 0, sizeof *s);
-    er_status st = check_params(d, err);
-    if (st)
-        return st;
-    if (t->width < 1 || t->height < 1 || !t->elevation)
-        return er_fail(err, ER_EINVAL, "droplet: empty terrain");
-    er_window wn;
-    if ((st = er_window_resolve(win, t->width, t->height, &wn, err)))
-        return st;
-    if (win && d->height_unit == 0)
-        return er_fail(err, ER_EINVAL, "droplet.height_unit: \"relief\" is a property of one "
-                       "map; a tile set needs a number of metres");
     s->cells = (size_t)t->width * (size_t)t->height;
-
-    float lo, hi;
-    size_t valid, bad;
-    terrain_stats(t, &s->before, &s->scale, &lo, &hi, &valid, &bad);
-    if (bad != SIZE_MAX)
-        return er_fail(err, ER_EINVAL, "terrain: non-finite height at cell (%zu, %zu)",
-                       bad % (size_t)t->width, bad / (size_t)t->width);
-    s->lo = lo;
-    /* In a window the count is the world's, from all its cells: the
-     * window cannot count the valid cells of the other tiles. */
-    double cells = win ? (double)wn.world_width * (double)wn.world_height : (double)valid;
-    s->count = d->count >= 0 ? d->count : (int64_t)(d->per_cell * cells + 0.5);
-    s->per_cell = cells > 0 ? (double)s->count / cells : 0.0;
-
-    /* The height unit: "relief" is the valid cells' max - min; a flat map
-     * (relief 0) moves no droplet whatever the unit, so 1 m stands in. */
-    double unit = d->height_unit;
-    if (unit == 0)
-        unit = valid > 0 && hi > lo ? (double)hi - (double)lo : 1.0;
+    s->before = plan->sum;
+    s->scale = plan->abs_sum;
+    s->lo = plan->lo;
+    s->count = plan->droplets;
+    s->per_cell = plan->per_cell;
+    const double unit = plan->height_unit;
 
     if (layers && layers->water)
         memset(layers->water, 0, s->cells * sizeof(float));
@@ -743,7 +687,7 @@ static er_status run_setup(const er_params *p, er_terrain *t, const er_window *w
     c->flow = layers ? layers->water : NULL;
     c->deposit = layers ? layers->sediment : NULL;
     c->variant = d->variant;
-    c->reach = droplet_reach(d);
+    c->reach = plan->reach;
 
     if (d->variant == ER_DROPLET_LAGUE) {
         c->lifetime = (int)d->lifetime;
@@ -802,10 +746,9 @@ static void fill_budget(const run_state *s, const er_terrain *t, const er_dacc *
 {
     if (!budget)
         return;
-    double after;
-    float lo, hi;
-    size_t valid, bad;
-    terrain_stats(t, &after, NULL, &lo, &hi, &valid, &bad);
+    er_terrain_stats m;
+    er_terrain_measure(t, &m);
+    const double after = m.sum;
     memset(budget, 0, sizeof *budget);
     budget->material_before = s->before;
     budget->material_after = after;
@@ -978,7 +921,11 @@ er_status er_droplet_run_serial(const er_params *p, er_terrain *t, er_layers *la
                                 const er_run_ctl *ctl, er_budget *budget, er_error *err)
 {
     run_state s;
-    er_status st = run_setup(p, t, NULL, layers, &s, err);
+    er_plan plan;
+    er_status st = er_plan_make(p, t, NULL, &plan, err);
+    if (st)
+        return st;
+    st = run_setup(&plan, t, layers, &s, err);
     if (st) {
         run_state_free(&s);
         return st;
@@ -1177,46 +1124,53 @@ done:
     return st;
 }
 
-er_status er_droplet_run(const er_params *p, er_terrain *t, er_layers *layers,
-                         const er_run_ctl *ctl, er_budget *budget, er_error *err)
+er_status er_droplet_plan(er_plan *plan, const er_terrain *t, er_error *err)
 {
-    return er_droplet_run_full(p, t, NULL, layers, ctl, NULL, budget, err);
-}
-
-er_status er_droplet_run_hooked(const er_params *p, er_terrain *t, er_layers *layers,
-                                const er_run_ctl *ctl, const er_run_hooks *hooks,
-                                er_budget *budget, er_error *err)
-{
-    return er_droplet_run_full(p, t, NULL, layers, ctl, hooks, budget, err);
-}
-
-er_status er_droplet_run_window(const er_params *p, er_terrain *t, const er_window *win,
-                                er_layers *layers, const er_run_ctl *ctl, er_budget *budget,
-                                er_error *err)
-{
-    return er_droplet_run_full(p, t, win, layers, ctl, NULL, budget, err);
-}
-
-er_status er_droplet_run_full(const er_params *p, er_terrain *t, const er_window *win,
-                              er_layers *layers, const er_run_ctl *ctl,
-                              const er_run_hooks *hooks, er_budget *budget, er_error *err)
-{
-    int64_t size = 0;
-    er_status st = check_params(&p->droplet, err);
+    const er_droplet_params *d = &plan->p.droplet;
+    er_status st = check_params(d, err);
+    if (!st)
+        st = tile_side(d, &plan->tile_side, err);
     if (st)
         return st;
-    st = tile_side(&p->droplet, &size, err);
-    if (st)
-        return st;
+    (void)t;
+    if (plan->windowed && d->height_unit == 0)
+        return er_fail(err, ER_EINVAL, "droplet.height_unit: \"relief\" is a property of one "
+                       "map; a tile set needs a number of metres");
+    /* In a window the count is the world's, from all its cells: the
+     * window cannot count the valid cells of the other tiles. */
+    const er_window *w = &plan->win;
+    double cells = plan->windowed ? (double)w->world_width * (double)w->world_height
+                                  : (double)plan->valid;
+    plan->droplets = d->count >= 0 ? d->count : (int64_t)(d->per_cell * cells + 0.5);
+    plan->per_cell = cells > 0 ? (double)plan->droplets / cells : 0.0;
+    /* The height unit: "relief" is the valid cells' max - min; a flat map
+     * (relief 0) moves no droplet whatever the unit, so 1 m stands in. */
+    double unit = d->height_unit;
+    if (unit == 0)
+        unit = plan->valid > 0 && plan->hi > plan->lo ? (double)plan->hi - (double)plan->lo : 1.0;
+    plan->height_unit = unit;
+    plan->reach = droplet_reach(d);
+    plan->batch = auto_batch(d, w->world_width, w->world_height, plan->tile_side);
+    plan->boundaries = plan->droplets > 0 ? (plan->droplets + plan->batch - 1) / plan->batch : 0;
+    return ER_OK;
+}
+
+er_status er_droplet_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts *o,
+                              er_error *err)
+{
+    const er_params *p = &plan->p;
+    const er_run_ctl *ctl = o->ctl;
+    const er_run_hooks *hooks = o->hooks;
+    const int64_t size = plan->tile_side;
     run_state s;
-    st = run_setup(p, t, win, layers, &s, err);
+    er_status st = run_setup(plan, t, o->layers, &s, err);
     if (st) {
         run_state_free(&s);
         return st;
     }
     er_dacc sum = {0};
     const int ww = s.ctx.world_w, wh = s.ctx.world_h;
-    int64_t batch = auto_batch(&p->droplet, ww, wh, size), b0 = 0;
+    int64_t batch = plan->batch, b0 = 0;
     st = run_begin(p, &s, batch, hooks, &sum, &b0, err);
     if (st == ER_OK && s.count > 0) {
         if (er_tiling_is_single(ww, wh, (int)size))
@@ -1226,7 +1180,7 @@ er_status er_droplet_run_full(const er_params *p, er_terrain *t, const er_window
     }
     if (st == ER_ECANCELED)
         er_fail(err, st, "droplet: interrupted");
-    st = run_end(p, &s, t, &sum, st, budget, err);
+    st = run_end(p, &s, t, &sum, st, o->budget, err);
     run_state_free(&s);
     return st;
 }
@@ -1303,22 +1257,15 @@ size_t er_droplet_bytes_per_cell(const er_params *p)
     return 1;
 }
 
-er_status er_droplet_prepare(const er_params *p, er_terrain *t, er_layers *layers,
-                             er_droplet_setup *s, int64_t *tile, int64_t *batch, er_error *err)
+er_status er_droplet_prepare(const er_plan *plan, er_terrain *t, er_layers *layers,
+                             er_droplet_setup *s, er_error *err)
 {
-    memset(s, 0, sizeof *s);
-    er_status st = check_params(&p->droplet, err);
-    if (!st)
-        st = tile_side(&p->droplet, tile, err);
-    if (!st)
-        st = run_setup(p, t, NULL, layers, s, err);
+    er_status st = run_setup(plan, t, layers, s, err);
     if (st) {
         run_state_free(s);
         memset(s, 0, sizeof *s);
-        return st;
     }
-    *batch = auto_batch(&p->droplet, t->width, t->height, *tile);
-    return ER_OK;
+    return st;
 }
 
 void er_droplet_setup_free(er_droplet_setup *s)

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "model.h"
+#include "plan.h"
 
 /* The mass-transfer normal (seed 001) measures slopes as height differences
  * per cell; heights in height units are multiplied by this vertical scale
@@ -100,14 +101,13 @@ typedef struct er_droplet_setup {
 } er_droplet_setup;
 
 /*
- * Validates p->droplet, measures the terrain, zeroes the wanted layers and
- * fills *s (the caller frees it with er_droplet_setup_free, also after a
- * failure); *tile receives the tile side T [cells] and *batch the droplets
- * per batch, as er_droplet_run uses them.  Returns ER_OK, ER_EINVAL or
- * ER_ENOMEM.  Thread-safe for distinct terrains.
+ * Zeroes the wanted layers and fills *s from the plan (the caller frees it
+ * with er_droplet_setup_free, also after a failure), as
+ * er_droplet_run_plan sets up its run.  Returns ER_OK or ER_ENOMEM.
+ * Thread-safe for distinct terrains.
  */
-er_status er_droplet_prepare(const er_params *p, er_terrain *t, er_layers *layers,
-                             er_droplet_setup *s, int64_t *tile, int64_t *batch, er_error *err);
+er_status er_droplet_prepare(const er_plan *plan, er_terrain *t, er_layers *layers,
+                             er_droplet_setup *s, er_error *err);
 
 /* Frees what er_droplet_prepare allocated; NULL or a zeroed setup is fine. */
 void er_droplet_setup_free(er_droplet_setup *s);

@@ -306,13 +306,8 @@ static int finite_nonneg(double v)
     return isfinite(v) && v >= 0.0;
 }
 
-er_status er_mei_check_params(const er_mei_params *m, const er_terrain *t, er_error *err)
+static er_status check_params(const er_mei_params *m, er_error *err)
 {
-    if (!t || !t->elevation || t->width < 1 || t->height < 1)
-        return er_fail(err, ER_EINVAL, "mei: empty terrain");
-    if (!(isfinite(t->cell_x) && t->cell_x > 0.0 && isfinite(t->cell_y) && t->cell_y > 0.0))
-        return er_fail(err, ER_EINVAL, "mei: cell size %g x %g m is not positive", t->cell_x,
-                       t->cell_y);
     if (m->steps < 0)
         return er_fail(err, ER_EINVAL, "mei.steps: %lld is negative", (long long)m->steps);
     if (!(isfinite(m->dt) && m->dt > 0.0))
@@ -348,11 +343,32 @@ er_status er_mei_check_params(const er_mei_params *m, const er_terrain *t, er_er
         return er_fail(err, ER_EINVAL, "mei.advection: unknown value %d", (int)m->advection);
     if (m->cfl != ER_CFL_SUBSTEP && m->cfl != ER_CFL_ERROR)
         return er_fail(err, ER_EINVAL, "mei.cfl: unknown value %d", (int)m->cfl);
-    const size_t n = (size_t)t->width * (size_t)t->height;
-    for (size_t i = 0; i < n; i++)
-        if ((!t->wall || !t->wall[i]) && !isfinite(t->elevation[i]))
-            return er_fail(err, ER_EINVAL, "mei: height at (%zu, %zu) is not finite",
-                           i % (size_t)t->width, i / (size_t)t->width);
+    return ER_OK;
+}
+
+er_status er_mei_plan(er_plan *plan, const er_terrain *t, er_error *err)
+{
+    const er_mei_params *m = &plan->p.mei;
+    er_status st = check_params(m, err);
+    if (st)
+        return st;
+    /* The sources against the map, its walls and the world around it. */
+    er_mei_sim view;
+    memset(&view, 0, sizeof view);
+    view.w = t->width;
+    view.h = t->height;
+    view.wx0 = plan->win.x0;
+    view.wy0 = plan->win.y0;
+    view.world_w = plan->win.world_width;
+    view.world_h = plan->win.world_height;
+    view.wall = t->wall;
+    if ((st = er_mei_check_sources(&view, m, err)))
+        return st;
+    plan->substeps = 1;
+    if (m->steps > 0 && (st = er_mei_plan_substeps(m, t->cell_x, t->cell_y, &plan->substeps, err)))
+        return st;
+    plan->dt_sub = m->dt / (double)plan->substeps;
+    plan->boundaries = m->steps;
     return ER_OK;
 }
 
@@ -373,16 +389,16 @@ er_status er_mei_plan_substeps(const er_mei_params *m, double lx, double ly, int
     double dt_max = l / c;
     if (m->cfl == ER_CFL_ERROR)
         return er_fail(err, ER_ENUMERIC,
-                       "cfl violated at step 0: pipe wave speed sqrt(g * pipe_area * (lX + lY)) "
-                       "= %.4g m/s, dt * c = %.4g m > sqrt(lX * lY) = %.4g m "
-                       "(stable for dt <= %.4g s, or set cfl to substep)",
-                       c, m->dt * c, l, dt_max);
+                       "mei.dt: %g s is unstable (cfl violated at step 0): pipe wave speed "
+                       "sqrt(g * pipe_area * (lX + lY)) = %.4g m/s, dt * c = %.4g m > "
+                       "sqrt(lX * lY) = %.4g m; stable for dt <= %.4g s, or set mei.cfl to "
+                       "\"substep\"", m->dt, c, m->dt * c, l, dt_max);
     if (need > (double)m->max_substeps)
         return er_fail(err, ER_ENUMERIC,
-                       "cfl violated at step 0: pipe wave speed sqrt(g * pipe_area * (lX + lY)) "
-                       "= %.4g m/s, dt * c = %.4g m > sqrt(lX * lY) = %.4g m needs %.0f "
-                       "sub-steps, max_substeps is %lld (stable for dt <= %.4g s)",
-                       c, m->dt * c, l, need, (long long)m->max_substeps, dt_max);
+                       "mei.max_substeps: mei.dt = %g s needs %.0f sub-steps, more than %lld "
+                       "(cfl: pipe wave speed sqrt(g * pipe_area * (lX + lY)) = %.4g m/s, "
+                       "dt * c = %.4g m > sqrt(lX * lY) = %.4g m; stable for dt <= %.4g s)",
+                       m->dt, need, (long long)m->max_substeps, c, m->dt * c, l, dt_max);
     *n = (int64_t)need;
     return ER_OK;
 }
@@ -600,52 +616,27 @@ static int at_boundary(const er_run_hooks *hk, const er_mei_sim *sim, const er_m
 }
 
 /*
- * Runs the model; see core/model.h for the contract.  Sources must be in
- * pixel coordinates (er_source.map_coords == 0; the CLI converts map
- * coordinates before the run), else ER_EINVAL.
+ * Runs the plan; see core/model.h for the contract.  Sources are in pixel
+ * coordinates (the CLI converts map coordinates before it plans).
  */
-er_status er_mei_run(const er_params *p, er_terrain *t, er_layers *layers,
-                     const er_run_ctl *ctl, er_budget *budget, er_error *err)
+er_status er_mei_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts *o,
+                          er_error *err)
 {
-    return er_mei_run_full(p, t, NULL, layers, ctl, NULL, budget, err);
-}
-
-er_status er_mei_run_hooked(const er_params *p, er_terrain *t, er_layers *layers,
-                            const er_run_ctl *ctl, const er_run_hooks *hooks, er_budget *budget,
-                            er_error *err)
-{
-    return er_mei_run_full(p, t, NULL, layers, ctl, hooks, budget, err);
-}
-
-er_status er_mei_run_window(const er_params *p, er_terrain *t, const er_window *win,
-                            er_layers *layers, const er_run_ctl *ctl, er_budget *budget,
-                            er_error *err)
-{
-    return er_mei_run_full(p, t, win, layers, ctl, NULL, budget, err);
-}
-
-er_status er_mei_run_full(const er_params *p, er_terrain *t, const er_window *win,
-                          er_layers *layers, const er_run_ctl *ctl, const er_run_hooks *hooks,
-                          er_budget *budget,
-                            er_error *err)
-{
+    const er_params *p = &plan->p;
     const er_mei_params *m = &p->mei;
+    const er_run_ctl *ctl = o->ctl;
+    const er_run_hooks *hooks = o->hooks;
+    er_layers *layers = o->layers;
     er_budget bud;
     er_mei_sim sim;
     er_status st;
-    int64_t nsub = 1;
+    const int64_t nsub = plan->substeps;
     memset(&bud, 0, sizeof bud);
-    if ((st = er_mei_check_params(m, t, err)))
-        return st;
-    if ((st = sim_alloc(&sim, t, win, err)))
+    if ((st = sim_alloc(&sim, t, plan->windowed ? &plan->win : NULL, err)))
         return st;
     const int64_t cells = er_mei_terrain_cells(&sim);
     const double base = er_mei_total(&sim, sim.b0);
     bud.material_before = base;
-    if ((st = er_mei_check_sources(&sim, m, err)))
-        goto done;
-    if (m->steps > 0 && (st = er_mei_plan_substeps(m, sim.lx, sim.ly, &nsub, err)))
-        goto done;
     int64_t step0 = 0;
     if (hooks && hooks->resume && (st = restore(&sim, m, hooks->resume, &bud, &step0, err)))
         goto done;
@@ -653,7 +644,7 @@ er_status er_mei_run_full(const er_params *p, er_terrain *t, const er_window *wi
         st = er_fail(err, ER_ECANCELED, "mei: cancelled at step %lld", (long long)step0);
         goto done;
     }
-    const double dt_sub = m->dt / (double)nsub;
+    const double dt_sub = plan->dt_sub;
     for (int64_t step = step0; step < m->steps; step++) {
         int raining = m->rain_rate > 0.0 && (m->rain_steps == 0 || step < m->rain_steps);
         er_mei_add_drops(&sim, m, p->seed, step, &bud.water_added);
@@ -686,8 +677,8 @@ done:
         bud.rel_error = fabs(bud.material_before - bud.material_after - bud.left_map) /
                         (den > DBL_MIN ? den : DBL_MIN);
     }
-    if (budget)
-        *budget = bud;
+    if (o->budget)
+        *o->budget = bud;
     sim_free(&sim);
     return st;
 }

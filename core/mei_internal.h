@@ -35,6 +35,7 @@
 #include <stdint.h>
 
 #include "model.h"
+#include "plan.h"
 
 /* The row kernels are written as branch-free selects so that GCC can
  * vectorise them, which it does only when it may evaluate both sides of a
@@ -159,8 +160,6 @@ typedef struct er_mei_rows {
 } er_mei_rows;
 
 /* mei.c, shared with core/vulkan/vk_mei.c */
-/* The recipe and terrain checks of er_mei_run (ER_EINVAL with the key). */
-er_status er_mei_check_params(const er_mei_params *m, const er_terrain *t, er_error *err);
 /* Sub-steps per step the pipe update needs (stability condition 2 of
  * mei.c); ER_ENUMERIC under ER_CFL_ERROR or beyond max_substeps. */
 er_status er_mei_plan_substeps(const er_mei_params *m, double lx, double ly, int64_t *n,

@@ -142,81 +142,40 @@ void er_run_state_layers(const er_run_state *state, const float *input, const ui
                          float *height, float *water, float *sediment);
 
 /*
- * Runs the Mei et al. (2007) grid model for p->mei.steps steps.
- * t->elevation is updated in place; layers receive water and suspended sediment.
- * Returns ER_OK, ER_ENOMEM, ER_ENUMERIC (CFL violated under ER_CFL_ERROR, or
- * a non-finite value) or ER_ECANCELED.  Thread-safe for distinct terrains.
+ * The models run through a plan and a backend (core/plan.h): er_plan_make
+ * checks a recipe against a map, er_backend_cpu.run (or another backend's)
+ * runs it.  The contract of every run:
+ *   - t->elevation is updated in place; the layers receive water and
+ *     sediment (see er_layers);
+ *   - the budget, when asked, is filled also after a failure;
+ *   - ER_OK, ER_ENOMEM, ER_ENUMERIC (a non-finite value, the droplet run
+ *     guard), ER_ECANCELED (progress or a boundary callback asked), or
+ *     ER_EINVAL (a resume state that does not fit);
+ *   - with hooks, the output, budget included, is bit-identical whether a
+ *     run goes straight through or is resumed from any boundary, for any
+ *     thread count;
+ *   - in a window (er_window), the run is the whole-world run restricted
+ *     to the map: Mei raindrops are drawn over the world and sources are in
+ *     world pixel coordinates (a source outside the window adds nothing
+ *     there; one outside the world is refused), the window's inner edges
+ *     are open; droplet ids, starts, batches and tile grids are the whole
+ *     world's, a per-cell count counts every world cell and
+ *     droplet.height_unit must be a number;
+ *   - droplets use the tile-coloured batch schedule of DESIGN.md §5.
+ * Thread-safe for distinct terrains.
  */
-er_status er_mei_run(const er_params *p, er_terrain *t, er_layers *layers,
-                     const er_run_ctl *ctl, er_budget *budget, er_error *err);
 
-/* er_mei_run with hooks (may be NULL: then exactly er_mei_run).  The
- * output, budget included, is bit-identical whether a run goes straight
- * through or is resumed from any boundary, for any thread count. */
-er_status er_mei_run_hooked(const er_params *p, er_terrain *t, er_layers *layers,
-                            const er_run_ctl *ctl, const er_run_hooks *hooks, er_budget *budget,
-                            er_error *err);
-
-/* Bytes of working memory er_mei_run allocates per cell (beyond the caller's
+/* Bytes of working memory a Mei run allocates per cell (beyond the caller's
  * terrain and layers), so the caller can refuse a map that will not fit. */
 size_t er_mei_bytes_per_cell(const er_params *p);
-
-/*
- * er_mei_run on a window of a larger world (win may be NULL: the map is the
- * world).  Raindrops are drawn over the world and sources are in world
- * pixel coordinates (a source outside the window adds nothing there); the
- * window's inner edges are open.  ER_EINVAL when the map does not fit in
- * the world.  Thread-safe for distinct terrains.
- */
-er_status er_mei_run_window(const er_params *p, er_terrain *t, const er_window *win,
-                            er_layers *layers, const er_run_ctl *ctl, er_budget *budget,
-                            er_error *err);
-
-/*
- * Runs droplet erosion (Lague/Beyer or the mass-transfer particle) with the
- * tile-coloured batch schedule of DESIGN.md §5.  Same contract as
- * er_mei_run; ER_EINVAL when droplet.tile_size is below the safe bound.
- */
-er_status er_droplet_run(const er_params *p, er_terrain *t, er_layers *layers,
-                         const er_run_ctl *ctl, er_budget *budget, er_error *err);
-
-/* er_droplet_run with hooks; as er_mei_run_hooked.  Boundaries are batches
- * (droplet.batch_size, or the automatic size). */
-er_status er_droplet_run_hooked(const er_params *p, er_terrain *t, er_layers *layers,
-                                const er_run_ctl *ctl, const er_run_hooks *hooks,
-                                er_budget *budget, er_error *err);
-
 size_t er_droplet_bytes_per_cell(const er_params *p);
 
 /*
- * Checks p->droplet the way er_droplet_run will, without a map: ranges and
+ * Checks p->droplet the way er_plan_make will, without a map: ranges and
  * the tile-size bound of DESIGN.md §5, which depends on several keys at
  * once.  The CLI calls it before any work so such a recipe is refused like
  * every other recipe error.  Returns ER_OK or ER_EINVAL naming the key.
  */
 er_status er_droplet_check(const er_params *p, er_error *err);
-
-/*
- * er_droplet_run on a window of a larger world (win may be NULL: the map
- * is the world).  Droplet ids, start positions, batches and tile grids are
- * those of the whole world; the run keeps the droplets that start inside
- * the window.  A per-cell count counts every world cell (nodata included,
- * which the window cannot see) and droplet.height_unit must be a number
- * ("relief" is a property of one map): ER_EINVAL otherwise, and when the
- * map does not fit in the world.  Thread-safe for distinct terrains.
- */
-er_status er_droplet_run_window(const er_params *p, er_terrain *t, const er_window *win,
-                                er_layers *layers, const er_run_ctl *ctl, er_budget *budget,
-                                er_error *err);
-
-/* Both models with everything at once: a window (NULL: the map is the
- * world) and the run hooks (NULL: none), for a tile job that checkpoints.
- * er_*_run, _hooked and _window are these with NULL for what they lack. */
-er_status er_mei_run_full(const er_params *p, er_terrain *t, const er_window *win,
-                          er_layers *layers, const er_run_ctl *ctl, const er_run_hooks *hooks,
-                          er_budget *budget, er_error *err);
-er_status er_droplet_run_full(const er_params *p, er_terrain *t, const er_window *win,
-                              er_layers *layers, const er_run_ctl *ctl,
-                              const er_run_hooks *hooks, er_budget *budget, er_error *err);
 
 #endif

@@ -367,10 +367,15 @@ er_status er_mei_check_sources(const er_mei_sim *sim, const er_mei_params *m, er
         double sx = src->x - sim->wx0, sy = src->y - sim->wy0;
         int x0, x1, y0, y1;
         if (!disc_box(sim, sx, sy, src->radius, &x0, &x1, &y0, &y1)) {
-            if (windowed)
+            /* Off this window is no error when it is on the world (the
+             * mosaic): another tile's run sees it. */
+            er_mei_sim world = *sim;
+            world.w = sim->world_w;
+            world.h = sim->world_h;
+            if (windowed && disc_box(&world, src->x, src->y, src->radius, &x0, &x1, &y0, &y1))
                 continue;
             return er_fail(err, ER_EINVAL, "mei.sources[%d]: (%g, %g) radius %g lies outside "
-                           "the %dx%d map", i, src->x, src->y, src->radius, sim->w, sim->h);
+                           "the %dx%d map", i, src->x, src->y, src->radius, world.w, world.h);
         }
         int single = !(ceil(sx - src->radius) <= floor(sx + src->radius) &&
                        ceil(sy - src->radius) <= floor(sy + src->radius));

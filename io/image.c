@@ -27,6 +27,7 @@ void er_image_free(er_image *img)
     free(img->data);
     free(img->nodata);
     er_georef_free(&img->georef);
+    free(img->description);
     memset(img, 0, sizeof *img);
 }
 

@@ -40,6 +40,8 @@ typedef struct er_image {
     er_georef georef;       /* empty for PNG */
     er_file_format format;
     int png_alpha;          /* PNG had an alpha channel */
+    char *description;      /* TIFF ImageDescription (erode's provenance in
+                             * its outputs); NULL when absent or for PNG */
 } er_image;
 
 /* Limits a reader checks before any large allocation. */

@@ -496,7 +496,8 @@ static er_status tiff_read(const char *path, const er_read_opts *opts, int heade
     if ((st = check_layout(&r, opts, err)) != ER_OK || (st = check_memory(&r, opts, &cells, err)) != ER_OK)
         goto fail;
 
-    if (!read_georef(r.tif, &img->georef)) {
+    if (!read_georef(r.tif, &img->georef) ||
+        !get_string(r.tif, TIFFTAG_IMAGEDESCRIPTION, &img->description)) {
         st = fail_read(&r, err, ER_ENOMEM, "out of memory");
         goto fail;
     }

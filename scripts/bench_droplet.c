@@ -94,9 +94,9 @@ static int run(const er_params *p, const float *h0, int n, int threads, int seri
     (void)threads;
 #endif
     double t0 = now();
-    er_status st = vk       ? er_vk_droplet_run(vk, p, &t, &layers, NULL, &r->budget, &err)
+    er_status st = vk       ? er_run_vk(vk, p, &t, &(er_run_opts){&layers, NULL, NULL, &r->budget}, &err)
                    : serial ? er_droplet_run_serial(p, &t, &layers, NULL, &r->budget, &err)
-                            : er_droplet_run(p, &t, &layers, NULL, &r->budget, &err);
+                            : er_run_cpu(p, &t, NULL, &(er_run_opts){&layers, NULL, NULL, &r->budget}, &err);
     r->seconds = now() - t0;
     if (st) {
         fprintf(stderr, "bench_droplet: %s\n", err.msg);

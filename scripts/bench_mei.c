@@ -40,6 +40,7 @@
 #endif
 
 #include "../core/model.h"
+#include "../core/plan.h"
 #include "../core/rng.h"
 
 static double now(void)
@@ -170,7 +171,7 @@ static double time_run(int n, int steps)
     er_run_ctl ctl = { on_step, &log };
     er_budget bud;
     er_error err;
-    if (er_mei_run(&p, &t, NULL, &ctl, &bud, &err) != ER_OK) {
+    if (er_run_cpu(&p, &t, NULL, &(er_run_opts){NULL, &ctl, NULL, &bud}, &err) != ER_OK) {
         fprintf(stderr, "bench_mei: %s\n", err.msg);
         exit(1);
     }

@@ -73,8 +73,8 @@ static double run(er_vk_ctx *vk, const float *z, int n, int steps, er_error *err
     er_terrain t = { n, n, b, NULL, 30.0, 30.0 };
     er_budget bud;
     double t0 = now();
-    *st = vk ? er_vk_mei_run(vk, &p, &t, NULL, NULL, &bud, err)
-             : er_mei_run(&p, &t, NULL, NULL, &bud, err);
+    *st = vk ? er_run_vk(vk, &p, &t, &(er_run_opts){NULL, NULL, NULL, &bud}, err)
+             : er_run_cpu(&p, &t, NULL, &(er_run_opts){NULL, NULL, NULL, &bud}, err);
     double sec = now() - t0;
     free(b);
     return sec;
@@ -104,7 +104,7 @@ int main(int argc, char **argv)
         er_params p;
         er_params_default(&p);
         er_terrain probe = { n, n, NULL, NULL, 30.0, 30.0 };
-        if (er_vk_mei_check(vk, &p, &probe, &err) != ER_OK) {
+        if (er_vk_mei_check(vk, &(er_plan){.p = p}, &probe, &err) != ER_OK) {
             printf("bench=mei_vulkan size=%d device=\"%s\" status=refused reason=\"%s\"\n", n,
                    dev, err.msg);
             fflush(stdout);

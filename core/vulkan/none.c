@@ -51,31 +51,30 @@ uint64_t er_vk_messages(const er_vk_ctx *vk, char *first, size_t n)
     return 0;
 }
 
-er_status er_vk_mei_run(er_vk_ctx *vk, const er_params *p, er_terrain *t, er_layers *layers,
-                        const er_run_ctl *ctl, er_budget *budget, er_error *err)
+er_status er_vk_mei_run(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
+                        const er_run_opts *o, er_error *err)
 {
-    (void)vk, (void)p, (void)t, (void)layers, (void)ctl, (void)budget;
+    (void)vk, (void)plan, (void)t, (void)o;
     return er_fail(err, ER_EUNSUPPORTED, ER_VK_NOT_BUILT);
 }
 
-er_status er_vk_droplet_run(er_vk_ctx *vk, const er_params *p, er_terrain *t,
-                            er_layers *layers, const er_run_ctl *ctl, er_budget *budget,
-                            er_error *err)
+er_status er_vk_droplet_run(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
+                            const er_run_opts *o, er_error *err)
 {
-    (void)vk, (void)p, (void)t, (void)layers, (void)ctl, (void)budget;
+    (void)vk, (void)plan, (void)t, (void)o;
     return er_fail(err, ER_EUNSUPPORTED, ER_VK_NOT_BUILT);
 }
 
-er_status er_vk_mei_check(er_vk_ctx *vk, const er_params *p, const er_terrain *t,
+er_status er_vk_mei_check(er_vk_ctx *vk, const er_plan *plan, const er_terrain *t,
                           er_error *err)
 {
-    (void)vk, (void)p, (void)t;
+    (void)vk, (void)plan, (void)t;
     return er_fail(err, ER_EUNSUPPORTED, ER_VK_NOT_BUILT);
 }
 
-er_status er_vk_droplet_check(er_vk_ctx *vk, const er_params *p, const er_terrain *t,
+er_status er_vk_droplet_check(er_vk_ctx *vk, const er_plan *plan, const er_terrain *t,
                               er_error *err)
 {
-    (void)vk, (void)p, (void)t;
+    (void)vk, (void)plan, (void)t;
     return er_fail(err, ER_EUNSUPPORTED, ER_VK_NOT_BUILT);
 }

@@ -397,38 +397,45 @@ static er_status plan_run(er_vk_ctx *vk, const er_droplet_setup *s, int64_t size
     return er_vk_check_sizes(vk, pl->sizes, B_COUNT + 1, what, err);
 }
 
-er_status er_vk_droplet_check(er_vk_ctx *vk, const er_params *p, const er_terrain *t,
+er_status er_vk_droplet_check(er_vk_ctx *vk, const er_plan *plan, const er_terrain *t,
                               er_error *err)
 {
     er_terrain tt = *t;
     er_droplet_setup s;
-    int64_t size = 0, batch = 0;
     vkd_plan pl;
-    er_status st = er_droplet_prepare(p, &tt, NULL, &s, &size, &batch, err);
+    er_status st = er_droplet_prepare(plan, &tt, NULL, &s, err);
     if (!st && s.count > 0)
-        st = plan_run(vk, &s, size, batch, &pl, err);
+        st = plan_run(vk, &s, plan->tile_side, plan->batch, &pl, err);
     er_droplet_setup_free(&s);
     return st;
 }
 
-er_status er_vk_droplet_run_passes(er_vk_ctx *vk, const er_params *p, er_terrain *t,
-                                   er_layers *layers, const er_run_ctl *ctl, er_budget *budget,
-                                   uint32_t steps_per_pass, er_error *err)
+er_status er_vk_droplet_run_passes(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
+                                   const er_run_opts *o, uint32_t steps_per_pass, er_error *err)
 {
+    static const er_run_opts none;
+    const er_params *p = &plan->p;
     er_droplet_setup s;
-    int64_t size = 0, batch = 0;
+    const er_run_ctl *ctl;
+    er_budget *budget;
     vkd_run R;
     memset(&R, 0, sizeof R);
     uint32_t *mask = NULL;
     er_dacc sum = {0};
     vkd_plan pl;
 
-    er_status st = er_droplet_prepare(p, t, layers, &s, &size, &batch, err);
+    if (!o)
+        o = &none;
+    ctl = o->ctl;
+    budget = o->budget;
+    er_status st = er_vk_refuse(plan, o, err);
+    if (!st)
+        st = er_droplet_prepare(plan, t, o->layers, &s, err);
     if (st)
         goto fail;
     if (s.count == 0)
         goto finish;
-    st = plan_run(vk, &s, size, batch, &pl, err);
+    st = plan_run(vk, &s, plan->tile_side, plan->batch, &pl, err);
     if (st)
         goto fail;
     const er_dctx *c = &s.ctx;
@@ -534,7 +541,7 @@ er_status er_vk_droplet_run_passes(er_vk_ctx *vk, const er_params *p, er_terrain
     }
     /* On failure the device's copy is not read back: the terrain is left
      * as it was. */
-    er_status run_st = run_batches(&R, p, &s, (int)size, pl.batch, pl.max_tiles,
+    er_status run_st = run_batches(&R, p, &s, (int)plan->tile_side, pl.batch, pl.max_tiles,
                                    pl.chunk_batches, &base, calls, ctl, &sum, err);
     if (run_st && run_st != ER_ECANCELED) {
         st = run_st;
@@ -570,9 +577,8 @@ fail:
     return st;
 }
 
-er_status er_vk_droplet_run(er_vk_ctx *vk, const er_params *p, er_terrain *t,
-                            er_layers *layers, const er_run_ctl *ctl, er_budget *budget,
-                            er_error *err)
+er_status er_vk_droplet_run(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
+                            const er_run_opts *o, er_error *err)
 {
-    return er_vk_droplet_run_passes(vk, p, t, layers, ctl, budget, 0, err);
+    return er_vk_droplet_run_passes(vk, plan, t, o, 0, err);
 }

@@ -14,8 +14,7 @@
  * dispatch (0 = automatic: unlimited on GPUs, lavapipe's loop budget on
  * CPU devices).  The result does not depend on it; the tests check that.
  */
-er_status er_vk_droplet_run_passes(er_vk_ctx *vk, const er_params *p, er_terrain *t,
-                                   er_layers *layers, const er_run_ctl *ctl, er_budget *budget,
-                                   uint32_t steps_per_pass, er_error *err);
+er_status er_vk_droplet_run_passes(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
+                                   const er_run_opts *o, uint32_t steps_per_pass, er_error *err);
 
 #endif

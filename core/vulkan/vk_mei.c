@@ -18,7 +18,7 @@
  * Where the CPU updates rows in place behind a snapshot, the device keeps
  * z and z2 apart, so no pass reads a value another invocation of the same
  * pass writes.  Coefficients come from er_mei_make_coef and the sub-step
- * plan from er_mei_plan_substeps, so both paths compute with the same
+ * count from the run plan (core/plan.h), so both paths compute with the same
  * float constants.
  *
  * Steps are recorded in batches (about 2^24 cell-updates each) into one
@@ -191,15 +191,13 @@ static void buffer_sizes(const er_terrain *t, size_t src_words, VkDeviceSize siz
     size[S_ROWS_HOST] = size[B_ROWS];
 }
 
-er_status er_vk_mei_check(er_vk_ctx *vk, const er_params *p, const er_terrain *t,
+er_status er_vk_mei_check(er_vk_ctx *vk, const er_plan *plan, const er_terrain *t,
                           er_error *err)
 {
-    const er_mei_params *m = &p->mei;
+    const er_mei_params *m = &plan->p.mei;
     const er_vk_device_info *d = &vk->info;
-    er_status st;
-    if (!t || t->width < 1 || t->height < 1)
-        return er_fail(err, ER_EINVAL, "mei: empty terrain");
-    if (t->elevation && (st = er_mei_check_params(m, t, err)))
+    er_status st = er_vk_refuse(plan, NULL, err);
+    if (st)
         return st;
     if (!d->has_float64)
         return er_fail(err, ER_EUNSUPPORTED, "vulkan: %s lacks shaderFloat64, which the "
@@ -547,15 +545,22 @@ static float finite_or_0(float v)
     return isfinite(v) ? v : 0.0f;
 }
 
-er_status er_vk_mei_run(er_vk_ctx *vk, const er_params *p, er_terrain *t, er_layers *layers,
-                        const er_run_ctl *ctl, er_budget *budget, er_error *err)
+er_status er_vk_mei_run(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
+                        const er_run_opts *o, er_error *err)
 {
+    static const er_run_opts none;
+    const er_params *p = &plan->p;
     const er_mei_params *m = &p->mei;
+    if (!o)
+        o = &none;
+    const er_run_ctl *ctl = o->ctl;
+    er_layers *layers = o->layers;
     er_budget bud;
     mei_gpu g;
     er_mei_sim sim;
     er_status st;
-    int64_t nsub = 1, covered[ER_MAX_SOURCES];
+    const int64_t nsub = plan->substeps;
+    int64_t covered[ER_MAX_SOURCES];
     float amounts[ER_MAX_SOURCES];
     uint32_t *src = NULL, nsrc = 0;
     size_t src_words = 0;
@@ -563,9 +568,9 @@ er_status er_vk_mei_run(er_vk_ctx *vk, const er_params *p, er_terrain *t, er_lay
     memset(&bud, 0, sizeof bud);
     memset(&g, 0, sizeof g);
     g.vk = vk;
-    if ((st = er_vk_mei_check(vk, p, t, err)))
+    if ((st = er_vk_refuse(plan, o, err)) || (st = er_vk_mei_check(vk, plan, t, err)))
         return st;
-    /* the host's view of the map, for the shared checks and coefficients */
+    /* the host's view of the map, for the shared coefficients */
     memset(&sim, 0, sizeof sim);
     sim.w = t->width;
     sim.h = t->height;
@@ -573,11 +578,7 @@ er_status er_vk_mei_run(er_vk_ctx *vk, const er_params *p, er_terrain *t, er_lay
     sim.ly = t->cell_y;
     sim.wall = t->wall;
     sim.b0 = t->elevation;
-    if ((st = er_mei_check_sources(&sim, m, err)))
-        return st;
-    if (m->steps > 0 && (st = er_mei_plan_substeps(m, sim.lx, sim.ly, &nsub, err)))
-        return st;
-    const double dt_sub = m->dt / (double)nsub;
+    const double dt_sub = plan->dt_sub;
     const size_t n = (size_t)t->width * (size_t)t->height;
     er_mei_coef k[2];
     mei_coef_gpu kg[2];
@@ -725,12 +726,12 @@ er_status er_vk_mei_run(er_vk_ctx *vk, const er_params *p, er_terrain *t, er_lay
         if (layers && layers->sediment)
             layers->sediment[i] = finite_or_0(s[i]);
     }
-    if (budget)
-        *budget = bud;
+    if (o->budget)
+        *o->budget = bud;
     goto done;
 fail:
-    if (budget)
-        *budget = bud;
+    if (o->budget)
+        *o->budget = bud;
 done:
     gpu_free(&g);
     free(src);

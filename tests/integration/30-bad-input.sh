@@ -36,6 +36,17 @@ if have gdal_translate; then
     t_case "three bands with --band 2"
     t_exit 0 "$ERODE" -q --band 2 -s mei.steps=0 -o "$T/out" "$T/in/three.tif"
     t_ok
+    # Georeferencing that places the raster but gives no usable cell size
+    # (issue #12): a geographic raster next to the pole used to run with
+    # 1 m cells.  Refused with the reason; terrain.cell_size overrides it.
+    gdal_translate -q -a_srs EPSG:4326 -a_ullr -10 90 10 89.9 "$W" "$T/in/pole.tif"
+    t_case "a geographic raster at the pole is refused with the reason"
+    rm -rf "$T/out"; mkdir -p "$T/out"
+    t_exit 2 "$ERODE" -q -s mei.steps=0 -o "$T/out" "$T/in/pole.tif"
+    t_one_error_line "pole.tif: georeferencing gives no usable cell size: .*pole"
+    t_empty_dir "$T/out"
+    t_exit 0 "$ERODE" -q -s mei.steps=0 -s terrain.cell_size=30 -o "$T/out" "$T/in/pole.tif"
+    t_ok
 else
     t_case "complex samples"; t_skip "gdal_translate not installed"
 fi

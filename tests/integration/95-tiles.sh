@@ -112,6 +112,26 @@ t_exit 0 "$ERODE" stitch --tile-set "$T/tiles2.list" --layers height -o "$T/pipe
 [ "$(ls "$T/pipe"/*.height.tif | grep -vc halo)" = 1 ] || t_fail "stitch of one tile wrote other tiles"
 t_ok
 
+# Halo outputs of two recipes must not be blended (issue #12): the second
+# tile's halo output is remade with one more step.
+t_case "stitch refuses halo outputs of different recipes, naming both"
+second=$(sed -n 2p "$T/tiles2.list")
+rm -f "$T/pipe"/*.height.tif
+# shellcheck disable=SC2086
+t_exit 0 "$ERODE" -q --tile-set "$T/tiles2.list" --halo 8 --layers height $MEI -s mei.steps=6 \
+    -o "$T/pipe" "$second"
+t_exit 2 "$ERODE" stitch --tile-set "$T/tiles2.list" --layers height -o "$T/pipe" "$first"
+t_one_error_line "another recipe"
+grep -q "$(basename "$first" .tif).height.halo.tif" "$T/stderr" || t_fail "the first recipe's output is not named"
+[ -z "$(ls "$T/pipe"/*.height.tif 2> /dev/null | grep -v halo)" ] || t_fail "a stitched tile was written"
+# The provenance of a stitched tile names the recipe it was made with.
+# shellcheck disable=SC2086
+"$ERODE" -q --tile-set "$T/tiles2.list" --halo 8 --layers height $MEI -s mei.steps=5 -o "$T/pipe" "$second"
+t_exit 0 "$ERODE" stitch --tile-set "$T/tiles2.list" --layers height -o "$T/pipe" "$first"
+gdalinfo "$T/pipe/$(basename "$first" .tif).height.tif" | grep -q '"recipe":{.*"steps":5' ||
+    t_fail "the stitched tile's provenance lacks its recipe"
+t_ok
+
 # Refusals: one line, exit status 2, nothing written.
 refuse() { # name, expected text, list file, extra erode args...
     r_name=$1 r_want=$2 r_list=$3; shift 3

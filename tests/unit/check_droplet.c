@@ -120,7 +120,7 @@ static er_status run_map(const er_params *p, map *m, int serial)
     er_layers layers = {m->flow, m->sed};
     er_error err = {""};
     er_status st = serial ? er_droplet_run_serial(p, &t, &layers, NULL, &m->b, &err)
-                          : er_droplet_run(p, &t, &layers, NULL, &m->b, &err);
+                          : er_run_cpu(p, &t, NULL, &(er_run_opts){&layers, NULL, NULL, &m->b}, &err);
     if (st != ER_OK)
         fprintf(stderr, "droplet run: %s\n", err.msg);
     return st;
@@ -468,7 +468,7 @@ START_TEST(guard_fails_run)
             er_layers layers = {m.flow, m.sed};
             er_error err = {""};
             er_budget b;
-            ck_assert_int_eq(er_droplet_run(&p, &t, &layers, &ctl, &b, &err), ER_ENUMERIC);
+            ck_assert_int_eq(er_run_cpu(&p, &t, NULL, &(er_run_opts){&layers, &ctl, NULL, &b}, &err), ER_ENUMERIC);
             ck_assert_msg(strstr(err.msg, why[k]) != NULL, "case %d: '%s'", k, err.msg);
             ck_assert_msg(strncmp(err.msg, "droplet: ", 9) == 0, "'%s'", err.msg);
             ck_assert_int_eq(b.work_done, 2000);
@@ -479,7 +479,7 @@ START_TEST(guard_fails_run)
                 ck_assert(m.z[cell] == value);
             /* the same run untouched passes */
             fbm(&m, 5);
-            ck_assert_int_eq(er_droplet_run(&p, &t, &layers, NULL, &b, &err), ER_OK);
+            ck_assert_int_eq(er_run_cpu(&p, &t, NULL, &(er_run_opts){&layers, NULL, NULL, &b}, &err), ER_OK);
             map_free(&m);
         }
     }
@@ -623,19 +623,19 @@ START_TEST(tile_size_refused)
     p.droplet.tile_size = 40;
     er_terrain t = {m.w, m.h, m.z, NULL, 1, 1};
     er_error err = {""};
-    ck_assert_int_eq(er_droplet_run(&p, &t, NULL, NULL, NULL, &err), ER_EINVAL);
+    ck_assert_int_eq(er_run_cpu(&p, &t, NULL, &(er_run_opts){NULL, NULL, NULL, NULL}, &err), ER_EINVAL);
     ck_assert_str_eq(err.msg,
                      "droplet.tile_size: 40 is below the safe bound 70 for lifetime 30 and radius 3");
     ck_assert(memcmp(m.z, m0.z, cells(&m) * sizeof(float)) == 0);
     p.droplet.tile_size = 69;
-    ck_assert_int_eq(er_droplet_run(&p, &t, NULL, NULL, NULL, &err), ER_EINVAL);
+    ck_assert_int_eq(er_run_cpu(&p, &t, NULL, &(er_run_opts){NULL, NULL, NULL, NULL}, &err), ER_EINVAL);
     p.droplet.variant = ER_DROPLET_MASS_TRANSFER;
     p.droplet.tile_size = 100;
-    ck_assert_int_eq(er_droplet_run(&p, &t, NULL, NULL, NULL, &err), ER_EINVAL);
+    ck_assert_int_eq(er_run_cpu(&p, &t, NULL, &(er_run_opts){NULL, NULL, NULL, NULL}, &err), ER_EINVAL);
     ck_assert_ptr_nonnull(strstr(err.msg, "safe bound 134"));
     p.droplet.variant = ER_DROPLET_LAGUE;
     p.droplet.tile_size = 70;
-    ck_assert_int_eq(er_droplet_run(&p, &t, NULL, NULL, NULL, &err), ER_OK);
+    ck_assert_int_eq(er_run_cpu(&p, &t, NULL, &(er_run_opts){NULL, NULL, NULL, NULL}, &err), ER_OK);
     map_free(&m);
     map_free(&m0);
 }
@@ -868,7 +868,7 @@ START_TEST(progress_cancels)
     er_terrain t = {m.w, m.h, m.z, NULL, 1, 1};
     er_error err = {""};
     er_budget b;
-    ck_assert_int_eq(er_droplet_run(&p, &t, NULL, &ctl, &b, &err), ER_ECANCELED);
+    ck_assert_int_eq(er_run_cpu(&p, &t, NULL, &(er_run_opts){NULL, &ctl, NULL, &b}, &err), ER_ECANCELED);
     ck_assert_int_eq(calls, 1);
     ck_assert(b.substeps > 0);
     map_free(&m);
@@ -883,11 +883,11 @@ START_TEST(bad_input_refused)
     er_terrain t = {m.w, m.h, m.z, NULL, 1, 1};
     er_error err = {""};
     m.z[77] = NAN;
-    ck_assert_int_eq(er_droplet_run(&p, &t, NULL, NULL, NULL, &err), ER_EINVAL);
+    ck_assert_int_eq(er_run_cpu(&p, &t, NULL, &(er_run_opts){NULL, NULL, NULL, NULL}, &err), ER_EINVAL);
     ck_assert_ptr_nonnull(strstr(err.msg, "non-finite"));
     m.z[77] = 0.5f;
     p.droplet.radius = 0;
-    ck_assert_int_eq(er_droplet_run(&p, &t, NULL, NULL, NULL, &err), ER_EINVAL);
+    ck_assert_int_eq(er_run_cpu(&p, &t, NULL, &(er_run_opts){NULL, NULL, NULL, NULL}, &err), ER_EINVAL);
     ck_assert_ptr_nonnull(strstr(err.msg, "droplet.radius"));
     map_free(&m);
 }

@@ -17,6 +17,7 @@
 #endif
 
 #include "../../core/model.h"
+#include "../../core/plan.h"
 #include "../../core/rng.h"
 #include "../../io/image.h"
 #include "test_util.h"
@@ -75,7 +76,7 @@ static er_status run_grid(const er_params *p, grid *g, er_budget *b, er_error *e
     er_terrain t = { g->w, g->h, g->z, g->wall, g->cell, g->cell };
     er_layers l = { g->water, g->sed };
     e->msg[0] = '\0';
-    return er_mei_run(p, &t, &l, NULL, b, e);
+    return er_run_cpu(p, &t, NULL, &(er_run_opts){&l, NULL, NULL, b}, e);
 }
 
 /* Defaults with nothing falling from the sky. */
@@ -365,7 +366,7 @@ START_TEST(cfl_guard)
 
     p.mei.cfl = ER_CFL_ERROR;
     ck_assert_int_eq(run_grid(&p, &g, &b, &e), ER_ENUMERIC);
-    ck_assert_msg(strstr(e.msg, "cfl violated at step 0") != NULL, "%s", e.msg);
+    ck_assert_msg(strstr(e.msg, "mei.dt: 1 s is unstable (cfl violated at step 0)") != NULL, "%s", e.msg);
     ck_assert(memcmp(g.z, start, cells(&g) * sizeof(float)) == 0);
 
     p.mei.cfl = ER_CFL_SUBSTEP;
@@ -542,7 +543,7 @@ START_TEST(cancel_via_progress)
     er_layers l = { g.water, g.sed };
     er_budget b;
     er_error e;
-    ck_assert_int_eq(er_mei_run(&p, &t, &l, &ctl, &b, &e), ER_ECANCELED);
+    ck_assert_int_eq(er_run_cpu(&p, &t, NULL, &(er_run_opts){&l, &ctl, NULL, &b}, &e), ER_ECANCELED);
     ck_assert_int_eq(log.calls, 5);
     ck_assert(log.monotonic);
     ck_assert_double_lt(log.last, 1.0);
@@ -720,7 +721,7 @@ START_TEST(real_dem_no_nan)
     er_terrain t = { g.w, g.h, g.z, g.wall, dc->cx, dc->cy };
     er_layers l = { g.water, g.sed };
     er_budget b;
-    ck_assert_msg(er_mei_run(&p, &t, &l, NULL, &b, &e) == ER_OK, "%s: %s", dc->file, e.msg);
+    ck_assert_msg(er_run_cpu(&p, &t, NULL, &(er_run_opts){&l, NULL, NULL, &b}, &e) == ER_OK, "%s: %s", dc->file, e.msg);
     ck_assert(all_finite(&g));
     ck_assert_double_gt(b.eroded, 0.0);
     ck_assert_double_le(b.rel_error, 1e-6);

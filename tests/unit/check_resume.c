@@ -19,6 +19,7 @@
 #endif
 
 #include "../../core/model.h"
+#include "../../core/plan.h"
 #include "../../core/rng.h"
 #include "../../io/checkpoint.h"
 #include "test_util.h"
@@ -190,8 +191,8 @@ static er_status run(const er_params *p, map *m, const er_run_hooks *hk, er_erro
     er_terrain t = {m->w, m->h, m->z, m->wall, 1.0, 1.0};
     er_layers layers = {m->water, m->sed};
     memset(&m->b, 0, sizeof m->b);
-    return p->model == ER_MODEL_MEI ? er_mei_run_hooked(p, &t, &layers, NULL, hk, &m->b, err)
-                                    : er_droplet_run_hooked(p, &t, &layers, NULL, hk, &m->b, err);
+    return p->model == ER_MODEL_MEI ? er_run_cpu(p, &t, NULL, &(er_run_opts){&layers, NULL, hk, &m->b}, err)
+                                    : er_run_cpu(p, &t, NULL, &(er_run_opts){&layers, NULL, hk, &m->b}, err);
 }
 
 /* The uninterrupted reference (plain entry point, one thread), the states
@@ -206,8 +207,8 @@ static void check_resume_everywhere(const er_params *p, int w, int h, int walls,
     set_threads(1);
     er_terrain t = {ref.w, ref.h, ref.z, ref.wall, 1.0, 1.0};
     er_layers layers = {ref.water, ref.sed};
-    er_status st = p->model == ER_MODEL_MEI ? er_mei_run(p, &t, &layers, NULL, &ref.b, &err)
-                                            : er_droplet_run(p, &t, &layers, NULL, &ref.b, &err);
+    er_status st = p->model == ER_MODEL_MEI ? er_run_cpu(p, &t, NULL, &(er_run_opts){&layers, NULL, NULL, &ref.b}, &err)
+                                            : er_run_cpu(p, &t, NULL, &(er_run_opts){&layers, NULL, NULL, &ref.b}, &err);
     ck_assert_msg(st == ER_OK, "%s", err.msg);
 
     recorder rec;
@@ -421,7 +422,7 @@ START_TEST(checkpoint_round_trip)
             map q = map_clone(&input);
             er_terrain t = {q.w, q.h, q.z, q.wall, 1.0, 1.0};
             er_run_hooks qh = {NULL, NULL, &ck.state};
-            ck_assert_int_eq(er_droplet_run_hooked(&p, &t, NULL, NULL, &qh, &q.b, &err), ER_OK);
+            ck_assert_int_eq(er_run_cpu(&p, &t, NULL, &(er_run_opts){NULL, NULL, &qh, &q.b}, &err), ER_OK);
             ck_assert(memcmp(q.z, ref.z, cells(&q) * sizeof(float)) == 0);
             er_checkpoint_free(&ck);
             map_free(&q);

@@ -13,6 +13,7 @@
 #endif
 
 #include "../../core/model.h"
+#include "../../core/plan.h"
 #include "../../core/params.h"
 #include "../../core/tiles.h"
 
@@ -88,7 +89,7 @@ START_TEST(droplet_window_is_whole_restricted)
     uint8_t *wall = walls(0, WW);
     er_terrain whole = {WW, WH, z, wall, 1.0, 1.0};
     er_error err = {{0}};
-    ck_assert_int_eq(er_droplet_run(&p, &whole, NULL, NULL, NULL, &err), ER_OK);
+    ck_assert_int_eq(er_run_cpu(&p, &whole, NULL, &(er_run_opts){NULL, NULL, NULL, NULL}, &err), ER_OK);
 
     float *zw = world_terrain();
     float *c = crop(zw, 0, LW);
@@ -96,7 +97,7 @@ START_TEST(droplet_window_is_whole_restricted)
     er_terrain part = {LW, WH, c, cw, 1.0, 1.0};
     er_window win = {0, 0, WW, WH};
     er_budget b;
-    ck_assert_int_eq(er_droplet_run_window(&p, &part, &win, NULL, NULL, &b, &err), ER_OK);
+    ck_assert_int_eq(er_run_cpu(&p, &part, &win, &(er_run_opts){NULL, NULL, NULL, &b}, &err), ER_OK);
     int changed = 0;
     for (int y = 0; y < WH; y++)
         for (int x = 0; x < 60; x++) {
@@ -113,7 +114,7 @@ START_TEST(droplet_window_is_whole_restricted)
     uint8_t *rw = walls(RX, WW - RX);
     er_terrain right = {WW - RX, WH, r, rw, 1.0, 1.0};
     er_window wr = {RX, 0, WW, WH};
-    ck_assert_int_eq(er_droplet_run_window(&p, &right, &wr, NULL, NULL, NULL, &err), ER_OK);
+    ck_assert_int_eq(er_run_cpu(&p, &right, &wr, &(er_run_opts){NULL, NULL, NULL, NULL}, &err), ER_OK);
     for (int y = 0; y < WH; y++)
         ck_assert(memcmp(r + y * (WW - RX) + 68 - RX, z + y * WW + 68, 60 * sizeof *r) == 0);
     free(z);
@@ -145,7 +146,7 @@ START_TEST(window_run_thread_identity)
         er_terrain t = {WW - RX, WH, c, cw, 1.0, 1.0};
         er_window win = {RX, 0, WW, WH};
         er_error err = {{0}};
-        ck_assert_int_eq(er_droplet_run_window(&p, &t, &win, NULL, NULL, NULL, &err), ER_OK);
+        ck_assert_int_eq(er_run_cpu(&p, &t, &win, &(er_run_opts){NULL, NULL, NULL, NULL}, &err), ER_OK);
         if (!ref)
             ref = c;
         else {
@@ -171,8 +172,8 @@ START_TEST(default_window_is_old_behaviour)
     er_terrain ta = {WW, WH, a, NULL, 1.0, 1.0}, tb = {WW, WH, b, NULL, 1.0, 1.0};
     er_window win = {0, 0, WW, WH};
     er_error err = {{0}};
-    ck_assert_int_eq(er_droplet_run(&p, &ta, NULL, NULL, NULL, &err), ER_OK);
-    ck_assert_int_eq(er_droplet_run_window(&p, &tb, &win, NULL, NULL, NULL, &err), ER_OK);
+    ck_assert_int_eq(er_run_cpu(&p, &ta, NULL, &(er_run_opts){NULL, NULL, NULL, NULL}, &err), ER_OK);
+    ck_assert_int_eq(er_run_cpu(&p, &tb, &win, &(er_run_opts){NULL, NULL, NULL, NULL}, &err), ER_OK);
     ck_assert(memcmp(a, b, WW * WH * sizeof *a) == 0);
 
     er_params_default(&p);
@@ -182,8 +183,8 @@ START_TEST(default_window_is_old_behaviour)
     p.mei.drop_amount = 0.05;
     memcpy(a, b, WW * WH * sizeof *a);
     er_terrain ma = {WW, WH, a, NULL, 10.0, 10.0}, mb = {WW, WH, b, NULL, 10.0, 10.0};
-    ck_assert_int_eq(er_mei_run(&p, &ma, NULL, NULL, NULL, &err), ER_OK);
-    ck_assert_int_eq(er_mei_run_window(&p, &mb, &win, NULL, NULL, NULL, &err), ER_OK);
+    ck_assert_int_eq(er_run_cpu(&p, &ma, NULL, &(er_run_opts){NULL, NULL, NULL, NULL}, &err), ER_OK);
+    ck_assert_int_eq(er_run_cpu(&p, &mb, &win, &(er_run_opts){NULL, NULL, NULL, NULL}, &err), ER_OK);
     ck_assert(memcmp(a, b, WW * WH * sizeof *a) == 0);
     free(a);
     free(b);
@@ -208,14 +209,14 @@ START_TEST(mei_window_is_whole_restricted)
     er_terrain whole = {WW, WH, z, wall, 10.0, 10.0};
     er_layers lw = {water, NULL};
     er_error err = {{0}};
-    ck_assert_int_eq(er_mei_run(&p, &whole, &lw, NULL, NULL, &err), ER_OK);
+    ck_assert_int_eq(er_run_cpu(&p, &whole, NULL, &(er_run_opts){&lw, NULL, NULL, NULL}, &err), ER_OK);
 
     float *zw = world_terrain(), *c = crop(zw, 0, LW), *wc = calloc(LW * WH, sizeof *wc);
     uint8_t *cw = walls(0, LW);
     er_terrain part = {LW, WH, c, cw, 10.0, 10.0};
     er_layers lp = {wc, NULL};
     er_window win = {0, 0, WW, WH};
-    ck_assert_int_eq(er_mei_run_window(&p, &part, &win, &lp, NULL, NULL, &err), ER_OK);
+    ck_assert_int_eq(er_run_cpu(&p, &part, &win, &(er_run_opts){&lp, NULL, NULL, NULL}, &err), ER_OK);
     for (int y = 0; y < WH; y++) {
         ck_assert(memcmp(c + y * LW, z + y * WW, 60 * sizeof *c) == 0);
         ck_assert(memcmp(wc + y * LW, water + y * WW, 60 * sizeof *c) == 0);
@@ -240,12 +241,12 @@ START_TEST(window_refusals)
     er_terrain t = {64, WH, z, NULL, 1.0, 1.0};
     er_error err = {{0}};
     er_window out = {70, 0, WW, WH}; /* 70 + 64 > 128 */
-    ck_assert_int_eq(er_droplet_run_window(&p, &t, &out, NULL, NULL, NULL, &err), ER_EINVAL);
+    ck_assert_int_eq(er_run_cpu(&p, &t, &out, &(er_run_opts){NULL, NULL, NULL, NULL}, &err), ER_EINVAL);
     ck_assert_ptr_nonnull(strstr(err.msg, "does not fit"));
-    ck_assert_int_eq(er_mei_run_window(&p, &t, &out, NULL, NULL, NULL, &err), ER_EINVAL);
+    ck_assert_int_eq(er_run_cpu(&p, &t, &out, &(er_run_opts){NULL, NULL, NULL, NULL}, &err), ER_EINVAL);
     er_window ok = {0, 0, WW, WH};
     p.droplet.height_unit = 0; /* "relief" */
-    ck_assert_int_eq(er_droplet_run_window(&p, &t, &ok, NULL, NULL, NULL, &err), ER_EINVAL);
+    ck_assert_int_eq(er_run_cpu(&p, &t, &ok, &(er_run_opts){NULL, NULL, NULL, NULL}, &err), ER_EINVAL);
     ck_assert_ptr_nonnull(strstr(err.msg, "height_unit"));
     free(z);
 }

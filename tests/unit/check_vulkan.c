@@ -255,7 +255,7 @@ static er_status run_cpu(mei_case *c)
 {
     er_layers l = {c->water, c->sed};
     er_error err = {{0}};
-    er_status st = er_mei_run(&c->p, &c->t, &l, NULL, &c->bud, &err);
+    er_status st = er_run_cpu(&c->p, &c->t, NULL, &(er_run_opts){&l, NULL, NULL, &c->bud}, &err);
     ck_assert_msg(st == ER_OK, "cpu: %s", err.msg);
     return st;
 }
@@ -263,7 +263,7 @@ static er_status run_cpu(mei_case *c)
 static er_status run_vk(er_vk_ctx *vk, mei_case *c, er_error *err)
 {
     er_layers l = {c->water, c->sed};
-    return er_vk_mei_run(vk, &c->p, &c->t, &l, NULL, &c->bud, err);
+    return er_run_vk(vk, &c->p, &c->t, &(er_run_opts){&l, NULL, NULL, &c->bud}, err);
 }
 
 static double max_diff(const float *a, const float *b, size_t n)
@@ -401,13 +401,14 @@ START_TEST(test_mei_large_map_refused)
     er_params p;
     er_params_default(&p);
     er_terrain t = {w, w, NULL, NULL, 1.0, 1.0}; /* NULL heights: sizes only */
+    er_plan plan = {.p = p};                      /* the recipe part is all it reads */
     er_error err = {{0}};
-    ck_assert_int_eq(er_vk_mei_check(vk, &p, &t, &err), ER_ENOMEM);
+    ck_assert_int_eq(er_vk_mei_check(vk, &plan, &t, &err), ER_ENOMEM);
     ck_assert_msg(strstr(err.msg, "maxStorageBufferRange") && strstr(err.msg, "--backend cpu"),
                   "%s", err.msg);
     /* and a map that fits passes the same check */
     er_terrain small = {1024, 1024, NULL, NULL, 1.0, 1.0};
-    ck_assert_msg(er_vk_mei_check(vk, &p, &small, &err) == ER_OK, "%s", err.msg);
+    ck_assert_msg(er_vk_mei_check(vk, &plan, &small, &err) == ER_OK, "%s", err.msg);
     close_checked(vk);
 }
 END_TEST
@@ -438,7 +439,7 @@ START_TEST(test_mei_cfl_error_same_message)
     case_copy(&a, &base);
     case_copy(&b, &base);
     er_layers la = {a.water, a.sed};
-    ck_assert_int_eq(er_mei_run(&a.p, &a.t, &la, NULL, &a.bud, &ea), ER_ENUMERIC);
+    ck_assert_int_eq(er_run_cpu(&a.p, &a.t, NULL, &(er_run_opts){&la, NULL, NULL, &a.bud}, &ea), ER_ENUMERIC);
     ck_assert_int_eq(run_vk(vk, &b, &eb), ER_ENUMERIC);
     ck_assert_str_eq(ea.msg, eb.msg);
     case_free(&a);
@@ -469,7 +470,7 @@ START_TEST(test_mei_progress_cancel)
     case_copy(&a, &base);
     er_layers l = {a.water, a.sed};
     er_run_ctl ctl = {cancel_at_half, &calls};
-    ck_assert_int_eq(er_vk_mei_run(vk, &a.p, &a.t, &l, &ctl, &a.bud, &err), ER_ECANCELED);
+    ck_assert_int_eq(er_run_vk(vk, &a.p, &a.t, &(er_run_opts){&l, &ctl, NULL, &a.bud}, &err), ER_ECANCELED);
     ck_assert_int_ge(calls, 2);
     ck_assert_int_lt(a.bud.work_done, 2000);
     ck_assert_int_gt(a.bud.work_done, 0);
@@ -635,14 +636,14 @@ START_TEST(test_droplet_tiny_maps_run)
         case_copy(&again, &base);
         er_layers lc = {cpu.water, cpu.sed}, lg = {gpu.water, gpu.sed};
         er_layers la = {again.water, again.sed};
-        er_status sc = er_droplet_run(&cpu.p, &cpu.t, &lc, NULL, &cpu.bud, &ec);
-        er_status sg = er_vk_droplet_run(vk, &gpu.p, &gpu.t, &lg, NULL, &gpu.bud, &eg);
+        er_status sc = er_run_cpu(&cpu.p, &cpu.t, NULL, &(er_run_opts){&lc, NULL, NULL, &cpu.bud}, &ec);
+        er_status sg = er_run_vk(vk, &gpu.p, &gpu.t, &(er_run_opts){&lg, NULL, NULL, &gpu.bud}, &eg);
         ck_assert_msg(sg == sc, "%dx%d radius %d: vulkan %d (%s), cpu %d (%s)", w, h, radii[r],
                       (int)sg, eg.msg, (int)sc, ec.msg);
         fprintf(stderr, "vulkan droplet %dx%d radius %d: status %d, eroded %.3g (cpu %.3g)\n", w,
                 h, radii[r], (int)sg, gpu.bud.eroded, cpu.bud.eroded);
         if (sc == ER_OK) {
-            ck_assert_msg(er_vk_droplet_run(vk, &again.p, &again.t, &la, NULL, &again.bud, &eg) ==
+            ck_assert_msg(er_run_vk(vk, &again.p, &again.t, &(er_run_opts){&la, NULL, NULL, &again.bud}, &eg) ==
                               ER_OK, "%s", eg.msg);
             ck_assert_int_eq(gpu.bud.work_done, cpu.bud.work_done);
             for (size_t i = 0; i < n; i++) {

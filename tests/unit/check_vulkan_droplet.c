@@ -123,12 +123,16 @@ static er_status run(er_vk_ctx *vk, const er_params *p, vmap *m, uint32_t steps_
     er_terrain t = {m->w, m->h, m->z, m->wall, 1.0, 1.0};
     er_layers l = {m->flow, m->dep};
     if (!vk)
-        return er_droplet_run(p, &t, &l, NULL, &m->b, err);
+        return er_run_cpu(p, &t, NULL, &(er_run_opts){&l, NULL, NULL, &m->b}, err);
 #ifdef ER_HAVE_VULKAN
-    return er_vk_droplet_run_passes(vk, p, &t, &l, NULL, &m->b, steps_per_pass, err);
+    {
+        er_plan plan;
+        er_status st = er_plan_make(p, &t, NULL, &plan, err);
+        return st ? st : er_vk_droplet_run_passes(vk, &plan, &t, &(er_run_opts){&l, NULL, NULL, &m->b}, steps_per_pass, err);
+    }
 #else
     (void)steps_per_pass;
-    return er_vk_droplet_run(vk, p, &t, &l, NULL, &m->b, err);
+    return er_run_vk(vk, p, &t, &(er_run_opts){&l, NULL, NULL, &m->b}, err);
 #endif
 }
 
@@ -469,7 +473,7 @@ START_TEST(cancel)
     int calls = 0;
     er_run_ctl ctl = {cancel_at_once, &calls};
     er_error err = {""};
-    ck_assert_int_eq(er_vk_droplet_run(vk, &p, &t, &l, &ctl, &g.b, &err), ER_ECANCELED);
+    ck_assert_int_eq(er_run_vk(vk, &p, &t, &(er_run_opts){&l, &ctl, NULL, &g.b}, &err), ER_ECANCELED);
     ck_assert_int_eq(calls, 1);
     ck_assert(g.b.eroded > 0);
     assert_balance(&g.b);

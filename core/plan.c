@@ -1,0 +1,110 @@
+/*
+ * The run plan and the CPU backend (core/plan.h).  What is common to the
+ * models lives here (the window, the cell size, one scan of the terrain);
+ * each model's own planning is er_mei_plan (core/mei.c) and
+ * er_droplet_plan (core/droplet.c), beside the code that uses it.
+ */
+#include "plan.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "tiles.h"
+
+void er_terrain_measure(const er_terrain *t, er_terrain_stats *m)
+{
+    const size_t n = (size_t)t->width * (size_t)t->height;
+    double s = 0, a = 0;
+    float lo = INFINITY, hi = -INFINITY;
+    int64_t valid = 0;
+    m->bad = SIZE_MAX;
+    for (size_t i = 0; i < n; i++) {
+        if (t->wall && t->wall[i])
+            continue;
+        float z = t->elevation[i];
+        if (!isfinite(z)) {
+            if (m->bad == SIZE_MAX)
+                m->bad = i;
+            continue;
+        }
+        s += (double)z;
+        a += fabs((double)z);
+        lo = fminf(lo, z);
+        hi = fmaxf(hi, z);
+        valid++;
+    }
+    m->sum = s;
+    m->abs_sum = a;
+    m->lo = lo;
+    m->hi = hi;
+    m->valid = valid;
+}
+
+er_status er_plan_make(const er_params *p, const er_terrain *t, const er_window *win,
+                       er_plan *plan, er_error *err)
+{
+    er_status st;
+    memset(plan, 0, sizeof *plan);
+    plan->p = *p;
+    if (!t || !t->elevation || t->width < 1 || t->height < 1)
+        return er_fail(err, ER_EINVAL, "terrain: empty map");
+    if (!(isfinite(t->cell_x) && t->cell_x > 0.0 && isfinite(t->cell_y) && t->cell_y > 0.0))
+        return er_fail(err, ER_EINVAL, "terrain: cell size %g x %g m is not positive",
+                       t->cell_x, t->cell_y);
+    if ((st = er_window_resolve(win, t->width, t->height, &plan->win, err)))
+        return st;
+    plan->windowed = win != NULL;
+    plan->width = t->width;
+    plan->height = t->height;
+    plan->cell_x = t->cell_x;
+    plan->cell_y = t->cell_y;
+    er_terrain_stats m;
+    er_terrain_measure(t, &m);
+    if (m.bad != SIZE_MAX)
+        return er_fail(err, ER_EINVAL, "terrain: non-finite height at cell (%zu, %zu)",
+                       m.bad % (size_t)t->width, m.bad / (size_t)t->width);
+    plan->valid = m.valid;
+    plan->sum = m.sum;
+    plan->abs_sum = m.abs_sum;
+    plan->lo = m.lo;
+    plan->hi = m.hi;
+    switch (p->model) {
+    case ER_MODEL_MEI: return er_mei_plan(plan, t, err);
+    case ER_MODEL_DROPLET: return er_droplet_plan(plan, t, err);
+    }
+    return er_fail(err, ER_EINVAL, "model: unknown model %d", (int)p->model);
+}
+
+er_status er_plan_check_resume(const er_plan *plan, const er_run_state *r, int keep_water,
+                               int keep_sediment, er_error *err)
+{
+    const int mei = plan->p.model == ER_MODEL_MEI;
+    const char *name = mei ? "mei" : "droplet";
+    if (r->model != plan->p.model)
+        return er_fail(err, ER_EINVAL, "the state is not from a %s run", name);
+    if (r->width != plan->width || r->height != plan->height)
+        return er_fail(err, ER_EINVAL, "the state is %dx%d, the map %dx%d", r->width,
+                       r->height, plan->width, plan->height);
+    const int64_t total = mei ? plan->p.mei.steps : plan->droplets;
+    int64_t done = r->boundary;
+    if (!mei)
+        done = r->boundary >= plan->boundaries ? plan->droplets : r->boundary * plan->batch;
+    if (r->boundaries != plan->boundaries || r->total != total || r->boundary < 0 ||
+        r->boundary > plan->boundaries || r->done != done)
+        return er_fail(err, ER_EINVAL, "the state (%s %lld of %lld, %lld of %lld %s) does not "
+                       "fit this run of %lld %s", mei ? "step" : "batch",
+                       (long long)r->boundary, (long long)r->boundaries, (long long)r->done,
+                       (long long)r->total, mei ? "steps" : "droplets",
+                       (long long)plan->boundaries, mei ? "steps" : "batches");
+    const int arrays = mei ? ER_STATE_ARRAYS : 3;
+    if (r->n_arrays != arrays)
+        return er_fail(err, ER_EINVAL, "the state has %d arrays, a %s run %d", r->n_arrays,
+                       name, arrays);
+    for (int i = 0; i < arrays; i++) {
+        int needed = mei || i == ER_STATE_DROP_HEIGHT || (i == ER_STATE_DROP_FLOW && keep_water) ||
+                     (i == ER_STATE_DROP_DEPOSIT && keep_sediment);
+        if (needed && !r->array[i])
+            return er_fail(err, ER_EINVAL, "the state lacks array %d, which the run keeps", i);
+    }
+    return ER_OK;
+}

@@ -1,0 +1,129 @@
+/*
+ * The run plan (issue #13): everything a run needs that follows from the
+ * recipe, the map and the window, computed once and checked before any
+ * work.  Both backends run from the same plan, so they cannot disagree on
+ * what is valid, and the CLI builds it before it opens any output: a plan
+ * error is a recipe or input error (exit 2, nothing written).
+ *
+ * The backend interface: a backend is a small table (check, run,
+ * capabilities) taking a plan, the terrain and one options struct.  The CPU
+ * path is er_backend_cpu; the Vulkan one is er_backend_vulkan
+ * (core/backend.h), a build without Vulkan links one that refuses.
+ */
+#ifndef ER_PLAN_H
+#define ER_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+
+typedef struct er_plan {
+    er_params p;            /* the recipe; Mei sources in world pixel coordinates */
+    int width, height;      /* [cells] the map */
+    er_window win;          /* where the map lies; the map itself without a window */
+    int windowed;           /* 1: a window of a larger world (a tile with its halo) */
+    double cell_x, cell_y;  /* [m] */
+    int64_t boundaries;     /* Mei: steps; droplets: batches (core/model.h er_run_state) */
+    /* The terrain's valid (non-wall) cells, measured once. */
+    int64_t valid;          /* their number */
+    double sum, abs_sum;    /* [m * cells] sums of height and |height|, row-major order */
+    float lo, hi;           /* [m] their range (lo > hi when there is none) */
+    /* Mei */
+    int64_t substeps;       /* per step: stability condition 2 of core/mei.c */
+    double dt_sub;          /* [s] mei.dt / substeps */
+    /* Droplets */
+    int64_t droplets;       /* the run's droplets (the world's, in a window) */
+    double per_cell;        /* droplets per valid cell (per world cell in a window) */
+    double height_unit;     /* [m] droplet.height_unit, "relief" measured on this map */
+    int64_t reach;          /* [cells] how far a droplet reaches from its start */
+    int64_t tile_side;      /* [cells] the batch schedule's tile side */
+    int64_t batch;          /* droplets per batch */
+} er_plan;
+
+/*
+ * Makes the plan of a run of recipe p on terrain t (heights in metres,
+ * walls, cell size), which lies at `win` in a larger world (NULL: the map
+ * is the world).  Every check that needs no model work is made here:
+ * each key's range, the cross-key rules (mei.ke * mei.dt <= 1, the
+ * sub-steps the stability condition needs, sources on the map and not all
+ * nodata, the droplet tile-size bound, "relief" in a window), the window
+ * and non-finite heights.  Returns ER_OK, or ER_EINVAL (a recipe or input
+ * error; the message names the key), or ER_ENUMERIC (the time step is
+ * unstable under mei.cfl = "error" or needs more than mei.max_substeps);
+ * the CLI treats all as exit 2.  Reads t, allocates nothing.
+ */
+er_status er_plan_make(const er_params *p, const er_terrain *t, const er_window *win,
+                       er_plan *plan, er_error *err);
+
+/*
+ * Whether run state r (a checkpoint's) can continue a run of this plan:
+ * its model, size, counters and arrays, and the layers the caller keeps
+ * (keep_water, keep_sediment: 1 when the run's er_layers has them).
+ * ER_OK or ER_EINVAL saying what does not fit.
+ */
+er_status er_plan_check_resume(const er_plan *plan, const er_run_state *r, int keep_water,
+                               int keep_sediment, er_error *err);
+
+/* A scan of the terrain's valid (non-wall) cells in row-major order. */
+typedef struct er_terrain_stats {
+    double sum, abs_sum;  /* [m * cells] sums of height and |height| */
+    float lo, hi;         /* [m] range; lo > hi when no cell is valid */
+    int64_t valid;        /* valid cells with a finite height */
+    size_t bad;           /* the first valid cell that is not finite, or SIZE_MAX */
+} er_terrain_stats;
+
+/* Measures t (the plan does it once; the droplet budget again after the
+ * run).  Serial, so the sums are the same for any thread count. */
+void er_terrain_measure(const er_terrain *t, er_terrain_stats *m);
+
+/* What one run is given besides the plan and the terrain; every member
+ * may be NULL. */
+typedef struct er_run_opts {
+    er_layers *layers;         /* water and sediment wanted */
+    const er_run_ctl *ctl;     /* progress and cancellation */
+    const er_run_hooks *hooks; /* boundaries (checkpoints, frames) and resume */
+    er_budget *budget;         /* receives the material budget */
+} er_run_opts;
+
+/* What a backend can do besides plain runs. */
+enum {
+    ER_CAP_WINDOW = 1u, /* plans of windows (tile sets) */
+    ER_CAP_HOOKS = 2u   /* run hooks: boundary states and resume */
+};
+
+typedef struct er_backend {
+    const char *name;  /* "cpu", "vulkan" */
+    unsigned caps;     /* ER_CAP_* */
+    /* What this backend cannot run of the plan on terrain t (device
+     * features and limits): ER_EUNSUPPORTED or ER_ENOMEM naming the
+     * reason, before any work.  ctx: the backend's context (NULL for the
+     * CPU). */
+    er_status (*check)(void *ctx, const er_plan *plan, const er_terrain *t, er_error *err);
+    /* Runs the plan on t (t->elevation updated in place): the contract of
+     * core/model.h, same outputs on every backend within the tolerance
+     * README states. */
+    er_status (*run)(void *ctx, const er_plan *plan, er_terrain *t, const er_run_opts *o,
+                     er_error *err);
+} er_backend;
+
+/* The CPU path (OpenMP): every capability, the reference. */
+extern const er_backend er_backend_cpu;
+
+/* er_plan_make and er_backend_cpu.run in one call, for tests and
+ * benchmarks. */
+er_status er_run_cpu(const er_params *p, er_terrain *t, const er_window *win,
+                     const er_run_opts *o, er_error *err);
+
+/* Each model's part of er_plan_make (core/mei.c, core/droplet.c): the
+ * keys' rules and what follows from them. */
+er_status er_mei_plan(er_plan *plan, const er_terrain *t, er_error *err);
+er_status er_droplet_plan(er_plan *plan, const er_terrain *t, er_error *err);
+
+/* The models' CPU runs, as er_backend_cpu.run calls them. */
+er_status er_mei_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts *o,
+                          er_error *err);
+er_status er_droplet_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts *o,
+                              er_error *err);
+
+#endif

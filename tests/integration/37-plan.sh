@@ -1,0 +1,80 @@
+#!/bin/sh
+# The run plan (issue #13): every cross-key recipe error and every misfit
+# between the recipe, the input and a --resume state is found before any
+# work, on every backend: exit 2, one line "erode: INPUT: RECIPE: KEY: what",
+# nothing written (no layer, no checkpoint, no frame).
+. "$(dirname "$0")/lib.sh"
+
+W=$DATA/whitebox_dem_f32_utm18n.tif
+stem=whitebox_dem_f32_utm18n
+backends=cpu
+if "$ERODE" --list-devices > /dev/null 2>&1; then
+    backends="cpu vulkan"
+else
+    t_case "plan errors on --backend vulkan"; t_skip "no Vulkan device (CI installs lavapipe)"
+fi
+
+# name | expected text | recipe options
+cases='ke * dt above 1|recipe: mei.ke: ke \* dt = 2|-s mei.ke=100 -s mei.dt=0.02
+a river source off the map|recipe: mei.sources\[0\]: (5000, 5000) radius 3 lies outside|-s mei.sources=[{"x":5000,"y":5000,"radius":3,"rate":0.01}]
+a second source off the map|recipe: mei.sources\[1\]:|-s mei.sources=[{"x":5,"y":5,"rate":0.01},{"x":-40,"y":5,"rate":0.01}]
+an unstable time step under cfl "error"|recipe: mei.dt: .*stable for dt <=|-s mei.cfl="error" -s mei.dt=10
+more sub-steps than max_substeps|recipe: mei.max_substeps: .*needs [0-9]* sub-steps|-s mei.dt=10 -s mei.max_substeps=2'
+
+for be in $backends; do
+    printf '%s\n' "$cases" | while IFS='|' read -r c_name c_want c_opts; do
+        t_case "$be: $c_name: exit 2 before any work, nothing written"
+        d=$T/$be-out
+        rm -rf "$d" "$T/ck"; mkdir -p "$d" "$T/ck"
+        # shellcheck disable=SC2086
+        t_exit 2 "$ERODE" -q --backend "$be" -s mei.steps=3 $c_opts --checkpoint "$T/ck/c.ckpt" \
+            --preview "$d/p.png" -o "$d" "$W"
+        t_one_error_line "^erode: .*$stem.tif: $c_want"
+        t_empty_dir "$d"
+        t_empty_dir "$T/ck"
+        t_ok
+    done
+done
+
+t_case "a recipe file's name is the error's second part"
+printf '{"mei": {"ke": 100, "dt": 0.02}}\n' > "$T/hot.json"
+t_exit 2 "$ERODE" -q -r "$T/hot.json" -o "$T" "$W"
+t_one_error_line "$stem.tif: $T/hot.json: mei.ke:"
+t_ok
+
+# A checkpoint whose checksums pass but whose counters do not fit the run
+# (crafted: `done` changed and the header checksum recomputed) used to be
+# found after the run started (exit 1).
+t_case "a crafted checkpoint that does not fit the run: exit 2 before any work"
+if ! have flock; then
+    t_skip "flock(1) (util-linux) not installed"
+else
+    d=$T/craft
+    mkdir -p "$d/out" "$d/ck"
+    # The end-state checkpoint of a run stopped while its outputs wait for
+    # the output directory's lock (as in 90-checkpoint.sh).
+    flock "$d/out/.erode.lock" sleep 600 & holder=$!
+    "$ERODE" -q -s mei.steps=20 --checkpoint "$d/ck/c.ckpt" -o "$d/out" "$W" 2> "$T/stderr" & writer=$!
+    i=0
+    while [ $i -lt 600 ] && [ "$(ls -A "$d/out" | grep -c '\.tmp-')" -lt 3 ]; do sleep 0.1; i=$((i + 1)); done
+    kill -TERM $writer; wait $writer; rc=$?
+    kill $holder 2> /dev/null; wait $holder 2> /dev/null
+    rm -f "$d/out/.erode.lock"
+    [ "$rc" -eq 143 ] || t_fail "the checkpointing run exited $rc: $(cat "$T/stderr")"
+    python3 - "$d/ck/c.ckpt" << 'EOF' || t_fail "cannot craft the checkpoint"
+import struct, sys
+p = sys.argv[1]
+b = bytearray(open(p, 'rb').read())
+done = struct.unpack_from('<q', b, 80)[0]
+struct.pack_into('<q', b, 80, done - 7)      # done no longer equals the boundary
+h = 0xcbf29ce484222325
+for x in b[:160]:
+    h = ((h ^ x) * 0x100000001b3) & 0xffffffffffffffff
+struct.pack_into('<Q', b, 160, h)
+open(p, 'wb').write(b)
+EOF
+    t_exit 2 "$ERODE" -q -s mei.steps=20 --resume "$d/ck/c.ckpt" -o "$d/out" "$W"
+    t_one_error_line "$stem.tif: --resume: the state (step 20 of 20, 13 of 20 steps) does not fit"
+    t_empty_dir "$d/out"
+    t_ok
+fi

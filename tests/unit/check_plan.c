@@ -1,0 +1,214 @@
+/*
+ * The run plan (core/plan.h): the checks it makes before any work, the
+ * figures it fixes for a run, and the resume states it accepts.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../core/backend.h"
+#include "../../core/model.h"
+#include "../../core/plan.h"
+
+#include "test_util.h"
+
+#define W 40
+#define H 30
+
+static float heights[W * H];
+
+static er_terrain hill(void)
+{
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++)
+            heights[y * W + x] = (float)(50.0 - 0.01 * ((x - 20) * (x - 20) + (y - 15) * (y - 15)));
+    er_terrain t = {W, H, heights, NULL, 10.0, 10.0};
+    return t;
+}
+
+static er_params mei_recipe(void)
+{
+    er_params p;
+    er_params_default(&p);
+    p.model = ER_MODEL_MEI;
+    p.mei.steps = 6;
+    return p;
+}
+
+/* Loop test i: Mei (0) or droplets (1), 2 droplets a cell in batches of 300. */
+static er_params loop_recipe(int i)
+{
+    er_params p = mei_recipe();
+    p.model = i == 0 ? ER_MODEL_MEI : ER_MODEL_DROPLET;
+    p.droplet.per_cell = 2.0;
+    p.droplet.batch_size = 300;
+    return p;
+}
+
+/* A source is checked against the world: off a window but on the world is
+ * another tile's business, off the world is an error on every tile. */
+START_TEST(test_sources_against_the_world)
+{
+    er_terrain t = hill();
+    er_params p = mei_recipe();
+    er_plan plan;
+    er_error err = {{0}};
+    p.mei.n_sources = 1;
+    p.mei.sources[0] = (er_source){.x = 100, .y = 10, .radius = 2, .rate = 0.01};
+    er_window win = {0, 0, 200, 30};
+    ck_assert_int_eq(er_plan_make(&p, &t, &win, &plan, &err), ER_OK);
+    ck_assert_int_eq(er_plan_make(&p, &t, NULL, &plan, &err), ER_EINVAL);
+    ck_assert_msg(strstr(err.msg, "mei.sources[0]") && strstr(err.msg, "outside the 40x30 map"),
+                  "%s", err.msg);
+    p.mei.sources[0].x = 260;
+    ck_assert_int_eq(er_plan_make(&p, &t, &win, &plan, &err), ER_EINVAL);
+    ck_assert_msg(strstr(err.msg, "outside the 200x30 map"), "%s", err.msg);
+}
+END_TEST
+
+START_TEST(test_cross_key_rules)
+{
+    er_terrain t = hill();
+    er_params p = mei_recipe();
+    er_plan plan;
+    er_error err = {{0}};
+    p.mei.ke = 60;
+    p.mei.dt = 0.02;
+    ck_assert_int_eq(er_plan_make(&p, &t, NULL, &plan, &err), ER_EINVAL);
+    ck_assert_msg(strncmp(err.msg, "mei.ke:", 7) == 0, "%s", err.msg);
+    p = mei_recipe();
+    heights[3] = NAN;
+    ck_assert_int_eq(er_plan_make(&p, &t, NULL, &plan, &err), ER_EINVAL);
+    ck_assert_msg(strstr(err.msg, "non-finite height at cell (3, 0)"), "%s", err.msg);
+    t = hill();
+    p.model = ER_MODEL_DROPLET;
+    p.droplet.height_unit = 0; /* "relief" */
+    er_window win = {0, 0, W, H};
+    ck_assert_int_eq(er_plan_make(&p, &t, &win, &plan, &err), ER_EINVAL);
+    ck_assert_msg(strstr(err.msg, "droplet.height_unit"), "%s", err.msg);
+}
+END_TEST
+
+/* The figures the plan fixes are the run's: the sub-steps, the droplets
+ * and the boundaries the hooks see. */
+static int64_t calls, last_boundary, last_boundaries;
+
+static int count_boundary(void *user, const er_run_state *s)
+{
+    (void)user;
+    calls++;
+    last_boundary = s->boundary;
+    last_boundaries = s->boundaries;
+    return 0;
+}
+
+START_TEST(test_plan_is_the_run)
+{
+    er_terrain t = hill();
+    er_params p = loop_recipe(_i);
+    er_plan plan;
+    er_error err = {{0}};
+    ck_assert_int_eq(er_plan_make(&p, &t, NULL, &plan, &err), ER_OK);
+    if (p.model == ER_MODEL_DROPLET) {
+        ck_assert_int_eq(plan.droplets, 2 * W * H);
+        ck_assert_int_eq(plan.boundaries, (2 * W * H + 299) / 300);
+        ck_assert(plan.height_unit > 0);
+    } else {
+        ck_assert_int_eq(plan.boundaries, p.mei.steps);
+        ck_assert_int_ge(plan.substeps, 1);
+    }
+    er_budget b;
+    er_run_hooks hk = {count_boundary, NULL, NULL};
+    er_run_opts o = {NULL, NULL, &hk, &b};
+    calls = 0;
+    ck_assert_int_eq(er_backend_cpu.run(NULL, &plan, &t, &o, &err), ER_OK);
+    ck_assert_int_eq(calls, plan.boundaries + 1);
+    ck_assert_int_eq(last_boundary, plan.boundaries);
+    ck_assert_int_eq(last_boundaries, plan.boundaries);
+    if (p.model == ER_MODEL_MEI)
+        ck_assert_int_eq(b.substeps, plan.substeps * p.mei.steps);
+    else
+        ck_assert_int_eq(b.work_done, plan.droplets);
+}
+END_TEST
+
+/* A state taken at a boundary of the same run fits; one whose counters,
+ * size, model or arrays were changed does not. */
+static er_run_state kept;
+static float kept_arrays[ER_STATE_ARRAYS][W * H];
+
+static int keep_third(void *user, const er_run_state *s)
+{
+    (void)user;
+    if (s->boundary != 3)
+        return 0;
+    kept = *s;
+    for (int i = 0; i < s->n_arrays; i++)
+        if (s->array[i]) {
+            memcpy(kept_arrays[i], s->array[i], sizeof kept_arrays[i]);
+            kept.array[i] = kept_arrays[i];
+        }
+    return 0;
+}
+
+START_TEST(test_resume_fits)
+{
+    er_terrain t = hill();
+    er_params p = loop_recipe(_i);
+    er_plan plan;
+    er_error err = {{0}};
+    ck_assert_int_eq(er_plan_make(&p, &t, NULL, &plan, &err), ER_OK);
+    float water[W * H], sed[W * H];
+    er_layers l = {water, sed};
+    er_run_hooks hk = {keep_third, NULL, NULL};
+    er_run_opts o = {&l, NULL, &hk, NULL};
+    ck_assert_int_eq(er_backend_cpu.run(NULL, &plan, &t, &o, &err), ER_OK);
+    ck_assert_int_eq(er_plan_check_resume(&plan, &kept, 1, 1, &err), ER_OK);
+    er_run_state r = kept;
+    r.done += 1;
+    ck_assert_int_eq(er_plan_check_resume(&plan, &r, 1, 1, &err), ER_EINVAL);
+    ck_assert_msg(strstr(err.msg, "does not fit"), "%s", err.msg);
+    r = kept;
+    r.boundaries += 1;
+    ck_assert_int_eq(er_plan_check_resume(&plan, &r, 1, 1, &err), ER_EINVAL);
+    r = kept;
+    r.width = W - 1;
+    ck_assert_int_eq(er_plan_check_resume(&plan, &r, 1, 1, &err), ER_EINVAL);
+    r = kept;
+    r.model = p.model == ER_MODEL_MEI ? ER_MODEL_DROPLET : ER_MODEL_MEI;
+    ck_assert_int_eq(er_plan_check_resume(&plan, &r, 1, 1, &err), ER_EINVAL);
+    r = kept;
+    r.array[r.n_arrays - 1] = NULL;
+    ck_assert_int_eq(er_plan_check_resume(&plan, &r, 1, 1, &err), ER_EINVAL);
+    if (p.model == ER_MODEL_DROPLET) /* a layer the run does not keep may be absent */
+        ck_assert_int_eq(er_plan_check_resume(&plan, &r, 1, 0, &err), ER_OK);
+}
+END_TEST
+
+/* A plan made for one map is not run on another. */
+START_TEST(test_plan_map_must_match)
+{
+    er_terrain t = hill();
+    er_params p = mei_recipe();
+    er_plan plan;
+    er_error err = {{0}};
+    ck_assert_int_eq(er_plan_make(&p, &t, NULL, &plan, &err), ER_OK);
+    t.width = W - 1;
+    ck_assert_int_eq(er_backend_cpu.run(NULL, &plan, &t, NULL, &err), ER_EINVAL);
+}
+END_TEST
+
+Suite *plan_suite(void);
+Suite *plan_suite(void)
+{
+    Suite *s = suite_create("plan");
+    TCase *tc = tcase_create("plan");
+    tcase_add_test(tc, test_sources_against_the_world);
+    tcase_add_test(tc, test_cross_key_rules);
+    tcase_add_loop_test(tc, test_plan_is_the_run, 0, 2);
+    tcase_add_loop_test(tc, test_resume_fits, 0, 2);
+    tcase_add_test(tc, test_plan_map_must_match);
+    suite_add_tcase(s, tc);
+    return s;
+}
