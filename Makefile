@@ -104,6 +104,9 @@ UNIT_SRC  := $(sort $(wildcard tests/unit/check_*.c))
 UNIT_OBJ  := $(UNIT_SRC:%.c=$(BUILD)/%.o) $(BUILD)/tests/unit/runner.o
 SUITES    := $(patsubst tests/unit/check_%.c,%,$(UNIT_SRC))
 
+# The key table as text for the documentation lint (tests/keys-dump.c).
+KEYS_DUMP := $(BUILD)/tests/keys-dump
+
 BENCH_SRC := $(sort $(wildcard scripts/bench_*.c))
 BENCH_BIN := $(BENCH_SRC:scripts/%.c=$(BUILD)/%)
 
@@ -148,6 +151,9 @@ FORCE:
 $(BUILD)/check_unit: $(UNIT_OBJ) $(BUILD)/liberode.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $(UNIT_OBJ) $(BUILD)/liberode.a $(CHECK_LIBS) $(LIBS)
 
+$(KEYS_DUMP): $(BUILD)/tests/keys-dump.o $(BUILD)/liberode.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/liberode.a $(LIBS)
+
 $(BUILD)/bench_%: scripts/bench_%.c $(BUILD)/liberode.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(WARN) -o $@ $< $(BUILD)/liberode.a $(ALL_LDFLAGS) $(LIBS)
@@ -160,10 +166,10 @@ unit: $(BUILD)/check_unit
 integration: $(BIN)
 	$(SAN_ENV) ERODE=$(CURDIR)/$(BIN) ER_RESULTS=$(CURDIR)/$(BUILD)/results.integration sh tests/integration/run.sh
 
-lint: $(BIN)
-	$(SAN_ENV) sh tests/lint.sh $(BIN)
+lint: $(BIN) $(KEYS_DUMP)
+	$(SAN_ENV) sh tests/lint.sh $(BIN) $(KEYS_DUMP)
 
-check: $(BIN) $(BUILD)/check_unit
+check: $(BIN) $(BUILD)/check_unit $(KEYS_DUMP)
 	@rm -f $(BUILD)/results.*
 	@status=0; \
 	$(MAKE) --no-print-directory unit || status=1; \

@@ -39,7 +39,7 @@
 #define BATCH_PER_TILE 256
 #define BATCH_MIN 4096
 
-/* The widest brush: radius 64 (check_params). */
+/* The widest brush: radius 64 (droplet.radius in the key table, core/keys.c). */
 #define ER_BRUSH_SIDE_MAX (2 * 64 - 1)
 
 /* ---------------------------------------------------------------------
@@ -420,66 +420,6 @@ static int64_t droplet_reach(const er_droplet_params *d)
     if (d->variant == ER_DROPLET_MASS_TRANSFER)
         return d->mt_max_distance + 2 + 1;
     return d->lifetime + d->radius + 2;
-}
-
-static er_status check_params(const er_droplet_params *d, er_error *err)
-{
-    if (d->variant != ER_DROPLET_LAGUE && d->variant != ER_DROPLET_MASS_TRANSFER)
-        return er_fail(err, ER_EINVAL, "droplet.variant: unknown variant %d", (int)d->variant);
-    if (d->count < -1)
-        return er_fail(err, ER_EINVAL, "droplet.count: %lld is negative", (long long)d->count);
-    if (d->count == -1 && !(d->per_cell >= 0 && d->per_cell <= 1e6))
-        return er_fail(err, ER_EINVAL, "droplet.per_cell: %g is not in [0, 1e6]", d->per_cell);
-    if (!(d->height_unit >= 0 && isfinite(d->height_unit)))
-        return er_fail(err, ER_EINVAL, "droplet.height_unit: %g is not a positive number",
-                       d->height_unit);
-    if (d->tile_size < 0 || d->tile_size > INT_MAX / 4)
-        return er_fail(err, ER_EINVAL, "droplet.tile_size: %lld is out of range",
-                       (long long)d->tile_size);
-    if (d->batch_size < 0 || d->batch_size > INT_MAX / 4)
-        return er_fail(err, ER_EINVAL, "droplet.batch_size: %lld is out of range",
-                       (long long)d->batch_size);
-    if (d->variant == ER_DROPLET_LAGUE) {
-        if (d->radius < 1 || d->radius > 64)
-            return er_fail(err, ER_EINVAL, "droplet.radius: %lld is not in [1, 64]",
-                           (long long)d->radius);
-        if (d->lifetime < 1 || d->lifetime > 100000)
-            return er_fail(err, ER_EINVAL, "droplet.lifetime: %lld is not in [1, 100000]",
-                           (long long)d->lifetime);
-        if (!(d->inertia >= 0 && d->inertia <= 1))
-            return er_fail(err, ER_EINVAL, "droplet.inertia: %g is not in [0, 1]", d->inertia);
-        const double v[] = {d->capacity, d->min_capacity, d->min_slope, d->erode_speed,
-                            d->deposit_speed, d->evaporate_speed, d->gravity,
-                            d->initial_water, d->initial_speed};
-        const char *name[] = {"capacity", "min_capacity", "min_slope", "erode_speed",
-                              "deposit_speed", "evaporate_speed", "gravity",
-                              "initial_water", "initial_speed"};
-        for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-            if (!(v[i] >= 0 && v[i] <= 1e6))
-                return er_fail(err, ER_EINVAL, "droplet.%s: %g is not in [0, 1e6]", name[i], v[i]);
-    } else {
-        if (d->mt_max_distance < 1 || d->mt_max_distance > 100000)
-            return er_fail(err, ER_EINVAL,
-                           "droplet.mass_transfer.max_distance: %lld is not in [1, 100000]",
-                           (long long)d->mt_max_distance);
-        if (!(d->mt_dt > 0 && d->mt_dt <= 100))
-            return er_fail(err, ER_EINVAL, "droplet.mass_transfer.dt: %g is not in (0, 100]",
-                           d->mt_dt);
-        if (!(d->mt_density > 0 && d->mt_density <= 1e6))
-            return er_fail(err, ER_EINVAL,
-                           "droplet.mass_transfer.density: %g is not in (0, 1e6]", d->mt_density);
-        if (!(d->mt_min_volume > 0 && d->mt_min_volume < 1))
-            return er_fail(err, ER_EINVAL,
-                           "droplet.mass_transfer.min_volume: %g is not in (0, 1)",
-                           d->mt_min_volume);
-        const double v[] = {d->mt_friction, d->mt_deposition_rate, d->mt_evaporation_rate};
-        const char *name[] = {"friction", "deposition_rate", "evaporation_rate"};
-        for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-            if (!(v[i] >= 0 && v[i] <= 1e6))
-                return er_fail(err, ER_EINVAL, "droplet.mass_transfer.%s: %g is not in [0, 1e6]",
-                               name[i], v[i]);
-    }
-    return ER_OK;
 }
 
 /* The tile side to use, or ER_EINVAL for one below the safe bound. */
@@ -1127,9 +1067,7 @@ done:
 er_status er_droplet_plan(er_plan *plan, const er_terrain *t, er_error *err)
 {
     const er_droplet_params *d = &plan->p.droplet;
-    er_status st = check_params(d, err);
-    if (!st)
-        st = tile_side(d, &plan->tile_side, err);
+    er_status st = tile_side(d, &plan->tile_side, err);
     if (st)
         return st;
     (void)t;
@@ -1245,7 +1183,7 @@ er_status er_droplet_guard(const er_droplet_setup *s, const er_terrain *t, const
 er_status er_droplet_check(const er_params *p, er_error *err)
 {
     int64_t size = 0;
-    er_status st = check_params(&p->droplet, err);
+    er_status st = er_params_check(p, err);
     return st ? st : tile_side(&p->droplet, &size, err);
 }
 

@@ -301,48 +301,13 @@ void er_mei_make_coef(const er_mei_sim *sim, const er_mei_params *m, double dt, 
     k->semi_lagrangian = m->advection == ER_ADVECT_SEMI_LAGRANGIAN;
 }
 
-static int finite_nonneg(double v)
-{
-    return isfinite(v) && v >= 0.0;
-}
-
+/* The rules between Mei's keys (each key's own range is the key table's,
+ * checked by er_params_check before this). */
 static er_status check_params(const er_mei_params *m, er_error *err)
 {
-    if (m->steps < 0)
-        return er_fail(err, ER_EINVAL, "mei.steps: %lld is negative", (long long)m->steps);
-    if (!(isfinite(m->dt) && m->dt > 0.0))
-        return er_fail(err, ER_EINVAL, "mei.dt: %g is not a positive time", m->dt);
-    if (!(isfinite(m->gravity) && m->gravity > 0.0))
-        return er_fail(err, ER_EINVAL, "mei.gravity: %g is not positive", m->gravity);
-    if (!(isfinite(m->pipe_area) && m->pipe_area > 0.0))
-        return er_fail(err, ER_EINVAL, "mei.pipe_area: %g is not positive", m->pipe_area);
-    const struct { const char *name; double v; } nonneg[] = {
-        { "rain_rate", m->rain_rate }, { "drop_radius", m->drop_radius },
-        { "drop_amount", m->drop_amount }, { "kc", m->kc }, { "ks", m->ks },
-        { "kd", m->kd }, { "ke", m->ke }, { "capacity_depth", m->capacity_depth }, { "min_tilt", m->min_tilt },
-        { "max_erosion_depth", m->max_erosion_depth }, { "thermal_rate", m->thermal_rate },
-        { "talus_slope", m->talus_slope },
-    };
-    for (size_t i = 0; i < sizeof nonneg / sizeof nonneg[0]; i++)
-        if (!finite_nonneg(nonneg[i].v))
-            return er_fail(err, ER_EINVAL, "mei.%s: %g must be finite and >= 0", nonneg[i].name,
-                           nonneg[i].v);
-    if (m->min_tilt > 1.0)
-        return er_fail(err, ER_EINVAL, "mei.min_tilt: %g is not a sine (0..1)", m->min_tilt);
     if (m->ke * m->dt > 1.0)
         return er_fail(err, ER_EINVAL, "mei.ke: ke * dt = %g evaporates more than the water "
                        "(must be <= 1)", m->ke * m->dt);
-    if (m->rain_steps < 0 || m->drops_per_step < 0)
-        return er_fail(err, ER_EINVAL, "mei: rain_steps and drops_per_step must be >= 0");
-    if (m->max_substeps < 1)
-        return er_fail(err, ER_EINVAL, "mei.max_substeps: %lld must be >= 1",
-                       (long long)m->max_substeps);
-    if (m->boundary != ER_BOUNDARY_CLOSED && m->boundary != ER_BOUNDARY_OPEN)
-        return er_fail(err, ER_EINVAL, "mei.boundary: unknown value %d", (int)m->boundary);
-    if (m->advection != ER_ADVECT_CONSERVATIVE && m->advection != ER_ADVECT_SEMI_LAGRANGIAN)
-        return er_fail(err, ER_EINVAL, "mei.advection: unknown value %d", (int)m->advection);
-    if (m->cfl != ER_CFL_SUBSTEP && m->cfl != ER_CFL_ERROR)
-        return er_fail(err, ER_EINVAL, "mei.cfl: unknown value %d", (int)m->cfl);
     return ER_OK;
 }
 

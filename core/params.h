@@ -1,8 +1,9 @@
 /*
  * The validated recipe as plain structs (DESIGN.md §2).  No JSON here:
  * io/recipe.c fills these from a recipe file and `-s` overrides and writes
- * them back out for --print-recipe.  er_params_default() holds the one copy
- * of every default value; io/recipe.c holds the ranges.
+ * them back out for --print-recipe.  The key table of core/keys.c holds
+ * every key's range and default; er_params_default() and er_params_check()
+ * read them from there.
  *
  * Units follow DESIGN.md §3: the Mei model is dimensioned (metres, seconds),
  * the droplet model works in cell steps and height units.
@@ -11,6 +12,8 @@
 #define ER_PARAMS_H
 
 #include <stdint.h>
+
+#include "error.h"
 
 #define ER_RECIPE_VERSION 1
 #define ER_MAX_SOURCES 64
@@ -123,7 +126,19 @@ typedef struct er_params {
     er_droplet_params droplet;
 } er_params;
 
-/* Fills *p with the built-in default recipe. */
+/* Fills *p with the built-in default recipe (every byte: padding and unused
+ * source slots are zero, so two default structs compare equal with memcmp).
+ * Thread-safe. */
 void er_params_default(er_params *p);
+
+/* Checks every key of *p against the range or choices of the key table:
+ * the checks the recipe reader makes on each value it reads, on a struct
+ * filled by any means.  It accepts whatever er_params_default() and the
+ * recipe reader produce; a NaN is out of range.  Cross-key conditions
+ * (ke * dt <= 1, the droplet tile size) are the models' own checks.
+ * ER_EINVAL with one line naming the key, e.g.
+ * "droplet.mass_transfer.min_volume: 2 is out of range, must be > 0 and < 1".
+ * Thread-safe. */
+er_status er_params_check(const er_params *p, er_error *err);
 
 #endif

@@ -46,6 +46,9 @@ er_status er_plan_make(const er_params *p, const er_terrain *t, const er_window 
     er_status st;
     memset(plan, 0, sizeof *plan);
     plan->p = *p;
+    /* Every key's own range, from the key table (core/keys.c). */
+    if ((st = er_params_check(p, err)))
+        return st;
     if (!t || !t->elevation || t->width < 1 || t->height < 1)
         return er_fail(err, ER_EINVAL, "terrain: empty map");
     if (!(isfinite(t->cell_x) && t->cell_x > 0.0 && isfinite(t->cell_y) && t->cell_y > 0.0))

@@ -1,11 +1,11 @@
 /*
  * Recipes: JSON text to er_params and back (DESIGN.md §2).
  *
- * One table of keys drives everything: parsing, type and range checks,
- * printing (--print-recipe and provenance metadata) and the "did you mean"
- * suggestions, so a key added to er_params needs one new row here (and its
- * default in core/params.c).  The two structured values, the list of river
- * sources and the nullable/"relief" cases, are handled explicitly.
+ * The key table of core/keys.c drives everything: parsing, type and range
+ * checks, printing (--print-recipe and provenance metadata) and the "did you
+ * mean" suggestions, so a key added to er_params needs one new row there and
+ * nothing here.  The two structured values, the list of river sources and
+ * the nullable/"relief" cases, are handled explicitly.
  *
  * Numbers are written so that strtod() reads back the same double bit for
  * bit: the shortest "%.Ng" that round-trips.  This assumes the C locale for
@@ -23,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/keys.h"
+
 /* A recipe is a few kilobytes; the limit only stops a wrong path (a DEM
  * given as -r) from being read into memory whole. */
 #define RECIPE_MAX_BYTES (16u << 20)
@@ -31,161 +33,10 @@
 #define PATH_MAX_LEN 256
 #define QUOTE_MAX 48
 
-typedef enum kind {
-    K_OBJECT,  /* nested object; its keys are the rows whose parent it is */
-    K_VERSION, /* "erode_recipe": must be ER_RECIPE_VERSION */
-    K_COMMENT, /* free text, read and dropped, never printed */
-    K_ENUM,    /* a string from `names`, stored as the index (an enum) */
-    K_U64,     /* integer stored as uint64_t */
-    K_INT,     /* integer stored as int64_t */
-    K_NUM,     /* double */
-    K_SOURCES  /* array of er_source */
-} kind;
-
-enum {
-    F_MIN_OPEN = 1u, /* the minimum itself is not allowed (> min) */
-    F_MAX_OPEN = 2u, /* the maximum itself is not allowed (< max) */
-    F_NULL = 4u,     /* null allowed: K_INT stores -1, K_NUM clears the int at off2 */
-    F_RELIEF = 8u,   /* "relief" allowed, stored as 0 */
-    F_REQUIRED = 16u /* must be present (source fields) */
-};
-
-typedef struct key {
-    const char *path;         /* dotted path from the top ("mei.dt") */
-    kind type;
-    unsigned flags;
-    size_t off;               /* the field, from the start of the struct */
-    size_t off2;              /* F_NULL on K_NUM: the int that says "set" */
-    double min, max;          /* allowed range (K_INT, K_U64, K_NUM) */
-    const char *const *names; /* K_ENUM: the names, indexed by value */
-} key;
-
-static const char *const model_names[] = {"mei", "droplet", NULL};
-static const char *const boundary_names[] = {"closed", "open", NULL};
-static const char *const advection_names[] = {"conservative", "semi-lagrangian", NULL};
-static const char *const cfl_names[] = {"substep", "error", NULL};
-static const char *const variant_names[] = {"lague", "mass-transfer", NULL};
-static const char *const coords_names[] = {"pixel", "map", NULL};
-
-/* Enums are written through an int: check they are int-sized. */
-_Static_assert(sizeof(er_model_kind) == sizeof(int), "enum size");
-_Static_assert(sizeof(er_boundary) == sizeof(int), "enum size");
-_Static_assert(sizeof(er_advection) == sizeof(int), "enum size");
-_Static_assert(sizeof(er_cfl_policy) == sizeof(int), "enum size");
-_Static_assert(sizeof(er_droplet_variant) == sizeof(int), "enum size");
-
-#define P(f) offsetof(er_params, f)
-#define OBJ(path) {path, K_OBJECT, 0, 0, 0, 0, 0, NULL}
-#define NUM(path, f, fl, lo, hi) {path, K_NUM, fl, P(f), 0, lo, hi, NULL}
-#define INT(path, f, fl, lo, hi) {path, K_INT, fl, P(f), 0, lo, hi, NULL}
-#define ENUM(path, f, names) {path, K_ENUM, 0, P(f), 0, 0, 0, names}
-
-/* 2^53 - 1: the largest seed every JSON reader holds exactly; 2^53 + 1
- * would read as 2^53 and pass silently. */
-#define SEED_MAX 9007199254740991.0
-
-/*
- * Every key, in the order --print-recipe writes them (a parent object
- * before its keys).  Ranges: positive where the physics divides by the
- * value or needs it to move anything, [0, 1] for fractions, and an upper
- * bound everywhere that stops a typo (an extra three zeros) from starting a
- * run that can only produce garbage or never end.  man/erode-recipe.5
- * documents each one; keep the two in step.
- */
-static const key keys[] = {
-    {"erode_recipe", K_VERSION, 0, P(recipe_version), 0, 0, 0, NULL},
-    {"comment", K_COMMENT, 0, 0, 0, 0, 0, NULL},
-    ENUM("model", model, model_names),
-    {"seed", K_U64, 0, P(seed), 0, 0, SEED_MAX, NULL},
-
-    OBJ("terrain"),
-    /* >= 1e-6: every layer is written divided by the scale, and a smaller one
-     * can turn a finite water depth into an infinite float (issue #12). */
-    NUM("terrain.vertical_scale", terrain.vertical_scale, 0, 1e-6, 1e6),
-    NUM("terrain.vertical_offset", terrain.vertical_offset, 0, -1e7, 1e7),
-    {"terrain.cell_size", K_NUM, F_NULL | F_MIN_OPEN, P(terrain.cell_size),
-     P(terrain.cell_size_set), 0, 1e6, NULL},
-
-    OBJ("mei"),
-    INT("mei.steps", mei.steps, 0, 0, 1e9),
-    NUM("mei.dt", mei.dt, F_MIN_OPEN, 0, 10),
-    NUM("mei.gravity", mei.gravity, F_MIN_OPEN, 0, 100),
-    NUM("mei.pipe_area", mei.pipe_area, F_MIN_OPEN, 0, 100),
-    NUM("mei.rain_rate", mei.rain_rate, 0, 0, 1),
-    INT("mei.rain_steps", mei.rain_steps, 0, 0, 1e9),
-    INT("mei.drops_per_step", mei.drops_per_step, 0, 0, 1e9),
-    NUM("mei.drop_radius", mei.drop_radius, F_MIN_OPEN, 0, 1000),
-    NUM("mei.drop_amount", mei.drop_amount, 0, 0, 100),
-    {"mei.sources", K_SOURCES, 0, P(mei.sources), P(mei.n_sources), 0, ER_MAX_SOURCES, NULL},
-    ENUM("mei.boundary", mei.boundary, boundary_names),
-    NUM("mei.kc", mei.kc, 0, 0, 1000),
-    NUM("mei.ks", mei.ks, 0, 0, 1000),
-    NUM("mei.kd", mei.kd, 0, 0, 1000),
-    NUM("mei.ke", mei.ke, 0, 0, 1000),
-    NUM("mei.min_tilt", mei.min_tilt, 0, 0, 1),
-    NUM("mei.max_erosion_depth", mei.max_erosion_depth, F_MIN_OPEN, 0, 1000),
-    NUM("mei.capacity_depth", mei.capacity_depth, 0, 0, 1000),
-    ENUM("mei.advection", mei.advection, advection_names),
-    NUM("mei.thermal_rate", mei.thermal_rate, 0, 0, 1000),
-    NUM("mei.talus_slope", mei.talus_slope, 0, 0, 100),
-    ENUM("mei.cfl", mei.cfl, cfl_names),
-    INT("mei.max_substeps", mei.max_substeps, 0, 1, 1e6),
-
-    OBJ("droplet"),
-    INT("droplet.count", droplet.count, F_NULL, 0, 1e12),
-    NUM("droplet.per_cell", droplet.per_cell, 0, 0, 1e4),
-    ENUM("droplet.variant", droplet.variant, variant_names),
-    NUM("droplet.height_unit", droplet.height_unit, F_RELIEF | F_MIN_OPEN, 0, 1e7),
-    INT("droplet.tile_size", droplet.tile_size, 0, 0, 1e6),
-    INT("droplet.batch_size", droplet.batch_size, 0, 0, 1e12),
-    INT("droplet.radius", droplet.radius, 0, 1, 64),
-    NUM("droplet.inertia", droplet.inertia, F_MAX_OPEN, 0, 1),
-    NUM("droplet.capacity", droplet.capacity, 0, 0, 1000),
-    NUM("droplet.min_capacity", droplet.min_capacity, 0, 0, 1000),
-    NUM("droplet.min_slope", droplet.min_slope, 0, 0, 1000),
-    NUM("droplet.erode_speed", droplet.erode_speed, 0, 0, 1),
-    NUM("droplet.deposit_speed", droplet.deposit_speed, 0, 0, 1),
-    NUM("droplet.evaporate_speed", droplet.evaporate_speed, 0, 0, 1),
-    NUM("droplet.gravity", droplet.gravity, 0, 0, 1000),
-    INT("droplet.lifetime", droplet.lifetime, 0, 1, 1e5),
-    NUM("droplet.initial_water", droplet.initial_water, F_MIN_OPEN, 0, 1000),
-    NUM("droplet.initial_speed", droplet.initial_speed, 0, 0, 1000),
-
-    OBJ("droplet.mass_transfer"),
-    NUM("droplet.mass_transfer.dt", droplet.mt_dt, F_MIN_OPEN, 0, 100),
-    NUM("droplet.mass_transfer.density", droplet.mt_density, F_MIN_OPEN, 0, 1e6),
-    NUM("droplet.mass_transfer.friction", droplet.mt_friction, 0, 0, 100),
-    NUM("droplet.mass_transfer.deposition_rate", droplet.mt_deposition_rate, 0, 0, 100),
-    NUM("droplet.mass_transfer.evaporation_rate", droplet.mt_evaporation_rate, 0, 0, 100),
-    NUM("droplet.mass_transfer.min_volume", droplet.mt_min_volume, F_MIN_OPEN, 0, 1000),
-    INT("droplet.mass_transfer.max_distance", droplet.mt_max_distance, 0, 1, 1e5),
-};
-
-#define S(f) offsetof(er_source, f)
-/* The keys of one element of mei.sources, relative to it. */
-static const key source_keys[] = {
-    {"x", K_NUM, F_REQUIRED, S(x), 0, -1e12, 1e12, NULL},
-    {"y", K_NUM, F_REQUIRED, S(y), 0, -1e12, 1e12, NULL},
-    {"coords", K_ENUM, 0, S(map_coords), 0, 0, 0, coords_names},
-    {"radius", K_NUM, F_MIN_OPEN, S(radius), 0, 0, 1e4, NULL},
-    {"rate", K_NUM, F_REQUIRED | F_MIN_OPEN, S(rate), 0, 0, 100, NULL},
-};
-
-#define N_KEYS (sizeof keys / sizeof keys[0])
-#define N_SOURCE_KEYS (sizeof source_keys / sizeof source_keys[0])
+typedef er_key key;
 
 /* ------------------------------------------------------------------ */
 /* Numbers as text                                                      */
-
-/* The shortest "%.Ng" that strtod reads back to exactly d. */
-static void fmt_shortest(char *buf, size_t n, double d)
-{
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(buf, n, "%.*g", prec, d);
-        if (strtod(buf, NULL) == d && signbit(strtod(buf, NULL)) == signbit(d))
-            return;
-    }
-}
 
 /* A double for JSON: integral values keep a ".0" so a reader sees the key
  * takes a real number; anything else the shortest round-trip form. */
@@ -194,16 +45,7 @@ static void fmt_json_double(char *buf, size_t n, double d)
     if (d == floor(d) && fabs(d) < 1e15)
         snprintf(buf, n, "%.1f", d);
     else
-        fmt_shortest(buf, n, d);
-}
-
-/* A number in a message: integers in full, others the shortest form. */
-static void fmt_msg_number(char *buf, size_t n, double d)
-{
-    if (d == floor(d) && fabs(d) < 1e16)
-        snprintf(buf, n, "%.0f", d);
-    else
-        fmt_shortest(buf, n, d);
+        er_key_fmt_shortest(buf, n, d);
 }
 
 /* ------------------------------------------------------------------ */
@@ -213,7 +55,6 @@ typedef struct ctx {
     const char *where; /* file name or "-s" */
     const char *sep;   /* between where and the path: ": ", or " " after -s */
     er_error *err;
-    er_params def;     /* the defaults (values a null restores) */
 } ctx;
 
 static er_status fail_at(const ctx *c, const char *path, const char *fmt, ...)
@@ -368,7 +209,7 @@ static const char *suggest(const key *tab, size_t n, const char *parent, int par
     const char *best = NULL;
     int best_d = 99, best_common = -1;
     for (size_t i = 0; i < n; i++) {
-        if (tab[i].type == K_COMMENT || !is_child(tab[i].path, parent))
+        if (tab[i].type == ER_KEY_COMMENT || !is_child(tab[i].path, parent))
             continue;
         int d = closeness(name, leaf_of(tab[i].path));
         if (d >= 0 && d < best_d) {
@@ -380,7 +221,7 @@ static const char *suggest(const key *tab, size_t n, const char *parent, int par
         return best;
     if (!parent_known && strlen(typed) < 64) {
         for (size_t i = 0; i < n; i++) {
-            if (tab[i].type == K_COMMENT || strlen(tab[i].path) > 63)
+            if (tab[i].type == ER_KEY_COMMENT || strlen(tab[i].path) > 63)
                 continue;
             int d = edit_distance(typed, tab[i].path);
             if (d <= 3 && d < best_d) {
@@ -392,7 +233,7 @@ static const char *suggest(const key *tab, size_t n, const char *parent, int par
             return best;
     }
     for (size_t i = 0; i < n; i++) {
-        if (tab[i].type == K_COMMENT)
+        if (tab[i].type == ER_KEY_COMMENT)
             continue;
         int d = closeness(name, leaf_of(tab[i].path));
         int cc = common_components(typed, tab[i].path);
@@ -421,29 +262,13 @@ static const key *find_child(const key *tab, size_t n, const char *parent, const
     return NULL;
 }
 
-static void range_text(char *buf, size_t n, const key *k)
-{
-    char lo[40], hi[40];
-    fmt_msg_number(lo, sizeof lo, k->min);
-    fmt_msg_number(hi, sizeof hi, k->max);
-    snprintf(buf, n, "must be %s %s and %s %s", k->flags & F_MIN_OPEN ? ">" : ">=", lo,
-             k->flags & F_MAX_OPEN ? "<" : "<=", hi);
-}
-
 /* A number within the key's range (and integral for integer keys). */
 static er_status check_number(const ctx *c, const key *k, const char *path, double v,
                               int integer)
 {
-    char num[40], range[120];
-    fmt_msg_number(num, sizeof num, v);
-    if (integer && v != floor(v) && isfinite(v))
-        return fail_at(c, path, "%s is not an integer", num);
-    int low = k->flags & F_MIN_OPEN ? !(v > k->min) : !(v >= k->min);
-    int high = k->flags & F_MAX_OPEN ? !(v < k->max) : !(v <= k->max);
-    if (low || high) {
-        range_text(range, sizeof range, k);
-        return fail_at(c, path, "%s is out of range, %s", num, range);
-    }
+    char what[200];
+    if (!er_key_check_number(k, v, integer, what, sizeof what))
+        return fail_at(c, path, "%s", what);
     return ER_OK;
 }
 
@@ -459,45 +284,41 @@ static er_status read_value(const ctx *c, const key *tab, size_t n, const key *k
 {
     char q[QUOTE_MAX + 4], num[40];
     switch (k->type) {
-    case K_OBJECT:
+    case ER_KEY_OBJECT:
         if (!cJSON_IsObject(j))
             return wrong_type(c, path, "an object", j);
         return read_object(c, tab, n, base, j, k->path, path);
-    case K_VERSION:
+    case ER_KEY_VERSION:
         if (!cJSON_IsNumber(j))
             return wrong_type(c, path, "an integer", j);
         if (j->valuedouble != ER_RECIPE_VERSION) {
-            fmt_msg_number(num, sizeof num, j->valuedouble);
+            er_key_fmt_number(num, sizeof num, j->valuedouble);
             return fail_at(c, path, "version %s is not supported, this erode reads version %d",
                            num, ER_RECIPE_VERSION);
         }
         *(int *)(void *)(base + k->off) = ER_RECIPE_VERSION;
         return ER_OK;
-    case K_COMMENT:
+    case ER_KEY_COMMENT:
         if (!cJSON_IsString(j))
             return wrong_type(c, path, "a string", j);
         return ER_OK;
-    case K_ENUM: {
+    case ER_KEY_ENUM: {
         if (!cJSON_IsString(j))
             return wrong_type(c, path, "a string", j);
-        char allowed[200] = "";
-        size_t used = 0;
+        char allowed[200];
         for (int i = 0; k->names[i]; i++) {
             if (strcmp(j->valuestring, k->names[i]) == 0) {
                 *(int *)(void *)(base + k->off) = i;
                 return ER_OK;
             }
-            int w = snprintf(allowed + used, sizeof allowed - used, "%s'%s'", i ? ", " : "",
-                             k->names[i]);
-            if (w > 0 && (size_t)w < sizeof allowed - used)
-                used += (size_t)w;
         }
+        er_key_choices_text(k, allowed, sizeof allowed);
         return fail_at(c, path, "'%s' is not one of %s", quote(q, sizeof q, j->valuestring),
                        allowed);
     }
-    case K_U64:
-    case K_INT: {
-        int nullable = (k->flags & F_NULL) != 0;
+    case ER_KEY_U64:
+    case ER_KEY_INT: {
+        int nullable = (k->flags & ER_KEY_NULL) != 0;
         if (nullable && cJSON_IsNull(j)) {
             *(int64_t *)(void *)(base + k->off) = -1;
             return ER_OK;
@@ -507,21 +328,20 @@ static er_status read_value(const ctx *c, const key *tab, size_t n, const key *k
         er_status st = check_number(c, k, path, j->valuedouble, 1);
         if (st)
             return st;
-        if (k->type == K_U64)
+        if (k->type == ER_KEY_U64)
             *(uint64_t *)(void *)(base + k->off) = (uint64_t)j->valuedouble;
         else
             *(int64_t *)(void *)(base + k->off) = (int64_t)j->valuedouble;
         return ER_OK;
     }
-    case K_NUM: {
-        if ((k->flags & F_NULL) && cJSON_IsNull(j)) {
+    case ER_KEY_NUM: {
+        if ((k->flags & ER_KEY_NULL) && cJSON_IsNull(j)) {
             /* null: the default value, marked unset */
-            const char *d = (const char *)&c->def;
-            memcpy(base + k->off, d + k->off, sizeof(double));
+            *(double *)(void *)(base + k->off) = k->def;
             *(int *)(void *)(base + k->off2) = 0;
             return ER_OK;
         }
-        if ((k->flags & F_RELIEF) && cJSON_IsString(j)) {
+        if ((k->flags & ER_KEY_RELIEF) && cJSON_IsString(j)) {
             if (strcmp(j->valuestring, "relief") != 0)
                 return fail_at(c, path, "'%s' is not a number or 'relief'",
                                quote(q, sizeof q, j->valuestring));
@@ -530,19 +350,19 @@ static er_status read_value(const ctx *c, const key *tab, size_t n, const key *k
         }
         if (!cJSON_IsNumber(j))
             return wrong_type(c, path,
-                              k->flags & F_NULL     ? "a number or null"
-                              : k->flags & F_RELIEF ? "a number or 'relief'"
-                                                    : "a number",
+                              k->flags & ER_KEY_NULL     ? "a number or null"
+                              : k->flags & ER_KEY_RELIEF ? "a number or 'relief'"
+                                                         : "a number",
                               j);
         er_status st = check_number(c, k, path, j->valuedouble, 0);
         if (st)
             return st;
         *(double *)(void *)(base + k->off) = j->valuedouble;
-        if (k->flags & F_NULL)
+        if (k->flags & ER_KEY_NULL)
             *(int *)(void *)(base + k->off2) = 1;
         return ER_OK;
     }
-    case K_SOURCES:
+    case ER_KEY_SOURCES:
         return read_sources(c, k, base, j, path);
     }
     return fail_at(c, path, "internal error: unknown key type");
@@ -595,6 +415,8 @@ static er_status read_sources(const ctx *c, const key *k, char *base, const cJSO
     int count = cJSON_GetArraySize(j);
     if (count > ER_MAX_SOURCES)
         return fail_at(c, path, "%d sources, at most %d are allowed", count, ER_MAX_SOURCES);
+    size_t n_source_keys;
+    const key *source_keys = er_keys_source(&n_source_keys);
     er_source list[ER_MAX_SOURCES];
     memset(list, 0, sizeof list);
     char ipath[PATH_MAX_LEN];
@@ -604,13 +426,12 @@ static er_status read_sources(const ctx *c, const key *k, char *base, const cJSO
         if (!cJSON_IsObject(e))
             return wrong_type(c, ipath, "an object", e);
         er_source *s = &list[i];
-        s->radius = 1.0;
-        s->map_coords = 0;
-        er_status st = read_object(c, source_keys, N_SOURCE_KEYS, (char *)s, e, "", ipath);
+        er_keys_default(source_keys, n_source_keys, s);
+        er_status st = read_object(c, source_keys, n_source_keys, (char *)s, e, "", ipath);
         if (st)
             return st;
-        for (size_t r = 0; r < N_SOURCE_KEYS; r++)
-            if ((source_keys[r].flags & F_REQUIRED) &&
+        for (size_t r = 0; r < n_source_keys; r++)
+            if ((source_keys[r].flags & ER_KEY_REQUIRED) &&
                 !cJSON_GetObjectItemCaseSensitive(e, source_keys[r].path))
                 return fail_at(c, ipath, "missing key '%s'", source_keys[r].path);
     }
@@ -723,8 +544,10 @@ static er_status apply_override(ctx *c, const char *ov, er_params *p)
     char shown[QUOTE_MAX + 4];
     quote(shown, sizeof shown, keybuf);
 
+    size_t n_keys;
+    const key *keys = er_keys_params(&n_keys);
     const key *k = NULL;
-    for (size_t i = 0; i < N_KEYS && !k; i++)
+    for (size_t i = 0; i < n_keys && !k; i++)
         if (strcmp(keys[i].path, keybuf) == 0)
             k = &keys[i];
     if (!k) {
@@ -737,9 +560,9 @@ static er_status apply_override(ctx *c, const char *ov, er_params *p)
         else
             parent[0] = '\0';
         int known = parent[0] == '\0';
-        for (size_t i = 0; i < N_KEYS && !known; i++)
-            known = keys[i].type == K_OBJECT && strcmp(keys[i].path, parent) == 0;
-        const char *s = suggest(keys, N_KEYS, parent, known, name, keybuf);
+        for (size_t i = 0; i < n_keys && !known; i++)
+            known = keys[i].type == ER_KEY_OBJECT && strcmp(keys[i].path, parent) == 0;
+        const char *s = suggest(keys, n_keys, parent, known, name, keybuf);
         if (strncmp(keybuf, "mei.sources[", 12) == 0)
             return fail_at(c, shown, "unknown key, set the whole list: -s 'mei.sources=[...]'");
         if (s)
@@ -769,7 +592,7 @@ static er_status apply_override(ctx *c, const char *ov, er_params *p)
         j = cJSON_CreateString(val);
     if (!j)
         return er_fail(c->err, ER_ENOMEM, "-s %s: out of memory", shown);
-    er_status st = read_value(c, keys, N_KEYS, k, (char *)p, j, shown);
+    er_status st = read_value(c, keys, n_keys, k, (char *)p, j, shown);
     cJSON_Delete(j);
     return st;
 }
@@ -785,10 +608,11 @@ er_status er_recipe_parse(const char *text, size_t len, const char *where,
     ctx c;
     er_params p;
     er_status st = ER_OK;
+    size_t n_keys;
+    const key *keys = er_keys_params(&n_keys);
     c.where = where && *where ? where : "recipe";
     c.sep = ": ";
     c.err = err;
-    er_params_default(&c.def);
     er_params_default(&p);
 
     if (text) {
@@ -804,9 +628,9 @@ er_status er_recipe_parse(const char *text, size_t len, const char *where,
          * reported as unknown before the version is. */
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "erode_recipe");
         if (v)
-            st = read_value(&c, keys, N_KEYS, &keys[0], (char *)&p, v, "erode_recipe");
+            st = read_value(&c, keys, n_keys, &keys[0], (char *)&p, v, "erode_recipe");
         if (!st)
-            st = read_object(&c, keys, N_KEYS, (char *)&p, root, "", "");
+            st = read_object(&c, keys, n_keys, (char *)&p, root, "", "");
         cJSON_Delete(root);
         if (st)
             return st;
@@ -921,36 +745,36 @@ static void value_text(char *buf, size_t n, const key *k, const char *base)
 {
     const void *f = base + k->off;
     switch (k->type) {
-    case K_VERSION:
+    case ER_KEY_VERSION:
         snprintf(buf, n, "%d", *(const int *)f);
         return;
-    case K_ENUM: {
+    case ER_KEY_ENUM: {
         int v = *(const int *)f, count = 0;
         while (k->names[count])
             count++;
         snprintf(buf, n, "\"%s\"", v >= 0 && v < count ? k->names[v] : "?");
         return;
     }
-    case K_U64:
+    case ER_KEY_U64:
         snprintf(buf, n, "%" PRIu64, *(const uint64_t *)f);
         return;
-    case K_INT:
-        if ((k->flags & F_NULL) && *(const int64_t *)f < 0)
+    case ER_KEY_INT:
+        if ((k->flags & ER_KEY_NULL) && *(const int64_t *)f < 0)
             snprintf(buf, n, "null");
         else
             snprintf(buf, n, "%" PRId64, *(const int64_t *)f);
         return;
-    case K_NUM:
-        if ((k->flags & F_NULL) && *(const int *)(const void *)(base + k->off2) == 0)
+    case ER_KEY_NUM:
+        if ((k->flags & ER_KEY_NULL) && *(const int *)(const void *)(base + k->off2) == 0)
             snprintf(buf, n, "null");
-        else if ((k->flags & F_RELIEF) && *(const double *)f == 0.0)
+        else if ((k->flags & ER_KEY_RELIEF) && *(const double *)f == 0.0)
             snprintf(buf, n, "\"relief\"");
         else
             fmt_json_double(buf, n, *(const double *)f);
         return;
-    case K_OBJECT:
-    case K_COMMENT:
-    case K_SOURCES:
+    case ER_KEY_OBJECT:
+    case ER_KEY_COMMENT:
+    case ER_KEY_SOURCES:
         break;
     }
     buf[0] = '\0';
@@ -963,13 +787,15 @@ static void print_sources(sb *b, const key *k, const char *base, int pretty, int
 {
     const er_source *s = (const er_source *)(const void *)(base + k->off);
     int count = *(const int *)(const void *)(base + k->off2);
+    size_t n_source_keys;
+    const key *source_keys = er_keys_source(&n_source_keys);
     sb_add(b, "[");
     for (int i = 0; i < count; i++) {
         if (i)
             sb_add(b, ",");
         sb_indent(b, pretty, depth + 1);
         sb_add(b, pretty ? "{ " : "{");
-        print_members(b, source_keys, N_SOURCE_KEYS, (const char *)&s[i], "", pretty, -1);
+        print_members(b, source_keys, n_source_keys, (const char *)&s[i], "", pretty, -1);
         sb_add(b, pretty ? " }" : "}");
     }
     if (count)
@@ -986,7 +812,7 @@ static void print_members(sb *b, const key *tab, size_t n, const char *base, con
     int first = 1;
     for (size_t i = 0; i < n; i++) {
         const key *k = &tab[i];
-        if (k->type == K_COMMENT || !is_child(k->path, parent))
+        if (k->type == ER_KEY_COMMENT || !is_child(k->path, parent))
             continue;
         if (!first)
             sb_add(b, pretty && depth < 0 ? ", " : ",");
@@ -996,12 +822,12 @@ static void print_members(sb *b, const key *tab, size_t n, const char *base, con
         sb_add(b, "\"");
         sb_add(b, leaf_of(k->path));
         sb_add(b, pretty ? "\": " : "\":");
-        if (k->type == K_OBJECT) {
+        if (k->type == ER_KEY_OBJECT) {
             sb_add(b, "{");
             print_members(b, tab, n, base, k->path, pretty, depth + 1);
             sb_indent(b, pretty, depth + 1);
             sb_add(b, "}");
-        } else if (k->type == K_SOURCES) {
+        } else if (k->type == ER_KEY_SOURCES) {
             print_sources(b, k, base, pretty, depth + 1);
         } else {
             value_text(val, sizeof val, k, base);
@@ -1013,8 +839,10 @@ static void print_members(sb *b, const key *tab, size_t n, const char *base, con
 static char *to_json(const er_params *p, int pretty)
 {
     sb b = {NULL, 0, 0, 0};
+    size_t n_keys;
+    const key *keys = er_keys_params(&n_keys);
     sb_add(&b, "{");
-    print_members(&b, keys, N_KEYS, (const char *)p, "", pretty, 0);
+    print_members(&b, keys, n_keys, (const char *)p, "", pretty, 0);
     sb_indent(&b, pretty, 0);
     sb_add(&b, pretty ? "}\n" : "}");
     if (b.oom) {

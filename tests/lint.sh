@@ -3,9 +3,11 @@
 #  1. mandoc -Tlint finds nothing in man/*.1 and man/*.5;
 #  2. `erode --help` and man/erode.1 list the same long options;
 #  3. the EXAMPLES of erode.1 run and succeed;
-#  4. every key of `erode --print-recipe` has an entry in erode-recipe.5, in
-#     the section of its object (TOP LEVEL, TERRAIN, MEI, DROPLET,
-#     droplet.mass_transfer), stating a default and a range or choices.
+#  4. every key of the key table (core/keys.c, printed by the test program
+#     keys-dump, the second argument) has an entry in erode-recipe.5, in the
+#     section of its object (TOP LEVEL, TERRAIN, MEI, DROPLET,
+#     droplet.mass_transfer), stating the table's type, default and range
+#     or choices; every key of `erode --print-recipe` is in the table.
 erode=$(cd "$(dirname "${1:-./erode}")" && pwd)/$(basename "${1:-./erode}")
 src=$(cd "$(dirname "$0")/.." && pwd)
 status=0
@@ -24,42 +26,107 @@ if [ "$help_opts" != "$man_opts" ]; then
     status=1
 fi
 
-# 4. Recipe keys: ".It Ic KEY" (or ".It Ic x , Ic y") in the key's section,
-# and the entry (up to the next ".It" of that list) names a default.
-if command -v jq > /dev/null 2>&1; then
-    keys=$("$erode" --print-recipe | jq -r 'paths(type != "object") | map(tostring) | join(".")')
-    nkeys=0
-    for k in $keys; do
-        nkeys=$((nkeys + 1))
-        case $k in
-        droplet.mass_transfer.*) sec='^\.Ss droplet\.mass_transfer' ;;
-        terrain.*) sec='^\.Sh TERRAIN' ;;
-        mei.*) sec='^\.Sh MEI' ;;
-        droplet.*) sec='^\.Sh DROPLET' ;;
-        *) sec='^\.Sh TOP LEVEL' ;;
-        esac
-        name=${k##*.}
-        entry=$(awk -v sec="$sec" -v name="$name" '
-            $0 ~ sec { in_sec = 1; next }
-            in_sec && /^\.S[hs] / { exit }
-            in_sec && /^\.It Ic / {
-                if (found) exit
-                n = split($0, w, " ")
-                for (i = 3; i <= n; i++) if (w[i] == name && w[i - 1] == "Ic") found = 1
-            }
-            found { print }' "$src/man/erode-recipe.5")
-        if [ -z "$entry" ]; then
-            echo "lint: recipe key $k has no entry in man/erode-recipe.5"
-            status=1
-        elif ! printf '%s\n' "$entry" | grep -q 'Default'; then
-            echo "lint: man/erode-recipe.5: $k states no default"
-            status=1
-        fi
-    done
-    [ "$nkeys" -ge 40 ] || { echo "lint: only $nkeys recipe keys from --print-recipe"; status=1; }
-else
-    echo "lint: jq missing, recipe keys not checked against erode-recipe.5"
+# 4. Recipe keys against the key table of core/keys.c, as printed by
+# keys-dump (path, type, default, range or choices; tab-separated).  Each
+# key has an entry ".It Ic NAME" (or ".It Ic x , Ic y") in the section of
+# its object (a source field's in MEI) that states, in this form:
+#   .It Ic NAME Pq TYPE[, unit][, required]    the table's type
+#   Default VALUE[ (why)], range [LO, HI].     or "No default, range ..."
+#   one of: .Bl .It Qq NAME ... .El            a string's choices, in order
+#   at most N                                  the length of mei.sources
+# Numbers compare as numbers (1e6 = 1000000); a string default is
+# ".Qq NAME", the empty list ".Ql []".
+dump=$2
+tmpd=$(mktemp "${TMPDIR:-/tmp}/erode-lint-keys-XXXXXX")
+if [ -z "$dump" ] || ! "$dump" > "$tmpd"; then
+    echo "lint: no key table: usage: lint.sh ERODE KEYS-DUMP (make lint passes both)"
+    status=1
 fi
+nkeys=0
+tab=$(printf '\t')
+while IFS="$tab" read -r k ktype kdef krange; do
+    nkeys=$((nkeys + 1))
+    case $k in
+    droplet.mass_transfer.*) sec='^\.Ss droplet\.mass_transfer' ;;
+    terrain.*) sec='^\.Sh TERRAIN' ;;
+    mei.*) sec='^\.Sh MEI' ;;
+    droplet.*) sec='^\.Sh DROPLET' ;;
+    *) sec='^\.Sh TOP LEVEL' ;;
+    esac
+    name=${k##*.}
+    out=$(awk -v sec="$sec" -v name="$name" -v key="$k" -v type="$ktype" -v def="$kdef" \
+        -v range="$krange" '
+        function num(s) { return s ~ /^-?[0-9]+(\.[0-9]*)?(e[-+]?[0-9]+)?$/ }
+        # "(0, 1]" -> lb, lo, hi, rb; 0 when it is no interval of two numbers
+        function interval(s, iv,   w) {
+            if (split(substr(s, 2, length(s) - 2), w, ", ") != 2 || !num(w[1]) || !num(w[2]))
+                return 0
+            iv["lb"] = substr(s, 1, 1); iv["rb"] = substr(s, length(s), 1)
+            iv["lo"] = w[1]; iv["hi"] = w[2]
+            return 1
+        }
+        function bad(what) { print "lint: man/erode-recipe.5: " key ": " what; status = 1 }
+        $0 ~ sec { in_sec = 1; next }
+        in_sec && /^\.S[hs] / { exit }
+        in_sec && /^\.It Ic / {
+            if (found) exit
+            n = split($0, w, " ")
+            for (i = 3; i <= n; i++) if (w[i] == name && w[i - 1] == "Ic") found = 1
+            if (found) { p = index($0, " Pq "); mtype = p ? substr($0, p + 4) : ""; next }
+        }
+        !found { next }
+        /^\.It Qq / { choices = choices (choices == "" ? "" : ", ") "\047" $3 "\047"; next }
+        /^\.Qq / {
+            n = split($0, w, " "); line = "\"" w[2] "\""
+            for (i = 3; i <= n; i++) line = line " " w[i]
+            text = text " " line; next
+        }
+        /^\.Ql / { sub(/^\.Ql /, ""); text = text " " $0; next }
+        { text = text " " $0 }
+        END {
+            if (!found) { print "lint: recipe key " key " has no entry in man/erode-recipe.5"; exit 1 }
+            split(type, tw, /[ ,]/)
+            if (mtype !~ "^" tw[1] "([ ,]|$)")
+                bad("type \"" mtype "\", the table says " type)
+            if ((mtype ~ /null/) != (type ~ /null/) || (mtype ~ /relief/) != (type ~ /relief/) ||
+                (mtype ~ /required/) != (type ~ /required/))
+                bad("type \"" mtype "\", the table says " type)
+            if (text ~ /No default/) mdef = "-"
+            else if (match(text, /Default [^ ,;(]+/)) mdef = substr(text, RSTART + 8, RLENGTH - 8)
+            else mdef = ""
+            if (mdef == "") bad("states no default (the table says " def ")")
+            else if (num(def) ? !num(mdef) || mdef + 0 != def + 0 : mdef != def)
+                bad("default " mdef ", the table says " def)
+            if (tw[1] == "string") {
+                if (choices != range) bad("choices " choices ", the table says " range)
+            } else if (tw[1] == "array") {
+                interval(range, iv)
+                if (text !~ "at most " iv["hi"] "[^0-9]") bad("does not say at most " iv["hi"])
+            } else if (type != "integer" || range ~ /^[[(]/) {
+                if (!match(text, /range [[(][^])]*[])]/)) { bad("states no range (the table says " range ")"); exit status }
+                mr = substr(text, RSTART + 6, RLENGTH - 6)
+                if (!interval(mr, m) || !interval(range, t) || m["lb"] != t["lb"] || m["rb"] != t["rb"] ||
+                    m["lo"] + 0 != t["lo"] + 0 || m["hi"] + 0 != t["hi"] + 0)
+                    bad("range " mr ", the table says " range)
+            }
+            exit status
+        }' "$src/man/erode-recipe.5")
+    if [ -n "$out" ]; then
+        printf '%s\n' "$out"
+        status=1
+    fi
+done < "$tmpd"
+[ "$nkeys" -ge 40 ] || { echo "lint: only $nkeys recipe keys from $dump"; status=1; }
+
+# Every key --print-recipe writes is a key of the table.
+if command -v jq > /dev/null 2>&1; then
+    for k in $("$erode" --print-recipe | jq -r 'paths(type != "object") | map(tostring) | join(".")'); do
+        grep -q "^$k$tab" "$tmpd" || { echo "lint: --print-recipe writes $k, keys-dump lacks it"; status=1; }
+    done
+else
+    echo "lint: jq missing, --print-recipe not checked against the key table"
+fi
+rm -f "$tmpd"
 
 # Run each ".Dl $ command" of EXAMPLES in a scratch directory that has the
 # source tree's tests/ and a small tile set.
@@ -81,5 +148,5 @@ while IFS= read -r cmd; do
 done < "$tmp/examples"
 [ "$n" -ge 3 ] || { echo "lint: only $n examples found in erode.1"; status=1; }
 rm -rf "$tmp"
-[ $status -eq 0 ] && echo "lint: man pages clean, --help matches erode.1, $n examples ran, every recipe key in erode-recipe.5"
+[ $status -eq 0 ] && echo "lint: man pages clean, --help matches erode.1, $n examples ran, every recipe key in erode-recipe.5 as in the key table"
 exit $status

@@ -6,7 +6,8 @@
  * clean line naming where it is; a recipe that parses must survive the
  * round trip of DESIGN.md §2: er_recipe_to_json (and the compact form)
  * parsed again gives the same parameters, field by field and bit for bit,
- * and prints the same text again.
+ * and prints the same text again; and er_params_check, the same key table
+ * applied to the struct, accepts it.
  */
 #define _GNU_SOURCE /* memfd_create in fuzz_util.h */
 #include <stdint.h>
@@ -83,6 +84,9 @@ static void check_result(er_status st, const er_params *p, const er_error *err, 
         return;
     }
     ER_FUZZ_CHECK(p->recipe_version == ER_RECIPE_VERSION, "version %d", p->recipe_version);
+    er_error perr = {{0}};
+    ER_FUZZ_CHECK(er_params_check(p, &perr) == ER_OK, "the reader accepted what "
+                  "er_params_check refuses: %s", perr.msg);
     check_roundtrip(p, 0);
     check_roundtrip(p, 1);
 }
