@@ -26,6 +26,8 @@ run 0 -r "$src/configs/droplet.json" -s droplet.count=2000 --layers height,water
 run 0 -r "$src/configs/droplet-mass-transfer.json" -s droplet.count=500 -o "$tmp" "$O"
 run 0 -s mei.steps=2 -f png -o "$tmp" "$O"
 run 0 -s mei.steps=2 -o "$tmp" "$tmp/olinda_dem_f32_utm25s.height.png"
+# a plan error (issue #13): refused after the input is read, before any work
+run 2 -s mei.ke=100 -s mei.dt=0.02 -o "$tmp" "$O"
 head -c 3000 "$O" > "$tmp/cut.tif"
 run 2 -o "$tmp" "$tmp/cut.tif"
 run 2 -s mei.stpes=2 -o "$tmp" "$O"
