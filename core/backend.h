@@ -99,8 +99,8 @@ uint64_t er_vk_messages(const er_vk_ctx *vk, char *first, size_t n);
  * shaderInt64 for raindrops) and the device's limits (ER_ENOMEM when a
  * buffer exceeds maxStorageBufferRange or the largest allocation, or all
  * of them the device memory; the message names the limit), and what the
- * backend does not run yet (a window: ER_EUNSUPPORTED).  The CLI treats a
- * failure here as an input error (exit 2).  Allocates nothing.
+ * The CLI treats a failure here as an input error (exit 2).  Allocates
+ * nothing.
  */
 er_status er_vk_mei_check(er_vk_ctx *vk, const er_plan *plan, const er_terrain *t,
                           er_error *err);
@@ -114,7 +114,8 @@ er_status er_vk_droplet_check(er_vk_ctx *vk, const er_plan *plan, const er_terra
  * same outputs within the tolerance stated in README ("Vulkan backend").
  * The state stays in device memory for the whole run; it is read back once
  * at the end.  o->ctl->progress is called every few steps (after a fence,
- * no read-back).  Run hooks are not supported yet (ER_EUNSUPPORTED).
+ * no read-back).  Windows and run hooks are not supported yet:
+ * er_backend_vulkan refuses them (ER_EUNSUPPORTED) before calling this.
  * Additional failures: ER_ENOMEM when a buffer exceeds the device's
  * limits, ER_EIO "vulkan: device lost at step N".  On any failure but
  * ER_ENUMERIC/ER_ECANCELED the terrain is left as it was.
@@ -126,12 +127,9 @@ er_status er_vk_mei_run(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
 er_status er_vk_droplet_run(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
                             const er_run_opts *o, er_error *err);
 
-/* What the Vulkan backend does not run yet: a plan of a window or run
- * hooks (ER_EUNSUPPORTED, saying which), else ER_OK.  o may be NULL. */
-er_status er_vk_refuse(const er_plan *plan, const er_run_opts *o, er_error *err);
-
 /* The Vulkan backend as an er_backend (core/plan.h): ctx is the
- * er_vk_ctx.  Capabilities: none beyond plain runs yet.  Built without
+ * er_vk_ctx.  Capabilities: none beyond plain runs yet (check and run
+ * refuse a window or run hooks with ER_EUNSUPPORTED).  Built without
  * Vulkan, check and run fail with ER_VK_NOT_BUILT. */
 extern const er_backend er_backend_vulkan;
 

@@ -39,7 +39,9 @@ er_status er_run_cpu(const er_params *p, er_terrain *t, const er_window *win,
     return st ? st : er_backend_cpu.run(NULL, &plan, t, o, err);
 }
 
-er_status er_vk_refuse(const er_plan *plan, const er_run_opts *o, er_error *err)
+/* What the Vulkan backend does not run yet: a plan of a window or run
+ * hooks (ER_EUNSUPPORTED, saying which).  o may be NULL. */
+static er_status vk_refuse(const er_plan *plan, const er_run_opts *o, er_error *err)
 {
     if (plan->windowed)
         return er_fail(err, ER_EUNSUPPORTED, "vulkan: windows (--tile-set) run on the cpu "
@@ -52,7 +54,7 @@ er_status er_vk_refuse(const er_plan *plan, const er_run_opts *o, er_error *err)
 
 static er_status vk_check(void *ctx, const er_plan *plan, const er_terrain *t, er_error *err)
 {
-    er_status st = er_vk_refuse(plan, NULL, err);
+    er_status st = vk_refuse(plan, NULL, err);
     if (st)
         return st;
     return plan->p.model == ER_MODEL_MEI ? er_vk_mei_check(ctx, plan, t, err)
@@ -62,6 +64,9 @@ static er_status vk_check(void *ctx, const er_plan *plan, const er_terrain *t, e
 static er_status vk_run(void *ctx, const er_plan *plan, er_terrain *t, const er_run_opts *o,
                         er_error *err)
 {
+    er_status st = vk_refuse(plan, o, err);
+    if (st)
+        return st;
     return plan->p.model == ER_MODEL_MEI ? er_vk_mei_run(ctx, plan, t, o, err)
                                          : er_vk_droplet_run(ctx, plan, t, o, err);
 }

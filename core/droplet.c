@@ -771,26 +771,13 @@ static int at_boundary(const er_params *p, const run_state *s, int64_t batch, in
 /* Replaces the fresh state (set up from the run's input terrain, which
  * fixes the droplet count, the height unit and material_before) by a
  * resumed one; *b0 receives the batch to go on from. */
-static er_status restore(const run_state *s, int64_t batch, const er_run_state *r, er_dacc *sum,
-                         int64_t *b0, er_error *err)
+static er_status restore(const er_plan *plan, const run_state *s, const er_run_state *r,
+                         er_dacc *sum, int64_t *b0, er_error *err)
 {
     const er_dctx *c = &s->ctx;
-    if (r->model != ER_MODEL_DROPLET)
-        return er_fail(err, ER_EINVAL, "droplet: the resume state is not from a droplet run");
-    if (r->width != c->width || r->height != c->height)
-        return er_fail(err, ER_EINVAL, "droplet: the resume state is %dx%d, the map %dx%d",
-                       r->width, r->height, c->width, c->height);
-    int64_t nb = batch_count(s, batch);
-    if (r->total != s->count || r->boundaries != nb || r->boundary < 0 || r->boundary > nb ||
-        r->done != droplets_done(s, batch, r->boundary))
-        return er_fail(err, ER_EINVAL, "droplet: the resume state (batch %lld of %lld, %lld "
-                       "droplets) does not fit a run of %lld batches, %lld droplets",
-                       (long long)r->boundary, (long long)r->boundaries, (long long)r->total,
-                       (long long)nb, (long long)s->count);
-    if (r->n_arrays != 3 || !r->array[ER_STATE_DROP_HEIGHT] ||
-        (c->flow && !r->array[ER_STATE_DROP_FLOW]) ||
-        (c->deposit && !r->array[ER_STATE_DROP_DEPOSIT]))
-        return er_fail(err, ER_EINVAL, "droplet: the resume state lacks a layer the run keeps");
+    er_status st = er_plan_check_resume(plan, r, c->flow != NULL, c->deposit != NULL, err);
+    if (st)
+        return st;
     const size_t bytes = s->cells * sizeof(float);
     memcpy(c->height_m, r->array[ER_STATE_DROP_HEIGHT], bytes);
     if (c->flow)
@@ -831,14 +818,14 @@ static er_status run_sequential(const er_params *p, const run_state *s, int64_t 
 }
 
 /* Restores hk->resume if given and makes the start boundary call. */
-static er_status run_begin(const er_params *p, const run_state *s, int64_t batch,
-                           const er_run_hooks *hk, er_dacc *sum, int64_t *b0, er_error *err)
+static er_status run_begin(const er_plan *plan, const run_state *s, const er_run_hooks *hk,
+                           er_dacc *sum, int64_t *b0, er_error *err)
 {
     er_status st;
     *b0 = 0;
-    if (hk && hk->resume && (st = restore(s, batch, hk->resume, sum, b0, err)))
+    if (hk && hk->resume && (st = restore(plan, s, hk->resume, sum, b0, err)))
         return st;
-    return at_boundary(p, s, batch, *b0, hk, sum) ? ER_ECANCELED : ER_OK;
+    return at_boundary(&plan->p, s, plan->batch, *b0, hk, sum) ? ER_ECANCELED : ER_OK;
 }
 
 /* The end of a run that got as far as status st: fills *budget (may be
@@ -871,11 +858,10 @@ er_status er_droplet_run_serial(const er_params *p, er_terrain *t, er_layers *la
         return st;
     }
     er_dacc sum = {0};
-    int64_t size = er_tile_safe_size(s.ctx.reach), b0 = 0;
-    int64_t batch = auto_batch(&p->droplet, t->width, t->height, size);
-    st = run_begin(p, &s, batch, NULL, &sum, &b0, err);
+    int64_t b0 = 0;
+    st = run_begin(&plan, &s, NULL, &sum, &b0, err);
     if (st == ER_OK)
-        st = run_sequential(p, &s, batch, b0, ctl, NULL, &sum);
+        st = run_sequential(p, &s, plan.batch, b0, ctl, NULL, &sum);
     if (st == ER_ECANCELED)
         er_fail(err, st, "droplet: interrupted");
     st = run_end(p, &s, t, &sum, st, budget, err);
@@ -1109,7 +1095,7 @@ er_status er_droplet_run_plan(const er_plan *plan, er_terrain *t, const er_run_o
     er_dacc sum = {0};
     const int ww = s.ctx.world_w, wh = s.ctx.world_h;
     int64_t batch = plan->batch, b0 = 0;
-    st = run_begin(p, &s, batch, hooks, &sum, &b0, err);
+    st = run_begin(plan, &s, hooks, &sum, &b0, err);
     if (st == ER_OK && s.count > 0) {
         if (er_tiling_is_single(ww, wh, (int)size))
             st = run_sequential(p, &s, batch, b0, ctl, hooks, &sum);

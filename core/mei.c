@@ -537,25 +537,12 @@ static void state_view(const er_mei_sim *sim, const er_mei_params *m, int64_t st
 /* Replaces the fresh state by a resumed one; returns the step to go on
  * from.  The accumulators carry on from their saved values, so the sums
  * are formed in the same order as in an uninterrupted run. */
-static er_status restore(er_mei_sim *sim, const er_mei_params *m, const er_run_state *r,
+static er_status restore(er_mei_sim *sim, const er_plan *plan, const er_run_state *r,
                          er_budget *bud, int64_t *step0, er_error *err)
 {
-    if (r->model != ER_MODEL_MEI)
-        return er_fail(err, ER_EINVAL, "mei: the resume state is not from a mei run");
-    if (r->width != sim->w || r->height != sim->h)
-        return er_fail(err, ER_EINVAL, "mei: the resume state is %dx%d, the map %dx%d",
-                       r->width, r->height, sim->w, sim->h);
-    if (r->total != m->steps || r->boundaries != m->steps || r->done != r->boundary ||
-        r->done < 0 || r->done > m->steps)
-        return er_fail(err, ER_EINVAL, "mei: the resume state (step %lld of %lld) does not fit "
-                       "a run of %lld steps", (long long)r->done, (long long)r->total,
-                       (long long)m->steps);
-    if (r->n_arrays != ER_STATE_ARRAYS)
-        return er_fail(err, ER_EINVAL, "mei: the resume state has %d arrays, expected %d",
-                       r->n_arrays, ER_STATE_ARRAYS);
-    for (int i = 0; i < ER_STATE_ARRAYS; i++)
-        if (!r->array[i])
-            return er_fail(err, ER_EINVAL, "mei: the resume state lacks array %d", i);
+    er_status st = er_plan_check_resume(plan, r, 1, 1, err);
+    if (st)
+        return st;
     float *dst[ER_STATE_ARRAYS] = { sim->z, sim->d, sim->s, sim->q[0], sim->q[1], sim->q[2],
                                     sim->q[3] };
     const size_t bytes = (size_t)sim->w * (size_t)sim->h * sizeof(float);
@@ -603,7 +590,7 @@ er_status er_mei_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts 
     const double base = er_mei_total(&sim, sim.b0);
     bud.material_before = base;
     int64_t step0 = 0;
-    if (hooks && hooks->resume && (st = restore(&sim, m, hooks->resume, &bud, &step0, err)))
+    if (hooks && hooks->resume && (st = restore(&sim, plan, hooks->resume, &bud, &step0, err)))
         goto done;
     if (at_boundary(hooks, &sim, m, step0, &bud)) {
         st = er_fail(err, ER_ECANCELED, "mei: cancelled at step %lld", (long long)step0);

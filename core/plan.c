@@ -107,7 +107,7 @@ er_status er_plan_check_resume(const er_plan *plan, const er_run_state *r, int k
         int needed = mei || i == ER_STATE_DROP_HEIGHT || (i == ER_STATE_DROP_FLOW && keep_water) ||
                      (i == ER_STATE_DROP_DEPOSIT && keep_sediment);
         if (needed && !r->array[i])
-            return er_fail(err, ER_EINVAL, "the state lacks array %d, which the run keeps", i);
+            return er_fail(err, ER_EINVAL, "the state lacks a layer the run keeps (array %d)", i);
     }
     return ER_OK;
 }

@@ -428,9 +428,7 @@ er_status er_vk_droplet_run_passes(er_vk_ctx *vk, const er_plan *plan, er_terrai
         o = &none;
     ctl = o->ctl;
     budget = o->budget;
-    er_status st = er_vk_refuse(plan, o, err);
-    if (!st)
-        st = er_droplet_prepare(plan, t, o->layers, &s, err);
+    er_status st = er_droplet_prepare(plan, t, o->layers, &s, err);
     if (st)
         goto fail;
     if (s.count == 0)

@@ -196,9 +196,6 @@ er_status er_vk_mei_check(er_vk_ctx *vk, const er_plan *plan, const er_terrain *
 {
     const er_mei_params *m = &plan->p.mei;
     const er_vk_device_info *d = &vk->info;
-    er_status st = er_vk_refuse(plan, NULL, err);
-    if (st)
-        return st;
     if (!d->has_float64)
         return er_fail(err, ER_EUNSUPPORTED, "vulkan: %s lacks shaderFloat64, which the "
                        "budget sums need; use --backend cpu", d->name);
@@ -568,7 +565,7 @@ er_status er_vk_mei_run(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
     memset(&bud, 0, sizeof bud);
     memset(&g, 0, sizeof g);
     g.vk = vk;
-    if ((st = er_vk_refuse(plan, o, err)) || (st = er_vk_mei_check(vk, plan, t, err)))
+    if ((st = er_vk_mei_check(vk, plan, t, err)))
         return st;
     /* the host's view of the map, for the shared coefficients */
     memset(&sim, 0, sizeof sim);
