@@ -605,7 +605,7 @@ static er_status choose_backend(job *j, er_vk_ctx *vk)
     j->be_ctx = NULL;
     if (!vk)
         return ER_OK;
-    if ((er_backend_vulkan.caps & need) != need)
+    if ((er_backend_vulkan.caps[j->plan.p.model] & need) != need)
         st = er_fail(&e, ER_EUNSUPPORTED, "--checkpoint, --resume, --frames and --tile-set run "
                      "on the cpu backend only");
     else

@@ -29,7 +29,10 @@ static er_status cpu_run(void *ctx, const er_plan *plan, er_terrain *t, const er
                                          : er_droplet_run_plan(plan, t, o, err);
 }
 
-const er_backend er_backend_cpu = {"cpu", ER_CAP_WINDOW | ER_CAP_HOOKS, cpu_check, cpu_run};
+const er_backend er_backend_cpu = {
+    "cpu",
+    {[ER_MODEL_MEI] = ER_CAP_WINDOW | ER_CAP_HOOKS, [ER_MODEL_DROPLET] = ER_CAP_WINDOW | ER_CAP_HOOKS},
+    cpu_check, cpu_run};
 
 er_status er_run_cpu(const er_params *p, er_terrain *t, const er_window *win,
                      const er_run_opts *o, er_error *err)
@@ -39,14 +42,19 @@ er_status er_run_cpu(const er_params *p, er_terrain *t, const er_window *win,
     return st ? st : er_backend_cpu.run(NULL, &plan, t, o, err);
 }
 
+/* What the Vulkan backend runs of each model besides plain runs. */
+#define VK_CAPS_MEI 0u
+#define VK_CAPS_DROPLET 0u
+
 /* What the Vulkan backend does not run yet: a plan of a window or run
  * hooks (ER_EUNSUPPORTED, saying which).  o may be NULL. */
 static er_status vk_refuse(const er_plan *plan, const er_run_opts *o, er_error *err)
 {
-    if (plan->windowed)
+    unsigned caps = plan->p.model == ER_MODEL_MEI ? VK_CAPS_MEI : VK_CAPS_DROPLET;
+    if (plan->windowed && !(caps & ER_CAP_WINDOW))
         return er_fail(err, ER_EUNSUPPORTED, "vulkan: windows (--tile-set) run on the cpu "
                        "backend only");
-    if (o && o->hooks && (o->hooks->boundary || o->hooks->resume))
+    if (o && o->hooks && (o->hooks->boundary || o->hooks->resume) && !(caps & ER_CAP_HOOKS))
         return er_fail(err, ER_EUNSUPPORTED, "vulkan: --checkpoint, --resume and --frames run "
                        "on the cpu backend only");
     return ER_OK;
@@ -71,7 +79,9 @@ static er_status vk_run(void *ctx, const er_plan *plan, er_terrain *t, const er_
                                          : er_vk_droplet_run(ctx, plan, t, o, err);
 }
 
-const er_backend er_backend_vulkan = {"vulkan", 0, vk_check, vk_run};
+const er_backend er_backend_vulkan = {
+    "vulkan", {[ER_MODEL_MEI] = VK_CAPS_MEI, [ER_MODEL_DROPLET] = VK_CAPS_DROPLET}, vk_check,
+    vk_run};
 
 er_status er_run_vk(er_vk_ctx *vk, const er_params *p, er_terrain *t, const er_run_opts *o,
                     er_error *err)

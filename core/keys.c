@@ -48,7 +48,7 @@ _Static_assert(sizeof(er_droplet_variant) == sizeof(int), "enum size");
  *
  * The Mei defaults are not the paper's literal constants, which taken in
  * SI units wreck a real DEM; they follow from scale arguments instead
- * (core/mei.c, core/erosion.c):
+ * (core/mei/mei.c, core/mei/erosion.c):
  *
  * - On any slope the frictionless pipe flow soon moves all of a cell's
  *   water each step (eq. 4 limits it), so |v| ~ lX / dt and the
@@ -139,7 +139,7 @@ static const er_key keys[] = {
     NUM("droplet.height_unit", droplet.height_unit, ER_KEY_RELIEF | ER_KEY_MIN_OPEN, 0, 1e7, 0.0),
     INT("droplet.tile_size", droplet.tile_size, 0, 0, 1e6, 0),
     /* A batch holds 28 bytes a droplet at once (start, tile, order): 1e8
-     * is 2.8 GB (core/droplet.c refuses more than INT_MAX / 4). */
+     * is 2.8 GB (core/droplet/droplet.c refuses more than INT_MAX / 4). */
     INT("droplet.batch_size", droplet.batch_size, 0, 0, 1e8, 0),
     INT("droplet.radius", droplet.radius, 0, 1, 64, 3),
     /* 1 would keep the first direction for ever, whatever the slope */
@@ -162,7 +162,7 @@ static const er_key keys[] = {
     NUM("droplet.mass_transfer.deposition_rate", droplet.mt_deposition_rate, 0, 0, 100, 0.1),
     NUM("droplet.mass_transfer.evaporation_rate", droplet.mt_evaporation_rate, 0, 0, 100, 0.001),
     /* A particle starts with volume 1 (seed 002) and stops once its volume
-     * is below min_volume (core/particle.c): above 1 no particle takes a
+     * is below min_volume (core/droplet/particle.c): above 1 no particle takes a
      * step, at 1 each takes one step and stops as soon as it evaporates. */
     NUM("droplet.mass_transfer.min_volume", droplet.mt_min_volume,
         ER_KEY_MIN_OPEN | ER_KEY_MAX_OPEN, 0, 1, 0.01),

@@ -54,7 +54,7 @@ typedef int (*er_progress_fn)(void *user, double fraction);
 /* Arrays of a run state (er_run_state.array), width * height floats each. */
 #define ER_STATE_ARRAYS 7
 /* Mei: terrain change z = b - b0, water d, suspended sediment s, the four
- * outflow fluxes fL, fR, fT, fB (core/mei_internal.h). */
+ * outflow fluxes fL, fR, fT, fB (core/mei/mei_internal.h). */
 enum { ER_STATE_MEI_Z = 0, ER_STATE_MEI_D, ER_STATE_MEI_S, ER_STATE_MEI_Q };
 /* Droplets: the working heights (modified in place), the flow (water)
  * and deposit (sediment) layers; the layers are NULL when not kept. */

@@ -19,6 +19,7 @@
 #define ER_MAX_SOURCES 64
 
 typedef enum er_model_kind { ER_MODEL_MEI = 0, ER_MODEL_DROPLET = 1 } er_model_kind;
+enum { ER_MODEL_KINDS = 2 }; /* the number of models (tables indexed by er_model_kind) */
 
 typedef enum er_boundary { ER_BOUNDARY_CLOSED = 0, ER_BOUNDARY_OPEN = 1 } er_boundary;
 

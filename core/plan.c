@@ -1,8 +1,8 @@
 /*
  * The run plan and the CPU backend (core/plan.h).  What is common to the
  * models lives here (the window, the cell size, one scan of the terrain);
- * each model's own planning is er_mei_plan (core/mei.c) and
- * er_droplet_plan (core/droplet.c), beside the code that uses it.
+ * each model's own planning is er_mei_plan (core/mei/mei.c) and
+ * er_droplet_plan (core/droplet/droplet.c), beside the code that uses it.
  */
 #include "plan.h"
 

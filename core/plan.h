@@ -30,7 +30,7 @@ typedef struct er_plan {
     double sum, abs_sum;    /* [m * cells] sums of height and |height|, row-major order */
     float lo, hi;           /* [m] their range (lo > hi when there is none) */
     /* Mei */
-    int64_t substeps;       /* per step: stability condition 2 of core/mei.c */
+    int64_t substeps;       /* per step: stability condition 2 of core/mei/mei.c */
     double dt_sub;          /* [s] mei.dt / substeps */
     /* Droplets */
     int64_t droplets;       /* the run's droplets (the world's, in a window) */
@@ -94,7 +94,7 @@ enum {
 
 typedef struct er_backend {
     const char *name;  /* "cpu", "vulkan" */
-    unsigned caps;     /* ER_CAP_* */
+    unsigned caps[ER_MODEL_KINDS]; /* ER_CAP_* per model */
     /* What this backend cannot run of the plan on terrain t (device
      * features and limits): ER_EUNSUPPORTED or ER_ENOMEM naming the
      * reason, before any work.  ctx: the backend's context (NULL for the
@@ -115,7 +115,7 @@ extern const er_backend er_backend_cpu;
 er_status er_run_cpu(const er_params *p, er_terrain *t, const er_window *win,
                      const er_run_opts *o, er_error *err);
 
-/* Each model's part of er_plan_make (core/mei.c, core/droplet.c): the
+/* Each model's part of er_plan_make (core/mei/mei.c, core/droplet/droplet.c): the
  * keys' rules and what follows from them. */
 er_status er_mei_plan(er_plan *plan, const er_terrain *t, er_error *err);
 er_status er_droplet_plan(er_plan *plan, const er_terrain *t, er_error *err);

@@ -24,7 +24,7 @@
 #include <time.h>
 
 #include "../core/backend.h"
-#include "../core/droplet_impl.h"
+#include "../core/droplet/droplet_impl.h"
 #include "../core/parallel.h"
 #include "../core/rng.h"
 

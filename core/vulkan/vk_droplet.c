@@ -1,6 +1,6 @@
 /*
  * Droplet erosion on the Vulkan backend: the tile-coloured batches of
- * DESIGN.md §5 (core/schedule.c) with one shader invocation per tile
+ * DESIGN.md §5 (core/droplet/schedule.c) with one shader invocation per tile
  * (shaders/droplet_lague.comp).
  *
  * The host does what is cheap and must match the CPU path exactly: the
@@ -27,8 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../droplet_impl.h"
-#include "../schedule.h"
+#include "../droplet/droplet_impl.h"
+#include "../droplet/schedule.h"
 #include "droplet_lague.spv.h"
 #include "droplet_mt.spv.h"
 #include "vk.h"
@@ -559,7 +559,7 @@ er_status er_vk_droplet_run_passes(er_vk_ctx *vk, const er_plan *plan, er_terrai
         er_fail(err, st, "droplet: interrupted");
 finish:
     {
-        /* The same guard as the CPU path (core/droplet.c): no height below
+        /* The same guard as the CPU path (core/droplet/droplet.c): no height below
          * the input's minimum, nothing non-finite, the budget balanced. */
         er_budget b;
         er_droplet_finish(p, &s, t, &sum, &b);

@@ -1,6 +1,6 @@
 /*
  * The Mei et al. (2007) grid model on Vulkan: the same physics as the CPU
- * path (core/mei.c, pipe.c, erosion.c, transport.c), one compute dispatch
+ * path (core/mei/mei.c, pipe.c, erosion.c, transport.c), one compute dispatch
  * per pass, the whole state resident in device memory for the run.
  *
  * A (sub-)step is six dispatches with a barrier between each, every pass
@@ -12,7 +12,7 @@
  *   transport     eq. 13 (or eq. 14, semi-Lagrangian) and drying: s, and z from z2
  *   reduce        per row, 64 interleaved partial budget sums and maxima
  *   rows          per row: the partial sums added in order, the checks of
- *                 core/mei.c finish_substep
+ *                 core/mei/mei.c finish_substep
  *
  * plus `drops` (eq. 1, random raindrops, counter-based RNG) once a step.
  * Where the CPU updates rows in place behind a snapshot, the device keeps
@@ -45,7 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../mei_internal.h"
+#include "../mei/mei_internal.h"
 #include "../rng.h"
 
 #include "mei_drops.spv.h"
@@ -105,7 +105,7 @@ _Static_assert(sizeof(mei_coef_gpu) == 136, "Coef layout");
 _Static_assert(sizeof(mei_rowstat) == 48, "RowStat layout");
 _Static_assert(sizeof(mei_push) == 48, "Push layout");
 
-/* The CFL check's allowance for rounding (core/mei.c finish_substep). */
+/* The CFL check's allowance for rounding (core/mei/mei.c finish_substep). */
 #define CFL_SLACK (1.0 + 1e-3)
 
 /* Cell-updates per recorded batch: large enough that submission costs
@@ -223,7 +223,7 @@ er_status er_vk_mei_check(er_vk_ctx *vk, const er_plan *plan, const er_terrain *
     return er_vk_check_sizes(vk, size, N_SIZES, what, err);
 }
 
-/* The cells of the disc of radius rad around (cx, cy): core/pipe.c
+/* The cells of the disc of radius rad around (cx, cy): core/mei/pipe.c
  * disc_box and in_disc, on the host (sources and the raindrop count). */
 static int disc_box(int w, int h, double cx, double cy, double rad, int box[4], int *single)
 {
@@ -353,7 +353,7 @@ static er_status build_sources(const er_terrain *t, const er_mei_params *m, doub
     return ER_OK;
 }
 
-/* Sum of a layer over the terrain cells, in core/budget.c's order (so the
+/* Sum of a layer over the terrain cells, in core/mei/budget.c's order (so the
  * material totals are those the CPU path would compute from the same
  * values).  tmp holds w floats. */
 static double terrain_total(const er_terrain *t, const float *a, float *tmp)
@@ -486,7 +486,7 @@ static er_status gpu_setup(mei_gpu *g, const er_terrain *t, const mei_coef_gpu c
 }
 
 /* The first failure any row recorded (the earliest step, then the lowest
- * row), as core/mei.c finish_substep words it; ER_OK when none. */
+ * row), as core/mei/mei.c finish_substep words it; ER_OK when none. */
 static er_status row_failure(const mei_rowstat *rs, const er_terrain *t, const mei_coef_gpu *k,
                              er_error *err)
 {
@@ -536,7 +536,7 @@ static void set_push_step(mei_push *pu, int64_t step)
     pu->step_hi = (uint32_t)((uint64_t)step >> 32);
 }
 
-/* A layer value as written out: finite, else 0 (core/mei.c finite_or_0). */
+/* A layer value as written out: finite, else 0 (core/mei/mei.c finite_or_0). */
 static float finite_or_0(float v)
 {
     return isfinite(v) ? v : 0.0f;
@@ -605,7 +605,7 @@ er_status er_vk_mei_run(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
     }
 
     /* the raindrop disc: integer centre, so the box is centre +- floor(rad)
-     * and a cell is in when dx^2 + dy^2 <= floor(rad^2) (core/pipe.c in_disc) */
+     * and a cell is in when dx^2 + dy^2 <= floor(rad^2) (core/mei/pipe.c in_disc) */
     const int drops = m->drops_per_step > 0 && m->drop_amount > 0.0;
     mei_push pu;
     memset(&pu, 0, sizeof pu);
@@ -712,7 +712,7 @@ er_status er_vk_mei_run(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
         bud.rel_error = fabs(bud.material_before - bud.material_after - bud.left_map) /
                         (den > DBL_MIN ? den : DBL_MIN);
     }
-    /* core/mei.c copy_out: walls and unchanged cells keep their value */
+    /* core/mei/mei.c copy_out: walls and unchanged cells keep their value */
     for (size_t i = 0; i < n; i++) {
         if (!(t->wall && t->wall[i])) {
             float zz = finite_or_0(z[i]);

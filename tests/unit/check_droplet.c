@@ -1,5 +1,5 @@
 /*
- * Droplet erosion (core/droplet.c, core/particle.c, core/schedule.c):
+ * Droplet erosion (core/droplet/droplet.c, core/droplet/particle.c, core/droplet/schedule.c):
  * physics on analytic terrains, material balance, determinism across
  * thread counts, the tile schedule against the sequential reference, walls.
  */
@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../core/droplet_impl.h"
+#include "../../core/droplet/droplet_impl.h"
 #include "../../core/parallel.h"
 #include "../../core/rng.h"
-#include "../../core/schedule.h"
+#include "../../core/droplet/schedule.h"
 #include "../../io/image.h"
 #include "test_util.h"
 
@@ -384,7 +384,7 @@ static map olinda(void)
 }
 
 /* Droplets per cell of the dense runs: 3 dug pits 215 m below Olinda's
- * lowest cell (a 89 m relief) before the erosion rule of core/droplet.c,
+ * lowest cell (a 89 m relief) before the erosion rule of core/droplet/droplet.c,
  * 50 took the mean height to -21589 m. */
 static const double dense_per_cell[] = {3, 50};
 

@@ -1,5 +1,5 @@
 /*
- * The Mei et al. (2007) grid model (core/mei.c and friends): analytic
+ * The Mei et al. (2007) grid model (core/mei/mei.c and friends): analytic
  * cases, conservation, symmetry, stability guards, walls, determinism
  * across thread counts, and real DEMs (read with io/image.h's
  * er_image_read, as the CLI reads them).

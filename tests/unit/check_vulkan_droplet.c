@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "../../core/backend.h"
-#include "../../core/droplet_impl.h"
+#include "../../core/droplet/droplet_impl.h"
 #include "../../core/rng.h"
 #ifdef ER_HAVE_VULKAN
 #include "../../core/vulkan/vk_droplet.h"

@@ -6,7 +6,7 @@
  * T/2 from its start, so invocations share no cell: no atomics, no float
  * races, and a run gives the same bits every time on one device.
  *
- * The step is core/droplet.c's er_lague_step operation for operation
+ * The step is core/droplet/droplet.c's er_lague_step operation for operation
  * (seeds/README.md; brush on the nearest node, speed from energy, what a
  * droplet carries is dropped where it ends; the erosion rule of issue #12:
  * no brush tap below the height the droplet moves to, and the droplet
@@ -144,8 +144,8 @@ bool brush_clean(int cx, int cy)
  * the map or on walls are left out and the others renormalised.  An
  * erosion (amount > 0) takes no tap below `stop` (tap_erode) and returns
  * what the taps gave up, summed column by column, each column top to
- * bottom, then the columns left to right: core/droplet.c's brush_erode,
- * bit for bit; a deposit returns 0 (core/droplet.c's brush_apply). */
+ * bottom, then the columns left to right: core/droplet/droplet.c's brush_erode,
+ * bit for bit; a deposit returns 0 (core/droplet/droplet.c's brush_apply). */
 float brush_apply(int cx, int cy, float amount, float stop)
 {
     const int side = 2 * pc.radius - 1, r1 = pc.radius - 1;

@@ -1,6 +1,6 @@
 /*
  * The mass-transfer particle of seeds 001/002 on the Vulkan backend
- * (core/vulkan/vk_droplet.c): core/particle.c's er_particle_run step for
+ * (core/vulkan/vk_droplet.c): core/droplet/particle.c's er_particle_run step for
  * step, with the schedule of droplet_lague.comp (one invocation per tile of
  * one colour, the tile's particles in index order, resumable passes of at
  * most pc.steps_per_pass steps for lavapipe's loop budget; a step costs at
@@ -93,7 +93,7 @@ bool is_wall(uint i)
 float maxf(float a, float b) { return a > b ? a : b; }
 float minf(float a, float b) { return a < b ? a : b; }
 
-/* Seed 001's weighted facets (core/particle.c). */
+/* Seed 001's weighted facets (core/droplet/particle.c). */
 float facet_card(float d)
 {
     precise float r = 0.15 * d / sqrt(1.0 + d * d);
@@ -202,7 +202,7 @@ bool mt_step()
     ds = maxf(ds, -p_sed);
     /* Erosion not below the next cell; the load changes by what the cell
      * gave up or received, o - v, exact; a deposit rounding would make
-     * larger than asked does not happen (core/particle.c). */
+     * larger than asked does not happen (core/droplet/particle.c). */
     float o = h[ci];
     precise float hv;
     if (ds > 0.0) {

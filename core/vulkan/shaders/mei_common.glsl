@@ -3,11 +3,11 @@
 // feeds the state is `precise` (SPIR-V NoContraction), so that no a * b + c
 // is fused into an FMA: the CPU path is compiled with -ffp-contract=off and
 // the two agree operation for operation.  Expressions keep the CPU's order
-// and parentheses (core/pipe.c, erosion.c, transport.c), and max(a, 0) is
+// and parentheses (core/mei/pipe.c, erosion.c, transport.c), and max(a, 0) is
 // written as the CPU's select (a > 0 ? a : 0, NaN -> 0), not GLSL max().
 #extension GL_ARB_gpu_shader_int64 : require
 
-// er_mei_coef of core/mei_internal.h plus what the shaders need; std430
+// er_mei_coef of core/mei/mei_internal.h plus what the shaders need; std430
 // lays the scalars out as the C struct vk_mei.c fills (mei_coef_gpu).
 struct Coef {
     double lx_slack, ly_slack; // [m] lX, lY times the CFL check's rounding slack
@@ -85,7 +85,7 @@ float max0(float a) { return a > 0.0 ? a : 0.0; }
 float minf(float a, float b) { return a < b ? a : b; }
 float maxf(float a, float b) { return a > b ? a : b; }
 
-// er_sqrt of core/mei_internal.h: + - * only, so the same bits as the CPU.
+// er_sqrt of core/mei/mei_internal.h: + - * only, so the same bits as the CPU.
 float er_sqrt(float x)
 {
     precise float y = uintBitsToFloat(0x5f375a86u - (floatBitsToUint(x) >> 1));

@@ -1,5 +1,5 @@
 #version 450
-// Mei et al. (2007) eq. 1, random raindrops (core/pipe.c er_mei_add_drops):
+// Mei et al. (2007) eq. 1, random raindrops (core/mei/pipe.c er_mei_add_drops):
 // drop j of step t lands on the cell drawn from er_rng_u64(seed,
 // ER_STREAM_RAINDROP, t * count + j) (core/rng.c, reproduced here in 64-bit
 // integers), and adds `amount` to the terrain cells of the disc of radius

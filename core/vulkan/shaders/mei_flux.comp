@@ -1,12 +1,12 @@
 #version 450
-// Mei et al. (2007) eqs. 1-5 for one cell: the new outflow fluxes (core/pipe.c
+// Mei et al. (2007) eqs. 1-5 for one cell: the new outflow fluxes (core/mei/pipe.c
 // flux_generic + flux_cell) and the donor weight dt / d1.  Reads the old z, d
 // of the cell and its neighbours; each cell updates only its own q.
 #extension GL_GOOGLE_include_directive : require
 #include "mei_common.glsl"
 layout(local_size_x = MEI_GROUP, local_size_y = 1) in;
 
-// Water surface b + (d + rain) (core/pipe.c er_mei_surface_row).
+// Water surface b + (d + rain) (core/mei/pipe.c er_mei_surface_row).
 float surface(uint i, float rain)
 {
     precise float bb = b0[i] + z[i];

@@ -1,7 +1,7 @@
 #version 450
 // After a sub-step, per row: the budget terms (terrain eroded and deposited,
 // sediment and water through open edges) and the maxima and finiteness
-// checks of core/mei.c finish_substep, in MEI_LANES interleaved partial
+// checks of core/mei/mei.c finish_substep, in MEI_LANES interleaved partial
 // sums: lane j of row y's workgroup takes cells j, j + MEI_LANES, ... in
 // order, so neighbouring lanes read neighbouring cells, and no barrier or
 // atomic is needed; mei_rows adds the lanes in order.  A fixed order: the
@@ -27,7 +27,7 @@ void main()
     }
     // what cells on the map edge sent through it (open edges), cell by cell
     // in column order, directions L, R, T, B (lane 0 does the row's edge cells);
-    // the semi-Lagrangian scheme lets nothing out (core/transport.c)
+    // the semi-Lagrangian scheme lets nothing out (core/mei/transport.c)
     if (k.open != 0 && k.semi_lagrangian == 0 && j == 0u) {
         bool full = y == 0u || y + 1u == h;
         for (uint x = 0u; x < w; x = (full || x + 1u == w) ? x + 1u : w - 1u) {

@@ -1,7 +1,7 @@
 #version 450
 // Per row, after a sub-step: adds the row's Parts (from mei_reduce, in
 // column order) to the row's running budget sums, and the checks of
-// core/mei.c finish_substep: non-finite state, non-finite velocity, CFL.
+// core/mei/mei.c finish_substep: non-finite state, non-finite velocity, CFL.
 // pc.n is the number of parts per row.
 #extension GL_GOOGLE_include_directive : require
 #include "mei_common.glsl"

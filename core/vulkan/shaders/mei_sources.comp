@@ -1,6 +1,6 @@
 #version 450
 // Mei et al. (2007) eq. 1, river sources: adds each source's depth to the
-// cells it covers, the sources of one cell in recipe order (as core/pipe.c
+// cells it covers, the sources of one cell in recipe order (as core/mei/pipe.c
 // er_mei_add_sources adds them one source after another).  src holds, for
 // pc.n cells: src[0 .. n) the cell indices, src[n .. 2n+1) the start of
 // each cell's amounts in src[2n+1 ..) (float bits).

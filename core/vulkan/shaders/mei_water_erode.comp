@@ -1,6 +1,6 @@
 #version 450
 // Mei et al. (2007) eqs. 6-9 and 15 (water depth, velocity, evaporation;
-// core/pipe.c water_cell) and eqs. 10-12 with thermal weathering (core/
+// core/mei/pipe.c water_cell) and eqs. 10-12 with thermal weathering (core/mei/
 // erosion.c erode_generic + erode_cell) for one cell.  Reads the new fluxes
 // of the cell and its neighbours, the old terrain of the neighbourhood;
 // writes d (own cell), z2, s1, u, v, er, de.

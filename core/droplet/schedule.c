@@ -1,6 +1,6 @@
 #include "schedule.h"
 
-#include "rng.h"
+#include "../rng.h"
 
 int64_t er_tile_safe_size(int64_t reach)
 {

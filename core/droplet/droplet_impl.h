@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model.h"
-#include "plan.h"
+#include "../model.h"
+#include "../plan.h"
 
 /* The mass-transfer normal (seed 001) measures slopes as height differences
  * per cell; heights in height units are multiplied by this vertical scale

@@ -10,7 +10,7 @@
  *   particle instead of destroying it (mass is conserved; the transfer
  *   dS = dt kd V (c_eq - S / V) is the seeds' equation in S);
  * - a step never takes its cell below the cell the particle moves to (the
- *   erosion rule of Lague's droplets in core/droplet.c, issue #12), and
+ *   erosion rule of Lague's droplets in core/droplet/droplet.c, issue #12), and
  *   the particle carries what the cell gave up, h - h', not the transfer
  *   asked for (an exact difference, so load = material removed); nor does
  *   a step deposit more than the particle carries.  So no pit is dug below

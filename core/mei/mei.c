@@ -44,8 +44,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parallel.h"
-#include "tiles.h"
+#include "../parallel.h"
+#include "../tiles.h"
 
 size_t er_mei_bytes_per_cell(const er_params *p)
 {

@@ -1,8 +1,8 @@
 /*
  * Private to the Mei et al. (2007) grid model: the simulation state shared
- * by core/mei.c (run loop, schedule, stability), core/pipe.c (eqs. 1-9),
- * core/erosion.c (eqs. 10-12, thermal weathering), core/transport.c
- * (eqs. 13-14) and core/budget.c, and by the Vulkan backend
+ * by core/mei/mei.c (run loop, schedule, stability), core/mei/pipe.c (eqs. 1-9),
+ * core/mei/erosion.c (eqs. 10-12, thermal weathering), core/mei/transport.c
+ * (eqs. 13-14) and core/mei/budget.c, and by the Vulkan backend
  * (core/vulkan/vk_mei.c), which shares the checks, the sub-step plan and
  * the coefficients.  Nothing else includes it.
  *
@@ -34,8 +34,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model.h"
-#include "plan.h"
+#include "../model.h"
+#include "../plan.h"
 
 /* The row kernels are written as branch-free selects so that GCC can
  * vectorise them, which it does only when it may evaluate both sides of a

@@ -1,8 +1,8 @@
 /*
  * Droplet erosion: Lague/Beyer droplets (seeds/README.md) and the driver
- * shared with the mass-transfer particle of core/particle.c: parameters in
+ * shared with the mass-transfer particle of core/droplet/particle.c: parameters in
  * height units, start positions, the tile-coloured batch schedule of
- * DESIGN.md §5 (core/schedule.c) and the material budget.
+ * DESIGN.md §5 (core/droplet/schedule.c) and the material budget.
  */
 #include <float.h>
 #include <limits.h>
@@ -11,10 +11,10 @@
 #include <string.h>
 
 #include "droplet_impl.h"
-#include "parallel.h"
-#include "rng.h"
+#include "../parallel.h"
+#include "../rng.h"
 #include "schedule.h"
-#include "tiles.h"
+#include "../tiles.h"
 
 /* Element-wise loops the compiler may vectorise at -O2: each element's
  * result is one IEEE product and difference either way, so vector and

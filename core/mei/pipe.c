@@ -15,7 +15,7 @@
 
 #include <math.h>
 
-#include "rng.h"
+#include "../rng.h"
 
 /* Eqs. 2-5 for one cell: new outflow fluxes from the old ones and the
  * water-surface differences dh (eq. 3) towards the neighbours that can

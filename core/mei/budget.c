@@ -6,7 +6,7 @@
  */
 #include "mei_internal.h"
 
-#include "parallel.h"
+#include "../parallel.h"
 
 /* Sum of n floats in double.  Eight independent partial sums let the
  * compiler use vector adds without reassociating anything itself. */
