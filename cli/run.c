@@ -338,11 +338,27 @@ static int boundary_cb(void *user, const er_run_state *state)
     return stop && j->ck_path[0];
 }
 
+/* The boundaries boundary_cb acts on: a frame or a checkpoint due, or a
+ * stop asked (backends that keep their state on a device read it back
+ * only for these). */
+static int wants_cb(void *user, int64_t boundary, int64_t boundaries)
+{
+    const job *j = user;
+    const er_settings *s = j->s;
+    if (er_stop_signal)
+        return 1;
+    if (s->frames && (boundary % s->frame_every == 0 || boundary == boundaries))
+        return 1;
+    return j->ck_path[0] && boundary > j->first_boundary &&
+           ((s->checkpoint_every > 0 && boundary % s->checkpoint_every == 0) ||
+            boundary == boundaries);
+}
+
 static er_status simulate(job *j)
 {
     er_layers layers = {j->water, j->sediment};
     er_run_ctl ctl = {progress_cb, j};
-    er_run_hooks hooks = {boundary_cb, j, j->resumed.buf ? &j->resumed.state : NULL};
+    er_run_hooks hooks = {boundary_cb, j, j->resumed.buf ? &j->resumed.state : NULL, wants_cb};
     const int hooked = j->s->checkpoint || j->s->frames || j->s->resume;
     er_run_opts o = {&layers, &ctl, hooked ? &hooks : NULL, &j->budget};
     memset(&j->budget, 0, sizeof j->budget);

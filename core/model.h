@@ -94,6 +94,14 @@ typedef struct er_run_state {
  * and layers left as at that boundary). */
 typedef int (*er_boundary_fn)(void *user, const er_run_state *state);
 
+/* Whether the caller needs boundary `boundary` (of `boundaries`) handed to
+ * its er_boundary_fn.  Asked on the calling thread before each boundary
+ * call; a backend whose state lives elsewhere (a GPU) reads the state back
+ * only where the answer is non-zero and skips the call otherwise, so it
+ * must answer yes wherever the boundary function would save, draw or stop
+ * (a pending signal included).  NULL: every boundary. */
+typedef int (*er_wants_fn)(void *user, int64_t boundary, int64_t boundaries);
+
 /* Where a map sits in a larger world, e.g. one tile of a mosaic extended
  * by its halo (DESIGN.md §3, README "Tile sets"): the map's top-left cell
  * is world cell (x0, y0) of a world_width x world_height grid, and the map
@@ -127,7 +135,15 @@ typedef struct er_run_hooks {
      * it does not fit (model, size, counters, a layer the caller asks for
      * that the state lacks). */
     const er_run_state *resume;
+    er_wants_fn wants;       /* may be NULL: every boundary is wanted */
 } er_run_hooks;
+
+/* Whether a run calls hk's boundary function at `boundary`: it has one and
+ * wants that boundary. */
+static inline int er_hooks_want(const er_run_hooks *hk, int64_t boundary, int64_t boundaries)
+{
+    return hk && hk->boundary && (!hk->wants || hk->wants(hk->user, boundary, boundaries));
+}
 
 /*
  * Height, water and sediment of a state view, as the run would hand them

@@ -765,7 +765,7 @@ static int at_boundary(const er_params *p, const run_state *s, int64_t batch, in
     v.array[ER_STATE_DROP_HEIGHT] = s->ctx.height_m;
     v.array[ER_STATE_DROP_FLOW] = s->ctx.flow;
     v.array[ER_STATE_DROP_DEPOSIT] = s->ctx.deposit;
-    return hk->boundary(hk->user, &v);
+    return er_hooks_want(hk, v.boundary, v.boundaries) ? hk->boundary(hk->user, &v) : 0;
 }
 
 /* Replaces the fresh state (set up from the run's input terrain, which

@@ -564,7 +564,7 @@ static int at_boundary(const er_run_hooks *hk, const er_mei_sim *sim, const er_m
         return 0;
     er_run_state v;
     state_view(sim, m, step, bud, &v);
-    return hk->boundary(hk->user, &v);
+    return er_hooks_want(hk, v.boundary, v.boundaries) ? hk->boundary(hk->user, &v) : 0;
 }
 
 /*

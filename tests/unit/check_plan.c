@@ -103,6 +103,13 @@ static int count_boundary(void *user, const er_run_state *s)
     return 0;
 }
 
+/* Boundaries 0, 3, 6, ... and the last. */
+static int every_third(void *user, int64_t boundary, int64_t boundaries)
+{
+    (void)user;
+    return boundary % 3 == 0 || boundary == boundaries;
+}
+
 START_TEST(test_plan_is_the_run)
 {
     er_terrain t = hill();
@@ -119,11 +126,19 @@ START_TEST(test_plan_is_the_run)
         ck_assert_int_ge(plan.substeps, 1);
     }
     er_budget b;
-    er_run_hooks hk = {count_boundary, NULL, NULL};
+    er_run_hooks hk = {count_boundary, NULL, NULL, NULL};
     er_run_opts o = {NULL, NULL, &hk, &b};
     calls = 0;
     ck_assert_int_eq(er_backend_cpu.run(NULL, &plan, &t, &o, &err), ER_OK);
     ck_assert_int_eq(calls, plan.boundaries + 1);
+    /* Only the boundaries the caller wants are handed over, the end state
+     * among them. */
+    er_terrain t2 = hill();
+    hk.wants = every_third;
+    calls = 0;
+    ck_assert_int_eq(er_backend_cpu.run(NULL, &plan, &t2, &o, &err), ER_OK);
+    ck_assert_int_eq(calls, plan.boundaries / 3 + 1 + (plan.boundaries % 3 != 0));
+    ck_assert_int_eq(last_boundary, plan.boundaries);
     ck_assert_int_eq(last_boundary, plan.boundaries);
     ck_assert_int_eq(last_boundaries, plan.boundaries);
     if (p.model == ER_MODEL_MEI)
@@ -161,7 +176,7 @@ START_TEST(test_resume_fits)
     ck_assert_int_eq(er_plan_make(&p, &t, NULL, &plan, &err), ER_OK);
     float water[W * H], sed[W * H];
     er_layers l = {water, sed};
-    er_run_hooks hk = {keep_third, NULL, NULL};
+    er_run_hooks hk = {keep_third, NULL, NULL, NULL};
     er_run_opts o = {&l, NULL, &hk, NULL};
     ck_assert_int_eq(er_backend_cpu.run(NULL, &plan, &t, &o, &err), ER_OK);
     ck_assert_int_eq(er_plan_check_resume(&plan, &kept, 1, 1, &err), ER_OK);

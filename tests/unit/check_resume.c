@@ -213,7 +213,7 @@ static void check_resume_everywhere(const er_params *p, int w, int h, int walls,
 
     recorder rec;
     recorder_init(&rec, every, -1);
-    er_run_hooks hk = {record, &rec, NULL};
+    er_run_hooks hk = {record, &rec, NULL, NULL};
     map hooked = map_clone(&input);
     set_threads(2);
     ck_assert_int_eq(run(p, &hooked, &hk, &err), ER_OK);
@@ -228,7 +228,7 @@ static void check_resume_everywhere(const er_params *p, int w, int h, int walls,
     for (int k = 0; k < rec.n; k++) {
         for (int threads = 1; threads <= 2; threads++) {
             map m = map_clone(&input);
-            er_run_hooks rh = {NULL, NULL, &rec.s[k].st};
+            er_run_hooks rh = {NULL, NULL, &rec.s[k].st, NULL};
             set_threads(threads);
             st = run(p, &m, &rh, &err);
             ck_assert_msg(st == ER_OK, "resume at %lld: %s", (long long)rec.s[k].st.boundary,
@@ -280,7 +280,7 @@ START_TEST(cancel_leaves_boundary_state)
         map input = map_make(96, 96, 1), m = map_clone(&input);
         recorder rec;
         recorder_init(&rec, at, at);
-        er_run_hooks hk = {record, &rec, NULL};
+        er_run_hooks hk = {record, &rec, NULL, NULL};
         er_error err = {""};
         ck_assert_int_eq(run(&p, &m, &hk, &err), ER_ECANCELED);
         ck_assert_int_eq(rec.n, 2); /* boundary 0 and `at` */
@@ -315,7 +315,7 @@ START_TEST(resume_mismatch_refused)
     recorder rm, rd;
     recorder_init(&rm, 8, 8);
     recorder_init(&rd, 2, 2);
-    er_run_hooks hm = {record, &rm, NULL}, hd = {record, &rd, NULL};
+    er_run_hooks hm = {record, &rm, NULL, NULL}, hd = {record, &rd, NULL, NULL};
     er_error err = {""};
     map a = map_clone(&input), b = map_clone(&input);
     ck_assert_int_eq(run(&pm, &a, &hm, &err), ER_ECANCELED);
@@ -331,7 +331,7 @@ START_TEST(resume_mismatch_refused)
     bad[5].p = &pd; bad[5].st = *sd; bad[5].st.array[ER_STATE_DROP_FLOW] = NULL; bad[5].want = "lacks a layer";
     for (int i = 0; i < 6; i++) {
         map m = map_clone(&input);
-        er_run_hooks rh = {NULL, NULL, &bad[i].st};
+        er_run_hooks rh = {NULL, NULL, &bad[i].st, NULL};
         err.msg[0] = '\0';
         ck_assert_int_eq(run(bad[i].p, &m, &rh, &err), ER_EINVAL);
         ck_assert_msg(strstr(err.msg, bad[i].want), "case %d: '%s' lacks '%s'", i, err.msg,
@@ -380,7 +380,7 @@ START_TEST(checkpoint_round_trip)
         ck_assert_int_eq(run(&p, &ref, NULL, &err), ER_OK);
         recorder rec;
         recorder_init(&rec, model == 0 ? 30 : 4, model == 0 ? 30 : 4);
-        er_run_hooks hk = {record, &rec, NULL};
+        er_run_hooks hk = {record, &rec, NULL, NULL};
         ck_assert_int_eq(run(&p, &part, &hk, &err), ER_ECANCELED);
         const er_run_state *s = &rec.s[1].st;
         er_checkpoint_id id = id_of(&p, &input);
@@ -402,7 +402,7 @@ START_TEST(checkpoint_round_trip)
             ck_assert(memcmp(ck.state.array[i], s->array[i], cells(&input) * sizeof(float)) == 0);
         set_threads(1);
         map m = map_clone(&input);
-        er_run_hooks rh = {NULL, NULL, &ck.state};
+        er_run_hooks rh = {NULL, NULL, &ck.state, NULL};
         ck_assert_msg(run(&p, &m, &rh, &err) == ER_OK, "%s", err.msg);
         ck_assert(same_result(&ref, &m));
         er_checkpoint_free(&ck);
@@ -421,7 +421,7 @@ START_TEST(checkpoint_round_trip)
             ck_assert_ptr_null(ck.state.array[ER_STATE_DROP_FLOW]);
             map q = map_clone(&input);
             er_terrain t = {q.w, q.h, q.z, q.wall, 1.0, 1.0};
-            er_run_hooks qh = {NULL, NULL, &ck.state};
+            er_run_hooks qh = {NULL, NULL, &ck.state, NULL};
             ck_assert_int_eq(er_run_cpu(&p, &t, NULL, &(er_run_opts){NULL, NULL, &qh, &q.b}, &err), ER_OK);
             ck_assert(memcmp(q.z, ref.z, cells(&q) * sizeof(float)) == 0);
             er_checkpoint_free(&ck);
@@ -456,7 +456,7 @@ START_TEST(checkpoint_refusals)
     map input = map_make(40, 30, 0), m = map_clone(&input);
     recorder rec;
     recorder_init(&rec, 5, 5);
-    er_run_hooks hk = {record, &rec, NULL};
+    er_run_hooks hk = {record, &rec, NULL, NULL};
     er_error err = {""};
     ck_assert_int_eq(run(&p, &m, &hk, &err), ER_ECANCELED);
     er_checkpoint_id id = id_of(&p, &input);
