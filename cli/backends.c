@@ -1,0 +1,110 @@
+/* Which backend runs: the Vulkan one opened once for all inputs, the
+ * CPU path for what it cannot run (--backend auto), and --list-devices. */
+#include "job.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run.h"
+
+/* The backend for this input: Vulkan when it is open and can run the
+ * plan; with --backend auto what it cannot run goes to the CPU path, with
+ * --backend vulkan that is an input error (exit 2). */
+er_status er_job_choose_backend(er_job *j, er_vk_ctx *vk)
+{
+    const er_settings *s = j->s;
+    unsigned need = (j->windowed ? ER_CAP_WINDOW : 0u) |
+                    (s->checkpoint || s->resume || s->frames ? ER_CAP_HOOKS : 0u);
+    er_error e = {{0}};
+    er_status st;
+    j->be = &er_backend_cpu;
+    j->be_ctx = NULL;
+    if (!vk)
+        return ER_OK;
+    if ((er_backend_vulkan.caps[j->plan.p.model] & need) != need)
+        st = er_fail(&e, ER_EUNSUPPORTED, "--checkpoint, --resume, --frames and --tile-set run "
+                     "on the cpu backend only");
+    else
+        st = er_backend_vulkan.check(vk, &j->plan, &j->terrain, &e);
+    if (st == ER_OK) {
+        j->be = &er_backend_vulkan;
+        j->be_ctx = vk;
+        return ER_OK;
+    }
+    if (s->backend == ER_BACKEND_AUTO)
+        return ER_OK;
+    return er_fail(&j->err, st, "%s: %s", j->input, e.msg);
+}
+
+int er_run_list_devices(void)
+{
+    er_vk_device_info dev[16];
+    er_error err = {{0}};
+    int n = 0;
+    if (er_vk_list_devices(dev, 16, &n, &err) != ER_OK) {
+        er_msg_error("--list-devices: %s", err.msg);
+        return EXIT_USAGE;
+    }
+    if (n == 0) {
+        er_msg_error("--list-devices: vulkan: no Vulkan device found");
+        return EXIT_USAGE;
+    }
+    for (int i = 0; i < n && i < 16; i++) {
+        const er_vk_device_info *d = &dev[i];
+        printf("%d: %s (%s, Vulkan %u.%u, %.0f MiB device memory, maxStorageBufferRange %.0f MiB%s)\n",
+               d->index, d->name, er_vk_type_name(d->type), d->api_version >> 22,
+               (d->api_version >> 12) & 0x3ffu, (double)d->device_local_bytes / 1048576.0,
+               (double)d->max_storage_buffer_range / 1048576.0,
+               d->has_compute ? "" : ", no compute queue");
+    }
+    return fflush(stdout) == 0 ? 0 : EXIT_RUN_FAILED;
+}
+
+/* Opens the Vulkan backend for --backend vulkan|auto.  auto takes the
+ * device given by --device, else the first that is not a CPU
+ * implementation (a software rasteriser such as lavapipe is slower than
+ * the CPU path), and otherwise quietly runs on the CPU.  ERODE_VK_VALIDATION=1
+ * turns on the Khronos validation layer. */
+int er_backend_open(const er_settings *s, er_vk_ctx **vk)
+{
+    er_error err = {{0}};
+    const char *v = getenv("ERODE_VK_VALIDATION");
+    er_vk_options o = {s->device, v && strcmp(v, "0") != 0 && *v};
+    *vk = NULL;
+    if (s->backend == ER_BACKEND_CPU)
+        return 0;
+    if (s->backend == ER_BACKEND_AUTO) {
+        er_vk_device_info dev[16];
+        int n = 0;
+        if (!s->device_set) {
+            o.device = -1;
+            if (er_vk_list_devices(dev, 16, &n, &err) == ER_OK)
+                for (int i = 0; i < n && i < 16 && o.device < 0; i++)
+                    if (dev[i].type != ER_VK_TYPE_CPU && dev[i].has_compute)
+                        o.device = i;
+            if (o.device < 0)
+                return 0;
+        }
+        if (er_vk_open(&o, vk, &err) != ER_OK)
+            *vk = NULL;
+        return 0;
+    }
+    if (er_vk_open(&o, vk, &err) != ER_OK) {
+        er_msg_error("--backend vulkan: %s", err.msg);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* With ERODE_VK_VALIDATION=1: any validation message fails the run. */
+int er_backend_close(er_vk_ctx *vk, int status)
+{
+    char first[ER_ERROR_MAX];
+    uint64_t n = er_vk_messages(vk, first, sizeof first);
+    er_vk_close(vk);
+    if (n == 0)
+        return status;
+    er_msg_error("vulkan: %llu validation messages, the first: %s", (unsigned long long)n, first);
+    return status ? status : EXIT_RUN_FAILED;
+}

@@ -1,0 +1,132 @@
+/* What a run does between its steps: progress, frames and checkpoints,
+ * and on a signal the checkpoint of the boundary it stops at. */
+#include "job.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../io/recipe.h"
+#include "paths.h"
+#include "run.h"
+
+static int progress_cb(void *user, double fraction)
+{
+    er_job *j = user;
+    er_progress_update(&j->progress, fraction);
+    /* With --checkpoint the boundary callback stops the run, after saving
+     * the state of the boundary it stops at. */
+    return er_stop_signal != 0 && !j->ck_path[0];
+}
+
+/* "DIR/<stem>.frame-NNNNNN.png": frame k shows boundary k * N, the last
+ * one the end state. */
+static er_status write_frame(er_job *j, const er_run_state *state)
+{
+    const int64_t every = j->s->frame_every;
+    const int64_t k = (state->boundary + every - 1) / every;
+    size_t n = (size_t)j->img.width * (size_t)j->img.height;
+    float *elev = malloc(n * sizeof(float)), *water = malloc(n * sizeof(float));
+    float *sed = malloc(n * sizeof(float));
+    er_status st = ER_ENOMEM;
+    if (elev && water && sed) {
+        char path[PATH_MAX];
+        er_path_frame(path, sizeof path, j->s->frames, j->input, (long long)k);
+        er_run_state_layers(state, j->initial, j->img.nodata, elev, water, sed);
+        st = er_job_draw_picture(j, elev, water, sed, 0, path);
+        if (st == ER_OK)
+            j->frames++;
+    }
+    free(elev);
+    free(water);
+    free(sed);
+    if (st == ER_ENOMEM && !j->hook_err.msg[0])
+        er_fail(&j->hook_err, ER_ENOMEM, "%s: out of memory drawing a frame", j->input);
+    return st;
+}
+
+/* At every step or batch boundary: frames, periodic checkpoints, and on
+ * SIGINT/SIGTERM with --checkpoint the checkpoint of the boundary the run
+ * stops at. */
+static int boundary_cb(void *user, const er_run_state *state)
+{
+    er_job *j = user;
+    const er_settings *s = j->s;
+    er_status st = ER_OK;
+    int stop = er_stop_signal != 0;
+    if (s->frames && !stop &&
+        (state->boundary % s->frame_every == 0 || state->boundary == state->boundaries))
+        st = write_frame(j, state);
+    if (st == ER_OK && j->ck_path[0]) {
+        /* Periodic ones, and the end state, so that a stop or a kill while
+         * the outputs are written (seconds on a large map) loses no work:
+         * the resumed run only writes them. */
+        int fresh = state->boundary > j->first_boundary;
+        int due = fresh && ((s->checkpoint_every > 0 && state->boundary % s->checkpoint_every == 0) ||
+                            state->boundary == state->boundaries);
+        if (stop || due)
+            st = er_checkpoint_write(j->ck_path, state, &j->ck_id, &j->hook_err);
+        if (st == ER_OK && (stop || due))
+            j->saved_at = state->boundary;
+    }
+    if (st != ER_OK) {
+        j->hook_status = st;
+        return 1;
+    }
+    return stop && j->ck_path[0];
+}
+
+/* The boundaries boundary_cb acts on: a frame or a checkpoint due, or a
+ * stop asked (backends that keep their state on a device read it back
+ * only for these). */
+static int wants_cb(void *user, int64_t boundary, int64_t boundaries)
+{
+    const er_job *j = user;
+    const er_settings *s = j->s;
+    if (er_stop_signal)
+        return 1;
+    if (s->frames && (boundary % s->frame_every == 0 || boundary == boundaries))
+        return 1;
+    return j->ck_path[0] && boundary > j->first_boundary &&
+           ((s->checkpoint_every > 0 && boundary % s->checkpoint_every == 0) ||
+            boundary == boundaries);
+}
+
+/* The checkpoint identity of this run, and the --resume state if asked. */
+er_status er_job_prepare_checkpoint(er_job *j, const er_params *recipe)
+{
+    const er_settings *s = j->s;
+    if (!s->checkpoint && !s->resume)
+        return ER_OK;
+    char *text = er_recipe_to_json(recipe);
+    if (!text)
+        return er_fail(&j->err, ER_ENOMEM, "%s: out of memory", j->input);
+    j->ck_id.model = j->params.model;
+    j->ck_id.width = j->img.width;
+    j->ck_id.height = j->img.height;
+    j->ck_id.recipe_hash = er_fnv1a64(ER_FNV1A64_INIT, text, strlen(text));
+    free(text);
+    j->ck_id.input_hash = er_checkpoint_input_hash(j->img.width, j->img.height, j->terrain.cell_x,
+                                                   j->terrain.cell_y, j->initial, j->img.nodata);
+    if (s->checkpoint)
+        er_path_pattern(j->ck_path, sizeof j->ck_path, s->checkpoint, j->input);
+    if (s->resume) {
+        char path[PATH_MAX];
+        er_path_pattern(path, sizeof path, s->resume, j->input);
+        er_error e = {{0}};
+        er_status st = er_checkpoint_read(path, &j->ck_id, &j->resumed, &e);
+        if (!st)
+            st = er_plan_check_resume(&j->plan, &j->resumed.state, j->water != NULL,
+                                      j->sediment != NULL, &e);
+        if (st)
+            return er_fail(&j->err, st, "%s: --resume: %s", j->input, e.msg);
+        j->first_boundary = j->resumed.state.boundary;
+    }
+    return ER_OK;
+}
+
+const er_run_hooks *er_job_callbacks(er_job *j, er_run_ctl *ctl, er_run_hooks *hooks)
+{
+    *ctl = (er_run_ctl){progress_cb, j};
+    *hooks = (er_run_hooks){boundary_cb, j, j->resumed.buf ? &j->resumed.state : NULL, wants_cb};
+    return j->s->checkpoint || j->s->frames || j->s->resume ? hooks : NULL;
+}

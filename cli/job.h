@@ -1,0 +1,85 @@
+/*
+ * One input's run as the files of cli/ share it: run.c drives the pipeline
+ * (read -> resolve -> plan -> choose the backend -> simulate -> write) and
+ * calls the others, one concern each.  Internal to cli/.
+ */
+#ifndef ER_CLI_JOB_H
+#define ER_CLI_JOB_H
+
+#include <limits.h>
+#include <stdint.h>
+
+#include "../core/backend.h"
+#include "../core/plan.h"
+#include "../io/checkpoint.h"
+#include "../io/image.h"
+#include "msg.h"
+#include "options.h"
+
+enum { EXIT_RUN_FAILED = 1, EXIT_USAGE = 2 };
+
+/* Everything one input's run owns. */
+typedef struct er_job {
+    const er_settings *s;
+    const char *input;
+    er_params params;          /* the recipe with map coordinates resolved */
+    er_image img;
+    er_window window;          /* --tile-set: where img lies in the mosaic */
+    int windowed;              /* 1: a tile with its halo (window valid) */
+    er_terrain terrain;
+    er_plan plan;              /* the run, checked before any work */
+    const er_backend *be;      /* where it runs: er_backend_cpu or er_backend_vulkan */
+    void *be_ctx;              /* the backend's context (the er_vk_ctx), NULL for the CPU */
+    float *initial;            /* working heights before the run (erosion/deposit layers) */
+    float *water, *sediment;
+    er_budget budget;
+    er_progress progress;
+    char outputs[ER_LAYER_COUNT][PATH_MAX];
+    unsigned written;          /* layers committed */
+    char preview[PATH_MAX];    /* written preview, "" if none */
+    double seconds;
+    er_error err;
+    /* checkpoints and frames */
+    er_checkpoint_id ck_id;    /* what a checkpoint of this run must match */
+    char ck_path[PATH_MAX];    /* --checkpoint for this input, "" if none */
+    er_checkpoint resumed;     /* the --resume state, if any */
+    int64_t first_boundary;    /* where this process started (0, or the resumed one) */
+    int64_t frames;            /* frames written */
+    int64_t saved_at;          /* boundary of the last checkpoint saved; -1 none */
+    er_status hook_status;     /* a checkpoint or frame that could not be written */
+    er_error hook_err;
+} er_job;
+
+/* preflight.c: what a run checks before it reads a pixel. */
+er_status er_job_check_input(er_job *j);
+size_t er_machine_memory(void);
+er_status er_job_check_memory(er_job *j, size_t limit);
+
+/* terrain.c: the map in the run's units (DESIGN.md §3). */
+er_status er_job_resolve_sources(er_job *j);
+er_status er_job_resolve_cell_size(er_job *j);
+er_status er_job_prepare_terrain(er_job *j);
+
+/* hooks.c: progress, frames and checkpoints.  er_job_callbacks fills the
+ * progress control and the run hooks, and returns the hooks the run uses
+ * (NULL: a plain run). */
+er_status er_job_prepare_checkpoint(er_job *j, const er_params *recipe);
+const er_run_hooks *er_job_callbacks(er_job *j, er_run_ctl *ctl, er_run_hooks *hooks);
+
+/* backends.c: which backend runs an input; open and close the Vulkan one
+ * (exit status 0, or 2 with one error line printed). */
+int er_backend_open(const er_settings *s, er_vk_ctx **vk);
+int er_backend_close(er_vk_ctx *vk, int status);
+er_status er_job_choose_backend(er_job *j, er_vk_ctx *vk);
+
+/* outputs.c: the layers, the preview and the frames' pictures. */
+er_status er_job_write_layers(er_job *j);
+er_status er_job_write_preview(er_job *j);
+er_status er_job_draw_picture(er_job *j, const float *elev, const float *water, const float *sed,
+                              int pair, const char *path);
+
+/* report.c: the input's error line and --json summary; returns the exit
+ * status, EXIT_RUN_FAILED when the --json line could not be written. */
+int er_job_report(er_job *j, er_status st, int status);
+
+#endif

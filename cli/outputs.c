@@ -1,0 +1,128 @@
+/* What a run writes: its layers in the input's height units, the
+ * --preview picture and the pictures of --frames. */
+#include "job.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/preview.h"
+#include "paths.h"
+#include "provenance.h"
+#include "run.h"
+
+/* The value written for one cell of one layer, back in the input's height
+ * units: heights invert the vertical mapping, the other layers (thicknesses)
+ * only divide by the scale. */
+static float layer_value(const er_job *j, unsigned layer, size_t i)
+{
+    double sc = j->params.terrain.vertical_scale, off = j->params.terrain.vertical_offset;
+    if (j->img.nodata && j->img.nodata[i])
+        return j->img.data[i];
+    double b = j->terrain.elevation[i], b0 = j->initial[i];
+    switch (layer) {
+    case ER_LAYER_HEIGHT:
+        if (b == b0)
+            return j->img.data[i]; /* untouched cells keep their exact input value */
+        return (float)((b - off) / sc);
+    case ER_LAYER_SEDIMENT: return (float)(j->sediment[i] / sc);
+    case ER_LAYER_WATER: return (float)(j->water[i] / sc);
+    case ER_LAYER_EROSION: return (float)(b0 > b ? (b0 - b) / sc : 0.0);
+    case ER_LAYER_DEPOSIT: return (float)(b > b0 ? (b - b0) / sc : 0.0);
+    default: return 0.0f;
+    }
+}
+
+er_status er_job_write_layers(er_job *j)
+{
+    size_t n = (size_t)j->img.width * (size_t)j->img.height;
+    const char *ext = er_path_ext(j->s, j->img.format);
+    er_status st = ER_OK;
+    float *buf = malloc(n * sizeof(float));
+    char *prov = er_provenance_run(j->input, &j->params);
+    if (!buf || !prov) {
+        free(buf);
+        free(prov);
+        return er_fail(&j->err, ER_ENOMEM, "%s: out of memory", j->input);
+    }
+    for (unsigned b = 0; b < ER_LAYER_COUNT && st == ER_OK; b++) {
+        unsigned layer = 1u << b;
+        if (!(j->s->layers & layer))
+            continue;
+        if (er_stop_signal) {
+            st = er_fail(&j->err, ER_ECANCELED, "%s: interrupted", j->input);
+            break;
+        }
+        for (size_t i = 0; i < n; i++)
+            buf[i] = layer_value(j, layer, i);
+        er_path_output(j->outputs[b], PATH_MAX, j->s, j->input, er_layer_name(layer), ext);
+        er_layer_out out = {j->img.width, j->img.height, buf, j->img.nodata, j->img.nodata_value,
+                            &j->img.georef, prov};
+        st = strcmp(ext, "png") == 0 ? er_png_write(j->outputs[b], &out, &j->err)
+                                     : er_tiff_write(j->outputs[b], &out, &j->err);
+        if (st == ER_OK)
+            j->written |= layer;
+    }
+    free(buf);
+    free(prov);
+    return st;
+}
+
+/* A shaded-relief picture of heights `elev` with layers `water` and `sed`
+ * (and of the input beside it when `pair`), in metres so the hillshade uses
+ * the real cell size, written to `path`.  Errors go to j->hook_err when
+ * drawing a frame, else to j->err. */
+er_status er_job_draw_picture(er_job *j, const float *elev, const float *water, const float *sed,
+                              int pair, const char *path)
+{
+    size_t n = (size_t)j->img.width * (size_t)j->img.height;
+    float *deposit = malloc(n * sizeof(float)), *erosion = malloc(n * sizeof(float));
+    uint8_t *rgb = NULL;
+    er_error *err = path == j->preview ? &j->err : &j->hook_err;
+    er_status st = ER_ENOMEM;
+    if (!deposit || !erosion)
+        goto done;
+    for (size_t i = 0; i < n; i++) {
+        float d = elev[i] - j->initial[i];
+        deposit[i] = d > 0 ? d : 0.0f;
+        erosion[i] = d < 0 ? -d : 0.0f;
+    }
+    /* Mei: water depth blue, suspended sediment green, deposits red.
+     * Droplets: their water layer is accumulated flow, which covers every
+     * slope, and their sediment is already in the deposits; so they show
+     * deposits red and erosion orange instead. */
+    int mei = j->params.model == ER_MODEL_MEI;
+    er_preview_style style = er_preview_style_default();
+    style.show_erosion = !mei;
+    er_preview_in after = {j->img.width, j->img.height, elev, j->img.nodata,
+                           j->terrain.cell_x, j->terrain.cell_y, mei ? water : NULL,
+                           mei ? sed : NULL, deposit, erosion, &style};
+    er_preview_in before = {j->img.width, j->img.height, j->initial, j->img.nodata,
+                            j->terrain.cell_x, j->terrain.cell_y, NULL, NULL, NULL, NULL, &style};
+    int w, h;
+    if ((st = er_preview_size(&after, pair, &w, &h, err)) != ER_OK)
+        goto done;
+    st = ER_ENOMEM;
+    if (!(rgb = malloc((size_t)w * (size_t)h * 3)))
+        goto done;
+    st = pair ? er_preview_render_pair(&before, &after, rgb, err) : er_preview_render(&after, rgb, err);
+    if (st == ER_OK)
+        st = er_png_write_rgb(path, w, h, rgb, NULL, err);
+done:
+    if (st == ER_ENOMEM && !err->msg[0])
+        er_fail(err, ER_ENOMEM, "%s: out of memory drawing the preview", j->input);
+    free(deposit);
+    free(erosion);
+    free(rgb);
+    return st;
+}
+
+/* The picture of the result (--preview). */
+er_status er_job_write_preview(er_job *j)
+{
+    er_path_pattern(j->preview, sizeof j->preview, j->s->preview, j->input);
+    er_status st = er_job_draw_picture(j, j->terrain.elevation, j->water, j->sediment, j->s->preview_pair,
+                                j->preview);
+    if (st != ER_OK)
+        j->preview[0] = '\0';
+    return st;
+}

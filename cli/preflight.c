@@ -1,0 +1,130 @@
+/* Checks before any work: the output directories, the tile set, the
+ * input's kind and the memory a run needs. */
+#include "job.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "run.h"
+#include "targets.h"
+#include "tiles.h"
+
+/* Creates and removes a file in `dir`: access() says yes to root even on a
+ * read-only filesystem, and a farm must learn this now, not at the end. */
+static int probe_dir(const char *dir, const char *what)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        er_msg_error("%s: %s: %s", dir, what, strerror(errno));
+        return EXIT_USAGE;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        er_msg_error("%s: %s: not a directory", dir, what);
+        return EXIT_USAGE;
+    }
+    char probe[PATH_MAX];
+    snprintf(probe, sizeof probe, "%s/.erode-probe-XXXXXX", dir);
+    int fd = mkstemp(probe);
+    if (fd < 0) {
+        er_msg_error("%s: %s: %s", dir, what, strerror(errno));
+        return EXIT_USAGE;
+    }
+    close(fd);
+    unlink(probe);
+    return 0;
+}
+
+/* Probes the directory a file pattern's files go to. */
+static int probe_parent(const char *pattern, const char *what)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", pattern);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    return probe_dir(slash ? (dir[0] ? dir : "/") : ".", what);
+}
+
+/* Checks of a --tile-set run that need no pixels: every input is one of
+ * the set's tiles, outputs are GeoTIFF, the CPU backend runs. */
+static int preflight_tiles(const er_settings *s)
+{
+    if (s->format == ER_OUT_PNG) {
+        er_msg_error("--format png: tile sets are written as GeoTIFF (they need georeferencing)");
+        return EXIT_USAGE;
+    }
+    if (s->backend == ER_BACKEND_VULKAN) {
+        er_msg_error("--tile-set: runs on the cpu backend only");
+        return EXIT_USAGE;
+    }
+    if (s->stitch)
+        return 0;
+    for (int i = 0; i < s->n_inputs; i++)
+        if (er_tile_set_find(s->tiles, s->inputs[i]) < 0) {
+            er_msg_error("%s: not a tile of the --tile-set", s->inputs[i]);
+            return EXIT_USAGE;
+        }
+    return 0;
+}
+
+int er_run_preflight(const er_settings *s)
+{
+    int rc = probe_dir(s->output_dir, "output directory");
+    if (rc)
+        return rc;
+    if (s->tiles && (rc = preflight_tiles(s)) != 0)
+        return rc;
+    if (s->stitch)
+        return 0;
+    if (s->preview && (rc = probe_parent(s->preview, "--preview directory")) != 0)
+        return rc;
+    if (s->checkpoint && (rc = probe_parent(s->checkpoint, "--checkpoint directory")) != 0)
+        return rc;
+    if (s->frames && (rc = probe_dir(s->frames, "--frames directory")) != 0)
+        return rc;
+    /* No output may replace an input or another output (targets.c). */
+    return er_targets_check(s, s->tiles);
+}
+
+size_t er_machine_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0)
+        return SIZE_MAX;
+    return (size_t)pages * (size_t)page;
+}
+
+static double gib(size_t bytes) { return (double)bytes / (1024.0 * 1024.0 * 1024.0); }
+
+static size_t model_bytes_per_cell(const er_params *p)
+{
+    return p->model == ER_MODEL_MEI ? er_mei_bytes_per_cell(p) : er_droplet_bytes_per_cell(p);
+}
+
+/* Refuses, before allocating, a map whose run will not fit in the limit:
+ * the image, working heights, initial copy, two layers, the model's own. */
+er_status er_job_check_memory(er_job *j, size_t limit)
+{
+    size_t cells = (size_t)j->img.width * (size_t)j->img.height, per_cell, need;
+    per_cell = 4 * sizeof(float) + 2 + model_bytes_per_cell(&j->params);
+    if (!er_mul_size(cells, per_cell, &need) || need > limit)
+        return er_fail(&j->err, ER_ENOMEM, "%s: a %dx%d run needs %.1f GiB, more than --max-memory (%.1f GiB)",
+                       j->input, j->img.width, j->img.height, gib(cells) * (double)per_cell, gib(limit));
+    return ER_OK;
+}
+
+/* An input must be a regular file: the readers open it more than once
+ * (the format is told from its first bytes, libtiff seeks), so a FIFO
+ * would hang and a terminal would be read twice. */
+er_status er_job_check_input(er_job *j)
+{
+    struct stat st;
+    if (stat(j->input, &st) != 0 || S_ISREG(st.st_mode))
+        return ER_OK; /* a missing file is reported by the reader */
+    return er_fail(&j->err, ER_EINVAL, "%s: not a regular file (%s); copy it to a file first",
+                   j->input, S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a pipe" : "a device");
+}

@@ -1,0 +1,84 @@
+/* The map in the run's units (DESIGN.md §3): cell size, map coordinates
+ * of sources, working heights and the layers the run keeps. */
+#include "job.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Cell size (DESIGN.md §3): an explicit terrain.cell_size wins, then the
+ * georeferencing, then 1 m.  Georeferencing that places the raster but
+ * gives no usable cell size (an unknown unit, a zero pixel size, a pole)
+ * is refused: guessing 1 m would scale every dimensioned rate silently. */
+er_status er_job_resolve_cell_size(er_job *j)
+{
+    const er_terrain_params *tp = &j->params.terrain;
+    double dx = 1.0, dy = 1.0;
+    const char *why = NULL;
+    if (tp->cell_size_set)
+        dx = dy = tp->cell_size;
+    else if (er_georef_cell_size_why(&j->img.georef, j->img.width, j->img.height, &dx, &dy, &why) < 0)
+        return er_fail(&j->err, ER_EINVAL, "%s: georeferencing gives no usable cell size: %s "
+                       "(set terrain.cell_size to run it anyway)", j->input, why);
+    j->terrain.cell_x = dx;
+    j->terrain.cell_y = dy;
+    return ER_OK;
+}
+
+er_status er_job_resolve_sources(er_job *j)
+{
+    er_mei_params *m = &j->params.mei;
+    for (int i = 0; i < m->n_sources; i++) {
+        er_source *src = &m->sources[i];
+        if (!src->map_coords)
+            continue;
+        double px, py;
+        if (!er_georef_map_to_pixel(&j->img.georef, src->x, src->y, &px, &py))
+            return er_fail(&j->err, ER_EINVAL, "%s: mei.sources[%d]: map coordinates need a georeferenced input",
+                           j->input, i);
+        /* map_to_pixel puts the top-left cell's centre at (0.5, 0.5); core
+         * counts sources from cell centres, (0, 0), and a tile's run from
+         * the mosaic's top-left cell. */
+        src->x = px - 0.5 + (j->windowed ? j->window.x0 : 0);
+        src->y = py - 0.5 + (j->windowed ? j->window.y0 : 0);
+        src->map_coords = 0;
+    }
+    return ER_OK;
+}
+
+/* Working heights (DESIGN.md §3): value * vertical_scale + vertical_offset,
+ * in double, rounded once to float.  Nodata cells become walls. */
+er_status er_job_prepare_terrain(er_job *j)
+{
+    size_t n = (size_t)j->img.width * (size_t)j->img.height;
+    double sc = j->params.terrain.vertical_scale, off = j->params.terrain.vertical_offset;
+    j->terrain.width = j->img.width;
+    j->terrain.height = j->img.height;
+    j->terrain.wall = j->img.nodata;
+    j->terrain.elevation = malloc(n * sizeof(float));
+    j->initial = malloc(n * sizeof(float));
+    if (!j->terrain.elevation || !j->initial)
+        return er_fail(&j->err, ER_ENOMEM, "%s: out of memory", j->input);
+    for (size_t i = 0; i < n; i++) {
+        float v = j->img.data[i];
+        j->terrain.elevation[i] = j->img.nodata && j->img.nodata[i] ? 0.0f : (float)((double)v * sc + off);
+        if (!isfinite(j->terrain.elevation[i]))
+            return er_fail(&j->err, ER_EINVAL, "%s: the height at (%zu, %zu) is %g, not a finite "
+                           "number of metres (declare it nodata, or check terrain.vertical_scale "
+                           "and vertical_offset)", j->input, i % (size_t)j->img.width,
+                           i / (size_t)j->img.width, (double)v);
+    }
+    memcpy(j->initial, j->terrain.elevation, n * sizeof(float));
+    unsigned want = j->s->layers;
+    /* The picture shows both; a checkpoint holds both, so that a run
+     * resumed with other --layers has them. */
+    if (j->s->preview || j->s->frames || j->s->checkpoint || j->s->resume)
+        want |= ER_LAYER_WATER | ER_LAYER_SEDIMENT;
+    if (want & ER_LAYER_WATER)
+        j->water = calloc(n, sizeof(float));
+    if (want & ER_LAYER_SEDIMENT)
+        j->sediment = calloc(n, sizeof(float));
+    if (((want & ER_LAYER_WATER) && !j->water) || ((want & ER_LAYER_SEDIMENT) && !j->sediment))
+        return er_fail(&j->err, ER_ENOMEM, "%s: out of memory", j->input);
+    return ER_OK;
+}
