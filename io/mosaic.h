@@ -1,0 +1,49 @@
+/*
+ * Tile sets (README "Tile sets"): the mosaic a list of georeferenced tiles
+ * forms, read from the tiles' headers, and the window of one tile extended
+ * by its halo, read from its neighbours.  The geometry itself is
+ * core/tiles.c; this file reads.
+ */
+#ifndef ER_MOSAIC_H
+#define ER_MOSAIC_H
+
+#include "../core/tiles.h"
+#include "image.h"
+
+typedef struct er_tile_set {
+    int n;
+    char **paths;             /* n paths as listed (owned) */
+    char *list_buf;           /* the list's text (owned) */
+    er_tile_place *place;     /* n places in world cells */
+    er_tile_geom *geom;       /* n geometries from the georeferencing */
+    int world_w, world_h;     /* [cells] the mosaic */
+} er_tile_set;
+
+/* Reads the list (a file, or "-" for standard input; one path a line,
+ * blank lines ignored), the header and georeferencing of every tile, and
+ * lays them out (er_mosaic_layout).  Refuses in one line a tile that is
+ * not a GeoTIFF with an affine, unrotated georeferencing, a CRS other than
+ * the first tile's, another cell size, a misaligned or overlapping tile,
+ * two tiles of the same file name.  ER_ENOMEM ("out of memory") or another
+ * status with err naming the list or the tile; the caller frees *ts with
+ * er_tile_set_free either way. */
+er_status er_tile_set_read(const char *list, er_tile_set *ts, er_error *err);
+void er_tile_set_free(er_tile_set *ts);
+
+/* Index of the tile that is the file `path` (same device and inode, so
+ * any spelling of the path works), or -1. */
+int er_tile_set_find(const er_tile_set *ts, const char *path);
+
+/* Reads tile k extended by `halo` cells from its neighbours into *img
+ * (values in file units, georeferenced for the window; cells no tile
+ * covers are nodata) and fills *win.  On failure *img is empty and err
+ * holds one line. */
+er_status er_tile_window_read(const er_tile_set *ts, int k, int halo, const er_read_opts *ro,
+                              er_image *img, er_window *win, er_error *err);
+
+/* Where a raster (a halo output) lies in the set's world, from its
+ * georeferencing on the first tile's grid: 1 and *win filled, or 0 when it
+ * has another cell size, is off the grid or leaves the world. */
+int er_tile_set_locate(const er_tile_set *ts, const er_image *img, er_window *win);
+
+#endif
