@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../core/stitch.h"
 #include "msg.h"
 #include "paths.h"
 #include "provenance.h"
@@ -63,22 +64,68 @@ static int same_recipe(stitch_ref *ref, const char *path, const char *descriptio
     return 2;
 }
 
+/* Adds halo output j's `layer` to tile k's sums when it reaches into the
+ * tile, its path kept in from[] for the provenance.  Neighbours' outputs
+ * must exist; farther tiles' are read when present (a halo wider than a
+ * tile).  Returns an exit status, message printed. */
+static int add_output(const er_settings *s, const er_tile_set *ts, int k, int j,
+                      const char *layer, stitch_ref *ref, er_stitch *acc, char **from,
+                      int *n_from)
+{
+    const er_tile_place *p = &ts->place[k];
+    char path[PATH_MAX];
+    er_image img;
+    er_window win;
+    er_error err = {{0}};
+    int near = j == k || er_mosaic_touch(p, &ts->place[j], 1);
+    struct stat stt;
+    er_path_stitched(path, sizeof path, s->output_dir, ts->paths[j], layer, ".halo");
+    if (!near && stat(path, &stt) != 0)
+        return 0;
+    if (er_tiff_read_info(path, NULL, &img, &err) != ER_OK) {
+        er_msg_error("stitch: %s", err.msg);
+        return 2;
+    }
+    int ok = er_tile_set_locate(ts, &img, &win);
+    int reaches = ok && win.x0 < p->col + p->width && p->col < win.x0 + img.width &&
+                  win.y0 < p->row + p->height && p->row < win.y0 + img.height;
+    int iw = img.width, ih = img.height;
+    int other = ok && reaches ? same_recipe(ref, path, img.description) : 0;
+    er_image_free(&img);
+    if (!ok) {
+        er_msg_error("stitch: '%s' does not lie on the tile set's grid", path);
+        return 2;
+    }
+    if (other || !reaches)
+        return other;
+    if (er_tiff_read(path, NULL, &img, &err) != ER_OK) {
+        er_msg_error("stitch: %s", err.msg);
+        return 2;
+    }
+    if (!(from[(*n_from)++] = strdup(path))) {
+        er_image_free(&img);
+        er_msg_error("%s: out of memory", ts->paths[k]);
+        return 1;
+    }
+    er_stitch_add(acc, &win, iw, ih, img.data, img.nodata, j == k);
+    er_image_free(&img);
+    return 0;
+}
+
 /* Stitches one layer of tile k: returns an exit status, message printed. */
 static int stitch_layer(const er_settings *s, const er_tile_set *ts, int k, const char *layer,
                         stitch_ref *ref, char *out, size_t out_n)
 {
     const er_tile_place *p = &ts->place[k];
     size_t n = (size_t)p->width * (size_t)p->height;
-    double *sum = calloc(n, sizeof *sum), *wsum = calloc(n, sizeof *wsum);
+    er_stitch acc;
     float *res = malloc(n * sizeof *res);
-    uint8_t *nodata = calloc(n, 1);
-    char **from = calloc((size_t)ts->n, sizeof *from);
-    char path[PATH_MAX], *prov = NULL;
+    char **from = calloc((size_t)ts->n, sizeof *from), *prov = NULL;
     er_image tile;
     er_error err = {{0}};
-    int rc = 1, any_nodata = 0, n_from = 0;
+    int rc = 1, n_from = 0;
     memset(&tile, 0, sizeof tile);
-    if (!sum || !wsum || !res || !nodata || !from) {
+    if (er_stitch_init(&acc, p, &err) != ER_OK || !res || !from) {
         er_msg_error("%s: out of memory", ts->paths[k]);
         goto done;
     }
@@ -88,80 +135,13 @@ static int stitch_layer(const er_settings *s, const er_tile_set *ts, int k, cons
         goto done;
     }
     /* Every halo output that reaches into the tile, in the set's order, so
-     * the sums are formed in one fixed order.  Neighbours' outputs must
-     * exist; farther tiles' are read when present (a halo wider than a
-     * tile). */
-    for (int j = 0; j < ts->n; j++) {
-        er_image img;
-        er_window win;
-        int near = j == k || er_mosaic_touch(p, &ts->place[j], 1);
-        struct stat stt;
-        er_path_stitched(path, sizeof path, s->output_dir, ts->paths[j], layer, ".halo");
-        if (!near && stat(path, &stt) != 0)
-            continue;
-        if (er_tiff_read_info(path, NULL, &img, &err) != ER_OK) {
-            er_msg_error("stitch: %s", err.msg);
-            rc = 2;
+     * the sums are formed in one fixed order. */
+    for (int j = 0; j < ts->n; j++)
+        if ((rc = add_output(s, ts, k, j, layer, ref, &acc, from, &n_from)) != 0)
             goto done;
-        }
-        int ok = er_tile_set_locate(ts, &img, &win);
-        int reaches = ok && win.x0 < p->col + p->width && p->col < win.x0 + img.width &&
-                      win.y0 < p->row + p->height && p->row < win.y0 + img.height;
-        int iw = img.width, ih = img.height;
-        int other = ok && reaches ? same_recipe(ref, path, img.description) : 0;
-        er_image_free(&img);
-        if (!ok) {
-            er_msg_error("stitch: '%s' does not lie on the tile set's grid", path);
-            rc = 2;
-            goto done;
-        }
-        if (other) {
-            rc = other;
-            goto done;
-        }
-        if (!reaches)
-            continue;
-        if (er_tiff_read(path, NULL, &img, &err) != ER_OK) {
-            er_msg_error("stitch: %s", err.msg);
-            rc = 2;
-            goto done;
-        }
-        if (!(from[n_from++] = strdup(path))) {
-            er_image_free(&img);
-            er_msg_error("%s: out of memory", ts->paths[k]);
-            goto done;
-        }
-        for (int y = 0; y < p->height; y++) {
-            int wy = p->row + y, ly = wy - win.y0;
-            if (ly < 0 || ly >= ih)
-                continue;
-            for (int x = 0; x < p->width; x++) {
-                int wx = p->col + x, lx = wx - win.x0;
-                if (lx < 0 || lx >= iw)
-                    continue;
-                size_t si = (size_t)ly * (size_t)iw + (size_t)lx;
-                size_t di = (size_t)y * (size_t)p->width + (size_t)x;
-                if (img.nodata && img.nodata[si]) {
-                    if (j == k)
-                        nodata[di] = 1;
-                    continue;
-                }
-                double wt = er_stitch_weight(&win, iw, ih, wx, wy);
-                sum[di] += wt * (double)img.data[si];
-                wsum[di] += wt;
-            }
-        }
-        er_image_free(&img);
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (nodata[i] || !(wsum[i] > 0)) {
-            nodata[i] = 1;
-            any_nodata = 1;
-            res[i] = (float)(tile.has_nodata_value ? tile.nodata_value : NAN);
-        } else {
-            res[i] = (float)(sum[i] / wsum[i]);
-        }
-    }
+    rc = 1;
+    double ndv = tile.has_nodata_value ? tile.nodata_value : NAN;
+    int any_nodata = er_stitch_finish(&acc, ndv, res);
     prov = er_provenance_stitch(ts->paths[k], ref->recipe, (const char *const *)from, n_from);
     er_path_stitched(out, out_n, s->output_dir, ts->paths[k], layer, "");
     if (!prov || (any_nodata && !tile.georef.gdal_nodata &&
@@ -169,19 +149,16 @@ static int stitch_layer(const er_settings *s, const er_tile_set *ts, int k, cons
         er_msg_error("%s: out of memory", ts->paths[k]);
         goto done;
     }
-    double ndv = tile.has_nodata_value ? tile.nodata_value : NAN;
-    er_layer_out lo = {p->width, p->height, res, any_nodata ? nodata : NULL, ndv, &tile.georef,
-                       prov};
+    er_layer_out lo = {p->width, p->height, res, any_nodata ? acc.nodata : NULL, ndv,
+                       &tile.georef, prov};
     if (er_tiff_write(out, &lo, &err) != ER_OK) {
         er_msg_error("%s", err.msg);
         goto done;
     }
     rc = 0;
 done:
-    free(sum);
-    free(wsum);
+    er_stitch_free(&acc);
     free(res);
-    free(nodata);
     free(prov);
     for (int i = 0; from && i < n_from; i++)
         free(from[i]);

@@ -15,6 +15,7 @@
 #include "../../core/model.h"
 #include "../../core/plan.h"
 #include "../../core/params.h"
+#include "../../core/stitch.h"
 #include "../../core/tiles.h"
 
 /* A world of two bowls, left centred at (28, 32) and right at (100, 32),
@@ -368,6 +369,149 @@ START_TEST(stitch_weights)
 }
 END_TEST
 
+/* The 3 x 3 mosaic of stitch_weights: tile k's place and its window with
+ * the halo. */
+enum { SN = 3, SS = 20, SH = 5 };
+static void stitch_mosaic(er_tile_place pl[SN * SN], er_window win[SN * SN], int wd[SN * SN],
+                          int ht[SN * SN])
+{
+    for (int k = 0; k < SN * SN; k++) {
+        pl[k] = (er_tile_place){(k % SN) * SS, (k / SN) * SS, SS, SS};
+        er_mosaic_window(&pl[k], SH, SN * SS, SN * SS, &win[k], &wd[k], &ht[k]);
+    }
+}
+
+/* A world field with no symmetry, so a cell read from the wrong place shows. */
+static float field(int x, int y) { return (float)(100.0 + 0.37 * x - 1.3 * y + 0.01 * x * y); }
+
+/* Window k's halo output of a field: what every tile's run would write if
+ * it agreed with its neighbours. */
+static float *halo_output(const er_window *w, int wd, int ht, float value, int constant)
+{
+    float *o = malloc((size_t)wd * (size_t)ht * sizeof *o);
+    ck_assert_ptr_nonnull(o);
+    for (int y = 0; y < ht; y++)
+        for (int x = 0; x < wd; x++)
+            o[(size_t)y * (size_t)wd + (size_t)x] =
+                constant ? value : field(w->x0 + x, w->y0 + y);
+    return o;
+}
+
+/* Outputs that agree where they overlap stitch back to exactly that field,
+ * on every tile (the weights are half-integers here, so the weighted mean
+ * of equal values is exact); a constant stays that constant. */
+START_TEST(stitch_identical_outputs_exact)
+{
+    er_tile_place pl[SN * SN];
+    er_window win[SN * SN];
+    int wd[SN * SN], ht[SN * SN];
+    float *out[SN * SN];
+    int constant = _i;
+    stitch_mosaic(pl, win, wd, ht);
+    for (int k = 0; k < SN * SN; k++)
+        out[k] = halo_output(&win[k], wd[k], ht[k], 7.25f, constant);
+    float res[SS * SS];
+    for (int k = 0; k < SN * SN; k++) {
+        er_stitch acc;
+        er_error err = {{0}};
+        ck_assert_int_eq(er_stitch_init(&acc, &pl[k], &err), ER_OK);
+        for (int j = 0; j < SN * SN; j++)
+            er_stitch_add(&acc, &win[j], wd[j], ht[j], out[j], NULL, j == k);
+        ck_assert_int_eq(er_stitch_finish(&acc, NAN, res), 0);
+        for (int y = 0; y < SS; y++)
+            for (int x = 0; x < SS; x++) {
+                float want = constant ? 7.25f : field(pl[k].col + x, pl[k].row + y);
+                ck_assert_msg(res[y * SS + x] == want, "tile %d (%d, %d): %.9g, not %.9g", k, x,
+                              y, (double)res[y * SS + x], (double)want);
+            }
+        er_stitch_free(&acc);
+        er_stitch_free(&acc); /* a freed struct may be freed again */
+    }
+    for (int k = 0; k < SN * SN; k++)
+        free(out[k]);
+}
+END_TEST
+
+/* Two tiles' outputs that disagree (0 on tile 3, 1 on tile 4): across
+ * their border the stitched value is tile 4's normalised weight, rising by
+ * 1 / (2 * halo) a cell from 0.05 to 0.95, so the two weights sum to 1;
+ * outside the overlap each tile keeps its own value. */
+START_TEST(stitch_cross_fade)
+{
+    er_tile_place pl[SN * SN];
+    er_window win[SN * SN];
+    int wd[SN * SN], ht[SN * SN];
+    stitch_mosaic(pl, win, wd, ht);
+    float *a = halo_output(&win[3], wd[3], ht[3], 0.0f, 1);
+    float *b = halo_output(&win[4], wd[4], ht[4], 1.0f, 1);
+    float res3[SS * SS], res4[SS * SS];
+    er_stitch acc;
+    er_error err = {{0}};
+    for (int k = 3; k <= 4; k++) {
+        ck_assert_int_eq(er_stitch_init(&acc, &pl[k], &err), ER_OK);
+        er_stitch_add(&acc, &win[3], wd[3], ht[3], a, NULL, k == 3);
+        er_stitch_add(&acc, &win[4], wd[4], ht[4], b, NULL, k == 4);
+        er_stitch_finish(&acc, NAN, k == 3 ? res3 : res4);
+        er_stitch_free(&acc);
+    }
+    /* Row 10 of both tiles is world row 30; the overlap is x in [15, 25). */
+    for (int x = 15; x < 25; x++) {
+        float v = x < 20 ? res3[10 * SS + x] : res4[10 * SS + x - 20];
+        ck_assert_float_eq_tol(v, (x - 15 + 0.5) / (2.0 * SH), 1e-6);
+    }
+    ck_assert_float_eq(res3[10 * SS + 14], 0.0f);
+    ck_assert_float_eq(res4[10 * SS + 5], 1.0f);
+    free(a);
+    free(b);
+}
+END_TEST
+
+/* Nodata: the tile's own nodata cells stay nodata even where a neighbour
+ * has a value; a neighbour's nodata adds nothing (the cell keeps the
+ * tile's value exactly); a cell no output reaches is nodata too. */
+START_TEST(stitch_nodata)
+{
+    er_tile_place pl[SN * SN];
+    er_window win[SN * SN];
+    int wd[SN * SN], ht[SN * SN];
+    stitch_mosaic(pl, win, wd, ht);
+    float *a = halo_output(&win[3], wd[3], ht[3], 2.0f, 1);
+    float *b = halo_output(&win[4], wd[4], ht[4], 4.0f, 1);
+    uint8_t *ma = calloc((size_t)wd[3] * (size_t)ht[3], 1), *mb = calloc((size_t)wd[4] * (size_t)ht[4], 1);
+    ck_assert(ma && mb);
+    /* World cell (18, 30): nodata in tile 3's output; (19, 31): nodata in
+     * tile 4's.  Both lie in tile 3, in the overlap. */
+    ma[(size_t)(30 - win[3].y0) * (size_t)wd[3] + (size_t)(18 - win[3].x0)] = 1;
+    mb[(size_t)(31 - win[4].y0) * (size_t)wd[4] + (size_t)(19 - win[4].x0)] = 1;
+    er_stitch acc;
+    er_error err = {{0}};
+    float res[SS * SS];
+    ck_assert_int_eq(er_stitch_init(&acc, &pl[3], &err), ER_OK);
+    er_stitch_add(&acc, &win[3], wd[3], ht[3], a, ma, 1);
+    er_stitch_add(&acc, &win[4], wd[4], ht[4], b, mb, 0);
+    ck_assert_int_eq(er_stitch_finish(&acc, -9999.0, res), 1);
+    ck_assert_int_eq(acc.nodata[10 * SS + 18], 1);
+    ck_assert_float_eq(res[10 * SS + 18], -9999.0f);
+    ck_assert_int_eq(acc.nodata[11 * SS + 19], 0);
+    ck_assert_float_eq(res[11 * SS + 19], 2.0f);
+    ck_assert_int_eq(acc.nodata[10 * SS + 19], 0);
+    ck_assert(res[10 * SS + 19] > 2.0f && res[10 * SS + 19] < 4.0f);
+    er_stitch_free(&acc);
+    /* Only tile 4's output for tile 3: its west part is out of reach. */
+    ck_assert_int_eq(er_stitch_init(&acc, &pl[3], &err), ER_OK);
+    er_stitch_add(&acc, &win[4], wd[4], ht[4], b, NULL, 0);
+    ck_assert_int_eq(er_stitch_finish(&acc, -9999.0, res), 1);
+    ck_assert_int_eq(acc.nodata[10 * SS + 14], 1);
+    ck_assert_float_eq(res[10 * SS + 14], -9999.0f);
+    ck_assert_float_eq(res[10 * SS + 19], 4.0f);
+    er_stitch_free(&acc);
+    free(a);
+    free(b);
+    free(ma);
+    free(mb);
+}
+END_TEST
+
 Suite *tiles_suite(void);
 Suite *tiles_suite(void)
 {
@@ -382,6 +526,9 @@ Suite *tiles_suite(void)
     tcase_add_test(tc, mosaic_layout_and_neighbours);
     tcase_add_test(tc, mosaic_refusals);
     tcase_add_test(tc, stitch_weights);
+    tcase_add_loop_test(tc, stitch_identical_outputs_exact, 0, 2);
+    tcase_add_test(tc, stitch_cross_fade);
+    tcase_add_test(tc, stitch_nodata);
     suite_add_tcase(s, tc);
     return s;
 }
