@@ -111,3 +111,8 @@ er_status er_plan_check_resume(const er_plan *plan, const er_run_state *r, int k
     }
     return ER_OK;
 }
+
+size_t er_plan_bytes_per_cell(const er_params *p)
+{
+    return p->model == ER_MODEL_MEI ? er_mei_bytes_per_cell(p) : er_droplet_bytes_per_cell(p);
+}

@@ -65,6 +65,11 @@ er_status er_plan_make(const er_params *p, const er_terrain *t, const er_window 
 er_status er_plan_check_resume(const er_plan *plan, const er_run_state *r, int keep_water,
                                int keep_sediment, er_error *err);
 
+/* Bytes of working memory a run of recipe p allocates per cell beyond the
+ * caller's terrain and layers (the model's own), so the caller can refuse
+ * a map that will not fit before it allocates anything. */
+size_t er_plan_bytes_per_cell(const er_params *p);
+
 /* A scan of the terrain's valid (non-wall) cells in row-major order. */
 typedef struct er_terrain_stats {
     double sum, abs_sum;  /* [m * cells] sums of height and |height| */
