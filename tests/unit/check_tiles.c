@@ -369,32 +369,45 @@ START_TEST(stitch_weights)
 }
 END_TEST
 
-/* The 3 x 3 mosaic of stitch_weights: tile k's place and its window with
- * the halo. */
+/* The 3 x 3 mosaic of stitch_weights: each tile's place and its window
+ * with the halo. */
 enum { SN = 3, SS = 20, SH = 5 };
-static void stitch_mosaic(er_tile_place pl[SN * SN], er_window win[SN * SN], int wd[SN * SN],
-                          int ht[SN * SN])
+typedef struct mosaic3 {
+    er_tile_place pl[SN * SN];
+    er_window win[SN * SN];
+    int wd[SN * SN], ht[SN * SN];
+} mosaic3;
+
+static void stitch_mosaic(mosaic3 *m)
 {
     for (int k = 0; k < SN * SN; k++) {
-        pl[k] = (er_tile_place){(k % SN) * SS, (k / SN) * SS, SS, SS};
-        er_mosaic_window(&pl[k], SH, SN * SS, SN * SS, &win[k], &wd[k], &ht[k]);
+        m->pl[k] = (er_tile_place){(k % SN) * SS, (k / SN) * SS, SS, SS};
+        er_mosaic_window(&m->pl[k], SH, SN * SS, SN * SS, &m->win[k], &m->wd[k], &m->ht[k]);
     }
 }
 
 /* A world field with no symmetry, so a cell read from the wrong place shows. */
 static float field(int x, int y) { return (float)(100.0 + 0.37 * x - 1.3 * y + 0.01 * x * y); }
 
-/* Window k's halo output of a field: what every tile's run would write if
- * it agreed with its neighbours. */
-static float *halo_output(const er_window *w, int wd, int ht, float value, int constant)
+/* Tile k's halo output: `value` everywhere, or the field when !constant
+ * (what every tile's run would write if it agreed with its neighbours). */
+static float *halo_output(const mosaic3 *m, int k, float value, int constant)
 {
-    float *o = malloc((size_t)wd * (size_t)ht * sizeof *o);
+    const er_window *w = &m->win[k];
+    float *o = malloc((size_t)m->wd[k] * (size_t)m->ht[k] * sizeof *o);
     ck_assert_ptr_nonnull(o);
-    for (int y = 0; y < ht; y++)
-        for (int x = 0; x < wd; x++)
-            o[(size_t)y * (size_t)wd + (size_t)x] =
+    for (int y = 0; y < m->ht[k]; y++)
+        for (int x = 0; x < m->wd[k]; x++)
+            o[(size_t)y * (size_t)m->wd[k] + (size_t)x] =
                 constant ? value : field(w->x0 + x, w->y0 + y);
     return o;
+}
+
+/* Adds tile k's output (mask: its nodata, or NULL) to the sums of `tile`. */
+static void add(er_stitch *acc, const mosaic3 *m, int k, const float *out, const uint8_t *mask,
+                int tile)
+{
+    er_stitch_add(acc, &m->win[k], m->wd[k], m->ht[k], out, mask, k == tile);
 }
 
 /* Outputs that agree where they overlap stitch back to exactly that field,
@@ -402,25 +415,22 @@ static float *halo_output(const er_window *w, int wd, int ht, float value, int c
  * of equal values is exact); a constant stays that constant. */
 START_TEST(stitch_identical_outputs_exact)
 {
-    er_tile_place pl[SN * SN];
-    er_window win[SN * SN];
-    int wd[SN * SN], ht[SN * SN];
-    float *out[SN * SN];
+    mosaic3 m;
+    float *out[SN * SN], res[SS * SS];
     int constant = _i;
-    stitch_mosaic(pl, win, wd, ht);
+    stitch_mosaic(&m);
     for (int k = 0; k < SN * SN; k++)
-        out[k] = halo_output(&win[k], wd[k], ht[k], 7.25f, constant);
-    float res[SS * SS];
+        out[k] = halo_output(&m, k, 7.25f, constant);
     for (int k = 0; k < SN * SN; k++) {
         er_stitch acc;
         er_error err = {{0}};
-        ck_assert_int_eq(er_stitch_init(&acc, &pl[k], &err), ER_OK);
+        ck_assert_int_eq(er_stitch_init(&acc, &m.pl[k], &err), ER_OK);
         for (int j = 0; j < SN * SN; j++)
-            er_stitch_add(&acc, &win[j], wd[j], ht[j], out[j], NULL, j == k);
+            add(&acc, &m, j, out[j], NULL, k);
         ck_assert_int_eq(er_stitch_finish(&acc, NAN, res), 0);
         for (int y = 0; y < SS; y++)
             for (int x = 0; x < SS; x++) {
-                float want = constant ? 7.25f : field(pl[k].col + x, pl[k].row + y);
+                float want = constant ? 7.25f : field(m.pl[k].col + x, m.pl[k].row + y);
                 ck_assert_msg(res[y * SS + x] == want, "tile %d (%d, %d): %.9g, not %.9g", k, x,
                               y, (double)res[y * SS + x], (double)want);
             }
@@ -438,29 +448,26 @@ END_TEST
  * outside the overlap each tile keeps its own value. */
 START_TEST(stitch_cross_fade)
 {
-    er_tile_place pl[SN * SN];
-    er_window win[SN * SN];
-    int wd[SN * SN], ht[SN * SN];
-    stitch_mosaic(pl, win, wd, ht);
-    float *a = halo_output(&win[3], wd[3], ht[3], 0.0f, 1);
-    float *b = halo_output(&win[4], wd[4], ht[4], 1.0f, 1);
-    float res3[SS * SS], res4[SS * SS];
-    er_stitch acc;
-    er_error err = {{0}};
+    mosaic3 m;
+    stitch_mosaic(&m);
+    float *a = halo_output(&m, 3, 0.0f, 1), *b = halo_output(&m, 4, 1.0f, 1);
+    float res[2][SS * SS];
     for (int k = 3; k <= 4; k++) {
-        ck_assert_int_eq(er_stitch_init(&acc, &pl[k], &err), ER_OK);
-        er_stitch_add(&acc, &win[3], wd[3], ht[3], a, NULL, k == 3);
-        er_stitch_add(&acc, &win[4], wd[4], ht[4], b, NULL, k == 4);
-        er_stitch_finish(&acc, NAN, k == 3 ? res3 : res4);
+        er_stitch acc;
+        er_error err = {{0}};
+        ck_assert_int_eq(er_stitch_init(&acc, &m.pl[k], &err), ER_OK);
+        add(&acc, &m, 3, a, NULL, k);
+        add(&acc, &m, 4, b, NULL, k);
+        er_stitch_finish(&acc, NAN, res[k - 3]);
         er_stitch_free(&acc);
     }
     /* Row 10 of both tiles is world row 30; the overlap is x in [15, 25). */
     for (int x = 15; x < 25; x++) {
-        float v = x < 20 ? res3[10 * SS + x] : res4[10 * SS + x - 20];
+        float v = x < 20 ? res[0][10 * SS + x] : res[1][10 * SS + x - 20];
         ck_assert_float_eq_tol(v, (x - 15 + 0.5) / (2.0 * SH), 1e-6);
     }
-    ck_assert_float_eq(res3[10 * SS + 14], 0.0f);
-    ck_assert_float_eq(res4[10 * SS + 5], 1.0f);
+    ck_assert_float_eq(res[0][10 * SS + 14], 0.0f);
+    ck_assert_float_eq(res[1][10 * SS + 5], 1.0f);
     free(a);
     free(b);
 }
@@ -471,24 +478,22 @@ END_TEST
  * tile's value exactly); a cell no output reaches is nodata too. */
 START_TEST(stitch_nodata)
 {
-    er_tile_place pl[SN * SN];
-    er_window win[SN * SN];
-    int wd[SN * SN], ht[SN * SN];
-    stitch_mosaic(pl, win, wd, ht);
-    float *a = halo_output(&win[3], wd[3], ht[3], 2.0f, 1);
-    float *b = halo_output(&win[4], wd[4], ht[4], 4.0f, 1);
-    uint8_t *ma = calloc((size_t)wd[3] * (size_t)ht[3], 1), *mb = calloc((size_t)wd[4] * (size_t)ht[4], 1);
+    mosaic3 m;
+    stitch_mosaic(&m);
+    float *a = halo_output(&m, 3, 2.0f, 1), *b = halo_output(&m, 4, 4.0f, 1), res[SS * SS];
+    uint8_t *ma = calloc((size_t)m.wd[3] * (size_t)m.ht[3], 1);
+    uint8_t *mb = calloc((size_t)m.wd[4] * (size_t)m.ht[4], 1);
     ck_assert(ma && mb);
     /* World cell (18, 30): nodata in tile 3's output; (19, 31): nodata in
-     * tile 4's.  Both lie in tile 3, in the overlap. */
-    ma[(size_t)(30 - win[3].y0) * (size_t)wd[3] + (size_t)(18 - win[3].x0)] = 1;
-    mb[(size_t)(31 - win[4].y0) * (size_t)wd[4] + (size_t)(19 - win[4].x0)] = 1;
+     * tile 4's.  Both lie in tile 3 (at (18, 10) and (19, 11)), in the
+     * overlap. */
+    ma[(size_t)(30 - m.win[3].y0) * (size_t)m.wd[3] + (size_t)(18 - m.win[3].x0)] = 1;
+    mb[(size_t)(31 - m.win[4].y0) * (size_t)m.wd[4] + (size_t)(19 - m.win[4].x0)] = 1;
     er_stitch acc;
     er_error err = {{0}};
-    float res[SS * SS];
-    ck_assert_int_eq(er_stitch_init(&acc, &pl[3], &err), ER_OK);
-    er_stitch_add(&acc, &win[3], wd[3], ht[3], a, ma, 1);
-    er_stitch_add(&acc, &win[4], wd[4], ht[4], b, mb, 0);
+    ck_assert_int_eq(er_stitch_init(&acc, &m.pl[3], &err), ER_OK);
+    add(&acc, &m, 3, a, ma, 3);
+    add(&acc, &m, 4, b, mb, 3);
     ck_assert_int_eq(er_stitch_finish(&acc, -9999.0, res), 1);
     ck_assert_int_eq(acc.nodata[10 * SS + 18], 1);
     ck_assert_float_eq(res[10 * SS + 18], -9999.0f);
@@ -498,8 +503,8 @@ START_TEST(stitch_nodata)
     ck_assert(res[10 * SS + 19] > 2.0f && res[10 * SS + 19] < 4.0f);
     er_stitch_free(&acc);
     /* Only tile 4's output for tile 3: its west part is out of reach. */
-    ck_assert_int_eq(er_stitch_init(&acc, &pl[3], &err), ER_OK);
-    er_stitch_add(&acc, &win[4], wd[4], ht[4], b, NULL, 0);
+    ck_assert_int_eq(er_stitch_init(&acc, &m.pl[3], &err), ER_OK);
+    add(&acc, &m, 4, b, NULL, 3);
     ck_assert_int_eq(er_stitch_finish(&acc, -9999.0, res), 1);
     ck_assert_int_eq(acc.nodata[10 * SS + 14], 1);
     ck_assert_float_eq(res[10 * SS + 14], -9999.0f);
