@@ -1,7 +1,6 @@
 #include "tiles.h"
 
 #include <cJSON.h>
-#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
