@@ -166,6 +166,66 @@ done:
     return rc;
 }
 
+/* Without --layers: every layer the tile's run wrote (its halo outputs
+ * exist), 0 after printing why when there is none. */
+static unsigned halo_layers(const er_settings *s, const er_tile_set *ts, int k)
+{
+    char path[PATH_MAX];
+    unsigned want = 0;
+    for (unsigned b = 0; b < ER_LAYER_COUNT; b++) {
+        struct stat st;
+        er_path_stitched(path, PATH_MAX, s->output_dir, ts->paths[k], er_layer_name(1u << b),
+                         ".halo");
+        if (stat(path, &st) == 0)
+            want |= 1u << b;
+    }
+    if (!want) {
+        er_path_stitched(path, PATH_MAX, s->output_dir, ts->paths[k], "*", ".halo");
+        er_msg_error("stitch: %s: no halo outputs '%s'", ts->paths[k], path);
+    }
+    return want;
+}
+
+/* The --json line of one stitched tile. */
+static void print_json(const char *tile, int status, unsigned written,
+                       char outs[ER_LAYER_COUNT][PATH_MAX], double seconds)
+{
+    cJSON *o = cJSON_CreateObject(), *jo = cJSON_AddObjectToObject(o, "outputs");
+    cJSON_AddStringToObject(o, "input", tile);
+    cJSON_AddStringToObject(o, "status", status == 0 ? "ok" : "error");
+    cJSON_AddNumberToObject(o, "exit", status);
+    for (unsigned b = 0; b < ER_LAYER_COUNT; b++)
+        if (written & (1u << b))
+            cJSON_AddStringToObject(jo, er_layer_name(1u << b), outs[b]);
+    cJSON_AddStringToObject(o, "model", "stitch");
+    cJSON_AddNumberToObject(o, "seconds", seconds);
+    char *text = cJSON_PrintUnformatted(o);
+    if (text)
+        puts(text);
+    fflush(stdout);
+    free(text);
+    cJSON_Delete(o);
+}
+
+/* Stitches every wanted layer of tile k: returns an exit status. */
+static int stitch_tile(const er_settings *s, const er_tile_set *ts, int k, stitch_ref *ref)
+{
+    double t0 = er_msg_now();
+    char outs[ER_LAYER_COUNT][PATH_MAX];
+    unsigned written = 0, want = s->layers_given ? s->layers : halo_layers(s, ts, k);
+    int status = want ? 0 : 2;
+    for (unsigned b = 0; b < ER_LAYER_COUNT && status == 0; b++) {
+        if (!(want & (1u << b)))
+            continue;
+        status = stitch_layer(s, ts, k, er_layer_name(1u << b), ref, outs[b], PATH_MAX);
+        if (status == 0)
+            written |= 1u << b;
+    }
+    if (s->json)
+        print_json(ts->paths[k], status, written, outs, er_msg_now() - t0);
+    return status;
+}
+
 int er_stitch_all(const er_settings *s, const er_tile_set *ts)
 {
     int worst = 0;
@@ -189,51 +249,7 @@ int er_stitch_all(const er_settings *s, const er_tile_set *ts)
         which[count++] = k;
     }
     for (int i = 0; i < count; i++) {
-        int k = which[i];
-        double t0 = er_msg_now();
-        int status = 0;
-        char outs[ER_LAYER_COUNT][PATH_MAX];
-        unsigned written = 0, want = s->layers;
-        if (!s->layers_given) {
-            /* Without --layers: every layer the tile's run wrote. */
-            want = 0;
-            for (unsigned b = 0; b < ER_LAYER_COUNT; b++) {
-                struct stat st;
-                er_path_stitched(outs[b], PATH_MAX, s->output_dir, ts->paths[k],
-                           er_layer_name(1u << b), ".halo");
-                if (stat(outs[b], &st) == 0)
-                    want |= 1u << b;
-            }
-            if (!want) {
-                er_path_stitched(outs[0], PATH_MAX, s->output_dir, ts->paths[k], "*", ".halo");
-                er_msg_error("stitch: %s: no halo outputs '%s'", ts->paths[k], outs[0]);
-                status = 2;
-            }
-        }
-        for (unsigned b = 0; b < ER_LAYER_COUNT && status == 0; b++) {
-            if (!(want & (1u << b)))
-                continue;
-            status = stitch_layer(s, ts, k, er_layer_name(1u << b), &ref, outs[b], PATH_MAX);
-            if (status == 0)
-                written |= 1u << b;
-        }
-        if (s->json) {
-            cJSON *o = cJSON_CreateObject(), *jo = cJSON_AddObjectToObject(o, "outputs");
-            cJSON_AddStringToObject(o, "input", ts->paths[k]);
-            cJSON_AddStringToObject(o, "status", status == 0 ? "ok" : "error");
-            cJSON_AddNumberToObject(o, "exit", status);
-            for (unsigned b = 0; b < ER_LAYER_COUNT; b++)
-                if (written & (1u << b))
-                    cJSON_AddStringToObject(jo, er_layer_name(1u << b), outs[b]);
-            cJSON_AddStringToObject(o, "model", "stitch");
-            cJSON_AddNumberToObject(o, "seconds", er_msg_now() - t0);
-            char *text = cJSON_PrintUnformatted(o);
-            if (text)
-                puts(text);
-            fflush(stdout);
-            free(text);
-            cJSON_Delete(o);
-        }
+        int status = stitch_tile(s, ts, which[i], &ref);
         if (status > worst)
             worst = status;
     }
