@@ -77,7 +77,7 @@ typedef struct er_dctx {
     int mt_max_distance;
 } er_dctx;
 
-/* Per-tile (or per-run) sums; doubles added in a fixed order. */
+/* Per-block (or per-run) sums; doubles added in a fixed order. */
 typedef struct er_dacc {
     double eroded, deposited, left_map, water_left;
     int64_t steps;
@@ -202,8 +202,8 @@ void er_particle_run(const er_dctx *c, double x, double y, er_dacc *acc);
 
 /*
  * The sequential reference: the same droplets as er_droplet_run, run one
- * after another in index order with no tiling (what er_droplet_run does on
- * a map smaller than two tiles).  Same contract as er_droplet_run, except
+ * after another in index order with no blocking (what er_droplet_run does on
+ * a map smaller than two blocks).  Same contract as er_droplet_run, except
  * that droplet.tile_size is not checked.  Single-threaded.
  */
 er_status er_droplet_run_serial(const er_params *p, er_terrain *t, er_layers *layers,

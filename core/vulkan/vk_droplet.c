@@ -1,26 +1,26 @@
 /*
- * Droplet erosion on the Vulkan backend: the tile-coloured batches of
- * DESIGN.md §5 (core/droplet/schedule.c) with one shader invocation per tile
+ * Droplet erosion on the Vulkan backend: the block-coloured batches of
+ * DESIGN.md §5 (core/droplet/blocks.c) with one shader invocation per block
  * (shaders/droplet_lague.comp).
  *
  * The host does what is cheap and must match the CPU path exactly: the
  * recipe checks, the height unit and constants (er_droplet_prepare), the
  * start of every droplet from the counter RNG (er_droplet_start,
  * er_lague_begin), the grid offset of every batch and the bucketing of its
- * droplets by tile (er_tiling_init, er_tiling_bucket), and the budget.  It
- * uploads starts and per-tile jobs for a chunk of batches at a time; the
+ * droplets by block (er_blocking_init, er_blocking_bucket), and the budget.  It
+ * uploads starts and per-block jobs for a chunk of batches at a time; the
  * terrain, flow and deposit layers stay on the device for the whole run and
  * are read back once at the end (also after a cancel; after any other
  * failure the terrain is left as it was).  Per batch the four colours run
  * one after another, barriers between them; within one colour one
- * invocation runs one tile's droplets in index order, so no two
+ * invocation runs one block's droplets in index order, so no two
  * invocations touch a common cell and the result is the same on every run
  * on one device.  On CPU devices a colour takes several dispatches
  * ("passes", see droplet_lague.comp); a pass ends between two droplet
  * steps, so the split changes nothing.
  *
- * Per-tile sums (eroded, deposited, left the map) come back per chunk and
- * are added in double in (batch, tile) order, like the CPU's.
+ * Per-block sums (eroded, deposited, left the map) come back per chunk and
+ * are added in double in (batch, block) order, like the CPU's.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -28,7 +28,7 @@
 #include <string.h>
 
 #include "../droplet/droplet_impl.h"
-#include "../droplet/schedule.h"
+#include "../droplet/blocks.h"
 #include "droplet_lague.spv.h"
 #include "droplet_mt.spv.h"
 #include "vk.h"
@@ -58,7 +58,7 @@ typedef struct vkd_job {
     uint32_t first, count, slot, pad;
 } vkd_job;
 
-typedef struct vkd_tile {
+typedef struct vkd_block {
     float eroded, eroded_c, deposited, deposited_c;
     float left_map, left_map_c, water_left, water_left_c;
     uint32_t steps_lo, steps_hi, next, live;
@@ -66,7 +66,7 @@ typedef struct vkd_tile {
     float lx, ly, lx0, ly0;
     float dx, dy, speed, water;
     float sed, pad1, pad2, pad3;
-} vkd_tile;
+} vkd_block;
 
 typedef struct vkd_push {
     int32_t width, height, lifetime, radius;
@@ -90,7 +90,7 @@ _Static_assert(sizeof(vkd_push_mt) == sizeof(vkd_push), "push constant blocks di
 
 enum { F_FLOW = 1, F_DEP = 2, F_WALL = 4 };
 
-enum { B_HEIGHT, B_FLOW, B_DEP, B_MASK, B_BRUSH, B_START, B_JOB, B_TILE, B_COUNT };
+enum { B_HEIGHT, B_FLOW, B_DEP, B_MASK, B_BRUSH, B_START, B_JOB, B_BLOCK, B_COUNT };
 
 /* Everything one run owns on the device. */
 typedef struct vkd_run {
@@ -110,7 +110,7 @@ static void run_free(vkd_run *R)
     er_vk_buffer_free(R->vk, &R->staging);
 }
 
-/* Device writes visible to the host after the fence (per-tile sums, the
+/* Device writes visible to the host after the fence (per-block sums, the
  * read-back). */
 static void host_barrier(er_vk_ctx *vk)
 {
@@ -169,14 +169,14 @@ typedef struct chunk {
     int nbatch;               /* batches in it */
     int njob[CHUNK_BATCHES][4]; /* jobs per (batch, colour) dispatch */
     int job0[CHUNK_BATCHES][4]; /* their first job */
-    int most[CHUNK_BATCHES][4]; /* droplets of the busiest tile of each */
-    int ntiles[CHUNK_BATCHES];  /* tiles of each batch (acc slots used) */
+    int most[CHUNK_BATCHES][4]; /* droplets of the busiest block of each */
+    int nblocks[CHUNK_BATCHES]; /* blocks of each batch (acc slots used) */
 } chunk;
 
 /* Host buffers for drawing one batch's starts and bucketing them. */
 typedef struct batch_scratch {
     double *sx, *sy;
-    int *ok, *tile_of, *order, *start, *colour_tiles;
+    int *ok, *block_of, *order, *start, *colour_blocks;
 } batch_scratch;
 
 static void scratch_free(batch_scratch *s)
@@ -184,37 +184,37 @@ static void scratch_free(batch_scratch *s)
     free(s->sx);
     free(s->sy);
     free(s->ok);
-    free(s->tile_of);
+    free(s->block_of);
     free(s->order);
     free(s->start);
-    free(s->colour_tiles);
+    free(s->colour_blocks);
 }
 
-/* Draws the starts of droplets lo .. lo+n-1 (batch b), buckets them by tile
- * and appends their start records and per-tile jobs to the chunk buffers
+/* Draws the starts of droplets lo .. lo+n-1 (batch b), buckets them by block
+ * and appends their start records and per-block jobs to the chunk buffers
  * (at *nstart and *njob; acc slots from slot0). */
 static void prepare_batch(const er_droplet_setup *s, uint64_t seed, int size, int64_t b,
                           int64_t lo, int n, batch_scratch *bs, vkd_start *starts,
                           uint32_t *nstart, vkd_job *jobs, uint32_t *njob, uint32_t slot0,
-                          int job0[4], int count[4], int most[4], int *ntiles)
+                          int job0[4], int count[4], int most[4], int *nblocks)
 {
     const er_dctx *c = &s->ctx;
-    er_tiling tl;
-    er_tiling_init(&tl, c->width, c->height, size, seed, (uint64_t)b);
+    er_blocking tl;
+    er_blocking_init(&tl, c->width, c->height, size, seed, (uint64_t)b);
     for (int i = 0; i < n; i++) {
         bs->ok[i] = er_droplet_start(c, seed, lo + i, &bs->sx[i], &bs->sy[i]);
-        bs->tile_of[i] = bs->ok[i] ? er_tiling_tile(&tl, (int)bs->sx[i], (int)bs->sy[i]) : 0;
+        bs->block_of[i] = bs->ok[i] ? er_blocking_block(&tl, (int)bs->sx[i], (int)bs->sy[i]) : 0;
     }
     int colour_start[5];
-    er_tiling_bucket(&tl, n, bs->tile_of, bs->start, bs->order, bs->colour_tiles, colour_start);
-    *ntiles = er_tiling_count(&tl);
+    er_blocking_bucket(&tl, n, bs->block_of, bs->start, bs->order, bs->colour_blocks, colour_start);
+    *nblocks = er_blocking_count(&tl);
     for (int col = 0; col < 4; col++) {
         job0[col] = (int)*njob;
         most[col] = 0;
         for (int k = colour_start[col]; k < colour_start[col + 1]; k++) {
-            int tile = bs->colour_tiles[k];
+            int block = bs->colour_blocks[k];
             uint32_t first = *nstart;
-            for (int j = bs->start[tile]; j < bs->start[tile + 1]; j++) {
+            for (int j = bs->start[block]; j < bs->start[block + 1]; j++) {
                 int i = bs->order[j];
                 if (!bs->ok[i])
                     continue;
@@ -232,7 +232,7 @@ static void prepare_batch(const er_droplet_setup *s, uint64_t seed, int size, in
             }
             if (*nstart > first) {
                 uint32_t m = *nstart - first;
-                jobs[(*njob)++] = (vkd_job){first, m, slot0 + (uint32_t)tile, 0};
+                jobs[(*njob)++] = (vkd_job){first, m, slot0 + (uint32_t)block, 0};
                 most[col] = (int)m > most[col] ? (int)m : most[col];
             }
         }
@@ -240,7 +240,7 @@ static void prepare_batch(const er_droplet_setup *s, uint64_t seed, int size, in
     }
 }
 
-static void acc_add_tile(er_dacc *sum, const vkd_tile *a)
+static void acc_add_block(er_dacc *sum, const vkd_block *a)
 {
     sum->eroded += (double)a->eroded - (double)a->eroded_c;
     sum->deposited += (double)a->deposited - (double)a->deposited_c;
@@ -250,33 +250,33 @@ static void acc_add_tile(er_dacc *sum, const vkd_tile *a)
 }
 
 /* Runs every batch: chunks of batches prepared on the host, run on the
- * device, their per-tile sums added in order. */
+ * device, their per-block sums added in order. */
 static er_status run_batches(vkd_run *R, const er_params *p, const er_droplet_setup *s,
-                             int size, int64_t batch, int64_t max_tiles, uint32_t chunk_batches,
+                             int size, int64_t batch, int64_t max_blocks, uint32_t chunk_batches,
                              const vkd_push *base, uint64_t calls_per_droplet,
                              const er_run_ctl *ctl, er_dacc *sum, er_error *err)
 {
     batch_scratch bs;
     memset(&bs, 0, sizeof bs);
-    size_t nb = (size_t)batch, mt = (size_t)max_tiles;
+    size_t nb = (size_t)batch, mt = (size_t)max_blocks;
     bs.sx = malloc(nb * sizeof *bs.sx);
     bs.sy = malloc(nb * sizeof *bs.sy);
     bs.ok = malloc(nb * sizeof *bs.ok);
-    bs.tile_of = malloc(nb * sizeof *bs.tile_of);
+    bs.block_of = malloc(nb * sizeof *bs.block_of);
     bs.order = malloc(nb * sizeof *bs.order);
     bs.start = malloc((mt + 1) * sizeof *bs.start);
-    bs.colour_tiles = malloc(mt * sizeof *bs.colour_tiles);
+    bs.colour_blocks = malloc(mt * sizeof *bs.colour_blocks);
     chunk *ch = malloc(sizeof *ch);
     er_status st = ER_OK;
-    if (!bs.sx || !bs.sy || !bs.ok || !bs.tile_of || !bs.order || !bs.start ||
-        !bs.colour_tiles || !ch) {
+    if (!bs.sx || !bs.sy || !bs.ok || !bs.block_of || !bs.order || !bs.start ||
+        !bs.colour_blocks || !ch) {
         st = er_fail(err, ER_ENOMEM, "droplet: out of memory for a batch of %zu droplets", nb);
         goto done;
     }
 
     vkd_start *starts = R->b[B_START].map;
     vkd_job *jobs = R->b[B_JOB].map;
-    vkd_tile *accs = R->b[B_TILE].map;
+    vkd_block *accs = R->b[B_BLOCK].map;
     er_vk_ctx *vk = R->vk;
     int64_t b = 0;
     for (int64_t lo = 0; lo < s->count;) {
@@ -287,7 +287,7 @@ static er_status run_batches(vkd_run *R, const er_params *p, const er_droplet_se
             int k = ch->nbatch;
             prepare_batch(s, p->seed, size, b, lo, n, &bs, starts, &nstart, jobs, &njob,
                           (uint32_t)((size_t)k * mt), ch->job0[k], ch->njob[k], ch->most[k],
-                          &ch->ntiles[k]);
+                          &ch->nblocks[k]);
             lo += n;
             b++;
             ch->nbatch++;
@@ -303,7 +303,7 @@ static er_status run_batches(vkd_run *R, const er_params *p, const er_droplet_se
             for (int col = 0; col < 4; col++) {
                 if (ch->njob[k][col] == 0)
                     continue;
-                /* Enough passes for the busiest tile: each droplet takes at
+                /* Enough passes for the busiest block: each droplet takes at
                  * most calls_per_droplet calls of the step. */
                 uint64_t calls = (uint64_t)ch->most[k][col] * calls_per_droplet;
                 uint64_t passes = (calls + base->steps_per_pass - 1) / base->steps_per_pass;
@@ -318,14 +318,14 @@ static er_status run_batches(vkd_run *R, const er_params *p, const er_droplet_se
                         er_vk_cmd_barrier(vk);
                     }
             }
-        /* The per-tile sums are read on the host after the fence. */
+        /* The per-block sums are read on the host after the fence. */
         host_barrier(vk);
         st = er_vk_cmd_submit(vk, err);
         if (st)
             goto done;
         for (int k = 0; k < ch->nbatch; k++)
-            for (int t = 0; t < ch->ntiles[k]; t++)
-                acc_add_tile(sum, &accs[(size_t)k * mt + (size_t)t]);
+            for (int t = 0; t < ch->nblocks[k]; t++)
+                acc_add_block(sum, &accs[(size_t)k * mt + (size_t)t]);
         if (ctl && ctl->progress && ctl->progress(ctl->user, (double)lo / (double)s->count)) {
             st = er_fail(err, ER_ECANCELED, "droplet: interrupted");
             goto done;
@@ -339,9 +339,9 @@ done:
 
 /* Sizes of one run's buffers, worked out before anything is created. */
 typedef struct vkd_plan {
-    int64_t size;             /* [cells] tile side */
+    int64_t size;             /* [cells] block side */
     int64_t batch;            /* droplets per batch */
-    int64_t max_tiles;        /* tiles per batch at most */
+    int64_t max_blocks;       /* blocks per batch at most */
     uint32_t chunk_batches;   /* batches per submission */
     size_t mask_words;        /* 32-bit words of the packed mask (1 without walls) */
     VkDeviceSize sizes[B_COUNT + 1]; /* bytes of each buffer, then the staging buffer */
@@ -355,14 +355,14 @@ static er_status plan_run(er_vk_ctx *vk, const er_droplet_setup *s, int64_t size
     size_t cells = s->cells, bytes = cells * sizeof(float);
     memset(pl, 0, sizeof *pl);
     pl->size = size;
-    pl->max_tiles = er_tiling_is_single(c->width, c->height, (int)size)
+    pl->max_blocks = er_blocking_is_single(c->width, c->height, (int)size)
                         ? 1
-                        : er_tiling_max_tiles(c->width, c->height, (int)size);
+                         : er_blocking_max_blocks(c->width, c->height, (int)size);
     pl->batch = batch > s->count ? s->count : batch;
     if (pl->batch < 1)
         pl->batch = 1;
-    if (pl->max_tiles > INT_MAX / 2 || pl->batch > INT_MAX / 2 || cells > UINT32_MAX)
-        return er_fail(err, ER_ENOMEM, "droplet: too many tiles or droplets per batch");
+    if (pl->max_blocks > INT_MAX / 2 || pl->batch > INT_MAX / 2 || cells > UINT32_MAX)
+        return er_fail(err, ER_ENOMEM, "droplet: too many blocks or droplets per batch");
     /* Batches per submission: CHUNK_DROPLETS droplets, at least one batch;
      * a single batch when that is what fits the device. */
     const VkDeviceSize range = vk->props.limits.maxStorageBufferRange;
@@ -371,10 +371,10 @@ static er_status plan_run(er_vk_ctx *vk, const er_droplet_setup *s, int64_t size
     if (vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU)
         pl->chunk_batches = 1;
     if ((VkDeviceSize)pl->chunk_batches * (VkDeviceSize)pl->batch * sizeof(vkd_start) > range ||
-        (VkDeviceSize)pl->chunk_batches * (VkDeviceSize)pl->max_tiles * sizeof(vkd_tile) > range)
+        (VkDeviceSize)pl->chunk_batches * (VkDeviceSize)pl->max_blocks * sizeof(vkd_block) > range)
         pl->chunk_batches = 1;
     size_t n_start = (size_t)pl->chunk_batches * (size_t)pl->batch;
-    size_t n_job = (size_t)pl->chunk_batches * (size_t)pl->max_tiles;
+    size_t n_job = (size_t)pl->chunk_batches * (size_t)pl->max_blocks;
     size_t side = (size_t)c->brush_side;
     pl->mask_words = c->wall ? (cells + 3) / 4 : 1;
     /* Unwanted layers and an absent mask get a one-word buffer. */
@@ -385,7 +385,7 @@ static er_status plan_run(er_vk_ctx *vk, const er_droplet_setup *s, int64_t size
     pl->sizes[B_BRUSH] = side > 0 ? side * side * sizeof(float) : 4;
     pl->sizes[B_START] = n_start * sizeof(vkd_start);
     pl->sizes[B_JOB] = n_job * sizeof(vkd_job);
-    pl->sizes[B_TILE] = n_job * sizeof(vkd_tile);
+    pl->sizes[B_BLOCK] = n_job * sizeof(vkd_block);
     /* Staging carries the layers, the mask and the brush: the largest
      * (the brush on maps of fewer than side^2 cells, issue #12). */
     pl->sizes[B_COUNT] = bytes;
@@ -405,7 +405,7 @@ er_status er_vk_droplet_check(er_vk_ctx *vk, const er_plan *plan, const er_terra
     vkd_plan pl;
     er_status st = er_droplet_prepare(plan, &tt, NULL, &s, err);
     if (!st && s.count > 0)
-        st = plan_run(vk, &s, plan->tile_side, plan->batch, &pl, err);
+        st = plan_run(vk, &s, plan->block_side, plan->batch, &pl, err);
     er_droplet_setup_free(&s);
     return st;
 }
@@ -433,7 +433,7 @@ er_status er_vk_droplet_run_passes(er_vk_ctx *vk, const er_plan *plan, er_terrai
         goto fail;
     if (s.count == 0)
         goto finish;
-    st = plan_run(vk, &s, plan->tile_side, plan->batch, &pl, err);
+    st = plan_run(vk, &s, plan->block_side, plan->batch, &pl, err);
     if (st)
         goto fail;
     const er_dctx *c = &s.ctx;
@@ -460,8 +460,8 @@ er_status er_vk_droplet_run_passes(er_vk_ctx *vk, const er_plan *plan, er_terrai
         }
     }
     static const char *const names[B_COUNT] = {"height", "flow", "deposit", "wall mask",
-                                               "brush", "droplet starts", "tile jobs",
-                                               "tile states"};
+                                               "brush", "droplet starts", "block jobs",
+                                               "block states"};
     R.vk = vk;
     for (int i = 0; i < B_COUNT; i++) {
         st = er_vk_buffer_new(vk, pl.sizes[i], i >= B_START ? ER_VK_HOST : ER_VK_DEVICE, &R.b[i],
@@ -539,7 +539,7 @@ er_status er_vk_droplet_run_passes(er_vk_ctx *vk, const er_plan *plan, er_terrai
     }
     /* On failure the device's copy is not read back: the terrain is left
      * as it was. */
-    er_status run_st = run_batches(&R, p, &s, (int)plan->tile_side, pl.batch, pl.max_tiles,
+    er_status run_st = run_batches(&R, p, &s, (int)plan->block_side, pl.batch, pl.max_blocks,
                                    pl.chunk_batches, &base, calls, ctl, &sum, err);
     if (run_st && run_st != ER_ECANCELED) {
         st = run_st;

@@ -10,7 +10,7 @@
 #include "../backend.h"
 
 /*
- * er_vk_droplet_run with a chosen number of droplet steps per tile and
+ * er_vk_droplet_run with a chosen number of droplet steps per block and
  * dispatch (0 = automatic: unlimited on GPUs, lavapipe's loop budget on
  * CPU devices).  The result does not depend on it; the tests check that.
  */

@@ -2,7 +2,7 @@
  * Droplet erosion on the Vulkan backend (core/vulkan/vk_droplet.c,
  * shaders/droplet_lague.comp) against the CPU path: statistical agreement
  * (the device's sqrt and division may round differently), bit-identical
- * repeats, results independent of how a tile's work is split into passes,
+ * repeats, results independent of how a block's work is split into passes,
  * walls, the material balance, the mass-transfer variant, and no
  * validation-layer message.  Skips with
  * a message when built without Vulkan or when there is no Vulkan device.
@@ -187,7 +187,7 @@ static size_t differing(const float *a, const float *b, size_t n)
     return k;
 }
 
-/* Eroded = deposited + left the map, to the float rounding of the per-tile
+/* Eroded = deposited + left the map, to the float rounding of the per-block
  * sums (Kahan-compensated, so a few float ulps of the total). */
 static void assert_balance(const er_budget *b)
 {
@@ -254,7 +254,7 @@ START_TEST(walls_agree_and_stay)
 END_TEST
 
 /* Two runs on one device give the same bytes, and so does a run whose
- * tiles are split into passes of 7 steps (a droplet is cut in the middle
+ * blocks are split into passes of 7 steps (a droplet is cut in the middle
  * of its flight between dispatches). */
 START_TEST(repeat_and_passes_identical)
 {
@@ -284,9 +284,9 @@ START_TEST(repeat_and_passes_identical)
 }
 END_TEST
 
-/* A map smaller than two tiles runs as one tile in index order; zero
+/* A map smaller than two blocks runs as one block in index order; zero
  * droplets give back the input exactly. */
-START_TEST(single_tile_and_zero)
+START_TEST(single_block_and_zero)
 {
     const char *why = NULL;
     er_vk_ctx *vk = open_device(0, &why);
@@ -311,13 +311,13 @@ START_TEST(single_tile_and_zero)
 }
 END_TEST
 
-/* One tile holding every droplet (tile_size the map's side), so on CPU
- * devices a tile's work spans many passes, for brush radii 1, 2 and 6:
+/* One block holding every droplet (tile_size the map's side), so on CPU
+ * devices a block's work spans many passes, for brush radii 1, 2 and 6:
  * volumes and steps as on the CPU, the balance closed (a pass cut short
  * by lavapipe's loop budget would drop droplets and their sediment). */
 static const int radii[] = {1, 2, 6};
 
-START_TEST(radii_single_tile)
+START_TEST(radii_single_block)
 {
     const char *why = NULL;
     er_vk_ctx *vk = open_device(0, &why);
@@ -514,8 +514,8 @@ Suite *vulkan_droplet_suite(void)
     tcase_add_test(tc, agrees_with_cpu);
     tcase_add_test(tc, walls_agree_and_stay);
     tcase_add_test(tc, repeat_and_passes_identical);
-    tcase_add_test(tc, single_tile_and_zero);
-    tcase_add_loop_test(tc, radii_single_tile, 0, (int)(sizeof radii / sizeof radii[0]));
+    tcase_add_test(tc, single_block_and_zero);
+    tcase_add_loop_test(tc, radii_single_block, 0, (int)(sizeof radii / sizeof radii[0]));
     tcase_add_test(tc, mass_transfer_agrees);
     tcase_add_loop_test(tc, dense_bounded, 0, (int)(sizeof dense / sizeof dense[0]));
     tcase_add_test(tc, cancel);
