@@ -739,33 +739,41 @@ static int64_t droplets_done(const run_state *s, int64_t batch, int64_t b)
 /* The run state after b batches (see core/model.h).  Batch b always holds
  * droplets b * batch .. and uses the grid offsets of key b, whatever the
  * thread count, so the batch index is the whole position. */
+void er_droplet_state(const er_params *p, const run_state *s, int64_t batch, int64_t b,
+                      const er_dacc *sum, er_run_state *v)
+{
+    memset(v, 0, sizeof *v);
+    v->model = ER_MODEL_DROPLET;
+    v->width = s->ctx.width;
+    v->height = s->ctx.height;
+    v->boundary = b;
+    v->boundaries = batch_count(s, batch);
+    v->done = droplets_done(s, batch, b);
+    v->total = s->count;
+    v->budget.material_before = s->before;
+    v->budget.eroded = sum->eroded;
+    v->budget.deposited = sum->deposited;
+    v->budget.left_map = sum->left_map;
+    v->budget.water_left = sum->water_left;
+    v->budget.substeps = sum->steps;
+    v->budget.work_done = v->done;
+    v->budget.water_added = (double)v->done * water_per_droplet(&p->droplet);
+    v->n_arrays = 3;
+    v->array[ER_STATE_DROP_HEIGHT] = s->ctx.height_m;
+    v->array[ER_STATE_DROP_FLOW] = s->ctx.flow;
+    v->array[ER_STATE_DROP_DEPOSIT] = s->ctx.deposit;
+}
+
+/* Hands the state after b batches to hk, when it wants it; non-zero: the
+ * hook asked to stop. */
 static int at_boundary(const er_params *p, const run_state *s, int64_t batch, int64_t b,
                        const er_run_hooks *hk, const er_dacc *sum)
 {
-    if (!hk || !hk->boundary)
+    if (!er_hooks_want(hk, b, batch_count(s, batch)))
         return 0;
     er_run_state v;
-    memset(&v, 0, sizeof v);
-    v.model = ER_MODEL_DROPLET;
-    v.width = s->ctx.width;
-    v.height = s->ctx.height;
-    v.boundary = b;
-    v.boundaries = batch_count(s, batch);
-    v.done = droplets_done(s, batch, b);
-    v.total = s->count;
-    v.budget.material_before = s->before;
-    v.budget.eroded = sum->eroded;
-    v.budget.deposited = sum->deposited;
-    v.budget.left_map = sum->left_map;
-    v.budget.water_left = sum->water_left;
-    v.budget.substeps = sum->steps;
-    v.budget.work_done = v.done;
-    v.budget.water_added = (double)v.done * water_per_droplet(&p->droplet);
-    v.n_arrays = 3;
-    v.array[ER_STATE_DROP_HEIGHT] = s->ctx.height_m;
-    v.array[ER_STATE_DROP_FLOW] = s->ctx.flow;
-    v.array[ER_STATE_DROP_DEPOSIT] = s->ctx.deposit;
-    return er_hooks_want(hk, v.boundary, v.boundaries) ? hk->boundary(hk->user, &v) : 0;
+    er_droplet_state(p, s, batch, b, sum, &v);
+    return hk->boundary(hk->user, &v);
 }
 
 /* Replaces the fresh state (set up from the run's input terrain, which
@@ -817,8 +825,7 @@ static er_status run_sequential(const er_params *p, const run_state *s, int64_t 
     return ER_OK;
 }
 
-/* Restores hk->resume if given and makes the start boundary call. */
-static er_status run_begin(const er_plan *plan, const run_state *s, const er_run_hooks *hk,
+er_status er_droplet_begin(const er_plan *plan, const run_state *s, const er_run_hooks *hk,
                            er_dacc *sum, int64_t *b0, er_error *err)
 {
     er_status st;
@@ -828,9 +835,7 @@ static er_status run_begin(const er_plan *plan, const run_state *s, const er_run
     return at_boundary(&plan->p, s, plan->batch, *b0, hk, sum) ? ER_ECANCELED : ER_OK;
 }
 
-/* The end of a run that got as far as status st: fills *budget (may be
- * NULL) and, when the run completed, applies the run guard. */
-static er_status run_end(const er_params *p, const run_state *s, const er_terrain *t,
+er_status er_droplet_end(const er_params *p, const run_state *s, const er_terrain *t,
                          const er_dacc *sum, er_status st, er_budget *budget, er_error *err)
 {
     er_budget b;
@@ -859,12 +864,12 @@ er_status er_droplet_run_serial(const er_params *p, er_terrain *t, er_layers *la
     }
     er_dacc sum = {0};
     int64_t b0 = 0;
-    st = run_begin(&plan, &s, NULL, &sum, &b0, err);
+    st = er_droplet_begin(&plan, &s, NULL, &sum, &b0, err);
     if (st == ER_OK)
         st = run_sequential(p, &s, plan.batch, b0, ctl, NULL, &sum);
     if (st == ER_ECANCELED)
         er_fail(err, st, "droplet: interrupted");
-    st = run_end(p, &s, t, &sum, st, budget, err);
+    st = er_droplet_end(p, &s, t, &sum, st, budget, err);
     run_state_free(&s);
     return st;
 }
@@ -977,55 +982,37 @@ static void run_colour(const er_dctx *c, const batch_view *bv, size_t *trails, i
  * same for any thread count too.
  */
 static er_status run_blocked(const er_params *p, run_state *s, int size, int64_t batch, int64_t b0,
-                           const er_run_ctl *ctl, const er_run_hooks *hk, er_dacc *sum,
-                           er_error *err)
+                             const er_run_ctl *ctl, const er_run_hooks *hk, er_dacc *sum,
+                             er_error *err)
 {
     const er_dctx *c = &s->ctx;
     const int64_t full_batch = batch; /* the boundary numbering's batch */
-    int64_t max_blocks = er_blocking_max_blocks(c->world_w, c->world_h, size);
     if (batch > s->count)
         batch = s->count;
-    if (max_blocks > INT_MAX / 2 || batch > INT_MAX / 2)
-        return er_fail(err, ER_ENOMEM, "droplet: too many blocks or droplets per batch");
-    int nb = (int)batch, mt = (int)max_blocks;
-    double *sx = malloc((size_t)nb * sizeof *sx), *sy = malloc((size_t)nb * sizeof *sy);
-    int *ok = malloc((size_t)nb * sizeof *ok), *block_of = malloc((size_t)nb * sizeof *block_of);
-    int *order = malloc((size_t)nb * sizeof *order);
-    int *start = malloc(((size_t)mt + 1) * sizeof *start);
-    int *colour_blocks = malloc((size_t)mt * sizeof *colour_blocks);
-    er_dacc *bacc = malloc((size_t)mt * sizeof *bacc);
+    er_droplet_batch bt;
+    er_status st = er_droplet_batch_new(&bt, c, size, batch, err);
+    if (st)
+        return st;
+    er_dacc *bacc = malloc((size_t)bt.max_blocks * sizeof *bacc);
     /* Per-thread lane scratch, allocated before any parallel region. */
     size_t nthreads = (size_t)er_thread_count();
     size_t *trails = malloc(nthreads * LANES * (size_t)(c->lifetime > 0 ? c->lifetime : 1) *
                             sizeof *trails);
-    er_status st = ER_OK;
-    if (!sx || !sy || !ok || !block_of || !order || !start || !colour_blocks || !bacc || !trails) {
-        st = er_fail(err, ER_ENOMEM, "droplet: out of memory for a batch of %d droplets", nb);
+    if (!bacc || !trails) {
+        st = er_fail(err, ER_ENOMEM, "droplet: out of memory for a batch of %lld droplets",
+                     (long long)batch);
         goto done;
     }
 
     for (int64_t lo = b0 * batch, b = b0; lo < s->count; lo += batch, b++) {
         int n = (int)(s->count - lo > batch ? batch : s->count - lo);
-        er_blocking tl;
-        /* The grid lies on the world, so a window sees the world's blocks,
-         * colours and order. */
-        er_blocking_init(&tl, c->world_w, c->world_h, size, p->seed, (uint64_t)b);
-
-        ER_OMP_FOR()
-        for (int i = 0; i < n; i++) {
-            ok[i] = droplet_start(c, p->seed, lo + i, &sx[i], &sy[i]);
-            /* A droplet with no valid start runs nowhere; any block will do. */
-            block_of[i] =
-                ok[i] ? er_blocking_block(&tl, (int)sx[i] + c->wx0, (int)sy[i] + c->wy0) : 0;
-        }
-        int colour_start[5];
-        er_blocking_bucket(&tl, n, block_of, start, order, colour_blocks, colour_start);
-        int nt = er_blocking_count(&tl);
+        er_droplet_batch_draw(c, p->seed, size, b, lo, n, &bt);
+        int nt = er_blocking_count(&bt.bl);
         memset(bacc, 0, (size_t)nt * sizeof *bacc);
 
-        batch_view bv = {sx, sy, ok, order, start, colour_blocks, bacc};
+        batch_view bv = {bt.sx, bt.sy, bt.ok, bt.order, bt.start, bt.colour_blocks, bacc};
         for (int col = 0; col < 4; col++)
-            run_colour(c, &bv, trails, colour_start[col], colour_start[col + 1]);
+            run_colour(c, &bv, trails, bt.colour_start[col], bt.colour_start[col + 1]);
         for (int k = 0; k < nt; k++)
             acc_add(sum, &bacc[k]);
         if (ctl && ctl->progress &&
@@ -1039,16 +1026,72 @@ static er_status run_blocked(const er_params *p, run_state *s, int size, int64_t
         }
     }
 done:
-    free(sx);
-    free(sy);
-    free(ok);
-    free(block_of);
-    free(order);
-    free(start);
-    free(colour_blocks);
+    er_droplet_batch_free(&bt);
     free(bacc);
     free(trails);
     return st;
+}
+
+int64_t er_droplet_max_blocks(const er_dctx *c, int size)
+{
+    return er_blocking_is_single(c->world_w, c->world_h, size)
+               ? 1
+               : er_blocking_max_blocks(c->world_w, c->world_h, size);
+}
+
+er_status er_droplet_batch_new(er_droplet_batch *bt, const er_dctx *c, int size, int64_t batch,
+                               er_error *err)
+{
+    memset(bt, 0, sizeof *bt);
+    int64_t mb = er_droplet_max_blocks(c, size);
+    if (mb > INT_MAX / 2 || batch > INT_MAX / 2)
+        return er_fail(err, ER_ENOMEM, "droplet: too many blocks or droplets per batch");
+    size_t nb = (size_t)(batch > 0 ? batch : 1), mt = (size_t)mb;
+    bt->max_blocks = (int)mb;
+    bt->sx = malloc(nb * sizeof *bt->sx);
+    bt->sy = malloc(nb * sizeof *bt->sy);
+    bt->ok = malloc(nb * sizeof *bt->ok);
+    bt->block_of = malloc(nb * sizeof *bt->block_of);
+    bt->order = malloc(nb * sizeof *bt->order);
+    bt->start = malloc((mt + 1) * sizeof *bt->start);
+    bt->colour_blocks = malloc(mt * sizeof *bt->colour_blocks);
+    if (!bt->sx || !bt->sy || !bt->ok || !bt->block_of || !bt->order || !bt->start ||
+        !bt->colour_blocks) {
+        er_droplet_batch_free(bt);
+        return er_fail(err, ER_ENOMEM, "droplet: out of memory for a batch of %zu droplets", nb);
+    }
+    return ER_OK;
+}
+
+void er_droplet_batch_free(er_droplet_batch *bt)
+{
+    free(bt->sx);
+    free(bt->sy);
+    free(bt->ok);
+    free(bt->block_of);
+    free(bt->order);
+    free(bt->start);
+    free(bt->colour_blocks);
+    memset(bt, 0, sizeof *bt);
+}
+
+void er_droplet_batch_draw(const er_dctx *c, uint64_t seed, int size, int64_t b, int64_t lo,
+                           int n, er_droplet_batch *bt)
+{
+    /* The grid lies on the world, so a window sees the world's blocks,
+     * colours and order. */
+    er_blocking_init(&bt->bl, c->world_w, c->world_h, size, seed, (uint64_t)b);
+    bt->n = n;
+    ER_OMP_FOR()
+    for (int i = 0; i < n; i++) {
+        bt->ok[i] = droplet_start(c, seed, lo + i, &bt->sx[i], &bt->sy[i]);
+        /* A droplet with no valid start runs nowhere; any block will do. */
+        bt->block_of[i] = bt->ok[i] ? er_blocking_block(&bt->bl, (int)bt->sx[i] + c->wx0,
+                                                        (int)bt->sy[i] + c->wy0)
+                                    : 0;
+    }
+    er_blocking_bucket(&bt->bl, n, bt->block_of, bt->start, bt->order, bt->colour_blocks,
+                       bt->colour_start);
 }
 
 er_status er_droplet_plan(er_plan *plan, const er_terrain *t, er_error *err)
@@ -1096,7 +1139,7 @@ er_status er_droplet_run_plan(const er_plan *plan, er_terrain *t, const er_run_o
     er_dacc sum = {0};
     const int ww = s.ctx.world_w, wh = s.ctx.world_h;
     int64_t batch = plan->batch, b0 = 0;
-    st = run_begin(plan, &s, hooks, &sum, &b0, err);
+    st = er_droplet_begin(plan, &s, hooks, &sum, &b0, err);
     if (st == ER_OK && s.count > 0) {
         if (er_blocking_is_single(ww, wh, (int)size))
             st = run_sequential(p, &s, batch, b0, ctl, hooks, &sum);
@@ -1105,7 +1148,7 @@ er_status er_droplet_run_plan(const er_plan *plan, er_terrain *t, const er_run_o
     }
     if (st == ER_ECANCELED)
         er_fail(err, st, "droplet: interrupted");
-    st = run_end(p, &s, t, &sum, st, o->budget, err);
+    st = er_droplet_end(p, &s, t, &sum, st, o->budget, err);
     run_state_free(&s);
     return st;
 }
@@ -1199,19 +1242,4 @@ void er_droplet_setup_free(er_droplet_setup *s)
         return;
     run_state_free(s);
     memset(s, 0, sizeof *s);
-}
-
-int er_droplet_start(const er_dctx *c, uint64_t seed, int64_t id, double *x, double *y)
-{
-    return droplet_start(c, seed, id, x, y);
-}
-
-void er_droplet_finish(const er_params *p, const er_droplet_setup *s, const er_terrain *t,
-                       const er_dacc *sum, er_budget *budget)
-{
-    fill_budget(s, t, sum, budget);
-    if (budget) {
-        budget->work_done = s->count;
-        budget->water_added = (double)s->count * water_per_droplet(&p->droplet);
-    }
 }

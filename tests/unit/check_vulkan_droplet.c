@@ -3,8 +3,8 @@
  * shaders/droplet_lague.comp) against the CPU path: statistical agreement
  * (the device's sqrt and division may round differently), bit-identical
  * repeats, results independent of how a block's work is split into passes,
- * walls, the material balance, the mass-transfer variant, and no
- * validation-layer message.  Skips with
+ * walls, the material balance, the mass-transfer variant, windows (tile
+ * sets), run hooks and resume, and no validation-layer message.  Skips with
  * a message when built without Vulkan or when there is no Vulkan device.
  */
 #include <check.h>
@@ -18,6 +18,7 @@
 #include "../../core/droplet/droplet_impl.h"
 #include "../../core/rng.h"
 #ifdef ER_HAVE_VULKAN
+#include "../../core/vulkan/vk.h"
 #include "../../core/vulkan/vk_droplet.h"
 #endif
 #include "test_util.h"
@@ -450,6 +451,260 @@ START_TEST(dense_bounded)
 }
 END_TEST
 
+/* Whether the device rounds as the CPU does (lavapipe: a CPU device, the
+ * Lague droplets then give the CPU's bits; measured in dense_bounded). */
+static int cpu_device(er_vk_ctx *vk)
+{
+#ifdef ER_HAVE_VULKAN
+    return vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+#else
+    (void)vk;
+    return 0;
+#endif
+}
+
+/* Runs p on m->z0 (a map at *win in its world; NULL: the map is the world)
+ * through a backend table, as the CLI does: plan, check, run. */
+static er_status run_backend(const er_backend *be, void *ctx, const er_params *p, vmap *m,
+                             const er_window *win, const er_run_hooks *hk, er_error *err)
+{
+    memcpy(m->z, m->z0, ncells(m) * sizeof(float));
+    er_terrain t = {m->w, m->h, m->z, m->wall, 1.0, 1.0};
+    er_layers l = {m->flow, m->dep};
+    er_plan plan;
+    memset(&m->b, 0, sizeof m->b);
+    er_status st = er_plan_make(p, &t, win, &plan, err);
+    if (!st)
+        st = be->check(ctx, &plan, &t, err);
+    return st ? st : be->run(ctx, &plan, &t, &(er_run_opts){&l, NULL, hk, &m->b}, err);
+}
+
+/* Budget accumulators of two runs of one plan on two schedules of the
+ * same sums (the device adds Kahan-compensated float per-block sums, the
+ * CPU doubles): within 1e-6 of the moved volume. */
+static void assert_budget_close(const er_budget *a, const er_budget *c)
+{
+    double tol = 1e-6 * (c->eroded > 1 ? c->eroded : 1);
+    ck_assert_msg(fabs(a->eroded - c->eroded) <= tol && fabs(a->deposited - c->deposited) <= tol &&
+                      fabs(a->left_map - c->left_map) <= tol,
+                  "budget: eroded %.9g / %.9g, deposited %.9g / %.9g, left %.9g / %.9g",
+                  a->eroded, c->eroded, a->deposited, c->deposited, a->left_map, c->left_map);
+    ck_assert(a->work_done == c->work_done && a->water_added == c->water_added &&
+              a->material_before == c->material_before);
+}
+
+/* A window of a world of many scheduling blocks (the tile of a tile set
+ * with its halo) on the Vulkan backend, against the CPU's run of the same
+ * window: the droplets, their starts and the blocks are the world's.
+ * Lague's droplets give the CPU's bytes where the device rounds as the CPU
+ * (lavapipe; else volumes within 2 % and correlated flow); the
+ * mass-transfer particles (doubles on the CPU, float offsets on the
+ * device) within the spread of mass_transfer_agrees. */
+START_TEST(window_matches_cpu)
+{
+    const char *why = NULL;
+    er_vk_ctx *vk = open_device(0, &why);
+    ER_SKIP_IF(!vk, why);
+    const er_window win = {70, 30, 300, 220};
+    vmap c = vmap_new(150, 140, _i == 1), g = vmap_new(150, 140, _i == 1);
+    er_params p = params(-1);
+    p.droplet.per_cell = 0.3;
+    p.droplet.height_unit = 1.0; /* a tile set needs a number */
+    p.droplet.batch_size = 6000;
+    if (_i == 2) {
+        p.droplet.variant = ER_DROPLET_MASS_TRANSFER;
+        p.droplet.per_cell = 0.05;
+        p.droplet.mt_max_distance = 20;
+    }
+    er_error err = {""};
+    ck_assert_msg(run_backend(&er_backend_cpu, NULL, &p, &c, &win, NULL, &err) == ER_OK, "%s",
+                  err.msg);
+    er_status st = run_backend(&er_backend_vulkan, vk, &p, &g, &win, NULL, &err);
+    ck_assert_msg(st == ER_OK, "%s", err.msg);
+    size_t n = ncells(&g), bytes = n * sizeof(float);
+    double re = fabs(g.b.eroded - c.b.eroded) / c.b.eroded;
+    double cf = correlation(g.flow, NULL, c.flow, NULL, g.wall, n);
+    fprintf(stderr,
+            "vulkan window (%s): eroded %.6g / %.6g (%.2e), flow corr %.6f, heights differ "
+            "from the cpu's in %zu of %zu cells\n",
+            _i == 2 ? "mass-transfer" : _i ? "lague, walls" : "lague", g.b.eroded, c.b.eroded,
+            re, cf, differing(g.z, c.z, n), n);
+    ck_assert_int_eq(g.b.work_done, (int64_t)(0.3 * 300 * 220 * (_i == 2 ? 1.0 / 6 : 1) + 0.5));
+    ck_assert(g.b.eroded > 0);
+    assert_balance(&g.b);
+    if (_i < 2 && cpu_device(vk)) {
+        ck_assert_msg(memcmp(g.z, c.z, bytes) == 0, "heights differ from the cpu's");
+        ck_assert(memcmp(g.flow, c.flow, bytes) == 0 && memcmp(g.dep, c.dep, bytes) == 0);
+        assert_budget_close(&g.b, &c.b);
+    } else {
+        ck_assert_msg(re < 0.02, "eroded differs by %.3g", re);
+        ck_assert_msg(cf > (_i == 2 ? 0.5 : 0.95), "flow correlation %.4f", cf);
+    }
+    vmap_free(&c);
+    vmap_free(&g);
+    er_vk_close(vk);
+}
+END_TEST
+
+/* A deep copy of a boundary state view. */
+typedef struct saved {
+    er_run_state st;
+    float *buf;
+} saved;
+
+#define MAX_SAVED 40
+
+typedef struct recorder {
+    int64_t every;       /* wanted: every k-th boundary and the last */
+    int64_t cancel_at;   /* the boundary function stops there; -1 never */
+    int asked;           /* calls of the wants function */
+    int n;
+    saved s[MAX_SAVED];
+} recorder;
+
+static int rec_wants(void *user, int64_t b, int64_t n)
+{
+    recorder *r = user;
+    r->asked++;
+    return b % r->every == 0 || b == n;
+}
+
+static int rec_boundary(void *user, const er_run_state *v)
+{
+    recorder *r = user;
+    ck_assert_int_lt(r->n, MAX_SAVED);
+    saved *d = &r->s[r->n++];
+    size_t n = (size_t)v->width * (size_t)v->height;
+    d->st = *v;
+    d->buf = calloc((size_t)ER_STATE_ARRAYS * n, sizeof(float));
+    ck_assert_ptr_nonnull(d->buf);
+    for (int i = 0; i < v->n_arrays; i++)
+        if (v->array[i]) {
+            memcpy(d->buf + (size_t)i * n, v->array[i], n * sizeof(float));
+            d->st.array[i] = d->buf + (size_t)i * n;
+        }
+    return v->boundary == r->cancel_at;
+}
+
+static void recorder_free(recorder *r)
+{
+    for (int i = 0; i < r->n; i++)
+        free(r->s[i].buf);
+    r->n = 0;
+}
+
+/* Droplets in batches of 500 on a map of several blocks: 16 boundaries. */
+static er_params hook_params(int variant)
+{
+    er_params p = params(8000);
+    p.droplet.batch_size = 500;
+    p.droplet.lifetime = 12;
+    p.droplet.radius = 2;
+    if (variant) {
+        p.droplet.variant = ER_DROPLET_MASS_TRANSFER;
+        p.droplet.count = 1200;
+        p.droplet.batch_size = 100;
+        p.droplet.mt_max_distance = 10;
+    }
+    return p;
+}
+
+/* The hooks get exactly the boundaries they want (the start, every third
+ * and the end), each a state of the run: its counters and accumulators
+ * those of the CPU's state at that boundary, its arrays the CPU's bytes
+ * where the device rounds as the CPU (Lague on lavapipe), and the last
+ * one the run's result; asking for states changes nothing in the result.
+ * A stop at boundary 7 leaves the terrain and layers as state 6 .. 7
+ * describes them: the state at 7. */
+START_TEST(hooks_hand_wanted_states)
+{
+    const char *why = NULL;
+    er_vk_ctx *vk = open_device(0, &why);
+    ER_SKIP_IF(!vk, why);
+    vmap plain = vmap_new(128, 120, 1), g = vmap_new(128, 120, 1), c = vmap_new(128, 120, 1);
+    er_params p = hook_params(0);
+    er_error err = {""};
+    recorder rg = {.every = 3, .cancel_at = -1}, rc = {.every = 3, .cancel_at = -1};
+    er_run_hooks hg = {rec_boundary, &rg, NULL, rec_wants}, hc = {rec_boundary, &rc, NULL, rec_wants};
+    ck_assert(run_backend(&er_backend_vulkan, vk, &p, &plain, NULL, NULL, &err) == ER_OK);
+    ck_assert_msg(run_backend(&er_backend_vulkan, vk, &p, &g, NULL, &hg, &err) == ER_OK, "%s",
+                  err.msg);
+    ck_assert(run_backend(&er_backend_cpu, NULL, &p, &c, NULL, &hc, &err) == ER_OK);
+    size_t n = ncells(&g), bytes = n * sizeof(float);
+    ck_assert(memcmp(plain.z, g.z, bytes) == 0 && memcmp(plain.flow, g.flow, bytes) == 0 &&
+              memcmp(plain.dep, g.dep, bytes) == 0 && memcmp(&plain.b, &g.b, sizeof g.b) == 0);
+    ck_assert_int_eq(rg.n, 7); /* 0, 3, .., 15, 16 */
+    ck_assert_int_eq(rg.n, rc.n);
+    ck_assert_int_ge(rg.asked, 16);
+    for (int k = 0; k < rg.n; k++) {
+        const er_run_state *a = &rg.s[k].st, *b = &rc.s[k].st;
+        ck_assert_int_eq(a->boundary, k < 6 ? 3 * k : 16);
+        ck_assert(a->boundary == b->boundary && a->boundaries == 16 && a->done == b->done &&
+                  a->total == b->total && a->n_arrays == 3 && a->model == ER_MODEL_DROPLET);
+        assert_budget_close(&a->budget, &b->budget);
+        ck_assert(a->budget.substeps == b->budget.substeps || !cpu_device(vk));
+        for (int i = 0; i < 3 && cpu_device(vk); i++)
+            ck_assert_msg(memcmp(a->array[i], b->array[i], bytes) == 0,
+                          "boundary %lld: array %d differs from the cpu's", (long long)a->boundary,
+                          i);
+    }
+    const er_run_state *end = &rg.s[rg.n - 1].st;
+    ck_assert(memcmp(end->array[ER_STATE_DROP_HEIGHT], g.z, bytes) == 0 &&
+              memcmp(end->array[ER_STATE_DROP_FLOW], g.flow, bytes) == 0);
+
+    recorder rs = {.every = 1, .cancel_at = 7};
+    er_run_hooks hs = {rec_boundary, &rs, NULL, rec_wants};
+    ck_assert_int_eq(run_backend(&er_backend_vulkan, vk, &p, &g, NULL, &hs, &err), ER_ECANCELED);
+    const er_run_state *at = &rs.s[rs.n - 1].st;
+    ck_assert_int_eq(at->boundary, 7);
+    ck_assert(memcmp(at->array[ER_STATE_DROP_HEIGHT], g.z, bytes) == 0 &&
+              memcmp(at->array[ER_STATE_DROP_DEPOSIT], g.dep, bytes) == 0);
+    ck_assert_int_eq(g.b.work_done, 8000);
+    recorder_free(&rg);
+    recorder_free(&rc);
+    recorder_free(&rs);
+    vmap_free(&plain);
+    vmap_free(&g);
+    vmap_free(&c);
+    er_vk_close(vk);
+}
+END_TEST
+
+/* Resumed from any recorded mid-run Vulkan state (the start, every other
+ * boundary, the end), a Vulkan run gives the bytes of a straight Vulkan
+ * run on the same device, budget included: Lague with walls, and the
+ * mass-transfer particles. */
+START_TEST(resume_identical)
+{
+    const char *why = NULL;
+    er_vk_ctx *vk = open_device(0, &why);
+    ER_SKIP_IF(!vk, why);
+    vmap ref = vmap_new(128, 120, 1), g = vmap_new(128, 120, 1);
+    er_params p = hook_params(_i);
+    er_error err = {""};
+    recorder r = {.every = 2, .cancel_at = -1};
+    er_run_hooks hk = {rec_boundary, &r, NULL, rec_wants};
+    ck_assert(run_backend(&er_backend_vulkan, vk, &p, &ref, NULL, NULL, &err) == ER_OK);
+    ck_assert(run_backend(&er_backend_vulkan, vk, &p, &g, NULL, &hk, &err) == ER_OK);
+    ck_assert_int_ge(r.n, 5);
+    size_t bytes = ncells(&g) * sizeof(float);
+    for (int k = 0; k < r.n; k++) {
+        er_run_hooks rh = {NULL, NULL, &r.s[k].st, NULL};
+        er_status st = run_backend(&er_backend_vulkan, vk, &p, &g, NULL, &rh, &err);
+        ck_assert_msg(st == ER_OK, "resume at %lld: %s", (long long)r.s[k].st.boundary, err.msg);
+        ck_assert_msg(memcmp(ref.z, g.z, bytes) == 0 && memcmp(ref.flow, g.flow, bytes) == 0 &&
+                          memcmp(ref.dep, g.dep, bytes) == 0 &&
+                          memcmp(&ref.b, &g.b, sizeof g.b) == 0,
+                      "resumed at boundary %lld of %lld: not the straight run's result",
+                      (long long)r.s[k].st.boundary, (long long)r.s[k].st.boundaries);
+    }
+    recorder_free(&r);
+    vmap_free(&ref);
+    vmap_free(&g);
+    er_vk_close(vk);
+}
+END_TEST
+
 static int cancel_at_once(void *user, double fraction)
 {
     (void)fraction;
@@ -519,6 +774,9 @@ Suite *vulkan_droplet_suite(void)
     tcase_add_test(tc, mass_transfer_agrees);
     tcase_add_loop_test(tc, dense_bounded, 0, (int)(sizeof dense / sizeof dense[0]));
     tcase_add_test(tc, cancel);
+    tcase_add_loop_test(tc, window_matches_cpu, 0, 3);
+    tcase_add_test(tc, hooks_hand_wanted_states);
+    tcase_add_loop_test(tc, resume_identical, 0, 2);
     tcase_add_test(tc, validation_clean);
     suite_add_tcase(s, tc);
     return s;
