@@ -3,21 +3,24 @@
  * DESIGN.md §5 (core/droplet/blocks.c) with one shader invocation per block
  * (shaders/droplet_lague.comp).
  *
- * The host does what is cheap and must match the CPU path exactly: the
- * recipe checks, the height unit and constants (er_droplet_prepare), the
- * start of every droplet from the counter RNG (er_droplet_start,
- * er_lague_begin), the grid offset of every batch and the bucketing of its
- * droplets by block (er_blocking_init, er_blocking_bucket), and the budget.  It
- * uploads starts and per-block jobs for a chunk of batches at a time; the
- * terrain, flow and deposit layers stay on the device for the whole run and
- * are read back once at the end (also after a cancel; after any other
- * failure the terrain is left as it was).  Per batch the four colours run
- * one after another, barriers between them; within one colour one
- * invocation runs one block's droplets in index order, so no two
- * invocations touch a common cell and the result is the same on every run
- * on one device.  On CPU devices a colour takes several dispatches
- * ("passes", see droplet_lague.comp); a pass ends between two droplet
- * steps, so the split changes nothing.
+ * The host does what is cheap and must match the CPU path exactly, with
+ * the CPU path's own code (core/droplet/droplet_impl.h): the set-up from
+ * the plan (er_droplet_prepare), each batch's blocks, droplet starts and
+ * bucketing, laid on the world in a window (er_droplet_batch_draw), the
+ * boundary states, resume (er_droplet_begin, er_droplet_state) and the
+ * budget and run guard (er_droplet_end).  It uploads starts and per-block
+ * jobs for a chunk of batches at a time; the terrain, flow and deposit
+ * layers stay on the device and are read back at the end (also after a
+ * cancel; after any other failure the terrain is left as it was) and at
+ * the boundaries the run hooks want (er_hooks_want), where a chunk ends.
+ * Per batch the four colours run one after another, barriers between
+ * them; within one colour one invocation runs one block's droplets in
+ * index order, so no two invocations touch a common cell and the result
+ * is the same on every run on one device, however the batches are cut
+ * into chunks (a resumed run's chunks start at its boundary).  On CPU
+ * devices a colour takes several dispatches ("passes", see
+ * droplet_lague.comp); a pass ends between two droplet steps, so the
+ * split changes nothing.
  *
  * Per-block sums (eroded, deposited, left the map) come back per chunk and
  * are added in double in (batch, block) order, like the CPU's.

@@ -451,6 +451,14 @@ START_TEST(dense_bounded)
 }
 END_TEST
 
+/* Whether two runs' heights, flow and deposit are the same bytes. */
+static int same_layers(const vmap *a, const vmap *b)
+{
+    size_t bytes = ncells(a) * sizeof(float);
+    return memcmp(a->z, b->z, bytes) == 0 && memcmp(a->flow, b->flow, bytes) == 0 &&
+           memcmp(a->dep, b->dep, bytes) == 0;
+}
+
 /* Whether the device rounds as the CPU does (lavapipe: a CPU device, the
  * Lague droplets then give the CPU's bits; measured in dense_bounded). */
 static int cpu_device(er_vk_ctx *vk)
@@ -521,7 +529,7 @@ START_TEST(window_matches_cpu)
                   err.msg);
     er_status st = run_backend(&er_backend_vulkan, vk, &p, &g, &win, NULL, &err);
     ck_assert_msg(st == ER_OK, "%s", err.msg);
-    size_t n = ncells(&g), bytes = n * sizeof(float);
+    size_t n = ncells(&g);
     double re = fabs(g.b.eroded - c.b.eroded) / c.b.eroded;
     double cf = correlation(g.flow, NULL, c.flow, NULL, g.wall, n);
     fprintf(stderr,
@@ -533,8 +541,7 @@ START_TEST(window_matches_cpu)
     ck_assert(g.b.eroded > 0);
     assert_balance(&g.b);
     if (_i < 2 && cpu_device(vk)) {
-        ck_assert_msg(memcmp(g.z, c.z, bytes) == 0, "heights differ from the cpu's");
-        ck_assert(memcmp(g.flow, c.flow, bytes) == 0 && memcmp(g.dep, c.dep, bytes) == 0);
+        ck_assert_msg(same_layers(&g, &c), "layers differ from the cpu's");
         assert_budget_close(&g.b, &c.b);
     } else {
         ck_assert_msg(re < 0.02, "eroded differs by %.3g", re);
@@ -631,8 +638,7 @@ START_TEST(hooks_hand_wanted_states)
                   err.msg);
     ck_assert(run_backend(&er_backend_cpu, NULL, &p, &c, NULL, &hc, &err) == ER_OK);
     size_t n = ncells(&g), bytes = n * sizeof(float);
-    ck_assert(memcmp(plain.z, g.z, bytes) == 0 && memcmp(plain.flow, g.flow, bytes) == 0 &&
-              memcmp(plain.dep, g.dep, bytes) == 0 && memcmp(&plain.b, &g.b, sizeof g.b) == 0);
+    ck_assert(same_layers(&plain, &g) && memcmp(&plain.b, &g.b, sizeof g.b) == 0);
     ck_assert_int_eq(rg.n, 7); /* 0, 3, .., 15, 16 */
     ck_assert_int_eq(rg.n, rc.n);
     ck_assert_int_ge(rg.asked, 16);
@@ -687,14 +693,11 @@ START_TEST(resume_identical)
     ck_assert(run_backend(&er_backend_vulkan, vk, &p, &ref, NULL, NULL, &err) == ER_OK);
     ck_assert(run_backend(&er_backend_vulkan, vk, &p, &g, NULL, &hk, &err) == ER_OK);
     ck_assert_int_ge(r.n, 5);
-    size_t bytes = ncells(&g) * sizeof(float);
     for (int k = 0; k < r.n; k++) {
         er_run_hooks rh = {NULL, NULL, &r.s[k].st, NULL};
         er_status st = run_backend(&er_backend_vulkan, vk, &p, &g, NULL, &rh, &err);
         ck_assert_msg(st == ER_OK, "resume at %lld: %s", (long long)r.s[k].st.boundary, err.msg);
-        ck_assert_msg(memcmp(ref.z, g.z, bytes) == 0 && memcmp(ref.flow, g.flow, bytes) == 0 &&
-                          memcmp(ref.dep, g.dep, bytes) == 0 &&
-                          memcmp(&ref.b, &g.b, sizeof g.b) == 0,
+        ck_assert_msg(same_layers(&ref, &g) && memcmp(&ref.b, &g.b, sizeof g.b) == 0,
                       "resumed at boundary %lld of %lld: not the straight run's result",
                       (long long)r.s[k].st.boundary, (long long)r.s[k].st.boundaries);
     }
