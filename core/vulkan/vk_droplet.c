@@ -304,11 +304,10 @@ static er_status chunk_boundary(vkd_run *R, const vkd_loop *L, const er_dacc *su
                                 er_error *err)
 {
     const er_droplet_setup *s = L->s;
-    int64_t b = R->device_at;
+    const int64_t b = R->device_at, done = b * L->plan->batch;
     if (L->ctl && L->ctl->progress &&
-        L->ctl->progress(L->ctl->user, (double)(b * L->plan->batch < s->count
-                                                    ? b * L->plan->batch
-                                                    : s->count) / (double)s->count))
+        L->ctl->progress(L->ctl->user, (double)(done < s->count ? done : s->count) /
+                                           (double)s->count))
         return ER_ECANCELED;
     if (!er_hooks_want(L->hk, b, L->plan->boundaries))
         return ER_OK;
@@ -575,7 +574,7 @@ er_status er_vk_droplet_run_passes(er_vk_ctx *vk, const er_plan *plan, er_terrai
     /* The start state (fresh or resumed) goes to the hooks from the host,
      * before any device work, as on the CPU. */
     st = er_droplet_begin(plan, &s, o->hooks, &sum, &b0, err);
-    if (!st && s.count > 0)
+    if (!st && b0 < plan->boundaries)
         st = run_device(vk, plan, &s, o, steps, b0, &sum, err);
     if (st == ER_ECANCELED)
         er_fail(err, st, "droplet: interrupted");

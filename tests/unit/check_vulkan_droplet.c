@@ -621,8 +621,8 @@ static er_params hook_params(int variant)
  * those of the CPU's state at that boundary, its arrays the CPU's bytes
  * where the device rounds as the CPU (Lague on lavapipe), and the last
  * one the run's result; asking for states changes nothing in the result.
- * A stop at boundary 7 leaves the terrain and layers as state 6 .. 7
- * describes them: the state at 7. */
+ * A stop at boundary 7 leaves the terrain and layers as the state handed
+ * at 7 describes them. */
 START_TEST(hooks_hand_wanted_states)
 {
     const char *why = NULL;
@@ -632,7 +632,8 @@ START_TEST(hooks_hand_wanted_states)
     er_params p = hook_params(0);
     er_error err = {""};
     recorder rg = {.every = 3, .cancel_at = -1}, rc = {.every = 3, .cancel_at = -1};
-    er_run_hooks hg = {rec_boundary, &rg, NULL, rec_wants}, hc = {rec_boundary, &rc, NULL, rec_wants};
+    er_run_hooks hg = {rec_boundary, &rg, NULL, rec_wants};
+    er_run_hooks hc = {rec_boundary, &rc, NULL, rec_wants};
     ck_assert(run_backend(&er_backend_vulkan, vk, &p, &plain, NULL, NULL, &err) == ER_OK);
     ck_assert_msg(run_backend(&er_backend_vulkan, vk, &p, &g, NULL, &hg, &err) == ER_OK, "%s",
                   err.msg);
