@@ -373,7 +373,7 @@ static er_status run_batches(vkd_run *R, const vkd_loop *L, int64_t b0, er_dacc 
 
 /* Plans the run set up in *s and checks it fits the device's limits. */
 static er_status plan_run(er_vk_ctx *vk, const er_droplet_setup *s, int64_t size, int64_t batch,
-                          vkd_plan *pl, er_error *err)
+                          uint32_t chunk_asked, vkd_plan *pl, er_error *err)
 {
     const er_dctx *c = &s->ctx;
     size_t cells = s->cells, bytes = cells * sizeof(float);
@@ -393,6 +393,8 @@ static er_status plan_run(er_vk_ctx *vk, const er_droplet_setup *s, int64_t size
     pl->chunk_batches = (uint32_t)(cb < 1 ? 1 : cb > CHUNK_BATCHES ? CHUNK_BATCHES : cb);
     if (vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU)
         pl->chunk_batches = 1;
+    if (chunk_asked > 0)
+        pl->chunk_batches = chunk_asked < CHUNK_BATCHES ? chunk_asked : CHUNK_BATCHES;
     if ((VkDeviceSize)pl->chunk_batches * (VkDeviceSize)pl->batch * sizeof(vkd_start) > range ||
         (VkDeviceSize)pl->chunk_batches * (VkDeviceSize)pl->max_blocks * sizeof(vkd_block) > range)
         pl->chunk_batches = 1;
@@ -428,7 +430,7 @@ er_status er_vk_droplet_check(er_vk_ctx *vk, const er_plan *plan, const er_terra
     vkd_plan pl;
     er_status st = er_droplet_prepare(plan, &tt, NULL, &s, err);
     if (!st && s.count > 0)
-        st = plan_run(vk, &s, plan->block_side, plan->batch, &pl, err);
+        st = plan_run(vk, &s, plan->block_side, plan->batch, 0, &pl, err);
     er_droplet_setup_free(&s);
     return st;
 }
@@ -530,24 +532,30 @@ static er_status device_setup(vkd_run *R, er_vk_ctx *vk, const er_droplet_setup 
     return er_vk_cmd_submit(vk, err);
 }
 
+/* The test hook's choices (vk_droplet.h); 0 = automatic. */
+typedef struct vkd_knobs {
+    uint32_t steps;           /* droplet steps per block and dispatch */
+    uint32_t chunk;           /* batches per submission */
+} vkd_knobs;
+
 /* Runs the batches from b0 on the device and reads the state back (also
  * after a cancel: the host then holds that batch boundary's state, unless
  * it already does); after any other failure the host arrays are left as
  * they were (the input, or the resumed state). */
 static er_status run_device(er_vk_ctx *vk, const er_plan *plan, const er_droplet_setup *s,
-                            const er_run_opts *o, uint32_t steps, int64_t b0, er_dacc *sum,
-                            er_error *err)
+                            const er_run_opts *o, const vkd_knobs *kn, int64_t b0,
+                            er_dacc *sum, er_error *err)
 {
     vkd_run R;
     vkd_plan pl;
     memset(&R, 0, sizeof R);
     const er_run_hooks *hk = o->hooks;
-    er_status st = plan_run(vk, s, plan->block_side, plan->batch, &pl, err);
+    er_status st = plan_run(vk, s, plan->block_side, plan->batch, kn->chunk, &pl, err);
     if (!st)
         st = device_setup(&R, vk, s, &pl, hk && hk->resume, b0, err);
     if (!st) {
         uint64_t calls;
-        vkd_push base = make_push(&s->ctx, steps_per_pass(vk, &s->ctx, steps), &calls);
+        vkd_push base = make_push(&s->ctx, steps_per_pass(vk, &s->ctx, kn->steps), &calls);
         vkd_loop L = {plan, s, &pl, &base, calls, o->ctl, hk};
         st = run_batches(&R, &L, b0, sum, err);
         if ((!st || st == ER_ECANCELED) && R.host_at != R.device_at) {
@@ -560,7 +568,8 @@ static er_status run_device(er_vk_ctx *vk, const er_plan *plan, const er_droplet
 }
 
 er_status er_vk_droplet_run_passes(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
-                                   const er_run_opts *o, uint32_t steps, er_error *err)
+                                   const er_run_opts *o, uint32_t steps, uint32_t batches,
+                                   er_error *err)
 {
     static const er_run_opts none;
     er_droplet_setup s;
@@ -575,7 +584,7 @@ er_status er_vk_droplet_run_passes(er_vk_ctx *vk, const er_plan *plan, er_terrai
      * before any device work, as on the CPU. */
     st = er_droplet_begin(plan, &s, o->hooks, &sum, &b0, err);
     if (!st && b0 < plan->boundaries)
-        st = run_device(vk, plan, &s, o, steps, b0, &sum, err);
+        st = run_device(vk, plan, &s, o, &(vkd_knobs){steps, batches}, b0, &sum, err);
     if (st == ER_ECANCELED)
         er_fail(err, st, "droplet: interrupted");
     /* The same budget and run guard as the CPU path. */
@@ -587,5 +596,5 @@ er_status er_vk_droplet_run_passes(er_vk_ctx *vk, const er_plan *plan, er_terrai
 er_status er_vk_droplet_run(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
                             const er_run_opts *o, er_error *err)
 {
-    return er_vk_droplet_run_passes(vk, plan, t, o, 0, err);
+    return er_vk_droplet_run_passes(vk, plan, t, o, 0, 0, err);
 }

@@ -129,7 +129,7 @@ static er_status run(er_vk_ctx *vk, const er_params *p, vmap *m, uint32_t steps_
     {
         er_plan plan;
         er_status st = er_plan_make(p, &t, NULL, &plan, err);
-        return st ? st : er_vk_droplet_run_passes(vk, &plan, &t, &(er_run_opts){&l, NULL, NULL, &m->b}, steps_per_pass, err);
+        return st ? st : er_vk_droplet_run_passes(vk, &plan, &t, &(er_run_opts){&l, NULL, NULL, &m->b}, steps_per_pass, 0, err);
     }
 #else
     (void)steps_per_pass;
@@ -487,6 +487,27 @@ static er_status run_backend(const er_backend *be, void *ctx, const er_params *p
     return st ? st : be->run(ctx, &plan, &t, &(er_run_opts){&l, NULL, hk, &m->b}, err);
 }
 
+/* As run_backend on Vulkan with no window, in submissions of `chunk`
+ * batches (the chunks a GPU runs; lavapipe runs one batch at a time). */
+static er_status run_chunked(er_vk_ctx *vk, const er_params *p, vmap *m, const er_run_hooks *hk,
+                             uint32_t chunk, er_error *err)
+{
+#ifdef ER_HAVE_VULKAN
+    memcpy(m->z, m->z0, ncells(m) * sizeof(float));
+    er_terrain t = {m->w, m->h, m->z, m->wall, 1.0, 1.0};
+    er_layers l = {m->flow, m->dep};
+    er_plan plan;
+    memset(&m->b, 0, sizeof m->b);
+    er_status st = er_plan_make(p, &t, NULL, &plan, err);
+    return st ? st
+              : er_vk_droplet_run_passes(vk, &plan, &t, &(er_run_opts){&l, NULL, hk, &m->b}, 0,
+                                         chunk, err);
+#else
+    (void)chunk;
+    return run_backend(&er_backend_vulkan, vk, p, m, NULL, hk, err);
+#endif
+}
+
 /* Budget accumulators of two runs of one plan on two schedules of the
  * same sums (the device adds Kahan-compensated float per-block sums, the
  * CPU doubles): within 1e-6 of the moved volume. */
@@ -620,7 +641,8 @@ static er_params hook_params(int variant)
  * and the end), each a state of the run: its counters and accumulators
  * those of the CPU's state at that boundary, its arrays the CPU's bytes
  * where the device rounds as the CPU (Lague on lavapipe), and the last
- * one the run's result; asking for states changes nothing in the result.
+ * one the run's result; asking for states changes nothing in the result,
+ * nor does submitting several batches at a time (the GPUs' chunks).
  * A stop at boundary 7 leaves the terrain and layers as the state handed
  * at 7 describes them. */
 START_TEST(hooks_hand_wanted_states)
@@ -655,6 +677,19 @@ START_TEST(hooks_hand_wanted_states)
                           "boundary %lld: array %d differs from the cpu's", (long long)a->boundary,
                           i);
     }
+    /* In chunks of 5 batches, split at the wanted boundaries: the same. */
+    recorder r5 = {.every = 3, .cancel_at = -1};
+    er_run_hooks h5 = {rec_boundary, &r5, NULL, rec_wants};
+    ck_assert(run_chunked(vk, &p, &c, &h5, 5, &err) == ER_OK);
+    ck_assert(same_layers(&plain, &c) && memcmp(&plain.b, &c.b, sizeof c.b) == 0);
+    ck_assert_int_eq(r5.n, rg.n);
+    for (int k = 0; k < r5.n; k++) {
+        ck_assert_int_eq(r5.s[k].st.boundary, rg.s[k].st.boundary);
+        ck_assert(memcmp(&r5.s[k].st.budget, &rg.s[k].st.budget, sizeof r5.s[k].st.budget) == 0);
+        for (int i = 0; i < 3; i++)
+            ck_assert(memcmp(r5.s[k].st.array[i], rg.s[k].st.array[i], bytes) == 0);
+    }
+    recorder_free(&r5);
     const er_run_state *end = &rg.s[rg.n - 1].st;
     ck_assert(memcmp(end->array[ER_STATE_DROP_HEIGHT], g.z, bytes) == 0 &&
               memcmp(end->array[ER_STATE_DROP_FLOW], g.flow, bytes) == 0);
@@ -679,8 +714,9 @@ END_TEST
 
 /* Resumed from any recorded mid-run Vulkan state (the start, every other
  * boundary, the end), a Vulkan run gives the bytes of a straight Vulkan
- * run on the same device, budget included: Lague with walls, and the
- * mass-transfer particles. */
+ * run on the same device, budget included, whether it submits one batch
+ * at a time or several: Lague with walls, and the mass-transfer
+ * particles. */
 START_TEST(resume_identical)
 {
     const char *why = NULL;
@@ -696,7 +732,10 @@ START_TEST(resume_identical)
     ck_assert_int_ge(r.n, 5);
     for (int k = 0; k < r.n; k++) {
         er_run_hooks rh = {NULL, NULL, &r.s[k].st, NULL};
-        er_status st = run_backend(&er_backend_vulkan, vk, &p, &g, NULL, &rh, &err);
+        /* every other one in chunks of 4 batches (the chunks start at the
+         * resumed boundary, not at multiples of 4) */
+        er_status st = k % 2 ? run_chunked(vk, &p, &g, &rh, 4, &err)
+                             : run_backend(&er_backend_vulkan, vk, &p, &g, NULL, &rh, &err);
         ck_assert_msg(st == ER_OK, "resume at %lld: %s", (long long)r.s[k].st.boundary, err.msg);
         ck_assert_msg(same_layers(&ref, &g) && memcmp(&ref.b, &g.b, sizeof g.b) == 0,
                       "resumed at boundary %lld of %lld: not the straight run's result",
