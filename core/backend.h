@@ -123,13 +123,17 @@ er_status er_vk_droplet_check(er_vk_ctx *vk, const er_plan *plan, const er_terra
 er_status er_vk_mei_run(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
                         const er_run_opts *o, er_error *err);
 
-/* Droplet erosion on the device: the same contract. */
+/* Droplet erosion on the device: the same contract, windows and run hooks
+ * included.  The state stays in device memory; it is read back at the end
+ * and at the batch boundaries the hooks want (er_hooks_want), and a
+ * resume state is uploaded.  Additional failures as er_vk_mei_run. */
 er_status er_vk_droplet_run(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
                             const er_run_opts *o, er_error *err);
 
 /* The Vulkan backend as an er_backend (core/plan.h): ctx is the
- * er_vk_ctx.  Capabilities: none beyond plain runs yet (check and run
- * refuse a window or run hooks with ER_EUNSUPPORTED).  Built without
+ * er_vk_ctx.  Capabilities: droplets windows and run hooks; Mei plain runs
+ * only yet (check and run refuse a window or run hooks with
+ * ER_EUNSUPPORTED).  Built without
  * Vulkan, check and run fail with ER_VK_NOT_BUILT. */
 extern const er_backend er_backend_vulkan;
 

@@ -137,8 +137,10 @@ static const er_key keys[] = {
     ENUM("droplet.variant", droplet.variant, variant_names, ER_DROPLET_LAGUE),
     /* 0 = "relief" (the default): the input's highest minus lowest height */
     NUM("droplet.height_unit", droplet.height_unit, ER_KEY_RELIEF | ER_KEY_MIN_OPEN, 0, 1e7, 0.0),
+    /* The side of the batch schedule's scheduling blocks (core/droplet/blocks.c),
+     * not of a tile set's tiles: the key keeps its name for recipes. */
     INT("droplet.tile_size", droplet.tile_size, 0, 0, 1e6, 0),
-    /* A batch holds 28 bytes a droplet at once (start, tile, order): 1e8
+    /* A batch holds 28 bytes a droplet at once (start, block, order): 1e8
      * is 2.8 GB (core/droplet/droplet.c refuses more than INT_MAX / 4). */
     INT("droplet.batch_size", droplet.batch_size, 0, 0, 1e8, 0),
     INT("droplet.radius", droplet.radius, 0, 1, 64, 3),

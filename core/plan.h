@@ -37,7 +37,7 @@ typedef struct er_plan {
     double per_cell;        /* droplets per valid cell (per world cell in a window) */
     double height_unit;     /* [m] droplet.height_unit, "relief" measured on this map */
     int64_t reach;          /* [cells] how far a droplet reaches from its start */
-    int64_t tile_side;      /* [cells] the batch schedule's tile side */
+    int64_t block_side;     /* [cells] the batch schedule's block side */
     int64_t batch;          /* droplets per batch */
 } er_plan;
 

@@ -2,8 +2,8 @@
  * Droplet benchmark: the default droplet recipe (Lague variant) on a
  * synthetic 1024^2 fBm terrain scaled to 0..1, one million droplets, run
  *   - as a plain sequential loop over the droplets in index order (no
- *     tiling: er_droplet_run_serial), the baseline;
- *   - with the tile-coloured schedule on 1 and on 2 threads (er_droplet_run).
+ *     blocking: er_droplet_run_serial), the baseline;
+ *   - with the block-coloured schedule on 1 and on 2 threads (er_droplet_run).
  * One line per run, machine-readable:
  *   bench=droplet size=1024 threads=2 droplets=1000000 seconds=...
  *   droplets_per_s=... steps_per_s=... speedup_vs_sequential=... identical=yes
@@ -180,12 +180,12 @@ int main(int argc, char **argv)
     report("sequential", n, 1, &seq, seq.seconds, NULL);
     if (run(&p, h0, n, 1, 0, NULL, &one))
         return 1;
-    report("tiled", n, 1, &one, seq.seconds, NULL);
+    report("blocked", n, 1, &one, seq.seconds, NULL);
     for (int t = 2; t <= max_threads; t++) {
         result r;
         if (run(&p, h0, n, t, 0, NULL, &r))
             return 1;
-        report("tiled", n, t, &r, seq.seconds, &one);
+        report("blocked", n, t, &r, seq.seconds, &one);
         free(r.h);
         free(r.flow);
         free(r.dep);

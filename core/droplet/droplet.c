@@ -1,8 +1,8 @@
 /*
  * Droplet erosion: Lague/Beyer droplets (seeds/README.md) and the driver
  * shared with the mass-transfer particle of core/droplet/particle.c: parameters in
- * height units, start positions, the tile-coloured batch schedule of
- * DESIGN.md §5 (core/droplet/schedule.c) and the material budget.
+ * height units, start positions, the block-coloured batch schedule of
+ * DESIGN.md §5 (core/droplet/blocks.c) and the material budget.
  */
 #include <float.h>
 #include <limits.h>
@@ -13,7 +13,7 @@
 #include "droplet_impl.h"
 #include "../parallel.h"
 #include "../rng.h"
-#include "schedule.h"
+#include "blocks.h"
 #include "../tiles.h"
 
 /* Element-wise loops the compiler may vectorise at -O2: each element's
@@ -29,14 +29,14 @@
  * as Lague's does on a flat spot, instead of dividing by a denormal. */
 #define DIR_TINY 1e-30f
 
-/* Automatic batches hold this many droplets per tile of the unshifted grid
+/* Automatic batches hold this many droplets per block of the unshifted grid
  * (57,600 at 1024^2): enough that the four colour barriers of a batch cost
  * nothing even when another process takes a core for a time slice (at 32 a
- * tile, two threads ran slower than one on a busy machine), few enough
+ * block, two threads ran slower than one on a busy machine), few enough
  * that a default run still draws a dozen or more grid offsets.  The order
- * effects at tile borders are invisible even with one batch (one fixed
- * grid; test no_tile_pattern). */
-#define BATCH_PER_TILE 256
+ * effects at block borders are invisible even with one batch (one fixed
+ * grid; test no_block_pattern). */
+#define BATCH_PER_BLOCK 256
 #define BATCH_MIN 4096
 
 /* The widest brush: radius 64 (droplet.radius in the key table, core/keys.c). */
@@ -339,7 +339,7 @@ int er_lague_step(const er_dctx *c, er_lague_state *s, er_dacc *acc)
     dy *= inv;
 
     /* Move one cell; stop off the map, past the reach bound (never reached
-     * in exact arithmetic: it guards the tile argument against rounding) or
+     * in exact arithmetic: it guards the block argument against rounding) or
      * on a wall. */
     float nlx = lx + dx, nly = ly + dy;
     int kx2 = (int)nlx, ky2 = (int)nly;
@@ -422,10 +422,10 @@ static int64_t droplet_reach(const er_droplet_params *d)
     return d->lifetime + d->radius + 2;
 }
 
-/* The tile side to use, or ER_EINVAL for one below the safe bound. */
-static er_status tile_side(const er_droplet_params *d, int64_t *out, er_error *err)
+/* The block side to use, or ER_EINVAL for one below the safe bound. */
+static er_status block_side(const er_droplet_params *d, int64_t *out, er_error *err)
 {
-    int64_t safe = er_tile_safe_size(droplet_reach(d));
+    int64_t safe = er_block_safe_size(droplet_reach(d));
     if (d->tile_size == 0) {
         *out = safe;
         return ER_OK;
@@ -714,8 +714,8 @@ static int64_t auto_batch(const er_droplet_params *d, int width, int height, int
 {
     if (d->batch_size > 0)
         return d->batch_size;
-    int64_t tiles = ((width + size - 1) / size) * ((height + size - 1) / size);
-    int64_t b = tiles * BATCH_PER_TILE;
+    int64_t blocks = ((width + size - 1) / size) * ((height + size - 1) / size);
+    int64_t b = blocks * BATCH_PER_BLOCK;
     return b < BATCH_MIN ? BATCH_MIN : b;
 }
 
@@ -739,33 +739,41 @@ static int64_t droplets_done(const run_state *s, int64_t batch, int64_t b)
 /* The run state after b batches (see core/model.h).  Batch b always holds
  * droplets b * batch .. and uses the grid offsets of key b, whatever the
  * thread count, so the batch index is the whole position. */
+void er_droplet_state(const er_params *p, const run_state *s, int64_t batch, int64_t b,
+                      const er_dacc *sum, er_run_state *v)
+{
+    memset(v, 0, sizeof *v);
+    v->model = ER_MODEL_DROPLET;
+    v->width = s->ctx.width;
+    v->height = s->ctx.height;
+    v->boundary = b;
+    v->boundaries = batch_count(s, batch);
+    v->done = droplets_done(s, batch, b);
+    v->total = s->count;
+    v->budget.material_before = s->before;
+    v->budget.eroded = sum->eroded;
+    v->budget.deposited = sum->deposited;
+    v->budget.left_map = sum->left_map;
+    v->budget.water_left = sum->water_left;
+    v->budget.substeps = sum->steps;
+    v->budget.work_done = v->done;
+    v->budget.water_added = (double)v->done * water_per_droplet(&p->droplet);
+    v->n_arrays = 3;
+    v->array[ER_STATE_DROP_HEIGHT] = s->ctx.height_m;
+    v->array[ER_STATE_DROP_FLOW] = s->ctx.flow;
+    v->array[ER_STATE_DROP_DEPOSIT] = s->ctx.deposit;
+}
+
+/* Hands the state after b batches to hk, when it wants it; non-zero: the
+ * hook asked to stop. */
 static int at_boundary(const er_params *p, const run_state *s, int64_t batch, int64_t b,
                        const er_run_hooks *hk, const er_dacc *sum)
 {
-    if (!hk || !hk->boundary)
+    if (!er_hooks_want(hk, b, batch_count(s, batch)))
         return 0;
     er_run_state v;
-    memset(&v, 0, sizeof v);
-    v.model = ER_MODEL_DROPLET;
-    v.width = s->ctx.width;
-    v.height = s->ctx.height;
-    v.boundary = b;
-    v.boundaries = batch_count(s, batch);
-    v.done = droplets_done(s, batch, b);
-    v.total = s->count;
-    v.budget.material_before = s->before;
-    v.budget.eroded = sum->eroded;
-    v.budget.deposited = sum->deposited;
-    v.budget.left_map = sum->left_map;
-    v.budget.water_left = sum->water_left;
-    v.budget.substeps = sum->steps;
-    v.budget.work_done = v.done;
-    v.budget.water_added = (double)v.done * water_per_droplet(&p->droplet);
-    v.n_arrays = 3;
-    v.array[ER_STATE_DROP_HEIGHT] = s->ctx.height_m;
-    v.array[ER_STATE_DROP_FLOW] = s->ctx.flow;
-    v.array[ER_STATE_DROP_DEPOSIT] = s->ctx.deposit;
-    return er_hooks_want(hk, v.boundary, v.boundaries) ? hk->boundary(hk->user, &v) : 0;
+    er_droplet_state(p, s, batch, b, sum, &v);
+    return hk->boundary(hk->user, &v);
 }
 
 /* Replaces the fresh state (set up from the run's input terrain, which
@@ -793,7 +801,7 @@ static er_status restore(const er_plan *plan, const run_state *s, const er_run_s
     return ER_OK;
 }
 
-/* Runs droplets lo..hi-1 in index order (the single-tile case). */
+/* Runs droplets lo..hi-1 in index order (the single-block case). */
 static void run_range(const run_state *s, uint64_t seed, int64_t lo, int64_t hi, er_dacc *acc)
 {
     for (int64_t id = lo; id < hi; id++)
@@ -817,8 +825,7 @@ static er_status run_sequential(const er_params *p, const run_state *s, int64_t 
     return ER_OK;
 }
 
-/* Restores hk->resume if given and makes the start boundary call. */
-static er_status run_begin(const er_plan *plan, const run_state *s, const er_run_hooks *hk,
+er_status er_droplet_begin(const er_plan *plan, const run_state *s, const er_run_hooks *hk,
                            er_dacc *sum, int64_t *b0, er_error *err)
 {
     er_status st;
@@ -828,9 +835,7 @@ static er_status run_begin(const er_plan *plan, const run_state *s, const er_run
     return at_boundary(&plan->p, s, plan->batch, *b0, hk, sum) ? ER_ECANCELED : ER_OK;
 }
 
-/* The end of a run that got as far as status st: fills *budget (may be
- * NULL) and, when the run completed, applies the run guard. */
-static er_status run_end(const er_params *p, const run_state *s, const er_terrain *t,
+er_status er_droplet_end(const er_params *p, const run_state *s, const er_terrain *t,
                          const er_dacc *sum, er_status st, er_budget *budget, er_error *err)
 {
     er_budget b;
@@ -859,42 +864,42 @@ er_status er_droplet_run_serial(const er_params *p, er_terrain *t, er_layers *la
     }
     er_dacc sum = {0};
     int64_t b0 = 0;
-    st = run_begin(&plan, &s, NULL, &sum, &b0, err);
+    st = er_droplet_begin(&plan, &s, NULL, &sum, &b0, err);
     if (st == ER_OK)
         st = run_sequential(p, &s, plan.batch, b0, ctl, NULL, &sum);
     if (st == ER_ECANCELED)
         er_fail(err, st, "droplet: interrupted");
-    st = run_end(p, &s, t, &sum, st, budget, err);
+    st = er_droplet_end(p, &s, t, &sum, st, budget, err);
     run_state_free(&s);
     return st;
 }
 
-/* One batch, bucketed by tile (see er_tiling_bucket). */
+/* One batch, bucketed by block (see er_blocking_bucket). */
 typedef struct batch_view {
     const double *sx, *sy;    /* [cells] start positions by batch index */
     const int *ok;            /* 1 = the droplet found a valid start */
-    const int *order, *start; /* droplets of tile k: order[start[k] .. start[k+1]) */
-    const int *colour_tiles;  /* non-empty tiles by colour */
-    er_dacc *tacc;            /* per-tile sums, written by the tile's runner */
+    const int *order, *start; /* droplets of block k: order[start[k] .. start[k+1]) */
+    const int *colour_blocks; /* non-empty blocks by colour */
+    er_dacc *bacc;            /* per-block sums, written by the block's runner */
 } batch_view;
 
 /* Droplets in flight per thread.  A droplet step is one long chain of
  * dependent operations (read heights, turn, move, read, erode, and the
  * next step reads what this one wrote), so one droplet leaves most of a
- * core idle; stepping droplets of LANES different tiles in turn lets the
- * core overlap their chains.  Tiles of one colour share no cell, so the
+ * core idle; stepping droplets of LANES different blocks in turn lets the
+ * core overlap their chains.  Blocks of one colour share no cell, so the
  * interleaving changes no result. */
 #define LANES 2
 
 typedef struct lane {
     size_t *trail;            /* this lane's trail scratch */
-    int tile;                 /* -1 = idle */
-    int j;                    /* position in the tile's droplet list */
+    int block;                /* -1 = idle */
+    int j;                    /* position in the block's droplet list */
     er_lague_state st;
     er_dacc acc;
 } lane;
 
-static int grab_tile(int *next)
+static int grab_block(int *next)
 {
     int k;
 #ifdef _OPENMP
@@ -905,13 +910,13 @@ static int grab_tile(int *next)
 }
 
 /* Starts the lane's next droplet: the next one with a valid start in its
- * tile, else the first of the next unclaimed tile of this colour (storing
- * the finished tile's sums).  Returns 0 when no tile is left. */
+ * block, else the first of the next unclaimed block of this colour (storing
+ * the finished block's sums).  Returns 0 when no block is left. */
 static int lane_next(const er_dctx *c, const batch_view *bv, lane *ln, int *next, int k1)
 {
     for (;;) {
-        if (ln->tile >= 0) {
-            for (; ln->j < bv->start[ln->tile + 1]; ln->j++) {
+        if (ln->block >= 0) {
+            for (; ln->j < bv->start[ln->block + 1]; ln->j++) {
                 int i = bv->order[ln->j];
                 if (bv->ok[i]) {
                     er_lague_begin(c, &ln->st, bv->sx[i], bv->sy[i], ln->trail);
@@ -919,35 +924,35 @@ static int lane_next(const er_dctx *c, const batch_view *bv, lane *ln, int *next
                     return 1;
                 }
             }
-            bv->tacc[ln->tile] = ln->acc;
+            bv->bacc[ln->block] = ln->acc;
         }
-        int k = grab_tile(next);
+        int k = grab_block(next);
         if (k >= k1) {
-            ln->tile = -1;
+            ln->block = -1;
             return 0;
         }
-        ln->tile = bv->colour_tiles[k];
-        ln->j = bv->start[ln->tile];
+        ln->block = bv->colour_blocks[k];
+        ln->j = bv->start[ln->block];
         memset(&ln->acc, 0, sizeof ln->acc);
     }
 }
 
-/* Runs the tiles colour_tiles[k0 .. k1) of one colour in parallel, each
- * tile's droplets in index order. */
+/* Runs the blocks colour_blocks[k0 .. k1) of one colour in parallel, each
+ * block's droplets in index order. */
 static void run_colour(const er_dctx *c, const batch_view *bv, size_t *trails, int k0, int k1)
 {
     int next = k0;
     if (c->variant != ER_DROPLET_LAGUE) {
         ER_OMP_FOR_DYNAMIC()
         for (int k = k0; k < k1; k++) {
-            int tile = bv->colour_tiles[k];
+            int block = bv->colour_blocks[k];
             er_dacc acc = {0};
-            for (int j = bv->start[tile]; j < bv->start[tile + 1]; j++) {
+            for (int j = bv->start[block]; j < bv->start[block + 1]; j++) {
                 int i = bv->order[j];
                 if (bv->ok[i])
                     er_particle_run(c, bv->sx[i], bv->sy[i], &acc);
             }
-            bv->tacc[tile] = acc;
+            bv->bacc[block] = acc;
         }
         return;
     }
@@ -957,76 +962,59 @@ static void run_colour(const er_dctx *c, const batch_view *bv, size_t *trails, i
         int active = 0;
         for (int l = 0; l < LANES; l++) {
             ln[l].trail = trails + ((size_t)er_thread_id() * LANES + (size_t)l) * (size_t)c->lifetime;
-            ln[l].tile = -1;
+            ln[l].block = -1;
             active += lane_next(c, bv, &ln[l], &next, k1);
         }
         while (active > 0)
             for (int l = 0; l < LANES; l++)
-                if (ln[l].tile >= 0 && er_lague_step(c, &ln[l].st, &ln[l].acc) &&
+                if (ln[l].block >= 0 && er_lague_step(c, &ln[l].st, &ln[l].acc) &&
                     !lane_next(c, bv, &ln[l], &next, k1))
                     active--;
     }
 }
 
 /*
- * The tile-coloured schedule of DESIGN.md §5.  Per batch: start positions
- * and tile ids (pure functions of (seed, id)), a stable counting sort by
- * tile, then the four colours in turn, each colour's tiles in parallel and
- * each tile's droplets in index order.  Every tile sums into its own
- * accumulator; the batch adds them up in tile order, so the budget is the
+ * The block-coloured schedule of DESIGN.md §5.  Per batch: start positions
+ * and block ids (pure functions of (seed, id)), a stable counting sort by
+ * block, then the four colours in turn, each colour's blocks in parallel and
+ * each block's droplets in index order.  Every block sums into its own
+ * accumulator; the batch adds them up in block order, so the budget is the
  * same for any thread count too.
  */
-static er_status run_tiled(const er_params *p, run_state *s, int size, int64_t batch, int64_t b0,
-                           const er_run_ctl *ctl, const er_run_hooks *hk, er_dacc *sum,
-                           er_error *err)
+static er_status run_blocked(const er_params *p, run_state *s, int size, int64_t batch, int64_t b0,
+                             const er_run_ctl *ctl, const er_run_hooks *hk, er_dacc *sum,
+                             er_error *err)
 {
     const er_dctx *c = &s->ctx;
     const int64_t full_batch = batch; /* the boundary numbering's batch */
-    int64_t max_tiles = er_tiling_max_tiles(c->world_w, c->world_h, size);
     if (batch > s->count)
         batch = s->count;
-    if (max_tiles > INT_MAX / 2 || batch > INT_MAX / 2)
-        return er_fail(err, ER_ENOMEM, "droplet: too many tiles or droplets per batch");
-    int nb = (int)batch, mt = (int)max_tiles;
-    double *sx = malloc((size_t)nb * sizeof *sx), *sy = malloc((size_t)nb * sizeof *sy);
-    int *ok = malloc((size_t)nb * sizeof *ok), *tile_of = malloc((size_t)nb * sizeof *tile_of);
-    int *order = malloc((size_t)nb * sizeof *order);
-    int *start = malloc(((size_t)mt + 1) * sizeof *start);
-    int *colour_tiles = malloc((size_t)mt * sizeof *colour_tiles);
-    er_dacc *tacc = malloc((size_t)mt * sizeof *tacc);
+    er_droplet_batch bt;
+    er_status st = er_droplet_batch_new(&bt, c, size, batch, err);
+    if (st)
+        return st;
+    er_dacc *bacc = malloc((size_t)bt.max_blocks * sizeof *bacc);
     /* Per-thread lane scratch, allocated before any parallel region. */
     size_t nthreads = (size_t)er_thread_count();
     size_t *trails = malloc(nthreads * LANES * (size_t)(c->lifetime > 0 ? c->lifetime : 1) *
                             sizeof *trails);
-    er_status st = ER_OK;
-    if (!sx || !sy || !ok || !tile_of || !order || !start || !colour_tiles || !tacc || !trails) {
-        st = er_fail(err, ER_ENOMEM, "droplet: out of memory for a batch of %d droplets", nb);
+    if (!bacc || !trails) {
+        st = er_fail(err, ER_ENOMEM, "droplet: out of memory for a batch of %lld droplets",
+                     (long long)batch);
         goto done;
     }
 
     for (int64_t lo = b0 * batch, b = b0; lo < s->count; lo += batch, b++) {
         int n = (int)(s->count - lo > batch ? batch : s->count - lo);
-        er_tiling tl;
-        /* The grid lies on the world, so a window sees the world's tiles,
-         * colours and order. */
-        er_tiling_init(&tl, c->world_w, c->world_h, size, p->seed, (uint64_t)b);
+        er_droplet_batch_draw(c, p->seed, size, b, lo, n, &bt);
+        int nt = er_blocking_count(&bt.bl);
+        memset(bacc, 0, (size_t)nt * sizeof *bacc);
 
-        ER_OMP_FOR()
-        for (int i = 0; i < n; i++) {
-            ok[i] = droplet_start(c, p->seed, lo + i, &sx[i], &sy[i]);
-            /* A droplet with no valid start runs nowhere; any tile will do. */
-            tile_of[i] = ok[i] ? er_tiling_tile(&tl, (int)sx[i] + c->wx0, (int)sy[i] + c->wy0) : 0;
-        }
-        int colour_start[5];
-        er_tiling_bucket(&tl, n, tile_of, start, order, colour_tiles, colour_start);
-        int nt = er_tiling_count(&tl);
-        memset(tacc, 0, (size_t)nt * sizeof *tacc);
-
-        batch_view bv = {sx, sy, ok, order, start, colour_tiles, tacc};
+        batch_view bv = {bt.sx, bt.sy, bt.ok, bt.order, bt.start, bt.colour_blocks, bacc};
         for (int col = 0; col < 4; col++)
-            run_colour(c, &bv, trails, colour_start[col], colour_start[col + 1]);
+            run_colour(c, &bv, trails, bt.colour_start[col], bt.colour_start[col + 1]);
         for (int k = 0; k < nt; k++)
-            acc_add(sum, &tacc[k]);
+            acc_add(sum, &bacc[k]);
         if (ctl && ctl->progress &&
             ctl->progress(ctl->user, (double)(lo + n) / (double)s->count)) {
             st = er_fail(err, ER_ECANCELED, "droplet: interrupted");
@@ -1038,22 +1026,78 @@ static er_status run_tiled(const er_params *p, run_state *s, int size, int64_t b
         }
     }
 done:
-    free(sx);
-    free(sy);
-    free(ok);
-    free(tile_of);
-    free(order);
-    free(start);
-    free(colour_tiles);
-    free(tacc);
+    er_droplet_batch_free(&bt);
+    free(bacc);
     free(trails);
     return st;
+}
+
+int64_t er_droplet_max_blocks(const er_dctx *c, int size)
+{
+    return er_blocking_is_single(c->world_w, c->world_h, size)
+               ? 1
+               : er_blocking_max_blocks(c->world_w, c->world_h, size);
+}
+
+er_status er_droplet_batch_new(er_droplet_batch *bt, const er_dctx *c, int size, int64_t batch,
+                               er_error *err)
+{
+    memset(bt, 0, sizeof *bt);
+    int64_t mb = er_droplet_max_blocks(c, size);
+    if (mb > INT_MAX / 2 || batch > INT_MAX / 2)
+        return er_fail(err, ER_ENOMEM, "droplet: too many blocks or droplets per batch");
+    size_t nb = (size_t)(batch > 0 ? batch : 1), mt = (size_t)mb;
+    bt->max_blocks = (int)mb;
+    bt->sx = malloc(nb * sizeof *bt->sx);
+    bt->sy = malloc(nb * sizeof *bt->sy);
+    bt->ok = malloc(nb * sizeof *bt->ok);
+    bt->block_of = malloc(nb * sizeof *bt->block_of);
+    bt->order = malloc(nb * sizeof *bt->order);
+    bt->start = malloc((mt + 1) * sizeof *bt->start);
+    bt->colour_blocks = malloc(mt * sizeof *bt->colour_blocks);
+    if (!bt->sx || !bt->sy || !bt->ok || !bt->block_of || !bt->order || !bt->start ||
+        !bt->colour_blocks) {
+        er_droplet_batch_free(bt);
+        return er_fail(err, ER_ENOMEM, "droplet: out of memory for a batch of %zu droplets", nb);
+    }
+    return ER_OK;
+}
+
+void er_droplet_batch_free(er_droplet_batch *bt)
+{
+    free(bt->sx);
+    free(bt->sy);
+    free(bt->ok);
+    free(bt->block_of);
+    free(bt->order);
+    free(bt->start);
+    free(bt->colour_blocks);
+    memset(bt, 0, sizeof *bt);
+}
+
+void er_droplet_batch_draw(const er_dctx *c, uint64_t seed, int size, int64_t b, int64_t lo,
+                           int n, er_droplet_batch *bt)
+{
+    /* The grid lies on the world, so a window sees the world's blocks,
+     * colours and order. */
+    er_blocking_init(&bt->bl, c->world_w, c->world_h, size, seed, (uint64_t)b);
+    bt->n = n;
+    ER_OMP_FOR()
+    for (int i = 0; i < n; i++) {
+        bt->ok[i] = droplet_start(c, seed, lo + i, &bt->sx[i], &bt->sy[i]);
+        /* A droplet with no valid start runs nowhere; any block will do. */
+        bt->block_of[i] = bt->ok[i] ? er_blocking_block(&bt->bl, (int)bt->sx[i] + c->wx0,
+                                                        (int)bt->sy[i] + c->wy0)
+                                    : 0;
+    }
+    er_blocking_bucket(&bt->bl, n, bt->block_of, bt->start, bt->order, bt->colour_blocks,
+                       bt->colour_start);
 }
 
 er_status er_droplet_plan(er_plan *plan, const er_terrain *t, er_error *err)
 {
     const er_droplet_params *d = &plan->p.droplet;
-    er_status st = tile_side(d, &plan->tile_side, err);
+    er_status st = block_side(d, &plan->block_side, err);
     if (st)
         return st;
     (void)t;
@@ -1074,7 +1118,7 @@ er_status er_droplet_plan(er_plan *plan, const er_terrain *t, er_error *err)
         unit = plan->valid > 0 && plan->hi > plan->lo ? (double)plan->hi - (double)plan->lo : 1.0;
     plan->height_unit = unit;
     plan->reach = droplet_reach(d);
-    plan->batch = auto_batch(d, w->world_width, w->world_height, plan->tile_side);
+    plan->batch = auto_batch(d, w->world_width, w->world_height, plan->block_side);
     plan->boundaries = plan->droplets > 0 ? (plan->droplets + plan->batch - 1) / plan->batch : 0;
     return ER_OK;
 }
@@ -1085,7 +1129,7 @@ er_status er_droplet_run_plan(const er_plan *plan, er_terrain *t, const er_run_o
     const er_params *p = &plan->p;
     const er_run_ctl *ctl = o->ctl;
     const er_run_hooks *hooks = o->hooks;
-    const int64_t size = plan->tile_side;
+    const int64_t size = plan->block_side;
     run_state s;
     er_status st = run_setup(plan, t, o->layers, &s, err);
     if (st) {
@@ -1095,16 +1139,16 @@ er_status er_droplet_run_plan(const er_plan *plan, er_terrain *t, const er_run_o
     er_dacc sum = {0};
     const int ww = s.ctx.world_w, wh = s.ctx.world_h;
     int64_t batch = plan->batch, b0 = 0;
-    st = run_begin(plan, &s, hooks, &sum, &b0, err);
+    st = er_droplet_begin(plan, &s, hooks, &sum, &b0, err);
     if (st == ER_OK && s.count > 0) {
-        if (er_tiling_is_single(ww, wh, (int)size))
+        if (er_blocking_is_single(ww, wh, (int)size))
             st = run_sequential(p, &s, batch, b0, ctl, hooks, &sum);
         else
-            st = run_tiled(p, &s, (int)size, batch, b0, ctl, hooks, &sum, err);
+            st = run_blocked(p, &s, (int)size, batch, b0, ctl, hooks, &sum, err);
     }
     if (st == ER_ECANCELED)
         er_fail(err, st, "droplet: interrupted");
-    st = run_end(p, &s, t, &sum, st, o->budget, err);
+    st = er_droplet_end(p, &s, t, &sum, st, o->budget, err);
     run_state_free(&s);
     return st;
 }
@@ -1170,13 +1214,13 @@ er_status er_droplet_check(const er_params *p, er_error *err)
 {
     int64_t size = 0;
     er_status st = er_params_check(p, err);
-    return st ? st : tile_side(&p->droplet, &size, err);
+    return st ? st : block_side(&p->droplet, &size, err);
 }
 
 size_t er_droplet_bytes_per_cell(const er_params *p)
 {
     /* The clean mask, one byte a cell, on maps with walls.  Batches and
-     * tiles take memory per droplet and per tile, not per cell. */
+     * blocks take memory per droplet and per block, not per cell. */
     (void)p;
     return 1;
 }
@@ -1198,19 +1242,4 @@ void er_droplet_setup_free(er_droplet_setup *s)
         return;
     run_state_free(s);
     memset(s, 0, sizeof *s);
-}
-
-int er_droplet_start(const er_dctx *c, uint64_t seed, int64_t id, double *x, double *y)
-{
-    return droplet_start(c, seed, id, x, y);
-}
-
-void er_droplet_finish(const er_params *p, const er_droplet_setup *s, const er_terrain *t,
-                       const er_dacc *sum, er_budget *budget)
-{
-    fill_budget(s, t, sum, budget);
-    if (budget) {
-        budget->work_done = s->count;
-        budget->water_added = (double)s->count * water_per_droplet(&p->droplet);
-    }
 }

@@ -17,6 +17,7 @@
 
 #include "../model.h"
 #include "../plan.h"
+#include "blocks.h"
 
 /* The mass-transfer normal (seed 001) measures slopes as height differences
  * per cell; heights in height units are multiplied by this vertical scale
@@ -77,7 +78,7 @@ typedef struct er_dctx {
     int mt_max_distance;
 } er_dctx;
 
-/* Per-tile (or per-run) sums; doubles added in a fixed order. */
+/* Per-block (or per-run) sums; doubles added in a fixed order. */
 typedef struct er_dacc {
     double eroded, deposited, left_map, water_left;
     int64_t steps;
@@ -112,16 +113,58 @@ er_status er_droplet_prepare(const er_plan *plan, er_terrain *t, er_layers *laye
 /* Frees what er_droplet_prepare allocated; NULL or a zeroed setup is fine. */
 void er_droplet_setup_free(er_droplet_setup *s);
 
-/* The start of droplet `id` as er_droplet_run draws it: node coordinates
- * (Lague) or cell coordinates (particle) in *x, *y; returns 0 when every
- * try hit a wall (the droplet runs nowhere).  Pure, thread-safe. */
-int er_droplet_start(const er_dctx *c, uint64_t seed, int64_t id, double *x, double *y);
+/*
+ * Restores hk->resume when given (into s's host arrays: the terrain and
+ * layers it was prepared with, and *sum) and makes the start boundary
+ * call; *b0 receives the batch to go on from.  ER_OK, ER_EINVAL (a resume
+ * state that does not fit) or ER_ECANCELED (the boundary function asked).
+ */
+er_status er_droplet_begin(const er_plan *plan, const er_droplet_setup *s,
+                           const er_run_hooks *hk, er_dacc *sum, int64_t *b0, er_error *err);
 
-/* Fills *budget (may be NULL) from the terrain after the run and the sums
- * of all droplets, as er_droplet_run does (which then applies
- * er_droplet_guard). */
-void er_droplet_finish(const er_params *p, const er_droplet_setup *s, const er_terrain *t,
-                       const er_dacc *sum, er_budget *budget);
+/* The run state view (core/model.h) after b batches of `batch` droplets
+ * (the plan's batch), with the accumulators *sum, pointing at s's host
+ * arrays: valid while they are, and only as current as they are. */
+void er_droplet_state(const er_params *p, const er_droplet_setup *s, int64_t batch, int64_t b,
+                      const er_dacc *sum, er_run_state *v);
+
+/* The end of a run that got as far as status st: fills *budget (may be
+ * NULL) from the terrain t and *sum and, when the run completed (st ==
+ * ER_OK), applies er_droplet_guard.  Returns the final status. */
+er_status er_droplet_end(const er_params *p, const er_droplet_setup *s, const er_terrain *t,
+                         const er_dacc *sum, er_status st, er_budget *budget, er_error *err);
+
+/* One batch's droplets, drawn and bucketed by scheduling block; host
+ * scratch allocated once per run. */
+typedef struct er_droplet_batch {
+    er_blocking bl;           /* the batch's blocks, laid on the world */
+    int n;                    /* droplets in the batch */
+    int max_blocks;           /* room in start and colour_blocks */
+    double *sx, *sy;          /* [cells] starts in map coordinates, by batch index */
+    int *ok;                  /* 1 = the droplet starts in the map (else it runs nowhere) */
+    int *block_of;            /* its block */
+    int *order, *start;       /* droplets of block k: order[start[k] .. start[k+1]) */
+    int *colour_blocks;       /* non-empty blocks of colour c: colour_blocks[colour_start[c] */
+    int colour_start[5];      /* .. colour_start[c+1]), in block order */
+} er_droplet_batch;
+
+/* The most blocks a batch of the context's world has with block side
+ * `size` (1 when the world runs as one block). */
+int64_t er_droplet_max_blocks(const er_dctx *c, int size);
+
+/* Allocates *bt for batches of up to `batch` droplets of context c with
+ * block side `size`; free with er_droplet_batch_free (also after a
+ * failure).  ER_OK or ER_ENOMEM. */
+er_status er_droplet_batch_new(er_droplet_batch *bt, const er_dctx *c, int size, int64_t batch,
+                               er_error *err);
+void er_droplet_batch_free(er_droplet_batch *bt);
+
+/* Draws batch b (droplets lo .. lo+n-1): the blocks of key (seed, b) on
+ * the world, every droplet's start (a pure function of (seed, id); a
+ * window keeps those that start in the map) and block, and the stable
+ * bucketing by block (er_blocking_bucket).  Parallel inside (OpenMP). */
+void er_droplet_batch_draw(const er_dctx *c, uint64_t seed, int size, int64_t b, int64_t lo,
+                           int n, er_droplet_batch *bt);
 
 /*
  * The run guard's budget tolerance, per droplet per valid cell (at least
@@ -202,8 +245,8 @@ void er_particle_run(const er_dctx *c, double x, double y, er_dacc *acc);
 
 /*
  * The sequential reference: the same droplets as er_droplet_run, run one
- * after another in index order with no tiling (what er_droplet_run does on
- * a map smaller than two tiles).  Same contract as er_droplet_run, except
+ * after another in index order with no blocking (what er_droplet_run does on
+ * a map smaller than two blocks).  Same contract as er_droplet_run, except
  * that droplet.tile_size is not checked.  Single-threaded.
  */
 er_status er_droplet_run_serial(const er_params *p, er_terrain *t, er_layers *layers,

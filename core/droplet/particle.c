@@ -17,7 +17,7 @@
  *   the particle's path, the terrain never goes below the input's lowest
  *   height, and no negative load arises;
  * - the particle stops when its cell is farther than max_distance from its
- *   start cell (the tile bound of DESIGN.md §5), on a wall, or after
+ *   start cell (the block bound of DESIGN.md §5), on a wall, or after
  *   mt_max_steps steps, and drops what it carries where it stops; only a
  *   particle leaving the map takes its sediment with it.
  */

@@ -1,26 +1,29 @@
 /*
- * Droplet erosion on the Vulkan backend: the tile-coloured batches of
- * DESIGN.md §5 (core/droplet/schedule.c) with one shader invocation per tile
+ * Droplet erosion on the Vulkan backend: the block-coloured batches of
+ * DESIGN.md §5 (core/droplet/blocks.c) with one shader invocation per block
  * (shaders/droplet_lague.comp).
  *
- * The host does what is cheap and must match the CPU path exactly: the
- * recipe checks, the height unit and constants (er_droplet_prepare), the
- * start of every droplet from the counter RNG (er_droplet_start,
- * er_lague_begin), the grid offset of every batch and the bucketing of its
- * droplets by tile (er_tiling_init, er_tiling_bucket), and the budget.  It
- * uploads starts and per-tile jobs for a chunk of batches at a time; the
- * terrain, flow and deposit layers stay on the device for the whole run and
- * are read back once at the end (also after a cancel; after any other
- * failure the terrain is left as it was).  Per batch the four colours run
- * one after another, barriers between them; within one colour one
- * invocation runs one tile's droplets in index order, so no two
- * invocations touch a common cell and the result is the same on every run
- * on one device.  On CPU devices a colour takes several dispatches
- * ("passes", see droplet_lague.comp); a pass ends between two droplet
- * steps, so the split changes nothing.
+ * The host does what is cheap and must match the CPU path exactly, with
+ * the CPU path's own code (core/droplet/droplet_impl.h): the set-up from
+ * the plan (er_droplet_prepare), each batch's blocks, droplet starts and
+ * bucketing, laid on the world in a window (er_droplet_batch_draw), the
+ * boundary states, resume (er_droplet_begin, er_droplet_state) and the
+ * budget and run guard (er_droplet_end).  It uploads starts and per-block
+ * jobs for a chunk of batches at a time; the terrain, flow and deposit
+ * layers stay on the device and are read back at the end (also after a
+ * cancel; after any other failure the terrain is left as it was) and at
+ * the boundaries the run hooks want (er_hooks_want), where a chunk ends.
+ * Per batch the four colours run one after another, barriers between
+ * them; within one colour one invocation runs one block's droplets in
+ * index order, so no two invocations touch a common cell and the result
+ * is the same on every run on one device, however the batches are cut
+ * into chunks (a resumed run's chunks start at its boundary).  On CPU
+ * devices a colour takes several dispatches ("passes", see
+ * droplet_lague.comp); a pass ends between two droplet steps, so the
+ * split changes nothing.
  *
- * Per-tile sums (eroded, deposited, left the map) come back per chunk and
- * are added in double in (batch, tile) order, like the CPU's.
+ * Per-block sums (eroded, deposited, left the map) come back per chunk and
+ * are added in double in (batch, block) order, like the CPU's.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -28,7 +31,7 @@
 #include <string.h>
 
 #include "../droplet/droplet_impl.h"
-#include "../droplet/schedule.h"
+#include "../droplet/blocks.h"
 #include "droplet_lague.spv.h"
 #include "droplet_mt.spv.h"
 #include "vk.h"
@@ -58,7 +61,7 @@ typedef struct vkd_job {
     uint32_t first, count, slot, pad;
 } vkd_job;
 
-typedef struct vkd_tile {
+typedef struct vkd_block {
     float eroded, eroded_c, deposited, deposited_c;
     float left_map, left_map_c, water_left, water_left_c;
     uint32_t steps_lo, steps_hi, next, live;
@@ -66,7 +69,7 @@ typedef struct vkd_tile {
     float lx, ly, lx0, ly0;
     float dx, dy, speed, water;
     float sed, pad1, pad2, pad3;
-} vkd_tile;
+} vkd_block;
 
 typedef struct vkd_push {
     int32_t width, height, lifetime, radius;
@@ -90,7 +93,17 @@ _Static_assert(sizeof(vkd_push_mt) == sizeof(vkd_push), "push constant blocks di
 
 enum { F_FLOW = 1, F_DEP = 2, F_WALL = 4 };
 
-enum { B_HEIGHT, B_FLOW, B_DEP, B_MASK, B_BRUSH, B_START, B_JOB, B_TILE, B_COUNT };
+enum { B_HEIGHT, B_FLOW, B_DEP, B_MASK, B_BRUSH, B_START, B_JOB, B_BLOCK, B_COUNT };
+
+/* Sizes of one run's buffers, worked out before anything is created. */
+typedef struct vkd_plan {
+    int64_t size;             /* [cells] block side */
+    int64_t batch;            /* droplets per batch */
+    int64_t max_blocks;       /* blocks per batch at most */
+    uint32_t chunk_batches;   /* batches per submission */
+    size_t mask_words;        /* 32-bit words of the packed mask (1 without walls) */
+    VkDeviceSize sizes[B_COUNT + 1]; /* bytes of each buffer, then the staging buffer */
+} vkd_plan;
 
 /* Everything one run owns on the device. */
 typedef struct vkd_run {
@@ -98,6 +111,8 @@ typedef struct vkd_run {
     er_vk_buffer b[B_COUNT];
     er_vk_buffer staging;     /* host-visible, for uploads and the read-back */
     er_vk_pipeline pl;
+    int64_t device_at;        /* the batch boundary the device's state is at */
+    int64_t host_at;          /* the one the host arrays hold (-1: none) */
 } vkd_run;
 
 static void run_free(vkd_run *R)
@@ -110,7 +125,7 @@ static void run_free(vkd_run *R)
     er_vk_buffer_free(R->vk, &R->staging);
 }
 
-/* Device writes visible to the host after the fence (per-tile sums, the
+/* Device writes visible to the host after the fence (per-block sums, the
  * read-back). */
 static void host_barrier(er_vk_ctx *vk)
 {
@@ -169,70 +184,58 @@ typedef struct chunk {
     int nbatch;               /* batches in it */
     int njob[CHUNK_BATCHES][4]; /* jobs per (batch, colour) dispatch */
     int job0[CHUNK_BATCHES][4]; /* their first job */
-    int most[CHUNK_BATCHES][4]; /* droplets of the busiest tile of each */
-    int ntiles[CHUNK_BATCHES];  /* tiles of each batch (acc slots used) */
+    int most[CHUNK_BATCHES][4]; /* droplets of the busiest block of each */
+    int nblocks[CHUNK_BATCHES]; /* blocks of each batch (acc slots used) */
 } chunk;
 
-/* Host buffers for drawing one batch's starts and bucketing them. */
-typedef struct batch_scratch {
-    double *sx, *sy;
-    int *ok, *tile_of, *order, *start, *colour_tiles;
-} batch_scratch;
+/* What the batch loop reads: the run, its device plan and constants. */
+typedef struct vkd_loop {
+    const er_plan *plan;
+    const er_droplet_setup *s;
+    const vkd_plan *pl;
+    const vkd_push *base;     /* push constants but the job range */
+    uint64_t calls;           /* shader step calls a droplet takes at most */
+    const er_run_ctl *ctl;
+    const er_run_hooks *hk;
+} vkd_loop;
 
-static void scratch_free(batch_scratch *s)
-{
-    free(s->sx);
-    free(s->sy);
-    free(s->ok);
-    free(s->tile_of);
-    free(s->order);
-    free(s->start);
-    free(s->colour_tiles);
-}
-
-/* Draws the starts of droplets lo .. lo+n-1 (batch b), buckets them by tile
- * and appends their start records and per-tile jobs to the chunk buffers
- * (at *nstart and *njob; acc slots from slot0). */
+/* Draws batch b (droplets lo .. lo+n-1, er_droplet_batch_draw as the CPU
+ * path) and appends its start records and per-block jobs to the chunk
+ * buffers (at *nstart and *njob; acc slots from slot0), a colour's jobs
+ * in block order. */
 static void prepare_batch(const er_droplet_setup *s, uint64_t seed, int size, int64_t b,
-                          int64_t lo, int n, batch_scratch *bs, vkd_start *starts,
+                          int64_t lo, int n, er_droplet_batch *bt, vkd_start *starts,
                           uint32_t *nstart, vkd_job *jobs, uint32_t *njob, uint32_t slot0,
-                          int job0[4], int count[4], int most[4], int *ntiles)
+                          int job0[4], int count[4], int most[4], int *nblocks)
 {
     const er_dctx *c = &s->ctx;
-    er_tiling tl;
-    er_tiling_init(&tl, c->width, c->height, size, seed, (uint64_t)b);
-    for (int i = 0; i < n; i++) {
-        bs->ok[i] = er_droplet_start(c, seed, lo + i, &bs->sx[i], &bs->sy[i]);
-        bs->tile_of[i] = bs->ok[i] ? er_tiling_tile(&tl, (int)bs->sx[i], (int)bs->sy[i]) : 0;
-    }
-    int colour_start[5];
-    er_tiling_bucket(&tl, n, bs->tile_of, bs->start, bs->order, bs->colour_tiles, colour_start);
-    *ntiles = er_tiling_count(&tl);
+    er_droplet_batch_draw(c, seed, size, b, lo, n, bt);
+    *nblocks = er_blocking_count(&bt->bl);
     for (int col = 0; col < 4; col++) {
         job0[col] = (int)*njob;
         most[col] = 0;
-        for (int k = colour_start[col]; k < colour_start[col + 1]; k++) {
-            int tile = bs->colour_tiles[k];
+        for (int k = bt->colour_start[col]; k < bt->colour_start[col + 1]; k++) {
+            int block = bt->colour_blocks[k];
             uint32_t first = *nstart;
-            for (int j = bs->start[tile]; j < bs->start[tile + 1]; j++) {
-                int i = bs->order[j];
-                if (!bs->ok[i])
+            for (int j = bt->start[block]; j < bt->start[block + 1]; j++) {
+                int i = bt->order[j];
+                if (!bt->ok[i])
                     continue;
                 if (c->variant == ER_DROPLET_LAGUE) {
                     er_lague_state st;
-                    er_lague_begin(c, &st, bs->sx[i], bs->sy[i], NULL);
+                    er_lague_begin(c, &st, bt->sx[i], bt->sy[i], NULL);
                     starts[*nstart] = (vkd_start){st.bx, st.by, st.lx, st.ly};
                 } else {
                     /* The particle's cell and its offset in the cell. */
-                    int cx = (int)bs->sx[i], cy = (int)bs->sy[i];
-                    starts[*nstart] = (vkd_start){cx, cy, (float)(bs->sx[i] - cx),
-                                                  (float)(bs->sy[i] - cy)};
+                    int cx = (int)bt->sx[i], cy = (int)bt->sy[i];
+                    starts[*nstart] = (vkd_start){cx, cy, (float)(bt->sx[i] - cx),
+                                                  (float)(bt->sy[i] - cy)};
                 }
                 (*nstart)++;
             }
             if (*nstart > first) {
                 uint32_t m = *nstart - first;
-                jobs[(*njob)++] = (vkd_job){first, m, slot0 + (uint32_t)tile, 0};
+                jobs[(*njob)++] = (vkd_job){first, m, slot0 + (uint32_t)block, 0};
                 most[col] = (int)m > most[col] ? (int)m : most[col];
             }
         }
@@ -240,7 +243,7 @@ static void prepare_batch(const er_droplet_setup *s, uint64_t seed, int size, in
     }
 }
 
-static void acc_add_tile(er_dacc *sum, const vkd_tile *a)
+static void acc_add_block(er_dacc *sum, const vkd_block *a)
 {
     sum->eroded += (double)a->eroded - (double)a->eroded_c;
     sum->deposited += (double)a->deposited - (double)a->deposited_c;
@@ -249,120 +252,140 @@ static void acc_add_tile(er_dacc *sum, const vkd_tile *a)
     sum->steps += (int64_t)((uint64_t)a->steps_hi << 32 | a->steps_lo);
 }
 
-/* Runs every batch: chunks of batches prepared on the host, run on the
- * device, their per-tile sums added in order. */
-static er_status run_batches(vkd_run *R, const er_params *p, const er_droplet_setup *s,
-                             int size, int64_t batch, int64_t max_tiles, uint32_t chunk_batches,
-                             const vkd_push *base, uint64_t calls_per_droplet,
-                             const er_run_ctl *ctl, er_dacc *sum, er_error *err)
+/* Records the chunk's dispatches: per batch the four colours in turn, each
+ * in as many passes as its busiest block needs (each droplet takes at most
+ * L->calls calls of the step), barriers between them. */
+static void record_chunk(vkd_run *R, const vkd_loop *L, const chunk *ch)
 {
-    batch_scratch bs;
-    memset(&bs, 0, sizeof bs);
-    size_t nb = (size_t)batch, mt = (size_t)max_tiles;
-    bs.sx = malloc(nb * sizeof *bs.sx);
-    bs.sy = malloc(nb * sizeof *bs.sy);
-    bs.ok = malloc(nb * sizeof *bs.ok);
-    bs.tile_of = malloc(nb * sizeof *bs.tile_of);
-    bs.order = malloc(nb * sizeof *bs.order);
-    bs.start = malloc((mt + 1) * sizeof *bs.start);
-    bs.colour_tiles = malloc(mt * sizeof *bs.colour_tiles);
-    chunk *ch = malloc(sizeof *ch);
-    er_status st = ER_OK;
-    if (!bs.sx || !bs.sy || !bs.ok || !bs.tile_of || !bs.order || !bs.start ||
-        !bs.colour_tiles || !ch) {
-        st = er_fail(err, ER_ENOMEM, "droplet: out of memory for a batch of %zu droplets", nb);
-        goto done;
-    }
+    er_vk_ctx *vk = R->vk;
+    const vkd_push *base = L->base;
+    /* Uploads and fills of earlier submissions before the first dispatch. */
+    er_vk_cmd_barrier(vk);
+    for (int k = 0; k < ch->nbatch; k++)
+        for (int col = 0; col < 4; col++) {
+            if (ch->njob[k][col] == 0)
+                continue;
+            uint64_t calls = (uint64_t)ch->most[k][col] * L->calls;
+            uint64_t passes = (calls + base->steps_per_pass - 1) / base->steps_per_pass;
+            for (uint64_t q = 0; q < passes; q++)
+                for (uint32_t j0 = 0; j0 < (uint32_t)ch->njob[k][col]; j0 += MAX_GROUPS) {
+                    vkd_push pc = *base;
+                    uint32_t left = (uint32_t)ch->njob[k][col] - j0;
+                    pc.job0 = (uint32_t)ch->job0[k][col] + j0;
+                    pc.njobs = left < MAX_GROUPS ? left : MAX_GROUPS;
+                    er_vk_cmd_dispatch(vk, &R->pl, 0, &pc, pc.njobs, 1);
+                    /* The next pass or colour reads what this one wrote. */
+                    er_vk_cmd_barrier(vk);
+                }
+        }
+    /* The per-block sums are read on the host after the fence. */
+    host_barrier(vk);
+}
 
+/* Reads the device's terrain and layers back into the host arrays s
+ * points at (the caller's terrain and layers). */
+static er_status read_back(vkd_run *R, const er_droplet_setup *s, er_error *err)
+{
+    const er_dctx *c = &s->ctx;
+    size_t bytes = s->cells * sizeof(float);
+    er_status st = transfer(R, &R->b[B_HEIGHT], c->height_m, bytes, 0, err);
+    if (!st && c->flow)
+        st = transfer(R, &R->b[B_FLOW], c->flow, bytes, 0, err);
+    if (!st && c->deposit)
+        st = transfer(R, &R->b[B_DEP], c->deposit, bytes, 0, err);
+    if (!st)
+        R->host_at = R->device_at;
+    return st;
+}
+
+/* The boundary after a chunk: when the hooks want it, the state is read
+ * back and handed to them (core/model.h); ER_ECANCELED when they stop. */
+static er_status chunk_boundary(vkd_run *R, const vkd_loop *L, const er_dacc *sum,
+                                er_error *err)
+{
+    const er_droplet_setup *s = L->s;
+    const int64_t b = R->device_at, done = b * L->plan->batch;
+    if (L->ctl && L->ctl->progress &&
+        L->ctl->progress(L->ctl->user, (double)(done < s->count ? done : s->count) /
+                                           (double)s->count))
+        return ER_ECANCELED;
+    if (!er_hooks_want(L->hk, b, L->plan->boundaries))
+        return ER_OK;
+    er_status st = read_back(R, s, err);
+    if (st)
+        return st;
+    er_run_state v;
+    er_droplet_state(&L->plan->p, s, L->plan->batch, b, sum, &v);
+    return L->hk->boundary(L->hk->user, &v) ? ER_ECANCELED : ER_OK;
+}
+
+/* Runs batches b0 .. : chunks of batches prepared on the host, run on the
+ * device, their per-block sums added in order.  A chunk ends early at a
+ * boundary the hooks want, so its state can be read there. */
+static er_status run_batches(vkd_run *R, const vkd_loop *L, int64_t b0, er_dacc *sum,
+                             er_error *err)
+{
+    const er_droplet_setup *s = L->s;
+    const vkd_plan *pl = L->pl;
+    const int size = (int)L->plan->block_side;
+    const int64_t batch = pl->batch;
+    const size_t mt = (size_t)pl->max_blocks;
+    er_droplet_batch bt;
+    er_status st = er_droplet_batch_new(&bt, &s->ctx, size, batch, err);
+    chunk *ch = malloc(sizeof *ch);
+    if (!st && !ch)
+        st = er_fail(err, ER_ENOMEM, "droplet: out of memory");
     vkd_start *starts = R->b[B_START].map;
     vkd_job *jobs = R->b[B_JOB].map;
-    vkd_tile *accs = R->b[B_TILE].map;
-    er_vk_ctx *vk = R->vk;
-    int64_t b = 0;
-    for (int64_t lo = 0; lo < s->count;) {
+    vkd_block *accs = R->b[B_BLOCK].map;
+    int64_t b = b0;
+    for (int64_t lo = b0 * batch; !st && lo < s->count;) {
         uint32_t nstart = 0, njob = 0;
         ch->nbatch = 0;
-        while (lo < s->count && (uint32_t)ch->nbatch < chunk_batches) {
+        do {
             int n = (int)(s->count - lo > batch ? batch : s->count - lo);
-            int k = ch->nbatch;
-            prepare_batch(s, p->seed, size, b, lo, n, &bs, starts, &nstart, jobs, &njob,
+            int k = ch->nbatch++;
+            prepare_batch(s, L->plan->p.seed, size, b, lo, n, &bt, starts, &nstart, jobs, &njob,
                           (uint32_t)((size_t)k * mt), ch->job0[k], ch->njob[k], ch->most[k],
-                          &ch->ntiles[k]);
+                          &ch->nblocks[k]);
             lo += n;
             b++;
-            ch->nbatch++;
-        }
+        } while (lo < s->count && (uint32_t)ch->nbatch < pl->chunk_batches &&
+                 !er_hooks_want(L->hk, b, L->plan->boundaries));
         memset(accs, 0, (size_t)ch->nbatch * mt * sizeof *accs);
-
-        st = er_vk_cmd_begin(vk, err);
+        st = er_vk_cmd_begin(R->vk, err);
         if (st)
-            goto done;
-        /* Uploads and fills of earlier submissions before the first dispatch. */
-        er_vk_cmd_barrier(vk);
-        for (int k = 0; k < ch->nbatch; k++)
-            for (int col = 0; col < 4; col++) {
-                if (ch->njob[k][col] == 0)
-                    continue;
-                /* Enough passes for the busiest tile: each droplet takes at
-                 * most calls_per_droplet calls of the step. */
-                uint64_t calls = (uint64_t)ch->most[k][col] * calls_per_droplet;
-                uint64_t passes = (calls + base->steps_per_pass - 1) / base->steps_per_pass;
-                for (uint64_t q = 0; q < passes; q++)
-                    for (uint32_t j0 = 0; j0 < (uint32_t)ch->njob[k][col]; j0 += MAX_GROUPS) {
-                        vkd_push pc = *base;
-                        uint32_t left = (uint32_t)ch->njob[k][col] - j0;
-                        pc.job0 = (uint32_t)ch->job0[k][col] + j0;
-                        pc.njobs = left < MAX_GROUPS ? left : MAX_GROUPS;
-                        er_vk_cmd_dispatch(vk, &R->pl, 0, &pc, pc.njobs, 1);
-                        /* The next pass or colour reads what this one wrote. */
-                        er_vk_cmd_barrier(vk);
-                    }
-            }
-        /* The per-tile sums are read on the host after the fence. */
-        host_barrier(vk);
-        st = er_vk_cmd_submit(vk, err);
+            break;
+        record_chunk(R, L, ch);
+        st = er_vk_cmd_submit(R->vk, err);
         if (st)
-            goto done;
+            break;
+        R->device_at = b;
         for (int k = 0; k < ch->nbatch; k++)
-            for (int t = 0; t < ch->ntiles[k]; t++)
-                acc_add_tile(sum, &accs[(size_t)k * mt + (size_t)t]);
-        if (ctl && ctl->progress && ctl->progress(ctl->user, (double)lo / (double)s->count)) {
-            st = er_fail(err, ER_ECANCELED, "droplet: interrupted");
-            goto done;
-        }
+            for (int t = 0; t < ch->nblocks[k]; t++)
+                acc_add_block(sum, &accs[(size_t)k * mt + (size_t)t]);
+        st = chunk_boundary(R, L, sum, err);
     }
-done:
-    scratch_free(&bs);
+    er_droplet_batch_free(&bt);
     free(ch);
     return st;
 }
 
-/* Sizes of one run's buffers, worked out before anything is created. */
-typedef struct vkd_plan {
-    int64_t size;             /* [cells] tile side */
-    int64_t batch;            /* droplets per batch */
-    int64_t max_tiles;        /* tiles per batch at most */
-    uint32_t chunk_batches;   /* batches per submission */
-    size_t mask_words;        /* 32-bit words of the packed mask (1 without walls) */
-    VkDeviceSize sizes[B_COUNT + 1]; /* bytes of each buffer, then the staging buffer */
-} vkd_plan;
-
 /* Plans the run set up in *s and checks it fits the device's limits. */
 static er_status plan_run(er_vk_ctx *vk, const er_droplet_setup *s, int64_t size, int64_t batch,
-                          vkd_plan *pl, er_error *err)
+                          uint32_t chunk_asked, vkd_plan *pl, er_error *err)
 {
     const er_dctx *c = &s->ctx;
     size_t cells = s->cells, bytes = cells * sizeof(float);
     memset(pl, 0, sizeof *pl);
     pl->size = size;
-    pl->max_tiles = er_tiling_is_single(c->width, c->height, (int)size)
-                        ? 1
-                        : er_tiling_max_tiles(c->width, c->height, (int)size);
+    /* The blocks lie on the world (a window sees the world's grid). */
+    pl->max_blocks = er_droplet_max_blocks(c, (int)size);
     pl->batch = batch > s->count ? s->count : batch;
     if (pl->batch < 1)
         pl->batch = 1;
-    if (pl->max_tiles > INT_MAX / 2 || pl->batch > INT_MAX / 2 || cells > UINT32_MAX)
-        return er_fail(err, ER_ENOMEM, "droplet: too many tiles or droplets per batch");
+    if (pl->max_blocks > INT_MAX / 2 || pl->batch > INT_MAX / 2 || cells > UINT32_MAX)
+        return er_fail(err, ER_ENOMEM, "droplet: too many blocks or droplets per batch");
     /* Batches per submission: CHUNK_DROPLETS droplets, at least one batch;
      * a single batch when that is what fits the device. */
     const VkDeviceSize range = vk->props.limits.maxStorageBufferRange;
@@ -370,11 +393,13 @@ static er_status plan_run(er_vk_ctx *vk, const er_droplet_setup *s, int64_t size
     pl->chunk_batches = (uint32_t)(cb < 1 ? 1 : cb > CHUNK_BATCHES ? CHUNK_BATCHES : cb);
     if (vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU)
         pl->chunk_batches = 1;
+    if (chunk_asked > 0)
+        pl->chunk_batches = chunk_asked < CHUNK_BATCHES ? chunk_asked : CHUNK_BATCHES;
     if ((VkDeviceSize)pl->chunk_batches * (VkDeviceSize)pl->batch * sizeof(vkd_start) > range ||
-        (VkDeviceSize)pl->chunk_batches * (VkDeviceSize)pl->max_tiles * sizeof(vkd_tile) > range)
+        (VkDeviceSize)pl->chunk_batches * (VkDeviceSize)pl->max_blocks * sizeof(vkd_block) > range)
         pl->chunk_batches = 1;
     size_t n_start = (size_t)pl->chunk_batches * (size_t)pl->batch;
-    size_t n_job = (size_t)pl->chunk_batches * (size_t)pl->max_tiles;
+    size_t n_job = (size_t)pl->chunk_batches * (size_t)pl->max_blocks;
     size_t side = (size_t)c->brush_side;
     pl->mask_words = c->wall ? (cells + 3) / 4 : 1;
     /* Unwanted layers and an absent mask get a one-word buffer. */
@@ -385,7 +410,7 @@ static er_status plan_run(er_vk_ctx *vk, const er_droplet_setup *s, int64_t size
     pl->sizes[B_BRUSH] = side > 0 ? side * side * sizeof(float) : 4;
     pl->sizes[B_START] = n_start * sizeof(vkd_start);
     pl->sizes[B_JOB] = n_job * sizeof(vkd_job);
-    pl->sizes[B_TILE] = n_job * sizeof(vkd_tile);
+    pl->sizes[B_BLOCK] = n_job * sizeof(vkd_block);
     /* Staging carries the layers, the mask and the brush: the largest
      * (the brush on maps of fewer than side^2 cells, issue #12). */
     pl->sizes[B_COUNT] = bytes;
@@ -405,172 +430,165 @@ er_status er_vk_droplet_check(er_vk_ctx *vk, const er_plan *plan, const er_terra
     vkd_plan pl;
     er_status st = er_droplet_prepare(plan, &tt, NULL, &s, err);
     if (!st && s.count > 0)
-        st = plan_run(vk, &s, plan->tile_side, plan->batch, &pl, err);
+        st = plan_run(vk, &s, plan->block_side, plan->batch, 0, &pl, err);
     er_droplet_setup_free(&s);
     return st;
 }
 
-er_status er_vk_droplet_run_passes(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
-                                   const er_run_opts *o, uint32_t steps_per_pass, er_error *err)
+/* Droplet steps per block and dispatch: `asked`, or with 0 unlimited on
+ * GPUs and lavapipe's loop budget on CPU devices, each step costing at
+ * most 2 side^2 + 5 loop iterations (droplet_lague.comp) or 11
+ * (droplet_mt.comp); a few more for margin. */
+static uint32_t steps_per_pass(const er_vk_ctx *vk, const er_dctx *c, uint32_t asked)
 {
-    static const er_run_opts none;
-    const er_params *p = &plan->p;
-    er_droplet_setup s;
-    const er_run_ctl *ctl;
-    er_budget *budget;
-    vkd_run R;
-    memset(&R, 0, sizeof R);
-    uint32_t *mask = NULL;
-    er_dacc sum = {0};
-    vkd_plan pl;
+    if (asked || vk->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU)
+        return asked ? asked : UINT32_MAX;
+    int64_t side = c->brush_side;
+    int64_t cost = c->variant == ER_DROPLET_LAGUE ? 2 * side * side + 8 : 16;
+    return (uint32_t)(CPU_LOOP_BUDGET / cost > 1 ? CPU_LOOP_BUDGET / cost : 1);
+}
 
-    if (!o)
-        o = &none;
-    ctl = o->ctl;
-    budget = o->budget;
-    er_status st = er_droplet_prepare(plan, t, o->layers, &s, err);
-    if (st)
-        goto fail;
-    if (s.count == 0)
-        goto finish;
-    st = plan_run(vk, &s, plan->tile_side, plan->batch, &pl, err);
-    if (st)
-        goto fail;
-    const er_dctx *c = &s.ctx;
-    size_t cells = s.cells, bytes = cells * sizeof(float);
-    size_t side = (size_t)c->brush_side, mask_words = pl.mask_words;
-    int walls = c->wall != NULL;
-
-    /* Lavapipe's loop budget: steps per pass on CPU devices, each step
-     * costing at most 2 side^2 + 5 loop iterations (droplet_lague.comp) or
-     * 11 (droplet_mt.comp); a few more for margin. */
-    int lague = c->variant == ER_DROPLET_LAGUE;
-    if (steps_per_pass == 0) {
-        steps_per_pass = UINT32_MAX;
-        if (vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) {
-            int64_t cost = lague ? 2 * (int64_t)side * (int64_t)side + 8 : 16;
-            steps_per_pass = (uint32_t)(CPU_LOOP_BUDGET / cost > 1 ? CPU_LOOP_BUDGET / cost : 1);
-        }
-    }
-    if (walls) {
-        mask = pack_mask(c, cells, &mask_words);
-        if (!mask) {
-            st = er_fail(err, ER_ENOMEM, "droplet: out of memory for the wall mask");
-            goto fail;
-        }
-    }
-    static const char *const names[B_COUNT] = {"height", "flow", "deposit", "wall mask",
-                                               "brush", "droplet starts", "tile jobs",
-                                               "tile states"};
-    R.vk = vk;
-    for (int i = 0; i < B_COUNT; i++) {
-        st = er_vk_buffer_new(vk, pl.sizes[i], i >= B_START ? ER_VK_HOST : ER_VK_DEVICE, &R.b[i],
-                              names[i], err);
-        if (st)
-            goto fail;
-    }
-    st = er_vk_buffer_new(vk, pl.sizes[B_COUNT], ER_VK_HOST, &R.staging, "staging", err);
-    if (!st)
-        st = lague ? er_vk_pipeline_new(vk, er_spv_droplet_lague, sizeof er_spv_droplet_lague,
-                                        B_COUNT, sizeof(vkd_push), 1, &R.pl, err)
-                   : er_vk_pipeline_new(vk, er_spv_droplet_mt, sizeof er_spv_droplet_mt, B_COUNT,
-                                        sizeof(vkd_push), 1, &R.pl, err);
-    if (st)
-        goto fail;
-    const er_vk_buffer *bufs[B_COUNT];
-    for (int i = 0; i < B_COUNT; i++)
-        bufs[i] = &R.b[i];
-    er_vk_pipeline_bind(vk, &R.pl, 0, bufs);
-
-    st = transfer(&R, &R.b[B_HEIGHT], t->elevation, bytes, 1, err);
-    if (!st && lague)
-        st = transfer(&R, &R.b[B_BRUSH], (void *)(uintptr_t)c->brush_w,
-                      side * side * sizeof(float), 1, err);
-    if (!st && walls)
-        st = transfer(&R, &R.b[B_MASK], mask, mask_words * 4, 1, err);
-    if (!st)
-        st = er_vk_cmd_begin(vk, err);
-    if (st)
-        goto fail;
-    er_vk_cmd_fill(vk, &R.b[B_FLOW], 0);
-    er_vk_cmd_fill(vk, &R.b[B_DEP], 0);
-    st = er_vk_cmd_submit(vk, err);
-    if (st)
-        goto fail;
-
+/* The push constants of every dispatch but the job range; *calls receives
+ * the step calls a droplet takes at most. */
+static vkd_push make_push(const er_dctx *c, uint32_t steps, uint64_t *calls)
+{
+    uint32_t flags = (c->flow ? F_FLOW : 0u) | (c->deposit ? F_DEP : 0u) | (c->wall ? F_WALL : 0u);
     vkd_push base = {
-        .width = c->width,
-        .height = c->height,
-        .lifetime = c->lifetime,
-        .radius = c->radius,
-        .inertia = c->inertia,
-        .grad_k = c->grad_k,
-        .cap_k = c->cap_k,
-        .min_cap = c->min_cap,
-        .min_slope = c->min_slope,
-        .erode_speed = c->erode_speed,
-        .deposit_speed = c->deposit_speed,
-        .keep_water = c->keep_water,
-        .gravity = c->gravity,
-        .init_water = c->init_water,
-        .init_speed = c->init_speed,
-        .flags = (c->flow ? F_FLOW : 0u) | (c->deposit ? F_DEP : 0u) | (walls ? F_WALL : 0u),
-        .steps_per_pass = steps_per_pass,
+        .width = c->width, .height = c->height, .lifetime = c->lifetime, .radius = c->radius,
+        .inertia = c->inertia, .grad_k = c->grad_k, .cap_k = c->cap_k, .min_cap = c->min_cap,
+        .min_slope = c->min_slope, .erode_speed = c->erode_speed,
+        .deposit_speed = c->deposit_speed, .keep_water = c->keep_water, .gravity = c->gravity,
+        .init_water = c->init_water, .init_speed = c->init_speed,
+        .flags = flags, .steps_per_pass = steps,
     };
-    uint64_t calls = (uint64_t)c->lifetime + 1;
-    if (!lague) {
+    *calls = (uint64_t)c->lifetime + 1;
+    if (c->variant != ER_DROPLET_LAGUE) {
         vkd_push_mt mt = {
-            .width = c->width,
-            .height = c->height,
-            .max_distance = c->mt_max_distance,
-            .max_steps = (int32_t)c->mt_max_steps,
-            .dt = c->mt_dt,
-            .inv_density = c->mt_inv_density,
-            .friction_keep = c->mt_friction_keep,
-            .rate = c->mt_rate,
-            .evap_keep = c->mt_evap_keep,
-            .min_volume = c->mt_min_volume,
-            .vscale = c->mt_vscale,
-            .flags = base.flags,
-            .steps_per_pass = steps_per_pass,
+            .width = c->width, .height = c->height, .max_distance = c->mt_max_distance,
+            .max_steps = (int32_t)c->mt_max_steps, .dt = c->mt_dt,
+            .inv_density = c->mt_inv_density, .friction_keep = c->mt_friction_keep,
+            .rate = c->mt_rate, .evap_keep = c->mt_evap_keep, .min_volume = c->mt_min_volume,
+            .vscale = c->mt_vscale, .flags = flags, .steps_per_pass = steps,
         };
         memcpy(&base, &mt, sizeof base);
-        calls = (uint64_t)c->mt_max_steps + 1;
+        *calls = (uint64_t)c->mt_max_steps + 1;
     }
-    /* On failure the device's copy is not read back: the terrain is left
-     * as it was. */
-    er_status run_st = run_batches(&R, p, &s, (int)plan->tile_side, pl.batch, pl.max_tiles,
-                                   pl.chunk_batches, &base, calls, ctl, &sum, err);
-    if (run_st && run_st != ER_ECANCELED) {
-        st = run_st;
-        goto fail;
-    }
-    /* Read back the state after the last finished chunk (also when
-     * cancelled: the terrain then holds that batch boundary's state). */
-    st = transfer(&R, &R.b[B_HEIGHT], t->elevation, bytes, 0, err);
-    if (!st && c->flow)
-        st = transfer(&R, &R.b[B_FLOW], c->flow, bytes, 0, err);
-    if (!st && c->deposit)
-        st = transfer(&R, &R.b[B_DEP], c->deposit, bytes, 0, err);
+    return base;
+}
+
+/* Creates the run's buffers and pipeline and uploads the terrain, brush
+ * and wall mask; the layers are uploaded when `layers_up` (a resumed
+ * state), else zeroed.  The host arrays then hold boundary b0. */
+static er_status device_setup(vkd_run *R, er_vk_ctx *vk, const er_droplet_setup *s,
+                              const vkd_plan *pl, int layers_up, int64_t b0, er_error *err)
+{
+    static const char *const names[B_COUNT] = {"height", "flow", "deposit", "wall mask",
+                                               "brush", "droplet starts", "block jobs",
+                                               "block states"};
+    const er_dctx *c = &s->ctx;
+    const size_t bytes = s->cells * sizeof(float), side = (size_t)c->brush_side;
+    const int lague = c->variant == ER_DROPLET_LAGUE;
+    er_status st = ER_OK;
+    R->vk = vk;
+    R->device_at = R->host_at = b0;
+    for (int i = 0; i < B_COUNT && !st; i++)
+        st = er_vk_buffer_new(vk, pl->sizes[i], i >= B_START ? ER_VK_HOST : ER_VK_DEVICE,
+                              &R->b[i], names[i], err);
+    if (!st)
+        st = er_vk_buffer_new(vk, pl->sizes[B_COUNT], ER_VK_HOST, &R->staging, "staging", err);
+    if (!st)
+        st = lague ? er_vk_pipeline_new(vk, er_spv_droplet_lague, sizeof er_spv_droplet_lague,
+                                        B_COUNT, sizeof(vkd_push), 1, &R->pl, err)
+                   : er_vk_pipeline_new(vk, er_spv_droplet_mt, sizeof er_spv_droplet_mt, B_COUNT,
+                                        sizeof(vkd_push), 1, &R->pl, err);
     if (st)
-        goto fail;
-    st = run_st;
+        return st;
+    const er_vk_buffer *bufs[B_COUNT];
+    for (int i = 0; i < B_COUNT; i++)
+        bufs[i] = &R->b[i];
+    er_vk_pipeline_bind(vk, &R->pl, 0, bufs);
+
+    st = transfer(R, &R->b[B_HEIGHT], c->height_m, bytes, 1, err);
+    if (!st && lague)
+        st = transfer(R, &R->b[B_BRUSH], (void *)(uintptr_t)c->brush_w,
+                      side * side * sizeof(float), 1, err);
+    if (!st && c->wall) {
+        size_t words;
+        uint32_t *mask = pack_mask(c, s->cells, &words);
+        st = mask ? transfer(R, &R->b[B_MASK], mask, words * 4, 1, err)
+                  : er_fail(err, ER_ENOMEM, "droplet: out of memory for the wall mask");
+        free(mask);
+    }
+    if (!st && layers_up && c->flow)
+        st = transfer(R, &R->b[B_FLOW], c->flow, bytes, 1, err);
+    if (!st && layers_up && c->deposit)
+        st = transfer(R, &R->b[B_DEP], c->deposit, bytes, 1, err);
+    if (st || layers_up)
+        return st;
+    if ((st = er_vk_cmd_begin(vk, err)))
+        return st;
+    er_vk_cmd_fill(vk, &R->b[B_FLOW], 0);
+    er_vk_cmd_fill(vk, &R->b[B_DEP], 0);
+    return er_vk_cmd_submit(vk, err);
+}
+
+/* The test hook's choices (vk_droplet.h); 0 = automatic. */
+typedef struct vkd_knobs {
+    uint32_t steps;           /* droplet steps per block and dispatch */
+    uint32_t chunk;           /* batches per submission */
+} vkd_knobs;
+
+/* Runs the batches from b0 on the device and reads the state back (also
+ * after a cancel: the host then holds that batch boundary's state, unless
+ * it already does); after any other failure the host arrays are left as
+ * they were (the input, or the resumed state). */
+static er_status run_device(er_vk_ctx *vk, const er_plan *plan, const er_droplet_setup *s,
+                            const er_run_opts *o, const vkd_knobs *kn, int64_t b0,
+                            er_dacc *sum, er_error *err)
+{
+    vkd_run R;
+    vkd_plan pl;
+    memset(&R, 0, sizeof R);
+    const er_run_hooks *hk = o->hooks;
+    er_status st = plan_run(vk, s, plan->block_side, plan->batch, kn->chunk, &pl, err);
+    if (!st)
+        st = device_setup(&R, vk, s, &pl, hk && hk->resume, b0, err);
+    if (!st) {
+        uint64_t calls;
+        vkd_push base = make_push(&s->ctx, steps_per_pass(vk, &s->ctx, kn->steps), &calls);
+        vkd_loop L = {plan, s, &pl, &base, calls, o->ctl, hk};
+        st = run_batches(&R, &L, b0, sum, err);
+        if ((!st || st == ER_ECANCELED) && R.host_at != R.device_at) {
+            er_status rb = read_back(&R, s, err);
+            st = rb ? rb : st;
+        }
+    }
+    run_free(&R);
+    return st;
+}
+
+er_status er_vk_droplet_run_passes(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
+                                   const er_run_opts *o, uint32_t steps, uint32_t batches,
+                                   er_error *err)
+{
+    static const er_run_opts none;
+    er_droplet_setup s;
+    er_dacc sum = {0};
+    int64_t b0 = 0;
+    if (!o)
+        o = &none;
+    er_status st = er_droplet_prepare(plan, t, o->layers, &s, err);
+    if (st)
+        return st;
+    /* The start state (fresh or resumed) goes to the hooks from the host,
+     * before any device work, as on the CPU. */
+    st = er_droplet_begin(plan, &s, o->hooks, &sum, &b0, err);
+    if (!st && b0 < plan->boundaries)
+        st = run_device(vk, plan, &s, o, &(vkd_knobs){steps, batches}, b0, &sum, err);
     if (st == ER_ECANCELED)
         er_fail(err, st, "droplet: interrupted");
-finish:
-    {
-        /* The same guard as the CPU path (core/droplet/droplet.c): no height below
-         * the input's minimum, nothing non-finite, the budget balanced. */
-        er_budget b;
-        er_droplet_finish(p, &s, t, &sum, &b);
-        if (st == ER_OK)
-            st = er_droplet_guard(&s, t, &b, err);
-        if (budget)
-            *budget = b;
-    }
-fail:
-    run_free(&R);
-    free(mask);
+    /* The same budget and run guard as the CPU path. */
+    st = er_droplet_end(&plan->p, &s, t, &sum, st, o->budget, err);
     er_droplet_setup_free(&s);
     return st;
 }
@@ -578,5 +596,5 @@ fail:
 er_status er_vk_droplet_run(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
                             const er_run_opts *o, er_error *err)
 {
-    return er_vk_droplet_run_passes(vk, plan, t, o, 0, err);
+    return er_vk_droplet_run_passes(vk, plan, t, o, 0, 0, err);
 }

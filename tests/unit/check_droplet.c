@@ -1,7 +1,7 @@
 /*
- * Droplet erosion (core/droplet/droplet.c, core/droplet/particle.c, core/droplet/schedule.c):
+ * Droplet erosion (core/droplet/droplet.c, core/droplet/particle.c, core/droplet/blocks.c):
  * physics on analytic terrains, material balance, determinism across
- * thread counts, the tile schedule against the sequential reference, walls.
+ * thread counts, the block schedule against the sequential reference, walls.
  */
 #include <check.h>
 #include <math.h>
@@ -13,7 +13,7 @@
 #include "../../core/droplet/droplet_impl.h"
 #include "../../core/parallel.h"
 #include "../../core/rng.h"
-#include "../../core/droplet/schedule.h"
+#include "../../core/droplet/blocks.h"
 #include "../../io/image.h"
 #include "test_util.h"
 
@@ -546,11 +546,11 @@ START_TEST(guard_unit)
 END_TEST
 
 /* ------------------------------------------------------------------ */
-/* Determinism and the tile schedule                                   */
+/* Determinism and the block schedule                                   */
 
 static void threads_identical(er_droplet_variant variant, int walls)
 {
-    /* 230 x 170 with T = 70 (Lague) or 134 (particle): several tiles. */
+    /* 230 x 170 with T = 70 (Lague) or 134 (particle): several blocks. */
     map base = map_new(230, 170);
     fbm(&base, 21);
     if (walls) {
@@ -641,10 +641,10 @@ START_TEST(tile_size_refused)
 }
 END_TEST
 
-/* A map smaller than two tiles both ways runs as one tile, so it gives
+/* A map smaller than two blocks both ways runs as one block, so it gives
  * the sequential reference's bytes; so does any map whose tile_size makes
- * it one tile. */
-START_TEST(single_tile_is_sequential)
+ * it one block. */
+START_TEST(single_block_is_sequential)
 {
     for (int variant = 0; variant < 2; variant++) {
         map base = map_new(130, 100); /* < 2 * 70 and < 2 * 134 */
@@ -675,15 +675,15 @@ START_TEST(single_tile_is_sequential)
 }
 END_TEST
 
-/* Border band of the batch-0 grid: cells within 2 of a tile edge. */
-static int in_band(const er_tiling *tl, int x, int y)
+/* Border band of the batch-0 grid: cells within 2 of a block edge. */
+static int in_band(const er_blocking *tl, int x, int y)
 {
     int mx = (x + tl->shift_x) % tl->size, my = (y + tl->shift_y) % tl->size;
     return mx < 2 || mx >= tl->size - 2 || my < 2 || my >= tl->size - 2;
 }
 
 /* Mean of |dh| (or flow) in the border band over its mean everywhere. */
-static double band_ratio(const map *m, const map *m0, const er_tiling *tl, int flow)
+static double band_ratio(const map *m, const map *m0, const er_blocking *tl, int flow)
 {
     double band = 0, all = 0;
     long nb = 0, na = 0;
@@ -701,15 +701,15 @@ static double band_ratio(const map *m, const map *m0, const er_tiling *tl, int f
     return (band / (double)nb) / (all / (double)na);
 }
 
-/* No tile pattern: with the whole run in one batch (one fixed grid, the
+/* No block pattern: with the whole run in one batch (one fixed grid, the
  * worst case), the border band of that grid must not erode or carry flow
  * differently from the sequential run, which knows no grid.  Six seeds of
- * each; the tiled and sequential means of the band ratio must agree
+ * each; the blocked and sequential means of the band ratio must agree
  * within 4 standard errors of their difference (Welch). */
-START_TEST(no_tile_pattern)
+START_TEST(no_block_pattern)
 {
     enum { K = 6 };
-    double r[2][2][K]; /* [tiled/sequential][height/flow][seed] */
+    double r[2][2][K]; /* [blocked/sequential][height/flow][seed] */
     for (int k = 0; k < K; k++) {
         map base = map_new(260, 260);
         fbm(&base, 40 + (uint64_t)k);
@@ -718,10 +718,10 @@ START_TEST(no_tile_pattern)
         p.droplet.lifetime = 12;
         p.droplet.radius = 2;
         p.droplet.batch_size = 1000000;
-        int64_t size = er_tile_safe_size(12 + 2 + 2);
-        er_tiling tl;
-        er_tiling_init(&tl, base.w, base.h, (int)size, p.seed, 0);
-        ck_assert_int_ge(er_tiling_count(&tl), 16);
+        int64_t size = er_block_safe_size(12 + 2 + 2);
+        er_blocking tl;
+        er_blocking_init(&tl, base.w, base.h, (int)size, p.seed, 0);
+        ck_assert_int_ge(er_blocking_count(&tl), 16);
         for (int mode = 0; mode < 2; mode++) {
             map m = map_copy(&base);
             ck_assert_int_eq(run_map(&p, &m, mode), ER_OK);
@@ -741,7 +741,7 @@ START_TEST(no_tile_pattern)
         }
         double se = sqrt(var[0] / K + var[1] / K);
         ck_assert_msg(fabs(mean[0] - mean[1]) <= 4 * se,
-                      "%s: border/all ratio %.4f tiled vs %.4f sequential (SE %.4f)",
+                      "%s: border/all ratio %.4f blocked vs %.4f sequential (SE %.4f)",
                       q ? "flow" : "height change", mean[0], mean[1], se);
     }
 }
@@ -1011,41 +1011,41 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* The schedule                                                        */
 
-/* Same-colour tiles are at least one whole tile apart, every cell is in
- * exactly one tile, and the bucket sort keeps index order in each tile. */
-START_TEST(tiling_layout)
+/* Same-colour blocks are at least one whole block apart, every cell is in
+ * exactly one block, and the bucket sort keeps index order in each block. */
+START_TEST(blocking_layout)
 {
     for (uint64_t b = 0; b < 20; b++) {
-        er_tiling tl;
-        er_tiling_init(&tl, 500, 333, 70, 5, b);
-        ck_assert_int_le(er_tiling_count(&tl), er_tiling_max_tiles(500, 333, 70));
+        er_blocking tl;
+        er_blocking_init(&tl, 500, 333, 70, 5, b);
+        ck_assert_int_le(er_blocking_count(&tl), er_blocking_max_blocks(500, 333, 70));
         ck_assert(tl.shift_x >= 0 && tl.shift_x < 70 && tl.shift_y >= 0 && tl.shift_y < 70);
-        int n = 3000, *tile_of = malloc(sizeof(int) * (size_t)n);
+        int n = 3000, *block_of = malloc(sizeof(int) * (size_t)n);
         int *order = malloc(sizeof(int) * (size_t)n);
-        int *start = malloc(sizeof(int) * (size_t)(er_tiling_count(&tl) + 1));
-        int *ct = malloc(sizeof(int) * (size_t)er_tiling_count(&tl));
+        int *start = malloc(sizeof(int) * (size_t)(er_blocking_count(&tl) + 1));
+        int *ct = malloc(sizeof(int) * (size_t)er_blocking_count(&tl));
         int cs[5];
         for (int i = 0; i < n; i++)
-            tile_of[i] = er_tiling_tile(&tl, (int)er_rng_below(1, 1, (uint64_t)i, 500),
+            block_of[i] = er_blocking_block(&tl, (int)er_rng_below(1, 1, (uint64_t)i, 500),
                                         (int)er_rng_below(1, 2, (uint64_t)i, 333));
-        er_tiling_bucket(&tl, n, tile_of, start, order, ct, cs);
-        ck_assert_int_eq(start[er_tiling_count(&tl)], n);
-        for (int k = 0; k < er_tiling_count(&tl); k++)
+        er_blocking_bucket(&tl, n, block_of, start, order, ct, cs);
+        ck_assert_int_eq(start[er_blocking_count(&tl)], n);
+        for (int k = 0; k < er_blocking_count(&tl); k++)
             for (int j = start[k]; j < start[k + 1]; j++) {
-                ck_assert_int_eq(tile_of[order[j]], k);
+                ck_assert_int_eq(block_of[order[j]], k);
                 if (j > start[k])
                     ck_assert_int_lt(order[j - 1], order[j]);
             }
         for (int c = 0; c < 4; c++)
             for (int j = cs[c]; j < cs[c + 1]; j++) {
-                ck_assert_int_eq(er_tiling_colour(&tl, ct[j]), c);
+                ck_assert_int_eq(er_blocking_colour(&tl, ct[j]), c);
                 for (int j2 = cs[c]; j2 < j; j2++) {
                     int a = ct[j], o = ct[j2];
                     int dx = abs(a % tl.nx - o % tl.nx), dy = abs(a / tl.nx - o / tl.nx);
                     ck_assert(dx >= 2 || dy >= 2);
                 }
             }
-        free(tile_of);
+        free(block_of);
         free(order);
         free(start);
         free(ct);
@@ -1081,9 +1081,9 @@ Suite *droplet_suite(void)
     tcase_add_test(tc, threads_identical_particle);
     tcase_add_test(tc, seeds_differ);
     tcase_add_test(tc, tile_size_refused);
-    tcase_add_test(tc, single_tile_is_sequential);
-    tcase_add_test(tc, no_tile_pattern);
-    tcase_add_test(tc, tiling_layout);
+    tcase_add_test(tc, single_block_is_sequential);
+    tcase_add_test(tc, no_block_pattern);
+    tcase_add_test(tc, blocking_layout);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("edges");

@@ -2,9 +2,9 @@
  * Droplet erosion on the Vulkan backend (core/vulkan/vk_droplet.c,
  * shaders/droplet_lague.comp) against the CPU path: statistical agreement
  * (the device's sqrt and division may round differently), bit-identical
- * repeats, results independent of how a tile's work is split into passes,
- * walls, the material balance, the mass-transfer variant, and no
- * validation-layer message.  Skips with
+ * repeats, results independent of how a block's work is split into passes,
+ * walls, the material balance, the mass-transfer variant, windows (tile
+ * sets), run hooks and resume, and no validation-layer message.  Skips with
  * a message when built without Vulkan or when there is no Vulkan device.
  */
 #include <check.h>
@@ -18,6 +18,7 @@
 #include "../../core/droplet/droplet_impl.h"
 #include "../../core/rng.h"
 #ifdef ER_HAVE_VULKAN
+#include "../../core/vulkan/vk.h"
 #include "../../core/vulkan/vk_droplet.h"
 #endif
 #include "test_util.h"
@@ -128,7 +129,7 @@ static er_status run(er_vk_ctx *vk, const er_params *p, vmap *m, uint32_t steps_
     {
         er_plan plan;
         er_status st = er_plan_make(p, &t, NULL, &plan, err);
-        return st ? st : er_vk_droplet_run_passes(vk, &plan, &t, &(er_run_opts){&l, NULL, NULL, &m->b}, steps_per_pass, err);
+        return st ? st : er_vk_droplet_run_passes(vk, &plan, &t, &(er_run_opts){&l, NULL, NULL, &m->b}, steps_per_pass, 0, err);
     }
 #else
     (void)steps_per_pass;
@@ -187,7 +188,7 @@ static size_t differing(const float *a, const float *b, size_t n)
     return k;
 }
 
-/* Eroded = deposited + left the map, to the float rounding of the per-tile
+/* Eroded = deposited + left the map, to the float rounding of the per-block
  * sums (Kahan-compensated, so a few float ulps of the total). */
 static void assert_balance(const er_budget *b)
 {
@@ -254,7 +255,7 @@ START_TEST(walls_agree_and_stay)
 END_TEST
 
 /* Two runs on one device give the same bytes, and so does a run whose
- * tiles are split into passes of 7 steps (a droplet is cut in the middle
+ * blocks are split into passes of 7 steps (a droplet is cut in the middle
  * of its flight between dispatches). */
 START_TEST(repeat_and_passes_identical)
 {
@@ -284,9 +285,9 @@ START_TEST(repeat_and_passes_identical)
 }
 END_TEST
 
-/* A map smaller than two tiles runs as one tile in index order; zero
+/* A map smaller than two blocks runs as one block in index order; zero
  * droplets give back the input exactly. */
-START_TEST(single_tile_and_zero)
+START_TEST(single_block_and_zero)
 {
     const char *why = NULL;
     er_vk_ctx *vk = open_device(0, &why);
@@ -311,13 +312,13 @@ START_TEST(single_tile_and_zero)
 }
 END_TEST
 
-/* One tile holding every droplet (tile_size the map's side), so on CPU
- * devices a tile's work spans many passes, for brush radii 1, 2 and 6:
+/* One block holding every droplet (tile_size the map's side), so on CPU
+ * devices a block's work spans many passes, for brush radii 1, 2 and 6:
  * volumes and steps as on the CPU, the balance closed (a pass cut short
  * by lavapipe's loop budget would drop droplets and their sediment). */
 static const int radii[] = {1, 2, 6};
 
-START_TEST(radii_single_tile)
+START_TEST(radii_single_block)
 {
     const char *why = NULL;
     er_vk_ctx *vk = open_device(0, &why);
@@ -450,6 +451,316 @@ START_TEST(dense_bounded)
 }
 END_TEST
 
+/* Whether two runs' heights, flow and deposit are the same bytes. */
+static int same_layers(const vmap *a, const vmap *b)
+{
+    size_t bytes = ncells(a) * sizeof(float);
+    return memcmp(a->z, b->z, bytes) == 0 && memcmp(a->flow, b->flow, bytes) == 0 &&
+           memcmp(a->dep, b->dep, bytes) == 0;
+}
+
+/* Whether the device rounds as the CPU does (lavapipe: a CPU device, the
+ * Lague droplets then give the CPU's bits; measured in dense_bounded). */
+static int cpu_device(er_vk_ctx *vk)
+{
+#ifdef ER_HAVE_VULKAN
+    return vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+#else
+    (void)vk;
+    return 0;
+#endif
+}
+
+/* Runs p on m->z0 (a map at *win in its world; NULL: the map is the world)
+ * through a backend table, as the CLI does: plan, check, run. */
+static er_status run_backend(const er_backend *be, void *ctx, const er_params *p, vmap *m,
+                             const er_window *win, const er_run_hooks *hk, er_error *err)
+{
+    memcpy(m->z, m->z0, ncells(m) * sizeof(float));
+    er_terrain t = {m->w, m->h, m->z, m->wall, 1.0, 1.0};
+    er_layers l = {m->flow, m->dep};
+    er_plan plan;
+    memset(&m->b, 0, sizeof m->b);
+    er_status st = er_plan_make(p, &t, win, &plan, err);
+    if (!st)
+        st = be->check(ctx, &plan, &t, err);
+    return st ? st : be->run(ctx, &plan, &t, &(er_run_opts){&l, NULL, hk, &m->b}, err);
+}
+
+/* As run_backend on Vulkan with no window, in submissions of `chunk`
+ * batches (the chunks a GPU runs; lavapipe runs one batch at a time). */
+static er_status run_chunked(er_vk_ctx *vk, const er_params *p, vmap *m, const er_run_hooks *hk,
+                             uint32_t chunk, er_error *err)
+{
+#ifdef ER_HAVE_VULKAN
+    memcpy(m->z, m->z0, ncells(m) * sizeof(float));
+    er_terrain t = {m->w, m->h, m->z, m->wall, 1.0, 1.0};
+    er_layers l = {m->flow, m->dep};
+    er_plan plan;
+    memset(&m->b, 0, sizeof m->b);
+    er_status st = er_plan_make(p, &t, NULL, &plan, err);
+    return st ? st
+              : er_vk_droplet_run_passes(vk, &plan, &t, &(er_run_opts){&l, NULL, hk, &m->b}, 0,
+                                         chunk, err);
+#else
+    (void)chunk;
+    return run_backend(&er_backend_vulkan, vk, p, m, NULL, hk, err);
+#endif
+}
+
+/* Budget accumulators of two runs of one plan on two schedules of the
+ * same sums (the device adds Kahan-compensated float per-block sums, the
+ * CPU doubles): within 1e-6 of the moved volume. */
+static void assert_budget_close(const er_budget *a, const er_budget *c)
+{
+    double tol = 1e-6 * (c->eroded > 1 ? c->eroded : 1);
+    ck_assert_msg(fabs(a->eroded - c->eroded) <= tol && fabs(a->deposited - c->deposited) <= tol &&
+                      fabs(a->left_map - c->left_map) <= tol,
+                  "budget: eroded %.9g / %.9g, deposited %.9g / %.9g, left %.9g / %.9g",
+                  a->eroded, c->eroded, a->deposited, c->deposited, a->left_map, c->left_map);
+    ck_assert(a->work_done == c->work_done && a->water_added == c->water_added &&
+              a->material_before == c->material_before);
+}
+
+/* A window of a world of many scheduling blocks (the tile of a tile set
+ * with its halo) on the Vulkan backend, against the CPU's run of the same
+ * window: the droplets, their starts and the blocks are the world's.
+ * Lague's droplets give the CPU's bytes where the device rounds as the CPU
+ * (lavapipe; else volumes within 2 % and correlated flow); the
+ * mass-transfer particles (doubles on the CPU, float offsets on the
+ * device) within 2 % in volume and, in flow, at least as close to the
+ * CPU's as two CPU seeds are to each other (less 0.05), as
+ * mass_transfer_agrees. */
+START_TEST(window_matches_cpu)
+{
+    const char *why = NULL;
+    er_vk_ctx *vk = open_device(0, &why);
+    ER_SKIP_IF(!vk, why);
+    const er_window win = {70, 30, 300, 220};
+    vmap c = vmap_new(150, 140, _i == 1), g = vmap_new(150, 140, _i == 1);
+    er_params p = params(-1);
+    p.droplet.per_cell = 0.3;
+    p.droplet.height_unit = 1.0; /* a tile set needs a number */
+    p.droplet.batch_size = 6000;
+    if (_i == 2) {
+        p.droplet.variant = ER_DROPLET_MASS_TRANSFER;
+        p.droplet.per_cell = 0.05;
+        p.droplet.mt_max_distance = 20;
+    }
+    er_error err = {""};
+    ck_assert_msg(run_backend(&er_backend_cpu, NULL, &p, &c, &win, NULL, &err) == ER_OK, "%s",
+                  err.msg);
+    er_status st = run_backend(&er_backend_vulkan, vk, &p, &g, &win, NULL, &err);
+    ck_assert_msg(st == ER_OK, "%s", err.msg);
+    size_t n = ncells(&g);
+    double re = fabs(g.b.eroded - c.b.eroded) / c.b.eroded;
+    double cf = correlation(g.flow, NULL, c.flow, NULL, g.wall, n);
+    fprintf(stderr,
+            "vulkan window (%s): eroded %.6g / %.6g (%.2e), flow corr %.6f, heights differ "
+            "from the cpu's in %zu of %zu cells\n",
+            _i == 2 ? "mass-transfer" : _i ? "lague, walls" : "lague", g.b.eroded, c.b.eroded,
+            re, cf, differing(g.z, c.z, n), n);
+    ck_assert_int_eq(g.b.work_done, (int64_t)(0.3 * 300 * 220 * (_i == 2 ? 1.0 / 6 : 1) + 0.5));
+    ck_assert(g.b.eroded > 0);
+    assert_balance(&g.b);
+    if (_i < 2 && cpu_device(vk)) {
+        ck_assert_msg(same_layers(&g, &c), "layers differ from the cpu's");
+        assert_budget_close(&g.b, &c.b);
+    } else if (_i < 2) {
+        ck_assert_msg(re < 0.02, "eroded differs by %.3g", re);
+        ck_assert_msg(cf > 0.95, "flow correlation %.4f", cf);
+    } else {
+        /* The spread between two CPU seeds, as mass_transfer_agrees. */
+        vmap c2 = vmap_new(150, 140, 0);
+        er_params q = p;
+        q.seed = p.seed + 1;
+        ck_assert(run_backend(&er_backend_cpu, NULL, &q, &c2, &win, NULL, &err) == ER_OK);
+        double sf = correlation(c2.flow, NULL, c.flow, NULL, NULL, n);
+        fprintf(stderr, "    two cpu seeds: flow corr %.6f\n", sf);
+        ck_assert_msg(re < 0.02, "eroded differs by %.3g", re);
+        ck_assert_msg(cf > sf - 0.05, "flow correlation %.4f, seeds %.4f", cf, sf);
+        vmap_free(&c2);
+    }
+    vmap_free(&c);
+    vmap_free(&g);
+    er_vk_close(vk);
+}
+END_TEST
+
+/* A deep copy of a boundary state view. */
+typedef struct saved {
+    er_run_state st;
+    float *buf;
+} saved;
+
+#define MAX_SAVED 40
+
+typedef struct recorder {
+    int64_t every;       /* wanted: every k-th boundary and the last */
+    int64_t cancel_at;   /* the boundary function stops there; -1 never */
+    int asked;           /* calls of the wants function */
+    int n;
+    saved s[MAX_SAVED];
+} recorder;
+
+static int rec_wants(void *user, int64_t b, int64_t n)
+{
+    recorder *r = user;
+    r->asked++;
+    return b % r->every == 0 || b == n;
+}
+
+static int rec_boundary(void *user, const er_run_state *v)
+{
+    recorder *r = user;
+    ck_assert_int_lt(r->n, MAX_SAVED);
+    saved *d = &r->s[r->n++];
+    size_t n = (size_t)v->width * (size_t)v->height;
+    d->st = *v;
+    d->buf = calloc((size_t)ER_STATE_ARRAYS * n, sizeof(float));
+    ck_assert_ptr_nonnull(d->buf);
+    for (int i = 0; i < v->n_arrays; i++)
+        if (v->array[i]) {
+            memcpy(d->buf + (size_t)i * n, v->array[i], n * sizeof(float));
+            d->st.array[i] = d->buf + (size_t)i * n;
+        }
+    return v->boundary == r->cancel_at;
+}
+
+static void recorder_free(recorder *r)
+{
+    for (int i = 0; i < r->n; i++)
+        free(r->s[i].buf);
+    r->n = 0;
+}
+
+/* Droplets in batches of 500 on a map of several blocks: 16 boundaries. */
+static er_params hook_params(int variant)
+{
+    er_params p = params(8000);
+    p.droplet.batch_size = 500;
+    p.droplet.lifetime = 12;
+    p.droplet.radius = 2;
+    if (variant) {
+        p.droplet.variant = ER_DROPLET_MASS_TRANSFER;
+        p.droplet.count = 1200;
+        p.droplet.batch_size = 100;
+        p.droplet.mt_max_distance = 10;
+    }
+    return p;
+}
+
+/* The hooks get exactly the boundaries they want (the start, every third
+ * and the end), each a state of the run: its counters and accumulators
+ * those of the CPU's state at that boundary, its arrays the CPU's bytes
+ * where the device rounds as the CPU (Lague on lavapipe), and the last
+ * one the run's result; asking for states changes nothing in the result,
+ * nor does submitting several batches at a time (the GPUs' chunks).
+ * A stop at boundary 7 leaves the terrain and layers as the state handed
+ * at 7 describes them. */
+START_TEST(hooks_hand_wanted_states)
+{
+    const char *why = NULL;
+    er_vk_ctx *vk = open_device(0, &why);
+    ER_SKIP_IF(!vk, why);
+    vmap plain = vmap_new(128, 120, 1), g = vmap_new(128, 120, 1), c = vmap_new(128, 120, 1);
+    er_params p = hook_params(0);
+    er_error err = {""};
+    recorder rg = {.every = 3, .cancel_at = -1}, rc = {.every = 3, .cancel_at = -1};
+    er_run_hooks hg = {rec_boundary, &rg, NULL, rec_wants};
+    er_run_hooks hc = {rec_boundary, &rc, NULL, rec_wants};
+    ck_assert(run_backend(&er_backend_vulkan, vk, &p, &plain, NULL, NULL, &err) == ER_OK);
+    ck_assert_msg(run_backend(&er_backend_vulkan, vk, &p, &g, NULL, &hg, &err) == ER_OK, "%s",
+                  err.msg);
+    ck_assert(run_backend(&er_backend_cpu, NULL, &p, &c, NULL, &hc, &err) == ER_OK);
+    size_t n = ncells(&g), bytes = n * sizeof(float);
+    ck_assert(same_layers(&plain, &g) && memcmp(&plain.b, &g.b, sizeof g.b) == 0);
+    ck_assert_int_eq(rg.n, 7); /* 0, 3, .., 15, 16 */
+    ck_assert_int_eq(rg.n, rc.n);
+    ck_assert_int_ge(rg.asked, 16);
+    for (int k = 0; k < rg.n; k++) {
+        const er_run_state *a = &rg.s[k].st, *b = &rc.s[k].st;
+        ck_assert_int_eq(a->boundary, k < 6 ? 3 * k : 16);
+        ck_assert(a->boundary == b->boundary && a->boundaries == 16 && a->done == b->done &&
+                  a->total == b->total && a->n_arrays == 3 && a->model == ER_MODEL_DROPLET);
+        assert_budget_close(&a->budget, &b->budget);
+        ck_assert(a->budget.substeps == b->budget.substeps || !cpu_device(vk));
+        for (int i = 0; i < 3 && cpu_device(vk); i++)
+            ck_assert_msg(memcmp(a->array[i], b->array[i], bytes) == 0,
+                          "boundary %lld: array %d differs from the cpu's", (long long)a->boundary,
+                          i);
+    }
+    /* In chunks of 5 batches, split at the wanted boundaries: the same. */
+    recorder r5 = {.every = 3, .cancel_at = -1};
+    er_run_hooks h5 = {rec_boundary, &r5, NULL, rec_wants};
+    ck_assert(run_chunked(vk, &p, &c, &h5, 5, &err) == ER_OK);
+    ck_assert(same_layers(&plain, &c) && memcmp(&plain.b, &c.b, sizeof c.b) == 0);
+    ck_assert_int_eq(r5.n, rg.n);
+    for (int k = 0; k < r5.n; k++) {
+        ck_assert_int_eq(r5.s[k].st.boundary, rg.s[k].st.boundary);
+        ck_assert(memcmp(&r5.s[k].st.budget, &rg.s[k].st.budget, sizeof r5.s[k].st.budget) == 0);
+        for (int i = 0; i < 3; i++)
+            ck_assert(memcmp(r5.s[k].st.array[i], rg.s[k].st.array[i], bytes) == 0);
+    }
+    recorder_free(&r5);
+    const er_run_state *end = &rg.s[rg.n - 1].st;
+    ck_assert(memcmp(end->array[ER_STATE_DROP_HEIGHT], g.z, bytes) == 0 &&
+              memcmp(end->array[ER_STATE_DROP_FLOW], g.flow, bytes) == 0);
+
+    recorder rs = {.every = 1, .cancel_at = 7};
+    er_run_hooks hs = {rec_boundary, &rs, NULL, rec_wants};
+    ck_assert_int_eq(run_backend(&er_backend_vulkan, vk, &p, &g, NULL, &hs, &err), ER_ECANCELED);
+    const er_run_state *at = &rs.s[rs.n - 1].st;
+    ck_assert_int_eq(at->boundary, 7);
+    ck_assert(memcmp(at->array[ER_STATE_DROP_HEIGHT], g.z, bytes) == 0 &&
+              memcmp(at->array[ER_STATE_DROP_DEPOSIT], g.dep, bytes) == 0);
+    ck_assert_int_eq(g.b.work_done, 8000);
+    recorder_free(&rg);
+    recorder_free(&rc);
+    recorder_free(&rs);
+    vmap_free(&plain);
+    vmap_free(&g);
+    vmap_free(&c);
+    er_vk_close(vk);
+}
+END_TEST
+
+/* Resumed from any recorded mid-run Vulkan state (the start, every other
+ * boundary, the end), a Vulkan run gives the bytes of a straight Vulkan
+ * run on the same device, budget included, whether it submits one batch
+ * at a time or several: Lague with walls, and the mass-transfer
+ * particles. */
+START_TEST(resume_identical)
+{
+    const char *why = NULL;
+    er_vk_ctx *vk = open_device(0, &why);
+    ER_SKIP_IF(!vk, why);
+    vmap ref = vmap_new(128, 120, 1), g = vmap_new(128, 120, 1);
+    er_params p = hook_params(_i);
+    er_error err = {""};
+    recorder r = {.every = 2, .cancel_at = -1};
+    er_run_hooks hk = {rec_boundary, &r, NULL, rec_wants};
+    ck_assert(run_backend(&er_backend_vulkan, vk, &p, &ref, NULL, NULL, &err) == ER_OK);
+    ck_assert(run_backend(&er_backend_vulkan, vk, &p, &g, NULL, &hk, &err) == ER_OK);
+    ck_assert_int_ge(r.n, 5);
+    for (int k = 0; k < r.n; k++) {
+        er_run_hooks rh = {NULL, NULL, &r.s[k].st, NULL};
+        /* every other one in chunks of 4 batches (the chunks start at the
+         * resumed boundary, not at multiples of 4) */
+        er_status st = k % 2 ? run_chunked(vk, &p, &g, &rh, 4, &err)
+                             : run_backend(&er_backend_vulkan, vk, &p, &g, NULL, &rh, &err);
+        ck_assert_msg(st == ER_OK, "resume at %lld: %s", (long long)r.s[k].st.boundary, err.msg);
+        ck_assert_msg(same_layers(&ref, &g) && memcmp(&ref.b, &g.b, sizeof g.b) == 0,
+                      "resumed at boundary %lld of %lld: not the straight run's result",
+                      (long long)r.s[k].st.boundary, (long long)r.s[k].st.boundaries);
+    }
+    recorder_free(&r);
+    vmap_free(&ref);
+    vmap_free(&g);
+    er_vk_close(vk);
+}
+END_TEST
+
 static int cancel_at_once(void *user, double fraction)
 {
     (void)fraction;
@@ -514,11 +825,14 @@ Suite *vulkan_droplet_suite(void)
     tcase_add_test(tc, agrees_with_cpu);
     tcase_add_test(tc, walls_agree_and_stay);
     tcase_add_test(tc, repeat_and_passes_identical);
-    tcase_add_test(tc, single_tile_and_zero);
-    tcase_add_loop_test(tc, radii_single_tile, 0, (int)(sizeof radii / sizeof radii[0]));
+    tcase_add_test(tc, single_block_and_zero);
+    tcase_add_loop_test(tc, radii_single_block, 0, (int)(sizeof radii / sizeof radii[0]));
     tcase_add_test(tc, mass_transfer_agrees);
     tcase_add_loop_test(tc, dense_bounded, 0, (int)(sizeof dense / sizeof dense[0]));
     tcase_add_test(tc, cancel);
+    tcase_add_loop_test(tc, window_matches_cpu, 0, 3);
+    tcase_add_test(tc, hooks_hand_wanted_states);
+    tcase_add_loop_test(tc, resume_identical, 0, 2);
     tcase_add_test(tc, validation_clean);
     suite_add_tcase(s, tc);
     return s;

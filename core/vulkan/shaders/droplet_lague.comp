@@ -1,8 +1,8 @@
 /*
  * Lague/Beyer droplets on the Vulkan backend (core/vulkan/vk_droplet.c):
- * one invocation per tile of one colour of one batch (DESIGN.md §5), each
- * running its tile's droplets one after another in index order.  Tiles of
- * one colour are a whole tile apart and a droplet never gets farther than
+ * one invocation per block of one colour of one batch (DESIGN.md §5), each
+ * running its block's droplets one after another in index order.  Blocks of
+ * one colour are a whole block apart and a droplet never gets farther than
  * T/2 from its start, so invocations share no cell: no atomics, no float
  * races, and a run gives the same bits every time on one device.
  *
@@ -18,14 +18,14 @@
  * path is statistical (tests/unit/check_vulkan_droplet.c).
  *
  * Start positions are drawn on the host with core/rng.c and uploaded
- * bucketed by tile, so the shader needs no 64-bit integers.
+ * bucketed by block, so the shader needs no 64-bit integers.
  *
  * Resumable passes: lavapipe (Mesa's CPU driver) ends every loop of an
  * invocation once the invocation has run 65535 loop iterations in all, so
- * one invocation cannot run a whole tile there.  A tile's state (next
+ * one invocation cannot run a whole block there.  A block's state (next
  * droplet, the droplet in flight, the sums) lives in a buffer; a dispatch
- * runs at most pc.steps_per_pass droplet steps per tile, and the host
- * dispatches each colour as many times as its busiest tile needs.  Lavapipe
+ * runs at most pc.steps_per_pass droplet steps per block, and the host
+ * dispatches each colour as many times as its busiest block needs.  Lavapipe
  * also counts one iteration for every loop an invocation passes without
  * running it (it executes masked-off branches), so the step applies the
  * brush from one place, after the step (brush_pending): a step then costs
@@ -37,7 +37,7 @@
 
 /* One invocation per workgroup: lavapipe runs a workgroup's
  * invocations in SIMD lanes whose loop counts add up (see above), and a
- * colour has only tens to thousands of tiles, so GPUs gain little from
+ * colour has only tens to thousands of blocks, so GPUs gain little from
  * more. */
 layout(local_size_x = 1) in;
 
@@ -60,16 +60,16 @@ struct Start {
 };
 layout(std430, binding = 5) readonly buffer Starts { Start st[]; };
 
-/* One tile's work: droplets st[first .. first + count), sums into acc[slot]. */
+/* One block's work: droplets st[first .. first + count), sums into acc[slot]. */
 struct Job {
     uint first, count, slot, pad;
 };
 layout(std430, binding = 6) readonly buffer Jobs { Job job[]; };
 
-/* A tile's state between passes: its sums (Kahan-compensated floats, value
- * = s - c, added by the host in tile order), the next droplet and the one
+/* A block's state between passes: its sums (Kahan-compensated floats, value
+ * = s - c, added by the host in block order), the next droplet and the one
  * in flight.  Zeroed by the host before the batch. */
-struct Tile {
+struct Block {
     float eroded, eroded_c, deposited, deposited_c;
     float left_map, left_map_c, water_left, water_left_c;
     uint steps_lo, steps_hi, next, live;
@@ -78,7 +78,7 @@ struct Tile {
     float dx, dy, speed, water;
     float sed, pad1, pad2, pad3;
 };
-layout(std430, binding = 7) buffer Tiles { Tile tiles[]; };
+layout(std430, binding = 7) buffer Blocks { Block blocks[]; };
 
 layout(push_constant) uniform Params {
     int width, height, lifetime, radius;
@@ -101,7 +101,7 @@ bool brush_pending;
 int brush_x, brush_y;
 float brush_amount, brush_stop;
 
-/* The tile's state while the invocation runs (Tile above). */
+/* The block's state while the invocation runs (Block above). */
 float s_er, c_er, s_dep, c_dep, s_left, c_left, s_wl, c_wl;
 uint steps_lo, steps_hi;
 int d_bx, d_by, d_it;
@@ -390,7 +390,7 @@ void main()
     if (g >= pc.njobs)
         return;
     Job jb = job[pc.job0 + g];
-    Tile T = tiles[jb.slot];
+    Block T = blocks[jb.slot];
     if (T.live == 0u && T.next >= jb.count)
         return;
     s_er = T.eroded;
@@ -418,7 +418,7 @@ void main()
     uint next = T.next;
     bool live = T.live != 0u;
 
-    /* The tile's droplets in index order, at most steps_per_pass steps. */
+    /* The block's droplets in index order, at most steps_per_pass steps. */
     for (uint n = 0u; n < pc.steps_per_pass; n++) {
         if (!live) {
             if (next >= jb.count)
@@ -464,5 +464,5 @@ void main()
     T.speed = d_speed;
     T.water = d_water;
     T.sed = d_sed;
-    tiles[jb.slot] = T;
+    blocks[jb.slot] = T;
 }

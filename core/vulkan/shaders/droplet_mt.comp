@@ -1,8 +1,8 @@
 /*
  * The mass-transfer particle of seeds 001/002 on the Vulkan backend
  * (core/vulkan/vk_droplet.c): core/droplet/particle.c's er_particle_run step for
- * step, with the schedule of droplet_lague.comp (one invocation per tile of
- * one colour, the tile's particles in index order, resumable passes of at
+ * step, with the schedule of droplet_lague.comp (one invocation per block of
+ * one colour, the block's particles in index order, resumable passes of at
  * most pc.steps_per_pass steps for lavapipe's loop budget; a step costs at
  * most 11 loop iterations).
  *
@@ -40,9 +40,9 @@ struct Job {
 };
 layout(std430, binding = 6) readonly buffer Jobs { Job job[]; };
 
-/* A tile's state between passes; the first twelve words as in
+/* A block's state between passes; the first twelve words as in
  * droplet_lague.comp (the host reads the sums from them). */
-struct Tile {
+struct Block {
     float eroded, eroded_c, deposited, deposited_c;
     float left_map, left_map_c, water_left, water_left_c;
     uint steps_lo, steps_hi, next, live;
@@ -51,7 +51,7 @@ struct Tile {
     float vol, sed, pad0, pad1;
     int n, pad2, pad3, pad4;
 };
-layout(std430, binding = 7) buffer Tiles { Tile tiles[]; };
+layout(std430, binding = 7) buffer Blocks { Block blocks[]; };
 
 layout(push_constant) uniform Params {
     int width, height, max_distance, max_steps;
@@ -239,7 +239,7 @@ void main()
     if (g >= pc.njobs)
         return;
     Job jb = job[pc.job0 + g];
-    Tile T = tiles[jb.slot];
+    Block T = blocks[jb.slot];
     if (T.live == 0u && T.next >= jb.count)
         return;
     s_er = T.eroded;
@@ -309,5 +309,5 @@ void main()
     T.vy = p_vy;
     T.vol = p_vol;
     T.sed = p_sed;
-    tiles[jb.slot] = T;
+    blocks[jb.slot] = T;
 }

@@ -1,30 +1,30 @@
-#include "schedule.h"
+#include "blocks.h"
 
 #include "../rng.h"
 
-int64_t er_tile_safe_size(int64_t reach)
+int64_t er_block_safe_size(int64_t reach)
 {
     return 2 * reach;
 }
 
-int64_t er_tiling_max_tiles(int width, int height, int size)
+int64_t er_blocking_max_blocks(int width, int height, int size)
 {
-    /* A shifted grid covers a side of n cells with at most n / T + 2 tiles. */
+    /* A shifted grid covers a side of n cells with at most n / T + 2 blocks. */
     return ((int64_t)width / size + 2) * ((int64_t)height / size + 2);
 }
 
-int er_tiling_is_single(int width, int height, int size)
+int er_blocking_is_single(int width, int height, int size)
 {
     return (int64_t)width < 2 * (int64_t)size && (int64_t)height < 2 * (int64_t)size;
 }
 
-void er_tiling_init(er_tiling *tl, int width, int height, int size, uint64_t seed,
+void er_blocking_init(er_blocking *tl, int width, int height, int size, uint64_t seed,
                     uint64_t batch)
 {
     tl->width = width;
     tl->height = height;
-    if (er_tiling_is_single(width, height, size)) {
-        /* One tile as large as the map: the tile id is then 0 for every cell. */
+    if (er_blocking_is_single(width, height, size)) {
+        /* One block as large as the map: the block id is then 0 for every cell. */
         tl->size = width > height ? width : height;
         tl->shift_x = tl->shift_y = 0;
         tl->nx = tl->ny = 1;
@@ -38,20 +38,20 @@ void er_tiling_init(er_tiling *tl, int width, int height, int size, uint64_t see
     tl->ny = (height - 1 + tl->shift_y) / size + 1;
 }
 
-void er_tiling_bucket(const er_tiling *tl, int n, const int *tile_of, int *start, int *order,
-                      int *colour_tiles, int colour_start[5])
+void er_blocking_bucket(const er_blocking *tl, int n, const int *block_of, int *start, int *order,
+                      int *colour_blocks, int colour_start[5])
 {
-    int nt = er_tiling_count(tl);
+    int nt = er_blocking_count(tl);
     for (int k = 0; k <= nt; k++)
         start[k] = 0;
     for (int i = 0; i < n; i++)
-        start[tile_of[i] + 1]++;
+        start[block_of[i] + 1]++;
     for (int k = 0; k < nt; k++)
         start[k + 1] += start[k];
-    /* Placing items in increasing index keeps each tile's list in index
+    /* Placing items in increasing index keeps each block's list in index
      * order; the running cursor is start[k] itself, restored below. */
     for (int i = 0; i < n; i++)
-        order[start[tile_of[i]]++] = i;
+        order[start[block_of[i]]++] = i;
     for (int k = nt; k > 0; k--)
         start[k] = start[k - 1];
     start[0] = 0;
@@ -60,8 +60,8 @@ void er_tiling_bucket(const er_tiling *tl, int n, const int *tile_of, int *start
     for (int c = 0; c < 4; c++) {
         colour_start[c] = m;
         for (int k = 0; k < nt; k++)
-            if (er_tiling_colour(tl, k) == c && start[k + 1] > start[k])
-                colour_tiles[m++] = k;
+            if (er_blocking_colour(tl, k) == c && start[k + 1] > start[k])
+                colour_blocks[m++] = k;
     }
     colour_start[4] = m;
 }
