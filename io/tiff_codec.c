@@ -18,6 +18,8 @@ struct er_codec {
     int level;
     struct libdeflate_compressor *deflate;
     ZSTD_CCtx *zstd;
+    struct libdeflate_decompressor *inflate; /* made at the first decode */
+    ZSTD_DCtx *unzstd;
 };
 
 er_codec *er_codec_new(er_compress compress, int level)
@@ -27,9 +29,9 @@ er_codec *er_codec_new(er_compress compress, int level)
         return NULL;
     c->compress = compress;
     c->level = level;
-    if (compress == ER_COMPRESS_DEFLATE && !(c->deflate = libdeflate_alloc_compressor(level)))
+    if (level > 0 && compress == ER_COMPRESS_DEFLATE && !(c->deflate = libdeflate_alloc_compressor(level)))
         goto fail;
-    if (compress == ER_COMPRESS_ZSTD && !(c->zstd = ZSTD_createCCtx()))
+    if (level > 0 && compress == ER_COMPRESS_ZSTD && !(c->zstd = ZSTD_createCCtx()))
         goto fail;
     return c;
 fail:
@@ -43,7 +45,10 @@ void er_codec_free(er_codec *c)
         return;
     if (c->deflate)
         libdeflate_free_compressor(c->deflate);
+    if (c->inflate)
+        libdeflate_free_decompressor(c->inflate);
     ZSTD_freeCCtx(c->zstd);
+    ZSTD_freeDCtx(c->unzstd);
     free(c);
 }
 
@@ -71,6 +76,28 @@ size_t er_codec_compress(er_codec *c, const uint8_t *src, size_t n, uint8_t *dst
             return 0;
         memcpy(dst, src, n);
         return n;
+    }
+}
+
+int er_codec_decompress(er_codec *c, const uint8_t *src, size_t n, uint8_t *dst, size_t want)
+{
+    switch (c->compress) {
+    case ER_COMPRESS_DEFLATE:
+        if (!c->inflate && !(c->inflate = libdeflate_alloc_decompressor()))
+            return 0;
+        /* NULL actual size: anything but exactly `want` bytes fails. */
+        return libdeflate_zlib_decompress(c->inflate, src, n, dst, want, NULL) == LIBDEFLATE_SUCCESS;
+    case ER_COMPRESS_ZSTD: {
+        if (!c->unzstd && !(c->unzstd = ZSTD_createDCtx()))
+            return 0;
+        size_t got = ZSTD_decompressDCtx(c->unzstd, dst, want, src, n);
+        return !ZSTD_isError(got) && got == want;
+    }
+    default:
+        if (n < want)
+            return 0;
+        memcpy(dst, src, want);
+        return 1;
     }
 }
 
@@ -150,11 +177,8 @@ void er_predict_tile(const float *tile, uint32_t tw, uint32_t th, int predictor,
     }
 }
 
-int er_unpredict_tile(const uint8_t *in, uint32_t tw, uint32_t th, int predictor, float *tile)
+void er_unpredict_tile(const uint8_t *in, uint32_t tw, uint32_t th, int predictor, float *tile, uint8_t *scratch)
 {
-    uint8_t *scratch = predictor == 3 ? malloc((size_t)tw * 4) : NULL;
-    if (predictor == 3 && !scratch)
-        return 0;
     for (uint32_t y = 0; y < th; y++) {
         const uint8_t *r = in + (size_t)y * tw * 4;
         float *row = tile + (size_t)y * tw;
@@ -171,6 +195,4 @@ int er_unpredict_tile(const uint8_t *in, uint32_t tw, uint32_t th, int predictor
             prev = u;
         }
     }
-    free(scratch);
-    return 1;
 }

@@ -18,7 +18,7 @@
 typedef struct er_codec er_codec;
 
 /* A compressor for `compress` (ER_COMPRESS_DEFLATE, _ZSTD or _NONE) at
- * `level` (already checked).  NULL when out of memory.  The caller frees
+ * `level` (already checked; 0: a decoder only).  NULL when out of memory.  The caller frees
  * it with er_codec_free (which accepts NULL). */
 er_codec *er_codec_new(er_compress compress, int level);
 void er_codec_free(er_codec *c);
@@ -30,6 +30,11 @@ size_t er_codec_bound(const er_codec *c, size_t n);
  * er_codec_bound).  Returns the compressed size, 0 on failure. */
 size_t er_codec_compress(er_codec *c, const uint8_t *src, size_t n, uint8_t *dst, size_t cap);
 
+/* Decompresses n bytes of src into exactly `want` bytes at dst.  Returns
+ * 1, or 0 when the data is corrupt, has another length, or memory ran
+ * out. */
+int er_codec_decompress(er_codec *c, const uint8_t *src, size_t n, uint8_t *dst, size_t want);
+
 /* Turns a tile of tw x th float32 cells into the bytes a little-endian
  * TIFF stores before compression under `predictor` (1 none, 2 horizontal
  * differencing of the 32-bit words, 3 floating point: per row the bytes
@@ -38,8 +43,8 @@ size_t er_codec_compress(er_codec *c, const uint8_t *src, size_t n, uint8_t *dst
  * bytes.  Pure and thread-safe. */
 void er_predict_tile(const float *tile, uint32_t tw, uint32_t th, int predictor, uint8_t *out);
 
-/* The inverse of er_predict_tile (for tests and readers); 0 when out of
- * memory, else 1. */
-int er_unpredict_tile(const uint8_t *in, uint32_t tw, uint32_t th, int predictor, float *tile);
+/* The inverse of er_predict_tile, for a little-endian file; scratch holds
+ * tw*4 bytes (predictor 3 only; may be NULL otherwise). */
+void er_unpredict_tile(const uint8_t *in, uint32_t tw, uint32_t th, int predictor, float *tile, uint8_t *scratch);
 
 #endif

@@ -56,7 +56,7 @@ TIFF *er_tiff_open_fd(er_tiff_io *io, int fd, const char *name, const char *mode
 const char *er_tiff_reason(const er_tiff_io *io, const char *fallback);
 
 /* LEVEL=0 means these (io/tiff_create.c says why). */
-#define ER_DEFLATE_LEVEL_DEFAULT 6
+#define ER_DEFLATE_LEVEL_DEFAULT 1
 #define ER_ZSTD_LEVEL_DEFAULT 1
 
 /* Writer settings the public er_tiff_write_co fixes; tests vary them. */

@@ -1,12 +1,15 @@
 /*
  * GeoTIFF creation options in GDAL's style (io/image.h er_tiff_create).
  *
- * Defaults: DEFLATE with the floating-point predictor, level 6, 256-cell
+ * Defaults: DEFLATE with the floating-point predictor, level 1, 256-cell
  * tiles.  DEFLATE because every GeoTIFF reader decodes it (ZSTD needs
- * GDAL >= 2.3 and a libtiff built with it), predictor 3 because it turns
- * smooth float terrain into runs of small byte differences (a third to a
- * half smaller than predictor 1 on DEMs).  Level 6 measured against 1 and
- * 9 on erode's layers: README, "Outputs".
+ * GDAL >= 2.3 and a libtiff built with it); predictor 3 because it turns
+ * smooth float terrain into runs of small byte differences.  Level 1
+ * because on a 1-step Mei run's three layers (scripts/bench io, README
+ * "GeoTIFF creation options") libdeflate's level 1 writes about 5 % more
+ * bytes than level 6 in clearly less time: the noise in the sediment and
+ * water layers does not compress at any level, --precision is what
+ * shrinks it.  ZSTD's default is 1 for the same reason.
  */
 #include "tiff_common.h"
 

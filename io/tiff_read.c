@@ -7,8 +7,17 @@
  * reusable buffer and converted block by block; libtiff swaps byte order
  * and undoes predictors itself.  Everything large is checked against
  * er_read_opts.max_bytes before it is allocated.
+ *
+ * The common case of a large map -- little-endian float32 tiles with
+ * DEFLATE, ZSTD or no compression, as erode and GDAL write them -- is
+ * decoded on all threads instead: the raw tiles are read in order
+ * (TIFFReadRawTile) a batch at a time, then decompressed, unpredicted and
+ * converted in parallel (io/tiff_codec.c), each tile into its own cells.
  */
 #include "tiff_common.h"
+#include "tiff_codec.h"
+
+#include "../core/parallel.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -252,12 +261,20 @@ static er_status read_strips(reader *r, unsigned char *buf, tmsize_t bufsize, er
     return ER_OK;
 }
 
+static er_status read_tiles_parallel(reader *r, er_compress c, int predictor, uint32_t tw, uint32_t th,
+                                     er_error *err);
+static int parallel_codec(reader *r, er_compress *c, int *predictor);
+
 static er_status read_tiles(reader *r, unsigned char *buf, tmsize_t bufsize, er_error *err)
 {
     uint32_t tw = 0, th = 0;
+    er_compress codec;
+    int predictor;
     if (!TIFFGetField(r->tif, TIFFTAG_TILEWIDTH, &tw) || !TIFFGetField(r->tif, TIFFTAG_TILELENGTH, &th) ||
         tw == 0 || th == 0)
         return fail_read(r, err, ER_EFORMAT, "invalid tile size");
+    if ((uint64_t)tw * th * 4 == (uint64_t)bufsize && parallel_codec(r, &codec, &predictor))
+        return read_tiles_parallel(r, codec, predictor, tw, th, err);
     uint64_t row_bytes = TIFFTileRowSize64(r->tif);
     if (row_bytes == 0 || row_bytes < (uint64_t)(tw - 1) * r->pixel_stride + r->band_offset + r->sample_bytes)
         return fail_read(r, err, ER_EFORMAT, "inconsistent tile layout");
@@ -282,6 +299,172 @@ static er_status read_tiles(reader *r, unsigned char *buf, tmsize_t bufsize, er_
         }
     }
     return ER_OK;
+}
+
+/* The codec and predictor when the band's tiles can be decoded in
+ * parallel here; 0 leaves them to libtiff. */
+static int parallel_codec(reader *r, er_compress *c, int *predictor)
+{
+    uint16_t comp = COMPRESSION_NONE, pred = PREDICTOR_NONE;
+    TIFFGetFieldDefaulted(r->tif, TIFFTAG_COMPRESSION, &comp);
+    if (r->type != ST_F32 || r->pixel_stride != 4 || r->band_offset != 0 || TIFFIsBigEndian(r->tif))
+        return 0;
+    switch (comp) {
+    case COMPRESSION_ADOBE_DEFLATE:
+    case COMPRESSION_DEFLATE: *c = ER_COMPRESS_DEFLATE; break;
+    case COMPRESSION_ZSTD: *c = ER_COMPRESS_ZSTD; break;
+    case COMPRESSION_NONE: *c = ER_COMPRESS_NONE; *predictor = 1; return 1;
+    default: return 0;
+    }
+    TIFFGetFieldDefaulted(r->tif, TIFFTAG_PREDICTOR, &pred);
+    *predictor = pred;
+    return pred >= 1 && pred <= 3;
+}
+
+/* Per-thread decoders and per-slot raw tiles, allocated before the
+ * parallel regions. */
+typedef struct tile_batch {
+    int threads;
+    size_t slots, tile_bytes;
+    er_codec **codec;
+    uint8_t **bytes, **scratch;
+    float **tile;
+    uint8_t **raw;
+    size_t *raw_cap, *raw_len;
+    uint32_t *index;          /* the slot's tile in the image, row-major */
+    int *state;               /* 0 empty (sparse), 1 to decode, 2 failed */
+} tile_batch;
+
+static void tile_batch_free(tile_batch *b)
+{
+    for (int t = 0; t < b->threads; t++) {
+        er_codec_free(b->codec ? b->codec[t] : NULL);
+        free(b->bytes ? b->bytes[t] : NULL);
+        free(b->scratch ? b->scratch[t] : NULL);
+        free(b->tile ? b->tile[t] : NULL);
+    }
+    for (size_t i = 0; b->raw && i < b->slots; i++)
+        free(b->raw[i]);
+    free(b->codec);
+    free(b->bytes);
+    free(b->scratch);
+    free(b->tile);
+    free(b->raw);
+    free(b->raw_cap);
+    free(b->raw_len);
+    free(b->index);
+    free(b->state);
+}
+
+static int tile_batch_init(tile_batch *b, er_compress c, uint32_t tw, uint32_t th)
+{
+    memset(b, 0, sizeof *b);
+    b->threads = er_thread_count();
+    b->slots = 4 * (size_t)b->threads;
+    b->tile_bytes = (size_t)tw * th * 4;
+    size_t nt = (size_t)b->threads;
+    b->codec = calloc(nt, sizeof *b->codec);
+    b->bytes = calloc(nt, sizeof *b->bytes);
+    b->scratch = calloc(nt, sizeof *b->scratch);
+    b->tile = calloc(nt, sizeof *b->tile);
+    b->raw = calloc(b->slots, sizeof *b->raw);
+    b->raw_cap = calloc(b->slots, sizeof *b->raw_cap);
+    b->raw_len = calloc(b->slots, sizeof *b->raw_len);
+    b->index = calloc(b->slots, sizeof *b->index);
+    b->state = calloc(b->slots, sizeof *b->state);
+    if (!b->codec || !b->bytes || !b->scratch || !b->tile || !b->raw || !b->raw_cap || !b->raw_len || !b->index
+        || !b->state)
+        return 0;
+    for (int t = 0; t < b->threads; t++)
+        if (!(b->codec[t] = er_codec_new(c, 0)) || !(b->bytes[t] = malloc(b->tile_bytes))
+            || !(b->scratch[t] = malloc((size_t)tw * 4)) || !(b->tile[t] = malloc(b->tile_bytes)))
+            return 0;
+    return 1;
+}
+
+/* Reads slot i's raw tile (serially: libtiff's handle is not shared). */
+static er_status fetch_tile(reader *r, tile_batch *b, size_t i, uint32_t tw, uint32_t th, er_error *err)
+{
+    uint32_t across = (r->width + tw - 1) / tw;
+    uint32_t x0 = b->index[i] % across * tw, y0 = b->index[i] / across * th;
+    uint32_t tile = TIFFComputeTile(r->tif, x0, y0, 0, r->plane);
+    b->state[i] = 0;
+    if (tile >= TIFFNumberOfTiles(r->tif))
+        return fail_read(r, err, ER_EFORMAT, "missing tiles");
+    if (is_sparse(r, tile)) {
+        uint32_t nx = r->width - x0 < tw ? r->width - x0 : tw, ny = r->height - y0 < th ? r->height - y0 : th;
+        return fill_sparse(r, x0, y0, nx, ny) ? ER_OK : fail_read(r, err, ER_ENOMEM, "out of memory");
+    }
+    int e = 0;
+    uint64_t n = TIFFGetStrileByteCountWithErr(r->tif, tile, &e);
+    /* No codec expands a tile by half: a larger count is a corrupt file,
+     * refused before allocating for it. */
+    if (e || n == 0 || n > b->tile_bytes + b->tile_bytes / 2 + 65536)
+        return block_error(r, err, "tile", tile);
+    if (b->raw_cap[i] < n) {
+        uint8_t *bigger = realloc(b->raw[i], (size_t)n);
+        if (!bigger)
+            return fail_read(r, err, ER_ENOMEM, "out of memory");
+        b->raw[i] = bigger;
+        b->raw_cap[i] = (size_t)n;
+    }
+    if (TIFFReadRawTile(r->tif, tile, b->raw[i], (tmsize_t)n) != (tmsize_t)n)
+        return block_error(r, err, "tile", tile);
+    b->raw_len[i] = (size_t)n;
+    b->state[i] = 1;
+    return ER_OK;
+}
+
+/* Decodes slot i on the calling thread into its cells; the mask is
+ * allocated already, so convert_block cannot fail. */
+static void decode_tile(reader *r, tile_batch *b, size_t i, int predictor, uint32_t tw, uint32_t th)
+{
+    int t = er_thread_id();
+    uint32_t across = (r->width + tw - 1) / tw;
+    uint32_t x0 = b->index[i] % across * tw, y0 = b->index[i] / across * th;
+    uint32_t nx = r->width - x0 < tw ? r->width - x0 : tw, ny = r->height - y0 < th ? r->height - y0 : th;
+    if (!er_codec_decompress(b->codec[t], b->raw[i], b->raw_len[i], b->bytes[t], b->tile_bytes)) {
+        b->state[i] = 2;
+        return;
+    }
+    er_unpredict_tile(b->bytes[t], tw, th, predictor, b->tile[t], b->scratch[t]);
+    convert_block(r, (const unsigned char *)b->tile[t], (size_t)tw * 4, x0, y0, nx, ny);
+}
+
+static er_status read_tiles_parallel(reader *r, er_compress c, int predictor, uint32_t tw, uint32_t th,
+                                     er_error *err)
+{
+    tile_batch b;
+    er_status st = ER_OK;
+    size_t cells = (size_t)r->width * r->height;
+    uint32_t ntiles = ((r->width + tw - 1) / tw) * ((r->height + th - 1) / th);
+    if (!tile_batch_init(&b, c, tw, th) || (!r->mask && !(r->mask = calloc(cells, 1)))) {
+        tile_batch_free(&b);
+        return fail_read(r, err, ER_ENOMEM, "out of memory");
+    }
+    for (uint32_t first = 0; first < ntiles && st == ER_OK; first += (uint32_t)b.slots) {
+        long count = (long)(ntiles - first < b.slots ? ntiles - first : b.slots);
+        for (long i = 0; i < count && st == ER_OK; i++) {
+            b.index[i] = first + (uint32_t)i;
+            st = fetch_tile(r, &b, (size_t)i, tw, th, err);
+        }
+        if (st != ER_OK)
+            break;
+        ER_OMP_FOR_DYNAMIC()
+        for (long i = 0; i < count; i++)
+            if (b.state[i] == 1)
+                decode_tile(r, &b, (size_t)i, predictor, tw, th);
+        for (long i = 0; i < count && st == ER_OK; i++)
+            if (b.state[i] == 2)
+                st = block_error(r, err, "tile", b.index[i]);
+    }
+    tile_batch_free(&b);
+    /* The mask stays NULL when no cell is nodata (io/image.h). */
+    if (st == ER_OK && !memchr(r->mask, 1, cells)) {
+        free(r->mask);
+        r->mask = NULL;
+    }
+    return st;
 }
 
 /* Copies a double/short array tag; 1 when absent or copied, 0 when out of

@@ -341,6 +341,17 @@ static const layout_case layouts[] = {
     {"f32 directory first, tiles deflate",
      {67, 45, 1, 32, SAMPLEFORMAT_IEEEFP, 0, 16, 16, 0, COMPRESSION_ADOBE_DEFLATE, 3, LE, 0, 0, 1, 0}, 0},
     {"u8 1x1", {1, 1, 1, 8, SAMPLEFORMAT_UINT, 0, 0, 0, 1, COMPRESSION_NONE, 0, LE, 0, 0, 0, 0}, 0},
+    /* libtiff-encoded float32 tiles that the reader decodes in parallel */
+    {"f32 tiles deflate pred2 LE (parallel)",
+     {67, 45, 1, 32, SAMPLEFORMAT_IEEEFP, 0, 16, 32, 0, COMPRESSION_ADOBE_DEFLATE, 2, LE, 0, 0, 0, 0}, 0},
+    {"f32 tiles zstd pred3 LE (parallel)",
+     {67, 45, 1, 32, SAMPLEFORMAT_IEEEFP, 0, 32, 16, 0, COMPRESSION_ZSTD, 3, LE, 0, 0, 0, 0}, 0},
+    {"f32 tiles zstd LE (parallel)", {67, 45, 1, 32, SAMPLEFORMAT_IEEEFP, 0, 16, 16, 0, COMPRESSION_ZSTD, 0, LE, 0, 0, 0, 0},
+     0},
+    {"f32 tiles none LE (parallel)", {67, 45, 1, 32, SAMPLEFORMAT_IEEEFP, 0, 16, 16, 0, COMPRESSION_NONE, 0, LE, 0, 0, 0, 0},
+     0},
+    {"f32 tiles old-style deflate pred3 LE (parallel)",
+     {67, 45, 1, 32, SAMPLEFORMAT_IEEEFP, 0, 16, 16, 0, COMPRESSION_DEFLATE, 3, LE, 0, 0, 0, 0}, 0},
 };
 #define N_LAYOUTS ((int)(sizeof layouts / sizeof layouts[0]))
 
@@ -1441,6 +1452,53 @@ START_TEST(creation_output_same_for_any_thread_count)
 }
 END_TEST
 
+/* The parallel tile reader gives the same image for any thread count, and
+ * a corrupt tile is an error naming it, whichever thread decoded it. */
+START_TEST(parallel_read_same_for_any_thread_count)
+{
+    static const int threads[] = {1, 2, 3, 8};
+    char path[PATH_MAX];
+    uint8_t *mask;
+    float *d = random_layer(530, 300, &mask, 78);
+    er_layer_out layer = {530, 300, d, mask, -9999.0, NULL, NULL};
+    er_tiff_create co = er_tiff_create_defaults();
+    co.compress = _i ? ER_COMPRESS_ZSTD : ER_COMPRESS_DEFLATE;
+    co.blocksize = 32;
+    er_error err = {{0}};
+    in_dir(path, sizeof path, "r.tif");
+    ck_assert_int_eq(er_tiff_write_co(path, &layer, &co, &err), ER_OK);
+    for (size_t k = 0; k < sizeof threads / sizeof threads[0]; k++) {
+        er_image img;
+        set_threads(threads[k]);
+        ck_assert_msg(er_tiff_read(path, NULL, &img, &err) == ER_OK, "%s", err.msg);
+        for (size_t i = 0; i < 530 * 300; i++)
+            ck_assert(mask[i] ? img.nodata[i] && img.data[i] == -9999.0f : same_float(img.data[i], d[i]) && !img.nodata[i]);
+        er_image_free(&img);
+    }
+    set_threads(2);
+    /* corrupt the middle of the file: some tile's data, not the header
+     * (DEFLATE only: its Adler-32 catches any change, a ZSTD frame as TIFF
+     * stores it has no checksum) */
+    if (_i) {
+        free(d);
+        free(mask);
+        return;
+    }
+    size_t n;
+    unsigned char *b = slurp(path, &n);
+    for (size_t i = n / 2; i < n / 2 + 64; i++)
+        b[i] ^= 0x5a;
+    spit(path, b, n);
+    free(b);
+    er_image img;
+    er_status st = er_tiff_read(path, NULL, &img, &err);
+    ck_assert_msg(st == ER_EFORMAT && strstr(err.msg, "tile "), "%d %s", st, err.msg);
+    ck_assert_ptr_null(img.data);
+    free(d);
+    free(mask);
+}
+END_TEST
+
 /* PRECISION p rounds to multiples of q, the largest power of two <= p:
  * every value moves by at most q/2 <= p/2, lands on a multiple of q, and
  * nodata cells, infinities and the unrounded default stay exact. */
@@ -1639,6 +1697,7 @@ Suite *tiff_suite(void)
     tcase_add_loop_test(w, every_creation_option_round_trips, 0, 24);
     tcase_add_loop_test(w, creation_output_same_for_any_thread_count, 0, 4);
     tcase_add_loop_test(w, precision_rounding_bound, 0, 3);
+    tcase_add_loop_test(w, parallel_read_same_for_any_thread_count, 0, 2);
     tcase_add_test(w, creation_options_parse);
     tcase_add_test(w, cog_layout);
     suite_add_tcase(s, w);
