@@ -13,7 +13,12 @@
  *   bench=io mode=deflate6 size=4096 threads=2 seconds=... mbytes=...
  *   cells_per_s=... speedup_vs_libtiff=... size_vs_libtiff=...
  * seconds is the best of `repeats` writes of all three layers (these
- * machines are noisy); mbytes the three files' total size.
+ * machines are noisy); mbytes the three files' total size.  Then reading
+ * the three default files back: libtiff's TIFFReadEncodedTile on one
+ * thread (the baseline) against er_tiff_read (tiles decoded on all
+ * threads):
+ *   bench=io mode=read-libtiff|read size=4096 threads=... seconds=...
+ *   speedup_vs_libtiff=...
  * Usage: bench_io [size [repeats [dir]]] (dir: where the files go,
  * default $TMPDIR or /tmp; removed at the end).
  */
@@ -155,6 +160,50 @@ static double time_case(const bench_case *c, float *const layers[3], int n, int 
     return best;
 }
 
+/* The old reader's core: every tile decoded by libtiff on this thread. */
+static int read_libtiff(const char *path, float *dst, int n)
+{
+    TIFF *tif = TIFFOpen(path, "r");
+    float *tile = malloc(256 * 256 * sizeof(float));
+    int ok = tif && tile;
+    for (int y0 = 0; ok && y0 < n; y0 += 256)
+        for (int x0 = 0; ok && x0 < n; x0 += 256) {
+            ok = TIFFReadTile(tif, tile, (uint32_t)x0, (uint32_t)y0, 0, 0) > 0;
+            for (int y = y0; ok && y < y0 + 256 && y < n; y++)
+                memcpy(dst + (size_t)y * (size_t)n + (size_t)x0, tile + (y - y0) * 256,
+                       (size_t)(n - x0 < 256 ? n - x0 : 256) * sizeof(float));
+        }
+    if (tif)
+        TIFFClose(tif);
+    free(tile);
+    return ok;
+}
+
+/* Best of `repeats` reads of the three files in dir. */
+static double time_read(int libtiff, float *scratch, int n, int repeats, const char *dir)
+{
+    double best = INFINITY;
+    char path[4096];
+    set_threads(libtiff);
+    for (int r = 0; r < repeats; r++) {
+        double t0 = now();
+        for (int l = 0; l < 3; l++) {
+            snprintf(path, sizeof path, "%.2048s/%s.tif", dir, names[l]);
+            er_image img;
+            er_error err = {""};
+            if (libtiff ? !read_libtiff(path, scratch, n) : er_tiff_read(path, NULL, &img, &err) != ER_OK) {
+                fprintf(stderr, "bench_io: cannot read %s %s\n", path, err.msg);
+                exit(1);
+            }
+            if (!libtiff)
+                er_image_free(&img);
+        }
+        double t = now() - t0;
+        best = t < best ? t : best;
+    }
+    return best;
+}
+
 int main(int argc, char **argv)
 {
     int n = argc > 1 ? atoi(argv[1]) : 4096, repeats = argc > 2 ? atoi(argv[2]) : 3;
@@ -205,6 +254,15 @@ int main(int argc, char **argv)
                cases[i].mode, n, cases[i].one_thread ? 1 : all_threads, s, (double)bytes / 1e6,
                3.0 * (double)cells / s, base / s, (double)bytes / (double)base_bytes);
         fflush(stdout);
+    }
+    size_t bytes;
+    time_case(&cases[1], layers, n, 1, dir, &bytes);
+    double read_base = time_read(1, layers[1], n, repeats, dir);
+    for (int libtiff = 1; libtiff >= 0; libtiff--) {
+        double s = libtiff ? read_base : time_read(0, layers[1], n, repeats, dir);
+        printf("bench=io mode=%s size=%d threads=%d seconds=%.3f cells_per_s=%.3g speedup_vs_libtiff=%.2f\n",
+               libtiff ? "read-libtiff" : "read", n, libtiff ? 1 : all_threads, s, 3.0 * (double)cells / s,
+               read_base / s);
     }
     char path[4096];
     for (int l = 0; l < 3; l++) {
