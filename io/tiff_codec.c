@@ -79,22 +79,21 @@ size_t er_codec_compress(er_codec *c, const uint8_t *src, size_t n, uint8_t *dst
     }
 }
 
-int er_codec_decompress(er_codec *c, const uint8_t *src, size_t n, uint8_t *dst, size_t want)
+int er_codec_decompress(er_codec *c, const uint8_t *src, size_t n, uint8_t *dst, size_t cap, size_t want)
 {
+    size_t got = 0;
     switch (c->compress) {
     case ER_COMPRESS_DEFLATE:
         if (!c->inflate && !(c->inflate = libdeflate_alloc_decompressor()))
             return 0;
-        /* NULL actual size: anything but exactly `want` bytes fails. */
-        return libdeflate_zlib_decompress(c->inflate, src, n, dst, want, NULL) == LIBDEFLATE_SUCCESS;
-    case ER_COMPRESS_ZSTD: {
+        return libdeflate_zlib_decompress(c->inflate, src, n, dst, cap, &got) == LIBDEFLATE_SUCCESS && got >= want;
+    case ER_COMPRESS_ZSTD:
         if (!c->unzstd && !(c->unzstd = ZSTD_createDCtx()))
             return 0;
-        size_t got = ZSTD_decompressDCtx(c->unzstd, dst, want, src, n);
-        return !ZSTD_isError(got) && got == want;
-    }
+        got = ZSTD_decompressDCtx(c->unzstd, dst, cap, src, n);
+        return !ZSTD_isError(got) && got >= want;
     default:
-        if (n < want)
+        if (n < want || want > cap)
             return 0;
         memcpy(dst, src, want);
         return 1;

@@ -30,10 +30,10 @@ size_t er_codec_bound(const er_codec *c, size_t n);
  * er_codec_bound).  Returns the compressed size, 0 on failure. */
 size_t er_codec_compress(er_codec *c, const uint8_t *src, size_t n, uint8_t *dst, size_t cap);
 
-/* Decompresses n bytes of src into exactly `want` bytes at dst.  Returns
- * 1, or 0 when the data is corrupt, has another length, or memory ran
- * out. */
-int er_codec_decompress(er_codec *c, const uint8_t *src, size_t n, uint8_t *dst, size_t want);
+/* Decompresses n bytes of src into dst (cap bytes).  Returns 1 when that
+ * gave at least `want` bytes (a strip may carry padding rows), or 0 when
+ * the data is corrupt, too short or too long, or memory ran out. */
+int er_codec_decompress(er_codec *c, const uint8_t *src, size_t n, uint8_t *dst, size_t cap, size_t want);
 
 /* Turns a tile of tw x th float32 cells into the bytes a little-endian
  * TIFF stores before compression under `predictor` (1 none, 2 horizontal

@@ -8,11 +8,12 @@
  * and undoes predictors itself.  Everything large is checked against
  * er_read_opts.max_bytes before it is allocated.
  *
- * The common case of a large map -- little-endian float32 tiles with
- * DEFLATE, ZSTD or no compression, as erode and GDAL write them -- is
- * decoded on all threads instead: the raw tiles are read in order
- * (TIFFReadRawTile) a batch at a time, then decompressed, unpredicted and
- * converted in parallel (io/tiff_codec.c), each tile into its own cells.
+ * The common case of a large map -- little-endian float32 tiles or strips
+ * with DEFLATE, ZSTD or no compression, as erode and GDAL write them -- is
+ * decoded on all threads instead: the raw blocks are read in order
+ * (TIFFReadRawTile/Strip) a batch at a time, then decompressed,
+ * unpredicted and converted in parallel (io/tiff_codec.c), each block
+ * into its own cells.
  */
 #include "tiff_common.h"
 #include "tiff_codec.h"
@@ -232,6 +233,16 @@ static er_status block_error(reader *r, er_error *err, const char *kind, uint32_
     return fail_read(r, err, r->io.io_errno ? ER_EIO : ER_EFORMAT, what);
 }
 
+/* Where the blocks (tiles or strips) of the band lie. */
+typedef struct blocks {
+    uint32_t bw, bh;          /* tile size, or width x rows per strip */
+    uint32_t across;          /* blocks in a row of the image */
+    int tiled;
+} blocks;
+
+static er_status read_parallel(reader *r, er_compress c, int predictor, const blocks *g, er_error *err);
+static int parallel_codec(reader *r, er_compress *c, int *predictor);
+
 static er_status read_strips(reader *r, unsigned char *buf, tmsize_t bufsize, er_error *err)
 {
     uint32_t rps = 0;
@@ -241,6 +252,13 @@ static er_status read_strips(reader *r, unsigned char *buf, tmsize_t bufsize, er
     uint64_t row_bytes = TIFFScanlineSize64(r->tif);
     if (row_bytes == 0 || row_bytes < (uint64_t)(r->width - 1) * r->pixel_stride + r->band_offset + r->sample_bytes)
         return fail_read(r, err, ER_EFORMAT, "inconsistent strip layout");
+    er_compress codec;
+    int predictor;
+    if (row_bytes == (uint64_t)r->width * 4 && row_bytes * rps == (uint64_t)bufsize
+        && parallel_codec(r, &codec, &predictor)) {
+        blocks g = {r->width, rps, 1, 0};
+        return read_parallel(r, codec, predictor, &g, err);
+    }
     uint32_t nstrips = TIFFNumberOfStrips(r->tif);
     for (uint32_t y0 = 0; y0 < r->height; y0 += rps) {
         uint32_t ny = r->height - y0 < rps ? r->height - y0 : rps;
@@ -261,9 +279,6 @@ static er_status read_strips(reader *r, unsigned char *buf, tmsize_t bufsize, er
     return ER_OK;
 }
 
-static er_status read_tiles_parallel(reader *r, er_compress c, int predictor, uint32_t tw, uint32_t th,
-                                     er_error *err);
-static int parallel_codec(reader *r, er_compress *c, int *predictor);
 
 static er_status read_tiles(reader *r, unsigned char *buf, tmsize_t bufsize, er_error *err)
 {
@@ -273,8 +288,10 @@ static er_status read_tiles(reader *r, unsigned char *buf, tmsize_t bufsize, er_
     if (!TIFFGetField(r->tif, TIFFTAG_TILEWIDTH, &tw) || !TIFFGetField(r->tif, TIFFTAG_TILELENGTH, &th) ||
         tw == 0 || th == 0)
         return fail_read(r, err, ER_EFORMAT, "invalid tile size");
-    if ((uint64_t)tw * th * 4 == (uint64_t)bufsize && parallel_codec(r, &codec, &predictor))
-        return read_tiles_parallel(r, codec, predictor, tw, th, err);
+    if ((uint64_t)tw * th * 4 == (uint64_t)bufsize && parallel_codec(r, &codec, &predictor)) {
+        blocks g = {tw, th, (r->width + tw - 1) / tw, 1};
+        return read_parallel(r, codec, predictor, &g, err);
+    }
     uint64_t row_bytes = TIFFTileRowSize64(r->tif);
     if (row_bytes == 0 || row_bytes < (uint64_t)(tw - 1) * r->pixel_stride + r->band_offset + r->sample_bytes)
         return fail_read(r, err, ER_EFORMAT, "inconsistent tile layout");
@@ -321,21 +338,22 @@ static int parallel_codec(reader *r, er_compress *c, int *predictor)
     return pred >= 1 && pred <= 3;
 }
 
-/* Per-thread decoders and per-slot raw tiles, allocated before the
+
+/* Per-thread decoders and per-slot raw blocks, allocated before the
  * parallel regions. */
-typedef struct tile_batch {
+typedef struct block_batch {
     int threads;
-    size_t slots, tile_bytes;
+    size_t slots, block_bytes;
     er_codec **codec;
     uint8_t **bytes, **scratch;
     float **tile;
     uint8_t **raw;
     size_t *raw_cap, *raw_len;
-    uint32_t *index;          /* the slot's tile in the image, row-major */
+    uint32_t *index;          /* the slot's block in the image, row-major */
     int *state;               /* 0 empty (sparse), 1 to decode, 2 failed */
-} tile_batch;
+} block_batch;
 
-static void tile_batch_free(tile_batch *b)
+static void block_batch_free(block_batch *b)
 {
     for (int t = 0; t < b->threads; t++) {
         er_codec_free(b->codec ? b->codec[t] : NULL);
@@ -356,12 +374,16 @@ static void tile_batch_free(tile_batch *b)
     free(b->state);
 }
 
-static int tile_batch_init(tile_batch *b, er_compress c, uint32_t tw, uint32_t th)
+/* Slots: a few per thread, and enough for about 4 MiB of blocks so that
+ * one-row strips do not cost a parallel region each. */
+static int block_batch_init(block_batch *b, er_compress c, const blocks *g)
 {
     memset(b, 0, sizeof *b);
     b->threads = er_thread_count();
+    b->block_bytes = (size_t)g->bw * g->bh * 4;
     b->slots = 4 * (size_t)b->threads;
-    b->tile_bytes = (size_t)tw * th * 4;
+    if (b->slots < ((size_t)4 << 20) / b->block_bytes)
+        b->slots = ((size_t)4 << 20) / b->block_bytes;
     size_t nt = (size_t)b->threads;
     b->codec = calloc(nt, sizeof *b->codec);
     b->bytes = calloc(nt, sizeof *b->bytes);
@@ -376,31 +398,40 @@ static int tile_batch_init(tile_batch *b, er_compress c, uint32_t tw, uint32_t t
         || !b->state)
         return 0;
     for (int t = 0; t < b->threads; t++)
-        if (!(b->codec[t] = er_codec_new(c, 0)) || !(b->bytes[t] = malloc(b->tile_bytes))
-            || !(b->scratch[t] = malloc((size_t)tw * 4)) || !(b->tile[t] = malloc(b->tile_bytes)))
+        if (!(b->codec[t] = er_codec_new(c, 0)) || !(b->bytes[t] = malloc(b->block_bytes))
+            || !(b->scratch[t] = malloc((size_t)g->bw * 4)) || !(b->tile[t] = malloc(b->block_bytes)))
             return 0;
     return 1;
 }
 
-/* Reads slot i's raw tile (serially: libtiff's handle is not shared). */
-static er_status fetch_tile(reader *r, tile_batch *b, size_t i, uint32_t tw, uint32_t th, er_error *err)
+/* The cells block `index` covers. */
+static void block_rect(const reader *r, const blocks *g, uint32_t index, uint32_t *x0, uint32_t *y0, uint32_t *nx,
+                       uint32_t *ny)
 {
-    uint32_t across = (r->width + tw - 1) / tw;
-    uint32_t x0 = b->index[i] % across * tw, y0 = b->index[i] / across * th;
-    uint32_t tile = TIFFComputeTile(r->tif, x0, y0, 0, r->plane);
+    *x0 = index % g->across * g->bw;
+    *y0 = index / g->across * g->bh;
+    *nx = r->width - *x0 < g->bw ? r->width - *x0 : g->bw;
+    *ny = r->height - *y0 < g->bh ? r->height - *y0 : g->bh;
+}
+
+/* Reads slot i's raw block (serially: libtiff's handle is not shared). */
+static er_status fetch_block(reader *r, block_batch *b, const blocks *g, size_t i, er_error *err)
+{
+    const char *kind = g->tiled ? "tile" : "strip";
+    uint32_t x0, y0, nx, ny;
+    block_rect(r, g, b->index[i], &x0, &y0, &nx, &ny);
+    uint32_t id = g->tiled ? TIFFComputeTile(r->tif, x0, y0, 0, r->plane) : TIFFComputeStrip(r->tif, y0, r->plane);
     b->state[i] = 0;
-    if (tile >= TIFFNumberOfTiles(r->tif))
-        return fail_read(r, err, ER_EFORMAT, "missing tiles");
-    if (is_sparse(r, tile)) {
-        uint32_t nx = r->width - x0 < tw ? r->width - x0 : tw, ny = r->height - y0 < th ? r->height - y0 : th;
+    if (id >= (g->tiled ? TIFFNumberOfTiles(r->tif) : TIFFNumberOfStrips(r->tif)))
+        return fail_read(r, err, ER_EFORMAT, g->tiled ? "missing tiles" : "missing strips");
+    if (is_sparse(r, id))
         return fill_sparse(r, x0, y0, nx, ny) ? ER_OK : fail_read(r, err, ER_ENOMEM, "out of memory");
-    }
     int e = 0;
-    uint64_t n = TIFFGetStrileByteCountWithErr(r->tif, tile, &e);
-    /* No codec expands a tile by half: a larger count is a corrupt file,
+    uint64_t n = TIFFGetStrileByteCountWithErr(r->tif, id, &e);
+    /* No codec expands a block by half: a larger count is a corrupt file,
      * refused before allocating for it. */
-    if (e || n == 0 || n > b->tile_bytes + b->tile_bytes / 2 + 65536)
-        return block_error(r, err, "tile", tile);
+    if (e || n == 0 || n > b->block_bytes + b->block_bytes / 2 + 65536)
+        return block_error(r, err, kind, id);
     if (b->raw_cap[i] < n) {
         uint8_t *bigger = realloc(b->raw[i], (size_t)n);
         if (!bigger)
@@ -408,57 +439,70 @@ static er_status fetch_tile(reader *r, tile_batch *b, size_t i, uint32_t tw, uin
         b->raw[i] = bigger;
         b->raw_cap[i] = (size_t)n;
     }
-    if (TIFFReadRawTile(r->tif, tile, b->raw[i], (tmsize_t)n) != (tmsize_t)n)
-        return block_error(r, err, "tile", tile);
+    tmsize_t got = g->tiled ? TIFFReadRawTile(r->tif, id, b->raw[i], (tmsize_t)n)
+                            : TIFFReadRawStrip(r->tif, id, b->raw[i], (tmsize_t)n);
+    if (got != (tmsize_t)n)
+        return block_error(r, err, kind, id);
     b->raw_len[i] = (size_t)n;
     b->state[i] = 1;
     return ER_OK;
 }
 
 /* Decodes slot i on the calling thread into its cells; the mask is
- * allocated already, so convert_block cannot fail. */
-static void decode_tile(reader *r, tile_batch *b, size_t i, int predictor, uint32_t tw, uint32_t th)
+ * allocated already, so convert_block cannot fail.  A tile holds all its
+ * rows, the last strip at least the image's. */
+static void decode_block(reader *r, block_batch *b, const blocks *g, size_t i, int predictor)
 {
     int t = er_thread_id();
-    uint32_t across = (r->width + tw - 1) / tw;
-    uint32_t x0 = b->index[i] % across * tw, y0 = b->index[i] / across * th;
-    uint32_t nx = r->width - x0 < tw ? r->width - x0 : tw, ny = r->height - y0 < th ? r->height - y0 : th;
-    if (!er_codec_decompress(b->codec[t], b->raw[i], b->raw_len[i], b->bytes[t], b->tile_bytes)) {
+    uint32_t x0, y0, nx, ny;
+    block_rect(r, g, b->index[i], &x0, &y0, &nx, &ny);
+    uint32_t rows = g->tiled ? g->bh : ny;
+    size_t want = (size_t)g->bw * rows * 4;
+    if (!er_codec_decompress(b->codec[t], b->raw[i], b->raw_len[i], b->bytes[t], b->block_bytes, want)) {
         b->state[i] = 2;
         return;
     }
-    er_unpredict_tile(b->bytes[t], tw, th, predictor, b->tile[t], b->scratch[t]);
-    convert_block(r, (const unsigned char *)b->tile[t], (size_t)tw * 4, x0, y0, nx, ny);
+    er_unpredict_tile(b->bytes[t], g->bw, rows, predictor, b->tile[t], b->scratch[t]);
+    convert_block(r, (const unsigned char *)b->tile[t], (size_t)g->bw * 4, x0, y0, nx, ny);
 }
 
-static er_status read_tiles_parallel(reader *r, er_compress c, int predictor, uint32_t tw, uint32_t th,
-                                     er_error *err)
+static er_status fail_read_block(reader *r, er_error *err, const blocks *g, uint32_t index)
 {
-    tile_batch b;
+    uint32_t x0, y0, nx, ny;
+    block_rect(r, g, index, &x0, &y0, &nx, &ny);
+    char what[ER_ERROR_MAX];
+    snprintf(what, sizeof what, "%s %" PRIu32 ": corrupt compressed data", g->tiled ? "tile" : "strip",
+             g->tiled ? TIFFComputeTile(r->tif, x0, y0, 0, r->plane) : TIFFComputeStrip(r->tif, y0, r->plane));
+    return fail_read(r, err, ER_EFORMAT, what);
+}
+
+static er_status read_parallel(reader *r, er_compress c, int predictor, const blocks *g, er_error *err)
+{
+    block_batch b;
     er_status st = ER_OK;
     size_t cells = (size_t)r->width * r->height;
-    uint32_t ntiles = ((r->width + tw - 1) / tw) * ((r->height + th - 1) / th);
-    if (!tile_batch_init(&b, c, tw, th) || (!r->mask && !(r->mask = calloc(cells, 1)))) {
-        tile_batch_free(&b);
+    uint32_t nblocks = g->across * ((r->height + g->bh - 1) / g->bh);
+    if (!block_batch_init(&b, c, g) || (!r->mask && !(r->mask = calloc(cells, 1)))) {
+        block_batch_free(&b);
         return fail_read(r, err, ER_ENOMEM, "out of memory");
     }
-    for (uint32_t first = 0; first < ntiles && st == ER_OK; first += (uint32_t)b.slots) {
-        long count = (long)(ntiles - first < b.slots ? ntiles - first : b.slots);
+    for (uint32_t first = 0; first < nblocks && st == ER_OK; first += (uint32_t)b.slots) {
+        long count = (long)(nblocks - first < b.slots ? nblocks - first : b.slots);
         for (long i = 0; i < count && st == ER_OK; i++) {
             b.index[i] = first + (uint32_t)i;
-            st = fetch_tile(r, &b, (size_t)i, tw, th, err);
+            st = fetch_block(r, &b, g, (size_t)i, err);
         }
         if (st != ER_OK)
             break;
         ER_OMP_FOR_DYNAMIC()
         for (long i = 0; i < count; i++)
             if (b.state[i] == 1)
-                decode_tile(r, &b, (size_t)i, predictor, tw, th);
+                decode_block(r, &b, g, (size_t)i, predictor);
         for (long i = 0; i < count && st == ER_OK; i++)
             if (b.state[i] == 2)
-                st = block_error(r, err, "tile", b.index[i]);
+                st = fail_read_block(r, err, g, b.index[i]);
     }
-    tile_batch_free(&b);
+    block_batch_free(&b);
     /* The mask stays NULL when no cell is nodata (io/image.h). */
     if (st == ER_OK && !memchr(r->mask, 1, cells)) {
         free(r->mask);

@@ -350,6 +350,10 @@ static const layout_case layouts[] = {
      0},
     {"f32 tiles none LE (parallel)", {67, 45, 1, 32, SAMPLEFORMAT_IEEEFP, 0, 16, 16, 0, COMPRESSION_NONE, 0, LE, 0, 0, 0, 0},
      0},
+    {"f32 strips zstd pred2 LE (parallel)",
+     {67, 45, 1, 32, SAMPLEFORMAT_IEEEFP, 0, 0, 0, 7, COMPRESSION_ZSTD, 2, LE, 0, 0, 0, 0}, 0},
+    {"f32 one-row strips deflate LE (parallel)",
+     {67, 45, 1, 32, SAMPLEFORMAT_IEEEFP, 0, 0, 0, 1, COMPRESSION_ADOBE_DEFLATE, 0, LE, 0, 0, 0, 0}, 0},
     {"f32 tiles old-style deflate pred3 LE (parallel)",
      {67, 45, 1, 32, SAMPLEFORMAT_IEEEFP, 0, 16, 16, 0, COMPRESSION_DEFLATE, 3, LE, 0, 0, 0, 0}, 0},
 };
