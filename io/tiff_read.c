@@ -241,7 +241,7 @@ typedef struct blocks {
 } blocks;
 
 static er_status read_parallel(reader *r, er_compress c, int predictor, const blocks *g, er_error *err);
-static int parallel_codec(reader *r, er_compress *c, int *predictor);
+static int parallel_codec(reader *r, er_compress *c, int *predictor, tmsize_t block_bytes);
 
 static er_status read_strips(reader *r, unsigned char *buf, tmsize_t bufsize, er_error *err)
 {
@@ -255,7 +255,7 @@ static er_status read_strips(reader *r, unsigned char *buf, tmsize_t bufsize, er
     er_compress codec;
     int predictor;
     if (row_bytes == (uint64_t)r->width * 4 && row_bytes * rps == (uint64_t)bufsize
-        && parallel_codec(r, &codec, &predictor)) {
+        && parallel_codec(r, &codec, &predictor, bufsize)) {
         blocks g = {r->width, rps, 1, 0};
         return read_parallel(r, codec, predictor, &g, err);
     }
@@ -288,7 +288,7 @@ static er_status read_tiles(reader *r, unsigned char *buf, tmsize_t bufsize, er_
     if (!TIFFGetField(r->tif, TIFFTAG_TILEWIDTH, &tw) || !TIFFGetField(r->tif, TIFFTAG_TILELENGTH, &th) ||
         tw == 0 || th == 0)
         return fail_read(r, err, ER_EFORMAT, "invalid tile size");
-    if ((uint64_t)tw * th * 4 == (uint64_t)bufsize && parallel_codec(r, &codec, &predictor)) {
+    if ((uint64_t)tw * th * 4 == (uint64_t)bufsize && parallel_codec(r, &codec, &predictor, bufsize)) {
         blocks g = {tw, th, (r->width + tw - 1) / tw, 1};
         return read_parallel(r, codec, predictor, &g, err);
     }
@@ -318,13 +318,16 @@ static er_status read_tiles(reader *r, unsigned char *buf, tmsize_t bufsize, er_
     return ER_OK;
 }
 
-/* The codec and predictor when the band's tiles can be decoded in
- * parallel here; 0 leaves them to libtiff. */
-static int parallel_codec(reader *r, er_compress *c, int *predictor)
+/* The codec and predictor when the band's blocks can be decoded in
+ * parallel here; 0 leaves them to libtiff.  Blocks over 16 MiB (a whole
+ * image in one strip) stay with libtiff too: each thread would hold two
+ * copies of one. */
+static int parallel_codec(reader *r, er_compress *c, int *predictor, tmsize_t block_bytes)
 {
     uint16_t comp = COMPRESSION_NONE, pred = PREDICTOR_NONE;
     TIFFGetFieldDefaulted(r->tif, TIFFTAG_COMPRESSION, &comp);
-    if (r->type != ST_F32 || r->pixel_stride != 4 || r->band_offset != 0 || TIFFIsBigEndian(r->tif))
+    if (r->type != ST_F32 || r->pixel_stride != 4 || r->band_offset != 0 || TIFFIsBigEndian(r->tif)
+        || block_bytes > ((tmsize_t)16 << 20))
         return 0;
     switch (comp) {
     case COMPRESSION_ADOBE_DEFLATE:
