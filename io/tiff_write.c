@@ -227,6 +227,14 @@ static int make_overview(const level *up, level *down)
     return 1;
 }
 
+static void free_levels(level *lv, int n)
+{
+    for (int i = 0; i < n; i++) {
+        free(lv[i].own);
+        free(lv[i].own_nodata);
+    }
+}
+
 /* The levels to write: the layer, then (COG) overviews halving down to one
  * tile, as GDAL's COG driver stops.  Returns the count, 0 when out of
  * memory. */
@@ -236,21 +244,12 @@ static int make_levels(level *lv, int max, const er_layer_out *layer, const writ
     int n = 1;
     while (wr->co->cog && n < max && (lv[n - 1].w > wr->tw || lv[n - 1].h > wr->th)) {
         if (!make_overview(&lv[n - 1], &lv[n])) {
-            free(lv[n].own);
-            free(lv[n].own_nodata);
+            free_levels(lv, n + 1);
             return 0;
         }
         n++;
     }
     return n;
-}
-
-static void free_levels(level *lv, int n)
-{
-    for (int i = 0; i < n; i++) {
-        free(lv[i].own);
-        free(lv[i].own_nodata);
-    }
 }
 
 static uint16_t tiff_compression(er_compress c)
