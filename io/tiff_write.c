@@ -16,12 +16,13 @@
  *   libtiff in tile order with TIFFWriteRawTile: every tile's bytes depend
  *   on its cells and the options only, so the file is the same for any
  *   thread count.  LZW keeps libtiff's own (single-threaded) encoder.
- * - COG=YES writes GDAL's Cloud Optimized GeoTIFF layout: the full
- *   resolution IFD at byte 8, then one IFD per overview (each half the
- *   size of the one before, averaged, down to one tile), then the tile
- *   arrays (TIFFDeferStrileArrayWriting), then the tiles, smallest overview
- *   first and full resolution last, so a reader fetches the header and
- *   any zoom level with a few ranged requests.
+ * - COG=YES writes GDAL's Cloud Optimized GeoTIFF layout: GDAL's
+ *   structural metadata after the header, the full resolution IFD, then
+ *   one IFD per overview (each half the size of the one before, averaged,
+ *   down to one tile), then the tile arrays (TIFFDeferStrileArrayWriting),
+ *   then the tiles, smallest overview first and full resolution last, each
+ *   between its size and a repeat of its last 4 bytes, so a reader fetches
+ *   the header and any zoom level with a few ranged requests.
  * - Classic TIFF unless the uncompressed tiles (and overviews) plus a
  *   margin reach 4 GiB, then BigTIFF (offsets beyond 4 GiB need it; the
  *   codecs never expand data by more than a fraction of a per cent).
@@ -138,6 +139,10 @@ typedef struct level {
 /* Everything one file's tiles need; read-only inside parallel regions. */
 typedef struct writer {
     TIFF *tif;
+    er_tiff_io *io;
+    int leaders;             /* COG: each raw tile between its size and a
+                              * repeat of its last 4 bytes (GDAL's
+                              * BLOCK_LEADER/BLOCK_TRAILER) */
     const er_tiff_create *co;
     uint32_t tw, th;
     float ndv;               /* nodata cells hold this */
@@ -350,6 +355,15 @@ static size_t encode_tile(const writer *wr, const level *lv, scratch *s, uint32_
     return er_codec_compress(s->codec, s->bytes, n, dst, cap);
 }
 
+static int write_tile(const writer *wr, uint32_t index, uint8_t *data, tmsize_t n)
+{
+    uint8_t leader[4] = {(uint8_t)n, (uint8_t)(n >> 8), (uint8_t)(n >> 16), (uint8_t)(n >> 24)};
+    if (!wr->raw)
+        return TIFFWriteEncodedTile(wr->tif, index, data, n) == n;
+    return (!wr->leaders || er_tiff_append(wr->io, leader, 4)) && TIFFWriteRawTile(wr->tif, index, data, n) == n
+        && (!wr->leaders || er_tiff_append(wr->io, data + n - 4, 4));
+}
+
 /* Encodes the level's tiles a batch at a time on all threads, then hands
  * them to libtiff in tile order. */
 static int write_level(const writer *wr, const level *lv, batch *b)
@@ -365,11 +379,26 @@ static int write_level(const writer *wr, const level *lv, batch *b)
             uint8_t *data = b->out + (size_t)i * b->cap;
             tmsize_t n = (tmsize_t)b->size[i];
             uint32_t index = first + (uint32_t)i;
-            if (n == 0 || (wr->raw ? TIFFWriteRawTile(wr->tif, index, data, n) : TIFFWriteEncodedTile(wr->tif, index, data, n)) != n)
+            if (n == 0 || !write_tile(wr, index, data, n))
                 return 0;
         }
     }
     return 1;
+}
+
+/* GDAL's "ghost" structural metadata between the TIFF header and the
+ * first IFD, as its COG driver writes it, so that GDAL reports
+ * LAYOUT=COG and can fetch a tile and its size in one request.  The
+ * leader and trailer promises hold only for the tiles written raw here;
+ * libtiff's own LZW encoder writes plain tiles. */
+static int write_ghost(const writer *wr)
+{
+    char body[256], head[64];
+    int n = snprintf(body, sizeof body, "LAYOUT=IFDS_BEFORE_DATA\nBLOCK_ORDER=ROW_MAJOR\n%s"
+                     "KNOWN_INCOMPATIBLE_EDITION=NO\n ",
+                     wr->leaders ? "BLOCK_LEADER=SIZE_AS_UINT4\nBLOCK_TRAILER=LAST_4_BYTES_REPEATED\n" : "");
+    int h = snprintf(head, sizeof head, "GDAL_STRUCTURAL_METADATA_SIZE=%06d bytes\n", n);
+    return er_tiff_append(wr->io, head, (size_t)h) && er_tiff_append(wr->io, body, (size_t)n);
 }
 
 /* Writes every level's IFD first with its tile arrays deferred, then the
@@ -381,6 +410,8 @@ static int write_cog(const writer *wr, const level *lv, int nlev, batch *b, cons
                      const char *ndtag)
 {
     TIFF *tif = wr->tif;
+    if (!write_ghost(wr))
+        return 0;
     for (int l = 0; l < nlev; l++)
         if (!set_tags(wr, &lv[l], l > 0, layer, ndtag) || !TIFFDeferStrileArrayWriting(tif)
             || !TIFFWriteCheck(tif, 1, "er_tiff_write") || !TIFFWriteDirectory(tif))
@@ -442,7 +473,7 @@ er_status er_tiff_write_ex(const char *path, const er_layer_out *layer, const er
         return er_fail(err, ER_EINVAL, "cannot write '%s': empty layer", path);
     if (!er_tiff_create_check(co, &why))
         return er_fail(err, ER_EINVAL, "cannot write '%s': %s", path, why);
-    writer wr = {NULL, co, tile_side((uint32_t)layer->width, co->blocksize),
+    writer wr = {NULL, &io, co->cog && co->compress != ER_COMPRESS_LZW, co, tile_side((uint32_t)layer->width, co->blocksize),
                  tile_side((uint32_t)layer->height, co->blocksize), nodata_as_float(layer->nodata_value),
                  quantum_of(co->precision), co->compress == ER_COMPRESS_NONE ? 1 : co->predictor,
                  co->compress != ER_COMPRESS_LZW};

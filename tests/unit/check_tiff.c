@@ -1581,7 +1581,8 @@ START_TEST(creation_options_parse)
 }
 END_TEST
 
-/* GDAL's COG layout: the first IFD at byte 8, one IFD per overview, each
+/* GDAL's COG layout: GDAL's structural metadata after the header, then
+ * the first IFD, one IFD per overview, each
  * half the size (rounded up) down to one tile, every IFD before the first
  * tile, the smallest overview's tiles first and the full resolution's
  * last; an overview cell is the mean of its 2x2 non-nodata parents. */
@@ -1602,8 +1603,18 @@ START_TEST(cog_layout)
     ck_assert_msg(er_tiff_write_co(path, &layer, &co, &err) == ER_OK, "%s", err.msg);
     size_t n;
     unsigned char *b = slurp(path, &n);
-    ck_assert(b[4] == 8 && b[5] == 0 && b[6] == 0 && b[7] == 0);
-    free(b);
+    /* GDAL's ghost metadata right after the header, the IFD right after
+     * it (on an even offset) */
+    static const char key[] = "GDAL_STRUCTURAL_METADATA_SIZE=";
+    ck_assert_int_eq(memcmp(b + 8, key, sizeof key - 1), 0);
+    long ghost = strtol((const char *)b + 8 + sizeof key - 1, NULL, 10);
+    char text[512] = "";
+    ck_assert(ghost > 0 && ghost + 43 < (long)sizeof text);
+    memcpy(text, b + 8, (size_t)ghost + 43);
+    ck_assert_ptr_nonnull(strstr(text, "\nLAYOUT=IFDS_BEFORE_DATA\n"));
+    ck_assert_ptr_nonnull(strstr(text, "\nBLOCK_LEADER=SIZE_AS_UINT4\n"));
+    uint32_t first_ifd = (uint32_t)b[4] | (uint32_t)b[5] << 8 | (uint32_t)b[6] << 16 | (uint32_t)b[7] << 24;
+    ck_assert_uint_eq(first_ifd, (uint32_t)(8 + 43 + ghost + 1) & ~1u);
     TIFF *tif = TIFFOpen(path, "r");
     ck_assert_ptr_nonnull(tif);
     static const uint32_t ws[] = {300, 150, 75, 38}, hs[] = {130, 65, 33, 17};
@@ -1626,6 +1637,15 @@ START_TEST(cog_layout)
             ck_assert(first_tile < prev_first_tile);
         prev_first_tile = first_tile;
         ck_assert(first_tile > ifd);
+        /* every tile between its size and a repeat of its last 4 bytes */
+        for (uint32_t t = 0; t < TIFFNumberOfTiles(tif); t++) {
+            uint64_t off = TIFFGetStrileOffset(tif, t), cnt = TIFFGetStrileByteCount(tif, t);
+            ck_assert(off >= 4 && off + cnt + 4 <= n);
+            uint32_t lead = (uint32_t)b[off - 4] | (uint32_t)b[off - 3] << 8 | (uint32_t)b[off - 2] << 16
+                          | (uint32_t)b[off - 1] << 24;
+            ck_assert_uint_eq(lead, cnt);
+            ck_assert_int_eq(memcmp(b + off + cnt - 4, b + off + cnt, 4), 0);
+        }
         /* the overview's values: means of the level above */
         float *cur = malloc((size_t)lw * lh * sizeof *cur);
         float *tile = malloc(TIFFTileSize(tif));
@@ -1657,6 +1677,7 @@ START_TEST(cog_layout)
         up = cur;
     }
     free(up);
+    free(b);
     TIFFClose(tif);
     free(d);
     free(mask);
