@@ -14,7 +14,7 @@ enum {
     OPT_BACKEND = 1000, OPT_JSON, OPT_PRINT_RECIPE, OPT_PROGRESS, OPT_LAYERS,
     OPT_BAND, OPT_MAX_MEMORY, OPT_PREVIEW, OPT_PREVIEW_PAIR, OPT_INPUTS_FROM,
     OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY, OPT_RESUME, OPT_FRAMES, OPT_FRAME_EVERY,
-    OPT_TILE_SET, OPT_HALO, OPT_DEVICE, OPT_LIST_DEVICES
+    OPT_TILE_SET, OPT_HALO, OPT_DEVICE, OPT_LIST_DEVICES, OPT_CO, OPT_PRECISION
 };
 
 /* The one option table (curl's aliases[]): parsing and --help both read it. */
@@ -30,6 +30,8 @@ static const struct er_option {
     {"inputs-from", required_argument, OPT_INPUTS_FROM, "FILE", "read more input paths from FILE, one a line or NUL-separated as find -print0 writes (- = standard input)"},
     {"output-dir", required_argument, 'o', "DIR", "where outputs go (default: .)"},
     {"format", required_argument, 'f', "tif|png", "output format (default: the input's)"},
+    {"co", required_argument, OPT_CO, "KEY=VALUE", "GeoTIFF creation option (repeatable): COMPRESS=DEFLATE|ZSTD|LZW|NONE, LEVEL=N, PREDICTOR=1|2|3, BLOCKSIZE=N, COG=YES|NO"},
+    {"precision", required_argument, OPT_PRECISION, "[LAYER=]STEP", "round a GeoTIFF layer to STEP (file units, error <= STEP/2) before compression; no LAYER: sediment and water (repeatable)"},
     {"layers", required_argument, OPT_LAYERS, "LIST", "comma list of height,sediment,water,erosion,deposit (default: height,sediment,water)"},
     {"threads", required_argument, 'j', "N", "worker threads (default: all cores)"},
     {"backend", required_argument, OPT_BACKEND, "cpu|vulkan|auto", "compute path (default: cpu; auto: a Vulkan GPU if there is one, else cpu)"},
@@ -158,6 +160,34 @@ static int bad(const char *opt, const char *arg, const char *what)
     return 2;
 }
 
+/* "1e-4" for sediment and water, or "height=0.01": a layer is rounded only
+ * when asked, and the height only by name. */
+static int parse_precision(er_settings *s, const char *arg)
+{
+    const char *eq = strchr(arg, '=');
+    const char *num = eq ? eq + 1 : arg;
+    unsigned mask = ER_LAYER_SEDIMENT | ER_LAYER_WATER;
+    if (eq) {
+        char name[32];
+        size_t n = (size_t)(eq - arg);
+        if (n >= sizeof name)
+            return 0;
+        memcpy(name, arg, n);
+        name[n] = '\0';
+        if (!parse_layers(name, &mask) || strchr(name, ','))
+            return 0;
+    }
+    char *end;
+    errno = 0;
+    double v = strtod(num, &end);
+    if (errno || end == num || *end || !(v > 0) || v > 1e30)
+        return 0;
+    for (int i = 0; i < ER_LAYER_COUNT; i++)
+        if (mask & 1u << i)
+            s->precision[i] = v;
+    return 1;
+}
+
 /* The options whose value names a file or directory: an empty name would
  * mean the current directory or nothing at all, never what was meant. */
 static const char *path_option(int c)
@@ -234,6 +264,14 @@ static int apply(er_settings *s, int c, const char *arg)
     case OPT_HALO:
         if (!parse_int(arg, 0, 1000000, &s->halo))
             return bad("--halo", arg, "expected a whole number of cells from 0");
+        return 0;
+    case OPT_CO: {
+        const char *why;
+        return er_tiff_create_set(&s->co, arg, &why) ? 0 : bad("--co", arg, why);
+    }
+    case OPT_PRECISION:
+        if (!parse_precision(s, arg))
+            return bad("--precision", arg, "expected [LAYER=]STEP with a step > 0, e.g. 1e-4 or height=0.01");
         return 0;
     case OPT_PREVIEW: s->preview = arg; return 0;
     case OPT_CHECKPOINT: s->checkpoint = arg; return 0;
@@ -344,6 +382,7 @@ int er_options_parse(int argc, char **argv, er_settings *s)
     s->backend = ER_BACKEND_CPU;
     s->progress = -1;
     s->frame_every = 10;
+    s->co = er_tiff_create_defaults();
     s->overrides = calloc((size_t)argc + 1, sizeof *s->overrides);
     s->inputs = calloc((size_t)argc + 1, sizeof *s->inputs);
     if (!s->overrides || !s->inputs) {
@@ -384,6 +423,11 @@ int er_options_parse(int argc, char **argv, er_settings *s)
         int rc = apply(s, c, optarg);
         if (rc)
             return rc;
+    }
+    const char *why;
+    if (!er_tiff_create_check(&s->co, &why)) {
+        er_msg_error("--co: %s", why);
+        return 2;
     }
     for (int i = optind; i < argc; i++)
         s->inputs[s->n_inputs++] = argv[i];

@@ -7,6 +7,8 @@
 
 #include <stddef.h>
 
+#include "../io/image.h"
+
 enum er_layer_bit {
     ER_LAYER_HEIGHT = 1u << 0,
     ER_LAYER_SEDIMENT = 1u << 1,
@@ -52,6 +54,8 @@ typedef struct er_settings {
     int stitch;                  /* 1: `erode stitch` (cross-fade halo outputs) */
     int layers_given;            /* --layers was on the command line */
     const struct er_tile_set *tiles; /* the loaded --tile-set (main.c owns it); NULL = none */
+    er_tiff_create co;           /* --co KEY=VALUE: GeoTIFF creation options */
+    double precision[ER_LAYER_COUNT]; /* --precision: rounding step per layer bit index, file units; 0 = exact */
 } er_settings;
 
 /* Parses argv into *s.  Returns 0 to go on; -1 after --help or --version

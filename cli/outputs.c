@@ -57,8 +57,10 @@ er_status er_job_write_layers(er_job *j)
         er_path_output(j->outputs[b], PATH_MAX, j->s, j->input, er_layer_name(layer), ext);
         er_layer_out out = {j->img.width, j->img.height, buf, j->img.nodata, j->img.nodata_value,
                             &j->img.georef, prov};
+        er_tiff_create co = j->s->co;
+        co.precision = j->s->precision[b];
         st = strcmp(ext, "png") == 0 ? er_png_write(j->outputs[b], &out, &j->err)
-                                     : er_tiff_write(j->outputs[b], &out, &j->err);
+                                     : er_tiff_write_co(j->outputs[b], &out, &co, &j->err);
         if (st == ER_OK)
             j->written |= layer;
     }

@@ -124,9 +124,45 @@ typedef struct er_layer_out {
     const char *provenance;   /* erode version + effective recipe; may be NULL */
 } er_layer_out;
 
+/* GeoTIFF creation options, after GDAL's GTiff/COG creation options
+ * (COMPRESS, LEVEL, PREDICTOR, BLOCKSIZE, COG). */
+typedef enum er_compress {
+    ER_COMPRESS_DEFLATE, ER_COMPRESS_ZSTD, ER_COMPRESS_LZW, ER_COMPRESS_NONE
+} er_compress;
+
+typedef struct er_tiff_create {
+    er_compress compress;
+    int level;          /* DEFLATE 1..12 (libdeflate), ZSTD 1..22; 0 = the
+                         * codec's default; ignored by LZW and NONE */
+    int predictor;      /* 1 none, 2 horizontal, 3 floating point; NONE
+                         * writes 1 whatever is asked */
+    int blocksize;      /* tile side [cells], a multiple of 16 from 16 to
+                         * 4096; smaller maps get a tile of their own size */
+    int cog;            /* 1: Cloud Optimized GeoTIFF layout (internal
+                         * averaged overviews, IFDs before the data) */
+    double precision;   /* > 0: cells rounded to a multiple of the largest
+                         * power of two not above this, in file units (error
+                         * at most precision / 2); 0 = exact */
+} er_tiff_create;
+
+/* The defaults: see io/tiff_write.c for why. */
+er_tiff_create er_tiff_create_defaults(void);
+
+/* Applies one "KEY=VALUE" creation option (keys and names case-
+ * insensitive: COMPRESS, LEVEL, PREDICTOR, BLOCKSIZE, COG).  Returns 1, or
+ * 0 with *why set to a static one-line reason.  LEVEL is range-checked
+ * against the codec by er_tiff_create_check once all options are in. */
+int er_tiff_create_set(er_tiff_create *co, const char *key_value, const char **why);
+/* 1 when the options agree with each other, else 0 and *why. */
+int er_tiff_create_check(const er_tiff_create *co, const char **why);
+
 /* Writers go through io/atomic.h: a temporary file in the target directory,
  * flushed and renamed into place, removed on any failure. */
 er_status er_tiff_write(const char *path, const er_layer_out *layer, er_error *err);
+/* er_tiff_write with creation options (co checked by er_tiff_create_check;
+ * ER_EINVAL otherwise).  Tiles are encoded on all OpenMP threads; the bytes
+ * are the same for any thread count. */
+er_status er_tiff_write_co(const char *path, const er_layer_out *layer, const er_tiff_create *co, er_error *err);
 er_status er_png_write(const char *path, const er_layer_out *layer, er_error *err);
 
 /* An 8-bit RGB picture (a preview from core/preview.h): width * height

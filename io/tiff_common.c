@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -233,6 +234,17 @@ TIFF *er_tiff_open_fd(er_tiff_io *io, int fd, const char *name, const char *mode
                                   proc_size, proc_map, proc_unmap, o);
     TIFFOpenOptionsFree(o);
     return tif;
+}
+
+int er_tiff_append(er_tiff_io *io, const void *buf, size_t n)
+{
+    if (io->io_errno)
+        return 0;
+    if (lseek(io->fd, 0, SEEK_END) < 0) {
+        io->io_errno = errno;
+        return 0;
+    }
+    return proc_write((thandle_t)io, (void *)(uintptr_t)buf, (tmsize_t)n) == (tmsize_t)n;
 }
 
 const char *er_tiff_reason(const er_tiff_io *io, const char *fallback)

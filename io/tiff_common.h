@@ -51,14 +51,23 @@ typedef struct er_tiff_io {
  * (or empty when libtiff said nothing).  Thread-safe: all state is in *io. */
 TIFF *er_tiff_open_fd(er_tiff_io *io, int fd, const char *name, const char *mode, size_t max_alloc);
 
+/* Appends n bytes at the end of io's file, beside libtiff (which seeks to
+ * the end before each new block): the COG writer's block leaders and
+ * trailers and its GDAL structural metadata.  1, or 0 with io_errno set. */
+int er_tiff_append(er_tiff_io *io, const void *buf, size_t n);
+
 /* The best reason for a failure: strerror(io_errno) when the OS refused a
  * read or write, else libtiff's first error, else `fallback`. */
 const char *er_tiff_reason(const er_tiff_io *io, const char *fallback);
 
-/* Writer settings the public er_tiff_write fixes; tests vary them. */
+/* LEVEL=0 means these (io/tiff_create.c says why). */
+#define ER_DEFLATE_LEVEL_DEFAULT 1
+#define ER_ZSTD_LEVEL_DEFAULT 1
+
+/* Writer settings the public er_tiff_write_co fixes; tests vary them. */
 typedef struct er_tiff_write_opts {
     int force_bigtiff;       /* 1 = BigTIFF even when the file is small */
-    int deflate_level;       /* 1..9 */
+    er_tiff_create co;       /* creation options */
 } er_tiff_write_opts;
 
 er_status er_tiff_write_ex(const char *path, const er_layer_out *layer, const er_tiff_write_opts *opts,

@@ -7,8 +7,18 @@
  * reusable buffer and converted block by block; libtiff swaps byte order
  * and undoes predictors itself.  Everything large is checked against
  * er_read_opts.max_bytes before it is allocated.
+ *
+ * The common case of a large map -- little-endian float32 tiles or strips
+ * with DEFLATE, ZSTD or no compression, as erode and GDAL write them -- is
+ * decoded on all threads instead: the raw blocks are read in order
+ * (TIFFReadRawTile/Strip) a batch at a time, then decompressed,
+ * unpredicted and converted in parallel (io/tiff_codec.c), each block
+ * into its own cells.
  */
 #include "tiff_common.h"
+#include "tiff_codec.h"
+
+#include "../core/parallel.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -223,6 +233,16 @@ static er_status block_error(reader *r, er_error *err, const char *kind, uint32_
     return fail_read(r, err, r->io.io_errno ? ER_EIO : ER_EFORMAT, what);
 }
 
+/* Where the blocks (tiles or strips) of the band lie. */
+typedef struct blocks {
+    uint32_t bw, bh;          /* tile size, or width x rows per strip */
+    uint32_t across;          /* blocks in a row of the image */
+    int tiled;
+} blocks;
+
+static er_status read_parallel(reader *r, er_compress c, int predictor, const blocks *g, er_error *err);
+static int parallel_codec(reader *r, er_compress *c, int *predictor, tmsize_t block_bytes);
+
 static er_status read_strips(reader *r, unsigned char *buf, tmsize_t bufsize, er_error *err)
 {
     uint32_t rps = 0;
@@ -232,6 +252,13 @@ static er_status read_strips(reader *r, unsigned char *buf, tmsize_t bufsize, er
     uint64_t row_bytes = TIFFScanlineSize64(r->tif);
     if (row_bytes == 0 || row_bytes < (uint64_t)(r->width - 1) * r->pixel_stride + r->band_offset + r->sample_bytes)
         return fail_read(r, err, ER_EFORMAT, "inconsistent strip layout");
+    er_compress codec;
+    int predictor;
+    if (row_bytes == (uint64_t)r->width * 4 && row_bytes * rps == (uint64_t)bufsize
+        && parallel_codec(r, &codec, &predictor, bufsize)) {
+        blocks g = {r->width, rps, 1, 0};
+        return read_parallel(r, codec, predictor, &g, err);
+    }
     uint32_t nstrips = TIFFNumberOfStrips(r->tif);
     for (uint32_t y0 = 0; y0 < r->height; y0 += rps) {
         uint32_t ny = r->height - y0 < rps ? r->height - y0 : rps;
@@ -252,12 +279,19 @@ static er_status read_strips(reader *r, unsigned char *buf, tmsize_t bufsize, er
     return ER_OK;
 }
 
+
 static er_status read_tiles(reader *r, unsigned char *buf, tmsize_t bufsize, er_error *err)
 {
     uint32_t tw = 0, th = 0;
+    er_compress codec;
+    int predictor;
     if (!TIFFGetField(r->tif, TIFFTAG_TILEWIDTH, &tw) || !TIFFGetField(r->tif, TIFFTAG_TILELENGTH, &th) ||
         tw == 0 || th == 0)
         return fail_read(r, err, ER_EFORMAT, "invalid tile size");
+    if ((uint64_t)tw * th * 4 == (uint64_t)bufsize && parallel_codec(r, &codec, &predictor, bufsize)) {
+        blocks g = {tw, th, (r->width + tw - 1) / tw, 1};
+        return read_parallel(r, codec, predictor, &g, err);
+    }
     uint64_t row_bytes = TIFFTileRowSize64(r->tif);
     if (row_bytes == 0 || row_bytes < (uint64_t)(tw - 1) * r->pixel_stride + r->band_offset + r->sample_bytes)
         return fail_read(r, err, ER_EFORMAT, "inconsistent tile layout");
@@ -282,6 +316,202 @@ static er_status read_tiles(reader *r, unsigned char *buf, tmsize_t bufsize, er_
         }
     }
     return ER_OK;
+}
+
+/* The codec and predictor when the band's blocks can be decoded in
+ * parallel here; 0 leaves them to libtiff.  Blocks over 16 MiB (a whole
+ * image in one strip) stay with libtiff too: each thread would hold two
+ * copies of one. */
+static int parallel_codec(reader *r, er_compress *c, int *predictor, tmsize_t block_bytes)
+{
+    uint16_t comp = COMPRESSION_NONE, pred = PREDICTOR_NONE;
+    TIFFGetFieldDefaulted(r->tif, TIFFTAG_COMPRESSION, &comp);
+    if (r->type != ST_F32 || r->pixel_stride != 4 || r->band_offset != 0 || TIFFIsBigEndian(r->tif)
+        || block_bytes > ((tmsize_t)16 << 20))
+        return 0;
+    switch (comp) {
+    case COMPRESSION_ADOBE_DEFLATE:
+    case COMPRESSION_DEFLATE: *c = ER_COMPRESS_DEFLATE; break;
+    case COMPRESSION_ZSTD: *c = ER_COMPRESS_ZSTD; break;
+    case COMPRESSION_NONE: *c = ER_COMPRESS_NONE; *predictor = 1; return 1;
+    default: return 0;
+    }
+    TIFFGetFieldDefaulted(r->tif, TIFFTAG_PREDICTOR, &pred);
+    *predictor = pred;
+    return pred >= 1 && pred <= 3;
+}
+
+
+/* Per-thread decoders and per-slot raw blocks, allocated before the
+ * parallel regions. */
+typedef struct block_batch {
+    int threads;
+    size_t slots, block_bytes;
+    er_codec **codec;
+    uint8_t **bytes, **scratch;
+    float **tile;
+    uint8_t **raw;
+    size_t *raw_cap, *raw_len;
+    uint32_t *index;          /* the slot's block in the image, row-major */
+    int *state;               /* 0 empty (sparse), 1 to decode, 2 failed */
+} block_batch;
+
+static void block_batch_free(block_batch *b)
+{
+    for (int t = 0; t < b->threads; t++) {
+        er_codec_free(b->codec ? b->codec[t] : NULL);
+        free(b->bytes ? b->bytes[t] : NULL);
+        free(b->scratch ? b->scratch[t] : NULL);
+        free(b->tile ? b->tile[t] : NULL);
+    }
+    for (size_t i = 0; b->raw && i < b->slots; i++)
+        free(b->raw[i]);
+    free(b->codec);
+    free(b->bytes);
+    free(b->scratch);
+    free(b->tile);
+    free(b->raw);
+    free(b->raw_cap);
+    free(b->raw_len);
+    free(b->index);
+    free(b->state);
+}
+
+/* Slots: a few per thread, and enough for about 4 MiB of blocks so that
+ * one-row strips do not cost a parallel region each. */
+static int block_batch_init(block_batch *b, er_compress c, const blocks *g)
+{
+    memset(b, 0, sizeof *b);
+    b->threads = er_thread_count();
+    b->block_bytes = (size_t)g->bw * g->bh * 4;
+    b->slots = 4 * (size_t)b->threads;
+    if (b->slots < ((size_t)4 << 20) / b->block_bytes)
+        b->slots = ((size_t)4 << 20) / b->block_bytes;
+    size_t nt = (size_t)b->threads;
+    b->codec = calloc(nt, sizeof *b->codec);
+    b->bytes = calloc(nt, sizeof *b->bytes);
+    b->scratch = calloc(nt, sizeof *b->scratch);
+    b->tile = calloc(nt, sizeof *b->tile);
+    b->raw = calloc(b->slots, sizeof *b->raw);
+    b->raw_cap = calloc(b->slots, sizeof *b->raw_cap);
+    b->raw_len = calloc(b->slots, sizeof *b->raw_len);
+    b->index = calloc(b->slots, sizeof *b->index);
+    b->state = calloc(b->slots, sizeof *b->state);
+    if (!b->codec || !b->bytes || !b->scratch || !b->tile || !b->raw || !b->raw_cap || !b->raw_len || !b->index
+        || !b->state)
+        return 0;
+    for (int t = 0; t < b->threads; t++)
+        if (!(b->codec[t] = er_codec_new(c, 0)) || !(b->bytes[t] = malloc(b->block_bytes))
+            || !(b->scratch[t] = malloc((size_t)g->bw * 4)) || !(b->tile[t] = malloc(b->block_bytes)))
+            return 0;
+    return 1;
+}
+
+/* The cells block `index` covers. */
+static void block_rect(const reader *r, const blocks *g, uint32_t index, uint32_t *x0, uint32_t *y0, uint32_t *nx,
+                       uint32_t *ny)
+{
+    *x0 = index % g->across * g->bw;
+    *y0 = index / g->across * g->bh;
+    *nx = r->width - *x0 < g->bw ? r->width - *x0 : g->bw;
+    *ny = r->height - *y0 < g->bh ? r->height - *y0 : g->bh;
+}
+
+/* Reads slot i's raw block (serially: libtiff's handle is not shared). */
+static er_status fetch_block(reader *r, block_batch *b, const blocks *g, size_t i, er_error *err)
+{
+    const char *kind = g->tiled ? "tile" : "strip";
+    uint32_t x0, y0, nx, ny;
+    block_rect(r, g, b->index[i], &x0, &y0, &nx, &ny);
+    uint32_t id = g->tiled ? TIFFComputeTile(r->tif, x0, y0, 0, r->plane) : TIFFComputeStrip(r->tif, y0, r->plane);
+    b->state[i] = 0;
+    if (id >= (g->tiled ? TIFFNumberOfTiles(r->tif) : TIFFNumberOfStrips(r->tif)))
+        return fail_read(r, err, ER_EFORMAT, g->tiled ? "missing tiles" : "missing strips");
+    if (is_sparse(r, id))
+        return fill_sparse(r, x0, y0, nx, ny) ? ER_OK : fail_read(r, err, ER_ENOMEM, "out of memory");
+    int e = 0;
+    uint64_t n = TIFFGetStrileByteCountWithErr(r->tif, id, &e);
+    /* No codec expands a block by half: a larger count is a corrupt file,
+     * refused before allocating for it. */
+    if (e || n == 0 || n > b->block_bytes + b->block_bytes / 2 + 65536)
+        return block_error(r, err, kind, id);
+    if (b->raw_cap[i] < n) {
+        uint8_t *bigger = realloc(b->raw[i], (size_t)n);
+        if (!bigger)
+            return fail_read(r, err, ER_ENOMEM, "out of memory");
+        b->raw[i] = bigger;
+        b->raw_cap[i] = (size_t)n;
+    }
+    tmsize_t got = g->tiled ? TIFFReadRawTile(r->tif, id, b->raw[i], (tmsize_t)n)
+                            : TIFFReadRawStrip(r->tif, id, b->raw[i], (tmsize_t)n);
+    if (got != (tmsize_t)n)
+        return block_error(r, err, kind, id);
+    b->raw_len[i] = (size_t)n;
+    b->state[i] = 1;
+    return ER_OK;
+}
+
+/* Decodes slot i on the calling thread into its cells; the mask is
+ * allocated already, so convert_block cannot fail.  A tile holds all its
+ * rows, the last strip at least the image's. */
+static void decode_block(reader *r, block_batch *b, const blocks *g, size_t i, int predictor)
+{
+    int t = er_thread_id();
+    uint32_t x0, y0, nx, ny;
+    block_rect(r, g, b->index[i], &x0, &y0, &nx, &ny);
+    uint32_t rows = g->tiled ? g->bh : ny;
+    size_t want = (size_t)g->bw * rows * 4;
+    if (!er_codec_decompress(b->codec[t], b->raw[i], b->raw_len[i], b->bytes[t], b->block_bytes, want)) {
+        b->state[i] = 2;
+        return;
+    }
+    er_unpredict_tile(b->bytes[t], g->bw, rows, predictor, b->tile[t], b->scratch[t]);
+    convert_block(r, (const unsigned char *)b->tile[t], (size_t)g->bw * 4, x0, y0, nx, ny);
+}
+
+static er_status fail_read_block(reader *r, er_error *err, const blocks *g, uint32_t index)
+{
+    uint32_t x0, y0, nx, ny;
+    block_rect(r, g, index, &x0, &y0, &nx, &ny);
+    char what[ER_ERROR_MAX];
+    snprintf(what, sizeof what, "%s %" PRIu32 ": corrupt compressed data", g->tiled ? "tile" : "strip",
+             g->tiled ? TIFFComputeTile(r->tif, x0, y0, 0, r->plane) : TIFFComputeStrip(r->tif, y0, r->plane));
+    return fail_read(r, err, ER_EFORMAT, what);
+}
+
+static er_status read_parallel(reader *r, er_compress c, int predictor, const blocks *g, er_error *err)
+{
+    block_batch b;
+    er_status st = ER_OK;
+    size_t cells = (size_t)r->width * r->height;
+    uint32_t nblocks = g->across * ((r->height + g->bh - 1) / g->bh);
+    if (!block_batch_init(&b, c, g) || (!r->mask && !(r->mask = calloc(cells, 1)))) {
+        block_batch_free(&b);
+        return fail_read(r, err, ER_ENOMEM, "out of memory");
+    }
+    for (uint32_t first = 0; first < nblocks && st == ER_OK; first += (uint32_t)b.slots) {
+        long count = (long)(nblocks - first < b.slots ? nblocks - first : b.slots);
+        for (long i = 0; i < count && st == ER_OK; i++) {
+            b.index[i] = first + (uint32_t)i;
+            st = fetch_block(r, &b, g, (size_t)i, err);
+        }
+        if (st != ER_OK)
+            break;
+        ER_OMP_FOR_DYNAMIC()
+        for (long i = 0; i < count; i++)
+            if (b.state[i] == 1)
+                decode_block(r, &b, g, (size_t)i, predictor);
+        for (long i = 0; i < count && st == ER_OK; i++)
+            if (b.state[i] == 2)
+                st = fail_read_block(r, err, g, b.index[i]);
+    }
+    block_batch_free(&b);
+    /* The mask stays NULL when no cell is nodata (io/image.h). */
+    if (st == ER_OK && !memchr(r->mask, 1, cells)) {
+        free(r->mask);
+        r->mask = NULL;
+    }
+    return st;
 }
 
 /* Copies a double/short array tag; 1 when absent or copied, 0 when out of

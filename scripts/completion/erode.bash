@@ -11,6 +11,9 @@
 #   erode -f <TAB>, --backend     the choices --help shows (tif|png, ...)
 #   erode --layers height,<TAB>   the layer names --help lists
 #   erode -s mei.<TAB>            recipe keys, as KEY=; then KEY=<default>
+#   erode --co C<TAB>             the creation options --help lists, as KEY=;
+#                                 then their choices (COMPRESS=ZSTD, ...)
+#   erode --precision <TAB>       layer names, as LAYER=
 #   erode -r <TAB>                *.json; --preview: *.png; -o: directories
 #   erode <TAB>                   heightmaps: *.tif *.tiff *.png
 
@@ -21,7 +24,7 @@ _erode_load()
     [[ $_erode_cached_bin == "$bin" ]] && return 0
     _erode_cached_bin=$bin
     _erode_opts=() _erode_layers=() _erode_keys=()
-    _erode_meta=() _erode_long=() _erode_default=()
+    _erode_meta=() _erode_long=() _erode_default=() _erode_co=()
     # "  -r, --recipe FILE     text" or "      --json     text"
     while IFS= read -r line; do
         [[ $line =~ ^\ +(-([A-Za-z]),\ )?(--[a-z][a-z0-9-]*)(\ ([^ ]+))?(\ \ |$) ]] || continue
@@ -31,6 +34,13 @@ _erode_load()
         _erode_meta[$opt]=$meta
         if [[ $opt == --layers && $line =~ list\ of\ ([a-z,]+) ]]; then
             IFS=, read -r -a _erode_layers <<< "${BASH_REMATCH[1]}"
+        fi
+        # "--co KEY=VALUE  ... COMPRESS=DEFLATE|ZSTD|LZW|NONE, LEVEL=N, ..."
+        if [[ $opt == --co ]]; then
+            local item rest=${line#*): }
+            for item in ${rest//,/ }; do
+                [[ $item =~ ^([A-Z]+)=([A-Za-z0-9|]+)$ ]] && _erode_co[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
+            done
         fi
     done < <("$bin" --help 2> /dev/null)
     # --print-recipe prints one key a line, nested objects indented by two.
@@ -132,6 +142,20 @@ _erode_complete()
             compopt -o nospace 2> /dev/null
             mapfile -t COMPREPLY < <(compgen -W "${_erode_layers[*]}" -P "$done_part" -- "${cur##*,}")
             ;;
+        --co)
+            if [[ $cur == *=* ]]; then
+                local k=${cur%%=*}
+                local c=${_erode_co[${k^^}]:-}
+                [[ $c == *\|* ]] && mapfile -t COMPREPLY < <(compgen -W "${c//|/ }" -P "$k=" -- "${cur#*=}")
+            else
+                compopt -o nospace 2> /dev/null
+                mapfile -t COMPREPLY < <(compgen -W "${!_erode_co[*]}" -S = -- "${cur^^}")
+            fi
+            ;;
+        --precision)
+            compopt -o nospace 2> /dev/null
+            [[ $cur == *=* ]] || mapfile -t COMPREPLY < <(compgen -W "${_erode_layers[*]}" -S = -- "$cur")
+            ;;
         --recipe) _erode_files '*.json' ;;
         --inputs-from) _erode_files '*' ;;
         *)
@@ -155,5 +179,5 @@ _erode_complete()
 
 _erode_cached_bin=
 _erode_opts=() _erode_layers=() _erode_keys=()
-declare -A _erode_meta=() _erode_long=() _erode_default=()
+declare -A _erode_meta=() _erode_long=() _erode_default=() _erode_co=()
 complete -F _erode erode

@@ -21,6 +21,7 @@
 #include <tiffio.h>
 #include <unistd.h>
 
+#include "../../core/parallel.h"
 #include "../../core/rng.h"
 #include "../../io/image.h"
 #include "../../io/tiff_common.h"
@@ -340,6 +341,21 @@ static const layout_case layouts[] = {
     {"f32 directory first, tiles deflate",
      {67, 45, 1, 32, SAMPLEFORMAT_IEEEFP, 0, 16, 16, 0, COMPRESSION_ADOBE_DEFLATE, 3, LE, 0, 0, 1, 0}, 0},
     {"u8 1x1", {1, 1, 1, 8, SAMPLEFORMAT_UINT, 0, 0, 0, 1, COMPRESSION_NONE, 0, LE, 0, 0, 0, 0}, 0},
+    /* libtiff-encoded float32 tiles that the reader decodes in parallel */
+    {"f32 tiles deflate pred2 LE (parallel)",
+     {67, 45, 1, 32, SAMPLEFORMAT_IEEEFP, 0, 16, 32, 0, COMPRESSION_ADOBE_DEFLATE, 2, LE, 0, 0, 0, 0}, 0},
+    {"f32 tiles zstd pred3 LE (parallel)",
+     {67, 45, 1, 32, SAMPLEFORMAT_IEEEFP, 0, 32, 16, 0, COMPRESSION_ZSTD, 3, LE, 0, 0, 0, 0}, 0},
+    {"f32 tiles zstd LE (parallel)", {67, 45, 1, 32, SAMPLEFORMAT_IEEEFP, 0, 16, 16, 0, COMPRESSION_ZSTD, 0, LE, 0, 0, 0, 0},
+     0},
+    {"f32 tiles none LE (parallel)", {67, 45, 1, 32, SAMPLEFORMAT_IEEEFP, 0, 16, 16, 0, COMPRESSION_NONE, 0, LE, 0, 0, 0, 0},
+     0},
+    {"f32 strips zstd pred2 LE (parallel)",
+     {67, 45, 1, 32, SAMPLEFORMAT_IEEEFP, 0, 0, 0, 7, COMPRESSION_ZSTD, 2, LE, 0, 0, 0, 0}, 0},
+    {"f32 one-row strips deflate LE (parallel)",
+     {67, 45, 1, 32, SAMPLEFORMAT_IEEEFP, 0, 0, 0, 1, COMPRESSION_ADOBE_DEFLATE, 0, LE, 0, 0, 0, 0}, 0},
+    {"f32 tiles old-style deflate pred3 LE (parallel)",
+     {67, 45, 1, 32, SAMPLEFORMAT_IEEEFP, 0, 16, 16, 0, COMPRESSION_DEFLATE, 3, LE, 0, 0, 0, 0}, 0},
 };
 #define N_LAYOUTS ((int)(sizeof layouts / sizeof layouts[0]))
 
@@ -1069,7 +1085,7 @@ START_TEST(writer_bigtiff)
     er_georef g;
     sample_georef(&g);
     er_layer_out layer = {70, 40, d, mask, -9999.0, &g, NULL};
-    er_tiff_write_opts opts = {1, 6};
+    er_tiff_write_opts opts = {1, er_tiff_create_defaults()};
     er_error err = {{0}};
     er_image img;
     in_dir(path, sizeof path, "big.tif");
@@ -1343,6 +1359,331 @@ START_TEST(gdal_agrees_on_round_trip)
 }
 END_TEST
 
+/* ---- creation options ---------------------------------------------- */
+
+static const er_compress compressors[] = {ER_COMPRESS_DEFLATE, ER_COMPRESS_ZSTD, ER_COMPRESS_LZW, ER_COMPRESS_NONE};
+static const uint16_t tiff_codes[] = {COMPRESSION_ADOBE_DEFLATE, COMPRESSION_ZSTD, COMPRESSION_LZW, COMPRESSION_NONE};
+
+static void set_threads(int n)
+{
+#ifdef _OPENMP
+    omp_set_num_threads(n);
+#else
+    (void)n;
+#endif
+}
+
+/* Every compressor x predictor x layout reads back bit for bit, with the
+ * tags it claims: the hand-made predictors and raw tiles decode through
+ * libtiff's own codecs exactly as libtiff's encoders would. */
+START_TEST(every_creation_option_round_trips)
+{
+    char path[PATH_MAX];
+    int c = _i % 4, predictor = _i / 4 % 3 + 1, cog = _i / 12;
+    uint8_t *mask;
+    float *d = random_layer(213, 150, &mask, (uint64_t)_i + 20);
+    er_georef g;
+    sample_georef(&g);
+    er_layer_out layer = {213, 150, d, mask, -9999.0, &g, "provenance"};
+    er_tiff_create co = er_tiff_create_defaults();
+    co.compress = compressors[c];
+    co.predictor = predictor;
+    co.blocksize = 64;
+    co.cog = cog;
+    er_error err = {{0}};
+    in_dir(path, sizeof path, "co.tif");
+    ck_assert_msg(er_tiff_write_co(path, &layer, &co, &err) == ER_OK, "%s", err.msg);
+    er_image img;
+    ck_assert_msg(er_tiff_read(path, NULL, &img, &err) == ER_OK, "%s", err.msg);
+    for (size_t i = 0; i < 213 * 150; i++)
+        ck_assert_msg(mask[i] ? img.data[i] == -9999.0f : same_float(img.data[i], d[i]), "cell %zu", i);
+    assert_georef_equal(&img.georef, &g);
+    er_image_free(&img);
+
+    TIFF *tif = TIFFOpen(path, "r");
+    uint16_t comp = 0, pred = 1;
+    uint32_t tw = 0;
+    ck_assert_ptr_nonnull(tif);
+    TIFFGetField(tif, TIFFTAG_COMPRESSION, &comp);
+    TIFFGetField(tif, TIFFTAG_PREDICTOR, &pred);
+    TIFFGetField(tif, TIFFTAG_TILEWIDTH, &tw);
+    ck_assert_uint_eq(comp, tiff_codes[c]);
+    ck_assert_uint_eq(pred, compressors[c] == ER_COMPRESS_NONE ? 1 : predictor);
+    ck_assert_uint_eq(tw, 64);
+    /* 213x150 in 64-cell tiles: overviews 107x75, 54x38 (one tile) */
+    ck_assert_int_eq(TIFFNumberOfDirectories(tif), cog ? 3 : 1);
+    TIFFClose(tif);
+    free(d);
+    free(mask);
+}
+END_TEST
+
+/* The same file for 1, 2, 3 and 8 threads (memcmp), in both parallel
+ * codecs and both layouts. */
+START_TEST(creation_output_same_for_any_thread_count)
+{
+    static const int threads[] = {1, 2, 3, 8};
+    char path[PATH_MAX];
+    uint8_t *mask;
+    float *d = random_layer(530, 300, &mask, 77);
+    er_layer_out layer = {530, 300, d, mask, -9999.0, NULL, NULL};
+    er_tiff_create co = er_tiff_create_defaults();
+    co.compress = _i % 2 ? ER_COMPRESS_ZSTD : ER_COMPRESS_DEFLATE;
+    co.cog = _i / 2;
+    co.blocksize = 32;
+    co.precision = _i == 3 ? 1e-3 : 0;
+    er_error err = {{0}};
+    unsigned char *ref = NULL;
+    size_t nref = 0;
+    in_dir(path, sizeof path, "j.tif");
+    for (size_t k = 0; k < sizeof threads / sizeof threads[0]; k++) {
+        set_threads(threads[k]);
+        ck_assert_msg(er_tiff_write_co(path, &layer, &co, &err) == ER_OK, "%s", err.msg);
+        size_t n;
+        unsigned char *b = slurp(path, &n);
+        if (!ref) {
+            ref = b;
+            nref = n;
+            continue;
+        }
+        ck_assert_msg(n == nref && memcmp(b, ref, n) == 0, "%d threads differ from 1", threads[k]);
+        free(b);
+    }
+    set_threads(2);
+    free(ref);
+    free(d);
+    free(mask);
+}
+END_TEST
+
+/* The parallel tile reader gives the same image for any thread count, and
+ * a corrupt tile is an error naming it, whichever thread decoded it. */
+START_TEST(parallel_read_same_for_any_thread_count)
+{
+    static const int threads[] = {1, 2, 3, 8};
+    char path[PATH_MAX];
+    uint8_t *mask;
+    float *d = random_layer(530, 300, &mask, 78);
+    er_layer_out layer = {530, 300, d, mask, -9999.0, NULL, NULL};
+    er_tiff_create co = er_tiff_create_defaults();
+    co.compress = _i ? ER_COMPRESS_ZSTD : ER_COMPRESS_DEFLATE;
+    co.blocksize = 32;
+    er_error err = {{0}};
+    in_dir(path, sizeof path, "r.tif");
+    ck_assert_int_eq(er_tiff_write_co(path, &layer, &co, &err), ER_OK);
+    for (size_t k = 0; k < sizeof threads / sizeof threads[0]; k++) {
+        er_image img;
+        set_threads(threads[k]);
+        ck_assert_msg(er_tiff_read(path, NULL, &img, &err) == ER_OK, "%s", err.msg);
+        for (size_t i = 0; i < 530 * 300; i++)
+            ck_assert(mask[i] ? img.nodata[i] && img.data[i] == -9999.0f : same_float(img.data[i], d[i]) && !img.nodata[i]);
+        er_image_free(&img);
+    }
+    set_threads(2);
+    /* corrupt the middle of the file: some tile's data, not the header
+     * (DEFLATE only: its Adler-32 catches any change, a ZSTD frame as TIFF
+     * stores it has no checksum) */
+    if (_i) {
+        free(d);
+        free(mask);
+        return;
+    }
+    size_t n;
+    unsigned char *b = slurp(path, &n);
+    for (size_t i = n / 2; i < n / 2 + 64; i++)
+        b[i] ^= 0x5a;
+    spit(path, b, n);
+    free(b);
+    er_image img;
+    er_status st = er_tiff_read(path, NULL, &img, &err);
+    ck_assert_msg(st == ER_EFORMAT && strstr(err.msg, "tile "), "%d %s", st, err.msg);
+    ck_assert_ptr_null(img.data);
+    free(d);
+    free(mask);
+}
+END_TEST
+
+/* PRECISION p rounds to multiples of q, the largest power of two <= p:
+ * every value moves by at most q/2 <= p/2, lands on a multiple of q, and
+ * nodata cells, infinities and the unrounded default stay exact. */
+START_TEST(precision_rounding_bound)
+{
+    static const double steps[] = {1e-4, 0.25, 3.0};
+    char path[PATH_MAX];
+    int w = 300, h = 100;
+    size_t n = (size_t)w * h;
+    float *d = malloc(n * sizeof *d);
+    uint8_t *mask = calloc(n, 1);
+    ck_assert(d && mask);
+    for (size_t i = 0; i < n; i++) {
+        double u = (double)(er_rng_u64(5, 2, i) >> 11) / 9007199254740992.0;
+        d[i] = (float)((u - 0.5) * 2000.0 * (i % 7 == 0 ? 1e-6 : 1.0));
+        mask[i] = i % 13 == 3;
+    }
+    d[10] = INFINITY;
+    er_layer_out layer = {w, h, d, mask, -9999.0, NULL, NULL};
+    er_tiff_create co = er_tiff_create_defaults();
+    co.precision = steps[_i];
+    double q = steps[_i] == 1e-4 ? ldexp(1, -14) : steps[_i] == 0.25 ? 0.25 : 2.0;
+    er_error err = {{0}};
+    er_image img;
+    in_dir(path, sizeof path, "p.tif");
+    ck_assert_msg(er_tiff_write_co(path, &layer, &co, &err) == ER_OK, "%s", err.msg);
+    size_t rounded_size = file_size(path);
+    ck_assert_msg(er_tiff_read(path, NULL, &img, &err) == ER_OK, "%s", err.msg);
+    for (size_t i = 0; i < n; i++) {
+        if (mask[i]) {
+            ck_assert(img.data[i] == -9999.0f);
+            continue;
+        }
+        if (!isfinite(d[i])) {
+            ck_assert(img.data[i] == d[i]);
+            continue;
+        }
+        ck_assert_msg(fabs((double)img.data[i] - d[i]) <= q / 2, "cell %zu: %.9g -> %.9g", i, d[i], img.data[i]);
+        ck_assert_msg(fmod((double)img.data[i], q) == 0, "cell %zu: %.9g not a multiple of %g", i, img.data[i], q);
+    }
+    er_image_free(&img);
+    co.precision = 0;
+    ck_assert_int_eq(er_tiff_write_co(path, &layer, &co, &err), ER_OK);
+    ck_assert_msg(rounded_size < file_size(path), "rounded %zu, exact %zu", rounded_size, file_size(path));
+    free(d);
+    free(mask);
+}
+END_TEST
+
+START_TEST(creation_options_parse)
+{
+    static const char *const good[] = {"COMPRESS=ZSTD", "compress=lzw", "LEVEL=1", "LEVEL=22", "PREDICTOR=2",
+                                       "BLOCKSIZE=512", "BLOCKSIZE=16", "COG=YES", "cog=no"};
+    static const char *const bad[] = {"COMPRESS=JPEG", "LEVEL=0", "LEVEL=23", "LEVEL=x", "PREDICTOR=4",
+                                      "BLOCKSIZE=100", "BLOCKSIZE=8192", "COG=maybe", "TILED=YES", "COMPRESS",
+                                      "=1", "LEVEL=1x"};
+    const char *why;
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        er_tiff_create co = er_tiff_create_defaults();
+        ck_assert_msg(er_tiff_create_set(&co, good[i], &why), "%s", good[i]);
+    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        er_tiff_create co = er_tiff_create_defaults();
+        why = NULL;
+        ck_assert_msg(!er_tiff_create_set(&co, bad[i], &why), "%s", bad[i]);
+        ck_assert(why && *why && !strchr(why, '\n'));
+    }
+    er_tiff_create co = er_tiff_create_defaults();
+    ck_assert(er_tiff_create_check(&co, &why));
+    co.level = 13;
+    ck_assert(!er_tiff_create_check(&co, &why)); /* DEFLATE stops at 12 */
+    co.compress = ER_COMPRESS_ZSTD;
+    ck_assert(er_tiff_create_check(&co, &why));
+    co.compress = ER_COMPRESS_LZW;
+    ck_assert(!er_tiff_create_check(&co, &why)); /* LZW has no level */
+}
+END_TEST
+
+/* GDAL's COG layout: GDAL's structural metadata after the header, then
+ * the first IFD, one IFD per overview, each
+ * half the size (rounded up) down to one tile, every IFD before the first
+ * tile, the smallest overview's tiles first and the full resolution's
+ * last; an overview cell is the mean of its 2x2 non-nodata parents. */
+START_TEST(cog_layout)
+{
+    char path[PATH_MAX];
+    uint8_t *mask;
+    int w = 300, h = 130;
+    float *d = random_layer(w, h, &mask, 8);
+    for (size_t i = 0; i < (size_t)w * h; i++)
+        d[i] = (float)(i % 1000) * 0.5f; /* finite means */
+    er_layer_out layer = {w, h, d, mask, -9999.0, NULL, NULL};
+    er_tiff_create co = er_tiff_create_defaults();
+    co.cog = 1;
+    co.blocksize = 64;
+    er_error err = {{0}};
+    in_dir(path, sizeof path, "cog.tif");
+    ck_assert_msg(er_tiff_write_co(path, &layer, &co, &err) == ER_OK, "%s", err.msg);
+    size_t n;
+    unsigned char *b = slurp(path, &n);
+    /* GDAL's ghost metadata right after the header, the IFD right after
+     * it (on an even offset) */
+    static const char key[] = "GDAL_STRUCTURAL_METADATA_SIZE=";
+    ck_assert_int_eq(memcmp(b + 8, key, sizeof key - 1), 0);
+    long ghost = strtol((const char *)b + 8 + sizeof key - 1, NULL, 10);
+    char text[512] = "";
+    ck_assert(ghost > 0 && ghost + 43 < (long)sizeof text);
+    memcpy(text, b + 8, (size_t)ghost + 43);
+    ck_assert_ptr_nonnull(strstr(text, "\nLAYOUT=IFDS_BEFORE_DATA\n"));
+    ck_assert_ptr_nonnull(strstr(text, "\nBLOCK_LEADER=SIZE_AS_UINT4\n"));
+    uint32_t first_ifd = (uint32_t)b[4] | (uint32_t)b[5] << 8 | (uint32_t)b[6] << 16 | (uint32_t)b[7] << 24;
+    ck_assert_uint_eq(first_ifd, (uint32_t)(8 + 43 + ghost + 1) & ~1u);
+    TIFF *tif = TIFFOpen(path, "r");
+    ck_assert_ptr_nonnull(tif);
+    static const uint32_t ws[] = {300, 150, 75, 38}, hs[] = {130, 65, 33, 17};
+    ck_assert_int_eq(TIFFNumberOfDirectories(tif), 4);
+    uint64_t last_ifd = 0, prev_first_tile = UINT64_MAX;
+    float *up = NULL;
+    for (int l = 0; l < 4; l++) {
+        ck_assert(TIFFSetDirectory(tif, (tdir_t)l));
+        uint32_t lw = 0, lh = 0, sub = 0;
+        TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &lw);
+        TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &lh);
+        TIFFGetFieldDefaulted(tif, TIFFTAG_SUBFILETYPE, &sub);
+        ck_assert(lw == ws[l] && lh == hs[l]);
+        ck_assert_uint_eq(sub, l ? FILETYPE_REDUCEDIMAGE : 0);
+        uint64_t ifd = TIFFCurrentDirOffset(tif), first_tile = TIFFGetStrileOffset(tif, 0);
+        ck_assert(ifd > last_ifd);
+        last_ifd = ifd;
+        /* tiles of this level precede those of the bigger level above */
+        if (l > 0)
+            ck_assert(first_tile < prev_first_tile);
+        prev_first_tile = first_tile;
+        ck_assert(first_tile > ifd);
+        /* every tile between its size and a repeat of its last 4 bytes */
+        for (uint32_t t = 0; t < TIFFNumberOfTiles(tif); t++) {
+            uint64_t off = TIFFGetStrileOffset(tif, t), cnt = TIFFGetStrileByteCount(tif, t);
+            ck_assert(off >= 4 && off + cnt + 4 <= n);
+            uint32_t lead = (uint32_t)b[off - 4] | (uint32_t)b[off - 3] << 8 | (uint32_t)b[off - 2] << 16
+                          | (uint32_t)b[off - 1] << 24;
+            ck_assert_uint_eq(lead, cnt);
+            ck_assert_int_eq(memcmp(b + off + cnt - 4, b + off + cnt, 4), 0);
+        }
+        /* the overview's values: means of the level above */
+        float *cur = malloc((size_t)lw * lh * sizeof *cur);
+        float *tile = malloc(TIFFTileSize(tif));
+        ck_assert(cur && tile);
+        for (uint32_t y0 = 0; y0 < lh; y0 += 64)
+            for (uint32_t x0 = 0; x0 < lw; x0 += 64) {
+                ck_assert(TIFFReadTile(tif, tile, x0, y0, 0, 0) > 0);
+                for (uint32_t y = y0; y < lh && y < y0 + 64; y++)
+                    for (uint32_t x = x0; x < lw && x < x0 + 64; x++)
+                        cur[(size_t)y * lw + x] = tile[(y - y0) * 64 + (x - x0)];
+            }
+        if (l == 1)
+            for (uint32_t y = 0; y < lh; y++)
+                for (uint32_t x = 0; x < lw; x++) {
+                    double sum = 0;
+                    int k = 0;
+                    for (uint32_t dy = 0; dy < 2; dy++)
+                        for (uint32_t dx = 0; dx < 2; dx++) {
+                            size_t i = (size_t)(2 * y + dy) * ws[0] + 2 * x + dx;
+                            if (!mask[i]) {
+                                sum += up[i];
+                                k++;
+                            }
+                        }
+                    ck_assert(cur[(size_t)y * lw + x] == (k ? (float)(sum / k) : -9999.0f));
+                }
+        free(tile);
+        free(up);
+        up = cur;
+    }
+    free(up);
+    free(b);
+    TIFFClose(tif);
+    free(d);
+    free(mask);
+}
+END_TEST
+
 Suite *tiff_suite(void);
 Suite *tiff_suite(void)
 {
@@ -1378,6 +1719,12 @@ Suite *tiff_suite(void)
     tcase_add_test(w, write_failure_leaves_nothing);
     tcase_add_test(w, write_into_read_only_dir);
     tcase_add_test(w, disk_full_is_eio_and_leaves_nothing);
+    tcase_add_loop_test(w, every_creation_option_round_trips, 0, 24);
+    tcase_add_loop_test(w, creation_output_same_for_any_thread_count, 0, 4);
+    tcase_add_loop_test(w, precision_rounding_bound, 0, 3);
+    tcase_add_loop_test(w, parallel_read_same_for_any_thread_count, 0, 2);
+    tcase_add_test(w, creation_options_parse);
+    tcase_add_test(w, cog_layout);
     suite_add_tcase(s, w);
 
     TCase *d = tcase_create("dem");
