@@ -112,7 +112,7 @@ static int add_output(const er_settings *s, const er_tile_set *ts, int k, int j,
 }
 
 /* Stitches one layer of tile k: returns an exit status, message printed. */
-static int stitch_layer(const er_settings *s, const er_tile_set *ts, int k, const char *layer,
+static int stitch_layer(const er_settings *s, const er_tile_set *ts, int k, int b,
                         stitch_ref *ref, char *out, size_t out_n)
 {
     const er_tile_place *p = &ts->place[k];
@@ -122,7 +122,10 @@ static int stitch_layer(const er_settings *s, const er_tile_set *ts, int k, cons
     char **from = calloc((size_t)ts->n, sizeof *from), *prov = NULL;
     er_image tile;
     er_error err = {{0}};
+    const char *layer = er_layer_name(1u << b);
+    er_tiff_create co = s->co; /* the stitched tile is written as the run's outputs */
     int rc = 1, n_from = 0;
+    co.precision = s->precision[b];
     memset(&tile, 0, sizeof tile);
     if (er_stitch_init(&acc, p, &err) != ER_OK || !res || !from) {
         er_msg_error("%s: out of memory", ts->paths[k]);
@@ -150,7 +153,7 @@ static int stitch_layer(const er_settings *s, const er_tile_set *ts, int k, cons
     }
     er_layer_out lo = {p->width, p->height, res, any_nodata ? acc.nodata : NULL, ndv,
                        &tile.georef, prov};
-    if (er_tiff_write(out, &lo, &err) != ER_OK) {
+    if (er_tiff_write_co(out, &lo, &co, &err) != ER_OK) {
         er_msg_error("%s", err.msg);
         goto done;
     }
@@ -217,7 +220,7 @@ static int stitch_tile(const er_settings *s, const er_tile_set *ts, int k, stitc
     for (unsigned b = 0; b < ER_LAYER_COUNT && status == 0; b++) {
         if (!(want & (1u << b)))
             continue;
-        status = stitch_layer(s, ts, k, er_layer_name(1u << b), ref, outs[b], PATH_MAX);
+        status = stitch_layer(s, ts, k, b, ref, outs[b], PATH_MAX);
         if (status == 0)
             written |= 1u << b;
     }

@@ -132,6 +132,23 @@ gdalinfo "$T/pipe/$(basename "$first" .tif).height.tif" | grep -q '"recipe":{.*"
     t_fail "the stitched tile's provenance lacks its recipe"
 t_ok
 
+# The stitched tile is written with the creation options it is given, as
+# the run's own outputs are (same values whatever the codec).
+t_case "erode stitch --co COMPRESS=ZSTD: a ZSTD tile with the same values"
+st=$T/pipe/$(basename "$first" .tif).height.tif
+cp "$st" "$T/stitched-deflate.tif"
+rm -f "$st"
+t_exit 0 "$ERODE" stitch --co COMPRESS=ZSTD --tile-set "$T/tiles2.list" --layers height -o "$T/pipe" "$first"
+gdalinfo "$st" | grep -q 'COMPRESSION=ZSTD' || t_fail "the stitched tile is not ZSTD"
+gdalinfo "$T/stitched-deflate.tif" | grep -q 'COMPRESSION=DEFLATE' || t_fail "the default is not DEFLATE"
+/usr/bin/python3 - "$st" "$T/stitched-deflate.tif" <<'PY' || t_fail "the values differ between codecs"
+import sys
+from osgeo import gdal
+a, b = (gdal.Open(p).ReadAsArray() for p in sys.argv[1:3])
+sys.exit(0 if (a.tobytes() == b.tobytes()) else 1)
+PY
+t_ok
+
 # Refusals: one line, exit status 2, nothing written.
 refuse() { # name, expected text, list file, extra erode args...
     r_name=$1 r_want=$2 r_list=$3; shift 3
