@@ -44,7 +44,7 @@ else
 Q := @
 endif
 
-PKGS      := libtiff-4 libpng libcjson libdeflate libzstd
+PKGS      := libtiff-4 libpng libcjson libdeflate libzstd OpenEXR
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)

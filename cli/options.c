@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "msg.h"
 
@@ -29,8 +30,8 @@ static const struct er_option {
     {"set", required_argument, 's', "KEY=VALUE", "override one recipe value, e.g. -s mei.steps=500 (repeatable)"},
     {"inputs-from", required_argument, OPT_INPUTS_FROM, "FILE", "read more input paths from FILE, one a line or NUL-separated as find -print0 writes (- = standard input)"},
     {"output-dir", required_argument, 'o', "DIR", "where outputs go (default: .)"},
-    {"format", required_argument, 'f', "tif|png", "output format (default: the input's)"},
-    {"co", required_argument, OPT_CO, "KEY=VALUE", "GeoTIFF creation option (repeatable): COMPRESS=DEFLATE|ZSTD|LZW|NONE, LEVEL=N, PREDICTOR=1|2|3, BLOCKSIZE=N, COG=YES|NO"},
+    {"format", required_argument, 'f', "tif|png|exr|r16|r32", "output format (default: the input's); exr: OpenEXR, r16/r32: RAW for game engines with a .json sidecar"},
+    {"co", required_argument, OPT_CO, "KEY=VALUE", "GeoTIFF creation option (repeatable): COMPRESS=DEFLATE|ZSTD|LZW|NONE, LEVEL=N, PREDICTOR=1|2|3, BLOCKSIZE=N, COG=YES|NO; with -f exr: PIXEL_TYPE=FLOAT|HALF"},
     {"precision", required_argument, OPT_PRECISION, "[LAYER=]STEP", "round a GeoTIFF layer to STEP (file units, error <= STEP/2) before compression; no LAYER: sediment and water (repeatable)"},
     {"layers", required_argument, OPT_LAYERS, "LIST", "comma list of height,sediment,water,erosion,deposit (default: height,sediment,water)"},
     {"threads", required_argument, 'j', "N", "worker threads (default: all cores)"},
@@ -205,6 +206,17 @@ static const char *path_option(int c)
     }
 }
 
+/* --co PIXEL_TYPE=FLOAT|HALF: the EXR pixel type, GDAL's EXR driver's
+ * creation option, so one --co spelling serves GeoTIFF and EXR. */
+static int parse_exr_type(er_settings *s, const char *v)
+{
+    if (strcasecmp(v, "FLOAT") != 0 && strcasecmp(v, "HALF") != 0)
+        return 0;
+    s->exr_half = strcasecmp(v, "HALF") == 0;
+    s->exr_type_given = 1;
+    return 1;
+}
+
 static int apply(er_settings *s, int c, const char *arg)
 {
     const char *path_opt = path_option(c);
@@ -223,8 +235,14 @@ static int apply(er_settings *s, int c, const char *arg)
             s->format = ER_OUT_TIFF;
         else if (strcmp(arg, "png") == 0)
             s->format = ER_OUT_PNG;
+        else if (strcmp(arg, "exr") == 0)
+            s->format = ER_OUT_EXR;
+        else if (strcmp(arg, "r16") == 0)
+            s->format = ER_OUT_R16;
+        else if (strcmp(arg, "r32") == 0)
+            s->format = ER_OUT_R32;
         else
-            return bad("--format", arg, "expected tif or png");
+            return bad("--format", arg, "expected tif, png, exr, r16 or r32");
         return 0;
     case OPT_LAYERS:
         if (!parse_layers(arg, &s->layers))
@@ -267,6 +285,8 @@ static int apply(er_settings *s, int c, const char *arg)
         return 0;
     case OPT_CO: {
         const char *why;
+        if (strncasecmp(arg, "PIXEL_TYPE=", 11) == 0)
+            return parse_exr_type(s, arg + 11) ? 0 : bad("--co", arg, "expected PIXEL_TYPE=FLOAT or HALF");
         return er_tiff_create_set(&s->co, arg, &why) ? 0 : bad("--co", arg, why);
     }
     case OPT_PRECISION:
@@ -292,6 +312,24 @@ static int apply(er_settings *s, int c, const char *arg)
     case OPT_PROGRESS: s->progress = 1; return 0;
     default: return 2;
     }
+}
+
+/* The render formats hold no georeferencing, which a tile set needs to
+ * place and stitch its tiles. */
+static int check_render_format(const er_settings *s)
+{
+    static const char *const name[] = {"exr", "r16", "r32"};
+    int render = s->format >= ER_OUT_EXR;
+    if (s->exr_type_given && s->format != ER_OUT_EXR) {
+        er_msg_error("--co PIXEL_TYPE: needs -f exr");
+        return 2;
+    }
+    if (render && (s->tile_set || s->stitch)) {
+        er_msg_error("--format %s: tile sets are written as GeoTIFF (they need georeferencing)",
+                     name[s->format - ER_OUT_EXR]);
+        return 2;
+    }
+    return 0;
 }
 
 /* Appends the paths in s->inputs_from.  Names separated by NUL bytes
@@ -436,6 +474,8 @@ int er_options_parse(int argc, char **argv, er_settings *s)
         if (rc)
             return rc;
     }
+    if (check_render_format(s))
+        return 2;
     if (s->stitch) {
         if (!s->tile_set) {
             er_msg_error("stitch: needs --tile-set LIST (see erode --help)");

@@ -19,7 +19,10 @@ enum er_layer_bit {
 #define ER_LAYER_COUNT 5
 
 typedef enum er_backend_choice { ER_BACKEND_CPU, ER_BACKEND_VULKAN, ER_BACKEND_AUTO } er_backend_choice;
-typedef enum er_out_format { ER_OUT_AS_INPUT = -1, ER_OUT_TIFF = 0, ER_OUT_PNG = 1 } er_out_format;
+typedef enum er_out_format {
+    ER_OUT_AS_INPUT = -1, ER_OUT_TIFF = 0, ER_OUT_PNG = 1,
+    ER_OUT_EXR = 2, ER_OUT_R16 = 3, ER_OUT_R32 = 4 /* render pipelines: no georeferencing */
+} er_out_format;
 
 typedef struct er_settings {
     const char *recipe_path;     /* NULL: the built-in default recipe */
@@ -55,6 +58,8 @@ typedef struct er_settings {
     int layers_given;            /* --layers was on the command line */
     const struct er_tile_set *tiles; /* the loaded --tile-set (main.c owns it); NULL = none */
     er_tiff_create co;           /* --co KEY=VALUE: GeoTIFF creation options */
+    int exr_half;                /* --co PIXEL_TYPE=HALF: -f exr writes half, not float32 */
+    int exr_type_given;          /* --co PIXEL_TYPE was given (needs -f exr) */
     double precision[ER_LAYER_COUNT]; /* --precision: rounding step per layer bit index, file units; 0 = exact */
 } er_settings;
 

@@ -21,7 +21,8 @@ const char *er_path_ext(const er_settings *s, er_file_format in)
     er_out_format f = s->format;
     if (f == ER_OUT_AS_INPUT)
         f = in == ER_FORMAT_PNG ? ER_OUT_PNG : ER_OUT_TIFF;
-    return f == ER_OUT_PNG ? "png" : "tif";
+    static const char *const ext[] = {"tif", "png", "exr", "r16", "r32"};
+    return ext[f];
 }
 
 er_file_format er_path_guess_format(const char *path)

@@ -17,7 +17,8 @@ const char *er_path_base(const char *path);
 /* The length of a file name's stem: the name less its last extension. */
 int er_path_stem_len(const char *base);
 
-/* "tif" or "png": the output format for an input of format `in`. */
+/* "tif", "png", "exr", "r16" or "r32": the output format's extension for
+ * an input of format `in` (an r16/r32 layer's sidecar is "<name>.json"). */
 const char *er_path_ext(const er_settings *s, er_file_format in);
 
 /* The input's format as its name says (".png" or else TIFF), for naming

@@ -165,6 +165,28 @@ er_status er_tiff_write(const char *path, const er_layer_out *layer, er_error *e
 er_status er_tiff_write_co(const char *path, const er_layer_out *layer, const er_tiff_create *co, er_error *err);
 er_status er_png_write(const char *path, const er_layer_out *layer, er_error *err);
 
+/* OpenEXR (OpenEXRCore): one scanline part, one "Y" channel, ZIP, the
+ * provenance in the string attribute "erode".  half = 0: float32, nodata
+ * cells NaN, every value exact; half = 1: IEEE half (round to nearest
+ * even), nodata NaN, and ER_EINVAL naming the cell when a value lies
+ * beyond +-65504 (refused, never clamped).  Byte-identical for the same
+ * layer. */
+er_status er_exr_write(const char *path, const er_layer_out *layer, int half, er_error *err);
+
+/* Headerless RAW for game engines: bits = 16 writes little-endian uint16,
+ * the range [min, max] of the valid cells mapped onto 0..65535 (nodata 0);
+ * bits = 32 float32 little-endian (nodata NaN).  Row-major, top row
+ * first.  Also writes the JSON sidecar "<path>.json" (size, byte order,
+ * min, max, scale, nodata, the numbers Unity's and Unreal's importers ask
+ * for, provenance); both files go through io/atomic.h as one output set
+ * member each. */
+er_status er_raw_write(const char *path, const er_layer_out *layer, int bits, er_error *err);
+/* The r16 code of value v for the range [lo, hi]: round((v - lo) /
+ * (hi - lo) * 65535), clamped; 0 when hi <= lo or v is not finite.
+ * A reader gets v back as lo + code * (hi - lo) / 65535, within half a
+ * step. */
+uint16_t er_raw_r16_code(float v, double lo, double hi);
+
 /* An 8-bit RGB picture (a preview from core/preview.h): width * height
  * pixels of 3 bytes, row-major, top row first; provenance (may be NULL) goes
  * into an iTXt chunk.  Byte-identical for the same input. */

@@ -1,0 +1,186 @@
+/*
+ * OpenEXR writer (-f exr): one single-channel scanline image per layer,
+ * written through OpenEXR's own C library (OpenEXRCore), the reference
+ * implementation every renderer and DCC tool reads.
+ *
+ * The bytes go through a custom write function into the io/atomic.h
+ * temporary, so the file joins the run's output set like the GeoTIFFs.
+ * ZIP compression (16 lines a chunk, lossless, read everywhere) on one
+ * thread: the library writes no time stamp, so the same layer gives the
+ * same bytes on every run.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <openexr.h>
+/* Imath's C half conversion (round to nearest even, as OpenEXR's own
+ * writers do); its header is not clean under -Wconversion. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wconversion"
+#include <half.h>
+#pragma GCC diagnostic pop
+
+#include "atomic.h"
+#include "image.h"
+
+/* The largest finite half (2^15 * (2 - 2^-10)). */
+#define HALF_MAX_VALUE 65504.0f
+
+/* What the write callback needs, and the library's last complaint. */
+typedef struct exr_sink {
+    int fd;
+    int errnum;          /* errno of a failed pwrite, 0 = none */
+    char why[160];       /* the library's message, "" = none */
+} exr_sink;
+
+static void on_error(exr_const_context_t ctxt, exr_result_t code, const char *msg)
+{
+    void *user = NULL;
+    if (exr_get_user_data(ctxt, &user) == EXR_ERR_SUCCESS && user) {
+        exr_sink *s = user;
+        snprintf(s->why, sizeof s->why, "%s", msg ? msg : exr_get_error_code_as_string(code));
+    }
+}
+
+static int64_t on_write(exr_const_context_t ctxt, void *user, const void *buf, uint64_t sz,
+                        uint64_t offset, exr_stream_error_func_ptr_t error_cb)
+{
+    exr_sink *s = user;
+    const char *p = buf;
+    uint64_t done = 0;
+    (void)ctxt;
+    (void)error_cb;
+    while (done < sz) {
+        ssize_t n = pwrite(s->fd, p + done, (size_t)(sz - done), (off_t)(offset + done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            s->errnum = n < 0 ? errno : EIO;
+            return -1;
+        }
+        done += (uint64_t)n;
+    }
+    return (int64_t)done;
+}
+
+/* The pixels as the file stores them: float32 with NaN in nodata cells,
+ * or half.  Half refuses, rather than clamps, a value beyond +-65504:
+ * a clamped height is a wrong height nobody sees.  The caller frees. */
+static er_status pixels(const char *path, const er_layer_out *l, int use_half, void **out, er_error *err)
+{
+    size_t n = (size_t)l->width * (size_t)l->height;
+    float *f = use_half ? NULL : malloc(n * sizeof *f);
+    uint16_t *h = use_half ? malloc(n * sizeof *h) : NULL;
+    if (!f && !h)
+        return er_fail(err, ER_ENOMEM, "cannot write '%s': out of memory", path);
+    for (size_t i = 0; i < n; i++) {
+        float v = l->nodata && l->nodata[i] ? NAN : l->data[i];
+        if (!use_half) {
+            f[i] = v;
+            continue;
+        }
+        if (fabsf(v) > HALF_MAX_VALUE) {
+            free(h);
+            return er_fail(err, ER_EINVAL,
+                           "cannot write '%s': value %g at cell (%zu, %zu) is beyond half's range "
+                           "(+-65504); write float (PIXEL_TYPE=FLOAT)",
+                           path, (double)v, i % (size_t)l->width, i / (size_t)l->width);
+        }
+        h[i] = imath_float_to_half(v);
+    }
+    *out = use_half ? (void *)h : (void *)f;
+    return ER_OK;
+}
+
+/* Header: one "Y" channel, the provenance as the string attribute
+ * "erode" (OpenEXR keeps unknown attributes; readers list them). */
+static exr_result_t write_header(exr_context_t c, const er_layer_out *l, int use_half)
+{
+    int part;
+    exr_result_t r = exr_add_part(c, "erode", EXR_STORAGE_SCANLINE, &part);
+    if (!r)
+        r = exr_initialize_required_attr_simple(c, part, l->width, l->height, EXR_COMPRESSION_ZIP);
+    if (!r)
+        r = exr_add_channel(c, part, "Y", use_half ? EXR_PIXEL_HALF : EXR_PIXEL_FLOAT, EXR_PERCEPTUALLY_LINEAR, 1, 1);
+    if (!r && l->provenance)
+        r = exr_attr_set_string(c, part, "erode", l->provenance);
+    if (!r)
+        r = exr_write_header(c);
+    return r;
+}
+
+/* Encodes the pixels chunk by chunk, top row first. */
+static exr_result_t write_chunks(exr_context_t c, const er_layer_out *l, int use_half, const void *px)
+{
+    int lines;
+    size_t bpe = use_half ? 2 : 4;
+    exr_encode_pipeline_t enc = {0};
+    int started = 0;
+    exr_result_t r = exr_get_scanlines_per_chunk(c, 0, &lines);
+    for (int y = 0; !r && y < l->height; y += lines) {
+        exr_chunk_info_t ci;
+        r = exr_write_scanline_chunk_info(c, 0, y, &ci);
+        if (r)
+            break;
+        int first = !started;
+        r = started ? exr_encoding_update(c, 0, &ci, &enc) : exr_encoding_initialize(c, 0, &ci, &enc);
+        if (r)
+            break;
+        started = 1;
+        enc.channels[0].encode_from_ptr = (const uint8_t *)px + (size_t)y * (size_t)l->width * bpe;
+        enc.channels[0].user_pixel_stride = (int32_t)bpe;
+        enc.channels[0].user_line_stride = (int32_t)((size_t)l->width * bpe);
+        enc.channels[0].user_bytes_per_element = (int16_t)bpe;
+        enc.channels[0].user_data_type = (uint16_t)(use_half ? EXR_PIXEL_HALF : EXR_PIXEL_FLOAT);
+        if (first)
+            r = exr_encoding_choose_default_routines(c, 0, &enc);
+        if (!r)
+            r = exr_encoding_run(c, 0, &enc);
+    }
+    if (started) {
+        exr_result_t r2 = exr_encoding_destroy(c, &enc);
+        if (!r)
+            r = r2;
+    }
+    return r;
+}
+
+er_status er_exr_write(const char *path, const er_layer_out *layer, int use_half, er_error *err)
+{
+    void *px = NULL;
+    er_status st = pixels(path, layer, use_half, &px, err);
+    if (st)
+        return st;
+    er_atomic a;
+    if ((st = er_atomic_open(&a, path, err)) != ER_OK) {
+        free(px);
+        return st;
+    }
+    exr_sink sink = {a.fd, 0, ""};
+    exr_context_initializer_t init = EXR_DEFAULT_CONTEXT_INITIALIZER;
+    init.user_data = &sink;
+    init.write_fn = on_write;
+    init.error_handler_fn = on_error;
+    exr_context_t c = NULL;
+    exr_result_t r = exr_start_write(&c, path, EXR_WRITE_FILE_DIRECTLY, &init);
+    if (!r)
+        r = write_header(c, layer, use_half);
+    if (!r)
+        r = write_chunks(c, layer, use_half, px);
+    /* exr_finish writes the chunk offset table: its failure is a failed write. */
+    exr_result_t rf = c ? exr_finish(&c) : EXR_ERR_SUCCESS;
+    if (!r)
+        r = rf;
+    free(px);
+    if (r) {
+        er_atomic_abort(&a);
+        return er_fail(err, ER_EIO, "cannot write '%s': %s", path,
+                       sink.errnum ? er_atomic_reason(sink.errnum)
+                       : sink.why[0] ? sink.why : exr_get_error_code_as_string(r));
+    }
+    return er_atomic_commit(&a, err);
+}
