@@ -1,0 +1,276 @@
+/*
+ * OpenEXR writer (io/exr_write.c).  Files are read back with OpenEXRCore's
+ * decoder into the file's own pixel type, and half is widened by this
+ * file's own decoder (not Imath's), so the writer's conversion is checked
+ * by an independent one.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <math.h>
+#include <openexr.h>
+#include <stdint.h>
+
+#include "../../io/image.h"
+#include "test_util.h"
+
+static char dir[1024];
+
+static void setup(void)
+{
+    er_test_mkdtemp(dir, sizeof dir);
+}
+
+static void teardown(void)
+{
+    er_test_rmdir(dir);
+}
+
+static int dir_entries(const char *d)
+{
+    DIR *dp = opendir(d);
+    ck_assert_ptr_nonnull(dp);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(dp)) != NULL)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(dp);
+    return n;
+}
+
+/* IEEE 754 binary16 to float, by the definition. */
+static float half_value(uint16_t h)
+{
+    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    float s = (h & 0x8000) ? -1.0f : 1.0f;
+    if (e == 31)
+        return m ? NAN : s * INFINITY;
+    if (e == 0)
+        return s * ldexpf((float)m, -24);
+    return s * ldexpf((float)(m + 1024), e - 25);
+}
+
+/* What a reader finds in one of erode's EXR files. */
+typedef struct exr_back {
+    int width, height;
+    int is_half;
+    float *v;      /* width * height values, widened from half when is_half */
+    char *prov;    /* the "erode" attribute, NULL when absent */
+} exr_back;
+
+static void read_chunks(exr_context_t c, exr_back *b)
+{
+    int lines;
+    size_t bpe = b->is_half ? 2 : 4, n = (size_t)b->width * (size_t)b->height;
+    uint8_t *raw = malloc(n * bpe);
+    ck_assert_ptr_nonnull(raw);
+    ck_assert_int_eq(exr_get_scanlines_per_chunk(c, 0, &lines), EXR_ERR_SUCCESS);
+    exr_decode_pipeline_t dec = {0};
+    for (int y = 0; y < b->height; y += lines) {
+        exr_chunk_info_t ci;
+        ck_assert_int_eq(exr_read_scanline_chunk_info(c, 0, y, &ci), EXR_ERR_SUCCESS);
+        ck_assert_int_eq(y ? exr_decoding_update(c, 0, &ci, &dec) : exr_decoding_initialize(c, 0, &ci, &dec),
+                         EXR_ERR_SUCCESS);
+        dec.channels[0].decode_to_ptr = raw + (size_t)y * (size_t)b->width * bpe;
+        dec.channels[0].user_pixel_stride = (int32_t)bpe;
+        dec.channels[0].user_line_stride = (int32_t)((size_t)b->width * bpe);
+        dec.channels[0].user_bytes_per_element = (int16_t)bpe;
+        dec.channels[0].user_data_type = b->is_half ? EXR_PIXEL_HALF : EXR_PIXEL_FLOAT;
+        if (y == 0)
+            ck_assert_int_eq(exr_decoding_choose_default_routines(c, 0, &dec), EXR_ERR_SUCCESS);
+        ck_assert_int_eq(exr_decoding_run(c, 0, &dec), EXR_ERR_SUCCESS);
+    }
+    exr_decoding_destroy(c, &dec);
+    b->v = malloc(n * sizeof *b->v);
+    ck_assert_ptr_nonnull(b->v);
+    for (size_t i = 0; i < n; i++) {
+        if (b->is_half) {
+            uint16_t h;
+            memcpy(&h, raw + 2 * i, 2);
+            b->v[i] = half_value(h);
+        } else {
+            memcpy(&b->v[i], raw + 4 * i, 4);
+        }
+    }
+    free(raw);
+}
+
+static exr_back read_exr(const char *path)
+{
+    exr_back b = {0};
+    exr_context_t c = NULL;
+    exr_context_initializer_t init = EXR_DEFAULT_CONTEXT_INITIALIZER;
+    ck_assert_int_eq(exr_start_read(&c, path, &init), EXR_ERR_SUCCESS);
+    exr_attr_box2i_t dw;
+    ck_assert_int_eq(exr_get_data_window(c, 0, &dw), EXR_ERR_SUCCESS);
+    b.width = dw.max.x - dw.min.x + 1;
+    b.height = dw.max.y - dw.min.y + 1;
+    const exr_attr_chlist_t *ch;
+    ck_assert_int_eq(exr_get_channels(c, 0, &ch), EXR_ERR_SUCCESS);
+    ck_assert_int_eq(ch->num_channels, 1);
+    ck_assert_str_eq(ch->entries[0].name.str, "Y");
+    b.is_half = ch->entries[0].pixel_type == EXR_PIXEL_HALF;
+    int32_t len;
+    const char *s;
+    if (exr_attr_get_string(c, 0, "erode", &len, &s) == EXR_ERR_SUCCESS) {
+        b.prov = malloc((size_t)len + 1);
+        ck_assert_ptr_nonnull(b.prov);
+        memcpy(b.prov, s, (size_t)len);
+        b.prov[len] = '\0';
+    }
+    read_chunks(c, &b);
+    exr_finish(&c);
+    return b;
+}
+
+static void back_free(exr_back *b)
+{
+    free(b->v);
+    free(b->prov);
+}
+
+/* A 37 x 23 layer (neither side a multiple of the 16-line chunk) of
+ * values across many binades, a few nodata cells. */
+enum { W = 37, H = 23 };
+static float values[W * H];
+static uint8_t nodata[W * H];
+
+static er_layer_out layer(float scale)
+{
+    for (int i = 0; i < W * H; i++) {
+        values[i] = scale * (float)sin(i * 0.37) * powf(2.0f, (float)(i % 29 - 14));
+        nodata[i] = i % 97 == 5;
+    }
+    return (er_layer_out){W, H, values, nodata, -9999.0, NULL, "{\"erode\":\"test\",\"recipe\":{}}"};
+}
+
+static const char *in_dir(char *buf, size_t n, const char *name)
+{
+    snprintf(buf, n, "%s/%s", dir, name);
+    return buf;
+}
+
+START_TEST(float32_exact)
+{
+    char p[1200];
+    er_layer_out l = layer(1000.0f);
+    er_error err = {0};
+    ck_assert_int_eq(er_exr_write(in_dir(p, sizeof p, "a.exr"), &l, 0, &err), ER_OK);
+    exr_back b = read_exr(p);
+    ck_assert_int_eq(b.width, W);
+    ck_assert_int_eq(b.height, H);
+    ck_assert_int_eq(b.is_half, 0);
+    for (int i = 0; i < W * H; i++) {
+        if (nodata[i])
+            ck_assert_msg(isnan(b.v[i]), "cell %d: nodata read as %g", i, b.v[i]);
+        else
+            ck_assert_msg(memcmp(&b.v[i], &values[i], 4) == 0, "cell %d: %.9g != %.9g", i, b.v[i], values[i]);
+    }
+    ck_assert_str_eq(b.prov, l.provenance);
+    back_free(&b);
+}
+END_TEST
+
+/* Round to nearest gives an error of at most half a unit in the last
+ * place: 2^-11 relative for normal halves (11-bit significand), 2^-25
+ * absolute below 2^-14 where halves are subnormal. */
+START_TEST(half_within_rounding)
+{
+    char p[1200];
+    er_layer_out l = layer(1.0f);
+    er_error err = {0};
+    ck_assert_int_eq(er_exr_write(in_dir(p, sizeof p, "h.exr"), &l, 1, &err), ER_OK);
+    exr_back b = read_exr(p);
+    ck_assert_int_eq(b.is_half, 1);
+    for (int i = 0; i < W * H; i++) {
+        if (nodata[i]) {
+            ck_assert(isnan(b.v[i]));
+            continue;
+        }
+        double tol = fmax(fabs((double)values[i]) * ldexp(1, -11), ldexp(1, -25));
+        ck_assert_msg(fabs((double)b.v[i] - values[i]) <= tol, "cell %d: %.9g vs %.9g", i, b.v[i], values[i]);
+    }
+    back_free(&b);
+}
+END_TEST
+
+/* The rule: |v| <= 65504 (the largest half) is written, anything beyond
+ * is refused and nothing is left behind. */
+START_TEST(half_range_rule)
+{
+    static const float edge[] = {65504.0f, -65504.0f, 65504.0f, 1.0f};
+    static const float beyond[] = {65504.0f, 65504.01f, 1.0f, 1.0f};
+    static const float inf[] = {0.0f, 0.0f, INFINITY, 0.0f};
+    char p[1200];
+    er_error err = {0};
+    er_layer_out l = {2, 2, edge, NULL, 0, NULL, NULL};
+    ck_assert_int_eq(er_exr_write(in_dir(p, sizeof p, "edge.exr"), &l, 1, &err), ER_OK);
+    exr_back b = read_exr(p);
+    ck_assert(b.v[0] == 65504.0f && b.v[1] == -65504.0f);
+    ck_assert_ptr_null(b.prov);
+    back_free(&b);
+    unlink(p);
+    l.data = beyond;
+    ck_assert_int_eq(er_exr_write(in_dir(p, sizeof p, "beyond.exr"), &l, 1, &err), ER_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, "cell (1, 0)"));
+    ck_assert_ptr_nonnull(strstr(err.msg, "65504"));
+    l.data = inf;
+    ck_assert_int_eq(er_exr_write(p, &l, 1, &err), ER_EINVAL);
+    ck_assert_int_eq(dir_entries(dir), 0);
+    /* float32 holds them */
+    ck_assert_int_eq(er_exr_write(p, &l, 0, &err), ER_OK);
+}
+END_TEST
+
+static void *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    fseek(f, 0, SEEK_END);
+    *n = (size_t)ftell(f);
+    rewind(f);
+    void *b = malloc(*n);
+    ck_assert_uint_eq(fread(b, 1, *n, f), *n);
+    fclose(f);
+    return b;
+}
+
+START_TEST(deterministic_bytes)
+{
+    char p[1200], q[1200];
+    er_layer_out l = layer(3.0f);
+    er_error err = {0};
+    ck_assert_int_eq(er_exr_write(in_dir(p, sizeof p, "1.exr"), &l, _i, &err), ER_OK);
+    ck_assert_int_eq(er_exr_write(in_dir(q, sizeof q, "2.exr"), &l, _i, &err), ER_OK);
+    size_t na, nb;
+    void *a = slurp(p, &na), *b = slurp(q, &nb);
+    ck_assert_uint_eq(na, nb);
+    ck_assert(memcmp(a, b, na) == 0);
+    free(a);
+    free(b);
+}
+END_TEST
+
+START_TEST(missing_dir)
+{
+    char p[1200];
+    er_layer_out l = layer(1.0f);
+    er_error err = {0};
+    ck_assert_int_ne(er_exr_write(in_dir(p, sizeof p, "no/such.exr"), &l, 0, &err), ER_OK);
+    ck_assert_ptr_nonnull(strstr(err.msg, "no/such.exr"));
+}
+END_TEST
+
+Suite *exr_suite(void);
+Suite *exr_suite(void)
+{
+    Suite *s = suite_create("exr");
+    TCase *t = tcase_create("write");
+    tcase_add_checked_fixture(t, setup, teardown);
+    tcase_add_test(t, float32_exact);
+    tcase_add_test(t, half_within_rounding);
+    tcase_add_test(t, half_range_rule);
+    tcase_add_loop_test(t, deterministic_bytes, 0, 2);
+    tcase_add_test(t, missing_dir);
+    suite_add_tcase(s, t);
+    return s;
+}
