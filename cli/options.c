@@ -30,8 +30,8 @@ static const struct er_option {
     {"set", required_argument, 's', "KEY=VALUE", "override one recipe value, e.g. -s mei.steps=500 (repeatable)"},
     {"inputs-from", required_argument, OPT_INPUTS_FROM, "FILE", "read more input paths from FILE, one a line or NUL-separated as find -print0 writes (- = standard input)"},
     {"output-dir", required_argument, 'o', "DIR", "where outputs go (default: .)"},
-    {"format", required_argument, 'f', "tif|png|exr|r16|r32", "output format (default: the input's); exr: OpenEXR, r16/r32: RAW for game engines with a .json sidecar"},
-    {"co", required_argument, OPT_CO, "KEY=VALUE", "GeoTIFF creation option (repeatable): COMPRESS=DEFLATE|ZSTD|LZW|NONE, LEVEL=N, PREDICTOR=1|2|3, BLOCKSIZE=N, COG=YES|NO; with -f exr: PIXEL_TYPE=FLOAT|HALF"},
+    {"format", required_argument, 'f', "tif|png|exr|r16|r32", "output format (default: the input's); exr: OpenEXR; r16, r32: RAW for game engines, with a .json sidecar"},
+    {"co", required_argument, OPT_CO, "KEY=VALUE", "creation option (repeatable): COMPRESS=DEFLATE|ZSTD|LZW|NONE, LEVEL=N, PREDICTOR=1|2|3, BLOCKSIZE=N, COG=YES|NO for GeoTIFF, PIXEL_TYPE=FLOAT|HALF for -f exr"},
     {"precision", required_argument, OPT_PRECISION, "[LAYER=]STEP", "round a GeoTIFF layer to STEP (file units, error <= STEP/2) before compression; no LAYER: sediment and water (repeatable)"},
     {"layers", required_argument, OPT_LAYERS, "LIST", "comma list of height,sediment,water,erosion,deposit (default: height,sediment,water)"},
     {"threads", required_argument, 'j', "N", "worker threads (default: all cores)"},
@@ -81,7 +81,7 @@ static void usage(FILE *out)
                              : snprintf(left, sizeof left, "    --%s", o->name);
         if (o->arg)
             snprintf(left + n, sizeof left - (size_t)n, " %s", o->arg);
-        fprintf(out, "  %-30s %s\n", left, o->help);
+        fprintf(out, "  %-33s %s\n", left, o->help);
     }
     fprintf(out, "\nOutputs are DIR/<stem>.<layer>.<ext>; with --tile-set DIR/<stem>.<layer>.halo.tif,\n"
                  "which erode stitch cross-fades into DIR/<stem>.<layer>.tif.  Exit status: 0 success, 1 a run\n"

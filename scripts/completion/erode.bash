@@ -8,11 +8,12 @@
 # cannot go stale when options or keys are added.
 #
 #   erode --<TAB>                 every long option of --help
-#   erode -f <TAB>, --backend     the choices --help shows (tif|png, ...)
+#   erode -f <TAB>, --backend     the choices --help shows (tif|png|exr|r16|r32, ...)
 #   erode --layers height,<TAB>   the layer names --help lists
 #   erode -s mei.<TAB>            recipe keys, as KEY=; then KEY=<default>
 #   erode --co C<TAB>             the creation options --help lists, as KEY=;
-#                                 then their choices (COMPRESS=ZSTD, ...)
+#                                 then their choices (COMPRESS=ZSTD,
+#                                 PIXEL_TYPE=HALF, ...)
 #   erode --precision <TAB>       layer names, as LAYER=
 #   erode -r <TAB>                *.json; --preview: *.png; -o: directories
 #   erode <TAB>                   heightmaps: *.tif *.tiff *.png
@@ -39,7 +40,7 @@ _erode_load()
         if [[ $opt == --co ]]; then
             local item rest=${line#*): }
             for item in ${rest//,/ }; do
-                [[ $item =~ ^([A-Z]+)=([A-Za-z0-9|]+)$ ]] && _erode_co[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
+                [[ $item =~ ^([A-Z_]+)=([A-Za-z0-9|]+)$ ]] && _erode_co[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
             done
         fi
     done < <("$bin" --help 2> /dev/null)

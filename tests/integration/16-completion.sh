@@ -46,7 +46,10 @@ expect "" -s model = d
 t_ok
 
 t_case "completion: choices and layer lists from --help"
-expect "png tif" -f ""
+expect "exr png r16 r32 tif" -f ""
+expect "r16 r32" -f r
+expect "PIXEL_TYPE= PREDICTOR=" --co P
+expect "HALF" --co PIXEL_TYPE = H
 expect "vulkan" --backend v
 expect "tif" --format = t
 expect "height,sediment" --layers height,se
