@@ -32,10 +32,10 @@ static float layer_value(const er_job *j, unsigned layer, size_t i)
     }
 }
 
-/* One layer in the run's output format (the extension says which). */
-static er_status write_layer(er_job *j, unsigned b, const er_layer_out *out)
+/* Layer bit index b to j->outputs[b] in the format of extension `ext`. */
+static er_status write_layer(er_job *j, unsigned b, const char *ext, const er_layer_out *out)
 {
-    const char *path = j->outputs[b], *ext = strrchr(path, '.') + 1;
+    const char *path = j->outputs[b];
     er_tiff_create co = j->s->co;
     co.precision = j->s->precision[b];
     if (strcmp(ext, "png") == 0)
@@ -43,7 +43,7 @@ static er_status write_layer(er_job *j, unsigned b, const er_layer_out *out)
     if (strcmp(ext, "exr") == 0)
         return er_exr_write(path, out, j->s->exr_half, &j->err);
     if (strcmp(ext, "r16") == 0 || strcmp(ext, "r32") == 0)
-        return er_raw_write(path, out, ext[1] == '1' ? 16 : 32, &j->err);
+        return er_raw_write(path, out, strcmp(ext, "r16") == 0 ? 16 : 32, &j->err);
     return er_tiff_write_co(path, out, &co, &j->err);
 }
 
@@ -72,7 +72,7 @@ er_status er_job_write_layers(er_job *j)
         er_path_output(j->outputs[b], PATH_MAX, j->s, j->input, er_layer_name(layer), ext);
         er_layer_out out = {j->img.width, j->img.height, buf, j->img.nodata, j->img.nodata_value,
                             &j->img.georef, prov};
-        st = write_layer(j, b, &out);
+        st = write_layer(j, b, ext, &out);
         if (st == ER_OK)
             j->written |= layer;
     }

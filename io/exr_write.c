@@ -126,8 +126,7 @@ static exr_result_t write_chunks(exr_context_t c, const er_layer_out *l, int use
         r = exr_write_scanline_chunk_info(c, 0, y, &ci);
         if (r)
             break;
-        int first = !started;
-        r = started ? exr_encoding_update(c, 0, &ci, &enc) : exr_encoding_initialize(c, 0, &ci, &enc);
+        r = y ? exr_encoding_update(c, 0, &ci, &enc) : exr_encoding_initialize(c, 0, &ci, &enc);
         if (r)
             break;
         started = 1;
@@ -136,7 +135,7 @@ static exr_result_t write_chunks(exr_context_t c, const er_layer_out *l, int use
         enc.channels[0].user_line_stride = (int32_t)((size_t)l->width * bpe);
         enc.channels[0].user_bytes_per_element = (int16_t)bpe;
         enc.channels[0].user_data_type = (uint16_t)(use_half ? EXR_PIXEL_HALF : EXR_PIXEL_FLOAT);
-        if (first)
+        if (y == 0)
             r = exr_encoding_choose_default_routines(c, 0, &enc);
         if (!r)
             r = exr_encoding_run(c, 0, &enc);
