@@ -444,10 +444,22 @@ static void add_run(plan *p, const er_settings *s)
         static const char *const what[ER_LAYER_COUNT] = {
             "the height layer", "the sediment layer", "the water layer", "the erosion layer",
             "the deposit layer"};
-        for (unsigned b = 0; b < ER_LAYER_COUNT; b++)
-            if ((s->layers & (1u << b)) &&
-                er_path_output(path, sizeof path, s, in, er_layer_name(1u << b), ext))
-                add(p, path, what[b], in, ROLE_TARGET, 0);
+        static const char *const sidecar[ER_LAYER_COUNT] = {
+            "the height layer's sidecar", "the sediment layer's sidecar",
+            "the water layer's sidecar", "the erosion layer's sidecar",
+            "the deposit layer's sidecar"};
+        const int raw = strcmp(ext, "r16") == 0 || strcmp(ext, "r32") == 0;
+        for (unsigned b = 0; b < ER_LAYER_COUNT; b++) {
+            if (!(s->layers & (1u << b)) ||
+                !er_path_output(path, sizeof path, s, in, er_layer_name(1u << b), ext))
+                continue;
+            add(p, path, what[b], in, ROLE_TARGET, 0);
+            /* A RAW layer's "<file>.json" (io/raw_write.c) is written too. */
+            if (raw && strlen(path) + 5 < sizeof path) {
+                strcat(path, ".json");
+                add(p, path, sidecar[b], in, ROLE_TARGET, 0);
+            }
+        }
         if (s->preview && er_path_pattern(path, sizeof path, s->preview, in)) {
             add(p, path, "the preview", in, ROLE_TARGET, 0);
             const char *base;

@@ -66,6 +66,17 @@ t_one_error_line "would replace the input"
 cmp -s "$T/x/c.height.tif" "$T/x/keep.tif" || t_fail "the later input was overwritten"
 t_ok
 
+# A RAW layer writes "<file>.json" beside it: that name is checked too.
+t_case "a RAW layer's sidecar named like another input"
+mkdir -p "$T/r"
+cp "$S" "$T/r/d.tif"
+cp "$S" "$T/r/d.height.r16.json"
+t_exit 2 "$ERODE" $RUN -f r16 -o "$T/r" "$T/r/d.tif" "$T/r/d.height.r16.json"
+t_one_error_line "sidecar .* would replace the input"
+cmp -s "$S" "$T/r/d.height.r16.json" || t_fail "the input named like a sidecar was overwritten"
+[ ! -e "$T/r/d.height.r16" ] || t_fail "a layer was written"
+t_ok
+
 t_case "--frames whose frame names are another input's"
 mkdir -p "$T/f"
 cp "$S" "$T/f/a.frame-000001.png"
