@@ -65,9 +65,9 @@ static float *row_of(float *base, int y, int w)
  * 0-15 ghost fluxes (4 ghost rows x 4 pipes), then rolling rows (slot
  * y & 3): 16-19 donor weights, 20-23 s1, 24-27 u, 28-31 v, 34-37 terrain
  * b, 38-41 water surface h, 42-45 eroded, 46-49 deposited; 32 ghost d,
- * 33 ghost z. */
+ * 33 ghost z, 50 the mean depth from W to E of one row. */
 enum { SCR_WQ = 16, SCR_S1 = 20, SCR_U = 24, SCR_V = 28, SCR_GD = 32, SCR_GZ = 33,
-       SCR_B = 34, SCR_H = 38, SCR_ER = 42, SCR_DE = 46 };
+       SCR_B = 34, SCR_H = 38, SCR_ER = 42, SCR_DE = 46, SCR_DM = 50 };
 
 typedef struct chunk_ctx {
     const er_mei_sim *sim;
@@ -219,8 +219,9 @@ static void run_chunk(const chunk_ctx *c)
             float *u = rolling(c, SCR_U, ye), *v = rolling(c, SCR_V, ye);
             er_mei_rowacc *acc = mine ? &sim->acc[ye] : &ghost_acc;
             rows_at(c, ye, &r);
-            er_mei_water_row(sim, c->k, &r, d, u, v, acc);
-            er_mei_erode_row(sim, c->k, &r, u, v, d, z, rolling(c, SCR_S1, ye),
+            float *dm = scr_row(c, SCR_DM);
+            er_mei_water_row(sim, c->k, &r, d, u, v, dm, acc);
+            er_mei_erode_row(sim, c->k, &r, u, v, dm, z, rolling(c, SCR_S1, ye),
                              rolling(c, SCR_ER, ye), rolling(c, SCR_DE, ye));
         }
         int yt = y - 2;

@@ -153,7 +153,7 @@ void er_mei_flux_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_r
  * neighbour in direction i (0 where there is none), q the cell's own new
  * outflow.  Writes the depth after evaporation and the velocity. */
 static inline void water_cell(const er_mei_coef *k, float d1, const float in[4],
-                              const float q[4], float *dnew, float *u, float *v)
+                              const float q[4], float *dnew, float *u, float *v, float *dm)
 {
     float qin = (in[ER_L] + in[ER_R]) + (in[ER_T] + in[ER_B]);
     float qout = (q[ER_L] + q[ER_R]) + (q[ER_T] + q[ER_B]);
@@ -168,15 +168,16 @@ static inline void water_cell(const er_mei_coef *k, float d1, const float in[4],
     *dnew = d2 * k->keep; /* eq. 15 */
     *u = uu;
     *v = vv;
+    *dm = dbar;
 }
 
 static void water_generic(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
-                          int x, float *d, float *u, float *v)
+                          int x, float *d, float *u, float *v, float *dm)
 {
     const int w = sim->w;
     if (r->wall[1] && r->wall[1][x]) {
         d[x] = 0.0f;
-        u[x] = v[x] = 0.0f;
+        u[x] = v[x] = dm[x] = 0.0f;
         return;
     }
     float d1 = d[x] + k->rain;
@@ -188,7 +189,7 @@ static void water_generic(const er_mei_sim *sim, const er_mei_coef *k, const er_
     in[ER_R] = x < w - 1 ? r->q[1][ER_L][x + 1] : 0.0f;
     in[ER_T] = r->q[0][0] ? r->q[0][ER_B][x] : 0.0f;
     in[ER_B] = r->q[2][0] ? r->q[2][ER_T][x] : 0.0f;
-    water_cell(k, d1, in, q, &d[x], &u[x], &v[x]);
+    water_cell(k, d1, in, q, &d[x], &u[x], &v[x], &dm[x]);
 }
 
 /* water_cell for a run of cells [x0, x1) of an interior row; dc holds the
@@ -200,7 +201,8 @@ static ER_NOINLINE ER_CLONES void water_span(const er_mei_coef *k, int x0, int x
                                              const float *restrict qL, const float *restrict qR,
                                              const float *restrict qT, const float *restrict qB,
                                              const float *restrict qa, const float *restrict qb,
-                                             float *restrict uo, float *restrict vo)
+                                             float *restrict uo, float *restrict vo,
+                                             float *restrict dmo)
 {
     const float rain = k->rain, dt = k->dt, hlx = k->hlx, hly = k->hly, keep = k->keep;
     for (int i = x0; i < x1; i++) {
@@ -217,6 +219,7 @@ static ER_NOINLINE ER_CLONES void water_span(const er_mei_coef *k, int x0, int x
         float vv = dbar > ER_MEI_FILM ? vw : 0.0f;
         uo[i] = uu;
         vo[i] = vv;
+        dmo[i] = dbar;
         dc[i] = d2 * keep;
     }
 }
@@ -233,7 +236,7 @@ static ER_NOINLINE ER_CLONES uint32_t absmax_bits(const float *restrict a, int n
 }
 
 void er_mei_water_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
-                      float *d, float *u, float *v, er_mei_rowacc *acc)
+                      float *d, float *u, float *v, float *dm, er_mei_rowacc *acc)
 {
     const int w = sim->w;
     const int interior = r->q[0][0] && r->q[2][0];
@@ -245,12 +248,12 @@ void er_mei_water_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_
     while (x < w) {
         int end;
         if (!interior || !er_mei_run_from(sim, r, x, &end)) {
-            water_generic(sim, k, r, x, d, u, v);
+            water_generic(sim, k, r, x, d, u, v, dm);
             x++;
             continue;
         }
         water_span(k, x, end, d, r->q[1][ER_L], r->q[1][ER_R], r->q[1][ER_T],
-                   r->q[1][ER_B], r->q[0][ER_B], r->q[2][ER_T], u, v);
+                   r->q[1][ER_B], r->q[0][ER_B], r->q[2][ER_T], u, v, dm);
         x = end;
     }
     acc->umax = absmax_bits(u, w, 0);

@@ -104,7 +104,7 @@ void main()
     float zc = z[i], sc = s[i];
     precise float t2 = gx * gx + gy * gy;
     precise float sin2 = maxf(t2 / (1.0 + t2), k.min_tilt2);
-    precise float depth = minf(dn * k.inv_cd + k.cd_off, 1.0);
+    precise float depth = dbar * k.inv_cd + k.cd_off; // |v| dbar / D, or |v|
     precise float cap = k.kc * er_sqrt(sin2 * (uu * uu + vv * vv)) * depth;
     precise float e = minf(minf(k.ks_dt * (cap - sc), k.emax), lim);
     precise float ze = zc - e;                    // eq. 11a
