@@ -164,6 +164,9 @@ typedef struct er_mei_rows {
  * mei.c); ER_ENUMERIC under ER_CFL_ERROR or beyond max_substeps. */
 er_status er_mei_plan_substeps(const er_mei_params *m, double lx, double ly, int64_t *n,
                                er_error *err);
+/* ER_ENUMERIC when a (sub-)step with coefficients k breaks stability
+ * condition 2 of mei.c (the plan's sub-steps prevent it). */
+er_status er_mei_check_coef(const er_mei_coef *k, er_error *err);
 /* The coefficients of a (sub-)step of length dt; uses sim->lx, sim->ly only. */
 void er_mei_make_coef(const er_mei_sim *sim, const er_mei_params *m, double dt, int raining,
                       er_mei_coef *k);

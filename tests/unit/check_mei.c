@@ -345,10 +345,10 @@ START_TEST(open_edges_balance)
 }
 END_TEST
 
-/* The pipe update is stable for dt <= sqrt(lX lY / (g A (lX + lY))),
- * 0.2258 s for 1 m cells: dt = 1 s needs 5 sub-steps.  ER_CFL_ERROR
- * refuses, ER_CFL_SUBSTEP splits each step in 5, and the result is
- * exactly that of 5x the steps of dt / 5.  max_substeps 4 is too few. */
+/* The pipe update is stable for dt <= sqrt(lX lY / (2 g A (lX + lY))),
+ * 0.1597 s for 1 m cells: dt = 1 s needs 7 sub-steps.  ER_CFL_ERROR
+ * refuses, ER_CFL_SUBSTEP splits each step in 7, and the result is
+ * exactly that of 7x the steps of dt / 7.  max_substeps 4 is too few. */
 START_TEST(cfl_guard)
 {
     er_params p;
@@ -376,12 +376,12 @@ START_TEST(cfl_guard)
 
     p.mei.max_substeps = 64;
     ck_assert_int_eq(run_grid(&p, &g, &b, &e), ER_OK);
-    ck_assert_int_eq(b.substeps, 5 * p.mei.steps);
+    ck_assert_int_eq(b.substeps, 7 * p.mei.steps);
     ck_assert_int_eq(b.work_done, p.mei.steps);
     grid h = grid_new(24, 20, 1.0);
     memcpy(h.z, start, cells(&h) * sizeof(float));
-    p.mei.dt = 0.2;
-    p.mei.steps *= 5;
+    p.mei.dt = 1.0 / 7.0;
+    p.mei.steps *= 7;
     ck_assert_int_eq(run_grid(&p, &h, &b, &e), ER_OK);
     ck_assert_int_eq(b.substeps, p.mei.steps);
     ck_assert(memcmp(g.z, h.z, cells(&g) * sizeof(float)) == 0);
@@ -390,6 +390,67 @@ START_TEST(cfl_guard)
     free(start);
     grid_free(&g);
     grid_free(&h);
+}
+END_TEST
+
+/* A bowl lake (32 x 32 cells of 1 m, closed, no erosion) run for 3000
+ * steps of f times the one-pipe bound sqrt(lX lY / (g A (lX + lY))),
+ * with the plan's sub-steps or forced to none; returns the run's status
+ * and the range of the water surface over the middle of the lake. */
+static er_status lake_run(double f, int force_one, double *range, er_error *e)
+{
+    grid g = grid_new(32, 32, 1.0);
+    for (int y = 0; y < g.h; y++)
+        for (int x = 0; x < g.w; x++)
+            g.z[(size_t)y * 32 + (size_t)x] =
+                (float)(0.01 * ((x - 15.5) * (x - 15.5) + (y - 15.5) * (y - 15.5)));
+    er_params p;
+    base_params(&p);
+    p.mei.kc = 0.0;
+    p.mei.ke = 0.0;
+    p.mei.rain_rate = 0.05;
+    p.mei.rain_steps = 20;
+    p.mei.steps = 3000;
+    p.mei.dt = f / sqrt(p.mei.gravity * p.mei.pipe_area * 2.0);
+    er_terrain t = { g.w, g.h, g.z, NULL, 1.0, 1.0 };
+    er_plan plan;
+    er_budget b;
+    ck_assert_int_eq(er_plan_make(&p, &t, NULL, &plan, e), ER_OK);
+    ck_assert_int_eq(plan.substeps, f > sqrt(0.5) ? 2 : 1);
+    if (force_one) {
+        plan.substeps = 1;
+        plan.dt_sub = p.mei.dt;
+    }
+    er_layers l = { g.water, g.sed };
+    er_status st = er_mei_run_plan(&plan, &t, &(er_run_opts){ &l, NULL, NULL, &b }, e);
+    float lo = INFINITY, hi = -INFINITY;
+    for (int y = 8; y < 24; y++)
+        for (int x = 8; x < 24; x++) {
+            size_t i = (size_t)y * 32 + (size_t)x;
+            lo = fminf(lo, g.z[i] + g.water[i]);
+            hi = fmaxf(hi, g.z[i] + g.water[i]);
+        }
+    *range = (double)hi - (double)lo;
+    grid_free(&g);
+    return st;
+}
+
+/* With both pipes of a face carrying water the wave bound is 1/sqrt(2)
+ * of the one-pipe one, and it is tight: measured without sub-steps, the
+ * lake settles at 0.69 and 0.706 of the one-pipe bound (surface range
+ * 0.134 and 0.125 m) and sloshes at 0.72 (1.29 m).  The plan splits a
+ * step of 0.72 in two (the lake then settles), and a run forced to one
+ * sub-step fails the per-run check instead of sloshing. */
+START_TEST(wave_bound_tight)
+{
+    er_error e;
+    double range;
+    ck_assert_int_eq(lake_run(0.706, 1, &range, &e), ER_OK);
+    ck_assert_double_lt(range, 0.2);
+    ck_assert_int_eq(lake_run(0.72, 0, &range, &e), ER_OK);
+    ck_assert_double_lt(range, 0.2);
+    ck_assert_int_eq(lake_run(0.72, 1, &range, &e), ER_ENUMERIC);
+    ck_assert_msg(strstr(e.msg, "cfl violated: a sub-step of 0.16") != NULL, "%s", e.msg);
 }
 END_TEST
 
@@ -822,6 +883,7 @@ Suite *mei_suite(void)
     tcase_set_timeout(tg, 120);
     tcase_add_test(tg, cfl_guard);
     tcase_add_loop_test(tg, converges_in_dt, 0, 2);
+    tcase_add_test(tg, wave_bound_tight);
     tcase_add_test(tg, walls_untouched);
     tcase_add_test(tg, zero_steps_identity);
     tcase_add_test(tg, cancel_via_progress);
