@@ -55,6 +55,26 @@ void er_mei_surface_row(const er_mei_sim *sim, const er_mei_coef *k, int y, cons
     }
 }
 
+/* Head towards the virtual cell beyond an open edge in direction i: it
+ * holds no water, and its bed continues the terrain's fall from the
+ * opposite neighbour (linear extrapolation, b_out = 2 b - b_opp) where
+ * the terrain falls towards the edge, else lies level with the cell (a
+ * rise is not continued: that would dam an open edge).  So an edge cell
+ * drains like the interior cells upstream of it; with a level virtual
+ * bed alone the head is only the depth, and at 90 m cells an edge pipe
+ * gains g A dt^2 / lX of it per step (water backs up along the edge). */
+static float edge_head(const er_mei_sim *sim, const er_mei_rows *r, int x, int i, float hc)
+{
+    const int ny[4] = { 1, 1, 0, 2 };
+    const int nx[4] = { x - 1, x + 1, x, x };
+    const float bc = r->b[1][x];
+    int j = ny[i ^ 1], c = nx[i ^ 1];
+    float rise = 0.0f;
+    if (r->b[j] && c >= 0 && c < sim->w && !(r->wall[j] && r->wall[j][c]))
+        rise = er_max0(r->b[j][c] - bc);
+    return (hc - bc) + rise;
+}
+
 /* The general case: any cell, with map edges and walls. */
 static void flux_generic(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
                          int x, float *const qio[4], float *wq)
@@ -82,10 +102,8 @@ static void flux_generic(const er_mei_sim *sim, const er_mei_coef *k, const er_m
             ok[i] = 1;
             dh[i] = hc - r->h[j][c]; /* eq. 3 */
         } else if (k->open_edge[i]) {
-            /* Open edge: a virtual cell beyond the map at this cell's
-             * terrain level holding no water, so the head is the depth. */
             ok[i] = 1;
-            dh[i] = hc - r->b[1][x];
+            dh[i] = edge_head(sim, r, x, i, hc);
         }
     }
     float q[4];
