@@ -25,7 +25,8 @@
  * Holes.  One step removes at most max_erosion_depth from a cell and never
  * takes it below its lowest terrain neighbour, so erosion cannot dig a pit
  * in one step (pits only form where deposition raises the surroundings);
- * water and sediment never go negative.
+ * such a pit has no fall (see fall()), so it deposits and fills rather
+ * than deepening.  Water and sediment never go negative.
  *
  * Exact exchange.  The terrain is kept as its change z since the start
  * (b = b0 + z).  The change is applied to z first, and the amount that z
@@ -44,6 +45,18 @@
 static inline float talus_gain(float dn, float talus)
 {
     return er_max0(dn - talus) - er_max0(-dn - talus);
+}
+
+/* The terrain's fall from a cell along one axis, towards its lower
+ * neighbour a or b (0 in a pit).  The slope of eq. 10 is built from these
+ * rather than from central differences, which ignore the cell's own
+ * height: a cell eroded below both neighbours then still saw the slope of
+ * the channel, kept its capacity and deepened into a closed pit (the
+ * step-pool beds of issue #18).  With the fall a pit has sin(alpha) =
+ * min_tilt, so it deposits and fills. */
+static inline float fall(float bc, float a, float b)
+{
+    return er_max0(er_maxf(bc - a, bc - b));
 }
 
 /* Eqs. 10-12 for one cell: zc the terrain change so far, (gx, gy) the
@@ -96,20 +109,16 @@ static void erode_generic(const er_mei_sim *sim, const er_mei_coef *k, const er_
             bn[i] = r->b[j][c];
     }
     float bc = r->b[1][x];
-    /* central differences, one-sided beside an edge or a wall */
-    float gx = 0.0f, gy = 0.0f;
-    if (ok[ER_L] && ok[ER_R])
-        gx = (bn[ER_R] - bn[ER_L]) * k->inv2lx;
-    else if (ok[ER_R])
-        gx = (bn[ER_R] - bc) * k->invlx;
-    else if (ok[ER_L])
-        gx = (bc - bn[ER_L]) * k->invlx;
-    if (ok[ER_T] && ok[ER_B])
-        gy = (bn[ER_B] - bn[ER_T]) * k->inv2ly;
-    else if (ok[ER_B])
-        gy = (bn[ER_B] - bc) * k->invly;
-    else if (ok[ER_T])
-        gy = (bc - bn[ER_T]) * k->invly;
+    /* the fall per axis (see fall()); beside an edge or a wall the one
+     * neighbour's difference either way (the terrain continues) */
+    float fl[2];
+    for (int p = 0; p < 2; p++) {
+        int a = 2 * p, c = 2 * p + 1;
+        fl[p] = ok[a] && ok[c] ? fall(bc, bn[a], bn[c])
+              : ok[a]          ? er_maxf(bc - bn[a], bn[a] - bc)
+              : ok[c]          ? er_maxf(bc - bn[c], bn[c] - bc) : 0.0f;
+    }
+    float gx = fl[0] * k->invlx, gy = fl[1] * k->invly;
     /* lowest neighbour: (L, R) then (T, B), the same order as the fast path */
     float lo[2];
     int any[2];
@@ -152,12 +161,12 @@ static ER_NOINLINE ER_CLONES void erode_span(const er_mei_coef *k, int x0, int x
                                              float *restrict so, float *restrict ero,
                                              float *restrict dep)
 {
-    const float inv2lx = k->inv2lx, inv2ly = k->inv2ly;
+    const float invlx = k->invlx, invly = k->invly;
     const float th_k = k->th_k, tx = k->talus_x, ty = k->talus_y;
     if (th_k > 0.0f) {
         for (int i = x0; i < x1; i++) {
             float bl = bc[i - 1], br = bc[i + 1], bt = bu[i], bb = bd[i], b0 = bc[i];
-            float gx = (br - bl) * inv2lx, gy = (bb - bt) * inv2ly;
+            float gx = fall(b0, bl, br) * invlx, gy = fall(b0, bt, bb) * invly;
             float m = er_minf(er_minf(bl, br), er_minf(bt, bb));
             float th = th_k * ((talus_gain(bl - b0, tx) + talus_gain(br - b0, tx)) +
                                (talus_gain(bt - b0, ty) + talus_gain(bb - b0, ty)));
@@ -167,7 +176,7 @@ static ER_NOINLINE ER_CLONES void erode_span(const er_mei_coef *k, int x0, int x
     } else {
         for (int i = x0; i < x1; i++) {
             float bl = bc[i - 1], br = bc[i + 1], bt = bu[i], bb = bd[i], b0 = bc[i];
-            float gx = (br - bl) * inv2lx, gy = (bb - bt) * inv2ly;
+            float gx = fall(b0, bl, br) * invlx, gy = fall(b0, bt, bb) * invly;
             float m = er_minf(er_minf(bl, br), er_minf(bt, bb));
             erode_cell(k, zc[i], gx, gy, uu[i], vv[i], dm[i], sc[i], er_max0(b0 - m), 0.0f,
                        &zc[i], &so[i], &ero[i], &dep[i]);

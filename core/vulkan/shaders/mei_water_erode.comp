@@ -67,19 +67,17 @@ void main()
             bn[j] = b0[nb[j]] + z[nb[j]];
     }
     precise float bc = b0[i] + z[i];
-    precise float gx = 0.0, gy = 0.0;
-    if (ok[0] && ok[1])
-        gx = (bn[1] - bn[0]) * k.inv2lx;
-    else if (ok[1])
-        gx = (bn[1] - bc) * k.invlx;
-    else if (ok[0])
-        gx = (bc - bn[0]) * k.invlx;
-    if (ok[2] && ok[3])
-        gy = (bn[3] - bn[2]) * k.inv2ly;
-    else if (ok[3])
-        gy = (bn[3] - bc) * k.invly;
-    else if (ok[2])
-        gy = (bc - bn[2]) * k.invly;
+    // the fall per axis (core/mei/erosion.c fall, erode_generic)
+    precise float fl[2];
+    for (int p = 0; p < 2; p++) {
+        int a = 2 * p, c = 2 * p + 1;
+        precise float da = bc - bn[a], dc = bc - bn[c];
+        precise float ua = bn[a] - bc, uc = bn[c] - bc;
+        fl[p] = ok[a] && ok[c] ? max0(maxf(da, dc))
+              : ok[a]          ? maxf(da, ua)
+              : ok[c]          ? maxf(dc, uc) : 0.0;
+    }
+    precise float gx = fl[0] * k.invlx, gy = fl[1] * k.invly;
     float lo[2];
     bool any_[2];
     for (int p = 0; p < 2; p++) {
