@@ -1044,11 +1044,6 @@ Suite *mei_suite(void)
     TCase *tg = tcase_create("guards");
     tcase_set_timeout(tg, 120);
     tcase_add_test(tg, cfl_guard);
-    tcase_add_loop_test(tg, converges_in_dt, 0, 2);
-    tcase_add_test(tg, wave_bound_tight);
-    tcase_add_test(tg, open_edge_drains);
-    tcase_add_test(tg, semi_lagrangian_edges_counted);
-    tcase_add_test(tg, channel_orientation);
     tcase_add_test(tg, walls_untouched);
     tcase_add_test(tg, zero_steps_identity);
     tcase_add_test(tg, cancel_via_progress);
@@ -1056,6 +1051,16 @@ Suite *mei_suite(void)
     tcase_add_test(tg, overflow_caught);
     tcase_add_loop_test(tg, threads_identical, 0, 2);
     suite_add_tcase(s, tg);
+
+    /* issue #18: convergence in dt, the wave bound, edges, beds */
+    TCase *tf = tcase_create("fidelity");
+    tcase_set_timeout(tf, 120);
+    tcase_add_loop_test(tf, converges_in_dt, 0, 2);
+    tcase_add_test(tf, wave_bound_tight);
+    tcase_add_test(tf, open_edge_drains);
+    tcase_add_test(tf, semi_lagrangian_edges_counted);
+    tcase_add_test(tf, channel_orientation);
+    suite_add_tcase(s, tf);
 
     TCase *tr = tcase_create("real_dem");
     tcase_set_timeout(tr, 300);
