@@ -83,9 +83,9 @@ typedef struct er_mei_params {
     double talus_slope;     /* talus: largest stable height difference per metre */
     er_cfl_policy cfl;
     int64_t max_substeps;   /* cap on sub-steps per step under ER_CFL_SUBSTEP */
-    double capacity_depth;  /* [m] water depth that carries the full capacity of eq. 10;
-                             * shallower water carries C * d / capacity_depth, so that
-                             * runoff gathering in channels cuts gullies; 0 = eq. 10 as printed */
+    double capacity_depth;  /* [m] reference depth D: the capacity is C * dbar / D
+                             * = Kc sin(alpha) q / D with q = |v| dbar the discharge
+                             * per width (converges in dt); 0 = eq. 10 as printed */
 } er_mei_params;
 
 typedef struct er_droplet_params {

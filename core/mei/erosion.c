@@ -6,14 +6,27 @@
  * Units.  The paper prints eqs. 11-12 without dt; here Ks and Kd are rates
  * per second, so one step dissolves min(1, Ks dt) of the capacity deficit
  * and deposits min(1, Kd dt) of the excess.  A step never dissolves more
- * than the deficit nor deposits more than is suspended, and the result
- * does not change with dt to first order.  C (eq. 10) is a height of
- * material [m]: Kc [s] * sin(alpha) * |v| [m/s].
+ * than the deficit nor deposits more than is suspended.
+ *
+ * Capacity.  C (eq. 10) is a height of material [m].  As printed,
+ * C = Kc [s] sin(alpha) |v| [m/s].  The pipe model has no friction, so
+ * on a slope the flow speeds up until eq. 4 limits it: the cell then
+ * drains fully every step and |v| = lX / dt, a number of the scheme and
+ * not of the terrain, so C (and erosion per second) grows as 1 / dt.
+ * What the scheme does fix is the discharge: |v| dbar is, by eqs. 8-9,
+ * the volume crossing the cell per second and per metre of width, set by
+ * the rain upstream (mass balance), whatever dt.  With capacity_depth
+ * = D > 0 the capacity is therefore C = Kc sin(alpha) |v| dbar / D: water
+ * D deep carries what eq. 10 gives at its speed, shallower water less,
+ * deeper water more (a stream-power law, q S; no cap, since any cap on
+ * the depth factor brings |v| = lX / dt back in deep channels).  With
+ * D = 0 eq. 10 is used as printed and its results depend on dt.
  *
  * Holes.  One step removes at most max_erosion_depth from a cell and never
  * takes it below its lowest terrain neighbour, so erosion cannot dig a pit
  * in one step (pits only form where deposition raises the surroundings);
- * water and sediment never go negative.
+ * such a pit has no fall (see fall()), so it deposits and fills rather
+ * than deepening.  Water and sediment never go negative.
  *
  * Exact exchange.  The terrain is kept as its change z since the start
  * (b = b0 + z).  The change is applied to z first, and the amount that z
@@ -34,12 +47,24 @@ static inline float talus_gain(float dn, float talus)
     return er_max0(dn - talus) - er_max0(-dn - talus);
 }
 
+/* The terrain's fall from a cell along one axis, towards its lower
+ * neighbour a or b (0 in a pit).  The slope of eq. 10 is built from these
+ * rather than from central differences, which ignore the cell's own
+ * height: a cell eroded below both neighbours then still saw the slope of
+ * the channel, kept its capacity and deepened into a closed pit (the
+ * step-pool beds of issue #18).  With the fall a pit has sin(alpha) =
+ * min_tilt, so it deposits and fills. */
+static inline float fall(float bc, float a, float b)
+{
+    return er_max0(er_maxf(bc - a, bc - b));
+}
+
 /* Eqs. 10-12 for one cell: zc the terrain change so far, (gx, gy) the
- * terrain gradient, d the water depth, lim the deepest this step may
+ * terrain gradient, dm the mean water depth of the step (eq. 9), lim the deepest this step may
  * erode, thermal the weathering gain.
  * Written with selects only, so that the span loops vectorise. */
 static inline void erode_cell(const er_mei_coef *k, float zc, float gx, float gy, float u,
-                              float v, float d, float s, float lim, float thermal,
+                              float v, float dm, float s, float lim, float thermal,
                               float *znew, float *s1, float *er, float *de)
 {
     /* eq. 10: sin(alpha) = sqrt(t2 / (1 + t2)) for t2 = |grad b|^2, and
@@ -47,7 +72,7 @@ static inline void erode_cell(const er_mei_coef *k, float zc, float gx, float gy
      * one square root instead of two */
     float t2 = gx * gx + gy * gy;
     float sin2 = er_maxf(t2 / (1.0f + t2), k->min_tilt2);
-    float depth = er_minf(d * k->inv_cd + k->cd_off, 1.0f);
+    float depth = dm * k->inv_cd + k->cd_off; /* |v| dm / D, or |v| */
     float cap = k->kc * er_sqrt(sin2 * (u * u + v * v)) * depth;
     float e = er_minf(er_minf(k->ks_dt * (cap - s), k->emax), lim);
     float ze = zc - e;                     /* eq. 11a */
@@ -63,7 +88,7 @@ static inline void erode_cell(const er_mei_coef *k, float zc, float gx, float gy
 }
 
 static void erode_generic(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
-                          int x, const float *u, const float *v, const float *dn,
+                          int x, const float *u, const float *v, const float *dm,
                           float *z, float *s1, float *er, float *de)
 {
     const int w = sim->w;
@@ -84,20 +109,16 @@ static void erode_generic(const er_mei_sim *sim, const er_mei_coef *k, const er_
             bn[i] = r->b[j][c];
     }
     float bc = r->b[1][x];
-    /* central differences, one-sided beside an edge or a wall */
-    float gx = 0.0f, gy = 0.0f;
-    if (ok[ER_L] && ok[ER_R])
-        gx = (bn[ER_R] - bn[ER_L]) * k->inv2lx;
-    else if (ok[ER_R])
-        gx = (bn[ER_R] - bc) * k->invlx;
-    else if (ok[ER_L])
-        gx = (bc - bn[ER_L]) * k->invlx;
-    if (ok[ER_T] && ok[ER_B])
-        gy = (bn[ER_B] - bn[ER_T]) * k->inv2ly;
-    else if (ok[ER_B])
-        gy = (bn[ER_B] - bc) * k->invly;
-    else if (ok[ER_T])
-        gy = (bc - bn[ER_T]) * k->invly;
+    /* the fall per axis (see fall()); beside an edge or a wall the one
+     * neighbour's difference either way (the terrain continues) */
+    float fl[2];
+    for (int p = 0; p < 2; p++) {
+        int a = 2 * p, c = 2 * p + 1;
+        fl[p] = ok[a] && ok[c] ? fall(bc, bn[a], bn[c])
+              : ok[a]          ? er_maxf(bc - bn[a], bn[a] - bc)
+              : ok[c]          ? er_maxf(bc - bn[c], bn[c] - bc) : 0.0f;
+    }
+    float gx = fl[0] * k->invlx, gy = fl[1] * k->invly;
     /* lowest neighbour: (L, R) then (T, B), the same order as the fast path */
     float lo[2];
     int any[2];
@@ -120,7 +141,7 @@ static void erode_generic(const er_mei_sim *sim, const er_mei_coef *k, const er_
                 g[i] = talus_gain(bn[i] - bc, tal[i]);
         th = k->th_k * ((g[ER_L] + g[ER_R]) + (g[ER_T] + g[ER_B]));
     }
-    erode_cell(k, z[x], gx, gy, u[x], v[x], dn[x], r->s[x], lim, th, &z[x], &s1[x], &er[x],
+    erode_cell(k, z[x], gx, gy, u[x], v[x], dm[x], r->s[x], lim, th, &z[x], &s1[x], &er[x],
                &de[x]);
 }
 
@@ -136,35 +157,35 @@ static ER_NOINLINE ER_CLONES void erode_span(const er_mei_coef *k, int x0, int x
                                              const float *restrict sc,
                                              const float *restrict uu,
                                              const float *restrict vv,
-                                             const float *restrict dn,
+                                             const float *restrict dm,
                                              float *restrict so, float *restrict ero,
                                              float *restrict dep)
 {
-    const float inv2lx = k->inv2lx, inv2ly = k->inv2ly;
+    const float invlx = k->invlx, invly = k->invly;
     const float th_k = k->th_k, tx = k->talus_x, ty = k->talus_y;
     if (th_k > 0.0f) {
         for (int i = x0; i < x1; i++) {
             float bl = bc[i - 1], br = bc[i + 1], bt = bu[i], bb = bd[i], b0 = bc[i];
-            float gx = (br - bl) * inv2lx, gy = (bb - bt) * inv2ly;
+            float gx = fall(b0, bl, br) * invlx, gy = fall(b0, bt, bb) * invly;
             float m = er_minf(er_minf(bl, br), er_minf(bt, bb));
             float th = th_k * ((talus_gain(bl - b0, tx) + talus_gain(br - b0, tx)) +
                                (talus_gain(bt - b0, ty) + talus_gain(bb - b0, ty)));
-            erode_cell(k, zc[i], gx, gy, uu[i], vv[i], dn[i], sc[i], er_max0(b0 - m), th,
+            erode_cell(k, zc[i], gx, gy, uu[i], vv[i], dm[i], sc[i], er_max0(b0 - m), th,
                        &zc[i], &so[i], &ero[i], &dep[i]);
         }
     } else {
         for (int i = x0; i < x1; i++) {
             float bl = bc[i - 1], br = bc[i + 1], bt = bu[i], bb = bd[i], b0 = bc[i];
-            float gx = (br - bl) * inv2lx, gy = (bb - bt) * inv2ly;
+            float gx = fall(b0, bl, br) * invlx, gy = fall(b0, bt, bb) * invly;
             float m = er_minf(er_minf(bl, br), er_minf(bt, bb));
-            erode_cell(k, zc[i], gx, gy, uu[i], vv[i], dn[i], sc[i], er_max0(b0 - m), 0.0f,
+            erode_cell(k, zc[i], gx, gy, uu[i], vv[i], dm[i], sc[i], er_max0(b0 - m), 0.0f,
                        &zc[i], &so[i], &ero[i], &dep[i]);
         }
     }
 }
 
 void er_mei_erode_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
-                      const float *u, const float *v, const float *dnew, float *z,
+                      const float *u, const float *v, const float *dm, float *z,
                       float *s1, float *er, float *de)
 {
     const int w = sim->w;
@@ -173,11 +194,11 @@ void er_mei_erode_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_
     while (x < w) {
         int end;
         if (!interior || !er_mei_run_from(sim, r, x, &end)) {
-            erode_generic(sim, k, r, x, u, v, dnew, z, s1, er, de);
+            erode_generic(sim, k, r, x, u, v, dm, z, s1, er, de);
             x++;
             continue;
         }
-        erode_span(k, x, end, r->b[0], r->b[1], r->b[2], z, r->s, u, v, dnew, s1, er, de);
+        erode_span(k, x, end, r->b[0], r->b[1], r->b[2], z, r->s, u, v, dm, s1, er, de);
         x = end;
     }
 }

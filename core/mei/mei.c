@@ -16,20 +16,29 @@
  *    maxima the water kernel computes anyway).  With the scaling of eq. 4
  *    it holds by construction: a cell's outflow per step is at most its
  *    water d1, so the volume crossing it in x is at most
- *    (in_x + out_x) <= 2 dbar lX lY and dt |u| <= lX up to rounding.  A
- *    violation therefore means a broken state, not a too-long step, and
- *    sub-steps would not cure it (where the flow is limited by eq. 4,
- *    |u| ~ lX / dt for any dt): it is always ER_ENUMERIC.
- * 2. The explicit pipe update (eq. 2) itself: a pipe of cross-section A
- *    makes water behave as a layer A / l deep, so gravity waves run at
- *    c = sqrt(g * pipe_area * (lX + lY)) across a cell of mean size
+ *    (in_x + out_x) <= 2 dbar lX lY and dt |u| <= lX up to rounding.  So
+ *    it cannot detect a too-long step (an unstable lake sloshes with every
+ *    cell draining fully each step, |u| ~ lX / dt, within the bound); a
+ *    violation means a broken state and is always ER_ENUMERIC.
+ * 2. The explicit pipe update (eq. 2) itself, the condition that does
+ *    fail for a too-long step.  A pipe of cross-section A makes water
+ *    behave as a layer A / l deep.  Each face has two pipes (the cell's
+ *    and its neighbour's), and while both carry water (opposite flows, as
+ *    in a sloshing lake) the net flux across the face gains 2 g A / l per
+ *    metre of head, not g A / l: gravity waves run at
+ *    c = sqrt(2 g pipe_area (lX + lY)) across a cell of mean size
  *    sqrt(lX lY), and the update is stable for dt * c <= sqrt(lX lY)
- *    (the checkerboard mode of the 5-point stencil; equivalently
- *    dt^2 g A (1/lX + 1/lY) <= lX lY).  Beyond it lakes slosh from cell
- *    to cell.  This is the bound sub-steps fix: under ER_CFL_SUBSTEP each
- *    step is split into n = ceil(dt * c / sqrt(lX lY)) equal sub-steps
- *    (a function of the recipe and the cell size alone, so deterministic);
- *    under ER_CFL_ERROR, or when n > max_substeps, the run fails.
+ *    (the checkerboard mode of the 5-point stencil; in the coefficients,
+ *    2 dt (cx + cy) <= 1).  Measured on a 32 x 32 bowl lake with 1 m cells
+ *    run without sub-steps: stable at 0.69 of the one-pipe bound
+ *    sqrt(lX lY / (g A (lX + lY))), sloshing (surface range 1.3 m for
+ *    0.16 m) at 0.72, and 1/sqrt(2) = 0.707 lies between.  Under
+ *    ER_CFL_SUBSTEP each step is split into n = ceil(dt * c / sqrt(lX lY))
+ *    equal sub-steps (a function of the recipe and the cell size alone,
+ *    so deterministic); under ER_CFL_ERROR, or when n > max_substeps, the
+ *    plan is refused.  Every run checks the sub-step it runs again
+ *    (er_mei_check_coef), so a plan that skipped the split fails instead
+ *    of sloshing.
  *
  * Never NaN.  Each sub-step's new rows are checked (finiteness, CFL) from
  * the per-row results the kernels produce anyway.  The state is updated in
@@ -65,9 +74,9 @@ static float *row_of(float *base, int y, int w)
  * 0-15 ghost fluxes (4 ghost rows x 4 pipes), then rolling rows (slot
  * y & 3): 16-19 donor weights, 20-23 s1, 24-27 u, 28-31 v, 34-37 terrain
  * b, 38-41 water surface h, 42-45 eroded, 46-49 deposited; 32 ghost d,
- * 33 ghost z. */
+ * 33 ghost z, 50 the mean depth from W to E of one row. */
 enum { SCR_WQ = 16, SCR_S1 = 20, SCR_U = 24, SCR_V = 28, SCR_GD = 32, SCR_GZ = 33,
-       SCR_B = 34, SCR_H = 38, SCR_ER = 42, SCR_DE = 46 };
+       SCR_B = 34, SCR_H = 38, SCR_ER = 42, SCR_DE = 46, SCR_DM = 50 };
 
 typedef struct chunk_ctx {
     const er_mei_sim *sim;
@@ -219,8 +228,9 @@ static void run_chunk(const chunk_ctx *c)
             float *u = rolling(c, SCR_U, ye), *v = rolling(c, SCR_V, ye);
             er_mei_rowacc *acc = mine ? &sim->acc[ye] : &ghost_acc;
             rows_at(c, ye, &r);
-            er_mei_water_row(sim, c->k, &r, d, u, v, acc);
-            er_mei_erode_row(sim, c->k, &r, u, v, d, z, rolling(c, SCR_S1, ye),
+            float *dm = scr_row(c, SCR_DM);
+            er_mei_water_row(sim, c->k, &r, d, u, v, dm, acc);
+            er_mei_erode_row(sim, c->k, &r, u, v, dm, z, rolling(c, SCR_S1, ye),
                              rolling(c, SCR_ER, ye), rolling(c, SCR_DE, ye));
         }
         int yt = y - 2;
@@ -341,7 +351,7 @@ er_status er_mei_plan(er_plan *plan, const er_terrain *t, er_error *err)
 er_status er_mei_plan_substeps(const er_mei_params *m, double lx, double ly, int64_t *n,
                                er_error *err)
 {
-    double c = sqrt(m->gravity * m->pipe_area * (lx + ly));
+    double c = sqrt(2.0 * m->gravity * m->pipe_area * (lx + ly));
     double l = sqrt(lx * ly);
     double ratio = m->dt * c / l;
     double need = ceil(ratio);
@@ -355,16 +365,29 @@ er_status er_mei_plan_substeps(const er_mei_params *m, double lx, double ly, int
     if (m->cfl == ER_CFL_ERROR)
         return er_fail(err, ER_ENUMERIC,
                        "mei.dt: %g s is unstable (cfl violated at step 0): pipe wave speed "
-                       "sqrt(g * pipe_area * (lX + lY)) = %.4g m/s, dt * c = %.4g m > "
+                       "sqrt(2 * g * pipe_area * (lX + lY)) = %.4g m/s, dt * c = %.4g m > "
                        "sqrt(lX * lY) = %.4g m; stable for dt <= %.4g s, or set mei.cfl to "
                        "\"substep\"", m->dt, c, m->dt * c, l, dt_max);
     if (need > (double)m->max_substeps)
         return er_fail(err, ER_ENUMERIC,
                        "mei.max_substeps: mei.dt = %g s needs %.0f sub-steps, more than %lld "
-                       "(cfl: pipe wave speed sqrt(g * pipe_area * (lX + lY)) = %.4g m/s, "
+                       "(cfl: pipe wave speed sqrt(2 * g * pipe_area * (lX + lY)) = %.4g m/s, "
                        "dt * c = %.4g m > sqrt(lX * lY) = %.4g m; stable for dt <= %.4g s)",
                        m->dt, need, (long long)m->max_substeps, c, m->dt * c, l, dt_max);
     *n = (int64_t)need;
+    return ER_OK;
+}
+
+/* Condition 2 above on the coefficients a (sub-)step runs with:
+ * 2 dt (cx + cy) = dt^2 2 g A (lX + lY) / (lX lY) <= 1, up to the float
+ * rounding of the coefficients. */
+er_status er_mei_check_coef(const er_mei_coef *k, er_error *err)
+{
+    double gain = 2.0 * (double)k->dt * ((double)k->cx + (double)k->cy);
+    if (gain > 1.0 + 1e-5)
+        return er_fail(err, ER_ENUMERIC, "cfl violated: a sub-step of %g s is unstable "
+                       "(2 dt (cx + cy) = %.4g > 1); the plan must split the step",
+                       (double)k->dt, gain);
     return ER_OK;
 }
 
@@ -597,6 +620,10 @@ er_status er_mei_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts 
         goto done;
     }
     const double dt_sub = plan->dt_sub;
+    er_mei_coef k0;
+    er_mei_make_coef(&sim, m, dt_sub, 0, &k0);
+    if (m->steps > step0 && (st = er_mei_check_coef(&k0, err)))
+        goto done;
     for (int64_t step = step0; step < m->steps; step++) {
         int raining = m->rain_rate > 0.0 && (m->rain_steps == 0 || step < m->rain_steps);
         er_mei_add_drops(&sim, m, p->seed, step, &bud.water_added);

@@ -81,7 +81,7 @@ typedef struct er_mei_coef {
     float inv2lx, inv2ly, invlx, invly; /* [1/m] for the terrain gradient */
     float kc;        /* [s] sediment capacity constant (eq. 10) */
     float inv_cd;    /* [1/m] 1 / capacity_depth, or 0 */
-    float cd_off;    /* 0, or 1 when there is no depth factor (min(d inv_cd + off, 1)) */
+    float cd_off;    /* 0, or 1 when there is no depth factor (dbar inv_cd + off) */
     float ks_dt;     /* min(1, Ks * dt): fraction of the capacity deficit dissolved (eq. 11) */
     float kd_dt;     /* min(1, Kd * dt): fraction of the excess deposited (eq. 12) */
     float emax;      /* [m] most terrain one step removes from a cell */
@@ -144,7 +144,7 @@ enum { ER_SNAP_Z = 0, ER_SNAP_D = 1, ER_SNAP_S = 2, ER_SNAP_Q = 3, ER_SNAP_LAYER
        ER_SNAP_ROWS = 6 };
 
 /* Scratch rows per thread (see run_chunk in mei.c for their use). */
-#define ER_MEI_SCRATCH_ROWS 50
+#define ER_MEI_SCRATCH_ROWS 51
 
 /* Views of the rows around y that one kernel call reads and writes.  A row
  * outside the map is NULL. */
@@ -164,6 +164,9 @@ typedef struct er_mei_rows {
  * mei.c); ER_ENUMERIC under ER_CFL_ERROR or beyond max_substeps. */
 er_status er_mei_plan_substeps(const er_mei_params *m, double lx, double ly, int64_t *n,
                                er_error *err);
+/* ER_ENUMERIC when a (sub-)step with coefficients k breaks stability
+ * condition 2 of mei.c (the plan's sub-steps prevent it). */
+er_status er_mei_check_coef(const er_mei_coef *k, er_error *err);
 /* The coefficients of a (sub-)step of length dt; uses sim->lx, sim->ly only. */
 void er_mei_make_coef(const er_mei_sim *sim, const er_mei_params *m, double dt, int raining,
                       er_mei_coef *k);
@@ -177,9 +180,10 @@ void er_mei_surface_row(const er_mei_sim *sim, const er_mei_coef *k, int y, cons
 void er_mei_flux_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
                      float *const q[4], float *wq);
 /* Eqs. 6-9, 15 for row y: d holds the row's old depth and receives the new
- * one; u, v receive the velocity. */
+ * one; u, v receive the velocity, dm the mean depth of eq. 9 (so |v| dm is
+ * the discharge per unit width). */
 void er_mei_water_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
-                      float *d, float *u, float *v, er_mei_rowacc *acc);
+                      float *d, float *u, float *v, float *dm, er_mei_rowacc *acc);
 int er_mei_add_drops(er_mei_sim *sim, const er_mei_params *m, uint64_t seed,
                      int64_t step, double *added);
 void er_mei_add_sources(er_mei_sim *sim, const er_mei_params *m, double dt,
@@ -187,11 +191,11 @@ void er_mei_add_sources(er_mei_sim *sim, const er_mei_params *m, double dt,
 er_status er_mei_check_sources(const er_mei_sim *sim, const er_mei_params *m, er_error *err);
 
 /* erosion.c */
-/* Eqs. 10-12 for row y: z holds the row's terrain change and receives the
- * new one; s1 receives the sediment after erosion, er and de per cell the
+/* Eqs. 10-12 for row y: dm the mean depth of the step (eq. 9); z holds
+ * the row's terrain change and receives the new one; s1 receives the sediment after erosion, er and de per cell the
  * terrain dissolved and deposited [m]. */
 void er_mei_erode_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
-                      const float *u, const float *v, const float *dnew, float *z,
+                      const float *u, const float *v, const float *dm, float *z,
                       float *s1, float *er, float *de);
 
 /* transport.c */

@@ -55,6 +55,26 @@ void er_mei_surface_row(const er_mei_sim *sim, const er_mei_coef *k, int y, cons
     }
 }
 
+/* Head towards the virtual cell beyond an open edge in direction i: it
+ * holds no water, and its bed continues the terrain's fall from the
+ * opposite neighbour (linear extrapolation, b_out = 2 b - b_opp) where
+ * the terrain falls towards the edge, else lies level with the cell (a
+ * rise is not continued: that would dam an open edge).  So an edge cell
+ * drains like the interior cells upstream of it; with a level virtual
+ * bed alone the head is only the depth, and at 90 m cells an edge pipe
+ * gains g A dt^2 / lX of it per step (water backs up along the edge). */
+static float edge_head(const er_mei_sim *sim, const er_mei_rows *r, int x, int i, float hc)
+{
+    const int ny[4] = { 1, 1, 0, 2 };
+    const int nx[4] = { x - 1, x + 1, x, x };
+    const float bc = r->b[1][x];
+    int j = ny[i ^ 1], c = nx[i ^ 1];
+    float rise = 0.0f;
+    if (r->b[j] && c >= 0 && c < sim->w && !(r->wall[j] && r->wall[j][c]))
+        rise = er_max0(r->b[j][c] - bc);
+    return (hc - bc) + rise;
+}
+
 /* The general case: any cell, with map edges and walls. */
 static void flux_generic(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
                          int x, float *const qio[4], float *wq)
@@ -82,10 +102,8 @@ static void flux_generic(const er_mei_sim *sim, const er_mei_coef *k, const er_m
             ok[i] = 1;
             dh[i] = hc - r->h[j][c]; /* eq. 3 */
         } else if (k->open_edge[i]) {
-            /* Open edge: a virtual cell beyond the map at this cell's
-             * terrain level holding no water, so the head is the depth. */
             ok[i] = 1;
-            dh[i] = hc - r->b[1][x];
+            dh[i] = edge_head(sim, r, x, i, hc);
         }
     }
     float q[4];
@@ -153,7 +171,7 @@ void er_mei_flux_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_r
  * neighbour in direction i (0 where there is none), q the cell's own new
  * outflow.  Writes the depth after evaporation and the velocity. */
 static inline void water_cell(const er_mei_coef *k, float d1, const float in[4],
-                              const float q[4], float *dnew, float *u, float *v)
+                              const float q[4], float *dnew, float *u, float *v, float *dm)
 {
     float qin = (in[ER_L] + in[ER_R]) + (in[ER_T] + in[ER_B]);
     float qout = (q[ER_L] + q[ER_R]) + (q[ER_T] + q[ER_B]);
@@ -168,15 +186,16 @@ static inline void water_cell(const er_mei_coef *k, float d1, const float in[4],
     *dnew = d2 * k->keep; /* eq. 15 */
     *u = uu;
     *v = vv;
+    *dm = dbar;
 }
 
 static void water_generic(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
-                          int x, float *d, float *u, float *v)
+                          int x, float *d, float *u, float *v, float *dm)
 {
     const int w = sim->w;
     if (r->wall[1] && r->wall[1][x]) {
         d[x] = 0.0f;
-        u[x] = v[x] = 0.0f;
+        u[x] = v[x] = dm[x] = 0.0f;
         return;
     }
     float d1 = d[x] + k->rain;
@@ -188,7 +207,7 @@ static void water_generic(const er_mei_sim *sim, const er_mei_coef *k, const er_
     in[ER_R] = x < w - 1 ? r->q[1][ER_L][x + 1] : 0.0f;
     in[ER_T] = r->q[0][0] ? r->q[0][ER_B][x] : 0.0f;
     in[ER_B] = r->q[2][0] ? r->q[2][ER_T][x] : 0.0f;
-    water_cell(k, d1, in, q, &d[x], &u[x], &v[x]);
+    water_cell(k, d1, in, q, &d[x], &u[x], &v[x], &dm[x]);
 }
 
 /* water_cell for a run of cells [x0, x1) of an interior row; dc holds the
@@ -200,7 +219,8 @@ static ER_NOINLINE ER_CLONES void water_span(const er_mei_coef *k, int x0, int x
                                              const float *restrict qL, const float *restrict qR,
                                              const float *restrict qT, const float *restrict qB,
                                              const float *restrict qa, const float *restrict qb,
-                                             float *restrict uo, float *restrict vo)
+                                             float *restrict uo, float *restrict vo,
+                                             float *restrict dmo)
 {
     const float rain = k->rain, dt = k->dt, hlx = k->hlx, hly = k->hly, keep = k->keep;
     for (int i = x0; i < x1; i++) {
@@ -217,6 +237,7 @@ static ER_NOINLINE ER_CLONES void water_span(const er_mei_coef *k, int x0, int x
         float vv = dbar > ER_MEI_FILM ? vw : 0.0f;
         uo[i] = uu;
         vo[i] = vv;
+        dmo[i] = dbar;
         dc[i] = d2 * keep;
     }
 }
@@ -233,7 +254,7 @@ static ER_NOINLINE ER_CLONES uint32_t absmax_bits(const float *restrict a, int n
 }
 
 void er_mei_water_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
-                      float *d, float *u, float *v, er_mei_rowacc *acc)
+                      float *d, float *u, float *v, float *dm, er_mei_rowacc *acc)
 {
     const int w = sim->w;
     const int interior = r->q[0][0] && r->q[2][0];
@@ -245,12 +266,12 @@ void er_mei_water_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_
     while (x < w) {
         int end;
         if (!interior || !er_mei_run_from(sim, r, x, &end)) {
-            water_generic(sim, k, r, x, d, u, v);
+            water_generic(sim, k, r, x, d, u, v, dm);
             x++;
             continue;
         }
         water_span(k, x, end, d, r->q[1][ER_L], r->q[1][ER_R], r->q[1][ER_T],
-                   r->q[1][ER_B], r->q[0][ER_B], r->q[2][ER_T], u, v);
+                   r->q[1][ER_B], r->q[0][ER_B], r->q[2][ER_T], u, v, dm);
         x = end;
     }
     acc->umax = absmax_bits(u, w, 0);

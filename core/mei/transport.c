@@ -14,7 +14,8 @@
  * bilinear from the 2x2 cells around the departure point, which the CFL
  * bound dt |u| <= lX keeps within the 3x3 neighbourhood; off the map or on
  * a wall the cell's own value is used.  It is not conservative (the budget
- * shows by how much) and sediment does not leave through open edges.
+ * shows by how much); what leaves through open edges is counted as for
+ * the conservative scheme (count_left).
  */
 #include "mei_internal.h"
 
@@ -49,6 +50,23 @@ static float semi_lagrangian_cell(const er_mei_sim *sim, const er_mei_coef *k,
     return er_max0((1.0f - fy) * r0 + fy * r1);
 }
 
+/* What a cell beside an open edge sends through it is gone: the water of
+ * its edge pipes (eqs. 5-7) and, with it, the same fraction of its
+ * sediment (the donor product, also under eq. 14, whose departure points
+ * lie inside the map: the sediment an outward flow carries past the edge
+ * leaves uncounted otherwise). */
+static void count_left(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
+                       int x, er_mei_rowacc *acc)
+{
+    const int edge[4] = { x == 0, x == sim->w - 1, !r->s1[0], !r->s1[2] };
+    const float sc = r->s1[1][x], wc = r->wq[1][x];
+    for (int i = 0; i < 4; i++)
+        if (edge[i] && k->open_edge[i]) {
+            acc->left_sed += sc * (r->q[1][i][x] * wc);
+            acc->left_water += (double)r->q[1][i][x] * (double)k->dt;
+        }
+}
+
 static void transport_generic(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
                               int x, const float *u, const float *v, float *snew,
                               er_mei_rowacc *acc)
@@ -58,6 +76,8 @@ static void transport_generic(const er_mei_sim *sim, const er_mei_coef *k, const
         snew[x] = 0.0f;
         return;
     }
+    if (k->open)
+        count_left(sim, k, r, x, acc);
     if (k->semi_lagrangian) {
         snew[x] = semi_lagrangian_cell(sim, k, r, x, u[x], v[x]);
         return;
@@ -77,15 +97,6 @@ static void transport_generic(const er_mei_sim *sim, const er_mei_coef *k, const
         in[ER_B] = r->s1[2][x] * (r->q[2][ER_T][x] * r->wq[2][x]);
     snew[x] = er_max0((sc - ((out[ER_L] + out[ER_R]) + (out[ER_T] + out[ER_B]))) +
                       ((in[ER_L] + in[ER_R]) + (in[ER_T] + in[ER_B])));
-    if (k->open) {
-        /* what a cell sends through the map edge is gone */
-        const int edge[4] = { x == 0, x == w - 1, !r->s1[0], !r->s1[2] };
-        for (int i = 0; i < 4; i++)
-            if (edge[i] && k->open_edge[i]) {
-                acc->left_sed += out[i];
-                acc->left_water += (double)r->q[1][i][x] * (double)k->dt;
-            }
-    }
 }
 
 /* Drying (see ER_MEI_DRY; `dry` is the threshold) of one terrain cell, and

@@ -583,6 +583,8 @@ er_status er_vk_mei_run(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
         er_mei_make_coef(&sim, m, dt_sub, r, &k[r]);
         fill_coef(&k[r], t, &kg[r]);
     }
+    if (m->steps > 0 && (st = er_mei_check_coef(&k[0], err)))
+        return st;
     if ((st = build_sources(t, m, dt_sub, &src, &src_words, &nsrc, covered, amounts, err)))
         return st;
     z = malloc(n * sizeof(float));

@@ -231,7 +231,7 @@ static void synthetic_sized(mei_case *c, int side)
     er_mei_params *m = &c->p.mei;
     c->p.seed = 42;
     m->steps = 300;
-    m->dt = 0.5; /* sqrt(g * 2) * 0.5 = 2.2 > 1: three sub-steps */
+    m->dt = 0.5; /* sqrt(2 g * 2) * 0.5 = 3.1 > 1: four sub-steps */
     m->drops_per_step = 4;
     m->drop_radius = 2.5;
     m->drop_amount = 0.01;
@@ -593,7 +593,7 @@ START_TEST(test_mei_tiny_maps_match_cpu)
     er_mei_params *m = &c.p.mei;
     c.p.seed = 9;
     m->steps = 40;
-    m->dt = 0.5; /* three sub-steps at 1 m cells, as in synthetic_sized */
+    m->dt = 0.5; /* four sub-steps at 1 m cells, as in synthetic_sized */
     m->drops_per_step = 2;
     m->drop_radius = 1.5;
     m->drop_amount = 0.01;

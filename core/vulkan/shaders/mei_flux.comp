@@ -45,9 +45,14 @@ void main()
                 dh = hc - surface(nb[j], k.rain); // eq. 3
             }
         } else if (k.open != 0) {
-            // open edge: a dry virtual cell at this cell's terrain level
+            // open edge: a dry virtual cell whose bed continues the fall
+            // from the opposite neighbour, else level (pipe.c edge_head)
+            uint o = nb[j ^ 1];
+            precise float rise = 0.0;
+            if (inside[j ^ 1] && !(k.has_wall != 0 && is_wall(o)))
+                rise = max0((b0[o] + z[o]) - bc);
             ok = true;
-            dh = hc - bc;
+            dh = (hc - bc) + rise;
         }
         precise float t = qo[j] + c[j] * dh; // eq. 2
         q[j] = ok ? max0(t) : 0.0;

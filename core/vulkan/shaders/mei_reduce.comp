@@ -26,9 +26,9 @@ void main()
         bad |= nonfinite(z[i]) | nonfinite(d[i]) | nonfinite(s[i]);
     }
     // what cells on the map edge sent through it (open edges), cell by cell
-    // in column order, directions L, R, T, B (lane 0 does the row's edge cells);
-    // the semi-Lagrangian scheme lets nothing out (core/mei/transport.c)
-    if (k.open != 0 && k.semi_lagrangian == 0 && j == 0u) {
+    // in column order, directions L, R, T, B (lane 0 does the row's edge cells),
+    // under either scheme (core/mei/transport.c count_left)
+    if (k.open != 0 && j == 0u) {
         bool full = y == 0u || y + 1u == h;
         for (uint x = 0u; x < w; x = (full || x + 1u == w) ? x + 1u : w - 1u) {
             uint i = y * w + x;

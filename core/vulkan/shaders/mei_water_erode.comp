@@ -67,19 +67,17 @@ void main()
             bn[j] = b0[nb[j]] + z[nb[j]];
     }
     precise float bc = b0[i] + z[i];
-    precise float gx = 0.0, gy = 0.0;
-    if (ok[0] && ok[1])
-        gx = (bn[1] - bn[0]) * k.inv2lx;
-    else if (ok[1])
-        gx = (bn[1] - bc) * k.invlx;
-    else if (ok[0])
-        gx = (bc - bn[0]) * k.invlx;
-    if (ok[2] && ok[3])
-        gy = (bn[3] - bn[2]) * k.inv2ly;
-    else if (ok[3])
-        gy = (bn[3] - bc) * k.invly;
-    else if (ok[2])
-        gy = (bc - bn[2]) * k.invly;
+    // the fall per axis (core/mei/erosion.c fall, erode_generic)
+    precise float fl[2];
+    for (int p = 0; p < 2; p++) {
+        int a = 2 * p, c = 2 * p + 1;
+        precise float da = bc - bn[a], dc = bc - bn[c];
+        precise float ua = bn[a] - bc, uc = bn[c] - bc;
+        fl[p] = ok[a] && ok[c] ? max0(maxf(da, dc))
+              : ok[a]          ? maxf(da, ua)
+              : ok[c]          ? maxf(dc, uc) : 0.0;
+    }
+    precise float gx = fl[0] * k.invlx, gy = fl[1] * k.invly;
     float lo[2];
     bool any_[2];
     for (int p = 0; p < 2; p++) {
@@ -104,7 +102,7 @@ void main()
     float zc = z[i], sc = s[i];
     precise float t2 = gx * gx + gy * gy;
     precise float sin2 = maxf(t2 / (1.0 + t2), k.min_tilt2);
-    precise float depth = minf(dn * k.inv_cd + k.cd_off, 1.0);
+    precise float depth = dbar * k.inv_cd + k.cd_off; // |v| dbar / D, or |v|
     precise float cap = k.kc * er_sqrt(sin2 * (uu * uu + vv * vv)) * depth;
     precise float e = minf(minf(k.ks_dt * (cap - sc), k.emax), lim);
     precise float ze = zc - e;                    // eq. 11a
