@@ -83,15 +83,11 @@ static int probe_parent(const char *pattern, const char *what)
 }
 
 /* Checks of a --tile-set run that need no pixels: every input is one of
- * the set's tiles, outputs are GeoTIFF, the CPU backend runs. */
+ * the set's tiles, outputs are GeoTIFF. */
 static int preflight_tiles(const er_settings *s)
 {
     if (s->format == ER_OUT_PNG) {
         er_msg_error("--format png: tile sets are written as GeoTIFF (they need georeferencing)");
-        return EXIT_USAGE;
-    }
-    if (s->backend == ER_BACKEND_VULKAN) {
-        er_msg_error("--tile-set: runs on the cpu backend only");
         return EXIT_USAGE;
     }
     if (s->stitch)
@@ -636,6 +632,26 @@ static er_status choose_backend(job *j, er_vk_ctx *vk)
     return er_fail(&j->err, st, "%s: %s", j->input, e.msg);
 }
 
+/* The backend a checkpoint of this run records, and a --resume state
+ * from another backend (or device, or driver) refused (io/checkpoint.h). */
+static er_status check_resume_backend(job *j)
+{
+    const er_vk_device_info *d = j->be_ctx ? er_vk_info(j->be_ctx) : NULL;
+    if (d)
+        snprintf(j->ck_id.backend, sizeof j->ck_id.backend, "vulkan %.34s (driver %#x)",
+                 d->name, d->driver_version);
+    else
+        snprintf(j->ck_id.backend, sizeof j->ck_id.backend, "cpu");
+    er_error e = {{0}};
+    char path[PATH_MAX];
+    if (!j->resumed.buf)
+        return ER_OK;
+    er_path_pattern(path, sizeof path, j->s->resume, j->input);
+    if (er_checkpoint_same_backend(&j->resumed, path, j->ck_id.backend, &e))
+        return er_fail(&j->err, ER_EINVAL, "%s: --resume: %s", j->input, e.msg);
+    return ER_OK;
+}
+
 /* Whether the error line already starts with the input's name. */
 static int names_input(const job *j)
 {
@@ -693,6 +709,8 @@ static int run_one(const er_settings *s, const er_params *recipe, const char *in
         st = prepare_checkpoint(&j, recipe);
     if (st == ER_OK)
         st = choose_backend(&j, vk);
+    if (st == ER_OK)
+        st = check_resume_backend(&j);
     if (st == ER_OK) {
         started = 1;
         int show = s->progress < 0 ? isatty(STDERR_FILENO) : s->progress;
