@@ -40,9 +40,11 @@
  * operations and is `precise` (no FMA contraction); the square root is the
  * CPU's er_sqrt (+ - * only).  What can still differ is division (Vulkan
  * allows 2.5 ulp for a / b; lavapipe divides exactly) and denormals
- * (devices may flush them).  Budget sums are per row in column order,
- * rows added on the host top to bottom: deterministic, but not the CPU's
- * order, so they agree to rounding.  README "Vulkan backend" gives the
+ * (devices may flush them).  Budget sums are per row in 64 interleaved
+ * lanes, the rows then added top to bottom after every sub-step as the CPU
+ * adds its rows: deterministic, but each row's sum is not formed in the
+ * CPU's order, so they agree to rounding (and a checkpoint goes on only on
+ * the backend that wrote it).  README "Vulkan backend" gives the
  * measured differences and the tolerances the tests use.
  */
 #include "vk.h"

@@ -677,8 +677,8 @@ START_TEST(test_mei_hooks_match_cpu)
 END_TEST
 
 /* A Vulkan run resumed from a mid-run Vulkan state gives the straight
- * run's bits, budget included, and a boundary callback that returns
- * non-zero stops the run there. */
+ * run's bits, budget included; a state that does not fit the plan is
+ * refused. */
 START_TEST(test_mei_resume_matches_straight)
 {
     const char *why;
