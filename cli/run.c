@@ -619,7 +619,8 @@ static er_status choose_backend(job *j, er_vk_ctx *vk)
         return ER_OK;
     if ((er_backend_vulkan.caps[j->plan.p.model] & need) != need)
         st = er_fail(&e, ER_EUNSUPPORTED, "--checkpoint, --resume, --frames and --tile-set run "
-                     "on the cpu backend only");
+                     "on the cpu backend only for the %s model",
+                     j->plan.p.model == ER_MODEL_MEI ? "mei" : "droplet");
     else
         st = er_backend_vulkan.check(vk, &j->plan, &j->terrain, &e);
     if (st == ER_OK) {
