@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "paths.h"
 #include "run.h"
 
 /* The backend for this input: Vulkan when it is open and can run the
@@ -24,7 +25,7 @@ er_status er_job_choose_backend(er_job *j, er_vk_ctx *vk)
         return ER_OK;
     if ((er_backend_vulkan.caps[j->plan.p.model] & need) != need)
         st = er_fail(&e, ER_EUNSUPPORTED, "--checkpoint, --resume, --frames and --tile-set run "
-                     "on the cpu backend only");
+                     "on the cpu backend only for this model");
     else
         st = er_backend_vulkan.check(vk, &j->plan, &j->terrain, &e);
     if (st == ER_OK) {
@@ -35,6 +36,26 @@ er_status er_job_choose_backend(er_job *j, er_vk_ctx *vk)
     if (s->backend == ER_BACKEND_AUTO)
         return ER_OK;
     return er_fail(&j->err, st, "%s: %s", j->input, e.msg);
+}
+
+/* The backend a checkpoint of this run records, and a --resume state
+ * from another backend (or device, or driver) refused (io/checkpoint.h). */
+er_status er_job_check_resume_backend(er_job *j)
+{
+    const er_vk_device_info *d = j->be_ctx ? er_vk_info(j->be_ctx) : NULL;
+    if (d)
+        snprintf(j->ck_id.backend, sizeof j->ck_id.backend, "vulkan %.34s (driver %#x)",
+                 d->name, d->driver_version);
+    else
+        snprintf(j->ck_id.backend, sizeof j->ck_id.backend, "cpu");
+    if (!j->resumed.buf)
+        return ER_OK;
+    er_error e = {{0}};
+    char path[PATH_MAX];
+    er_path_pattern(path, sizeof path, j->s->resume, j->input);
+    if (er_checkpoint_same_backend(&j->resumed, path, j->ck_id.backend, &e))
+        return er_fail(&j->err, ER_EINVAL, "%s: --resume: %s", j->input, e.msg);
+    return ER_OK;
 }
 
 int er_run_list_devices(void)

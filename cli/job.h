@@ -71,6 +71,9 @@ const er_run_hooks *er_job_callbacks(er_job *j, er_run_ctl *ctl, er_run_hooks *h
 int er_backend_open(const er_settings *s, er_vk_ctx **vk);
 int er_backend_close(er_vk_ctx *vk, int status);
 er_status er_job_choose_backend(er_job *j, er_vk_ctx *vk);
+/* Records the chosen backend in the checkpoint identity and refuses a
+ * --resume state written by another backend, device or driver. */
+er_status er_job_check_resume_backend(er_job *j);
 
 /* outputs.c: the layers, the preview and the frames' pictures. */
 er_status er_job_write_layers(er_job *j);

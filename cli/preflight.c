@@ -50,15 +50,12 @@ static int probe_parent(const char *pattern, const char *what)
 }
 
 /* Checks of a --tile-set run that need no pixels: every input is one of
- * the set's tiles, outputs are GeoTIFF, the CPU backend runs. */
+ * the set's tiles, outputs are GeoTIFF (which backend runs is the
+ * backend's capabilities' business, er_job_choose_backend). */
 static int preflight_tiles(const er_settings *s)
 {
     if (s->format == ER_OUT_PNG) {
         er_msg_error("--format png: tile sets are written as GeoTIFF (they need georeferencing)");
-        return EXIT_USAGE;
-    }
-    if (s->backend == ER_BACKEND_VULKAN) {
-        er_msg_error("--tile-set: runs on the cpu backend only");
         return EXIT_USAGE;
     }
     if (s->stitch)

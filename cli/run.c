@@ -118,6 +118,8 @@ static er_status prepare(er_job *j, const er_params *recipe, size_t limit, er_vk
         st = er_job_prepare_checkpoint(j, recipe);
     if (st == ER_OK)
         st = er_job_choose_backend(j, vk);
+    if (st == ER_OK)
+        st = er_job_check_resume_backend(j);
     return st;
 }
 

@@ -43,6 +43,8 @@ typedef struct er_vk_device_info {
     int has_compute;               /* a queue family with VK_QUEUE_COMPUTE_BIT */
     int has_int64;                 /* shaderInt64: the raindrop RNG (Mei) */
     int has_float64;               /* shaderFloat64: the per-row budget sums (Mei) */
+    uint32_t driver_version;       /* VkPhysicalDeviceProperties.driverVersion (vendor's packing):
+                                    * a checkpoint records it with the name */
 } er_vk_device_info;
 
 /* How to open the backend. */
@@ -112,10 +114,11 @@ er_status er_vk_droplet_check(er_vk_ctx *vk, const er_plan *plan, const er_terra
 /*
  * The Mei model on the device: the contract of core/model.h, same plan,
  * same outputs within the tolerance stated in README ("Vulkan backend").
- * The state stays in device memory for the whole run; it is read back once
- * at the end.  o->ctl->progress is called every few steps (after a fence,
- * no read-back).  Windows and run hooks are not supported yet:
- * er_backend_vulkan refuses them (ER_EUNSUPPORTED) before calling this.
+ * The state stays in device memory for the whole run; it is read back at
+ * the end and at the boundaries o->hooks wants (er_hooks_want), and a
+ * resume state is uploaded.  Windows run as on the CPU (raindrops over the
+ * world, sources in world pixels, inner edges open).  o->ctl->progress is
+ * called every few steps (after a fence, no read-back).
  * Additional failures: ER_ENOMEM when a buffer exceeds the device's
  * limits, ER_EIO "vulkan: device lost at step N".  On any failure but
  * ER_ENUMERIC/ER_ECANCELED the terrain is left as it was.
@@ -131,10 +134,9 @@ er_status er_vk_droplet_run(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
                             const er_run_opts *o, er_error *err);
 
 /* The Vulkan backend as an er_backend (core/plan.h): ctx is the
- * er_vk_ctx.  Capabilities: droplets windows and run hooks; Mei plain runs
- * only yet (check and run refuse a window or run hooks with
- * ER_EUNSUPPORTED).  Built without
- * Vulkan, check and run fail with ER_VK_NOT_BUILT. */
+ * er_vk_ctx.  Capabilities: both models run windows (tile sets) and run
+ * hooks (checkpoints, frames, resume).  Built without Vulkan, check and
+ * run fail with ER_VK_NOT_BUILT. */
 extern const er_backend er_backend_vulkan;
 
 /* er_plan_make and er_backend_vulkan's check and run in one call (no

@@ -43,7 +43,7 @@ er_status er_run_cpu(const er_params *p, er_terrain *t, const er_window *win,
 }
 
 /* What the Vulkan backend runs of each model besides plain runs. */
-#define VK_CAPS_MEI 0u
+#define VK_CAPS_MEI (ER_CAP_WINDOW | ER_CAP_HOOKS)
 #define VK_CAPS_DROPLET (ER_CAP_WINDOW | ER_CAP_HOOKS)
 
 /* What the Vulkan backend does not run yet: a plan of a window or run

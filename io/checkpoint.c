@@ -152,7 +152,15 @@ static void encode_header(unsigned char *p, const er_run_state *s, const er_chec
         put_u64(p + 96 + 8 * i, f64_bits(dv[i]));
     put_u64(p + 144, (uint64_t)b->work_done);
     put_u64(p + 152, (uint64_t)b->substeps);
-    put_u64(p + 160, er_fnv1a64(ER_FNV1A64_INIT, p, 160));
+    snprintf((char *)p + 160, ER_CHECKPOINT_BACKEND, "%s", id->backend[0] ? id->backend : "cpu");
+    put_u64(p + 224, er_fnv1a64(ER_FNV1A64_INIT, p, 224));
+}
+
+/* Bytes of the header of format `format` (1 or 2); its checksum is the
+ * last 8. */
+static size_t header_bytes(uint32_t format)
+{
+    return format == 1 ? ER_CHECKPOINT_HEADER_V1 : ER_CHECKPOINT_HEADER;
 }
 
 static int write_all(int fd, const unsigned char *p, size_t n)
@@ -227,15 +235,16 @@ static const char *model_name(uint32_t m)
 
 /* Checks the header against id; fills the state's scalars. */
 static er_status check_header(const char *path, const unsigned char *p, const er_checkpoint_id *id,
-                              er_run_state *s, uint32_t *mask, er_error *err)
+                              er_checkpoint *out, uint32_t *mask, er_error *err)
 {
     if (memcmp(p, magic, sizeof magic) != 0)
         return er_fail(err, ER_EINVAL, "'%s': not an erode checkpoint", path);
     uint32_t format = get_u32(p + 8);
-    if (format != ER_CHECKPOINT_FORMAT)
-        return er_fail(err, ER_EINVAL, "'%s': checkpoint format %u, this erode reads format %d",
-                       path, format, ER_CHECKPOINT_FORMAT);
-    if (get_u64(p + 160) != er_fnv1a64(ER_FNV1A64_INIT, p, 160))
+    if (format != 1 && format != ER_CHECKPOINT_FORMAT)
+        return er_fail(err, ER_EINVAL, "'%s': checkpoint format %u, this erode reads formats "
+                       "1 and %d", path, format, ER_CHECKPOINT_FORMAT);
+    size_t sum_at = header_bytes(format) - 8;
+    if (get_u64(p + sum_at) != er_fnv1a64(ER_FNV1A64_INIT, p, sum_at))
         return er_fail(err, ER_EINVAL, "'%s': corrupt checkpoint (header checksum)", path);
     char version[VERSION_BYTES + 1];
     memcpy(version, p + 12, VERSION_BYTES);
@@ -262,7 +271,14 @@ static er_status check_header(const char *path, const unsigned char *p, const er
     *mask = get_u32(p + 44);
     if (n_arrays > ER_STATE_ARRAYS || (*mask >> n_arrays) != 0)
         return er_fail(err, ER_EINVAL, "'%s': corrupt checkpoint (arrays)", path);
+    er_run_state *s = &out->state;
     memset(s, 0, sizeof *s);
+    if (format == 1)
+        snprintf(out->backend, sizeof out->backend, "cpu");
+    else
+        for (int i = 0; i < ER_CHECKPOINT_BACKEND - 1; i++) /* printable, NUL-ended */
+            out->backend[i] = p[160 + i] && (p[160 + i] < 0x20 || p[160 + i] > 0x7e) ? '?'
+                                                                                  : (char)p[160 + i];
     s->model = (er_model_kind)model;
     s->width = id->width;
     s->height = id->height;
@@ -293,17 +309,20 @@ er_status er_checkpoint_read(const char *path, const er_checkpoint_id *id, er_ch
     unsigned char *buf = NULL;
     er_status st = ER_OK;
     uint32_t mask = 0;
-    size_t got = fread(head, 1, sizeof head, f);
+    size_t got = fread(head, 1, ER_CHECKPOINT_HEADER_V1, f);
     if (got < sizeof magic || memcmp(head, magic, sizeof magic) != 0) {
         st = ferror(f) ? er_fail(err, ER_EIO, "cannot read '%s'", path)
                        : er_fail(err, ER_EINVAL, "'%s': not an erode checkpoint", path);
         goto done;
     }
-    if (got < sizeof head) {
+    const size_t hb = header_bytes(get_u32(head + 8));
+    if (got == ER_CHECKPOINT_HEADER_V1 && hb > got)
+        got += fread(head + got, 1, hb - got, f);
+    if (got < hb) {
         st = er_fail(err, ER_EINVAL, "'%s': truncated checkpoint", path);
         goto done;
     }
-    if ((st = check_header(path, head, id, &out->state, &mask, err)))
+    if ((st = check_header(path, head, id, out, &mask, err)))
         goto done;
     const size_t n = (size_t)id->width * (size_t)id->height;
     int present = 0;
@@ -350,6 +369,16 @@ done:
     if (st)
         er_checkpoint_free(out);
     return st;
+}
+
+er_status er_checkpoint_same_backend(const er_checkpoint *c, const char *path,
+                                     const char *backend, er_error *err)
+{
+    const char *b = backend[0] ? backend : "cpu";
+    if (strcmp(c->backend, b) == 0)
+        return ER_OK;
+    return er_fail(err, ER_EINVAL, "'%s': checkpoint of a run on %s, this run is on %s; "
+                   "resume it with the backend that started it", path, c->backend, b);
 }
 
 int er_checkpoint_looks_like_one(const char *path)

@@ -4,9 +4,9 @@
  * produce the same bytes as an uninterrupted one.  io/ knows the state
  * struct only, not what the arrays mean.
  *
- * Format 1, every number little-endian:
+ * Format 2, every number little-endian:
  *   0   8  magic "ERODECKP"
- *   8   4  u32 format version (1)
+ *   8   4  u32 format version (2)
  *   12 16  erode version, NUL-padded ASCII
  *   28  4  u32 model (er_model_kind)
  *   32  4  u32 width      36 4 u32 height
@@ -16,10 +16,17 @@
  *   96 48  f64 budget: material_before, eroded, deposited, left_map,
  *          water_added, water_left
  *   144 16 i64 budget: work_done, substeps
- *   160 8  u64 FNV-1a 64 of bytes 0..159
- *   168    the present arrays in index order, width * height f32 each
+ *   160 64 the backend that ran it, NUL-padded ASCII: "cpu", or "vulkan "
+ *          and the device and driver (backends agree only within a
+ *          tolerance, and their budget sums differ in rounding, so a run
+ *          goes on only where it started; er_checkpoint_same_backend)
+ *   224 8  u64 FNV-1a 64 of bytes 0..223
+ *   232    the present arrays in index order, width * height f32 each
  *   end 8  u64 FNV-1a 64 of the array values, folding one float's 32 bits
  *          (not one byte) at a time
+ * Format 1 (erode before the backend was recorded) is format 2 without
+ * bytes 160..223, its header checksum at 160 over bytes 0..159 and its
+ * arrays from 168; it reads as a "cpu" checkpoint.
  */
 #ifndef ER_CHECKPOINT_H
 #define ER_CHECKPOINT_H
@@ -30,8 +37,10 @@
 #include "../core/error.h"
 #include "../core/model.h"
 
-#define ER_CHECKPOINT_FORMAT 1
-#define ER_CHECKPOINT_HEADER 168
+#define ER_CHECKPOINT_FORMAT 2
+#define ER_CHECKPOINT_HEADER 232
+#define ER_CHECKPOINT_HEADER_V1 168
+#define ER_CHECKPOINT_BACKEND 64 /* bytes of the backend name, its NUL included */
 #define ER_FNV1A64_INIT UINT64_C(0xcbf29ce484222325)
 
 /* FNV-1a 64 of n bytes, continuing from h (start with ER_FNV1A64_INIT). */
@@ -49,6 +58,7 @@ typedef struct er_checkpoint_id {
     int width, height;
     uint64_t recipe_hash;   /* er_fnv1a64 of the canonical recipe text */
     uint64_t input_hash;    /* er_checkpoint_input_hash */
+    char backend[ER_CHECKPOINT_BACKEND]; /* what runs it (written; "" = "cpu") */
 } er_checkpoint_id;
 
 /*
@@ -64,6 +74,7 @@ er_status er_checkpoint_write(const char *path, const er_run_state *state,
 typedef struct er_checkpoint {
     er_run_state state;
     float *buf;
+    char backend[ER_CHECKPOINT_BACKEND]; /* the backend that wrote it ("cpu" for format 1) */
 } er_checkpoint;
 
 /*
@@ -76,6 +87,12 @@ typedef struct er_checkpoint {
  */
 er_status er_checkpoint_read(const char *path, const er_checkpoint_id *id, er_checkpoint *out,
                              er_error *err);
+
+/* ER_OK when checkpoint c (read from `path`) was written by `backend`
+ * (an er_checkpoint_id.backend), else ER_EINVAL naming both: a run goes
+ * on only on the backend (and device and driver) it started on. */
+er_status er_checkpoint_same_backend(const er_checkpoint *c, const char *path,
+                                     const char *backend, er_error *err);
 
 /* 1 when `path` can be read and starts with the checkpoint magic: an
  * existing file that a --checkpoint may replace (and remove after

@@ -391,6 +391,25 @@ er_status er_mei_check_coef(const er_mei_coef *k, er_error *err)
     return ER_OK;
 }
 
+er_status er_mei_fail(const er_mei_sim *sim, const er_mei_coef *k, int kind, int64_t step,
+                      int row, float vel, er_error *err)
+{
+    long long t = (long long)step;
+    double c = (double)k->dt * (double)vel;
+    switch (kind) {
+    case ER_MEI_FAIL_STATE:
+        return er_fail(err, ER_ENUMERIC, "non-finite value at step %lld in row %d", t, row);
+    case ER_MEI_FAIL_VELOCITY:
+        return er_fail(err, ER_ENUMERIC, "non-finite velocity at step %lld in row %d", t, row);
+    case ER_MEI_FAIL_CFL_U:
+        return er_fail(err, ER_ENUMERIC, "cfl violated at step %lld: |u| = %.4g m/s in row %d, "
+                       "dt * |u| = %.4g m > lX = %.4g m", t, (double)vel, row, c, sim->lx);
+    default:
+        return er_fail(err, ER_ENUMERIC, "cfl violated at step %lld: |v| = %.4g m/s in row %d, "
+                       "dt * |v| = %.4g m > lY = %.4g m", t, (double)vel, row, c, sim->ly);
+    }
+}
+
 /* Serial reduction of the rows of one sub-step: budget and checks. */
 static er_status finish_substep(er_mei_sim *sim, const er_mei_coef *k, int64_t step,
                                 er_budget *bud, er_error *err)
@@ -400,8 +419,7 @@ static er_status finish_substep(er_mei_sim *sim, const er_mei_coef *k, int64_t s
     for (int y = 0; y < sim->h; y++) {
         const er_mei_rowacc *a = &sim->acc[y];
         if (a->bad)
-            return er_fail(err, ER_ENUMERIC, "non-finite value at step %lld in row %d",
-                           (long long)step, y);
+            return er_mei_fail(sim, k, ER_MEI_FAIL_STATE, step, y, 0.0f, err);
         if (a->umax > um) {
             um = a->umax;
             uy = y;
@@ -413,19 +431,12 @@ static er_status finish_substep(er_mei_sim *sim, const er_mei_coef *k, int64_t s
     }
     float fu = from_bits(um), fv = from_bits(vm);
     if (!isfinite(fu) || !isfinite(fv))
-        return er_fail(err, ER_ENUMERIC, "non-finite velocity at step %lld in row %d",
-                       (long long)step, isfinite(fu) ? vy : uy);
+        return er_mei_fail(sim, k, ER_MEI_FAIL_VELOCITY, step, isfinite(fu) ? vy : uy, 0.0f, err);
     /* condition 1: bound by construction, so only rounding is allowed */
-    const double slack = 1.0 + 1e-3;
-    double cu = (double)k->dt * (double)fu, cv = (double)k->dt * (double)fv;
-    if (cu > sim->lx * slack)
-        return er_fail(err, ER_ENUMERIC, "cfl violated at step %lld: |u| = %.4g m/s in row %d, "
-                       "dt * |u| = %.4g m > lX = %.4g m", (long long)step, (double)fu, uy, cu,
-                       sim->lx);
-    if (cv > sim->ly * slack)
-        return er_fail(err, ER_ENUMERIC, "cfl violated at step %lld: |v| = %.4g m/s in row %d, "
-                       "dt * |v| = %.4g m > lY = %.4g m", (long long)step, (double)fv, vy, cv,
-                       sim->ly);
+    if ((double)k->dt * (double)fu > sim->lx * ER_MEI_CFL_SLACK)
+        return er_mei_fail(sim, k, ER_MEI_FAIL_CFL_U, step, uy, fu, err);
+    if ((double)k->dt * (double)fv > sim->ly * ER_MEI_CFL_SLACK)
+        return er_mei_fail(sim, k, ER_MEI_FAIL_CFL_V, step, vy, fv, err);
     for (int y = 0; y < sim->h; y++) {
         const er_mei_rowacc *a = &sim->acc[y];
         bud->eroded += a->eroded;
@@ -445,7 +456,7 @@ static inline float finite_or_0(float v)
 /* Writes the current state to the caller: b = b0 + z in place (walls keep
  * their value, so do cells that did not change: b + 0 would turn -0 into
  * +0), water and sediment layers (0 on walls). */
-static void copy_out(er_mei_sim *sim, er_terrain *t, er_layers *layers)
+static void copy_out(const er_mei_sim *sim, er_terrain *t, er_layers *layers)
 {
     const float *z = sim->z;
     float *b = t->elevation;
@@ -468,7 +479,7 @@ static void copy_out(er_mei_sim *sim, er_terrain *t, er_layers *layers)
     }
 }
 
-static void sim_free(er_mei_sim *sim)
+void er_mei_sim_free(er_mei_sim *sim)
 {
     free(sim->z);
     free(sim->d);
@@ -481,7 +492,8 @@ static void sim_free(er_mei_sim *sim)
     free(sim->row_wall_buf);
 }
 
-static er_status sim_alloc(er_mei_sim *sim, er_terrain *t, const er_window *win, er_error *err)
+er_status er_mei_sim_alloc(er_mei_sim *sim, const er_terrain *t, const er_window *win,
+                           er_error *err)
 {
     const size_t n = (size_t)t->width * (size_t)t->height;
     size_t state, sbytes, snap;
@@ -531,15 +543,14 @@ static er_status sim_alloc(er_mei_sim *sim, er_terrain *t, const er_window *win,
         sim->row_wall = sim->row_wall_buf = rw;
     }
     if (!ok) {
-        sim_free(sim);
+        er_mei_sim_free(sim);
         return er_fail(err, ER_ENOMEM, "mei: out of memory for a %dx%d map", t->width,
                        t->height);
     }
     return ER_OK;
 }
 
-/* The run state at the boundary after `step` steps (see core/model.h). */
-static void state_view(const er_mei_sim *sim, const er_mei_params *m, int64_t step,
+void er_mei_state_view(const er_mei_sim *sim, const er_mei_params *m, int64_t step,
                        const er_budget *bud, er_run_state *v)
 {
     memset(v, 0, sizeof *v);
@@ -557,10 +568,7 @@ static void state_view(const er_mei_sim *sim, const er_mei_params *m, int64_t st
         v->array[ER_STATE_MEI_Q + i] = sim->q[i];
 }
 
-/* Replaces the fresh state by a resumed one; returns the step to go on
- * from.  The accumulators carry on from their saved values, so the sums
- * are formed in the same order as in an uninterrupted run. */
-static er_status restore(er_mei_sim *sim, const er_plan *plan, const er_run_state *r,
+er_status er_mei_restore(er_mei_sim *sim, const er_plan *plan, const er_run_state *r,
                          er_budget *bud, int64_t *step0, er_error *err)
 {
     er_status st = er_plan_check_resume(plan, r, 1, 1, err);
@@ -586,8 +594,18 @@ static int at_boundary(const er_run_hooks *hk, const er_mei_sim *sim, const er_m
     if (!hk || !hk->boundary)
         return 0;
     er_run_state v;
-    state_view(sim, m, step, bud, &v);
+    er_mei_state_view(sim, m, step, bud, &v);
     return er_hooks_want(hk, v.boundary, v.boundaries) ? hk->boundary(hk->user, &v) : 0;
+}
+
+void er_mei_finish(const er_mei_sim *sim, er_terrain *t, er_layers *layers, double base,
+                   er_budget *bud)
+{
+    bud->material_after = base + er_mei_material(sim, sim->z, sim->s);
+    copy_out(sim, t, layers);
+    double den = fabs(bud->material_before);
+    bud->rel_error = fabs(bud->material_before - bud->material_after - bud->left_map) /
+                     (den > DBL_MIN ? den : DBL_MIN);
 }
 
 /*
@@ -607,13 +625,13 @@ er_status er_mei_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts 
     er_status st;
     const int64_t nsub = plan->substeps;
     memset(&bud, 0, sizeof bud);
-    if ((st = sim_alloc(&sim, t, plan->windowed ? &plan->win : NULL, err)))
+    if ((st = er_mei_sim_alloc(&sim, t, plan->windowed ? &plan->win : NULL, err)))
         return st;
     const int64_t cells = er_mei_terrain_cells(&sim);
     const double base = er_mei_total(&sim, sim.b0);
     bud.material_before = base;
     int64_t step0 = 0;
-    if (hooks && hooks->resume && (st = restore(&sim, plan, hooks->resume, &bud, &step0, err)))
+    if (hooks && hooks->resume && (st = er_mei_restore(&sim, plan, hooks->resume, &bud, &step0, err)))
         goto done;
     if (at_boundary(hooks, &sim, m, step0, &bud)) {
         st = er_fail(err, ER_ECANCELED, "mei: cancelled at step %lld", (long long)step0);
@@ -626,11 +644,11 @@ er_status er_mei_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts 
         goto done;
     for (int64_t step = step0; step < m->steps; step++) {
         int raining = m->rain_rate > 0.0 && (m->rain_steps == 0 || step < m->rain_steps);
-        er_mei_add_drops(&sim, m, p->seed, step, &bud.water_added);
+        er_mei_add_drops(&sim, sim.d, m, p->seed, step, &bud.water_added);
         er_mei_coef k;
         er_mei_make_coef(&sim, m, dt_sub, raining, &k);
         for (int64_t sub = 0; sub < nsub; sub++) {
-            er_mei_add_sources(&sim, m, dt_sub, &bud.water_added);
+            er_mei_add_sources(&sim, sim.d, m, dt_sub, &bud.water_added);
             sweep(&sim, &k);
             bud.water_added += (double)k.rain * (double)cells;
             bud.substeps++;
@@ -649,15 +667,10 @@ er_status er_mei_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts 
         }
     }
 done:
-    if (st == ER_OK || st == ER_ENUMERIC || st == ER_ECANCELED) {
-        bud.material_after = base + er_mei_material(&sim, sim.z, sim.s);
-        copy_out(&sim, t, layers);
-        double den = fabs(bud.material_before);
-        bud.rel_error = fabs(bud.material_before - bud.material_after - bud.left_map) /
-                        (den > DBL_MIN ? den : DBL_MIN);
-    }
+    if (st == ER_OK || st == ER_ENUMERIC || st == ER_ECANCELED)
+        er_mei_finish(&sim, t, layers, base, &bud);
     if (o->budget)
         *o->budget = bud;
-    sim_free(&sim);
+    er_mei_sim_free(&sim);
     return st;
 }

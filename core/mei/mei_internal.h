@@ -159,7 +159,9 @@ typedef struct er_mei_rows {
     const uint8_t *wall[3];        /* NULL when the map has no walls */
 } er_mei_rows;
 
-/* mei.c, shared with core/vulkan/vk_mei.c */
+/* mei.c, shared with core/vulkan/vk_mei.c (which keeps the state on the
+ * device and uses a host er_mei_sim for the budget, the sources, the
+ * boundary views and the copy-out) */
 /* Sub-steps per step the pipe update needs (stability condition 2 of
  * mei.c); ER_ENUMERIC under ER_CFL_ERROR or beyond max_substeps. */
 er_status er_mei_plan_substeps(const er_mei_params *m, double lx, double ly, int64_t *n,
@@ -167,9 +169,38 @@ er_status er_mei_plan_substeps(const er_mei_params *m, double lx, double ly, int
 /* ER_ENUMERIC when a (sub-)step with coefficients k breaks stability
  * condition 2 of mei.c (the plan's sub-steps prevent it). */
 er_status er_mei_check_coef(const er_mei_coef *k, er_error *err);
-/* The coefficients of a (sub-)step of length dt; uses sim->lx, sim->ly only. */
+/* The coefficients of a (sub-)step of length dt; uses sim->lx, sim->ly and
+ * sim->inner only. */
 void er_mei_make_coef(const er_mei_sim *sim, const er_mei_params *m, double dt, int raining,
                       er_mei_coef *k);
+/* Allocates the simulation of map t at win (NULL: the map is the world),
+ * the state zeroed; free with er_mei_sim_free (also after a failure). */
+er_status er_mei_sim_alloc(er_mei_sim *sim, const er_terrain *t, const er_window *win,
+                           er_error *err);
+void er_mei_sim_free(er_mei_sim *sim);
+/* The run state at the boundary after `step` steps (core/model.h): a view
+ * of sim's arrays and of bud. */
+void er_mei_state_view(const er_mei_sim *sim, const er_mei_params *m, int64_t step,
+                       const er_budget *bud, er_run_state *v);
+/* Replaces sim's fresh state by the resumed r (checked against the plan)
+ * and bud's accumulators by r's, keeping bud->material_before; *step0
+ * receives the step to go on from.  The accumulators carry on from their
+ * saved values, so the sums are formed as in an uninterrupted run. */
+er_status er_mei_restore(er_mei_sim *sim, const er_plan *plan, const er_run_state *r,
+                         er_budget *bud, int64_t *step0, er_error *err);
+/* The end of a run (also a failed or cancelled one): material_after and
+ * rel_error of bud (base: the input terrain's total), and sim's state
+ * written to t and layers as the outputs (b0 + z, non-finite values 0). */
+void er_mei_finish(const er_mei_sim *sim, er_terrain *t, er_layers *layers, double base,
+                   er_budget *bud);
+/* The checks of a sub-step that can fail (condition 1 of mei.c). */
+enum { ER_MEI_FAIL_STATE = 1, ER_MEI_FAIL_VELOCITY, ER_MEI_FAIL_CFL_U, ER_MEI_FAIL_CFL_V };
+/* The CFL check's allowance for rounding (condition 1 holds by construction). */
+#define ER_MEI_CFL_SLACK (1.0 + 1e-3)
+/* ER_ENUMERIC with the line of failure `kind` at `step` in `row` (vel: the
+ * velocity of a CFL failure [m/s]). */
+er_status er_mei_fail(const er_mei_sim *sim, const er_mei_coef *k, int kind, int64_t step,
+                      int row, float vel, er_error *err);
 
 /* pipe.c */
 /* b = b0 + z and h = b + d + rain of row y from its old z and d rows. */
@@ -184,10 +215,30 @@ void er_mei_flux_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_r
  * the discharge per unit width). */
 void er_mei_water_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
                       float *d, float *u, float *v, float *dm, er_mei_rowacc *acc);
-int er_mei_add_drops(er_mei_sim *sim, const er_mei_params *m, uint64_t seed,
+/* The disc of radius rad around (cx, cy) in map cells: its bounding box
+ * on the map (x0, x1, y0, y1), *single = 1 when it covers no cell centre
+ * and stands for the nearest cell; 0 when it misses the map. */
+int er_mei_disc_box(const er_mei_sim *sim, double cx, double cy, double rad, int box[4],
+                    int *single);
+typedef void (*er_mei_cell_fn)(void *user, size_t cell);
+/* The terrain (non-wall) cells of that disc in row order: visit(user, i)
+ * for each when visit is not NULL; returns their number. */
+int64_t er_mei_disc_cells(const er_mei_sim *sim, double cx, double cy, double rad,
+                          er_mei_cell_fn visit, void *user);
+/* Eq. 1: the raindrops of `step` (drawn over the world) and the river
+ * sources of one sub-step of length dt (in world pixels), added to the
+ * depths d, or only counted when d is NULL (the device adds them); *added
+ * grows by the water added, in the same order either way.  add_drops
+ * returns 0 when the recipe has no raindrops. */
+int er_mei_add_drops(const er_mei_sim *sim, float *d, const er_mei_params *m, uint64_t seed,
                      int64_t step, double *added);
-void er_mei_add_sources(er_mei_sim *sim, const er_mei_params *m, double dt,
+void er_mei_add_sources(const er_mei_sim *sim, float *d, const er_mei_params *m, double dt,
                         double *added);
+/* [m] The depth source src adds to each of its cells in a sub-step of dt. */
+static inline float er_mei_source_depth(const er_source *src, double dt)
+{
+    return (float)(src->rate * dt);
+}
 er_status er_mei_check_sources(const er_mei_sim *sim, const er_mei_params *m, er_error *err);
 
 /* erosion.c */

@@ -280,24 +280,26 @@ void er_mei_water_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_
 
 /* Cells of a disc of radius rad (cells) around (cx, cy) inside the map:
  * those whose centre lies within rad; the nearest cell when rad covers
- * none.  Returns 0 when the disc misses the map. */
-static int disc_box(const er_mei_sim *sim, double cx, double cy, double rad,
-                    int *x0, int *x1, int *y0, int *y1)
+ * none (*single = 1).  box receives x0, x1, y0, y1 (inclusive); returns 0
+ * when the disc misses the map. */
+int er_mei_disc_box(const er_mei_sim *sim, double cx, double cy, double rad, int box[4],
+                    int *single)
 {
     if (!(rad >= 0.0))
         rad = 0.0;
     double lo_x = ceil(cx - rad), hi_x = floor(cx + rad);
     double lo_y = ceil(cy - rad), hi_y = floor(cy + rad);
-    if (lo_x > hi_x || lo_y > hi_y) { /* no centre inside: nearest cell */
+    *single = lo_x > hi_x || lo_y > hi_y;
+    if (*single) { /* no centre inside: nearest cell */
         lo_x = hi_x = floor(cx + 0.5);
         lo_y = hi_y = floor(cy + 0.5);
     }
     if (hi_x < 0 || hi_y < 0 || lo_x > sim->w - 1 || lo_y > sim->h - 1)
         return 0;
-    *x0 = lo_x < 0 ? 0 : (int)lo_x;
-    *y0 = lo_y < 0 ? 0 : (int)lo_y;
-    *x1 = hi_x > sim->w - 1 ? sim->w - 1 : (int)hi_x;
-    *y1 = hi_y > sim->h - 1 ? sim->h - 1 : (int)hi_y;
+    box[0] = lo_x < 0 ? 0 : (int)lo_x;
+    box[1] = hi_x > sim->w - 1 ? sim->w - 1 : (int)hi_x;
+    box[2] = lo_y < 0 ? 0 : (int)lo_y;
+    box[3] = hi_y > sim->h - 1 ? sim->h - 1 : (int)hi_y;
     return 1;
 }
 
@@ -309,33 +311,51 @@ static int in_disc(double cx, double cy, double rad, int x, int y, int single)
     return dx * dx + dy * dy <= rad * rad;
 }
 
-/* Adds `amount` metres of water to the terrain cells of a disc (serially,
- * in row order); returns how many cells it covered. */
-static int64_t add_disc(er_mei_sim *sim, double cx, double cy, double rad, float amount)
+int64_t er_mei_disc_cells(const er_mei_sim *sim, double cx, double cy, double rad,
+                          er_mei_cell_fn visit, void *user)
 {
-    int x0, x1, y0, y1;
-    if (!disc_box(sim, cx, cy, rad, &x0, &x1, &y0, &y1))
+    int box[4], single;
+    if (!er_mei_disc_box(sim, cx, cy, rad, box, &single))
         return 0;
-    int single = !(ceil(cx - rad) <= floor(cx + rad) && ceil(cy - rad) <= floor(cy + rad));
-    float *d = sim->d;
     int64_t n = 0;
-    for (int y = y0; y <= y1; y++)
-        for (int x = x0; x <= x1; x++) {
+    for (int y = box[2]; y <= box[3]; y++)
+        for (int x = box[0]; x <= box[1]; x++) {
             size_t i = (size_t)y * (size_t)sim->w + (size_t)x;
-            if (sim->wall && sim->wall[i])
+            if ((sim->wall && sim->wall[i]) || !in_disc(cx, cy, rad, x, y, single))
                 continue;
-            if (!in_disc(cx, cy, rad, x, y, single))
-                continue;
-            d[i] += amount;
+            if (visit)
+                visit(user, i);
             n++;
         }
     return n;
 }
 
+typedef struct add_ctx {
+    float *d;
+    float amount;
+} add_ctx;
+
+static void add_cell(void *user, size_t i)
+{
+    add_ctx *a = user;
+    a->d[i] += a->amount;
+}
+
+/* Adds `amount` metres of water to the terrain cells of a disc (serially,
+ * in row order), or only counts them when d is NULL; returns how many
+ * cells it covered. */
+static int64_t add_disc(const er_mei_sim *sim, float *d, double cx, double cy, double rad,
+                        float amount)
+{
+    add_ctx a = { d, amount };
+    return er_mei_disc_cells(sim, cx, cy, rad, d ? add_cell : NULL, &a);
+}
+
 /* Eq. 1, random raindrops: drop j of step t lands on the cell drawn from
  * (seed, ER_STREAM_RAINDROP, t * count + j): the low 32 bits pick the
- * column, the high 32 bits the row (Lemire's multiply-shift each). */
-int er_mei_add_drops(er_mei_sim *sim, const er_mei_params *m, uint64_t seed,
+ * column, the high 32 bits the row (Lemire's multiply-shift each).
+ * mei_drops.comp draws the same cells on the device. */
+int er_mei_add_drops(const er_mei_sim *sim, float *d, const er_mei_params *m, uint64_t seed,
                      int64_t step, double *added)
 {
     if (m->drops_per_step <= 0 || !(m->drop_amount > 0.0))
@@ -348,21 +368,22 @@ int er_mei_add_drops(er_mei_sim *sim, const er_mei_params *m, uint64_t seed,
          * falls inside it (add_disc clips), with the same cells covered. */
         int x = (int)(((r & 0xffffffffu) * (uint64_t)sim->world_w) >> 32);
         int y = (int)(((r >> 32) * (uint64_t)sim->world_h) >> 32);
-        int64_t n = add_disc(sim, x - sim->wx0, y - sim->wy0, m->drop_radius, amount);
+        int64_t n = add_disc(sim, d, x - sim->wx0, y - sim->wy0, m->drop_radius, amount);
         *added += (double)n * (double)amount;
     }
     return 1;
 }
 
 /* Eq. 1, river sources: rate * dt metres on every covered terrain cell. */
-void er_mei_add_sources(er_mei_sim *sim, const er_mei_params *m, double dt, double *added)
+void er_mei_add_sources(const er_mei_sim *sim, float *d, const er_mei_params *m, double dt,
+                        double *added)
 {
     for (int i = 0; i < m->n_sources; i++) {
         const er_source *src = &m->sources[i];
-        float amount = (float)(src->rate * dt);
+        float amount = er_mei_source_depth(src, dt);
         if (!(amount > 0.0f))
             continue;
-        int64_t n = add_disc(sim, src->x - sim->wx0, src->y - sim->wy0, src->radius, amount);
+        int64_t n = add_disc(sim, d, src->x - sim->wx0, src->y - sim->wy0, src->radius, amount);
         *added += (double)n * (double)amount;
     }
 }
@@ -386,28 +407,19 @@ er_status er_mei_check_sources(const er_mei_sim *sim, const er_mei_params *m, er
          * source of another tile is no error there. */
         int windowed = sim->w != sim->world_w || sim->h != sim->world_h;
         double sx = src->x - sim->wx0, sy = src->y - sim->wy0;
-        int x0, x1, y0, y1;
-        if (!disc_box(sim, sx, sy, src->radius, &x0, &x1, &y0, &y1)) {
+        int box[4], single;
+        if (!er_mei_disc_box(sim, sx, sy, src->radius, box, &single)) {
             /* Off this window is no error when it is on the world (the
              * mosaic): another tile's run sees it. */
             er_mei_sim world = *sim;
             world.w = sim->world_w;
             world.h = sim->world_h;
-            if (windowed && disc_box(&world, src->x, src->y, src->radius, &x0, &x1, &y0, &y1))
+            if (windowed && er_mei_disc_box(&world, src->x, src->y, src->radius, box, &single))
                 continue;
             return er_fail(err, ER_EINVAL, "mei.sources[%d]: (%g, %g) radius %g lies outside "
                            "the %dx%d map", i, src->x, src->y, src->radius, world.w, world.h);
         }
-        int single = !(ceil(sx - src->radius) <= floor(sx + src->radius) &&
-                       ceil(sy - src->radius) <= floor(sy + src->radius));
-        int64_t n = 0;
-        for (int y = y0; y <= y1; y++)
-            for (int x = x0; x <= x1; x++) {
-                size_t c = (size_t)y * (size_t)sim->w + (size_t)x;
-                if ((!sim->wall || !sim->wall[c]) &&
-                    in_disc(sx, sy, src->radius, x, y, single))
-                    n++;
-            }
+        int64_t n = er_mei_disc_cells(sim, sx, sy, src->radius, NULL, NULL);
         if (n == 0 && !windowed)
             return er_fail(err, ER_EINVAL, "mei.sources[%d]: (%g, %g) radius %g covers only "
                            "nodata cells", i, src->x, src->y, src->radius);

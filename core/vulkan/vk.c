@@ -198,6 +198,7 @@ static void describe(VkPhysicalDevice pd, int index, er_vk_device_info *info)
     vkGetPhysicalDeviceFeatures(pd, &feat);
     info->index = index;
     snprintf(info->name, sizeof info->name, "%s", p2.properties.deviceName);
+    info->driver_version = p2.properties.driverVersion;
     switch (p2.properties.deviceType) {
     case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: info->type = ER_VK_TYPE_INTEGRATED; break;
     case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: info->type = ER_VK_TYPE_DISCRETE; break;

@@ -14,7 +14,10 @@
  *   rows          per row: the partial sums added in order, the checks of
  *                 core/mei/mei.c finish_substep
  *
- * plus `drops` (eq. 1, random raindrops, counter-based RNG) once a step.
+ * plus `drops` (eq. 1, random raindrops, counter-based RNG) once a step,
+ * and `total` after `rows`: the rows' budget terms added in row order to
+ * the run's totals, which stay on the device (so a resumed run carries
+ * them on exactly as an uninterrupted one).
  * Where the CPU updates rows in place behind a snapshot, the device keeps
  * z and z2 apart, so no pass reads a value another invocation of the same
  * pass writes.  Coefficients come from er_mei_make_coef and the sub-step
@@ -25,15 +28,23 @@
  * command buffer; after each batch the host waits on a fence, reads back
  * the small per-row status buffer (h * 48 bytes: budget sums and the first
  * failure seen), reports progress and stops on a failure.  The state
- * itself is read back once, at the end.
+ * itself is read back at the end, and at the boundaries the run hooks
+ * want (er_hooks_want: a frame, a checkpoint, a stop), where a batch ends;
+ * a resumed run uploads its state.  Everything the host computes besides
+ * (the water added, the sources' cells, the budget totals, the boundary
+ * views, the copy-out) is core/mei/'s, on a host er_mei_sim that holds
+ * the read-back state; windows (tile sets) draw raindrops over the world
+ * and open the window's inner edges as the CPU does (er_mei_make_coef).
  *
  * Agreement with the CPU: every shader expression keeps the CPU's order of
  * operations and is `precise` (no FMA contraction); the square root is the
  * CPU's er_sqrt (+ - * only).  What can still differ is division (Vulkan
  * allows 2.5 ulp for a / b; lavapipe divides exactly) and denormals
- * (devices may flush them).  Budget sums are per row in column order,
- * rows added on the host top to bottom: deterministic, but not the CPU's
- * order, so they agree to rounding.  README "Vulkan backend" gives the
+ * (devices may flush them).  Budget sums are per row in 64 interleaved
+ * lanes, the rows then added top to bottom after every sub-step as the CPU
+ * adds its rows: deterministic, but each row's sum is not formed in the
+ * CPU's order, so they agree to rounding (and a checkpoint goes on only on
+ * the backend that wrote it).  README "Vulkan backend" gives the
  * measured differences and the tolerances the tests use.
  */
 #include "vk.h"
@@ -53,6 +64,7 @@
 #include "mei_reduce.spv.h"
 #include "mei_rows.spv.h"
 #include "mei_sources.spv.h"
+#include "mei_total.spv.h"
 #include "mei_transport.spv.h"
 #include "mei_water_erode.spv.h"
 
@@ -66,7 +78,7 @@ enum {
  * mei_common.glsl): wide groups, because lavapipe pays per workgroup. */
 #define MEI_GROUP 256
 
-enum { P_DROPS, P_SOURCES, P_FLUX, P_WATER, P_TRANSPORT, P_REDUCE, P_ROWS, N_PIPE };
+enum { P_DROPS, P_SOURCES, P_FLUX, P_WATER, P_TRANSPORT, P_REDUCE, P_ROWS, P_TOTAL, N_PIPE };
 
 /* Interleaved partial sums per row (MEI_LANES in mei_common.glsl). */
 #define MEI_LANES 64
@@ -76,7 +88,7 @@ typedef struct mei_coef_gpu {
     double lx_slack, ly_slack;
     float dt, rain, cx, cy, hlx, hly, inv2lx, inv2ly, invlx, invly, kc, inv_cd, cd_off,
         ks_dt, kd_dt, emax, min_tilt2, keep, dry, th_k, talus_x, talus_y, dt_lx, dt_ly;
-    int32_t w, h, open, has_wall, semi_lagrangian, pad;
+    int32_t w, h, open, has_wall, semi_lagrangian, wx0, wy0, world_w, world_h, open_mask;
 } mei_coef_gpu;
 
 /* RowStat of mei_common.glsl. */
@@ -101,12 +113,9 @@ typedef struct mei_part {
 } mei_part;
 
 _Static_assert(sizeof(mei_part) == 48, "Part layout");
-_Static_assert(sizeof(mei_coef_gpu) == 136, "Coef layout");
+_Static_assert(sizeof(mei_coef_gpu) == 152, "Coef layout");
 _Static_assert(sizeof(mei_rowstat) == 48, "RowStat layout");
 _Static_assert(sizeof(mei_push) == 48, "Push layout");
-
-/* The CFL check's allowance for rounding (core/mei/mei.c finish_substep). */
-#define CFL_SLACK (1.0 + 1e-3)
 
 /* Cell-updates per recorded batch: large enough that submission costs
  * nothing, small enough that progress and cancelling stay responsive. */
@@ -132,6 +141,7 @@ static const struct {
     [P_TRANSPORT] = { er_spv_mei_transport, sizeof er_spv_mei_transport },
     [P_REDUCE] = { er_spv_mei_reduce, sizeof er_spv_mei_reduce },
     [P_ROWS] = { er_spv_mei_rows, sizeof er_spv_mei_rows },
+    [P_TOTAL] = { er_spv_mei_total, sizeof er_spv_mei_total },
 };
 
 static const char *const buf_names[N_BUF] = {
@@ -161,9 +171,13 @@ static VkDeviceSize wall_bytes(size_t n)
  * staging buffer and the host copy of the row status. */
 enum { S_STAGING = N_BUF, S_ROWS_HOST, N_SIZES };
 
+/* The state arrays of er_run_state (ER_STATE_MEI_*), in its order. */
+static const int state_buf[ER_STATE_ARRAYS] = { B_Z, B_D, B_S, B_QL, B_QR, B_QT, B_QB };
+
 /* The buffers that pass through the staging buffer: the uploads of
- * gpu_setup and the read-backs at the end of er_vk_mei_run. */
-static const int staged[] = { B_COEF, B_B0, B_WALL, B_SRC, B_Z, B_S, B_D };
+ * gpu_setup and of a resumed state, and the state read-backs. */
+static const int staged[] = { B_COEF, B_B0, B_WALL, B_SRC, B_ROWS, B_Z, B_D, B_S,
+                              B_QL, B_QR, B_QT, B_QB };
 
 /*
  * Bytes of every buffer of a run on map t with a source list of src_words
@@ -172,7 +186,7 @@ static const int staged[] = { B_COEF, B_B0, B_WALL, B_SRC, B_Z, B_S, B_D };
  * not as a layer: below 68 cells the coefficients (2 x 136 bytes) are the
  * largest, and overlapping sources can make the source list longer than a
  * layer (issue #12: a 4x4 map wrote 272 bytes into a 64-byte staging
- * buffer).
+ * buffer), as can the row status of a narrow map.
  */
 static void buffer_sizes(const er_terrain *t, size_t src_words, VkDeviceSize size[N_SIZES])
 {
@@ -181,7 +195,7 @@ static void buffer_sizes(const er_terrain *t, size_t src_words, VkDeviceSize siz
         size[i] = (VkDeviceSize)n * sizeof(float);
     size[B_COEF] = 2 * sizeof(mei_coef_gpu);
     size[B_WALL] = wall_bytes(n);
-    size[B_ROWS] = (VkDeviceSize)t->height * sizeof(mei_rowstat);
+    size[B_ROWS] = ((VkDeviceSize)t->height + 1) * sizeof(mei_rowstat);
     size[B_SRC] = src_words ? (VkDeviceSize)src_words * sizeof(uint32_t) : 4;
     size[B_PART] = (VkDeviceSize)t->height * MEI_LANES * sizeof(mei_part);
     size[S_STAGING] = 0;
@@ -223,50 +237,6 @@ er_status er_vk_mei_check(er_vk_ctx *vk, const er_plan *plan, const er_terrain *
     return er_vk_check_sizes(vk, size, N_SIZES, what, err);
 }
 
-/* The cells of the disc of radius rad around (cx, cy): core/mei/pipe.c
- * disc_box and in_disc, on the host (sources and the raindrop count). */
-static int disc_box(int w, int h, double cx, double cy, double rad, int box[4], int *single)
-{
-    if (!(rad >= 0.0))
-        rad = 0.0;
-    double lo_x = ceil(cx - rad), hi_x = floor(cx + rad);
-    double lo_y = ceil(cy - rad), hi_y = floor(cy + rad);
-    *single = 0;
-    if (lo_x > hi_x || lo_y > hi_y) {
-        lo_x = hi_x = floor(cx + 0.5);
-        lo_y = hi_y = floor(cy + 0.5);
-        *single = 1;
-    }
-    if (hi_x < 0 || hi_y < 0 || lo_x > w - 1 || lo_y > h - 1)
-        return 0;
-    box[0] = lo_x < 0 ? 0 : (int)lo_x;
-    box[1] = hi_x > w - 1 ? w - 1 : (int)hi_x;
-    box[2] = lo_y < 0 ? 0 : (int)lo_y;
-    box[3] = hi_y > h - 1 ? h - 1 : (int)hi_y;
-    return 1;
-}
-
-static int in_disc(double cx, double cy, double rad, int x, int y, int single)
-{
-    double dx = x - cx, dy = y - cy;
-    return single || dx * dx + dy * dy <= rad * rad;
-}
-
-/* Terrain cells a disc covers (what er_mei_add_drops counts). */
-static int64_t disc_cells(const er_terrain *t, double cx, double cy, double rad)
-{
-    int box[4], single;
-    int64_t n = 0;
-    if (!disc_box(t->width, t->height, cx, cy, rad, box, &single))
-        return 0;
-    for (int y = box[2]; y <= box[3]; y++)
-        for (int x = box[0]; x <= box[1]; x++) {
-            size_t i = (size_t)y * (size_t)t->width + (size_t)x;
-            n += (!t->wall || !t->wall[i]) && in_disc(cx, cy, rad, x, y, single);
-        }
-    return n;
-}
-
 typedef struct src_entry {
     uint32_t cell, seq;
     float amount;
@@ -280,62 +250,42 @@ static int by_cell(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* The source list of mei_sources.comp: the covered cells, each with its
- * sources' depths per sub-step in recipe order.  *words receives the
- * buffer (the caller frees), *ncells the cells, *covered[i] the cells
- * source i covers (for water_added, 0 for a source that adds nothing). */
-static er_status build_sources(const er_terrain *t, const er_mei_params *m, double dt,
-                               uint32_t **words, size_t *nwords, uint32_t *ncells,
-                               int64_t covered[ER_MAX_SOURCES], float amounts[ER_MAX_SOURCES],
-                               er_error *err)
+/* The covered cells of the sources, collected by er_mei_disc_cells. */
+typedef struct src_list {
+    src_entry *e;
+    size_t n, cap;
+    float amount; /* of the source being walked */
+    int failed;   /* out of memory */
+} src_list;
+
+static void collect(void *user, size_t cell)
 {
-    size_t cap = 0, ne = 0;
-    src_entry *e = NULL;
-    *words = NULL;
-    *nwords = 0;
-    *ncells = 0;
-    for (int s = 0; s < m->n_sources; s++) {
-        const er_source *src = &m->sources[s];
-        int box[4], single;
-        amounts[s] = (float)(src->rate * dt);
-        covered[s] = 0;
-        if (!(amounts[s] > 0.0f) ||
-            !disc_box(t->width, t->height, src->x, src->y, src->radius, box, &single))
-            continue;
-        for (int y = box[2]; y <= box[3]; y++)
-            for (int x = box[0]; x <= box[1]; x++) {
-                size_t i = (size_t)y * (size_t)t->width + (size_t)x;
-                if ((t->wall && t->wall[i]) || !in_disc(src->x, src->y, src->radius, x, y, single))
-                    continue;
-                if (ne == cap) {
-                    size_t nc = cap ? 2 * cap : 256;
-                    src_entry *more = realloc(e, nc * sizeof *e);
-                    if (!more) {
-                        free(e);
-                        return er_fail(err, ER_ENOMEM, "mei: out of memory for the sources");
-                    }
-                    e = more;
-                    cap = nc;
-                }
-                e[ne] = (src_entry){ (uint32_t)i, (uint32_t)ne, amounts[s] };
-                ne++;
-                covered[s]++;
-            }
+    src_list *l = user;
+    if (l->n == l->cap) {
+        size_t nc = l->cap ? 2 * l->cap : 256;
+        src_entry *more = l->failed ? NULL : realloc(l->e, nc * sizeof *more);
+        if (!more) {
+            l->failed = 1;
+            return;
+        }
+        l->e = more;
+        l->cap = nc;
     }
-    if (ne == 0) {
-        free(e);
-        return ER_OK;
-    }
-    qsort(e, ne, sizeof *e, by_cell);
+    l->e[l->n] = (src_entry){ (uint32_t)cell, (uint32_t)l->n, l->amount };
+    l->n++;
+}
+
+/* The packed list of mei_sources.comp from the sorted entries: the cells,
+ * the start of each cell's amounts, then the amounts in recipe order. */
+static uint32_t *pack_sources(const src_entry *e, size_t ne, size_t *nwords, uint32_t *ncells)
+{
     uint32_t nu = 0;
     for (size_t i = 0; i < ne; i++)
         nu += i == 0 || e[i].cell != e[i - 1].cell;
     size_t nw = 2 * (size_t)nu + 1 + ne;
     uint32_t *wd = malloc(nw * sizeof *wd);
-    if (!wd) {
-        free(e);
-        return er_fail(err, ER_ENOMEM, "mei: out of memory for the sources");
-    }
+    if (!wd)
+        return NULL;
     uint32_t u = 0;
     for (size_t i = 0; i < ne; i++) {
         if (i == 0 || e[i].cell != e[i - 1].cell) {
@@ -346,41 +296,44 @@ static er_status build_sources(const er_terrain *t, const er_mei_params *m, doub
         memcpy(&wd[2 * (size_t)nu + 1 + i], &e[i].amount, sizeof(float));
     }
     wd[2 * (size_t)nu] = (uint32_t)ne;
-    free(e);
-    *words = wd;
     *nwords = nw;
     *ncells = nu;
-    return ER_OK;
+    return wd;
 }
 
-/* Sum of a layer over the terrain cells, in core/mei/budget.c's order (so the
- * material totals are those the CPU path would compute from the same
- * values).  tmp holds w floats. */
-static double terrain_total(const er_terrain *t, const float *a, float *tmp)
+/* The source list of mei_sources.comp: the cells core/mei/pipe.c
+ * er_mei_add_sources covers (world pixels shifted into the window), each
+ * with its sources' depths per sub-step in recipe order.  *words receives
+ * the buffer (the caller frees; NULL when no cell is covered). */
+static er_status build_sources(const er_mei_sim *sim, const er_mei_params *m, double dt,
+                               uint32_t **words, size_t *nwords, uint32_t *ncells,
+                               er_error *err)
 {
-    const size_t w = (size_t)t->width;
-    double total = 0.0;
-    for (int y = 0; y < t->height; y++) {
-        const float *row = a + (size_t)y * w;
-        const uint8_t *wall = t->wall ? t->wall + (size_t)y * w : NULL;
-        int any = 0;
-        for (size_t x = 0; wall && x < w; x++)
-            any |= wall[x] != 0;
-        if (any) {
-            for (size_t x = 0; x < w; x++)
-                tmp[x] = wall[x] ? 0.0f : row[x];
-            row = tmp;
-        }
-        total += er_mei_row_sum(row, t->width);
+    src_list l = { 0 };
+    *words = NULL;
+    *nwords = 0;
+    *ncells = 0;
+    for (int i = 0; i < m->n_sources && !l.failed; i++) {
+        const er_source *src = &m->sources[i];
+        l.amount = er_mei_source_depth(src, dt);
+        if (l.amount > 0.0f)
+            er_mei_disc_cells(sim, src->x - sim->wx0, src->y - sim->wy0, src->radius, collect,
+                              &l);
     }
-    return total;
+    if (!l.failed && l.n) {
+        qsort(l.e, l.n, sizeof *l.e, by_cell);
+        *words = pack_sources(l.e, l.n, nwords, ncells);
+        l.failed = !*words;
+    }
+    free(l.e);
+    return l.failed ? er_fail(err, ER_ENOMEM, "mei: out of memory for the sources") : ER_OK;
 }
 
-static void fill_coef(const er_mei_coef *k, const er_terrain *t, mei_coef_gpu *g)
+static void fill_coef(const er_mei_coef *k, const er_mei_sim *sim, mei_coef_gpu *g)
 {
     memset(g, 0, sizeof *g);
-    g->lx_slack = t->cell_x * CFL_SLACK;
-    g->ly_slack = t->cell_y * CFL_SLACK;
+    g->lx_slack = sim->lx * ER_MEI_CFL_SLACK;
+    g->ly_slack = sim->ly * ER_MEI_CFL_SLACK;
     g->dt = k->dt;
     g->rain = k->rain;
     g->cx = k->cx;
@@ -406,10 +359,16 @@ static void fill_coef(const er_mei_coef *k, const er_terrain *t, mei_coef_gpu *g
     g->dt_lx = k->dt_lx;
     g->dt_ly = k->dt_ly;
     g->semi_lagrangian = k->semi_lagrangian;
-    g->w = t->width;
-    g->h = t->height;
+    g->w = sim->w;
+    g->h = sim->h;
     g->open = k->open;
-    g->has_wall = t->wall != NULL;
+    g->has_wall = sim->wall != NULL;
+    g->wx0 = sim->wx0;
+    g->wy0 = sim->wy0;
+    g->world_w = sim->world_w;
+    g->world_h = sim->world_h;
+    for (int e = 0; e < 4; e++)
+        g->open_mask |= k->open_edge[e] ? 1 << e : 0;
 }
 
 /* Uploads bytes of data into buffer b through the staging buffer, the
@@ -486,35 +445,21 @@ static er_status gpu_setup(mei_gpu *g, const er_terrain *t, const mei_coef_gpu c
 }
 
 /* The first failure any row recorded (the earliest step, then the lowest
- * row), as core/mei/mei.c finish_substep words it; ER_OK when none. */
-static er_status row_failure(const mei_rowstat *rs, const er_terrain *t, const mei_coef_gpu *k,
-                             er_error *err)
+ * row), as core/mei/mei.c words it; ER_OK when none.  The row kinds are
+ * ER_MEI_FAIL_*. */
+static er_status row_failure(const mei_rowstat *rs, const er_mei_sim *sim,
+                             const er_mei_coef *k, er_error *err)
 {
     int best = -1;
-    for (int y = 0; y < t->height; y++)
+    for (int y = 0; y < sim->h; y++)
         if (rs[y].fail_step && (best < 0 || rs[y].fail_step < rs[best].fail_step))
             best = y;
     if (best < 0)
         return ER_OK;
     const mei_rowstat *r = &rs[best];
-    long long step = (long long)r->fail_step - 1;
     float f;
     memcpy(&f, &r->fail_bits, sizeof f);
-    switch (r->fail_kind) {
-    case 1:
-        return er_fail(err, ER_ENUMERIC, "non-finite value at step %lld in row %d", step, best);
-    case 2:
-        return er_fail(err, ER_ENUMERIC, "non-finite velocity at step %lld in row %d", step,
-                       best);
-    case 3:
-        return er_fail(err, ER_ENUMERIC, "cfl violated at step %lld: |u| = %.4g m/s in row %d, "
-                       "dt * |u| = %.4g m > lX = %.4g m", step, (double)f, best,
-                       (double)k->dt * (double)f, t->cell_x);
-    default:
-        return er_fail(err, ER_ENUMERIC, "cfl violated at step %lld: |v| = %.4g m/s in row %d, "
-                       "dt * |v| = %.4g m > lY = %.4g m", step, (double)f, best,
-                       (double)k->dt * (double)f, t->cell_y);
-    }
+    return er_mei_fail(sim, k, (int)r->fail_kind, (int64_t)r->fail_step - 1, best, f, err);
 }
 
 /* Adds " at step N" to a Vulkan failure during the run; device lost
@@ -536,208 +481,269 @@ static void set_push_step(mei_push *pu, int64_t step)
     pu->step_hi = (uint32_t)((uint64_t)step >> 32);
 }
 
-/* A layer value as written out: finite, else 0 (core/mei/mei.c finite_or_0). */
-static float finite_or_0(float v)
+/* One run: the device, and the host simulation (core/mei/) that holds the
+ * read-back state and computes what the host adds to the budget. */
+typedef struct mei_run {
+    er_vk_ctx *vk;
+    const er_plan *plan;
+    const er_run_hooks *hooks;
+    er_mei_sim sim;
+    mei_gpu g;
+    er_mei_coef k[2];    /* dry, raining */
+    mei_coef_gpu kg[2];
+    mei_push pu;
+    mei_rowstat *rs;     /* h + 1: the row status read back after each batch */
+    uint32_t nsrc;       /* cells the sources cover */
+    int64_t cells;       /* terrain cells (uniform rain) */
+    int64_t batch;       /* steps per batch */
+    er_budget bud;
+} mei_run;
+
+/* The push constants of the raindrop pass: the disc of radius rad around
+ * an integer centre is centre +- floor(rad), and a cell is in when
+ * dx^2 + dy^2 <= floor(rad^2) (core/mei/pipe.c er_mei_disc_cells). */
+static void drop_push(const er_params *p, mei_push *pu)
 {
-    return isfinite(v) ? v : 0.0f;
+    const er_mei_params *m = &p->mei;
+    memset(pu, 0, sizeof *pu);
+    pu->seed_lo = (uint32_t)(p->seed & 0xffffffffu);
+    pu->seed_hi = (uint32_t)(p->seed >> 32);
+    pu->count_lo = (uint32_t)((uint64_t)m->drops_per_step & 0xffffffffu);
+    pu->count_hi = (uint32_t)((uint64_t)m->drops_per_step >> 32);
+    pu->amount = (float)m->drop_amount;
+    double rad = m->drop_radius > 0.0 ? m->drop_radius : 0.0;
+    double fr = floor(rad), r2 = floor(rad * rad);
+    uint64_t r2i = r2 > 4.0e18 ? (uint64_t)4e18 : (uint64_t)r2;
+    pu->fr = fr > 1073741824.0 ? 1073741824 : (int32_t)fr;
+    pu->r2_lo = (uint32_t)(r2i & 0xffffffffu);
+    pu->r2_hi = (uint32_t)(r2i >> 32);
+}
+
+static er_status run_setup(mei_run *r, er_terrain *t, er_error *err)
+{
+    const er_plan *plan = r->plan;
+    uint32_t *src = NULL;
+    size_t src_words = 0;
+    er_status st = er_mei_sim_alloc(&r->sim, t, plan->windowed ? &plan->win : NULL, err);
+    if (st)
+        return st;
+    for (int i = 0; i < 2; i++) {
+        er_mei_make_coef(&r->sim, &plan->p.mei, plan->dt_sub, i, &r->k[i]);
+        fill_coef(&r->k[i], &r->sim, &r->kg[i]);
+    }
+    /* the same stability check as the CPU (condition 2 of core/mei/mei.c) */
+    if (plan->p.mei.steps > 0 && (st = er_mei_check_coef(&r->k[0], err)))
+        return st;
+    r->rs = calloc((size_t)t->height + 1, sizeof *r->rs);
+    if (!r->rs)
+        return er_fail(err, ER_ENOMEM, "mei: out of memory for a %dx%d map", t->width,
+                       t->height);
+    if ((st = build_sources(&r->sim, &plan->p.mei, plan->dt_sub, &src, &src_words, &r->nsrc,
+                            err)))
+        return st;
+    r->cells = er_mei_terrain_cells(&r->sim);
+    r->bud.material_before = er_mei_total(&r->sim, r->sim.b0);
+    drop_push(&plan->p, &r->pu);
+    uint64_t per_step = (uint64_t)t->width * (uint64_t)t->height * (uint64_t)plan->substeps;
+    r->batch = (int64_t)(BATCH_CELLS / (per_step ? per_step : 1));
+    r->batch = r->batch < 1 ? 1 : r->batch > MAX_BATCH_STEPS ? MAX_BATCH_STEPS : r->batch;
+    if ((st = gpu_setup(&r->g, t, r->kg, src, src_words, err)))
+        st = at_step(r->vk, st, 0, err);
+    free(src);
+    return st;
+}
+
+static float *state_array(er_mei_sim *sim, int i)
+{
+    return i == ER_STATE_MEI_Z ? sim->z : i == ER_STATE_MEI_D ? sim->d
+         : i == ER_STATE_MEI_S ? sim->s : sim->q[i - ER_STATE_MEI_Q];
+}
+
+/* Reads the first `narrays` state arrays back into the host simulation. */
+static er_status read_state(mei_run *r, int narrays, er_error *err)
+{
+    const size_t bytes = (size_t)r->sim.w * (size_t)r->sim.h * sizeof(float);
+    er_status st = ER_OK;
+    for (int i = 0; i < narrays && !st; i++)
+        st = download(&r->g, &r->g.buf[state_buf[i]], state_array(&r->sim, i), bytes, err);
+    return st;
+}
+
+/* A resumed run: its state and budget totals into the device; *step0
+ * receives the step to go on from (0 without a resume state). */
+static er_status run_resume(mei_run *r, int64_t *step0, er_error *err)
+{
+    const size_t bytes = (size_t)r->sim.w * (size_t)r->sim.h * sizeof(float);
+    const int h = r->sim.h;
+    *step0 = 0;
+    if (!r->hooks || !r->hooks->resume)
+        return ER_OK;
+    er_status st = er_mei_restore(&r->sim, r->plan, r->hooks->resume, &r->bud, step0, err);
+    for (int i = 0; i < ER_STATE_ARRAYS && !st; i++)
+        st = upload(&r->g, &r->g.buf[state_buf[i]], state_array(&r->sim, i), bytes, err);
+    memset(r->rs, 0, ((size_t)h + 1) * sizeof *r->rs);
+    r->rs[h].eroded = r->bud.eroded;
+    r->rs[h].deposited = r->bud.deposited;
+    r->rs[h].left_sed = r->bud.left_map;
+    r->rs[h].left_water = r->bud.water_left;
+    if (!st)
+        st = upload(&r->g, &r->g.buf[B_ROWS], r->rs, ((size_t)h + 1) * sizeof *r->rs, err);
+    return st;
+}
+
+/* The boundary after `step` steps, handed to the hooks when they want it
+ * (read back first when `read`); non-zero = cancel. */
+static er_status at_boundary(mei_run *r, int64_t step, int read, er_error *err)
+{
+    const er_run_hooks *hk = r->hooks;
+    const int64_t steps = r->plan->p.mei.steps;
+    er_status st;
+    if (!er_hooks_want(hk, step, steps))
+        return ER_OK;
+    if (read && (st = read_state(r, ER_STATE_ARRAYS, err)))
+        return at_step(r->vk, st, step, err);
+    er_run_state v;
+    er_mei_state_view(&r->sim, &r->plan->p.mei, step, &r->bud, &v);
+    if (hk->boundary(hk->user, &v))
+        return er_fail(err, ER_ECANCELED, "mei: cancelled at step %lld", (long long)step);
+    return ER_OK;
+}
+
+/* Records step `step`: the passes, and the water the host adds to the
+ * budget in core/mei/mei.c's order (raindrops, then per sub-step the
+ * sources and the rain). */
+static void record_step(mei_run *r, int64_t step)
+{
+    const er_params *p = &r->plan->p;
+    const er_mei_params *m = &p->mei;
+    er_vk_ctx *vk = r->vk;
+    mei_gpu *g = &r->g;
+    mei_push *pu = &r->pu;
+    const uint32_t gx = er_vk_groups((uint32_t)r->sim.w, MEI_GROUP), gy = (uint32_t)r->sim.h;
+    const uint32_t grows = er_vk_groups((uint32_t)r->sim.h, ER_VK_GROUP);
+    int raining = m->rain_rate > 0.0 && (m->rain_steps == 0 || step < m->rain_steps);
+    set_push_step(pu, step);
+    pu->variant = (uint32_t)raining;
+    if (er_mei_add_drops(&r->sim, NULL, m, p->seed, step, &r->bud.water_added)) {
+        er_vk_cmd_dispatch(vk, &g->pipe[P_DROPS], 0, pu, 1, 1);
+        er_vk_cmd_barrier(vk);
+    }
+    for (int64_t sub = 0; sub < r->plan->substeps; sub++) {
+        if (r->nsrc) {
+            pu->n = r->nsrc;
+            er_vk_cmd_dispatch(vk, &g->pipe[P_SOURCES], 0, pu, er_vk_groups(r->nsrc, ER_VK_GROUP),
+                               1);
+            er_vk_cmd_barrier(vk);
+        }
+        er_mei_add_sources(&r->sim, NULL, m, r->plan->dt_sub, &r->bud.water_added);
+        er_vk_cmd_dispatch(vk, &g->pipe[P_FLUX], 0, pu, gx, gy);
+        er_vk_cmd_barrier(vk);
+        er_vk_cmd_dispatch(vk, &g->pipe[P_WATER], 0, pu, gx, gy);
+        er_vk_cmd_barrier(vk);
+        er_vk_cmd_dispatch(vk, &g->pipe[P_TRANSPORT], 0, pu, gx, gy);
+        er_vk_cmd_barrier(vk);
+        er_vk_cmd_dispatch(vk, &g->pipe[P_REDUCE], 0, pu, 1, gy);
+        er_vk_cmd_barrier(vk);
+        pu->n = MEI_LANES;
+        er_vk_cmd_dispatch(vk, &g->pipe[P_ROWS], 0, pu, grows, 1);
+        er_vk_cmd_barrier(vk);
+        er_vk_cmd_dispatch(vk, &g->pipe[P_TOTAL], 0, pu, 1, 1);
+        er_vk_cmd_barrier(vk);
+        r->bud.water_added += (double)r->k[raining].rain * (double)r->cells;
+        r->bud.substeps++;
+    }
+    r->bud.work_done++;
+}
+
+/* Where the batch from `step` ends: after r->batch steps, the run's end,
+ * or the first boundary the hooks want (*want = 1), whichever is first. */
+static int64_t batch_end(const mei_run *r, int64_t step, int *want)
+{
+    const int64_t steps = r->plan->p.mei.steps;
+    int64_t end = step + r->batch < steps ? step + r->batch : steps;
+    *want = 0;
+    for (int64_t b = step + 1; b <= end && r->hooks && r->hooks->boundary; b++)
+        if (er_hooks_want(r->hooks, b, steps)) {
+            *want = 1;
+            return b;
+        }
+    return end;
+}
+
+/* Runs the batch [*step, end): records, waits, takes the budget totals and
+ * the checks; *step becomes end. */
+static er_status run_batch(mei_run *r, int64_t *step, int64_t end, er_error *err)
+{
+    const int h = r->sim.h;
+    const int64_t first = *step;
+    er_status st = er_vk_cmd_begin(r->vk, err);
+    if (st)
+        return at_step(r->vk, st, first, err);
+    for (; *step < end; (*step)++)
+        record_step(r, *step);
+    er_vk_cmd_copy(r->vk, &r->g.buf[B_ROWS], &r->g.rows_host, r->g.rows_host.size);
+    if ((st = er_vk_cmd_submit(r->vk, err)))
+        return at_step(r->vk, st, first, err);
+    memcpy(r->rs, r->g.rows_host.map, ((size_t)h + 1) * sizeof *r->rs);
+    r->bud.eroded = r->rs[h].eroded;
+    r->bud.deposited = r->rs[h].deposited;
+    r->bud.left_map = r->rs[h].left_sed;
+    r->bud.water_left = r->rs[h].left_water;
+    return row_failure(r->rs, &r->sim, &r->k[0], err);
+}
+
+/* The steps from step0 on, batch by batch, with progress and boundaries. */
+static er_status run_steps(mei_run *r, int64_t step0, const er_run_ctl *ctl, er_error *err)
+{
+    const int64_t steps = r->plan->p.mei.steps;
+    er_status st = at_boundary(r, step0, 0, err);
+    int64_t step = step0;
+    while (!st && step < steps) {
+        int want;
+        int64_t end = batch_end(r, step, &want);
+        if ((st = run_batch(r, &step, end, err)))
+            break;
+        if (ctl && ctl->progress && ctl->progress(ctl->user, (double)step / (double)steps))
+            return er_fail(err, ER_ECANCELED, "mei: cancelled at step %lld", (long long)step);
+        if (want)
+            st = at_boundary(r, step, 1, err);
+    }
+    return st;
 }
 
 er_status er_vk_mei_run(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
                         const er_run_opts *o, er_error *err)
 {
     static const er_run_opts none;
-    const er_params *p = &plan->p;
-    const er_mei_params *m = &p->mei;
     if (!o)
         o = &none;
-    const er_run_ctl *ctl = o->ctl;
-    er_layers *layers = o->layers;
-    er_budget bud;
-    mei_gpu g;
-    er_mei_sim sim;
-    er_status st;
-    const int64_t nsub = plan->substeps;
-    int64_t covered[ER_MAX_SOURCES];
-    float amounts[ER_MAX_SOURCES];
-    uint32_t *src = NULL, nsrc = 0;
-    size_t src_words = 0;
-    float *z = NULL, *s = NULL, *dw = NULL, *tmp = NULL;
-    memset(&bud, 0, sizeof bud);
-    memset(&g, 0, sizeof g);
-    g.vk = vk;
-    if ((st = er_vk_mei_check(vk, plan, t, err)))
-        return st;
-    /* the host's view of the map, for the shared coefficients */
-    memset(&sim, 0, sizeof sim);
-    sim.w = t->width;
-    sim.h = t->height;
-    sim.lx = t->cell_x;
-    sim.ly = t->cell_y;
-    sim.wall = t->wall;
-    sim.b0 = t->elevation;
-    const double dt_sub = plan->dt_sub;
-    const size_t n = (size_t)t->width * (size_t)t->height;
-    er_mei_coef k[2];
-    mei_coef_gpu kg[2];
-    for (int r = 0; r < 2; r++) {
-        er_mei_make_coef(&sim, m, dt_sub, r, &k[r]);
-        fill_coef(&k[r], t, &kg[r]);
-    }
-    if (m->steps > 0 && (st = er_mei_check_coef(&k[0], err)))
-        return st;
-    if ((st = build_sources(t, m, dt_sub, &src, &src_words, &nsrc, covered, amounts, err)))
-        return st;
-    z = malloc(n * sizeof(float));
-    s = malloc(n * sizeof(float));
-    dw = malloc(n * sizeof(float));
-    tmp = malloc((size_t)t->width * sizeof(float));
-    mei_rowstat *rs = calloc((size_t)t->height, sizeof *rs);
-    if (!z || !s || !dw || !tmp || !rs) {
-        st = er_fail(err, ER_ENOMEM, "mei: out of memory for a %dx%d map", t->width, t->height);
-        goto fail;
-    }
-    int64_t cells = 0;
-    for (size_t i = 0; i < n; i++)
-        cells += !t->wall || !t->wall[i];
-    const double base = terrain_total(t, t->elevation, tmp);
-    bud.material_before = base;
-    if ((st = gpu_setup(&g, t, kg, src, src_words, err))) {
-        st = at_step(vk, st, 0, err);
-        goto fail;
-    }
-
-    /* the raindrop disc: integer centre, so the box is centre +- floor(rad)
-     * and a cell is in when dx^2 + dy^2 <= floor(rad^2) (core/mei/pipe.c in_disc) */
-    const int drops = m->drops_per_step > 0 && m->drop_amount > 0.0;
-    mei_push pu;
-    memset(&pu, 0, sizeof pu);
-    pu.seed_lo = (uint32_t)(p->seed & 0xffffffffu);
-    pu.seed_hi = (uint32_t)(p->seed >> 32);
-    pu.count_lo = (uint32_t)((uint64_t)m->drops_per_step & 0xffffffffu);
-    pu.count_hi = (uint32_t)((uint64_t)m->drops_per_step >> 32);
-    pu.amount = (float)m->drop_amount;
-    {
-        double rad = m->drop_radius > 0.0 ? m->drop_radius : 0.0;
-        double fr = floor(rad), r2 = floor(rad * rad);
-        uint64_t r2i = r2 > 4.0e18 ? (uint64_t)4e18 : (uint64_t)r2;
-        pu.fr = fr > 1073741824.0 ? 1073741824 : (int32_t)fr;
-        pu.r2_lo = (uint32_t)(r2i & 0xffffffffu);
-        pu.r2_hi = (uint32_t)(r2i >> 32);
-    }
-    const uint32_t gx = er_vk_groups((uint32_t)t->width, MEI_GROUP), gy = (uint32_t)t->height;
-    const uint32_t grows = er_vk_groups((uint32_t)t->height, ER_VK_GROUP);
-    uint64_t per_step = (uint64_t)n * (uint64_t)nsub;
-    int64_t batch = (int64_t)(BATCH_CELLS / (per_step ? per_step : 1));
-    batch = batch < 1 ? 1 : batch > MAX_BATCH_STEPS ? MAX_BATCH_STEPS : batch;
-
-    int64_t step = 0;
-    while (step < m->steps) {
-        int64_t end = step + batch < m->steps ? step + batch : m->steps;
-        const int64_t first = step;
-        if ((st = er_vk_cmd_begin(vk, err))) {
-            st = at_step(vk, st, first, err);
-            goto fail;
+    mei_run r;
+    memset(&r, 0, sizeof r);
+    r.vk = vk;
+    r.plan = plan;
+    r.hooks = o->hooks;
+    r.g.vk = vk;
+    int64_t step0 = 0;
+    er_status st = er_vk_mei_check(vk, plan, t, err);
+    if (!st)
+        st = run_setup(&r, t, err);
+    if (!st)
+        st = run_resume(&r, &step0, err);
+    if (!st) {
+        st = run_steps(&r, step0, o->ctl, err);
+        /* the state as it stands, also after a failed or cancelled step */
+        if (st == ER_OK || st == ER_ENUMERIC || st == ER_ECANCELED) {
+            er_status rst = read_state(&r, ER_STATE_MEI_S + 1, err);
+            if (rst)
+                st = at_step(vk, rst, r.bud.work_done, err);
+            else
+                er_mei_finish(&r.sim, t, o->layers, r.bud.material_before, &r.bud);
         }
-        for (; step < end; step++) {
-            int raining = m->rain_rate > 0.0 && (m->rain_steps == 0 || step < m->rain_steps);
-            set_push_step(&pu, step);
-            pu.variant = (uint32_t)raining;
-            if (drops) {
-                er_vk_cmd_dispatch(vk, &g.pipe[P_DROPS], 0, &pu, 1, 1);
-                er_vk_cmd_barrier(vk);
-                float amount = (float)m->drop_amount;
-                for (int64_t j = 0; j < m->drops_per_step; j++) {
-                    uint64_t idx = (uint64_t)step * (uint64_t)m->drops_per_step + (uint64_t)j;
-                    uint64_t r = er_rng_u64(p->seed, ER_STREAM_RAINDROP, idx);
-                    int x = (int)(((r & 0xffffffffu) * (uint64_t)t->width) >> 32);
-                    int y = (int)(((r >> 32) * (uint64_t)t->height) >> 32);
-                    bud.water_added += (double)disc_cells(t, x, y, m->drop_radius) * (double)amount;
-                }
-            }
-            for (int64_t sub = 0; sub < nsub; sub++) {
-                if (nsrc) {
-                    pu.n = nsrc;
-                    er_vk_cmd_dispatch(vk, &g.pipe[P_SOURCES], 0, &pu,
-                                       er_vk_groups(nsrc, ER_VK_GROUP), 1);
-                    er_vk_cmd_barrier(vk);
-                }
-                for (int i = 0; i < m->n_sources; i++)
-                    bud.water_added += (double)covered[i] * (double)amounts[i];
-                er_vk_cmd_dispatch(vk, &g.pipe[P_FLUX], 0, &pu, gx, gy);
-                er_vk_cmd_barrier(vk);
-                er_vk_cmd_dispatch(vk, &g.pipe[P_WATER], 0, &pu, gx, gy);
-                er_vk_cmd_barrier(vk);
-                er_vk_cmd_dispatch(vk, &g.pipe[P_TRANSPORT], 0, &pu, gx, gy);
-                er_vk_cmd_barrier(vk);
-                er_vk_cmd_dispatch(vk, &g.pipe[P_REDUCE], 0, &pu, 1, gy);
-                er_vk_cmd_barrier(vk);
-                pu.n = MEI_LANES;
-                er_vk_cmd_dispatch(vk, &g.pipe[P_ROWS], 0, &pu, grows, 1);
-                er_vk_cmd_barrier(vk);
-                bud.water_added += (double)k[raining].rain * (double)cells;
-                bud.substeps++;
-            }
-            bud.work_done++;
-        }
-        er_vk_cmd_copy(vk, &g.buf[B_ROWS], &g.rows_host, g.rows_host.size);
-        if ((st = er_vk_cmd_submit(vk, err))) {
-            st = at_step(vk, st, first, err);
-            goto fail;
-        }
-        memcpy(rs, g.rows_host.map, (size_t)t->height * sizeof *rs);
-        if ((st = row_failure(rs, t, &kg[0], err)))
-            break;
-        if (ctl && ctl->progress && ctl->progress(ctl->user, (double)step / (double)m->steps)) {
-            st = er_fail(err, ER_ECANCELED, "mei: cancelled at step %lld", (long long)step);
-            break;
-        }
-    }
-    /* the one read-back of the state */
-    {
-        er_status rst;
-        if ((rst = download(&g, &g.buf[B_Z], z, n * sizeof(float), err)) ||
-            (rst = download(&g, &g.buf[B_S], s, n * sizeof(float), err)) ||
-            (rst = download(&g, &g.buf[B_D], dw, n * sizeof(float), err))) {
-            st = at_step(vk, rst, step, err);
-            goto fail;
-        }
-    }
-    for (int y = 0; y < t->height; y++) {
-        bud.eroded += rs[y].eroded;
-        bud.deposited += rs[y].deposited;
-        bud.left_map += rs[y].left_sed;
-        bud.water_left += rs[y].left_water;
-    }
-    bud.material_after = base + (terrain_total(t, z, tmp) + terrain_total(t, s, tmp));
-    {
-        double den = fabs(bud.material_before);
-        bud.rel_error = fabs(bud.material_before - bud.material_after - bud.left_map) /
-                        (den > DBL_MIN ? den : DBL_MIN);
-    }
-    /* core/mei/mei.c copy_out: walls and unchanged cells keep their value */
-    for (size_t i = 0; i < n; i++) {
-        if (!(t->wall && t->wall[i])) {
-            float zz = finite_or_0(z[i]);
-            t->elevation[i] = zz != 0.0f ? t->elevation[i] + zz : t->elevation[i];
-        }
-        if (layers && layers->water)
-            layers->water[i] = finite_or_0(dw[i]);
-        if (layers && layers->sediment)
-            layers->sediment[i] = finite_or_0(s[i]);
     }
     if (o->budget)
-        *o->budget = bud;
-    goto done;
-fail:
-    if (o->budget)
-        *o->budget = bud;
-done:
-    gpu_free(&g);
-    free(src);
-    free(z);
-    free(s);
-    free(dw);
-    free(tmp);
-    free(rs);
+        *o->budget = r.bud;
+    gpu_free(&r.g);
+    er_mei_sim_free(&r.sim);
+    free(r.rs);
     return st;
 }

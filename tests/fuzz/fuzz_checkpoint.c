@@ -67,7 +67,7 @@ static void put_u64(uint8_t *p, uint64_t v)
  * have; the size bounded as described above. */
 static er_checkpoint_id id_of(const uint8_t *data, size_t size)
 {
-    er_checkpoint_id id = {ER_MODEL_MEI, 1, 1, 0, 0};
+    er_checkpoint_id id = {ER_MODEL_MEI, 1, 1, 0, 0, ""};
     if (size < ER_CHECKPOINT_HEADER)
         return id;
     uint32_t w = get_u32(data + 32), h = get_u32(data + 36);
@@ -89,7 +89,7 @@ static void repair(uint8_t *d, size_t size)
         return;
     memset(d + 12, 0, 16);
     memcpy(d + 12, ERODE_VERSION, strlen(ERODE_VERSION) < 16 ? strlen(ERODE_VERSION) : 16);
-    put_u64(d + 160, er_fnv1a64(ER_FNV1A64_INIT, d, 160));
+    put_u64(d + ER_CHECKPOINT_HEADER - 8, er_fnv1a64(ER_FNV1A64_INIT, d, ER_CHECKPOINT_HEADER - 8));
     uint64_t cells = (uint64_t)get_u32(d + 32) * get_u32(d + 36);
     uint32_t n_arrays = get_u32(d + 40), mask = get_u32(d + 44), present = 0;
     for (uint32_t i = 0; i < n_arrays && i < 32; i++)

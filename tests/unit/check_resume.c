@@ -444,6 +444,64 @@ static void write_bytes(const char *path, const unsigned char *p, size_t n)
     ck_assert_int_eq(fclose(f), 0);
 }
 
+
+/* The backend that wrote a checkpoint comes back, and only that backend
+ * may go on from it; a format-1 file (no backend recorded, 168-byte
+ * header) reads as "cpu" with the same state. */
+START_TEST(checkpoint_backend)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 32], old[PATH_MAX + 32];
+    er_test_mkdtemp(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/ck.bin", dir);
+    snprintf(old, sizeof old, "%s/v1.bin", dir);
+    er_params p = mei_params();
+    map input = map_make(40, 30, 1), part = map_clone(&input);
+    er_error err = {""};
+    recorder rec;
+    recorder_init(&rec, 5, 5);
+    er_run_hooks hk = {record, &rec, NULL, NULL};
+    ck_assert_int_eq(run(&p, &part, &hk, &err), ER_ECANCELED);
+    er_checkpoint_id id = id_of(&p, &input);
+    snprintf(id.backend, sizeof id.backend, "vulkan llvmpipe (driver 0x1)");
+    ck_assert_int_eq(er_checkpoint_write(path, &rec.s[1].st, &id, &err), ER_OK);
+    er_checkpoint ck;
+    ck_assert_msg(er_checkpoint_read(path, &id, &ck, &err) == ER_OK, "%s", err.msg);
+    ck_assert_str_eq(ck.backend, "vulkan llvmpipe (driver 0x1)");
+    ck_assert_int_eq(er_checkpoint_same_backend(&ck, path, id.backend, &err), ER_OK);
+    ck_assert_int_eq(er_checkpoint_same_backend(&ck, path, "cpu", &err), ER_EINVAL);
+    ck_assert_msg(strstr(err.msg, "vulkan llvmpipe") && strstr(err.msg, "on cpu") &&
+                  strstr(err.msg, path) && !strchr(err.msg, '\n'), "%s", err.msg);
+    ck_assert_int_eq(er_checkpoint_same_backend(&ck, path, "vulkan llvmpipe (driver 0x2)", &err),
+                     ER_EINVAL);
+    /* the same file as format 1: header without the backend, checksum at 160 */
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    static unsigned char buf[ER_CHECKPOINT_HEADER + 7 * 40 * 30 * 4 + 8];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    ck_assert_uint_eq(n, sizeof buf);
+    buf[8] = 1;
+    uint64_t h = er_fnv1a64(ER_FNV1A64_INIT, buf, 160);
+    for (int i = 0; i < 8; i++)
+        buf[160 + i] = (unsigned char)(h >> (8 * i));
+    memmove(buf + ER_CHECKPOINT_HEADER_V1, buf + ER_CHECKPOINT_HEADER, n - ER_CHECKPOINT_HEADER);
+    write_bytes(old, buf, n - (ER_CHECKPOINT_HEADER - ER_CHECKPOINT_HEADER_V1));
+    er_checkpoint v1;
+    ck_assert_msg(er_checkpoint_read(old, &id, &v1, &err) == ER_OK, "%s", err.msg);
+    ck_assert_str_eq(v1.backend, "cpu");
+    ck_assert_int_eq(er_checkpoint_same_backend(&v1, old, "", &err), ER_OK);
+    ck_assert(memcmp(&v1.state.budget, &ck.state.budget, sizeof v1.state.budget) == 0);
+    for (int i = 0; i < ER_STATE_ARRAYS; i++)
+        ck_assert(memcmp(v1.state.array[i], ck.state.array[i], cells(&input) * sizeof(float)) == 0);
+    er_checkpoint_free(&v1);
+    er_checkpoint_free(&ck);
+    recorder_free(&rec);
+    map_free(&part);
+    map_free(&input);
+    er_test_rmdir(dir);
+}
+END_TEST
+
 /* Another recipe, input, model or size; truncated, corrupted or foreign
  * files: refused with one line naming the file and the reason. */
 START_TEST(checkpoint_refusals)
@@ -516,16 +574,17 @@ START_TEST(checkpoint_refusals)
     ck_assert_int_eq(er_checkpoint_read(bad, &id, &ck, &err), ER_EINVAL);
     ck_assert_ptr_nonnull(strstr(err.msg, "trailing"));
     /* another format version */
-    all[8] = 2;
+    all[8] = 3;
     write_bytes(bad, all, len);
     ck_assert_int_eq(er_checkpoint_read(bad, &id, &ck, &err), ER_EINVAL);
-    ck_assert_ptr_nonnull(strstr(err.msg, "format 2"));
-    all[8] = 1;
+    ck_assert_ptr_nonnull(strstr(err.msg, "format 3"));
+    all[8] = ER_CHECKPOINT_FORMAT;
     /* another erode version (with a valid header checksum) */
     memcpy(all + 12, "0.0.9", 6);
-    uint64_t h = er_fnv1a64(ER_FNV1A64_INIT, all, 160);
+    const size_t sum_at = ER_CHECKPOINT_HEADER - 8;
+    uint64_t h = er_fnv1a64(ER_FNV1A64_INIT, all, sum_at);
     for (int i = 0; i < 8; i++)
-        all[160 + i] = (unsigned char)(h >> (8 * i));
+        all[sum_at + i] = (unsigned char)(h >> (8 * i));
     write_bytes(bad, all, len);
     ck_assert_int_eq(er_checkpoint_read(bad, &id, &ck, &err), ER_EINVAL);
     ck_assert_msg(strstr(err.msg, "written by erode 0.0.9"), "'%s'", err.msg);
@@ -570,6 +629,7 @@ Suite *resume_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, checkpoint_round_trip);
     tcase_add_test(tc, checkpoint_refusals);
+    tcase_add_test(tc, checkpoint_backend);
     tcase_add_test(tc, input_hash_sensitive);
     suite_add_tcase(s, tc);
     return s;

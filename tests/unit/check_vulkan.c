@@ -480,6 +480,245 @@ START_TEST(test_mei_progress_cancel)
 }
 END_TEST
 
+
+/* lavapipe (Mesa's CPU device) divides exactly and keeps denormals: there
+ * the Mei outputs equal the CPU's bit for bit; another device gets the
+ * tolerances above. */
+static int is_lavapipe(const er_vk_ctx *vk)
+{
+    return strstr(er_vk_info(vk)->name, "llvmpipe") != NULL;
+}
+
+/* The layers of a and b agree: bit for bit on lavapipe (or when exact),
+ * within the tolerances elsewhere. */
+static void assert_same_layers(const mei_case *a, const mei_case *b, int exact, const char *what)
+{
+    size_t n = (size_t)a->t.width * (size_t)a->t.height;
+    if (exact) {
+        ck_assert_msg(memcmp(a->b, b->b, n * sizeof(float)) == 0, "%s: height differs", what);
+        ck_assert_msg(memcmp(a->water, b->water, n * sizeof(float)) == 0, "%s: water differs", what);
+        ck_assert_msg(memcmp(a->sed, b->sed, n * sizeof(float)) == 0, "%s: sediment differs", what);
+        return;
+    }
+    ck_assert_msg(max_diff(a->b, b->b, n) <= TOL_HEIGHT, "%s: height", what);
+    ck_assert_msg(max_diff(a->water, b->water, n) <= TOL_WATER, "%s: water", what);
+    ck_assert_msg(max_diff(a->sed, b->sed, n) <= TOL_SEDIMENT, "%s: sediment", what);
+}
+
+/* Runs c on backend be (ctx) at window win (NULL: none) with hooks hk. */
+static er_status run_on(const er_backend *be, void *ctx, mei_case *c, const er_window *win,
+                        const er_run_hooks *hk, er_error *err)
+{
+    er_plan plan;
+    er_layers l = {c->water, c->sed};
+    er_status st = er_plan_make(&c->p, &c->t, win, &plan, err);
+    if (!st)
+        st = be->check(ctx, &plan, &c->t, err);
+    return st ? st : be->run(ctx, &plan, &c->t, &(er_run_opts){&l, NULL, hk, &c->bud}, err);
+}
+
+/* The window [x0, x0 + w) x [y0, y0 + h) of a world case: its heights and
+ * walls, the world's recipe (sources stay in world pixels). */
+static void window_case(mei_case *c, const mei_case *world, int x0, int y0, int w, int h)
+{
+    size_t n = (size_t)w * (size_t)h;
+    memset(c, 0, sizeof *c);
+    c->p = world->p;
+    c->b = malloc(n * sizeof(float));
+    c->water = calloc(n, sizeof(float));
+    c->sed = calloc(n, sizeof(float));
+    c->wall = malloc(n);
+    ck_assert(c->b && c->water && c->sed && c->wall);
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            size_t i = (size_t)(y + y0) * (size_t)world->t.width + (size_t)(x + x0);
+            c->b[(size_t)y * (size_t)w + (size_t)x] = world->b[i];
+            c->wall[(size_t)y * (size_t)w + (size_t)x] = world->wall[i];
+        }
+    c->t = (er_terrain){w, h, c->b, c->wall, world->t.cell_x, world->t.cell_y};
+}
+
+/* Windows of a 96^2 world (raindrops, sources, walls, sub-steps): one
+ * holding both sources and the wall block, one beside them (its sources
+ * add nothing there), one on the world's right edge.  The closed world
+ * edges stay closed; the inner ones are open. */
+static const int windows[][4] = { {4, 4, 60, 70}, {40, 20, 40, 50}, {50, 30, 46, 40} };
+
+START_TEST(test_mei_window_matches_cpu)
+{
+    const char *why;
+    er_vk_ctx *vk = open_or_null(&why);
+    ER_SKIP_IF(!vk, why);
+    mei_case world, cpu, gpu;
+    er_error err = {{0}};
+    synthetic_sized(&world, 96);
+    world.p.mei.steps = 60;
+    world.p.mei.boundary = ER_BOUNDARY_CLOSED;
+    const int *wd = windows[_i];
+    er_window win = {wd[0], wd[1], 96, 96};
+    window_case(&cpu, &world, wd[0], wd[1], wd[2], wd[3]);
+    window_case(&gpu, &world, wd[0], wd[1], wd[2], wd[3]);
+    er_status st = run_on(&er_backend_cpu, NULL, &cpu, &win, NULL, &err);
+    ck_assert_msg(st == ER_OK, "cpu: %s", err.msg);
+    st = run_on(&er_backend_vulkan, vk, &gpu, &win, NULL, &err);
+    ck_assert_msg(st == ER_OK, "vulkan: %s", err.msg);
+    assert_same_layers(&cpu, &gpu, is_lavapipe(vk), "window");
+    ck_assert_msg(cpu.bud.water_added == gpu.bud.water_added, "water_added %.17g vs %.17g",
+                  cpu.bud.water_added, gpu.bud.water_added);
+    ck_assert(cpu.bud.water_added > 0.0);
+    assert_close_budget(cpu.bud.eroded, gpu.bud.eroded, "eroded");
+    assert_close_budget(cpu.bud.left_map, gpu.bud.left_map, "left_map");
+    assert_close_budget(cpu.bud.water_left, gpu.bud.water_left, "water_left");
+    /* the window's inner edges are open: water left through them */
+    ck_assert(gpu.bud.water_left > 0.0);
+    case_free(&cpu);
+    case_free(&gpu);
+    case_free(&world);
+    close_checked(vk);
+}
+END_TEST
+
+/* Boundary states a hooked run hands over: a copy of each (arrays and
+ * counters), up to MAX_KEPT. */
+#define MAX_KEPT 16
+typedef struct kept_states {
+    int n, calls;
+    er_run_state st[MAX_KEPT];
+    float *buf[MAX_KEPT];
+    int64_t keep_at; /* keep only this boundary; -1 all */
+} kept_states;
+
+static int keep_state(void *user, const er_run_state *v)
+{
+    kept_states *k = user;
+    size_t n = (size_t)v->width * (size_t)v->height;
+    k->calls++;
+    if ((k->keep_at >= 0 && v->boundary != k->keep_at) || k->n == MAX_KEPT)
+        return 0;
+    float *b = malloc(ER_STATE_ARRAYS * n * sizeof(float));
+    ck_assert_ptr_nonnull(b);
+    k->st[k->n] = *v;
+    for (int i = 0; i < ER_STATE_ARRAYS; i++) {
+        ck_assert_ptr_nonnull(v->array[i]);
+        memcpy(b + (size_t)i * n, v->array[i], n * sizeof(float));
+        k->st[k->n].array[i] = b + (size_t)i * n;
+    }
+    k->buf[k->n++] = b;
+    return 0;
+}
+
+static void kept_free(kept_states *k)
+{
+    for (int i = 0; i < k->n; i++)
+        free(k->buf[i]);
+}
+
+/* Boundaries 0, 5, 10, ... and the last (core/model.h er_wants_fn). */
+static int every_fifth(void *user, int64_t boundary, int64_t boundaries)
+{
+    (void)user;
+    return boundary % 5 == 0 || boundary == boundaries;
+}
+
+/* A run with hooks on Vulkan hands over the boundaries `wants` asks for,
+ * no others, with the CPU's states (bit for bit on lavapipe) and
+ * counters; and hooks do not change its output. */
+START_TEST(test_mei_hooks_match_cpu)
+{
+    const char *why;
+    er_vk_ctx *vk = open_or_null(&why);
+    ER_SKIP_IF(!vk, why);
+    mei_case base, cpu, gpu, plain;
+    er_error err = {{0}};
+    synthetic_sized(&base, 64);
+    base.p.mei.steps = 23;
+    case_copy(&cpu, &base);
+    case_copy(&gpu, &base);
+    case_copy(&plain, &base);
+    kept_states kc = {.keep_at = -1}, kg = {.keep_at = -1};
+    er_run_hooks hc = {keep_state, &kc, NULL, every_fifth}, hg = {keep_state, &kg, NULL, every_fifth};
+    ck_assert_int_eq(run_on(&er_backend_cpu, NULL, &cpu, NULL, &hc, &err), ER_OK);
+    er_status st = run_on(&er_backend_vulkan, vk, &gpu, NULL, &hg, &err);
+    ck_assert_msg(st == ER_OK, "vulkan: %s", err.msg);
+    ck_assert_int_eq(run_on(&er_backend_vulkan, vk, &plain, NULL, NULL, &err), ER_OK);
+    ck_assert_int_eq(kg.calls, 6); /* 0, 5, 10, 15, 20, 23 */
+    ck_assert_int_eq(kc.calls, kg.calls);
+    const int exact = is_lavapipe(vk);
+    const size_t n = 64 * 64;
+    for (int i = 0; i < kg.n; i++) {
+        const er_run_state *a = &kc.st[i], *b = &kg.st[i];
+        ck_assert_int_eq(a->boundary, b->boundary);
+        ck_assert_int_eq(b->boundary, i < 5 ? 5 * i : 23);
+        ck_assert_int_eq(a->boundaries, b->boundaries);
+        ck_assert_int_eq(a->done, b->done);
+        ck_assert_int_eq(b->n_arrays, ER_STATE_ARRAYS);
+        ck_assert_int_eq(a->budget.work_done, b->budget.work_done);
+        ck_assert_int_eq(a->budget.substeps, b->budget.substeps);
+        ck_assert(a->budget.water_added == b->budget.water_added);
+        ck_assert(a->budget.material_before == b->budget.material_before);
+        assert_close_budget(a->budget.eroded, b->budget.eroded, "state eroded");
+        for (int j = 0; j < ER_STATE_ARRAYS; j++)
+            ck_assert_msg(exact ? memcmp(a->array[j], b->array[j], n * sizeof(float)) == 0
+                                : max_diff(a->array[j], b->array[j], n) <= TOL_SEDIMENT,
+                          "boundary %lld array %d differs", (long long)b->boundary, j);
+    }
+    ck_assert(kg.st[kg.n - 1].budget.eroded == gpu.bud.eroded);
+    assert_same_layers(&cpu, &gpu, exact, "hooks vs cpu");
+    assert_same_layers(&plain, &gpu, 1, "hooks vs plain vulkan");
+    ck_assert(memcmp(&plain.bud, &gpu.bud, sizeof plain.bud) == 0);
+    kept_free(&kc);
+    kept_free(&kg);
+    case_free(&cpu);
+    case_free(&gpu);
+    case_free(&plain);
+    case_free(&base);
+    close_checked(vk);
+}
+END_TEST
+
+/* A Vulkan run resumed from a mid-run Vulkan state gives the straight
+ * run's bits, budget included; a state that does not fit the plan is
+ * refused. */
+START_TEST(test_mei_resume_matches_straight)
+{
+    const char *why;
+    er_vk_ctx *vk = open_or_null(&why);
+    ER_SKIP_IF(!vk, why);
+    mei_case base, straight, first, resumed;
+    er_error err = {{0}};
+    synthetic_sized(&base, 64);
+    base.p.mei.steps = 40;
+    case_copy(&straight, &base);
+    case_copy(&first, &base);
+    case_copy(&resumed, &base);
+    ck_assert_int_eq(run_on(&er_backend_vulkan, vk, &straight, NULL, NULL, &err), ER_OK);
+    kept_states k = {.keep_at = 17};
+    er_run_hooks h = {keep_state, &k, NULL, NULL};
+    ck_assert_int_eq(run_on(&er_backend_vulkan, vk, &first, NULL, &h, &err), ER_OK);
+    ck_assert_int_eq(k.calls, 41);
+    ck_assert_int_eq(k.n, 1);
+    ck_assert_int_eq(k.st[0].boundary, 17);
+    er_run_hooks r = {NULL, NULL, &k.st[0], NULL};
+    er_status st = run_on(&er_backend_vulkan, vk, &resumed, NULL, &r, &err);
+    ck_assert_msg(st == ER_OK, "resume: %s", err.msg);
+    assert_same_layers(&straight, &resumed, 1, "resumed");
+    ck_assert_msg(memcmp(&straight.bud, &resumed.bud, sizeof straight.bud) == 0,
+                  "budget: eroded %.17g vs %.17g", straight.bud.eroded, resumed.bud.eroded);
+    /* the resumed state must fit: another step count does not */
+    mei_case other;
+    case_copy(&other, &base);
+    other.p.mei.steps = 39;
+    ck_assert_int_eq(run_on(&er_backend_vulkan, vk, &other, NULL, &r, &err), ER_EINVAL);
+    case_free(&other);
+    kept_free(&k);
+    case_free(&straight);
+    case_free(&first);
+    case_free(&resumed);
+    case_free(&base);
+    close_checked(vk);
+}
+END_TEST
+
 /* The Khronos validation layer, when installed, has nothing to say about
  * a run with every pass in use (walls, sources, drops, sub-steps). */
 START_TEST(test_validation_layer_silent)
@@ -687,6 +926,9 @@ Suite *vulkan_suite(void)
     tcase_add_test(mei, test_mei_semi_lagrangian_matches_cpu);
     tcase_add_test(mei, test_mei_cfl_error_same_message);
     tcase_add_test(mei, test_mei_progress_cancel);
+    tcase_add_loop_test(mei, test_mei_window_matches_cpu, 0, 3);
+    tcase_add_test(mei, test_mei_hooks_match_cpu);
+    tcase_add_test(mei, test_mei_resume_matches_straight);
     tcase_add_test(mei, test_validation_layer_silent);
     tcase_add_test(mei, test_validation_layer_counts);
     tcase_add_loop_test(mei, test_mei_tiny_maps_match_cpu, 0, N_TINY);

@@ -13,10 +13,17 @@ struct Coef {
     double lx_slack, ly_slack; // [m] lX, lY times the CFL check's rounding slack
     float dt, rain, cx, cy, hlx, hly, inv2lx, inv2ly, invlx, invly, kc, inv_cd, cd_off,
           ks_dt, kd_dt, emax, min_tilt2, keep, dry, th_k, talus_x, talus_y, dt_lx, dt_ly;
-    int w, h, open, has_wall, semi_lagrangian, pad;
+    int w, h, open, has_wall, semi_lagrangian;
+    int wx0, wy0, world_w, world_h; // where the map lies in the world (er_window)
+    int open_mask; // bit e set: edge e (L, R, T, B) is open (er_mei_coef open_edge)
 };
 
-// One row's budget and checks, summed over the run (vk_mei.c mei_rowstat).
+bool open_edge(Coef k, int e) { return ((k.open_mask >> e) & 1) != 0; }
+
+// One row's budget terms of the last sub-step and its checks over the run
+// (vk_mei.c mei_rowstat); rows[h] holds the run's budget totals, the rows'
+// terms added in row order after every sub-step (mei_total), as
+// core/mei/mei.c finish_substep adds them.
 struct RowStat {
     double eroded, deposited, left_sed, left_water;
     uint fail_step;  // step + 1 of the first failure, 0 = none
@@ -48,7 +55,7 @@ layout(std430, set = 0, binding = 13) buffer V { float v[]; };
 layout(std430, set = 0, binding = 14) buffer ER { float er[]; };          // eroded this sub-step
 layout(std430, set = 0, binding = 15) buffer DE { float de[]; };          // deposited this sub-step
 layout(std430, set = 0, binding = 16) readonly buffer Wall { uint wall[]; }; // bytes, 1 = nodata
-layout(std430, set = 0, binding = 17) buffer Rows { RowStat rows[]; };
+layout(std430, set = 0, binding = 17) buffer Rows { RowStat rows[]; }; // h + 1
 layout(std430, set = 0, binding = 18) readonly buffer Src { uint src[]; }; // see vk_mei.c
 
 // One lane's share of a row (vk_mei.c mei_part): lane j of mei_reduce sums

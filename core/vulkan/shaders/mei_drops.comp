@@ -3,7 +3,8 @@
 // drop j of step t lands on the cell drawn from er_rng_u64(seed,
 // ER_STREAM_RAINDROP, t * count + j) (core/rng.c, reproduced here in 64-bit
 // integers), and adds `amount` to the terrain cells of the disc of radius
-// rad around it.  One workgroup handles the drops in order, its threads
+// rad around it; the cell is drawn over the world (er_window), as on the
+// CPU.  One workgroup handles the drops in order, its threads
 // sharing the cells of one disc, with a barrier between drops, so
 // overlapping drops add up in the CPU's order.
 #extension GL_GOOGLE_include_directive : require
@@ -36,11 +37,12 @@ void main()
     int w = k.w, h = k.h;
     for (uint64_t j = 0UL; j < count; j++) {
         uint64_t r = rng_u64(seed, 3UL, step * count + j); // ER_STREAM_RAINDROP
-        int cx = int(((r & 0xffffffffUL) * uint64_t(w)) >> 32);
-        int cy = int(((r >> 32) * uint64_t(h)) >> 32);
+        // drawn over the world, clipped to the window (a drop beside it adds nothing)
+        int cx = int(((r & 0xffffffffUL) * uint64_t(k.world_w)) >> 32) - k.wx0;
+        int cy = int(((r >> 32) * uint64_t(k.world_h)) >> 32) - k.wy0;
         int x0 = max(cx - pc.fr, 0), x1 = min(cx + pc.fr, w - 1);
         int y0 = max(cy - pc.fr, 0), y1 = min(cy + pc.fr, h - 1);
-        int bw = x1 - x0 + 1, cells = bw * (y1 - y0 + 1);
+        int bw = x1 - x0 + 1, cells = x1 < x0 || y1 < y0 ? 0 : bw * (y1 - y0 + 1);
         for (int c = int(gl_LocalInvocationID.x); c < cells; c += 64) {
             int x = x0 + c % bw, y = y0 + c / bw;
             int64_t dx = int64_t(x - cx), dy = int64_t(y - cy);

@@ -44,7 +44,7 @@ void main()
                 ok = true;
                 dh = hc - surface(nb[j], k.rain); // eq. 3
             }
-        } else if (k.open != 0) {
+        } else if (open_edge(k, j)) {
             // open edge: a dry virtual cell whose bed continues the fall
             // from the opposite neighbour, else level (pipe.c edge_head)
             uint o = nb[j ^ 1];

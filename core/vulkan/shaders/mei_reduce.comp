@@ -37,7 +37,7 @@ void main()
             bool edge[4] = bool[4](x == 0u, x + 1u == w, y == 0u, y + 1u == h);
             float q[4] = float[4](qL[i], qR[i], qT[i], qB[i]);
             for (int e = 0; e < 4; e++)
-                if (edge[e]) {
+                if (edge[e] && open_edge(k, e)) {
                     precise float o = s1[i] * (q[e] * wq[i]);
                     ls += double(o);
                     lw += double(q[e]) * double(k.dt);

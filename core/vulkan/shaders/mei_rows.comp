@@ -1,6 +1,6 @@
 #version 450
 // Per row, after a sub-step: adds the row's Parts (from mei_reduce, in
-// column order) to the row's running budget sums, and the checks of
+// column order) into the row's budget terms of the sub-step, and the checks of
 // core/mei/mei.c finish_substep: non-finite state, non-finite velocity, CFL.
 // pc.n is the number of parts per row.
 #extension GL_GOOGLE_include_directive : require
@@ -25,10 +25,10 @@ void main()
         vm = max(vm, part[p].vmax);
         bad |= part[p].bad;
     }
-    rows[y].eroded += se;
-    rows[y].deposited += sd;
-    rows[y].left_sed += ls;
-    rows[y].left_water += lw;
+    rows[y].eroded = se;
+    rows[y].deposited = sd;
+    rows[y].left_sed = ls;
+    rows[y].left_water = lw;
     if (rows[y].fail_step != 0u)
         return;
     float fu = uintBitsToFloat(um), fv = uintBitsToFloat(vm);
