@@ -97,12 +97,12 @@ static float clipped_weight(const er_dctx *c, const float *bw, int cx, int cy, i
     return sum;
 }
 
-/* Adds `-amount` [m] (amount <= 0: a droplet's load where it ends) through
- * the brush centred on node (cx, cy), each tap its weight's share, and to
- * the deposit layer.  Taps off the map or on walls are left out and the
- * others' weights renormalised (slow path).  Erosion goes through
- * brush_erode, which bounds every tap. */
-static void brush_apply(const er_dctx *c, int cx, int cy, float amount)
+/* Adds `-amount` [m] (amount <= 0: a droplet's or particle's load where it
+ * ends) through the brush centred on node (cx, cy), each tap its weight's
+ * share, and to the deposit layer.  Taps off the map or on walls are left
+ * out and the others' weights renormalised (slow path).  Erosion goes
+ * through brush_erode, which bounds every tap. */
+void er_brush_apply(const er_dctx *c, int cx, int cy, float amount)
 {
     const int side = c->brush_side, r1 = c->radius - 1;
     const size_t w = (size_t)c->width;
@@ -238,7 +238,7 @@ static void lague_end(const er_dctx *c, er_lague_state *s, er_dacc *acc)
 {
     if (s->sed > 0) {
         int kx = (int)s->lx, ky = (int)s->ly;
-        brush_apply(c, s->bx + kx + (s->lx - (float)kx >= 0.5f),
+        er_brush_apply(c, s->bx + kx + (s->lx - (float)kx >= 0.5f),
                     s->by + ky + (s->ly - (float)ky >= 0.5f), -s->sed);
         acc->deposited += (double)s->sed;
         s->sed = 0;
@@ -413,12 +413,13 @@ void er_lague_droplet(const er_dctx *c, double x, double y, size_t *trail, er_da
  * from its start: Lague moves one cell a step for `lifetime` steps, the
  * brush reaches radius - 1 around the nearest node (+0.5) and a bilinear
  * read one node further; the particle reads a 3x3 stencil around cells at
- * most max_distance from its start cell.  The +2 terms are the bounds of
+ * most max_distance from its start cell and lays its load down through the
+ * brush (radius - 1 around its last cell).  The +2 terms are the bounds of
  * DESIGN.md §5 (a cell of margin included). */
 static int64_t droplet_reach(const er_droplet_params *d)
 {
     if (d->variant == ER_DROPLET_MASS_TRANSFER)
-        return d->mt_max_distance + 2 + 1;
+        return d->mt_max_distance + 2 + 1 + (d->radius > 1 ? d->radius - 1 : 0);
     return d->lifetime + d->radius + 2;
 }
 
@@ -434,9 +435,9 @@ static er_status block_side(const er_droplet_params *d, int64_t *out, er_error *
         if (d->variant == ER_DROPLET_MASS_TRANSFER)
             return er_fail(err, ER_EINVAL,
                            "droplet.tile_size: %lld is below the safe bound %lld for "
-                           "mass_transfer.max_distance %lld",
+                           "mass_transfer.max_distance %lld and radius %lld",
                            (long long)d->tile_size, (long long)safe,
-                           (long long)d->mt_max_distance);
+                           (long long)d->mt_max_distance, (long long)d->radius);
         return er_fail(err, ER_EINVAL,
                        "droplet.tile_size: %lld is below the safe bound %lld for lifetime "
                        "%lld and radius %lld",
@@ -631,7 +632,6 @@ static er_status run_setup(const er_plan *plan, er_terrain *t, er_layers *layers
 
     if (d->variant == ER_DROPLET_LAGUE) {
         c->lifetime = (int)d->lifetime;
-        c->radius = (int)d->radius;
         c->inertia = (float)d->inertia;
         c->grad_k = (float)((1.0 - d->inertia) / unit);
         c->cap_k = (float)d->capacity;
@@ -643,12 +643,6 @@ static er_status run_setup(const er_plan *plan, er_terrain *t, er_layers *layers
         c->gravity = (float)(d->gravity / unit);
         c->init_water = (float)d->initial_water;
         c->init_speed = (float)d->initial_speed;
-        c->brush_side = 2 * c->radius - 1;
-        c->clean_a = c->radius - 1;
-        s->brush = make_brush(c->radius);
-        if (!s->brush)
-            return er_fail(err, ER_ENOMEM, "droplet: out of memory for the brush");
-        c->brush_w = s->brush;
         s->trail = malloc((size_t)c->lifetime * sizeof *s->trail);
         if (!s->trail)
             return er_fail(err, ER_ENOMEM, "droplet: out of memory");
@@ -664,8 +658,18 @@ static er_status run_setup(const er_plan *plan, er_terrain *t, er_layers *layers
         c->mt_vscale = (float)(ER_MT_HEIGHT_SCALE / unit);
         c->mt_max_distance = (int)d->mt_max_distance;
         c->mt_max_steps = particle_max_steps(c->mt_evap_keep, c->mt_min_volume);
-        c->clean_a = 1;
     }
+    /* Both variants lay a load down through the brush; the particle's 3x3
+     * stencil needs a clean window of at least 1. */
+    c->radius = (int)d->radius;
+    c->brush_side = 2 * c->radius - 1;
+    c->clean_a = c->radius - 1;
+    if (d->variant != ER_DROPLET_LAGUE && c->clean_a < 1)
+        c->clean_a = 1;
+    s->brush = make_brush(c->radius);
+    if (!s->brush)
+        return er_fail(err, ER_ENOMEM, "droplet: out of memory for the brush");
+    c->brush_w = s->brush;
 
     if (t->wall) {
         int *run = malloc((size_t)t->width * sizeof *run);

@@ -18,8 +18,10 @@
  *   height, and no negative load arises;
  * - the particle stops when its cell is farther than max_distance from its
  *   start cell (the block bound of DESIGN.md §5), on a wall, or after
- *   mt_max_steps steps, and drops what it carries where it stops; only a
- *   particle leaving the map takes its sediment with it.
+ *   mt_max_steps steps, or when its volume falls below min_volume, and
+ *   lays what it carries down through the brush of droplet.radius around
+ *   the cell where it stops (issue #18: one cell made single-cell mounds);
+ *   only a particle leaving the map takes its sediment with it.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -169,11 +171,11 @@ void er_particle_run(const er_dctx *c, double x, double y, er_dacc *acc)
         iy = jy;
     }
 
+    /* Through the brush, not onto one cell: a particle stopped by
+     * max_distance or a wall with its load on one cell left a single-cell
+     * mound (issue #18). */
     if (sed > 0) {
-        size_t ci = (size_t)iy * w + (size_t)ix;
-        h[ci] += sed;
-        if (c->deposit)
-            c->deposit[ci] += sed;
+        er_brush_apply(c, ix, iy, -sed);
         deposited += (double)sed;
     }
     acc->eroded += eroded;
