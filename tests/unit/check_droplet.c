@@ -632,7 +632,7 @@ START_TEST(tile_size_refused)
     p.droplet.variant = ER_DROPLET_MASS_TRANSFER;
     p.droplet.tile_size = 100;
     ck_assert_int_eq(er_run_cpu(&p, &t, NULL, &(er_run_opts){NULL, NULL, NULL, NULL}, &err), ER_EINVAL);
-    ck_assert_ptr_nonnull(strstr(err.msg, "safe bound 138"));
+    ck_assert_ptr_nonnull(strstr(err.msg, "safe bound 1034"));
     p.droplet.variant = ER_DROPLET_LAGUE;
     p.droplet.tile_size = 70;
     ck_assert_int_eq(er_run_cpu(&p, &t, NULL, &(er_run_opts){NULL, NULL, NULL, NULL}, &err), ER_OK);
@@ -647,7 +647,7 @@ END_TEST
 START_TEST(single_block_is_sequential)
 {
     for (int variant = 0; variant < 2; variant++) {
-        map base = map_new(130, 100); /* < 2 * 70 and < 2 * 138 */
+        map base = map_new(130, 100); /* < 2 * 70 and < 2 * 1034 */
         fbm(&base, 31);
         er_params p = droplet_params(3000, 6);
         p.droplet.variant = (er_droplet_variant)variant;
