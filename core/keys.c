@@ -137,6 +137,9 @@ static const er_key keys[] = {
     ENUM("droplet.variant", droplet.variant, variant_names, ER_DROPLET_LAGUE),
     /* 0 = "relief" (the default): the input's highest minus lowest height */
     NUM("droplet.height_unit", droplet.height_unit, ER_KEY_RELIEF | ER_KEY_MIN_OPEN, 0, 1e7, 0.0),
+    /* 0: the droplet keys hold at the map's own cells, as before the key
+     * existed (issue #18), so every recipe keeps its result. */
+    NUM("droplet.reference_cell_size", droplet.reference_cell_size, 0, 0, 1e6, 0.0),
     /* The side of the batch schedule's scheduling blocks (core/droplet/blocks.c),
      * not of a tile set's tiles: the key keeps its name for recipes. */
     INT("droplet.tile_size", droplet.tile_size, 0, 0, 1e6, 0),

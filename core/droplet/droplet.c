@@ -371,15 +371,16 @@ int er_lague_step(const er_dctx *c, er_lague_state *s, er_dacc *acc)
     if (dh > 0 || sed > cap) {
         /* Uphill: fill the pit behind, at most dh; else drop a part of the
          * excess.  Onto the four nodes around the old position. */
-        float amount = dh > 0 ? er_minf(dh, sed) : (sed - cap) * c->deposit_speed;
+        float amount = dh > 0 ? er_minf(dh * c->area_k, sed) : (sed - cap) * c->deposit_speed;
         amount = er_minf(amount, sed);
         sed -= amount;
         acc->deposited += (double)amount;
         deposit_bilinear(c, i00, fx, fy, amount);
     } else {
-        /* Never more than the height drop in all, and no tap below the
-         * new position (the erosion rule above). */
-        float amount = er_minf((cap - sed) * c->erode_speed, -dh);
+        /* Never more than the height drop in all (as a volume over the
+         * reference cell: area_k), and no tap below the new position (the
+         * erosion rule above). */
+        float amount = er_minf((cap - sed) * c->erode_speed, -dh * c->area_k);
         if (amount > 0) {
             float stop = er_maxf(hnew, er_minf(er_minf(n00, n10), er_minf(n01, n11)));
             float taken = brush_erode(c, cx, cy, amount, stop);
@@ -629,6 +630,7 @@ static er_status run_setup(const er_plan *plan, er_terrain *t, er_layers *layers
     c->deposit = layers ? layers->sediment : NULL;
     c->variant = d->variant;
     c->reach = plan->reach;
+    c->area_k = (float)plan->area_k;
 
     if (d->variant == ER_DROPLET_LAGUE) {
         c->lifetime = (int)d->lifetime;
@@ -655,7 +657,7 @@ static er_status run_setup(const er_plan *plan, er_terrain *t, er_layers *layers
         c->mt_evap_keep =
             (float)(dt * d->mt_evaporation_rate < 1 ? 1.0 - dt * d->mt_evaporation_rate : 0.0);
         c->mt_min_volume = (float)d->mt_min_volume;
-        c->mt_vscale = (float)(ER_MT_HEIGHT_SCALE / unit);
+        c->mt_vscale = (float)(ER_MT_HEIGHT_SCALE * sqrt(plan->area_k) / unit);
         c->mt_max_distance = (int)d->mt_max_distance;
         c->mt_max_steps = particle_max_steps(c->mt_evap_keep, c->mt_min_volume);
     }
@@ -1098,10 +1100,33 @@ void er_droplet_batch_draw(const er_dctx *c, uint64_t seed, int size, int64_t b,
                        bt->colour_start);
 }
 
+/* droplet.reference_cell_size: the keys converted to this map's cells
+ * (er_droplet_at_cell_size); ER_EINVAL when a length no longer fits its
+ * key's range. */
+static er_status at_map_cells(er_plan *plan, er_error *err)
+{
+    er_droplet_params *d = &plan->p.droplet;
+    const double ref = d->reference_cell_size;
+    if (!(ref > 0))
+        return ER_OK;
+    /* Square cells in practice; the mean side for others. */
+    const double cell = sqrt(plan->cell_x * plan->cell_y);
+    er_droplet_at_cell_size(d, cell / ref, &plan->area_k);
+    if (d->radius > 64 || d->lifetime > 100000 || d->mt_max_distance > 100000)
+        return er_fail(err, ER_EINVAL,
+                       "droplet.reference_cell_size: %g m makes radius %lld, lifetime %lld and "
+                       "max_distance %lld cells of %g m; the limits are 64, 1e5 and 1e5",
+                       ref, (long long)d->radius, (long long)d->lifetime,
+                       (long long)d->mt_max_distance, cell);
+    return ER_OK;
+}
+
 er_status er_droplet_plan(er_plan *plan, const er_terrain *t, er_error *err)
 {
     const er_droplet_params *d = &plan->p.droplet;
-    er_status st = block_side(d, &plan->block_side, err);
+    er_status st = at_map_cells(plan, err);
+    if (!st)
+        st = block_side(d, &plan->block_side, err);
     if (st)
         return st;
     (void)t;

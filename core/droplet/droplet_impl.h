@@ -68,6 +68,8 @@ typedef struct er_dctx {
     float keep_water;         /* 1 - evaporate_speed, clamped to [0, 1] */
     float gravity;            /* [1/m] gravity / U: v^2 - dh * gravity */
     float init_water, init_speed;
+    float area_k;             /* plan->area_k: a step's height on one cell as a volume
+                                 over the reference cell (er_droplet_at_cell_size) */
     int brush_side;           /* 2 * radius - 1 */
     const float *brush_w;     /* brush_side^2 weights (0 outside the disc), sum 1;
                                  both variants (a particle's load where it stops) */

@@ -132,11 +132,12 @@ void er_particle_run(const er_dctx *c, double x, double y, er_dacc *acc)
         if (c->wall && c->wall[cj])
             break;
 
-        /* Equilibrium load V |v| dh, clamped at 0 (seed 002), and the mass
-         * transfer toward it (seed 001 eq. 5), as a mass. */
+        /* Equilibrium load V |v| dh, clamped at 0 (seed 002), as a volume
+         * over the reference cell (area_k, er_droplet_at_cell_size), and
+         * the mass transfer toward it (seed 001 eq. 5), as a mass. */
         float dh = h[ci] - h[cj];
         float speed = sqrtf(vx * vx + vy * vy);
-        float ceq = er_maxf(0.0f, vol * speed * dh);
+        float ceq = er_maxf(0.0f, vol * speed * dh) * c->area_k;
         float ds = c->mt_rate * (vol * ceq - sed);
         ds = er_maxf(ds, -sed);
         /* Seed 001 eq. 5's height update, h -= dt Kd V (c_eq - s), with

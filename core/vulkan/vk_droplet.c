@@ -75,7 +75,7 @@ typedef struct vkd_push {
     int32_t width, height, lifetime, radius;
     float inertia, grad_k, cap_k, min_cap;
     float min_slope, erode_speed, deposit_speed, keep_water;
-    float gravity, init_water, init_speed, pad;
+    float gravity, init_water, init_speed, area_k;
     uint32_t flags, job0, njobs, steps_per_pass;
 } vkd_push;
 
@@ -84,7 +84,7 @@ typedef struct vkd_push {
 typedef struct vkd_push_mt {
     int32_t width, height, max_distance, max_steps;
     float dt, inv_density, friction_keep, rate;
-    float evap_keep, min_volume, vscale, pad0;
+    float evap_keep, min_volume, vscale, area_k;
     int32_t radius;
     float pad2, pad3, pad4;
     uint32_t flags, job0, njobs, steps_per_pass;
@@ -460,7 +460,7 @@ static vkd_push make_push(const er_dctx *c, uint32_t steps, uint64_t *calls)
         .inertia = c->inertia, .grad_k = c->grad_k, .cap_k = c->cap_k, .min_cap = c->min_cap,
         .min_slope = c->min_slope, .erode_speed = c->erode_speed,
         .deposit_speed = c->deposit_speed, .keep_water = c->keep_water, .gravity = c->gravity,
-        .init_water = c->init_water, .init_speed = c->init_speed,
+        .init_water = c->init_water, .init_speed = c->init_speed, .area_k = c->area_k,
         .flags = flags, .steps_per_pass = steps,
     };
     *calls = (uint64_t)c->lifetime + 1;
@@ -470,7 +470,7 @@ static vkd_push make_push(const er_dctx *c, uint32_t steps, uint64_t *calls)
             .max_steps = (int32_t)c->mt_max_steps, .dt = c->mt_dt,
             .inv_density = c->mt_inv_density, .friction_keep = c->mt_friction_keep,
             .rate = c->mt_rate, .evap_keep = c->mt_evap_keep, .min_volume = c->mt_min_volume,
-            .vscale = c->mt_vscale, .radius = c->radius, .flags = flags,
+            .vscale = c->mt_vscale, .area_k = c->area_k, .radius = c->radius, .flags = flags,
             .steps_per_pass = steps,
         };
         memcpy(&base, &mt, sizeof base);

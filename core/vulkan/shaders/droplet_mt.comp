@@ -57,7 +57,7 @@ layout(std430, binding = 7) buffer Blocks { Block blocks[]; };
 layout(push_constant) uniform Params {
     int width, height, max_distance, max_steps;
     float dt, inv_density, friction_keep, rate;
-    float evap_keep, min_volume, vscale, pad0;
+    float evap_keep, min_volume, vscale, area_k;
     int radius;
     float pad2, pad3, pad4;
     uint flags;  /* 1 flow wanted, 2 deposit wanted, 4 walls present */
@@ -233,7 +233,7 @@ bool mt_step()
      * (seed 001 eq. 5), as a mass. */
     precise float dh = h[ci] - h[cj];
     precise float speed = sqrt(vx * vx + vy * vy);
-    precise float ceq = maxf(0.0, p_vol * speed * dh);
+    precise float ceq = maxf(0.0, p_vol * speed * dh) * pc.area_k;
     precise float ds = pc.rate * (p_vol * ceq - p_sed);
     ds = maxf(ds, -p_sed);
     /* Erosion not below the next cell; the load changes by what the cell
