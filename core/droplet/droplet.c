@@ -1107,10 +1107,12 @@ static er_status at_map_cells(er_plan *plan, er_error *err)
 {
     er_droplet_params *d = &plan->p.droplet;
     const double ref = d->reference_cell_size;
-    if (!(ref > 0))
-        return ER_OK;
     /* Square cells in practice; the mean side for others. */
     const double cell = sqrt(plan->cell_x * plan->cell_y);
+    /* At the reference itself the keys hold as written: 1 - (1 - x) is
+     * not always x in floating point. */
+    if (!(ref > 0) || cell == ref)
+        return ER_OK;
     er_droplet_at_cell_size(d, cell / ref, &plan->area_k);
     if (d->radius > 64 || d->lifetime > 100000 || d->mt_max_distance > 100000)
         return er_fail(err, ER_EINVAL,

@@ -636,6 +636,12 @@ START_TEST(tile_size_refused)
     p.droplet.variant = ER_DROPLET_LAGUE;
     p.droplet.tile_size = 70;
     ck_assert_int_eq(er_run_cpu(&p, &t, NULL, &(er_run_opts){NULL, NULL, NULL, NULL}, &err), ER_OK);
+    /* A reference cell 30 times the map's: radius 3 becomes 90 cells. */
+    p.droplet.tile_size = 0;
+    p.droplet.reference_cell_size = 30;
+    ck_assert_int_eq(er_run_cpu(&p, &t, NULL, &(er_run_opts){NULL, NULL, NULL, NULL}, &err), ER_EINVAL);
+    ck_assert_str_eq(err.msg, "droplet.reference_cell_size: 30 m makes radius 90, lifetime 900 and "
+                              "max_distance 15360 cells of 1 m; the limits are 64, 1e5 and 1e5");
     map_free(&m);
     map_free(&m0);
 }
@@ -1103,6 +1109,12 @@ START_TEST(resolution_independence)
         for (int k = 1; k < 4; k++)
             ck_assert(fabs(sb[k] - sa[k]) < 5);
         ck_assert(a.b.rel_error < 1e-7 && b.b.rel_error < 1e-7);
+        /* At the reference cell size the recipe is the one without it. */
+        map a0 = map_copy(&coarse);
+        p.droplet.reference_cell_size = 0;
+        res_run(&p, &a0, 90, sb);
+        ck_assert(memcmp(a0.z, a.z, cells(&a) * sizeof(float)) == 0);
+        map_free(&a0);
         map_free(&a);
         map_free(&b);
     }
