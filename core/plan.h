@@ -39,6 +39,8 @@ typedef struct er_plan {
     int64_t reach;          /* [cells] how far a droplet reaches from its start */
     int64_t block_side;     /* [cells] the batch schedule's block side */
     int64_t batch;          /* droplets per batch */
+    double area_k;          /* [1] (reference cell / cell)^2 of er_droplet_at_cell_size;
+                               1: the droplet keys hold at this map's cells */
 } er_plan;
 
 /*

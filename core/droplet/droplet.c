@@ -97,12 +97,12 @@ static float clipped_weight(const er_dctx *c, const float *bw, int cx, int cy, i
     return sum;
 }
 
-/* Adds `-amount` [m] (amount <= 0: a droplet's load where it ends) through
- * the brush centred on node (cx, cy), each tap its weight's share, and to
- * the deposit layer.  Taps off the map or on walls are left out and the
- * others' weights renormalised (slow path).  Erosion goes through
- * brush_erode, which bounds every tap. */
-static void brush_apply(const er_dctx *c, int cx, int cy, float amount)
+/* Adds `-amount` [m] (amount <= 0: a droplet's or particle's load where it
+ * ends) through the brush centred on node (cx, cy), each tap its weight's
+ * share, and to the deposit layer.  Taps off the map or on walls are left
+ * out and the others' weights renormalised (slow path).  Erosion goes
+ * through brush_erode, which bounds every tap. */
+void er_brush_apply(const er_dctx *c, int cx, int cy, float amount)
 {
     const int side = c->brush_side, r1 = c->radius - 1;
     const size_t w = (size_t)c->width;
@@ -238,7 +238,7 @@ static void lague_end(const er_dctx *c, er_lague_state *s, er_dacc *acc)
 {
     if (s->sed > 0) {
         int kx = (int)s->lx, ky = (int)s->ly;
-        brush_apply(c, s->bx + kx + (s->lx - (float)kx >= 0.5f),
+        er_brush_apply(c, s->bx + kx + (s->lx - (float)kx >= 0.5f),
                     s->by + ky + (s->ly - (float)ky >= 0.5f), -s->sed);
         acc->deposited += (double)s->sed;
         s->sed = 0;
@@ -371,15 +371,16 @@ int er_lague_step(const er_dctx *c, er_lague_state *s, er_dacc *acc)
     if (dh > 0 || sed > cap) {
         /* Uphill: fill the pit behind, at most dh; else drop a part of the
          * excess.  Onto the four nodes around the old position. */
-        float amount = dh > 0 ? er_minf(dh, sed) : (sed - cap) * c->deposit_speed;
+        float amount = dh > 0 ? er_minf(dh * c->area_k, sed) : (sed - cap) * c->deposit_speed;
         amount = er_minf(amount, sed);
         sed -= amount;
         acc->deposited += (double)amount;
         deposit_bilinear(c, i00, fx, fy, amount);
     } else {
-        /* Never more than the height drop in all, and no tap below the
-         * new position (the erosion rule above). */
-        float amount = er_minf((cap - sed) * c->erode_speed, -dh);
+        /* Never more than the height drop in all (as a volume over the
+         * reference cell: area_k), and no tap below the new position (the
+         * erosion rule above). */
+        float amount = er_minf((cap - sed) * c->erode_speed, -dh * c->area_k);
         if (amount > 0) {
             float stop = er_maxf(hnew, er_minf(er_minf(n00, n10), er_minf(n01, n11)));
             float taken = brush_erode(c, cx, cy, amount, stop);
@@ -413,12 +414,13 @@ void er_lague_droplet(const er_dctx *c, double x, double y, size_t *trail, er_da
  * from its start: Lague moves one cell a step for `lifetime` steps, the
  * brush reaches radius - 1 around the nearest node (+0.5) and a bilinear
  * read one node further; the particle reads a 3x3 stencil around cells at
- * most max_distance from its start cell.  The +2 terms are the bounds of
+ * most max_distance from its start cell and lays its load down through the
+ * brush (radius - 1 around its last cell).  The +2 terms are the bounds of
  * DESIGN.md §5 (a cell of margin included). */
 static int64_t droplet_reach(const er_droplet_params *d)
 {
     if (d->variant == ER_DROPLET_MASS_TRANSFER)
-        return d->mt_max_distance + 2 + 1;
+        return d->mt_max_distance + 2 + 1 + (d->radius > 1 ? d->radius - 1 : 0);
     return d->lifetime + d->radius + 2;
 }
 
@@ -434,9 +436,9 @@ static er_status block_side(const er_droplet_params *d, int64_t *out, er_error *
         if (d->variant == ER_DROPLET_MASS_TRANSFER)
             return er_fail(err, ER_EINVAL,
                            "droplet.tile_size: %lld is below the safe bound %lld for "
-                           "mass_transfer.max_distance %lld",
+                           "mass_transfer.max_distance %lld and radius %lld",
                            (long long)d->tile_size, (long long)safe,
-                           (long long)d->mt_max_distance);
+                           (long long)d->mt_max_distance, (long long)d->radius);
         return er_fail(err, ER_EINVAL,
                        "droplet.tile_size: %lld is below the safe bound %lld for lifetime "
                        "%lld and radius %lld",
@@ -628,10 +630,10 @@ static er_status run_setup(const er_plan *plan, er_terrain *t, er_layers *layers
     c->deposit = layers ? layers->sediment : NULL;
     c->variant = d->variant;
     c->reach = plan->reach;
+    c->area_k = (float)plan->area_k;
 
     if (d->variant == ER_DROPLET_LAGUE) {
         c->lifetime = (int)d->lifetime;
-        c->radius = (int)d->radius;
         c->inertia = (float)d->inertia;
         c->grad_k = (float)((1.0 - d->inertia) / unit);
         c->cap_k = (float)d->capacity;
@@ -643,12 +645,6 @@ static er_status run_setup(const er_plan *plan, er_terrain *t, er_layers *layers
         c->gravity = (float)(d->gravity / unit);
         c->init_water = (float)d->initial_water;
         c->init_speed = (float)d->initial_speed;
-        c->brush_side = 2 * c->radius - 1;
-        c->clean_a = c->radius - 1;
-        s->brush = make_brush(c->radius);
-        if (!s->brush)
-            return er_fail(err, ER_ENOMEM, "droplet: out of memory for the brush");
-        c->brush_w = s->brush;
         s->trail = malloc((size_t)c->lifetime * sizeof *s->trail);
         if (!s->trail)
             return er_fail(err, ER_ENOMEM, "droplet: out of memory");
@@ -661,11 +657,21 @@ static er_status run_setup(const er_plan *plan, er_terrain *t, er_layers *layers
         c->mt_evap_keep =
             (float)(dt * d->mt_evaporation_rate < 1 ? 1.0 - dt * d->mt_evaporation_rate : 0.0);
         c->mt_min_volume = (float)d->mt_min_volume;
-        c->mt_vscale = (float)(ER_MT_HEIGHT_SCALE / unit);
+        c->mt_vscale = (float)(ER_MT_HEIGHT_SCALE * sqrt(plan->area_k) / unit);
         c->mt_max_distance = (int)d->mt_max_distance;
         c->mt_max_steps = particle_max_steps(c->mt_evap_keep, c->mt_min_volume);
-        c->clean_a = 1;
     }
+    /* Both variants lay a load down through the brush; the particle's 3x3
+     * stencil needs a clean window of at least 1. */
+    c->radius = (int)d->radius;
+    c->brush_side = 2 * c->radius - 1;
+    c->clean_a = c->radius - 1;
+    if (d->variant != ER_DROPLET_LAGUE && c->clean_a < 1)
+        c->clean_a = 1;
+    s->brush = make_brush(c->radius);
+    if (!s->brush)
+        return er_fail(err, ER_ENOMEM, "droplet: out of memory for the brush");
+    c->brush_w = s->brush;
 
     if (t->wall) {
         int *run = malloc((size_t)t->width * sizeof *run);
@@ -1094,10 +1100,35 @@ void er_droplet_batch_draw(const er_dctx *c, uint64_t seed, int size, int64_t b,
                        bt->colour_start);
 }
 
+/* droplet.reference_cell_size: the keys converted to this map's cells
+ * (er_droplet_at_cell_size); ER_EINVAL when a length no longer fits its
+ * key's range. */
+static er_status at_map_cells(er_plan *plan, er_error *err)
+{
+    er_droplet_params *d = &plan->p.droplet;
+    const double ref = d->reference_cell_size;
+    /* Square cells in practice; the mean side for others. */
+    const double cell = sqrt(plan->cell_x * plan->cell_y);
+    /* At the reference itself the keys hold as written: 1 - (1 - x) is
+     * not always x in floating point. */
+    if (!(ref > 0) || cell == ref)
+        return ER_OK;
+    er_droplet_at_cell_size(d, cell / ref, &plan->area_k);
+    if (d->radius > 64 || d->lifetime > 100000 || d->mt_max_distance > 100000)
+        return er_fail(err, ER_EINVAL,
+                       "droplet.reference_cell_size: %g m makes radius %lld, lifetime %lld and "
+                       "max_distance %lld cells of %g m; the limits are 64, 1e5 and 1e5",
+                       ref, (long long)d->radius, (long long)d->lifetime,
+                       (long long)d->mt_max_distance, cell);
+    return ER_OK;
+}
+
 er_status er_droplet_plan(er_plan *plan, const er_terrain *t, er_error *err)
 {
     const er_droplet_params *d = &plan->p.droplet;
-    er_status st = block_side(d, &plan->block_side, err);
+    er_status st = at_map_cells(plan, err);
+    if (!st)
+        st = block_side(d, &plan->block_side, err);
     if (st)
         return st;
     (void)t;

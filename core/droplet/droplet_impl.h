@@ -68,8 +68,11 @@ typedef struct er_dctx {
     float keep_water;         /* 1 - evaporate_speed, clamped to [0, 1] */
     float gravity;            /* [1/m] gravity / U: v^2 - dh * gravity */
     float init_water, init_speed;
+    float area_k;             /* plan->area_k: a step's height on one cell as a volume
+                                 over the reference cell (er_droplet_at_cell_size) */
     int brush_side;           /* 2 * radius - 1 */
-    const float *brush_w;     /* brush_side^2 weights (0 outside the disc), sum 1 */
+    const float *brush_w;     /* brush_side^2 weights (0 outside the disc), sum 1;
+                                 both variants (a particle's load where it stops) */
 
     /* mass transfer (seeds 001/002) */
     float mt_dt, mt_inv_density, mt_friction_keep, mt_rate, mt_evap_keep, mt_min_volume;
@@ -90,7 +93,7 @@ typedef struct er_dacc {
 typedef struct er_droplet_setup {
     er_dctx ctx;              /* constants in metres; ctx.brush_w, ctx.clean below */
     size_t *trail;            /* the sequential runs' trail scratch */
-    float *brush;             /* brush weights (Lague variant) */
+    float *brush;             /* brush weights */
     uint8_t *clean;           /* clean mask (maps with walls), else NULL */
     int64_t count;            /* droplets to run */
     double before;            /* [m * cells] terrain sum at the start */
@@ -238,6 +241,12 @@ int er_lague_step(const er_dctx *c, er_lague_state *s, er_dacc *acc);
  * nodes around it valid) and adds its effects to *acc; trail as for
  * er_lague_begin. */
 void er_lague_droplet(const er_dctx *c, double x, double y, size_t *trail, er_dacc *acc);
+
+/* Lays `-amount` [m] (amount <= 0) down through the brush centred on cell
+ * (cx, cy) (on the map, not a wall), renormalised over the taps on the map
+ * and off walls, and adds it to the deposit layer: where a droplet or a
+ * particle that stops leaves its load (core/droplet/droplet.c). */
+void er_brush_apply(const er_dctx *c, int cx, int cy, float amount);
 
 /* Runs one mass-transfer particle from (x, y) (cell coordinates, its cell
  * valid) and adds its effects to *acc. */

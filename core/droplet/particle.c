@@ -18,8 +18,10 @@
  *   height, and no negative load arises;
  * - the particle stops when its cell is farther than max_distance from its
  *   start cell (the block bound of DESIGN.md §5), on a wall, or after
- *   mt_max_steps steps, and drops what it carries where it stops; only a
- *   particle leaving the map takes its sediment with it.
+ *   mt_max_steps steps, or when its volume falls below min_volume, and
+ *   lays what it carries down through the brush of droplet.radius around
+ *   the cell where it stops (issue #18: one cell made single-cell mounds);
+ *   only a particle leaving the map takes its sediment with it.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -130,11 +132,12 @@ void er_particle_run(const er_dctx *c, double x, double y, er_dacc *acc)
         if (c->wall && c->wall[cj])
             break;
 
-        /* Equilibrium load V |v| dh, clamped at 0 (seed 002), and the mass
-         * transfer toward it (seed 001 eq. 5), as a mass. */
+        /* Equilibrium load V |v| dh, clamped at 0 (seed 002), as a volume
+         * over the reference cell (area_k, er_droplet_at_cell_size), and
+         * the mass transfer toward it (seed 001 eq. 5), as a mass. */
         float dh = h[ci] - h[cj];
         float speed = sqrtf(vx * vx + vy * vy);
-        float ceq = er_maxf(0.0f, vol * speed * dh);
+        float ceq = er_maxf(0.0f, vol * speed * dh) * c->area_k;
         float ds = c->mt_rate * (vol * ceq - sed);
         ds = er_maxf(ds, -sed);
         /* Seed 001 eq. 5's height update, h -= dt Kd V (c_eq - s), with
@@ -169,11 +172,11 @@ void er_particle_run(const er_dctx *c, double x, double y, er_dacc *acc)
         iy = jy;
     }
 
+    /* Through the brush, not onto one cell: a particle stopped by
+     * max_distance or a wall with its load on one cell left a single-cell
+     * mound (issue #18). */
     if (sed > 0) {
-        size_t ci = (size_t)iy * w + (size_t)ix;
-        h[ci] += sed;
-        if (c->deposit)
-            c->deposit[ci] += sed;
+        er_brush_apply(c, ix, iy, -sed);
         deposited += (double)sed;
     }
     acc->eroded += eroded;

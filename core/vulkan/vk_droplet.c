@@ -75,7 +75,7 @@ typedef struct vkd_push {
     int32_t width, height, lifetime, radius;
     float inertia, grad_k, cap_k, min_cap;
     float min_slope, erode_speed, deposit_speed, keep_water;
-    float gravity, init_water, init_speed, pad;
+    float gravity, init_water, init_speed, area_k;
     uint32_t flags, job0, njobs, steps_per_pass;
 } vkd_push;
 
@@ -84,8 +84,9 @@ typedef struct vkd_push {
 typedef struct vkd_push_mt {
     int32_t width, height, max_distance, max_steps;
     float dt, inv_density, friction_keep, rate;
-    float evap_keep, min_volume, vscale, pad0;
-    float pad1, pad2, pad3, pad4;
+    float evap_keep, min_volume, vscale, area_k;
+    int32_t radius;
+    float pad2, pad3, pad4;
     uint32_t flags, job0, njobs, steps_per_pass;
 } vkd_push_mt;
 
@@ -437,14 +438,15 @@ er_status er_vk_droplet_check(er_vk_ctx *vk, const er_plan *plan, const er_terra
 
 /* Droplet steps per block and dispatch: `asked`, or with 0 unlimited on
  * GPUs and lavapipe's loop budget on CPU devices, each step costing at
- * most 2 side^2 + 5 loop iterations (droplet_lague.comp) or 11
- * (droplet_mt.comp); a few more for margin. */
+ * most 2 side^2 + 5 loop iterations (droplet_lague.comp) or 2 side^2 + 11
+ * (droplet_mt.comp: a step and the brush where the particle stops); a few
+ * more for margin. */
 static uint32_t steps_per_pass(const er_vk_ctx *vk, const er_dctx *c, uint32_t asked)
 {
     if (asked || vk->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU)
         return asked ? asked : UINT32_MAX;
     int64_t side = c->brush_side;
-    int64_t cost = c->variant == ER_DROPLET_LAGUE ? 2 * side * side + 8 : 16;
+    int64_t cost = 2 * side * side + (c->variant == ER_DROPLET_LAGUE ? 8 : 16);
     return (uint32_t)(CPU_LOOP_BUDGET / cost > 1 ? CPU_LOOP_BUDGET / cost : 1);
 }
 
@@ -458,7 +460,7 @@ static vkd_push make_push(const er_dctx *c, uint32_t steps, uint64_t *calls)
         .inertia = c->inertia, .grad_k = c->grad_k, .cap_k = c->cap_k, .min_cap = c->min_cap,
         .min_slope = c->min_slope, .erode_speed = c->erode_speed,
         .deposit_speed = c->deposit_speed, .keep_water = c->keep_water, .gravity = c->gravity,
-        .init_water = c->init_water, .init_speed = c->init_speed,
+        .init_water = c->init_water, .init_speed = c->init_speed, .area_k = c->area_k,
         .flags = flags, .steps_per_pass = steps,
     };
     *calls = (uint64_t)c->lifetime + 1;
@@ -468,7 +470,8 @@ static vkd_push make_push(const er_dctx *c, uint32_t steps, uint64_t *calls)
             .max_steps = (int32_t)c->mt_max_steps, .dt = c->mt_dt,
             .inv_density = c->mt_inv_density, .friction_keep = c->mt_friction_keep,
             .rate = c->mt_rate, .evap_keep = c->mt_evap_keep, .min_volume = c->mt_min_volume,
-            .vscale = c->mt_vscale, .flags = flags, .steps_per_pass = steps,
+            .vscale = c->mt_vscale, .area_k = c->area_k, .radius = c->radius, .flags = flags,
+            .steps_per_pass = steps,
         };
         memcpy(&base, &mt, sizeof base);
         *calls = (uint64_t)c->mt_max_steps + 1;
@@ -509,7 +512,7 @@ static er_status device_setup(vkd_run *R, er_vk_ctx *vk, const er_droplet_setup 
     er_vk_pipeline_bind(vk, &R->pl, 0, bufs);
 
     st = transfer(R, &R->b[B_HEIGHT], c->height_m, bytes, 1, err);
-    if (!st && lague)
+    if (!st)
         st = transfer(R, &R->b[B_BRUSH], (void *)(uintptr_t)c->brush_w,
                       side * side * sizeof(float), 1, err);
     if (!st && c->wall) {

@@ -493,6 +493,7 @@ static void every_field_changed(er_params *p)
     d->tile_size = 96;
     d->batch_size = 4096;
     d->radius = 4;
+    d->reference_cell_size = 30;
     d->inertia = 0.99999999999999989;
     d->capacity = 8;
     d->min_capacity = 0.02;
@@ -599,7 +600,8 @@ START_TEST(printed_shape)
         "cell_size", "mei", "steps", "dt", "gravity", "pipe_area", "rain_rate", "rain_steps",
         "drops_per_step", "drop_radius", "drop_amount", "sources", "boundary", "kc", "ks", "kd",
         "ke", "min_tilt", "max_erosion_depth", "capacity_depth", "advection", "thermal_rate", "talus_slope", "cfl",
-        "max_substeps", "droplet", "count", "per_cell", "variant", "height_unit", "tile_size",
+        "max_substeps", "droplet", "count", "per_cell", "variant", "height_unit",
+        "reference_cell_size", "tile_size",
         "batch_size", "radius", "inertia", "capacity", "min_capacity", "min_slope",
         "erode_speed", "deposit_speed", "evaporate_speed", "gravity", "lifetime",
         "initial_water", "initial_speed", "mass_transfer", "dt", "density", "friction",

@@ -84,7 +84,7 @@ layout(push_constant) uniform Params {
     int width, height, lifetime, radius;
     float inertia, grad_k, cap_k, min_cap;
     float min_slope, erode_speed, deposit_speed, keep_water;
-    float gravity, init_water, init_speed, pad;
+    float gravity, init_water, init_speed, area_k;
     uint flags;  /* 1 flow wanted, 2 deposit wanted, 4 walls present */
     uint job0;   /* this dispatch's jobs: job[job0 .. job0 + njobs) */
     uint njobs;
@@ -355,16 +355,16 @@ bool lague_step()
     if (dh > 0.0 || sed > cap) {
         /* Uphill: fill the pit behind, at most dh; else drop a part of the
          * excess, onto the four nodes around the old position. */
-        precise float amount = dh > 0.0 ? minf(dh, sed) : (sed - cap) * pc.deposit_speed;
+        precise float amount = dh > 0.0 ? minf(dh * pc.area_k, sed) : (sed - cap) * pc.deposit_speed;
         amount = minf(amount, sed);
         sed -= amount;
         kahan(s_dep, c_dep, amount);
         deposit_bilinear(i00, fx, fy, amount);
     } else {
-        /* Never more than the height drop in all, and no tap below the
-         * new position.  Applied when the step is over (nothing below reads
+        /* Never more than the height drop in all (times area_k, as on the
+         * CPU), and no tap below the new position.  Applied when the step is over (nothing below reads
          * heights); the droplet's load grows by what the taps gave then. */
-        precise float amount = minf((cap - sed) * pc.erode_speed, -dh);
+        precise float amount = minf((cap - sed) * pc.erode_speed, -dh * pc.area_k);
         if (amount > 0.0) {
             brush_pending = true;
             brush_x = cx;

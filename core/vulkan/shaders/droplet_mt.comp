@@ -4,7 +4,7 @@
  * step, with the schedule of droplet_lague.comp (one invocation per block of
  * one colour, the block's particles in index order, resumable passes of at
  * most pc.steps_per_pass steps for lavapipe's loop budget; a step costs at
- * most 11 loop iterations).
+ * most 11 loop iterations, 2 side^2 + 4 more where the particle stops).
  *
  * The erosion rule of issue #12 as on the CPU: a step never takes its cell
  * below the cell the particle moves to, and the load changes by exactly
@@ -25,7 +25,8 @@ layout(std430, binding = 1) buffer Flow { float flow[]; };
 layout(std430, binding = 2) buffer Deposit { float dep[]; };
 /* bit 0 wall, bit 1 clean (the 3x3 window is in the map and wall-free) */
 layout(std430, binding = 3) readonly buffer Mask { uint mask[]; };
-/* unused here (the Lague brush); bound so both shaders share one layout */
+/* (2r-1)^2 brush weights, 0 outside the disc, sum 1: where a particle
+ * that stops lays its load down */
 layout(std430, binding = 4) readonly buffer Brush { float bw[]; };
 
 /* A particle's start: its cell and the position within it. */
@@ -56,8 +57,9 @@ layout(std430, binding = 7) buffer Blocks { Block blocks[]; };
 layout(push_constant) uniform Params {
     int width, height, max_distance, max_steps;
     float dt, inv_density, friction_keep, rate;
-    float evap_keep, min_volume, vscale, pad0;
-    float pad1, pad2, pad3, pad4;
+    float evap_keep, min_volume, vscale, area_k;
+    int radius;
+    float pad2, pad3, pad4;
     uint flags;  /* 1 flow wanted, 2 deposit wanted, 4 walls present */
     uint job0;
     uint njobs;
@@ -106,17 +108,51 @@ float facet_diag(float d)
     return r;
 }
 
-/* The particle ends: what it carries stays on its cell. */
+/* Adds -amount (amount < 0) through the brush centred on cell (cx, cy), as
+ * core/droplet/droplet.c's er_brush_apply: the whole disc where its window
+ * is clean, else renormalised over the taps on the map and off walls.
+ * Each loop runs over a window flattened into one index (lavapipe's loop
+ * budget, droplet_lague.comp). */
+void brush_deposit(int cx, int cy, float amount)
+{
+    const int side = 2 * pc.radius - 1, r1 = pc.radius - 1;
+    const uint w = uint(pc.width);
+    const bool todep = (pc.flags & F_DEP) != 0u;
+    const int a = max(r1, 1);
+    bool clean = cx >= a && cx < pc.width - a && cy >= a && cy < pc.height - a &&
+                 ((pc.flags & F_WALL) == 0u || (cell_mask(uint(cy) * w + uint(cx)) & 2u) != 0u);
+    int x0 = max(cx - r1, 0), x1 = min(cx + r1, pc.width - 1);
+    int y0 = max(cy - r1, 0), y1 = min(cy + r1, pc.height - 1);
+    const int nx = x1 - x0 + 1, n = nx * (y1 - y0 + 1);
+    precise float sum = 0.0;
+    if (!clean)
+        for (int t = 0; t < n; t++) {
+            int y = y0 + t / nx, x = x0 + t % nx;
+            if (!is_wall(uint(y) * w + uint(x)))
+                sum += bw[(y - cy + r1) * side + (x - cx + r1)];
+        }
+    precise float kk = clean ? amount : amount / sum;
+    for (int t = 0; t < n; t++) {
+        int y = y0 + t / nx, x = x0 + t % nx;
+        uint i = uint(y) * w + uint(x);
+        if (clean || !is_wall(i)) {
+            precise float d = kk * bw[(y - cy + r1) * side + (x - cx + r1)];
+            precise float v = h[i] - d;
+            h[i] = v;
+            if (todep) {
+                precise float e = dep[i] - d;
+                dep[i] = e;
+            }
+        }
+    }
+}
+
+/* The particle ends: what it carries is laid down through the brush
+ * around its cell (no single-cell mounds, issue #18). */
 void mt_end()
 {
     if (p_sed > 0.0) {
-        uint ci = uint(p_iy) * uint(pc.width) + uint(p_ix);
-        precise float v = h[ci] + p_sed;
-        h[ci] = v;
-        if ((pc.flags & F_DEP) != 0u) {
-            precise float e = dep[ci] + p_sed;
-            dep[ci] = e;
-        }
+        brush_deposit(p_ix, p_iy, -p_sed);
         kahan(s_dep, c_dep, p_sed);
         p_sed = 0.0;
     }
@@ -197,7 +233,7 @@ bool mt_step()
      * (seed 001 eq. 5), as a mass. */
     precise float dh = h[ci] - h[cj];
     precise float speed = sqrt(vx * vx + vy * vy);
-    precise float ceq = maxf(0.0, p_vol * speed * dh);
+    precise float ceq = maxf(0.0, p_vol * speed * dh) * pc.area_k;
     precise float ds = pc.rate * (p_vol * ceq - p_sed);
     ds = maxf(ds, -p_sed);
     /* Erosion not below the next cell; the load changes by what the cell
