@@ -89,7 +89,7 @@ static double lattice_mass(const er_sph_sim *s)
     for (int c = -2; c <= 2; c++)
         for (int b = -2; b <= 2; b++)
             for (int a = -2; a <= 2; a++)
-                sum += er_sph_w6(s, (a * a + b * b + c * c) * s->s * s->s);
+                sum += er_sph_w(s, (a * a + b * b + c * c) * s->s * s->s);
     return 1.0 / sum;
 }
 
@@ -103,12 +103,12 @@ static double boundary_mass(const er_sph_sim *s)
     for (int c = 0; c <= 2; c++)
         for (int b = -2; b <= 2; b++)
             for (int a = -2; a <= 2; a++)
-                fluid += s->mass * er_sph_w6(s, (a * a + b * b + c * c) * s->s * s->s);
+                fluid += s->mass * er_sph_w(s, (a * a + b * b + c * c) * s->s * s->s);
     int m = (int)ceil(s->hk / d) + 1;
     for (int b = -m; b <= m; b++)
         for (int a = -m; a <= m; a++) {
             double x = (a + 0.5) * d, y = (b + 0.5) * d;
-            ground += er_sph_w6(s, x * x + y * y + s->s * s->s);
+            ground += er_sph_w(s, x * x + y * y + s->s * s->s);
         }
     return ground > 0.0 && fluid < 1.0 ? (1.0 - fluid) / ground : 0.0;
 }

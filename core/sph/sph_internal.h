@@ -50,10 +50,12 @@ typedef struct er_sph_sim {
     double *pending;       /* [cells^3] source volume not yet emitted, per source */
 } er_sph_sim;
 
-/* Kernels of Mueller et al. 2003 (density, pressure, viscosity) and
- * Monaghan's cubic spline derivative F (eq. 16), support hk. */
-double er_sph_w6(const er_sph_sim *s, double r2);
-double er_sph_spiky(const er_sph_sim *s, double r);
+/* Kernels, support hk: Monaghan's cubic spline W (of r^2) and dW/dr for
+ * density and pressure (Mueller's poly6/spiky pair heated shallow water:
+ * its force is not the gradient of its density), Mueller et al. 2003's
+ * viscosity Laplacian, and |dW/dr| as F of eq. 16. */
+double er_sph_w(const er_sph_sim *s, double r2);
+double er_sph_dw(const er_sph_sim *s, double r);
 double er_sph_lapv(const er_sph_sim *s, double r);
 double er_sph_spline_f(const er_sph_sim *s, double r);
 

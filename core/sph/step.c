@@ -17,7 +17,7 @@
 #define PI 3.14159265358979323846
 
 /* Monaghan's cubic spline with support 2h' = hk, of r^2. */
-double er_sph_w6(const er_sph_sim *s, double r2)
+double er_sph_w(const er_sph_sim *s, double r2)
 {
     double hp = 0.5 * s->hk, q = sqrt(r2) / hp, sig = 1.0 / (PI * hp * hp * hp);
     if (q < 1.0)
@@ -28,7 +28,7 @@ double er_sph_w6(const er_sph_sim *s, double r2)
 }
 
 /* Its derivative dW/dr (negative), for the pressure gradient. */
-double er_sph_spiky(const er_sph_sim *s, double r)
+double er_sph_dw(const er_sph_sim *s, double r)
 {
     return -er_sph_spline_f(s, r);
 }
@@ -196,16 +196,17 @@ static void density(er_sph_sim *s)
         double rho = 0, rb[3];
         FOR_NEIGHBOURS(s, pi->x, pi->y, j) {
             double r[3] = {s->p[j].x, s->p[j].y, s->p[j].z};
-            rho += s->mass * er_sph_w6(s, dist2(pi, r));
+            rho += s->mass * er_sph_w(s, dist2(pi, r));
         }
-        FOR_BOUNDARY(s, pi->x, pi->y, rb) rho += s->mass_b * er_sph_w6(s, dist2(pi, rb));
+        FOR_BOUNDARY(s, pi->x, pi->y, rb) rho += s->mass_b * er_sph_w(s, dist2(pi, rb));
         s->rho[i] = rho;
         s->pr[i] = s->c0 * s->c0 * fmax(rho - 1.0, 0.0);
     }
 }
 
-/* Pressure and viscosity between fluid particles (Mueller 2003); adds
- * what particle i settles onto its neighbours to *give. */
+/* Pressure and viscosity between fluid particles (Mueller 2003's
+ * symmetric forms, the pressure with the spline gradient); adds what
+ * particle i settles onto its neighbours to *give. */
 static void fluid_force(const er_sph_sim *s, int64_t i, double *a, double *give)
 {
     const er_sph_particle *pi = &s->p[i];
@@ -217,7 +218,7 @@ static void fluid_force(const er_sph_sim *s, int64_t i, double *a, double *give)
         double r = sqrt(dx * dx + dy * dy + dz * dz);
         if (!(r < s->hk) || r == 0.0)
             continue;
-        double fp = -s->mass * (s->pr[i] + s->pr[j]) / (2.0 * s->rho[j]) * er_sph_spiky(s, r) / r;
+        double fp = -s->mass * (s->pr[i] + s->pr[j]) / (2.0 * s->rho[j]) * er_sph_dw(s, r) / r;
         double fv = s->nu * s->mass / s->rho[j] * er_sph_lapv(s, r);
         double rj[3] = {pj->x, pj->y, pj->z}, ri[3] = {pi->x, pi->y, pi->z};
         *give += settle(s, ri, pi->c, rj, hindered(s, pj->c));
@@ -240,7 +241,7 @@ static void boundary_force(er_sph_sim *s, int64_t i, double *a)
         double r = sqrt(dx * dx + dy * dy + dz * dz);
         if (!(r < s->hk) || r == 0.0)
             continue;
-        double fp = -s->mass_b * s->pr[i] * er_sph_spiky(s, r) / r / (s->rho[i] * s->rho[i]);
+        double fp = -s->mass_b * s->pr[i] * er_sph_dw(s, r) / r / (s->rho[i] * s->rho[i]);
         a[0] += fp * dx;
         a[1] += fp * dy;
         a[2] += fp * dz;
