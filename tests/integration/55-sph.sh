@@ -1,8 +1,9 @@
 #!/bin/sh
 # The SPH model (issue #16) from the command line: configs/sph.json on a
 # real DEM exits 0, GDAL reads every layer with the input's georeferencing,
-# the --json budget closes and something eroded; the Vulkan backend and
-# --checkpoint refuse it with one line and write nothing.
+# the --json budget closes and something eroded; the Vulkan backend,
+# --checkpoint, --frames and tile sets refuse it with one line (exit 2)
+# and write nothing.
 . "$(dirname "$0")/lib.sh"
 W=$DATA/whitebox_dem_f32_utm18n.tif
 stem=whitebox_dem_f32_utm18n
@@ -36,12 +37,15 @@ else
     t_skip "no Vulkan device (CI installs lavapipe)"
 fi
 
-t_case "sph --checkpoint: refused with one line, nothing written"
-mkdir -p "$T/ck"
-t_exit 1 "$ERODE" -q -r "$R" -s sph.steps=2 --checkpoint "$T/ck/c.ckpt" -o "$T/ck" "$W"
-t_one_error_line "sph: --checkpoint/--resume/--frames are not supported yet$"
-t_empty_dir "$T/ck"
-t_ok
+for opt in "--checkpoint $T/ck/c.ckpt" "--frames $T/ck"; do
+    t_case "sph ${opt%% *}: exit 2 before any work, one line, nothing written"
+    rm -rf "$T/ck"; mkdir -p "$T/ck"
+    # shellcheck disable=SC2086
+    t_exit 2 "$ERODE" -q -r "$R" -s sph.steps=2 $opt -o "$T/ck" "$W"
+    t_one_error_line "^erode: .*$stem.tif: sph: --checkpoint/--resume/--frames are not supported yet$"
+    t_empty_dir "$T/ck"
+    t_ok
+done
 
 t_case "sph in a tile set: exit 2, the reason named"
 printf '%s\n' "$W" > "$T/list"
