@@ -183,7 +183,7 @@ static const er_key keys[] = {
     NUM("sph.friction", sph.friction, 0, 0, 10, 0.05),
     NUM("sph.erosion_rate", sph.erosion_rate, 0, 0, 100, 0.002),
     NUM("sph.critical_shear", sph.critical_shear, 0, 0, 1000, 0.5),
-    NUM("sph.settling_speed", sph.settling_speed, 0, 0, 100, 0.05),
+    NUM("sph.settling_speed", sph.settling_speed, 0, 0, 100, 1.0),
     NUM("sph.c_max", sph.c_max, ER_KEY_MIN_OPEN, 0, 1, 0.3),
     INT("sph.max_particles", sph.max_particles, 0, 0, 1e8, 200000),
     INT("sph.max_substeps", sph.max_substeps, 0, 1, 1e6, 1000),
