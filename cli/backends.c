@@ -21,6 +21,11 @@ er_status er_job_choose_backend(er_job *j, er_vk_ctx *vk)
     er_status st;
     j->be = &er_backend_cpu;
     j->be_ctx = NULL;
+    /* The CPU path is the reference; a model it runs without hooks (SPH)
+     * refuses them here, before any output or checkpoint is opened. */
+    if ((er_backend_cpu.caps[j->plan.p.model] & need & ER_CAP_HOOKS) != (need & ER_CAP_HOOKS))
+        return er_fail(&j->err, ER_EUNSUPPORTED, "%s: %s: --checkpoint/--resume/--frames are not "
+                       "supported yet", j->input, j->plan.p.model == ER_MODEL_SPH ? "sph" : "model");
     if (!vk)
         return ER_OK;
     if ((er_backend_vulkan.caps[j->plan.p.model] & need) != need)

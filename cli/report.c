@@ -7,7 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *model_name(er_model_kind m) { return m == ER_MODEL_MEI ? "mei" : "droplet"; }
+static const char *model_name(er_model_kind m)
+{
+    return m == ER_MODEL_MEI ? "mei" : m == ER_MODEL_SPH ? "sph" : "droplet";
+}
 
 /* Returns 0, or 1 when standard output could not take the line (closed,
  * full, a broken pipe): a pipeline that lost its summary must know. */
@@ -37,8 +40,8 @@ static int print_json(const er_job *j, int status)
     cJSON_AddNumberToObject(o, "height", j->img.height);
     cJSON_AddNumberToObject(o, "cell_x", j->terrain.cell_x);
     cJSON_AddNumberToObject(o, "cell_y", j->terrain.cell_y);
-    cJSON_AddNumberToObject(o, j->params.model == ER_MODEL_MEI ? "steps" : "droplets", (double)j->budget.work_done);
-    cJSON_AddNumberToObject(o, j->params.model == ER_MODEL_MEI ? "substeps" : "droplet_steps", (double)j->budget.substeps);
+    cJSON_AddNumberToObject(o, j->params.model != ER_MODEL_DROPLET ? "steps" : "droplets", (double)j->budget.work_done);
+    cJSON_AddNumberToObject(o, j->params.model != ER_MODEL_DROPLET ? "substeps" : "droplet_steps", (double)j->budget.substeps);
     cJSON *bud = cJSON_AddObjectToObject(o, "budget");
     cJSON_AddStringToObject(bud, "unit", "m3");
     cJSON_AddNumberToObject(bud, "material_before", j->budget.material_before * area);

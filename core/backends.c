@@ -25,13 +25,18 @@ static er_status cpu_run(void *ctx, const er_plan *plan, er_terrain *t, const er
     if (plan->width != t->width || plan->height != t->height)
         return er_fail(err, ER_EINVAL, "the plan is for a %dx%d map, not %dx%d", plan->width,
                        plan->height, t->width, t->height);
-    return plan->p.model == ER_MODEL_MEI ? er_mei_run_plan(plan, t, o, err)
-                                         : er_droplet_run_plan(plan, t, o, err);
+    switch (plan->p.model) {
+    case ER_MODEL_MEI: return er_mei_run_plan(plan, t, o, err);
+    case ER_MODEL_DROPLET: return er_droplet_run_plan(plan, t, o, err);
+    case ER_MODEL_SPH: return er_sph_run_plan(plan, t, o, err);
+    }
+    return er_fail(err, ER_EINVAL, "model: unknown model %d", (int)plan->p.model);
 }
 
 const er_backend er_backend_cpu = {
     "cpu",
-    {[ER_MODEL_MEI] = ER_CAP_WINDOW | ER_CAP_HOOKS, [ER_MODEL_DROPLET] = ER_CAP_WINDOW | ER_CAP_HOOKS},
+    {[ER_MODEL_MEI] = ER_CAP_WINDOW | ER_CAP_HOOKS, [ER_MODEL_DROPLET] = ER_CAP_WINDOW | ER_CAP_HOOKS,
+     [ER_MODEL_SPH] = 0},
     cpu_check, cpu_run};
 
 er_status er_run_cpu(const er_params *p, er_terrain *t, const er_window *win,
@@ -50,6 +55,9 @@ er_status er_run_cpu(const er_params *p, er_terrain *t, const er_window *win,
  * hooks (ER_EUNSUPPORTED, saying which).  o may be NULL. */
 static er_status vk_refuse(const er_plan *plan, const er_run_opts *o, er_error *err)
 {
+    if (plan->p.model == ER_MODEL_SPH)
+        return er_fail(err, ER_EUNSUPPORTED, "vulkan: the sph model runs on the cpu backend "
+                       "only");
     unsigned caps = plan->p.model == ER_MODEL_MEI ? VK_CAPS_MEI : VK_CAPS_DROPLET;
     if (plan->windowed && !(caps & ER_CAP_WINDOW))
         return er_fail(err, ER_EUNSUPPORTED, "vulkan: windows (--tile-set) run on the cpu "
@@ -80,7 +88,8 @@ static er_status vk_run(void *ctx, const er_plan *plan, er_terrain *t, const er_
 }
 
 const er_backend er_backend_vulkan = {
-    "vulkan", {[ER_MODEL_MEI] = VK_CAPS_MEI, [ER_MODEL_DROPLET] = VK_CAPS_DROPLET}, vk_check,
+    "vulkan", {[ER_MODEL_MEI] = VK_CAPS_MEI, [ER_MODEL_DROPLET] = VK_CAPS_DROPLET, [ER_MODEL_SPH] = 0},
+    vk_check,
     vk_run};
 
 er_status er_run_vk(er_vk_ctx *vk, const er_params *p, er_terrain *t, const er_run_opts *o,

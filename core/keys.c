@@ -13,7 +13,7 @@
 
 #include "params.h"
 
-static const char *const model_names[] = {"mei", "droplet", NULL};
+static const char *const model_names[] = {"mei", "droplet", "sph", NULL};
 static const char *const boundary_names[] = {"closed", "open", NULL};
 static const char *const advection_names[] = {"conservative", "semi-lagrangian", NULL};
 static const char *const cfl_names[] = {"substep", "error", NULL};
@@ -178,6 +178,25 @@ static const er_key keys[] = {
      * (36 %).  The price: blocks of 2 (512 + 3 + radius - 1) cells, so
      * maps under about 2,070 cells a side run as one block (one thread). */
     INT("droplet.mass_transfer.max_distance", droplet.mt_max_distance, 0, 1, 1e5, 512),
+
+    /* SPH (core/sph/sph.c explains the model units and the defaults). */
+    OBJ("sph"),
+    INT("sph.steps", sph.steps, 0, 0, 1e9, 200),
+    NUM("sph.dt", sph.dt, ER_KEY_MIN_OPEN, 0, 1000, 1.0),
+    NUM("sph.gravity", sph.gravity, ER_KEY_MIN_OPEN, 0, 100, 9.81),
+    NUM("sph.spacing", sph.spacing, 0, 0.1, 4, 0.5),
+    {"sph.fill_level", ER_KEY_NUM, ER_KEY_NULL | ER_KEY_DEF_NULL, P(sph.fill_level),
+     P(sph.fill_level_set), -1e7, 1e7, 0.0, NULL},
+    NUM("sph.sound_speed", sph.sound_speed, ER_KEY_MIN_OPEN, 0, 1000, 20.0),
+    NUM("sph.viscosity", sph.viscosity, 0, 0, 10, 0.1),
+    NUM("sph.friction", sph.friction, 0, 0, 10, 0.05),
+    NUM("sph.erosion_rate", sph.erosion_rate, 0, 0, 100, 0.002),
+    NUM("sph.critical_shear", sph.critical_shear, 0, 0, 1000, 0.5),
+    NUM("sph.settling_speed", sph.settling_speed, 0, 0, 100, 1.0),
+    NUM("sph.c_max", sph.c_max, ER_KEY_MIN_OPEN, 0, 1, 0.3),
+    INT("sph.max_particles", sph.max_particles, 0, 0, 1e8, 200000),
+    INT("sph.max_substeps", sph.max_substeps, 0, 1, 1e6, 1000),
+    ENUM("sph.boundary", sph.boundary, boundary_names, ER_BOUNDARY_OPEN),
 };
 
 #define S(f) offsetof(er_source, f)

@@ -18,8 +18,8 @@
 #define ER_RECIPE_VERSION 1
 #define ER_MAX_SOURCES 64
 
-typedef enum er_model_kind { ER_MODEL_MEI = 0, ER_MODEL_DROPLET = 1 } er_model_kind;
-enum { ER_MODEL_KINDS = 2 }; /* the number of models (tables indexed by er_model_kind) */
+typedef enum er_model_kind { ER_MODEL_MEI = 0, ER_MODEL_DROPLET = 1, ER_MODEL_SPH = 2 } er_model_kind;
+enum { ER_MODEL_KINDS = 3 }; /* the number of models (tables indexed by er_model_kind) */
 
 typedef enum er_boundary { ER_BOUNDARY_CLOSED = 0, ER_BOUNDARY_OPEN = 1 } er_boundary;
 
@@ -120,6 +120,29 @@ typedef struct er_droplet_params {
     int64_t mt_max_distance; /* [cells] farthest a particle may get from its start */
 } er_droplet_params;
 
+/* SPH water over the heightfield (Kristof et al. 2009, core/sph/).  The
+ * model runs in a frame scaled by the cell size L and the time
+ * T = sqrt(L / g) (Froude scaling): keys marked "model units" are in that
+ * frame, see core/sph/sph.c.  River sources are mei.sources. */
+typedef struct er_sph_params {
+    int64_t steps;          /* number of time steps, >= 0 */
+    double dt;              /* [s] time step (sub-stepped by the CFL and viscous limits) */
+    double gravity;         /* [m/s^2] g; sets the time unit T = sqrt(L / g) */
+    double spacing;         /* [cells] particle spacing; h = 2 * spacing */
+    double fill_level;      /* [m] initial water up to this height; see fill_level_set */
+    int fill_level_set;     /* 0: recipe says null (no initial water) */
+    double sound_speed;     /* [model units, sqrt(g L)] c0 of the equation of state */
+    double viscosity;       /* [model units, sqrt(g L^3)] kinematic viscosity nu */
+    double friction;        /* boundary friction mu of eq. 8 [model units] */
+    double erosion_rate;    /* K_eps of eq. 10 [model units] */
+    double critical_shear;  /* tau_c of eq. 10 [model units] */
+    double settling_speed;  /* [m/s] unhindered settling speed, eq. 17 without f(C) */
+    double c_max;           /* largest solid volume fraction C of a particle */
+    int64_t max_particles;  /* particles at most (sources stop adding beyond it) */
+    int64_t max_substeps;   /* cap on sub-steps per step */
+    er_boundary boundary;   /* map edges: open (water leaves) or closed */
+} er_sph_params;
+
 typedef struct er_params {
     int recipe_version;     /* always ER_RECIPE_VERSION once validated */
     er_model_kind model;
@@ -127,6 +150,7 @@ typedef struct er_params {
     er_terrain_params terrain;
     er_mei_params mei;
     er_droplet_params droplet;
+    er_sph_params sph;
 } er_params;
 
 /*

@@ -75,6 +75,7 @@ er_status er_plan_make(const er_params *p, const er_terrain *t, const er_window 
     switch (p->model) {
     case ER_MODEL_MEI: return er_mei_plan(plan, t, err);
     case ER_MODEL_DROPLET: return er_droplet_plan(plan, t, err);
+    case ER_MODEL_SPH: return er_sph_plan(plan, t, err);
     }
     return er_fail(err, ER_EINVAL, "model: unknown model %d", (int)p->model);
 }
@@ -83,6 +84,9 @@ er_status er_plan_check_resume(const er_plan *plan, const er_run_state *r, int k
                                int keep_sediment, er_error *err)
 {
     const int mei = plan->p.model == ER_MODEL_MEI;
+    if (plan->p.model == ER_MODEL_SPH)
+        return er_fail(err, ER_EUNSUPPORTED, "sph: --checkpoint/--resume/--frames are not "
+                       "supported yet");
     const char *name = mei ? "mei" : "droplet";
     if (r->model != plan->p.model)
         return er_fail(err, ER_EINVAL, "the state is not from a %s run", name);
@@ -115,5 +119,10 @@ er_status er_plan_check_resume(const er_plan *plan, const er_run_state *r, int k
 
 size_t er_plan_bytes_per_cell(const er_params *p)
 {
-    return p->model == ER_MODEL_MEI ? er_mei_bytes_per_cell(p) : er_droplet_bytes_per_cell(p);
+    switch (p->model) {
+    case ER_MODEL_MEI: return er_mei_bytes_per_cell(p);
+    case ER_MODEL_DROPLET: return er_droplet_bytes_per_cell(p);
+    case ER_MODEL_SPH: return er_sph_bytes_per_cell(p);
+    }
+    return 0;
 }

@@ -24,14 +24,15 @@ typedef struct er_plan {
     er_window win;          /* where the map lies; the map itself without a window */
     int windowed;           /* 1: a window of a larger world (a tile with its halo) */
     double cell_x, cell_y;  /* [m] */
-    int64_t boundaries;     /* Mei: steps; droplets: batches (core/model.h er_run_state) */
+    int64_t boundaries;     /* Mei, SPH: steps; droplets: batches (core/model.h er_run_state) */
     /* The terrain's valid (non-wall) cells, measured once. */
     int64_t valid;          /* their number */
     double sum, abs_sum;    /* [m * cells] sums of height and |height|, row-major order */
     float lo, hi;           /* [m] their range (lo > hi when there is none) */
     /* Mei */
-    int64_t substeps;       /* per step: stability condition 2 of core/mei/mei.c */
-    double dt_sub;          /* [s] mei.dt / substeps */
+    int64_t substeps;       /* per step: stability condition 2 of core/mei/mei.c;
+                             * SPH: the CFL and viscous limits of core/sph/sph.c */
+    double dt_sub;          /* [s] mei.dt (sph.dt) / substeps */
     /* Droplets */
     int64_t droplets;       /* the run's droplets (the world's, in a window) */
     double per_cell;        /* droplets per valid cell (per world cell in a window) */
@@ -126,11 +127,18 @@ er_status er_run_cpu(const er_params *p, er_terrain *t, const er_window *win,
  * keys' rules and what follows from them. */
 er_status er_mei_plan(er_plan *plan, const er_terrain *t, er_error *err);
 er_status er_droplet_plan(er_plan *plan, const er_terrain *t, er_error *err);
+/* SPH (core/sph/sph.c): refuses windows (ER_EINVAL); Mei's sources;
+ * substeps and dt_sub from the CFL and viscous limits. */
+er_status er_sph_plan(er_plan *plan, const er_terrain *t, er_error *err);
+size_t er_sph_bytes_per_cell(const er_params *p);
 
 /* The models' CPU runs, as er_backend_cpu.run calls them. */
 er_status er_mei_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts *o,
                           er_error *err);
 er_status er_droplet_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts *o,
                               er_error *err);
+/* Refuses run hooks (ER_EUNSUPPORTED: no checkpoints, resume or frames). */
+er_status er_sph_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts *o,
+                          er_error *err);
 
 #endif

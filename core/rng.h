@@ -13,7 +13,8 @@
 enum {
     ER_STREAM_DROPLET_START = 1,  /* droplet start positions, index = droplet id */
     ER_STREAM_TILE_OFFSET = 2,    /* tile grid offset, index = batch number */
-    ER_STREAM_RAINDROP = 3        /* Mei raindrops, index = step * count + drop */
+    ER_STREAM_RAINDROP = 3,       /* Mei raindrops, index = step * count + drop */
+    ER_STREAM_SPH_SOURCE = 4      /* SPH source particles (core/sph/sph.c) */
 };
 
 /* 64 well-mixed bits for (seed, stream, index). */

@@ -51,6 +51,7 @@ while IFS="$tab" read -r k ktype kdef krange; do
     terrain.*) sec='^\.Sh TERRAIN' ;;
     mei.*) sec='^\.Sh MEI' ;;
     droplet.*) sec='^\.Sh DROPLET' ;;
+    sph.*) sec='^\.Sh SPH' ;;
     *) sec='^\.Sh TOP LEVEL' ;;
     esac
     name=${k##*.}

@@ -153,6 +153,16 @@ for n in $names; do
         fgt "$(v droplet-mass-transfer water_max)" "$(v droplet water_max)" 10 ||
             t_fail "max flow $(v droplet-mass-transfer water_max), droplet.json $(v droplet water_max)"
         ;;
+    sph)
+        # SPH particles from the two springs of mei-river.json: they erode,
+        # and after 60 steps the water lies near the springs (3x the area
+        # share within 30 cells of them).
+        fgt "$(v sph erosion_mean)" 0 || t_fail "nothing eroded"
+        srcs=$(jq -r '[.mei.sources[] | .x, .y] | map(tostring) | join(" ")' "$CONF/sph.json")
+        # shellcheck disable=SC2086
+        near=$(stat near "$T/sph/whitebox_dem_f32_utm18n.water.tif" 30 $srcs) || t_fail "$near"
+        fgt "${near% *}" "${near#* }" 3 || t_fail "water share near the springs ${near% *}, area share ${near#* }"
+        ;;
     mountain-gullies)
         # Deeper incision than droplet.json: the deepest 1 % of cuts go 1.3x deeper.
         fgt "$(v mountain-gullies erosion_p99)" "$(v droplet erosion_p99)" 1.3 ||

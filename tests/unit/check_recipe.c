@@ -512,6 +512,23 @@ static void every_field_changed(er_params *p)
     d->mt_evaporation_rate = 0.002;
     d->mt_min_volume = 0.001;
     d->mt_max_distance = 100;
+    er_sph_params *h = &p->sph;
+    h->steps = 50;
+    h->dt = 0.5;
+    h->gravity = 9.8;
+    h->spacing = 0.4;
+    h->fill_level = 12.5;
+    h->fill_level_set = 1;
+    h->sound_speed = 15;
+    h->viscosity = 0.2;
+    h->friction = 0.1;
+    h->erosion_rate = 0.01;
+    h->critical_shear = 0.7;
+    h->settling_speed = 0.02;
+    h->c_max = 0.4;
+    h->max_particles = 1000;
+    h->max_substeps = 99;
+    h->boundary = ER_BOUNDARY_CLOSED;
 }
 
 /* Counts the scalar members of object a that differ from b's, failing on
@@ -605,7 +622,10 @@ START_TEST(printed_shape)
         "batch_size", "radius", "inertia", "capacity", "min_capacity", "min_slope",
         "erode_speed", "deposit_speed", "evaporate_speed", "gravity", "lifetime",
         "initial_water", "initial_speed", "mass_transfer", "dt", "density", "friction",
-        "deposition_rate", "evaporation_rate", "min_volume", "max_distance", NULL};
+        "deposition_rate", "evaporation_rate", "min_volume", "max_distance", "sph", "steps", "dt",
+        "gravity", "spacing", "fill_level", "sound_speed", "viscosity", "friction",
+        "erosion_rate", "critical_shear", "settling_speed", "c_max", "max_particles",
+        "max_substeps", "boundary", NULL};
     er_params p;
     er_params_default(&p);
     char *s = er_recipe_to_json(&p);

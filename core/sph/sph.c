@@ -1,0 +1,385 @@
+/*
+ * SPH erosion (Kristof, Benes, Krivanek and Stava, Eurographics 2009,
+ * seed 004): weakly compressible SPH water over the heightfield, coupled
+ * to it through boundary particles; the run plan, the set-up, sources and
+ * outputs.  The sub-step is core/sph/step.c, the terrain update
+ * core/sph/terrain.c.
+ *
+ * Scale.  The paper's scene is metres across with millimetre grains; a DEM
+ * cell is 10-100 m.  The model therefore runs in a frame scaled by the
+ * cell size L and the Froude time T = sqrt(L / g): lengths in cells,
+ * velocities in sqrt(g L), so g = 1 and rho0 = 1 whatever the DEM.  A
+ * flow of the same shape on a 1 m or a 90 m grid has the same numbers,
+ * and eq. 10's shear stress tau = sqrt(|v| / l) and its constants K_eps
+ * and tau_c are dimensionless in that frame: the paper's tau_c = 3 would
+ * need |v| / l = 9 / T, which DEM-scale flow never reaches, hence the
+ * default tau_c = 0.5.  Heights, water and the budget are converted back to
+ * metres (times L) at the end; sph.dt and sph.settling_speed are metres
+ * and seconds, converted with T and sqrt(g L).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../mei/mei_internal.h"
+#include "../rng.h"
+#include "sph_internal.h"
+
+/* Sub-step bounds: acoustic CFL 0.4 h / c0, viscous 0.125 h^2 / nu
+ * (Monaghan 1992; DualSPHysics DtVariable), penalty spring 0.4 / sqrt(ks). */
+static double dt_limit(const er_sph_params *m, double hk)
+{
+    double ks = m->sound_speed * m->sound_speed / hk;
+    double dt = fmin(0.4 * hk / m->sound_speed, 0.4 / sqrt(ks));
+    if (m->viscosity > 0.0)
+        dt = fmin(dt, 0.125 * hk * hk / m->viscosity);
+    return dt;
+}
+
+er_status er_sph_plan(er_plan *plan, const er_terrain *t, er_error *err)
+{
+    const er_sph_params *m = &plan->p.sph;
+    if (plan->windowed)
+        return er_fail(err, ER_EINVAL, "sph: tile sets (windows) are not supported: particles "
+                       "cross tile edges");
+    if (t->width < 2 || t->height < 2)
+        return er_fail(err, ER_EINVAL, "sph: the map must be at least 2x2 cells");
+    if (fabs(t->cell_x - t->cell_y) > 1e-6 * t->cell_x)
+        return er_fail(err, ER_EINVAL, "sph: cells of %g x %g m are not square", t->cell_x,
+                       t->cell_y);
+    er_mei_sim view;
+    memset(&view, 0, sizeof view);
+    view.w = view.world_w = t->width;
+    view.h = view.world_h = t->height;
+    view.wall = t->wall;
+    er_status st = er_mei_check_sources(&view, &plan->p.mei, err);
+    if (st)
+        return st;
+    double T = sqrt(t->cell_x / m->gravity);
+    double need = ceil(m->dt / T / dt_limit(m, 2.0 * m->spacing));
+    if (need > (double)m->max_substeps)
+        return er_fail(err, ER_ENUMERIC, "sph.max_substeps: sph.dt = %g s needs %.0f sub-steps "
+                       "(cfl and viscous limits), more than %lld", m->dt, need,
+                       (long long)m->max_substeps);
+    plan->substeps = need < 1.0 ? 1 : (int64_t)need;
+    plan->dt_sub = m->dt / (double)plan->substeps;
+    plan->boundaries = m->steps;
+    return ER_OK;
+}
+
+size_t er_sph_bytes_per_cell(const er_params *p)
+{
+    (void)p;
+    return 4 * sizeof(double) + 1 + 2 * sizeof(int64_t);
+}
+
+static void sim_free(er_sph_sim *s)
+{
+    void *b[] = {s->bz, s->zb, s->dz, s->dep, s->qd, s->qok, s->p, s->tmp, s->rho, s->pr, s->ax,
+                 s->ay, s->az, s->rem, s->ero, s->cnew, s->start, s->key, s->pending};
+    for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
+        free(b[i]);
+}
+
+/* The mass that gives a particle on the lattice of spacing s the density
+ * rho0 = 1, so water at rest starts at rest. */
+static double lattice_mass(const er_sph_sim *s)
+{
+    double sum = 0;
+    for (int c = -2; c <= 2; c++)
+        for (int b = -2; b <= 2; b++)
+            for (int a = -2; a <= 2; a++)
+                sum += er_sph_w(s, (a * a + b * b + c * c) * s->s * s->s);
+    return 1.0 / sum;
+}
+
+/* The mass of a boundary particle: a fluid particle on the lattice one
+ * spacing above flat ground then has the density rho0 = 1, the boundary
+ * layer standing in for the missing fluid (Akinci et al. 2012 compute a
+ * volume per boundary particle; on a regular sampling one number does). */
+static double boundary_mass(const er_sph_sim *s)
+{
+    double fluid = 0, ground = 0, d = 1.0 / s->k;
+    for (int c = 0; c <= 2; c++)
+        for (int b = -2; b <= 2; b++)
+            for (int a = -2; a <= 2; a++)
+                fluid += s->mass * er_sph_w(s, (a * a + b * b + c * c) * s->s * s->s);
+    int m = (int)ceil(s->hk / d) + 1;
+    for (int b = -m; b <= m; b++)
+        for (int a = -m; a <= m; a++) {
+            double x = (a + 0.5) * d, y = (b + 0.5) * d;
+            ground += er_sph_w(s, x * x + y * y + s->s * s->s);
+        }
+    return ground > 0.0 && fluid < 1.0 ? (1.0 - fluid) / ground : 0.0;
+}
+
+static void set_constants(er_sph_sim *s, const er_plan *plan)
+{
+    const er_sph_params *m = &plan->p.sph;
+    s->L = plan->cell_x;
+    s->T = sqrt(s->L / m->gravity);
+    s->s = m->spacing;
+    s->hk = 2.0 * m->spacing;
+    s->vol = s->s * s->s * s->s;
+    s->c0 = m->sound_speed;
+    s->nu = m->viscosity;
+    s->mu_b = m->friction;
+    s->ke = m->erosion_rate;
+    s->tauc = m->critical_shear;
+    s->vs0 = m->settling_speed / sqrt(m->gravity * s->L);
+    s->cmax = m->c_max;
+    s->ks = s->c0 * s->c0 / s->hk;
+    s->kd = sqrt(s->ks);
+    s->dt = plan->dt_sub / s->T;
+    s->k = (int)fmax(1.0, floor(1.0 / s->s + 0.5));
+    s->open = m->boundary == ER_BOUNDARY_OPEN;
+    s->mass = lattice_mass(s);
+    s->mass_b = boundary_mass(s);
+    s->gw = (int)floor((s->w - 1) / s->hk) + 1;
+    s->gh = (int)floor((s->h - 1) / s->hk) + 1;
+}
+
+static er_status sim_alloc(er_sph_sim *s, const er_terrain *t, int64_t cap, er_error *err)
+{
+    size_t nv = (size_t)s->w * s->h, nq = (size_t)(s->w - 1) * (s->h - 1);
+    size_t np = (size_t)(cap > 0 ? cap : 1), ng = (size_t)s->gw * s->gh + 2;
+    s->zb = calloc(nv, sizeof *s->zb);
+    s->dz = calloc(nv, sizeof *s->dz);
+    s->dep = calloc(nv, sizeof *s->dep);
+    s->qd = calloc(nq, sizeof *s->qd);
+    s->qok = calloc(nq, 1);
+    s->bz = calloc(nq * (size_t)s->k * (size_t)s->k, sizeof *s->bz);
+    s->p = calloc(np, sizeof *s->p);
+    s->tmp = calloc(np, sizeof *s->tmp);
+    double **d[] = {&s->rho, &s->pr, &s->ax, &s->ay, &s->az, &s->rem, &s->ero, &s->cnew};
+    for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
+        *d[i] = calloc(np, sizeof(double));
+    s->start = calloc(ng, sizeof *s->start);
+    s->key = calloc(np, sizeof *s->key);
+    s->pending = calloc(ER_MAX_SOURCES, sizeof *s->pending);
+    if (!s->bz || !s->zb || !s->dz || !s->dep || !s->qd || !s->qok || !s->p || !s->tmp || !s->rho ||
+        !s->pr || !s->ax || !s->ay || !s->az || !s->rem || !s->ero || !s->cnew || !s->start ||
+        !s->key || !s->pending)
+        return er_fail(err, ER_ENOMEM, "sph: out of memory for %lld particles", (long long)cap);
+    for (size_t i = 0; i < nv; i++)
+        s->zb[i] = t->wall && t->wall[i] ? 0.0 : (double)t->elevation[i] / s->L;
+    for (int qy = 0; qy < s->h - 1; qy++)
+        for (int qx = 0; qx < s->w - 1; qx++) {
+            size_t v = (size_t)qy * s->w + qx;
+            s->qok[(size_t)qy * (s->w - 1) + qx] =
+                !t->wall || !(t->wall[v] | t->wall[v + 1] | t->wall[v + s->w] | t->wall[v + s->w + 1]);
+        }
+    er_sph_boundary_heights(s, 0, 0, s->w - 2, s->h - 2);
+    return ER_OK;
+}
+
+static int quad_wall(const er_sph_sim *s, double x, double y)
+{
+    int qx = (int)fmin(floor(x), s->w - 2), qy = (int)fmin(floor(y), s->h - 2);
+    return !s->qok[(size_t)qy * (s->w - 1) + qx];
+}
+
+/* The initial body of water: a lattice of spacing s from one spacing above
+ * the terrain up to the fill level. */
+static er_status fill(er_sph_sim *s, const er_sph_params *m, er_budget *bud, er_error *err)
+{
+    if (!m->fill_level_set)
+        return ER_OK;
+    double top = m->fill_level / s->L;
+    for (double y = 0.0; y <= s->h - 1; y += s->s)
+        for (double x = 0.0; x <= s->w - 1; x += s->s) {
+            if (quad_wall(s, x, y))
+                continue;
+            for (double z = er_sph_surface(s, x, y, NULL, NULL) + s->s; z <= top; z += s->s) {
+                if (s->n >= s->cap)
+                    return er_fail(err, ER_EINVAL, "sph.fill_level: %g m needs more than "
+                                   "sph.max_particles = %lld particles", m->fill_level,
+                                   (long long)s->cap);
+                s->p[s->n++] = (er_sph_particle){x, y, z, 0, 0, 0, 0};
+                bud->water_added += s->vol * s->L;
+            }
+        }
+    return ER_OK;
+}
+
+/* The cells a source covers: within its radius, else the nearest one. */
+static int64_t source_cells(const er_sph_sim *s, const er_source *src, int64_t pick, int *cx,
+                            int *cy)
+{
+    int64_t n = 0;
+    for (int y = 0; y < s->h; y++)
+        for (int x = 0; x < s->w; x++) {
+            double dx = x - src->x, dy = y - src->y;
+            if (dx * dx + dy * dy > src->radius * src->radius ||
+                (s->wall && s->wall[(size_t)y * s->w + x]))
+                continue;
+            if (n++ == pick) {
+                *cx = x;
+                *cy = y;
+            }
+        }
+    if (n == 0) {
+        *cx = (int)fmin(fmax(floor(src->x + 0.5), 0), s->w - 1);
+        *cy = (int)fmin(fmax(floor(src->y + 0.5), 0), s->h - 1);
+        n = 1;
+    }
+    return n;
+}
+
+static int near(const er_sph_particle *p, double x, double y, double z, double r2)
+{
+    double dx = p->x - x, dy = p->y - y, dz = p->z - z;
+    return dx * dx + dy * dy + dz * dz < r2;
+}
+
+/* Whether a particle lies closer than 0.9 s to (x, y, z): the sorted ones
+ * of the last sub-step (which moved less than h / 2 since) and those added
+ * since, from n0 on.  Overlapping particles would push each other apart at
+ * speeds no time step holds. */
+static int crowded(const er_sph_sim *s, double x, double y, double z, int64_t n0)
+{
+    const double r2 = 0.81 * s->s * s->s;
+    int cx = er_sph_col(s, x, s->gw), cy = er_sph_col(s, y, s->gh);
+    for (int v = cy - 1; v <= cy + 1; v++)
+        for (int u = cx - 1; u <= cx + 1; u++) {
+            if (u < 0 || v < 0 || u >= s->gw || v >= s->gh)
+                continue;
+            for (int64_t j = s->start[(int64_t)v * s->gw + u]; j < s->start[(int64_t)v * s->gw + u + 1]; j++)
+                if (near(&s->p[j], x, y, z, r2))
+                    return 1;
+        }
+    for (int64_t j = n0; j < s->n; j++)
+        if (near(&s->p[j], x, y, z, r2))
+            return 1;
+    return 0;
+}
+
+/* Mei's river sources (eq. 1 of seed 003) as particles: rate * dt metres
+ * on each covered cell, emitted a particle volume at a time at random
+ * places over the covered cells, a spacing or two above the ground. */
+static void add_sources(er_sph_sim *s, const er_plan *plan, int64_t step, er_budget *bud)
+{
+    const er_mei_params *mp = &plan->p.mei;
+    const int64_t n0 = s->n;
+    for (int i = 0; i < mp->n_sources; i++) {
+        const er_source *src = &mp->sources[i];
+        int cx = 0, cy = 0;
+        int64_t cells = source_cells(s, src, -1, &cx, &cy);
+        s->pending[i] += src->rate * plan->p.sph.dt * (double)cells / s->L;
+        int tries = 0;
+        for (uint64_t k = 0; s->pending[i] >= s->vol && s->n < s->cap; k++) {
+            uint64_t id = ((uint64_t)step << 32) ^ ((uint64_t)i << 26) ^ (k * 4);
+            uint64_t seed = plan->p.seed;
+            int64_t pick = (int64_t)er_rng_below(seed, ER_STREAM_SPH_SOURCE, id, (uint32_t)cells);
+            source_cells(s, src, pick, &cx, &cy);
+            double x = fmin(fmax(cx + er_rng_unit(seed, ER_STREAM_SPH_SOURCE, id + 1) - 0.5, 0), s->w - 1);
+            double y = fmin(fmax(cy + er_rng_unit(seed, ER_STREAM_SPH_SOURCE, id + 2) - 0.5, 0), s->h - 1);
+            double z = er_sph_surface(s, x, y, NULL, NULL) +
+                       s->s * (1.0 + 2.0 * er_rng_unit(seed, ER_STREAM_SPH_SOURCE, id + 3));
+            if (crowded(s, x, y, z, n0)) {
+                if (++tries > 8)
+                    break;
+                continue;
+            }
+            s->key[s->n] = 0;
+            s->p[s->n++] = (er_sph_particle){x, y, z, 0, 0, 0, 0};
+            s->pending[i] -= s->vol;
+            bud->water_added += s->vol * s->L;
+        }
+    }
+}
+
+/* Heights, water depth (each particle's volume on its nearest cell) and
+ * deposits back in metres; the material budget. */
+static void finish(er_sph_sim *s, const er_plan *plan, er_terrain *t, er_layers *ly,
+                   er_budget *bud)
+{
+    const size_t nv = (size_t)s->w * s->h;
+    double after = 0.0;
+    er_sph_terrain_update(s, bud); /* a step that failed half-way */
+    for (size_t i = 0; i < nv; i++) {
+        if (t->wall && t->wall[i])
+            continue;
+        double z = (double)t->elevation[i] + s->dz[i] * s->L;
+        after += z;
+        t->elevation[i] = (float)z;
+    }
+    for (int64_t i = 0; i < s->n; i++)
+        after += s->p[i].c * s->vol * s->L;
+    if (ly && ly->sediment)
+        for (size_t i = 0; i < nv; i++)
+            ly->sediment[i] = (float)(s->dep[i] * s->L);
+    if (ly && ly->water) {
+        memset(ly->water, 0, nv * sizeof *ly->water);
+        for (int64_t i = 0; i < s->n; i++) {
+            size_t c = (size_t)floor(s->p[i].y + 0.5) * s->w + (size_t)floor(s->p[i].x + 0.5);
+            ly->water[c] += (float)(s->vol * s->L);
+        }
+    }
+    bud->material_before = plan->sum;
+    bud->material_after = after;
+    bud->rel_error = fabs(plan->sum - after - bud->left_map) / fmax(plan->abs_sum, 1e-300);
+}
+
+er_status er_sph_init(er_sph_sim *s, const er_plan *plan, const er_terrain *t, er_budget *bud,
+                      er_error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->w = t->width;
+    s->h = t->height;
+    s->wall = t->wall;
+    s->cap = plan->p.sph.max_particles;
+    set_constants(s, plan);
+    er_status st = sim_alloc(s, t, s->cap, err);
+    if (!st)
+        st = fill(s, &plan->p.sph, bud, err);
+    if (!st)
+        er_sph_sort(s);
+    return st;
+}
+
+void er_sph_free(er_sph_sim *s)
+{
+    sim_free(s);
+    memset(s, 0, sizeof *s);
+}
+
+er_status er_sph_step(er_sph_sim *s, const er_plan *plan, int64_t step, er_budget *bud,
+                      er_error *err)
+{
+    add_sources(s, plan, step, bud);
+    for (int64_t k = 0; k < plan->substeps; k++) {
+        er_status st = er_sph_substep(s, step, bud, err);
+        if (st)
+            return st;
+        bud->substeps++;
+    }
+    er_sph_terrain_update(s, bud);
+    bud->work_done++;
+    return ER_OK;
+}
+
+er_status er_sph_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts *o,
+                          er_error *err)
+{
+    er_budget bud;
+    memset(&bud, 0, sizeof bud);
+    if (o->hooks && (o->hooks->boundary || o->hooks->resume))
+        return er_fail(err, ER_EUNSUPPORTED,
+                       "sph: --checkpoint/--resume/--frames are not supported yet");
+    er_sph_sim s;
+    er_status st = er_sph_init(&s, plan, t, &bud, err);
+    const er_run_ctl *ctl = o->ctl;
+    const int64_t steps = plan->p.sph.steps;
+    for (int64_t step = 0; !st && step < steps; step++) {
+        st = er_sph_step(&s, plan, step, &bud, err);
+        if (!st && ctl && ctl->progress && ctl->progress(ctl->user, (double)(step + 1) / (double)steps))
+            st = er_fail(err, ER_ECANCELED, "canceled at step %lld", (long long)(step + 1));
+    }
+    if (st != ER_ENOMEM)
+        finish(&s, plan, t, o->layers, &bud);
+    if (o->budget)
+        *o->budget = bud;
+    er_sph_free(&s);
+    return st;
+}

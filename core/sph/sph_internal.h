@@ -1,0 +1,93 @@
+/*
+ * SPH erosion (Kristof, Benes, Krivanek and Stava 2009, seed 004): the
+ * simulation state shared by core/sph/.  Everything here is in model
+ * units: lengths in cells (L = the cell size in metres), times in
+ * T = sqrt(L / g), so g = 1 and the rest density rho0 = 1 (core/sph/sph.c).
+ */
+#ifndef ER_SPH_INTERNAL_H
+#define ER_SPH_INTERNAL_H
+
+#include <stdint.h>
+
+#include "../plan.h"
+
+typedef struct er_sph_particle {
+    double x, y, z;    /* [cells] x along a row, y down the rows, z up */
+    double vx, vy, vz; /* [cells / T] */
+    double c;          /* solid volume fraction C carried (paper section 4) */
+} er_sph_particle;
+
+typedef struct er_sph_sim {
+    int w, h;
+    const uint8_t *wall;   /* 1 = nodata vertex; NULL = none */
+    double L, T;           /* [m], [s] the model's length and time units */
+    double s, hk;          /* [cells] particle spacing and kernel support h = 2s */
+    double vol;            /* [cells^3] particle volume s^3 */
+    double mass;           /* particle mass: the lattice density at spacing s is rho0 = 1 */
+    double mass_b;         /* boundary particle mass (core/sph/sph.c boundary_mass) */
+    double c0, nu, mu_b;   /* sound speed, viscosity, boundary friction */
+    double ke, tauc;       /* eq. 10 */
+    double vs0, cmax;      /* eq. 17: settling speed, largest C */
+    double ks, kd;         /* eq. 6 penalty stiffness and damping */
+    double dt;             /* [T] sub-step */
+    int k;                 /* boundary particles per quad side (spacing 1/k ~ s) */
+    int open;              /* map edges open */
+    double *zb;            /* [cells] working heights, w * h vertices */
+    double *dz;            /* [cells] change since the start */
+    double *dep;           /* [cells] deposited height, summed over events */
+    double *qd;            /* [cells^3] volume change of each quad this step */
+    double *bz;            /* [cells] boundary particle heights, k*k per quad */
+    uint8_t *qok;          /* quad (w-1)*(h-1): 1 = all four vertices valid */
+    er_sph_particle *p, *tmp;
+    int64_t n, cap;
+    double *rho, *pr, *ax, *ay, *az;
+    double *rem;           /* C each particle gives away this sub-step (settling, deposition) */
+    double *ero;           /* [cells^3] erosion each particle takes this sub-step */
+    double *cnew;
+    int gw, gh;            /* columns of the neighbour grid, side hk */
+    int64_t *start;        /* gw*gh + 1 offsets into p, sorted by column then index */
+    int64_t *key;
+    double *pending;       /* [cells^3] source volume not yet emitted, per source */
+} er_sph_sim;
+
+/* Kernels, support hk: Monaghan's cubic spline W (of r^2) and dW/dr for
+ * density and pressure (Mueller's poly6/spiky pair heated shallow water:
+ * its force is not the gradient of its density), Mueller et al. 2003's
+ * viscosity Laplacian, and |dW/dr| as F of eq. 16. */
+double er_sph_w(const er_sph_sim *s, double r2);
+double er_sph_dw(const er_sph_sim *s, double r);
+double er_sph_lapv(const er_sph_sim *s, double r);
+double er_sph_spline_f(const er_sph_sim *s, double r);
+
+/* Places the boundary particles of quads (qx0..qx1, qy0..qy1) on the
+ * terrain (again, where it changed). */
+void er_sph_boundary_heights(er_sph_sim *s, int qx0, int qy0, int qx1, int qy1);
+
+/* Bilinear terrain height at (x, y) [cells] and its gradient. */
+double er_sph_surface(const er_sph_sim *s, double x, double y, double *gx, double *gy);
+
+/* Set-up (allocation, the initial water, the first sort), one step
+ * (sources, sub-steps, terrain update) and the destructor (accepts a
+ * zeroed sim) of a run of plan on t; the run is er_sph_run_plan, the unit
+ * tests drive these to look at the particles. */
+er_status er_sph_init(er_sph_sim *s, const er_plan *plan, const er_terrain *t, er_budget *bud,
+                      er_error *err);
+er_status er_sph_step(er_sph_sim *s, const er_plan *plan, int64_t step, er_budget *bud,
+                      er_error *err);
+void er_sph_free(er_sph_sim *s);
+
+/* Sorts the particles into the neighbour grid's columns (a stable counting
+ * sort, so the order within a column is the index order) and drops those
+ * marked gone; er_sph_col is the column of coordinate v of n columns. */
+void er_sph_sort(er_sph_sim *s);
+int er_sph_col(const er_sph_sim *s, double v, int n);
+
+/* One sub-step (core/sph/step.c): sort, density, forces, sediment, move.
+ * Adds water and sediment leaving open edges to bud (metres * cells). */
+er_status er_sph_substep(er_sph_sim *s, int64_t step, er_budget *bud, er_error *err);
+
+/* Applies the quads' volume changes to the vertices with slippage (paper
+ * section 4.6) and clears them; adds to bud's eroded and deposited. */
+void er_sph_terrain_update(er_sph_sim *s, er_budget *bud);
+
+#endif

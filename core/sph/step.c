@@ -1,0 +1,462 @@
+/*
+ * One SPH sub-step (Kristof et al. 2009, seed 004): the neighbour grid, the
+ * fluid and boundary forces of sections 3.1-3.2, the sediment exchange of
+ * section 4 and the leapfrog move.  Determinism (DESIGN.md §5): particles
+ * are sorted into grid columns by a stable counting sort, every sum is a
+ * gather over columns and particles in that order, each thread writes only
+ * its own particle or quad, so the result is the same for any thread count.
+ * A pair's exchange is computed by one function whichever side gathers it,
+ * so what one side loses the other gains, bit for bit per pair.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "../parallel.h"
+#include "sph_internal.h"
+
+#define PI 3.14159265358979323846
+
+/* Monaghan's cubic spline with support 2h' = hk, of r^2. */
+double er_sph_w(const er_sph_sim *s, double r2)
+{
+    double hp = 0.5 * s->hk, q = sqrt(r2) / hp, sig = 1.0 / (PI * hp * hp * hp);
+    if (q < 1.0)
+        return sig * (1.0 - 1.5 * q * q + 0.75 * q * q * q);
+    if (q < 2.0)
+        return sig * 0.25 * (2.0 - q) * (2.0 - q) * (2.0 - q);
+    return 0.0;
+}
+
+/* Its derivative dW/dr (negative), for the pressure gradient. */
+double er_sph_dw(const er_sph_sim *s, double r)
+{
+    return -er_sph_spline_f(s, r);
+}
+
+double er_sph_lapv(const er_sph_sim *s, double r)
+{
+    double h3 = s->hk * s->hk * s->hk;
+    return r < s->hk ? 45.0 / (PI * h3 * h3) * (s->hk - r) : 0.0;
+}
+
+/* |dW/dr| of Monaghan's cubic spline with support 2h' = hk. */
+double er_sph_spline_f(const er_sph_sim *s, double r)
+{
+    double hp = 0.5 * s->hk, q = r / hp, sig = 1.0 / (PI * hp * hp * hp * hp);
+    if (q < 1.0)
+        return sig * (3.0 * q - 2.25 * q * q);
+    if (q < 2.0)
+        return sig * 0.75 * (2.0 - q) * (2.0 - q);
+    return 0.0;
+}
+
+double er_sph_surface(const er_sph_sim *s, double x, double y, double *gx, double *gy)
+{
+    double xc = fmin(fmax(x, 0.0), (double)(s->w - 1)), yc = fmin(fmax(y, 0.0), (double)(s->h - 1));
+    int i = s->w > 1 ? (int)fmin(floor(xc), (double)(s->w - 2)) : 0;
+    int j = s->h > 1 ? (int)fmin(floor(yc), (double)(s->h - 2)) : 0;
+    int i1 = s->w > 1 ? i + 1 : i, j1 = s->h > 1 ? j + 1 : j;
+    double u = xc - i, v = yc - j;
+    const double *z = s->zb;
+    double a = z[(size_t)j * s->w + i], b = z[(size_t)j * s->w + i1];
+    double c = z[(size_t)j1 * s->w + i], d = z[(size_t)j1 * s->w + i1];
+    if (gx)
+        *gx = (1 - v) * (b - a) + v * (d - c);
+    if (gy)
+        *gy = (1 - u) * (c - a) + u * (d - b);
+    return (1 - v) * ((1 - u) * a + u * b) + v * ((1 - u) * c + u * d);
+}
+
+/* The boundary particle (a, b) of quad (qx, qy), on the bilinear surface. */
+static void bpos(const er_sph_sim *s, int qx, int qy, int a, int b, double *r)
+{
+    r[0] = qx + (a + 0.5) / s->k;
+    r[1] = qy + (b + 0.5) / s->k;
+    r[2] = s->bz[(((size_t)qy * (size_t)(s->w - 1) + (size_t)qx) * s->k + b) * s->k + a];
+}
+
+void er_sph_boundary_heights(er_sph_sim *s, int qx0, int qy0, int qx1, int qy1)
+{
+    for (int qy = qy0; qy <= qy1; qy++)
+        for (int qx = qx0; qx <= qx1; qx++)
+            for (int b = 0; b < s->k; b++)
+                for (int a = 0; a < s->k; a++)
+                    s->bz[(((size_t)qy * (size_t)(s->w - 1) + (size_t)qx) * s->k + b) * s->k + a] =
+                        er_sph_surface(s, qx + (a + 0.5) / s->k, qy + (b + 0.5) / s->k, NULL, NULL);
+}
+
+/* Hindered settling f(C) = 1 - (C / Cmax)^5 (eq. 17, Richardson-Zaki with
+ * e = 5, inside the paper's 4 < e < 5.5 and free of pow()). */
+static double hindered(const er_sph_sim *s, double c)
+{
+    double q = c / s->cmax;
+    return q >= 1.0 ? 0.0 : 1.0 - q * q * q * q * q;
+}
+
+/* Settling of C from donor d to acceptor a (eq. 16) as a change of C:
+ * only downwards (vs points down), zero otherwise.  facc = f(C_a) for a
+ * particle acceptor, 1 for a boundary particle (eq. 20). */
+static double settle(const er_sph_sim *s, const double *rd, double cd, const double *ra,
+                     double facc)
+{
+    double dx = ra[0] - rd[0], dy = ra[1] - rd[1], dz = ra[2] - rd[2];
+    if (cd == 0.0 || facc == 0.0 || dz >= 0.0)
+        return 0.0;
+    double r = sqrt(dx * dx + dy * dy + dz * dz);
+    if (!(r < s->hk) || r == 0.0 || dz >= 0.0)
+        return 0.0;
+    return s->vol * cd * facc * s->vs0 * (-dz / r) * er_sph_spline_f(s, r) * s->dt;
+}
+
+/* Erosion of boundary particle rb by fluid particle pi (eqs. 9-10) as a
+ * volume [cells^3]: theta = |v| / l, tau = K theta^n with K = 1 and
+ * n = 0.5 (a square root), eps = K_eps (tau - tau_c), over area s^2. */
+static double erode_pair(const er_sph_sim *s, const er_sph_particle *pi, const double *rb)
+{
+    double dx = pi->x - rb[0], dy = pi->y - rb[1], dz = pi->z - rb[2];
+    double l = sqrt(dx * dx + dy * dy + dz * dz);
+    if (!(l < s->hk) || l == 0.0 || s->ke == 0.0)
+        return 0.0;
+    double v = sqrt(pi->vx * pi->vx + pi->vy * pi->vy + pi->vz * pi->vz);
+    if (v <= s->tauc * s->tauc * l) /* tau <= tau_c */
+        return 0.0;
+    double tau = sqrt(v / l);
+    return tau > s->tauc ? s->ke * (tau - s->tauc) * s->s * s->s * s->dt : 0.0;
+}
+
+int er_sph_col(const er_sph_sim *s, double v, int n)
+{
+    int c = (int)floor(v / s->hk);
+    return c < 0 ? 0 : c >= n ? n - 1 : c;
+}
+
+static void set_keys(er_sph_sim *s)
+{
+    ER_OMP_FOR()
+    for (int64_t i = 0; i < s->n; i++)
+        if (s->key[i] != (int64_t)s->gw * s->gh)
+            s->key[i] = (int64_t)er_sph_col(s, s->p[i].y, s->gh) * s->gw + er_sph_col(s, s->p[i].x, s->gw);
+}
+
+/* Stable counting sort into grid columns; particles marked gone (key
+ * gw*gh) go last and are dropped. */
+void er_sph_sort(er_sph_sim *s)
+{
+    set_keys(s);
+    const int64_t nc = (int64_t)s->gw * s->gh;
+    memset(s->start, 0, (size_t)(nc + 2) * sizeof *s->start);
+    for (int64_t i = 0; i < s->n; i++)
+        s->start[s->key[i] + 1]++;
+    for (int64_t c = 0; c <= nc; c++)
+        s->start[c + 1] += s->start[c];
+    for (int64_t i = 0; i < s->n; i++)
+        s->tmp[s->start[s->key[i]]++] = s->p[i];
+    for (int64_t c = nc; c > 0; c--)
+        s->start[c] = s->start[c - 1];
+    s->start[0] = 0;
+    er_sph_particle *t = s->p;
+    s->p = s->tmp;
+    s->tmp = t;
+    s->n = s->start[nc];
+}
+
+/* Loops over the particles j in the 3x3 columns around (x, y), in column
+ * then index order. */
+#define FOR_NEIGHBOURS(s, x, y, j)                                                             \
+    for (int cy_ = er_sph_col(s, y, (s)->gh) - 1; cy_ <= er_sph_col(s, y, (s)->gh) + 1; cy_++)         \
+        for (int cx_ = er_sph_col(s, x, (s)->gw) - 1; cx_ <= er_sph_col(s, x, (s)->gw) + 1; cx_++)     \
+            if (cy_ >= 0 && cy_ < (s)->gh && cx_ >= 0 && cx_ < (s)->gw)                         \
+                for (int64_t j = (s)->start[(int64_t)cy_ * (s)->gw + cx_],                     \
+                             e_##j = (s)->start[(int64_t)cy_ * (s)->gw + cx_ + 1];              \
+                     j < e_##j; j++)
+
+/* Loops over the boundary particles rb near (x, y), quad by quad. */
+#define FOR_BOUNDARY(s, x, y, rb)                                                              \
+    for (int qy_ = (int)fmax(floor((y) - (s)->hk), 0); qy_ <= (int)fmin(floor((y) + (s)->hk), (s)->h - 2); qy_++) \
+        for (int qx_ = (int)fmax(floor((x) - (s)->hk), 0); qx_ <= (int)fmin(floor((x) + (s)->hk), (s)->w - 2); qx_++) \
+            if ((s)->qok[(size_t)qy_ * (size_t)((s)->w - 1) + (size_t)qx_])                    \
+                for (int b_ = 0; b_ < (s)->k; b_++)                                             \
+                    for (int a_ = 0; a_ < (s)->k; a_++)                                         \
+                        if (bpos(s, qx_, qy_, a_, b_, rb), 1)
+
+static double dist2(const er_sph_particle *a, const double *r)
+{
+    double dx = a->x - r[0], dy = a->y - r[1], dz = a->z - r[2];
+    return dx * dx + dy * dy + dz * dz;
+}
+
+/* Density with the boundary particles counted as fluid of volume m / rho0
+ * (Akinci 2012); the equation of state clamps rho at rho0 so the free
+ * surface does not pull (SPlisHSPlasH TimeStepWCSPH). */
+static void density(er_sph_sim *s)
+{
+    ER_OMP_FOR()
+    for (int64_t i = 0; i < s->n; i++) {
+        const er_sph_particle *pi = &s->p[i];
+        double rho = 0, rb[3];
+        FOR_NEIGHBOURS(s, pi->x, pi->y, j) {
+            double r[3] = {s->p[j].x, s->p[j].y, s->p[j].z};
+            rho += s->mass * er_sph_w(s, dist2(pi, r));
+        }
+        FOR_BOUNDARY(s, pi->x, pi->y, rb) rho += s->mass_b * er_sph_w(s, dist2(pi, rb));
+        s->rho[i] = rho;
+        s->pr[i] = s->c0 * s->c0 * fmax(rho - 1.0, 0.0);
+    }
+}
+
+/* Pressure and viscosity between fluid particles (Mueller 2003's
+ * symmetric forms, the pressure with the spline gradient); adds what
+ * particle i settles onto its neighbours to *give. */
+static void fluid_force(const er_sph_sim *s, int64_t i, double *a, double *give)
+{
+    const er_sph_particle *pi = &s->p[i];
+    FOR_NEIGHBOURS(s, pi->x, pi->y, j) {
+        if (j == i)
+            continue;
+        const er_sph_particle *pj = &s->p[j];
+        double dx = pi->x - pj->x, dy = pi->y - pj->y, dz = pi->z - pj->z;
+        double r = sqrt(dx * dx + dy * dy + dz * dz);
+        if (!(r < s->hk) || r == 0.0)
+            continue;
+        double fp = -s->mass * (s->pr[i] + s->pr[j]) / (2.0 * s->rho[j]) * er_sph_dw(s, r) / r;
+        double fv = s->nu * s->mass / s->rho[j] * er_sph_lapv(s, r);
+        double rj[3] = {pj->x, pj->y, pj->z}, ri[3] = {pi->x, pi->y, pi->z};
+        *give += settle(s, ri, pi->c, rj, hindered(s, pj->c));
+        a[0] += (fp * dx + fv * (pj->vx - pi->vx)) / s->rho[i];
+        a[1] += (fp * dy + fv * (pj->vy - pi->vy)) / s->rho[i];
+        a[2] += (fp * dz + fv * (pj->vz - pi->vz)) / s->rho[i];
+    }
+}
+
+/* Boundary forces: pressure mirrored on the boundary particles, the
+ * no-slip friction of eqs. 7-8, and what particle i erodes and settles
+ * onto the boundary this sub-step. */
+static void boundary_force(er_sph_sim *s, int64_t i, double *a)
+{
+    const er_sph_particle *pi = &s->p[i];
+    double rb[3], fr = 0, ri[3] = {pi->x, pi->y, pi->z};
+    double ero = 0, dep = 0;
+    FOR_BOUNDARY(s, pi->x, pi->y, rb) {
+        double dx = pi->x - rb[0], dy = pi->y - rb[1], dz = pi->z - rb[2];
+        double r = sqrt(dx * dx + dy * dy + dz * dz);
+        if (!(r < s->hk) || r == 0.0)
+            continue;
+        double fp = -s->mass_b * s->pr[i] * er_sph_dw(s, r) / r / (s->rho[i] * s->rho[i]);
+        a[0] += fp * dx;
+        a[1] += fp * dy;
+        a[2] += fp * dz;
+        fr += s->mu_b * s->s * s->s * er_sph_lapv(s, r);
+        ero += erode_pair(s, pi, rb);
+        dep += settle(s, ri, pi->c, rb, 1.0);
+    }
+    /* friction at most stops the particle within a sub-step */
+    fr = fmin(fr, 1.0 / s->dt);
+    a[0] -= fr * pi->vx;
+    a[1] -= fr * pi->vy;
+    a[2] -= fr * pi->vz;
+    s->ero[i] = ero;
+    s->rem[i] = dep;
+}
+
+/* Eq. 6: penalty force below half a spacing above the terrain. */
+static void penalty(const er_sph_sim *s, const er_sph_particle *pi, double *a)
+{
+    double gx, gy, zs = er_sph_surface(s, pi->x, pi->y, &gx, &gy);
+    double d = zs + 0.5 * s->s - pi->z;
+    if (d <= 0.0)
+        return;
+    double nl = sqrt(gx * gx + gy * gy + 1.0), n[3] = {-gx / nl, -gy / nl, 1.0 / nl};
+    double vn = pi->vx * n[0] + pi->vy * n[1] + pi->vz * n[2];
+    double f = s->ks * d - s->kd * vn;
+    for (int c = 0; c < 3; c++)
+        a[c] += f * n[c];
+}
+
+static void forces(er_sph_sim *s)
+{
+    ER_OMP_FOR()
+    for (int64_t i = 0; i < s->n; i++) {
+        double a[3] = {0, 0, -1.0}; /* g = 1 in model units */
+        double give = 0;
+        boundary_force(s, i, a);
+        fluid_force(s, i, a, &give);
+        penalty(s, &s->p[i], a);
+        s->rem[i] += give;
+        s->ax[i] = a[0];
+        s->ay[i] = a[1];
+        s->az[i] = a[2];
+    }
+}
+
+/* What donor i gives, scaled so that it gives at most the C it has (the
+ * paper's second step of section 4.2). */
+static double give_scale(const er_sph_sim *s, int64_t i)
+{
+    return s->rem[i] > s->p[i].c ? s->p[i].c / s->rem[i] : 1.0;
+}
+
+/* What particle i may erode: up to C = Cmax. */
+static double take_scale(const er_sph_sim *s, int64_t i)
+{
+    double room = fmax(s->cmax - s->p[i].c, 0.0) * s->vol;
+    return s->ero[i] > room ? room / s->ero[i] : 1.0;
+}
+
+static void exchange_particles(er_sph_sim *s)
+{
+    ER_OMP_FOR()
+    for (int64_t i = 0; i < s->n; i++) {
+        const er_sph_particle *pi = &s->p[i];
+        double ri[3] = {pi->x, pi->y, pi->z}, got = 0, fi = hindered(s, pi->c);
+        FOR_NEIGHBOURS(s, pi->x, pi->y, j) {
+            double rj[3] = {s->p[j].x, s->p[j].y, s->p[j].z};
+            if (j != i)
+                got += give_scale(s, j) * settle(s, rj, s->p[j].c, ri, fi);
+        }
+        double c = pi->c - give_scale(s, i) * s->rem[i] + got + take_scale(s, i) * s->ero[i] / s->vol;
+        s->cnew[i] = fmax(c, 0.0);
+    }
+}
+
+/* Whether any particle lies in the columns within hk of quad (qx, qy). */
+static int near_particles(const er_sph_sim *s, int qx, int qy)
+{
+    int x0 = er_sph_col(s, qx - s->hk, s->gw), x1 = er_sph_col(s, qx + 1 + s->hk, s->gw);
+    int y0 = er_sph_col(s, qy - s->hk, s->gh), y1 = er_sph_col(s, qy + 1 + s->hk, s->gh);
+    for (int cy = y0; cy <= y1; cy++)
+        if (s->start[(int64_t)cy * s->gw + x1 + 1] > s->start[(int64_t)cy * s->gw + x0])
+            return 1;
+    return 0;
+}
+
+/* Eqs. 10 and 20 gathered per quad: deposits minus erosion [cells^3]. */
+static void exchange_quads(er_sph_sim *s)
+{
+    const int qw = s->w - 1, qh = s->h - 1;
+    ER_OMP_FOR()
+    for (int qy = 0; qy < qh; qy++)
+        for (int qx = 0; qx < qw; qx++) {
+            if (!s->qok[(size_t)qy * qw + qx] || !near_particles(s, qx, qy))
+                continue;
+            double sum = 0, rb[3];
+            for (int b = 0; b < s->k; b++)
+                for (int a = 0; a < s->k; a++) {
+                    bpos(s, qx, qy, a, b, rb);
+                    FOR_NEIGHBOURS(s, rb[0], rb[1], j) {
+                        const er_sph_particle *pj = &s->p[j];
+                        double rj[3] = {pj->x, pj->y, pj->z};
+                        sum += give_scale(s, j) * settle(s, rj, pj->c, rb, 1.0) * s->vol;
+                        sum -= take_scale(s, j) * erode_pair(s, pj, rb);
+                    }
+                }
+            s->qd[(size_t)qy * qw + qx] += sum;
+        }
+}
+
+static int in_wall(const er_sph_sim *s, double x, double y)
+{
+    if (!s->wall)
+        return 0;
+    int i = (int)floor(x), j = (int)floor(y);
+    for (int b = 0; b <= 1; b++)
+        for (int a = 0; a <= 1; a++) {
+            int u = i + a < 0 ? 0 : i + a >= s->w ? s->w - 1 : i + a;
+            int v = j + b < 0 ? 0 : j + b >= s->h ? s->h - 1 : j + b;
+            if (s->wall[(size_t)v * s->w + u])
+                return 1;
+        }
+    return 0;
+}
+
+/* Keeps particle p inside a closed edge: 1 when it left an open one. */
+static int edges(const er_sph_sim *s, er_sph_particle *p)
+{
+    double hi[2] = {s->w - 1, s->h - 1};
+    double *x[2] = {&p->x, &p->y}, *v[2] = {&p->vx, &p->vy};
+    for (int c = 0; c < 2; c++) {
+        if (*x[c] >= 0.0 && *x[c] <= hi[c])
+            continue;
+        if (s->open)
+            return 1;
+        *x[c] = fmin(fmax(*x[c], 0.0), hi[c]);
+        *v[c] = 0.0;
+    }
+    return 0;
+}
+
+/* Leapfrog kick and drift, then walls, edges and the terrain surface. */
+static void move(er_sph_sim *s)
+{
+    const int64_t gone = (int64_t)s->gw * s->gh;
+    ER_OMP_FOR()
+    for (int64_t i = 0; i < s->n; i++) {
+        er_sph_particle *p = &s->p[i];
+        double ox = p->x, oy = p->y;
+        p->c = s->cnew[i];
+        p->vx += s->dt * s->ax[i];
+        p->vy += s->dt * s->ay[i];
+        p->vz += s->dt * s->az[i];
+        p->x += s->dt * p->vx;
+        p->y += s->dt * p->vy;
+        p->z += s->dt * p->vz;
+        if (edges(s, p)) {
+            s->key[i] = gone;
+            continue;
+        }
+        if (in_wall(s, p->x, p->y)) {
+            p->x = ox;
+            p->y = oy;
+            p->vx = p->vy = 0.0;
+        }
+        double gx, gy, zs = er_sph_surface(s, p->x, p->y, &gx, &gy);
+        /* a last guard only: a particle pushed back up to the surface from
+         * inside the penalty zone would carry the spring's energy with it */
+        if (p->z < zs - 0.5 * s->s) {
+            double nl = sqrt(gx * gx + gy * gy + 1.0), n[3] = {-gx / nl, -gy / nl, 1.0 / nl};
+            double vn = p->vx * n[0] + p->vy * n[1] + p->vz * n[2];
+            p->z = zs;
+            if (vn < 0.0) {
+                p->vx -= vn * n[0];
+                p->vy -= vn * n[1];
+                p->vz -= vn * n[2];
+            }
+        }
+        s->key[i] = 0;
+    }
+}
+
+/* Serial, in index order: what left through open edges, and the checks. */
+static er_status account(er_sph_sim *s, int64_t step, er_budget *bud, er_error *err)
+{
+    const int64_t gone = (int64_t)s->gw * s->gh;
+    double vmax = 0.0;
+    for (int64_t i = 0; i < s->n; i++) {
+        const er_sph_particle *p = &s->p[i];
+        if (s->key[i] == gone) {
+            bud->water_left += s->vol * s->L;
+            bud->left_map += p->c * s->vol * s->L;
+            continue;
+        }
+        double v = sqrt(p->vx * p->vx + p->vy * p->vy + p->vz * p->vz);
+        if (!isfinite(v) || !isfinite(p->z) || !isfinite(p->c))
+            return er_fail(err, ER_ENUMERIC, "sph: non-finite particle at step %lld",
+                           (long long)step);
+        vmax = fmax(vmax, v);
+    }
+    if (vmax * s->dt > 0.5 * s->hk)
+        return er_fail(err, ER_ENUMERIC, "sph: cfl violated at step %lld: |v| = %.4g m/s, "
+                       "more than half the kernel radius a sub-step; lower sph.dt or raise "
+                       "sph.sound_speed", (long long)step, vmax * s->L / s->T);
+    return ER_OK;
+}
+
+er_status er_sph_substep(er_sph_sim *s, int64_t step, er_budget *bud, er_error *err)
+{
+    er_sph_sort(s);
+    density(s);
+    forces(s);
+    exchange_particles(s);
+    exchange_quads(s);
+    move(s);
+    return account(s, step, bud, err);
+}

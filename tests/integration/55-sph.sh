@@ -1,0 +1,56 @@
+#!/bin/sh
+# The SPH model (issue #16) from the command line: configs/sph.json on a
+# real DEM exits 0, GDAL reads every layer with the input's georeferencing,
+# the --json budget closes and something eroded; the Vulkan backend,
+# --checkpoint, --frames and tile sets refuse it with one line (exit 2)
+# and write nothing.
+. "$(dirname "$0")/lib.sh"
+W=$DATA/whitebox_dem_f32_utm18n.tif
+stem=whitebox_dem_f32_utm18n
+R=$SRCDIR/configs/sph.json
+O=$PY' '$SRCDIR/tests/integration/gdal_oracle.py
+
+t_case "sph on a DEM: exit 0, layers GDAL reads, budget closed, erosion"
+mkdir -p "$T/out"
+t_exit 0 "$ERODE" -q --json -r "$R" -s sph.steps=20 -o "$T/out" "$W"
+jq -e '.status == "ok" and .model == "sph" and .steps == 20 and .budget.eroded > 0
+       and .budget.water_added > 0 and .budget.relative_error < 1e-9' "$T/stdout" > /dev/null ||
+    t_fail "json: $(head -c 400 "$T/stdout")"
+if have gdalinfo && $PY -c 'import osgeo.gdal' 2> /dev/null; then
+    for l in height sediment water; do
+        # shellcheck disable=SC2086
+        $O same-georef "$W" "$T/out/$stem.$l.tif" > "$T/why" || t_fail "$l: $(cat "$T/why")"
+    done
+else
+    t_fail "python3-gdal missing"
+fi
+t_ok
+
+t_case "sph --backend vulkan: exit 2, one line, nothing written"
+if "$ERODE" --list-devices > /dev/null 2>&1; then
+    mkdir -p "$T/vk"
+    t_exit 2 "$ERODE" -q -r "$R" -s sph.steps=2 --backend vulkan -o "$T/vk" "$W"
+    t_one_error_line "^erode: .*$stem.tif: vulkan: the sph model runs on the cpu backend only$"
+    t_empty_dir "$T/vk"
+    t_ok
+else
+    t_skip "no Vulkan device (CI installs lavapipe)"
+fi
+
+for opt in "--checkpoint $T/ck/c.ckpt" "--frames $T/ck"; do
+    t_case "sph ${opt%% *}: exit 2 before any work, one line, nothing written"
+    rm -rf "$T/ck"; mkdir -p "$T/ck"
+    # shellcheck disable=SC2086
+    t_exit 2 "$ERODE" -q -r "$R" -s sph.steps=2 $opt -o "$T/ck" "$W"
+    t_one_error_line "^erode: .*$stem.tif: sph: --checkpoint/--resume/--frames are not supported yet$"
+    t_empty_dir "$T/ck"
+    t_ok
+done
+
+t_case "sph in a tile set: exit 2, the reason named"
+printf '%s\n' "$W" > "$T/list"
+mkdir -p "$T/ts"
+t_exit 2 "$ERODE" -q -r "$R" -s sph.steps=2 --tile-set "$T/list" --halo 4 -o "$T/ts" "$W"
+t_one_error_line "sph: tile sets (windows) are not supported"
+t_empty_dir "$T/ts"
+t_ok
