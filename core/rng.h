@@ -12,7 +12,7 @@
  * that adding it changes no existing result. */
 enum {
     ER_STREAM_DROPLET_START = 1,  /* droplet start positions, index = droplet id */
-    ER_STREAM_TILE_OFFSET = 2,    /* tile grid offset, index = batch number */
+    ER_STREAM_BLOCK_OFFSET = 2,   /* droplet block grid offset, index = batch number */
     ER_STREAM_RAINDROP = 3,       /* Mei raindrops, index = step * count + drop */
     ER_STREAM_SPH_SOURCE = 4      /* SPH source particles (core/sph/sph.c) */
 };

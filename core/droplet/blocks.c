@@ -30,7 +30,7 @@ void er_blocking_init(er_blocking *tl, int width, int height, int size, uint64_t
         tl->nx = tl->ny = 1;
         return;
     }
-    uint64_t r = er_rng_u64(seed, ER_STREAM_TILE_OFFSET, batch);
+    uint64_t r = er_rng_u64(seed, ER_STREAM_BLOCK_OFFSET, batch);
     tl->size = size;
     tl->shift_x = (int)(((r >> 32) * (uint64_t)size) >> 32);
     tl->shift_y = (int)(((r & UINT64_C(0xffffffff)) * (uint64_t)size) >> 32);

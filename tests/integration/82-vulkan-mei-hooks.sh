@@ -51,32 +51,14 @@ fi
 
 MEI="-s mei.steps=600 -s mei.drops_per_step=2"
 mkdir -p "$T/ref"
+t0=$(now_ms)
 t_exit 0 "$ERODE" -q $VK $MEI --json -o "$T/ref" "$W"
+dur=$(($(now_ms) - t0))
 cp "$T/stdout" "$T/ref.json"
 
 t_case "vulkan: killed (SIGKILL) and resumed from --checkpoint: the uninterrupted run's bytes and budget"
 d=$T/killed
-mkdir -p "$d/out" "$d/ck"
-ck=$d/ck/$stem.ckpt
-kills=0 n=0 rc=1 delay=0.4
-while [ $n -lt 30 ]; do
-    res=""
-    [ -f "$ck" ] && res="--resume $ck"
-    # shellcheck disable=SC2086
-    "$ERODE" -q $VK $MEI --json --checkpoint "$ck" --checkpoint-every 50 $res -o "$d/out" "$W" \
-        > "$d/stdout" 2> "$d/stderr" &
-    pid=$!
-    sleep $delay
-    kill -KILL $pid 2> /dev/null
-    wait $pid 2> /dev/null; rc=$?
-    n=$((n + 1))
-    [ $rc -eq 0 ] && break
-    [ $rc -eq 137 ] || { t_fail "run $n exited $rc: $(head -c 300 "$d/stderr")"; break; }
-    kills=$((kills + 1))
-    delay=$(awk -v d=$delay 'BEGIN { printf "%.2f", d * 1.3 }')
-done
-[ $rc -eq 0 ] || t_fail "no run finished in $n tries"
-[ "$kills" -ge 1 ] || t_fail "the run was never killed: the test proves nothing"
+killed_resumed killed 50 "$VK $MEI --json"
 same_files "$T/ref" "$d/out"
 a=$(jq -c .budget "$T/ref.json"); b=$(jq -c .budget "$d/stdout")
 [ "$a" = "$b" ] || t_fail "budget differs: $a vs $b"

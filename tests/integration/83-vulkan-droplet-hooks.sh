@@ -20,8 +20,6 @@ fi
 cpu_device=0
 head -n 1 "$T/devices" | grep -q '(cpu,' && cpu_device=1
 
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-
 # --- frames --------------------------------------------------------------
 t_case "vulkan: --frames writes the start, every 2nd batch and the end; outputs unchanged"
 d=$T/frames
@@ -48,38 +46,6 @@ fi
 t_ok
 
 # --- SIGKILL and --resume -----------------------------------------------
-# A random delay in seconds for kill number $1: 0.25 .. 0.85 of the
-# reference run's time ($dur ms), growing with every kill.
-rand_sleep() {
-    r=$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')
-    awk -v n="$1" -v r="$r" -v d="$dur" 'BEGIN { printf "%.3f", d / 1000 * (0.25 + (r % 600) / 1000 + 0.1 * n) }'
-}
-
-# Runs the droplet recipe on Vulkan into $T/$1, killed with SIGKILL after a
-# random delay and resumed from its checkpoint until it exits 0.  Sets kills.
-killed_run() {
-    dir=$T/$1
-    rm -rf "$dir"; mkdir -p "$dir/out" "$dir/ck"
-    ck=$dir/ck/$stem.ckpt
-    kills=0 n=0 rc=1
-    while [ $n -lt 40 ]; do
-        res=""
-        [ -f "$ck" ] && res="--resume $ck"
-        # shellcheck disable=SC2086
-        "$ERODE" -q $DROP --backend vulkan -j $((n % 2 + 1)) --checkpoint "$ck" --checkpoint-every 2 \
-            $res -o "$dir/out" "$W" 2> "$dir/stderr" &
-        pid=$!
-        sleep "$(rand_sleep $n)"
-        kill -KILL $pid 2> /dev/null
-        wait $pid 2> /dev/null; rc=$?
-        n=$((n + 1))
-        [ $rc -eq 0 ] && break
-        [ $rc -eq 137 ] || { t_fail "run $n exited $rc: $(head -c 300 "$dir/stderr")"; return; }
-        kills=$((kills + 1))
-    done
-    [ $rc -eq 0 ] || t_fail "no run finished in $n tries"
-    [ -f "$ck" ] && t_fail "the checkpoint is still there after success"
-}
 
 t_case "vulkan: reference run"
 mkdir -p "$T/ref"
@@ -91,14 +57,7 @@ cp "$T/stdout" "$T/ref.json"
 t_ok
 
 t_case "vulkan: killed (SIGKILL) at random moments and resumed: outputs byte-identical"
-tries=0
-while :; do
-    killed_run k
-    tries=$((tries + 1))
-    [ "$kills" -ge 1 ] || [ $tries -ge 4 ] && break
-    dur=$((dur / 2))
-done
-[ "$kills" -ge 1 ] || t_fail "the run was never killed: the test proves nothing"
+killed_resumed k 2 "$DROP --backend vulkan"
 for l in height sediment water; do
     cmp -s "$T/ref/$stem.$l.tif" "$T/k/out/$stem.$l.tif" ||
         t_fail "$l differs from the uninterrupted run (after $kills kills)"

@@ -10,44 +10,6 @@ stem=whitebox_dem_f32_utm18n
 MEI="-s mei.steps=800"
 DROP="-r $SRCDIR/configs/droplet.json -s droplet.per_cell=5 -s droplet.batch_size=10000"
 
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-
-# A random delay in seconds for kill number $1: between 0.25 and 0.85 of
-# the reference run's time ($dur ms, so the kills land mid-run on a fast
-# build and under ASan alike), growing with every kill so each run gets
-# further.
-rand_sleep() {
-    r=$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')
-    awk -v n="$1" -v r="$r" -v d="$dur" 'BEGIN { printf "%.3f", d / 1000 * (0.25 + (r % 600) / 1000 + 0.1 * n) }'
-}
-
-# Runs erode $1 (recipe options) on $W into $T/$2, killed with SIGKILL
-# after a random delay and resumed from the checkpoint, until it exits 0.
-# Sets kills.
-killed_run() {
-    args=$1 dir=$T/$2 every=$3
-    rm -rf "$dir"; mkdir -p "$dir/out" "$dir/ck"
-    ck=$dir/ck/$stem.ckpt
-    kills=0 n=0 rc=1
-    while [ $n -lt 40 ]; do
-        res=""
-        [ -f "$ck" ] && res="--resume $ck"
-        j=$((n % 2 + 1))
-        # shellcheck disable=SC2086
-        "$ERODE" -q $args -j $j --checkpoint "$ck" --checkpoint-every "$every" $res \
-            -o "$dir/out" "$W" 2> "$dir/stderr" &
-        pid=$!
-        sleep "$(rand_sleep $n)"
-        kill -KILL $pid 2> /dev/null
-        wait $pid 2> /dev/null; rc=$?
-        n=$((n + 1))
-        [ $rc -eq 0 ] && break
-        [ $rc -eq 137 ] || { t_fail "run $n exited $rc: $(head -c 300 "$dir/stderr")"; return; }
-        kills=$((kills + 1))
-    done
-    [ $rc -eq 0 ] || t_fail "no run finished in $n tries"
-    [ -f "$ck" ] && t_fail "the checkpoint is still there after success"
-}
 
 for model in mei droplet; do
     case $model in mei) args=$MEI every=60 ;; droplet) args=$DROP every=2 ;; esac
@@ -66,7 +28,7 @@ for model in mei droplet; do
         # with shorter delays (the reference may have run on a busy machine)
         tries=0 d0=$dur
         while :; do
-            killed_run "$args" "$model-k$round" $every
+            killed_run "$model-k$round" $every "$args"
             tries=$((tries + 1))
             [ "$kills" -ge 1 ] || [ $tries -ge 4 ] && break
             dur=$((dur / 2))

@@ -44,3 +44,57 @@ t_empty_dir() {
 have() { command -v "$1" > /dev/null 2>&1; }
 # Debian's GDAL Python lives beside the system python, not a pyenv one.
 PY=/usr/bin/python3
+
+# --- kill and resume (90-checkpoint, 82/83-vulkan-*-hooks) -----------------
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# A random delay in seconds for kill number $1: between 0.25 and 0.85 of
+# the reference run's time ($dur ms, so the kills land mid-run on a fast
+# build and under ASan alike), growing with every kill so each run gets
+# further.
+rand_sleep() {
+    r=$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')
+    awk -v n="$1" -v r="$r" -v d="$dur" 'BEGIN { printf "%.3f", d / 1000 * (0.25 + (r % 600) / 1000 + 0.1 * n) }'
+}
+
+# killed_run NAME EVERY ARGS: runs erode ARGS (options, word-split) on $W
+# into $T/NAME/out with --checkpoint-every EVERY, killed with SIGKILL after
+# rand_sleep and resumed from the checkpoint ($T/NAME/ck/$stem.ckpt) until
+# it exits 0, alternating -j 1 and 2; its last stdout in $T/NAME/stdout.
+# Sets kills.
+killed_run() {
+    dir=$T/$1 every=$2 args=$3
+    rm -rf "$dir"; mkdir -p "$dir/out" "$dir/ck"
+    ck=$dir/ck/$stem.ckpt
+    kills=0 n=0 rc=1
+    while [ $n -lt 40 ]; do
+        res=""
+        [ -f "$ck" ] && res="--resume $ck"
+        # shellcheck disable=SC2086
+        "$ERODE" -q $args -j $((n % 2 + 1)) --checkpoint "$ck" --checkpoint-every "$every" $res \
+            -o "$dir/out" "$W" > "$dir/stdout" 2> "$dir/stderr" &
+        pid=$!
+        sleep "$(rand_sleep $n)"
+        kill -KILL $pid 2> /dev/null
+        wait $pid 2> /dev/null; rc=$?
+        n=$((n + 1))
+        [ $rc -eq 0 ] && break
+        [ $rc -eq 137 ] || { t_fail "run $n exited $rc: $(head -c 300 "$dir/stderr")"; return; }
+        kills=$((kills + 1))
+    done
+    [ $rc -eq 0 ] || t_fail "no run finished in $n tries"
+    [ -f "$ck" ] && t_fail "the checkpoint is still there after success"
+}
+
+# killed_resumed NAME EVERY ARGS: killed_run until it was killed at least
+# once (halving $dur after a try without a kill, four tries at most).
+killed_resumed() {
+    tries=0
+    while :; do
+        killed_run "$1" "$2" "$3"
+        tries=$((tries + 1))
+        [ "$kills" -ge 1 ] || [ $tries -ge 4 ] && break
+        dur=$((dur / 2))
+    done
+    [ "$kills" -ge 1 ] || t_fail "the run was never killed: the test proves nothing"
+}
