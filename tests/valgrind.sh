@@ -1,6 +1,7 @@
 #!/bin/sh
-# valgrind memcheck on small cases of the whole program: both models, PNG in
-# and out, a bad input, a recipe error.  Any error or definite leak fails.
+# valgrind memcheck on small cases of the whole program: every model, PNG,
+# EXR and RAW out, ZSTD/COG GeoTIFF out and back in, a bad input, a recipe
+# error.  Any error or definite leak fails.
 # Usage: tests/valgrind.sh [path/to/erode]
 set -u
 erode=${1:-./erode}
@@ -26,6 +27,13 @@ run 0 -r "$src/configs/droplet.json" -s droplet.count=2000 --layers height,water
 run 0 -r "$src/configs/droplet-mass-transfer.json" -s droplet.count=500 -o "$tmp" "$O"
 run 0 -s mei.steps=2 -f png -o "$tmp" "$O"
 run 0 -s mei.steps=2 -o "$tmp" "$tmp/olinda_dem_f32_utm25s.height.png"
+# the parallel codecs, COG and rounding (issue #15), the render formats (#17)
+run 0 -s mei.steps=2 --co COMPRESS=ZSTD --co COG=YES --co BLOCKSIZE=64 --precision 1e-3 -o "$tmp" "$O"
+run 0 -s mei.steps=2 -o "$tmp/" "$tmp/olinda_dem_f32_utm25s.height.tif"
+run 0 -s mei.steps=2 -f exr --co PIXEL_TYPE=HALF -o "$tmp" "$O"
+run 0 -s mei.steps=2 -f r16 -o "$tmp" "$O"
+# the SPH model (#16), a few steps
+run 0 -r "$src/configs/sph.json" -s sph.steps=3 -o "$tmp" "$O"
 # a plan error (issue #13): refused after the input is read, before any work
 run 2 -s mei.ke=100 -s mei.dt=0.02 -o "$tmp" "$O"
 head -c 3000 "$O" > "$tmp/cut.tif"
