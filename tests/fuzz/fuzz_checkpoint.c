@@ -81,12 +81,14 @@ static er_checkpoint_id id_of(const uint8_t *data, size_t size)
     return id;
 }
 
-/* Version, header checksum and, when the file has exactly the length the
+/* Format, version, header checksum and, when the file has exactly the length the
  * header announces, the data checksum made right (checkpoint.h). */
 static void repair(uint8_t *d, size_t size)
 {
     if (size < ER_CHECKPOINT_HEADER)
         return;
+    for (int i = 0; i < 4; i++) /* format 2: the layout the rest assumes */
+        d[8 + i] = (uint8_t)(ER_CHECKPOINT_FORMAT >> (8 * i));
     memset(d + 12, 0, 16);
     memcpy(d + 12, ERODE_VERSION, strlen(ERODE_VERSION) < 16 ? strlen(ERODE_VERSION) : 16);
     put_u64(d + ER_CHECKPOINT_HEADER - 8, er_fnv1a64(ER_FNV1A64_INIT, d, ER_CHECKPOINT_HEADER - 8));
@@ -136,26 +138,39 @@ static void check_state(const er_checkpoint *c, const er_checkpoint_id *id)
 }
 
 /* Written back, the same bytes (but the version's padding and so the
- * header checksum); read back, the same state. */
+ * header checksum), a format-1 file as format 2: its header with the
+ * backend "cpu" inserted before the header checksum; read back, the same
+ * state. */
 static void roundtrip(const er_checkpoint *c, const er_checkpoint_id *id, const uint8_t *data, size_t size)
 {
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/rt.ckp", er_fuzz_dir());
     er_error err = {{0}};
-    er_status st = er_checkpoint_write(path, &c->state, id, &err);
+    er_checkpoint_id wid = *id; /* written with the backend it was read with */
+    snprintf(wid.backend, sizeof wid.backend, "%s", c->backend);
+    er_status st = er_checkpoint_write(path, &c->state, &wid, &err);
     ER_FUZZ_CHECK(st == ER_OK, "cannot write what was read: %s", err.msg);
     FILE *f = fopen(path, "rb");
     ER_FUZZ_CHECK(f != NULL, "cannot open %s", path);
-    uint8_t *back = malloc(size + 1);
+    const int v1 = get_u32(data + 8) == 1;
+    const size_t hd = v1 ? ER_CHECKPOINT_HEADER_V1 : ER_CHECKPOINT_HEADER; /* input header */
+    const size_t grow = ER_CHECKPOINT_HEADER - hd, want = size + grow;
+    uint8_t *back = malloc(want + 1);
     ER_FUZZ_CHECK(back != NULL, "out of memory");
-    size_t got = fread(back, 1, size + 1, f);
+    size_t got = fread(back, 1, want + 1, f);
     fclose(f);
-    ER_FUZZ_CHECK(got == size, "written back: %zu bytes, read %zu", got, size);
-    int pad_differs = memcmp(back + 12, data + 12, 16) != 0;
-    ER_FUZZ_CHECK(memcmp(back, data, 12) == 0 && memcmp(back + 28, data + 28, 160 - 28) == 0
-                      && (pad_differs || memcmp(back + 160, data + 160, 8) == 0)
-                      && memcmp(back + 168, data + 168, size - 168) == 0,
+    ER_FUZZ_CHECK(got == want, "written back: %zu bytes, expected %zu", got, want);
+    ER_FUZZ_CHECK(get_u32(back + 8) == ER_CHECKPOINT_FORMAT, "written as format %u", get_u32(back + 8));
+    /* the backend field: what was read (printable, "" as "cpu"), NUL-padded */
+    char field[ER_CHECKPOINT_BACKEND] = {0};
+    snprintf(field, sizeof field, "%s", c->backend[0] ? c->backend : "cpu");
+    int same_header = !v1 && memcmp(back, data, ER_CHECKPOINT_HEADER - 8) == 0;
+    ER_FUZZ_CHECK(memcmp(back, data, 8) == 0 && memcmp(back + 28, data + 28, 160 - 28) == 0
+                      && memcmp(back + 160, field, sizeof field) == 0
+                      && (!same_header || memcmp(back + hd - 8, data + hd - 8, 8) == 0)
+                      && memcmp(back + ER_CHECKPOINT_HEADER, data + hd, size - hd) == 0,
                   "written back differently");
+    ER_FUZZ_CHECK(!v1 || strcmp(c->backend, "cpu") == 0, "a format-1 file is not cpu's");
     ER_FUZZ_CHECK(strncmp((const char *)back + 12, (const char *)data + 12, 16) == 0, "version changed");
     free(back);
 
@@ -208,7 +223,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     read_one(copy, size, &id);
 
     memcpy(copy + 12, data + 12, 16);
-    put_u64(copy + 160, er_fnv1a64(ER_FNV1A64_INIT, copy, 160));
+    put_u64(copy + ER_CHECKPOINT_HEADER - 8,
+            er_fnv1a64(ER_FNV1A64_INIT, copy, ER_CHECKPOINT_HEADER - 8));
     int differs = 1;
     switch (size % 5) {
     case 0: differs = 0; break;
