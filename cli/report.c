@@ -14,6 +14,20 @@ static const char *model_name(er_model_kind m)
 
 /* Returns 0, or 1 when standard output could not take the line (closed,
  * full, a broken pipe): a pipeline that lost its summary must know. */
+/* A layer's path under its name; a RAW layer's sidecar ("<file>.json",
+ * io/raw_write.c) under "<layer>_sidecar". */
+static void add_output(cJSON *outs, const char *layer, const char *path)
+{
+    size_t n = strlen(path);
+    cJSON_AddStringToObject(outs, layer, path);
+    if (n > 4 && (strcmp(path + n - 4, ".r16") == 0 || strcmp(path + n - 4, ".r32") == 0)) {
+        char key[64], side[PATH_MAX + 8];
+        snprintf(key, sizeof key, "%s_sidecar", layer);
+        snprintf(side, sizeof side, "%s.json", path);
+        cJSON_AddStringToObject(outs, key, side);
+    }
+}
+
 static int print_json(const er_job *j, int status)
 {
     cJSON *o = cJSON_CreateObject();
@@ -26,7 +40,7 @@ static int print_json(const er_job *j, int status)
     cJSON *outs = cJSON_AddObjectToObject(o, "outputs");
     for (unsigned b = 0; b < ER_LAYER_COUNT; b++)
         if (j->written & (1u << b))
-            cJSON_AddStringToObject(outs, er_layer_name(1u << b), j->outputs[b]);
+            add_output(outs, er_layer_name(1u << b), j->outputs[b]);
     if (j->preview[0])
         cJSON_AddStringToObject(outs, "preview", j->preview);
     cJSON_AddStringToObject(o, "model", model_name(j->params.model));

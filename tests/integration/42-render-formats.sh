@@ -106,7 +106,9 @@ fi
 t_case "-f r16 and -f r32: RAW with a sidecar, r32 exact, r16 within one step"
 mkdir -p "$T/raw"
 t_exit 0 "$ERODE" -q -s mei.steps=4 --layers $L -f r16 -o "$T/raw" "$W"
-t_exit 0 "$ERODE" -q -s mei.steps=4 --layers $L -f r32 -o "$T/raw" "$W"
+t_exit 0 "$ERODE" -q -s mei.steps=4 --layers $L -f r32 --json -o "$T/raw" "$W"
+[ "$(jq -r .outputs.height_sidecar "$T/stdout")" = "$T/raw/$S.height.r32.json" ] ||
+    t_fail "--json does not list the height layer's sidecar: $(jq -c .outputs "$T/stdout")"
 for l in height sediment erosion; do
     for k in r16 r32; do
         [ -f "$T/raw/$S.$l.$k" ] && [ -f "$T/raw/$S.$l.$k.json" ] || t_fail "missing $S.$l.$k or its sidecar"
