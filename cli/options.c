@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../io/text.h"
 #include "msg.h"
 
 enum {
@@ -133,17 +134,6 @@ static int parse_size(const char *s, size_t *out)
     return 1;
 }
 
-static int parse_int(const char *s, int lo, int hi, int *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        return 0;
-    *out = (int)v;
-    return 1;
-}
-
 static int parse_count(const char *s, long long lo, long long *out)
 {
     char *end;
@@ -250,7 +240,7 @@ static int apply(er_settings *s, int c, const char *arg)
         s->layers_given = 1;
         return 0;
     case 'j':
-        if (!parse_int(arg, 1, 4096, &s->threads))
+        if (!er_parse_int(arg, 1, 4096, &s->threads))
             return bad("--threads", arg, "expected a whole number from 1 to 4096");
         return 0;
     case OPT_BACKEND:
@@ -264,7 +254,7 @@ static int apply(er_settings *s, int c, const char *arg)
             return bad("--backend", arg, "expected cpu, vulkan or auto");
         return 0;
     case OPT_BAND:
-        if (!parse_int(arg, 1, 65535, &s->band))
+        if (!er_parse_int(arg, 1, 65535, &s->band))
             return bad("--band", arg, "expected a band number from 1");
         return 0;
     case OPT_MAX_MEMORY:
@@ -272,7 +262,7 @@ static int apply(er_settings *s, int c, const char *arg)
             return bad("--max-memory", arg, "expected a size such as 8G or 512M");
         return 0;
     case OPT_DEVICE:
-        if (!parse_int(arg, 0, 255, &s->device))
+        if (!er_parse_int(arg, 0, 255, &s->device))
             return bad("--device", arg, "expected a device number from 0 (see --list-devices)");
         s->device_set = 1;
         return 0;
@@ -280,7 +270,7 @@ static int apply(er_settings *s, int c, const char *arg)
     case OPT_INPUTS_FROM: s->inputs_from = arg; return 0;
     case OPT_TILE_SET: s->tile_set = arg; return 0;
     case OPT_HALO:
-        if (!parse_int(arg, 0, 1000000, &s->halo))
+        if (!er_parse_int(arg, 0, 1000000, &s->halo))
             return bad("--halo", arg, "expected a whole number of cells from 0");
         return 0;
     case OPT_CO: {
@@ -344,21 +334,8 @@ static int read_inputs_from(er_settings *s)
         er_msg_error("--inputs-from: cannot read '%s': %s", s->inputs_from, strerror(errno));
         return 2;
     }
-    size_t cap = 1 << 16, len = 0, got;
-    char *buf = malloc(cap);
-    while (buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-        len += got;
-        if (cap - len < 2) {
-            char *bigger = realloc(buf, cap * 2);
-            if (!bigger) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = bigger;
-            cap *= 2;
-        }
-    }
+    size_t len = 0;
+    char *buf = er_read_all(f, &len);
     int failed = ferror(f);
     if (!from_stdin)
         fclose(f);
@@ -367,7 +344,6 @@ static int read_inputs_from(er_settings *s)
         er_msg_error("--inputs-from: cannot read '%s'", s->inputs_from);
         return 2;
     }
-    buf[len] = '\0';
     int nul_separated = memchr(buf, '\0', len) != NULL;
     char sep = nul_separated ? '\0' : '\n';
     size_t names = 1;

@@ -7,26 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static char *slurp(FILE *f)
-{
-    size_t cap = 1 << 12, len = 0, got;
-    char *buf = malloc(cap);
-    while (buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-        len += got;
-        if (cap - len < 2) {
-            char *bigger = realloc(buf, cap * 2);
-            if (!bigger) {
-                free(buf);
-                return NULL;
-            }
-            buf = bigger;
-            cap *= 2;
-        }
-    }
-    if (buf)
-        buf[len] = '\0';
-    return buf;
-}
+#include "text.h"
 
 /* The CRS is the GeoKey directory less its raster-type key, plus the
  * parameters the keys point into. */
@@ -73,7 +54,7 @@ static er_status read_list(const char *list, er_tile_set *ts, er_error *err)
     FILE *f = from_stdin ? stdin : fopen(list, "r");
     if (!f)
         return er_fail(err, ER_EIO, "cannot read '%s': %s", list, strerror(errno));
-    ts->list_buf = slurp(f);
+    ts->list_buf = er_read_all(f, NULL);
     int failed = ferror(f);
     if (!from_stdin)
         fclose(f);

@@ -11,6 +11,7 @@
  * water layers does not compress at any level, --precision is what
  * shrinks it.  ZSTD's default is 1 for the same reason.
  */
+#include "text.h"
 #include "tiff_common.h"
 
 #include <errno.h>
@@ -21,17 +22,6 @@
 er_tiff_create er_tiff_create_defaults(void)
 {
     return (er_tiff_create){ER_COMPRESS_DEFLATE, 0, 3, 256, 0, 0.0};
-}
-
-static int parse_int(const char *s, int lo, int hi, int *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        return 0;
-    *out = (int)v;
-    return 1;
 }
 
 static int parse_compress(const char *v, er_compress *out)
@@ -72,15 +62,15 @@ int er_tiff_create_set(er_tiff_create *co, const char *key_value, const char **w
     }
     if (KEY("LEVEL")) {
         *why = "expected LEVEL=1..12 (DEFLATE) or 1..22 (ZSTD)";
-        return parse_int(v, 1, 22, &co->level);
+        return er_parse_int(v, 1, 22, &co->level);
     }
     if (KEY("PREDICTOR")) {
         *why = "expected PREDICTOR=1 (none), 2 (horizontal) or 3 (floating point)";
-        return parse_int(v, 1, 3, &co->predictor);
+        return er_parse_int(v, 1, 3, &co->predictor);
     }
     if (KEY("BLOCKSIZE")) {
         *why = "expected BLOCKSIZE=a multiple of 16 from 16 to 4096";
-        return parse_int(v, 16, 4096, &co->blocksize) && co->blocksize % 16 == 0;
+        return er_parse_int(v, 16, 4096, &co->blocksize) && co->blocksize % 16 == 0;
     }
     if (KEY("COG")) {
         *why = "expected COG=YES or NO";
