@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "controls.h"
 #include "error.h"
 #include "params.h"
 
@@ -19,6 +20,7 @@ typedef struct er_terrain {
     const uint8_t *wall;  /* 1 = nodata cell (a wall), 0 = terrain; NULL = none */
     double cell_x;        /* [m] distance between cell centres along a row (lX) */
     double cell_y;        /* [m] distance between rows (lY) */
+    const er_controls *controls; /* painted control maps (core/controls.h); NULL = none */
 } er_terrain;
 
 /* Output layers besides the height (DESIGN.md §4), each width * height

@@ -85,7 +85,7 @@ static int run(const er_params *p, const float *h0, int n, int threads, int seri
     if (!r->h || !r->flow || !r->dep)
         return -1;
     memcpy(r->h, h0, cells * sizeof(float));
-    er_terrain t = {n, n, r->h, NULL, 1.0, 1.0};
+    er_terrain t = {n, n, r->h, NULL, 1.0, 1.0, NULL};
     er_layers layers = {r->flow, r->dep};
     er_error err = {""};
 #ifdef _OPENMP

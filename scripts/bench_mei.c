@@ -167,7 +167,7 @@ static double time_run(int n, int steps)
     er_params p;
     er_params_default(&p);
     p.mei.steps = steps;
-    er_terrain t = { n, n, z, NULL, 30.0, 30.0 };
+    er_terrain t = { n, n, z, NULL, 30.0, 30.0, NULL };
     er_run_ctl ctl = { on_step, &log };
     er_budget bud;
     er_error err;

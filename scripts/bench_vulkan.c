@@ -70,7 +70,7 @@ static double run(er_vk_ctx *vk, const float *z, int n, int steps, er_error *err
     er_params p;
     er_params_default(&p);
     p.mei.steps = steps;
-    er_terrain t = { n, n, b, NULL, 30.0, 30.0 };
+    er_terrain t = { n, n, b, NULL, 30.0, 30.0, NULL };
     er_budget bud;
     double t0 = now();
     *st = vk ? er_run_vk(vk, &p, &t, &(er_run_opts){NULL, NULL, NULL, &bud}, err)
@@ -103,7 +103,7 @@ int main(int argc, char **argv)
         int steps = n == 1024 ? (quick ? 10 : 40) : (quick ? 2 : 5);
         er_params p;
         er_params_default(&p);
-        er_terrain probe = { n, n, NULL, NULL, 30.0, 30.0 };
+        er_terrain probe = { n, n, NULL, NULL, 30.0, 30.0, NULL };
         if (er_vk_mei_check(vk, &(er_plan){.p = p}, &probe, &err) != ER_OK) {
             printf("bench=mei_vulkan size=%d device=\"%s\" status=refused reason=\"%s\"\n", n,
                    dev, err.msg);

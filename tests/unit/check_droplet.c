@@ -116,7 +116,7 @@ static er_params droplet_params(int64_t count, uint64_t seed)
 
 static er_status run_map(const er_params *p, map *m, int serial)
 {
-    er_terrain t = {m->w, m->h, m->z, m->wall, 1.0, 1.0};
+    er_terrain t = {m->w, m->h, m->z, m->wall, 1.0, 1.0, NULL};
     er_layers layers = {m->flow, m->sed};
     er_error err = {""};
     er_status st = serial ? er_droplet_run_serial(p, &t, &layers, NULL, &m->b, &err)
@@ -464,7 +464,7 @@ START_TEST(guard_fails_run)
             float value = k == 0 ? -1e-3f : k == 1 ? NAN : m.z[cell] + 1000.0f;
             corrupt c = {m.z, cell, value};
             er_run_ctl ctl = {corrupt_at_end, &c};
-            er_terrain t = {m.w, m.h, m.z, NULL, 1.0, 1.0};
+            er_terrain t = {m.w, m.h, m.z, NULL, 1.0, 1.0, NULL};
             er_layers layers = {m.flow, m.sed};
             er_error err = {""};
             er_budget b;
@@ -497,7 +497,7 @@ START_TEST(guard_unit)
     s.before = 21;
     s.lo = 1;
     s.scale = 21;
-    er_terrain t = {3, 2, z, NULL, 1, 1};
+    er_terrain t = {3, 2, z, NULL, 1, 1, NULL};
     er_budget b;
     memset(&b, 0, sizeof b);
     b.material_before = 21;
@@ -621,7 +621,7 @@ START_TEST(tile_size_refused)
     map m0 = map_copy(&m);
     er_params p = droplet_params(100, 1);
     p.droplet.tile_size = 40;
-    er_terrain t = {m.w, m.h, m.z, NULL, 1, 1};
+    er_terrain t = {m.w, m.h, m.z, NULL, 1, 1, NULL};
     er_error err = {""};
     ck_assert_int_eq(er_run_cpu(&p, &t, NULL, &(er_run_opts){NULL, NULL, NULL, NULL}, &err), ER_EINVAL);
     ck_assert_str_eq(err.msg,
@@ -933,7 +933,7 @@ START_TEST(progress_cancels)
     p.droplet.batch_size = 5000;
     int calls = 0;
     er_run_ctl ctl = {cancel_after_first, &calls};
-    er_terrain t = {m.w, m.h, m.z, NULL, 1, 1};
+    er_terrain t = {m.w, m.h, m.z, NULL, 1, 1, NULL};
     er_error err = {""};
     er_budget b;
     ck_assert_int_eq(er_run_cpu(&p, &t, NULL, &(er_run_opts){NULL, &ctl, NULL, &b}, &err), ER_ECANCELED);
@@ -948,7 +948,7 @@ START_TEST(bad_input_refused)
     map m = map_new(50, 50);
     fbm(&m, 1);
     er_params p = droplet_params(10, 1);
-    er_terrain t = {m.w, m.h, m.z, NULL, 1, 1};
+    er_terrain t = {m.w, m.h, m.z, NULL, 1, 1, NULL};
     er_error err = {""};
     m.z[77] = NAN;
     ck_assert_int_eq(er_run_cpu(&p, &t, NULL, &(er_run_opts){NULL, NULL, NULL, NULL}, &err), ER_EINVAL);
@@ -1051,7 +1051,7 @@ static void res_run(const er_params *p, map *m, double cell, double st[4])
     float *z0 = malloc(cells(m) * sizeof *z0);
     ck_assert_ptr_nonnull(z0);
     memcpy(z0, m->z, cells(m) * sizeof *z0);
-    er_terrain t = {m->w, m->h, m->z, NULL, cell, cell};
+    er_terrain t = {m->w, m->h, m->z, NULL, cell, cell, NULL};
     er_error err = {""};
     ck_assert_msg(er_run_cpu(p, &t, NULL, &(er_run_opts){NULL, NULL, NULL, &m->b}, &err) == ER_OK,
                   "%s", err.msg);

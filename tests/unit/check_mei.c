@@ -73,7 +73,7 @@ static size_t cells(const grid *g)
 static er_status run_grid(const er_params *p, grid *g, er_budget *b, er_error *e)
 {
     memcpy(g->z0, g->z, cells(g) * sizeof(float));
-    er_terrain t = { g->w, g->h, g->z, g->wall, g->cell, g->cell };
+    er_terrain t = { g->w, g->h, g->z, g->wall, g->cell, g->cell, NULL };
     er_layers l = { g->water, g->sed };
     e->msg[0] = '\0';
     return er_run_cpu(p, &t, NULL, &(er_run_opts){&l, NULL, NULL, b}, e);
@@ -412,7 +412,7 @@ static er_status lake_run(double f, int force_one, double *range, er_error *e)
     p.mei.rain_steps = 20;
     p.mei.steps = 3000;
     p.mei.dt = f / sqrt(p.mei.gravity * p.mei.pipe_area * 2.0);
-    er_terrain t = { g.w, g.h, g.z, NULL, 1.0, 1.0 };
+    er_terrain t = { g.w, g.h, g.z, NULL, 1.0, 1.0, NULL };
     er_plan plan;
     er_budget b;
     ck_assert_int_eq(er_plan_make(&p, &t, NULL, &plan, e), ER_OK);
@@ -835,7 +835,7 @@ START_TEST(cancel_via_progress)
     p.mei.steps = 100;
     progress_log log = { 0, 5, -1.0, 1 };
     er_run_ctl ctl = { on_progress, &log };
-    er_terrain t = { g.w, g.h, g.z, NULL, g.cell, g.cell };
+    er_terrain t = { g.w, g.h, g.z, NULL, g.cell, g.cell, NULL };
     er_layers l = { g.water, g.sed };
     er_budget b;
     er_error e;
@@ -1014,7 +1014,7 @@ START_TEST(real_dem_no_nan)
     er_params_default(&p);
     p.mei.steps = dc->steps / ER_SLOW_BUILD;
     memcpy(g.z0, g.z, cells(&g) * sizeof(float));
-    er_terrain t = { g.w, g.h, g.z, g.wall, dc->cx, dc->cy };
+    er_terrain t = { g.w, g.h, g.z, g.wall, dc->cx, dc->cy, NULL };
     er_layers l = { g.water, g.sed };
     er_budget b;
     ck_assert_msg(er_run_cpu(&p, &t, NULL, &(er_run_opts){&l, NULL, NULL, &b}, &e) == ER_OK, "%s: %s", dc->file, e.msg);

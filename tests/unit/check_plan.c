@@ -23,7 +23,7 @@ static er_terrain hill(void)
     for (int y = 0; y < H; y++)
         for (int x = 0; x < W; x++)
             heights[y * W + x] = (float)(50.0 - 0.01 * ((x - 20) * (x - 20) + (y - 15) * (y - 15)));
-    er_terrain t = {W, H, heights, NULL, 10.0, 10.0};
+    er_terrain t = {W, H, heights, NULL, 10.0, 10.0, NULL};
     return t;
 }
 

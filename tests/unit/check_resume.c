@@ -188,7 +188,7 @@ static void recorder_free(recorder *r)
 
 static er_status run(const er_params *p, map *m, const er_run_hooks *hk, er_error *err)
 {
-    er_terrain t = {m->w, m->h, m->z, m->wall, 1.0, 1.0};
+    er_terrain t = {m->w, m->h, m->z, m->wall, 1.0, 1.0, NULL};
     er_layers layers = {m->water, m->sed};
     memset(&m->b, 0, sizeof m->b);
     return p->model == ER_MODEL_MEI ? er_run_cpu(p, &t, NULL, &(er_run_opts){&layers, NULL, hk, &m->b}, err)
@@ -205,7 +205,7 @@ static void check_resume_everywhere(const er_params *p, int w, int h, int walls,
     map input = map_make(w, h, walls);
     map ref = map_clone(&input);
     set_threads(1);
-    er_terrain t = {ref.w, ref.h, ref.z, ref.wall, 1.0, 1.0};
+    er_terrain t = {ref.w, ref.h, ref.z, ref.wall, 1.0, 1.0, NULL};
     er_layers layers = {ref.water, ref.sed};
     er_status st = p->model == ER_MODEL_MEI ? er_run_cpu(p, &t, NULL, &(er_run_opts){&layers, NULL, NULL, &ref.b}, &err)
                                             : er_run_cpu(p, &t, NULL, &(er_run_opts){&layers, NULL, NULL, &ref.b}, &err);
@@ -420,7 +420,7 @@ START_TEST(checkpoint_round_trip)
             ck_assert_int_eq(er_checkpoint_read(path, &id, &ck, &err), ER_OK);
             ck_assert_ptr_null(ck.state.array[ER_STATE_DROP_FLOW]);
             map q = map_clone(&input);
-            er_terrain t = {q.w, q.h, q.z, q.wall, 1.0, 1.0};
+            er_terrain t = {q.w, q.h, q.z, q.wall, 1.0, 1.0, NULL};
             er_run_hooks qh = {NULL, NULL, &ck.state, NULL};
             ck_assert_int_eq(er_run_cpu(&p, &t, NULL, &(er_run_opts){NULL, NULL, &qh, &q.b}, &err), ER_OK);
             ck_assert(memcmp(q.z, ref.z, cells(&q) * sizeof(float)) == 0);

@@ -67,7 +67,7 @@ START_TEST(still_water)
 {
     const int w = 20, h = 20;
     float *z = bowl(w);
-    er_terrain t = {w, h, z, NULL, 1.0, 1.0};
+    er_terrain t = {w, h, z, NULL, 1.0, 1.0, NULL};
     er_params p = sph_params();
     p.sph.steps = 3;
     p.sph.fill_level = 2.5;
@@ -157,7 +157,7 @@ static void dem_load(dem *d)
     memcpy(d->z0, z, n * sizeof *z);
     if (img.nodata)
         memcpy(d->wall, img.nodata, n);
-    d->t = (er_terrain){img.width, img.height, z, d->wall, 90.0, 90.0};
+    d->t = (er_terrain){img.width, img.height, z, d->wall, 90.0, 90.0, NULL};
     er_image_free(&img);
 }
 
@@ -288,7 +288,7 @@ END_TEST
 START_TEST(refusals)
 {
     float z[16] = {0};
-    er_terrain t = {4, 4, z, NULL, 1.0, 1.0};
+    er_terrain t = {4, 4, z, NULL, 1.0, 1.0, NULL};
     er_params p = sph_params();
     er_plan plan;
     er_error e;

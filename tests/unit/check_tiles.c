@@ -88,14 +88,14 @@ START_TEST(droplet_window_is_whole_restricted)
     droplet_params(&p, life[_i], 2);
     float *z = world_terrain();
     uint8_t *wall = walls(0, WW);
-    er_terrain whole = {WW, WH, z, wall, 1.0, 1.0};
+    er_terrain whole = {WW, WH, z, wall, 1.0, 1.0, NULL};
     er_error err = {{0}};
     ck_assert_int_eq(er_run_cpu(&p, &whole, NULL, &(er_run_opts){NULL, NULL, NULL, NULL}, &err), ER_OK);
 
     float *zw = world_terrain();
     float *c = crop(zw, 0, LW);
     uint8_t *cw = walls(0, LW);
-    er_terrain part = {LW, WH, c, cw, 1.0, 1.0};
+    er_terrain part = {LW, WH, c, cw, 1.0, 1.0, NULL};
     er_window win = {0, 0, WW, WH};
     er_budget b;
     ck_assert_int_eq(er_run_cpu(&p, &part, &win, &(er_run_opts){NULL, NULL, NULL, &b}, &err), ER_OK);
@@ -113,7 +113,7 @@ START_TEST(droplet_window_is_whole_restricted)
     /* The right window, at x0 = RX, likewise. */
     float *r = crop(zw, RX, WW - RX);
     uint8_t *rw = walls(RX, WW - RX);
-    er_terrain right = {WW - RX, WH, r, rw, 1.0, 1.0};
+    er_terrain right = {WW - RX, WH, r, rw, 1.0, 1.0, NULL};
     er_window wr = {RX, 0, WW, WH};
     ck_assert_int_eq(er_run_cpu(&p, &right, &wr, &(er_run_opts){NULL, NULL, NULL, NULL}, &err), ER_OK);
     for (int y = 0; y < WH; y++)
@@ -144,7 +144,7 @@ START_TEST(window_run_thread_identity)
 #endif
         float *zw = world_terrain(), *c = crop(zw, RX, WW - RX);
         uint8_t *cw = walls(RX, WW - RX);
-        er_terrain t = {WW - RX, WH, c, cw, 1.0, 1.0};
+        er_terrain t = {WW - RX, WH, c, cw, 1.0, 1.0, NULL};
         er_window win = {RX, 0, WW, WH};
         er_error err = {{0}};
         ck_assert_int_eq(er_run_cpu(&p, &t, &win, &(er_run_opts){NULL, NULL, NULL, NULL}, &err), ER_OK);
@@ -170,7 +170,7 @@ START_TEST(default_window_is_old_behaviour)
     er_params p;
     droplet_params(&p, 30, 3);
     float *a = world_terrain(), *b = world_terrain();
-    er_terrain ta = {WW, WH, a, NULL, 1.0, 1.0}, tb = {WW, WH, b, NULL, 1.0, 1.0};
+    er_terrain ta = {WW, WH, a, NULL, 1.0, 1.0, NULL}, tb = {WW, WH, b, NULL, 1.0, 1.0, NULL};
     er_window win = {0, 0, WW, WH};
     er_error err = {{0}};
     ck_assert_int_eq(er_run_cpu(&p, &ta, NULL, &(er_run_opts){NULL, NULL, NULL, NULL}, &err), ER_OK);
@@ -183,7 +183,7 @@ START_TEST(default_window_is_old_behaviour)
     p.mei.drops_per_step = 3;
     p.mei.drop_amount = 0.05;
     memcpy(a, b, WW * WH * sizeof *a);
-    er_terrain ma = {WW, WH, a, NULL, 10.0, 10.0}, mb = {WW, WH, b, NULL, 10.0, 10.0};
+    er_terrain ma = {WW, WH, a, NULL, 10.0, 10.0, NULL}, mb = {WW, WH, b, NULL, 10.0, 10.0, NULL};
     ck_assert_int_eq(er_run_cpu(&p, &ma, NULL, &(er_run_opts){NULL, NULL, NULL, NULL}, &err), ER_OK);
     ck_assert_int_eq(er_run_cpu(&p, &mb, &win, &(er_run_opts){NULL, NULL, NULL, NULL}, &err), ER_OK);
     ck_assert(memcmp(a, b, WW * WH * sizeof *a) == 0);
@@ -207,14 +207,14 @@ START_TEST(mei_window_is_whole_restricted)
     float *z = world_terrain();
     float *water = calloc(WW * WH, sizeof *water);
     uint8_t *wall = walls(0, WW);
-    er_terrain whole = {WW, WH, z, wall, 10.0, 10.0};
+    er_terrain whole = {WW, WH, z, wall, 10.0, 10.0, NULL};
     er_layers lw = {water, NULL};
     er_error err = {{0}};
     ck_assert_int_eq(er_run_cpu(&p, &whole, NULL, &(er_run_opts){&lw, NULL, NULL, NULL}, &err), ER_OK);
 
     float *zw = world_terrain(), *c = crop(zw, 0, LW), *wc = calloc(LW * WH, sizeof *wc);
     uint8_t *cw = walls(0, LW);
-    er_terrain part = {LW, WH, c, cw, 10.0, 10.0};
+    er_terrain part = {LW, WH, c, cw, 10.0, 10.0, NULL};
     er_layers lp = {wc, NULL};
     er_window win = {0, 0, WW, WH};
     ck_assert_int_eq(er_run_cpu(&p, &part, &win, &(er_run_opts){&lp, NULL, NULL, NULL}, &err), ER_OK);
@@ -239,7 +239,7 @@ START_TEST(window_refusals)
     er_params p;
     droplet_params(&p, 30, 3);
     float *z = world_terrain();
-    er_terrain t = {64, WH, z, NULL, 1.0, 1.0};
+    er_terrain t = {64, WH, z, NULL, 1.0, 1.0, NULL};
     er_error err = {{0}};
     er_window out = {70, 0, WW, WH}; /* 70 + 64 > 128 */
     ck_assert_int_eq(er_run_cpu(&p, &t, &out, &(er_run_opts){NULL, NULL, NULL, NULL}, &err), ER_EINVAL);

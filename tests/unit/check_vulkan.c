@@ -198,7 +198,7 @@ static int dem_case(mei_case *c)
         for (int x = 0; x < N; x++)
             c->b[(size_t)y * N + x] = img.data[(size_t)(y + 300) * (size_t)img.width + (size_t)(x + 300)] * 1000.0f;
     er_image_free(&img);
-    c->t = (er_terrain){N, N, c->b, NULL, 10.0, 10.0};
+    c->t = (er_terrain){N, N, c->b, NULL, 10.0, 10.0, NULL};
     er_params_default(&c->p);
     c->p.mei.steps = 300;
     return 1;
@@ -226,7 +226,7 @@ static void synthetic_sized(mei_case *c, int side)
             if (x >= 60 * f && x < 80 * f && y >= 150 * f && y < 190 * f)
                 c->wall[i] = 1;
         }
-    c->t = (er_terrain){side, side, c->b, c->wall, 1.0, 1.0};
+    c->t = (er_terrain){side, side, c->b, c->wall, 1.0, 1.0, NULL};
     er_params_default(&c->p);
     er_mei_params *m = &c->p.mei;
     c->p.seed = 42;
@@ -400,14 +400,14 @@ START_TEST(test_mei_large_map_refused)
     ER_SKIP_IF(side > 32768.0, "the device's storage buffers are larger than 4 GiB");
     er_params p;
     er_params_default(&p);
-    er_terrain t = {w, w, NULL, NULL, 1.0, 1.0}; /* NULL heights: sizes only */
+    er_terrain t = {w, w, NULL, NULL, 1.0, 1.0, NULL}; /* NULL heights: sizes only */
     er_plan plan = {.p = p};                      /* the recipe part is all it reads */
     er_error err = {{0}};
     ck_assert_int_eq(er_vk_mei_check(vk, &plan, &t, &err), ER_ENOMEM);
     ck_assert_msg(strstr(err.msg, "maxStorageBufferRange") && strstr(err.msg, "--backend cpu"),
                   "%s", err.msg);
     /* and a map that fits passes the same check */
-    er_terrain small = {1024, 1024, NULL, NULL, 1.0, 1.0};
+    er_terrain small = {1024, 1024, NULL, NULL, 1.0, 1.0, NULL};
     ck_assert_msg(er_vk_mei_check(vk, &plan, &small, &err) == ER_OK, "%s", err.msg);
     close_checked(vk);
 }
@@ -535,7 +535,7 @@ static void window_case(mei_case *c, const mei_case *world, int x0, int y0, int 
             c->b[(size_t)y * (size_t)w + (size_t)x] = world->b[i];
             c->wall[(size_t)y * (size_t)w + (size_t)x] = world->wall[i];
         }
-    c->t = (er_terrain){w, h, c->b, c->wall, world->t.cell_x, world->t.cell_y};
+    c->t = (er_terrain){w, h, c->b, c->wall, world->t.cell_x, world->t.cell_y, NULL};
 }
 
 /* Windows of a 96^2 world (raindrops, sources, walls, sub-steps): one
@@ -810,7 +810,7 @@ static void tiny_map(mei_case *c, int w, int h)
         c->wall[n - 1] = 1;
         c->b[n - 1] = -9999.0f;
     }
-    c->t = (er_terrain){w, h, c->b, c->wall, 1.0, 1.0};
+    c->t = (er_terrain){w, h, c->b, c->wall, 1.0, 1.0, NULL};
     er_params_default(&c->p);
 }
 

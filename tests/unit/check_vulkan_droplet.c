@@ -121,7 +121,7 @@ static er_status run(er_vk_ctx *vk, const er_params *p, vmap *m, uint32_t steps_
                      er_error *err)
 {
     memcpy(m->z, m->z0, ncells(m) * sizeof(float));
-    er_terrain t = {m->w, m->h, m->z, m->wall, 1.0, 1.0};
+    er_terrain t = {m->w, m->h, m->z, m->wall, 1.0, 1.0, NULL};
     er_layers l = {m->flow, m->dep};
     if (!vk)
         return er_run_cpu(p, &t, NULL, &(er_run_opts){&l, NULL, NULL, &m->b}, err);
@@ -512,7 +512,7 @@ static er_status run_backend(const er_backend *be, void *ctx, const er_params *p
                              const er_window *win, const er_run_hooks *hk, er_error *err)
 {
     memcpy(m->z, m->z0, ncells(m) * sizeof(float));
-    er_terrain t = {m->w, m->h, m->z, m->wall, 1.0, 1.0};
+    er_terrain t = {m->w, m->h, m->z, m->wall, 1.0, 1.0, NULL};
     er_layers l = {m->flow, m->dep};
     er_plan plan;
     memset(&m->b, 0, sizeof m->b);
@@ -529,7 +529,7 @@ static er_status run_chunked(er_vk_ctx *vk, const er_params *p, vmap *m, const e
 {
 #ifdef ER_HAVE_VULKAN
     memcpy(m->z, m->z0, ncells(m) * sizeof(float));
-    er_terrain t = {m->w, m->h, m->z, m->wall, 1.0, 1.0};
+    er_terrain t = {m->w, m->h, m->z, m->wall, 1.0, 1.0, NULL};
     er_layers l = {m->flow, m->dep};
     er_plan plan;
     memset(&m->b, 0, sizeof m->b);
@@ -814,7 +814,7 @@ START_TEST(cancel)
     er_params p = params(3000);
     p.droplet.batch_size = 500;
     memcpy(g.z, g.z0, ncells(&g) * sizeof(float));
-    er_terrain t = {g.w, g.h, g.z, NULL, 1.0, 1.0};
+    er_terrain t = {g.w, g.h, g.z, NULL, 1.0, 1.0, NULL};
     er_layers l = {g.flow, g.dep};
     int calls = 0;
     er_run_ctl ctl = {cancel_at_once, &calls};
