@@ -50,10 +50,11 @@ typedef struct er_sph_sim {
     double *pending;       /* [cells^3] source volume not yet emitted, per source */
 } er_sph_sim;
 
-/* Kernels, support hk: Monaghan's cubic spline W (of r^2) and dW/dr for
- * density and pressure (Mueller's poly6/spiky pair heated shallow water:
- * its force is not the gradient of its density), Mueller et al. 2003's
- * viscosity Laplacian, and |dW/dr| as F of eq. 16. */
+/* Kernels, support hk (Mueller et al. 2003, the paper's section 3.1):
+ * poly6 W (of r^2) for the density, the spiky kernel's dW/dr for the
+ * pressure, the viscosity kernel's Laplacian for viscosity and boundary
+ * friction (eq. 8); and |dW/dr| of the cubic spline as F of eq. 16, the
+ * kernel the paper names there. */
 double er_sph_w(const er_sph_sim *s, double r2);
 double er_sph_dw(const er_sph_sim *s, double r);
 double er_sph_lapv(const er_sph_sim *s, double r);
