@@ -75,8 +75,8 @@ size_t er_sph_bytes_per_cell(const er_params *p)
 
 static void sim_free(er_sph_sim *s)
 {
-    void *b[] = {s->bz, s->zb, s->dz, s->dep, s->qd, s->qok, s->p, s->tmp, s->rho, s->pr, s->ax,
-                 s->ay, s->az, s->rem, s->ero, s->cnew, s->start, s->key, s->pending};
+    void *b[] = {s->bz, s->zb, s->dz, s->dep, s->qd, s->qok, s->p, s->tmp, s->rho, s->pr, s->pq, s->irho, s->ax,
+                 s->ay, s->az, s->rem, s->ero, s->cnew, s->start, s->key, s->zs, s->pending};
     for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
         free(b[i]);
 }
@@ -120,6 +120,7 @@ static void set_constants(er_sph_sim *s, const er_plan *plan)
     s->T = sqrt(s->L / m->gravity);
     s->s = m->spacing;
     s->hk = 2.0 * m->spacing;
+    er_sph_kernel_constants(s);
     s->vol = s->s * s->s * s->s;
     s->c0 = m->sound_speed;
     s->nu = m->viscosity;
@@ -151,15 +152,16 @@ static er_status sim_alloc(er_sph_sim *s, const er_terrain *t, int64_t cap, er_e
     s->bz = calloc(nq * (size_t)s->k * (size_t)s->k, sizeof *s->bz);
     s->p = calloc(np, sizeof *s->p);
     s->tmp = calloc(np, sizeof *s->tmp);
-    double **d[] = {&s->rho, &s->pr, &s->ax, &s->ay, &s->az, &s->rem, &s->ero, &s->cnew};
+    double **d[] = {&s->rho, &s->pr, &s->pq, &s->irho, &s->ax, &s->ay, &s->az, &s->rem, &s->ero, &s->cnew};
     for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
         *d[i] = calloc(np, sizeof(double));
     s->start = calloc(ng, sizeof *s->start);
     s->key = calloc(np, sizeof *s->key);
+    s->zs = calloc(np, sizeof *s->zs);
     s->pending = calloc(ER_MAX_SOURCES, sizeof *s->pending);
     if (!s->bz || !s->zb || !s->dz || !s->dep || !s->qd || !s->qok || !s->p || !s->tmp || !s->rho ||
-        !s->pr || !s->ax || !s->ay || !s->az || !s->rem || !s->ero || !s->cnew || !s->start ||
-        !s->key || !s->pending)
+        !s->pr || !s->pq || !s->irho || !s->ax || !s->ay || !s->az || !s->rem || !s->ero || !s->cnew || !s->start ||
+        !s->key || !s->zs || !s->pending)
         return er_fail(err, ER_ENOMEM, "sph: out of memory for %lld particles", (long long)cap);
     for (size_t i = 0; i < nv; i++)
         s->zb[i] = t->wall && t->wall[i] ? 0.0 : (double)t->elevation[i] / s->L;

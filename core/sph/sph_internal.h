@@ -26,6 +26,7 @@ typedef struct er_sph_sim {
     double mass;           /* particle mass: the lattice density at spacing s is rho0 = 1 */
     double mass_b;         /* boundary particle mass (core/sph/sph.c boundary_mass) */
     double c0, nu, mu_b;   /* sound speed, viscosity, boundary friction */
+    double kw, kdw;        /* poly6 and spiky/viscosity kernel coefficients */
     double ke, tauc;       /* eq. 10 */
     double vs0, cmax;      /* eq. 17: settling speed, largest C */
     double ks, kd;         /* eq. 6 penalty stiffness and damping */
@@ -41,12 +42,14 @@ typedef struct er_sph_sim {
     er_sph_particle *p, *tmp;
     int64_t n, cap;
     double *rho, *pr, *ax, *ay, *az;
+    double *pq, *irho;     /* p / rho^2 and 1 / rho of each particle */
     double *rem;           /* C each particle gives away this sub-step (settling, deposition) */
     double *ero;           /* [cells^3] erosion each particle takes this sub-step */
     double *cnew;
     int gw, gh;            /* columns of the neighbour grid, side hk */
     int64_t *start;        /* gw*gh + 1 offsets into p, sorted by column then index */
     int64_t *key;
+    double *zs;            /* [cells] z of each sorted particle, for the height search */
     double *pending;       /* [cells^3] source volume not yet emitted, per source */
 } er_sph_sim;
 
@@ -59,6 +62,8 @@ double er_sph_w(const er_sph_sim *s, double r2);
 double er_sph_dw(const er_sph_sim *s, double r);
 double er_sph_lapv(const er_sph_sim *s, double r);
 double er_sph_spline_f(const er_sph_sim *s, double r);
+/* Sets s->kw and s->kdw from s->hk. */
+void er_sph_kernel_constants(er_sph_sim *s);
 
 /* Places the boundary particles of quads (qx0..qx1, qy0..qy1) on the
  * terrain (again, where it changed). */
@@ -78,7 +83,7 @@ er_status er_sph_step(er_sph_sim *s, const er_plan *plan, int64_t step, er_budge
 void er_sph_free(er_sph_sim *s);
 
 /* Sorts the particles into the neighbour grid's columns (a stable counting
- * sort, so the order within a column is the index order) and drops those
+ * sort), each column by height (a stable insertion sort), and drops those
  * marked gone; er_sph_col is the column of coordinate v of n columns. */
 void er_sph_sort(er_sph_sim *s);
 int er_sph_col(const er_sph_sim *s, double v, int n);

@@ -25,6 +25,13 @@ double er_sph_w(const er_sph_sim *s, double r2)
     return r2 < h2 ? 315.0 / (64.0 * PI * h2 * h2 * h2 * h2 * s->hk) * d * d * d : 0.0;
 }
 
+void er_sph_kernel_constants(er_sph_sim *s)
+{
+    double h2 = s->hk * s->hk, h3 = h2 * s->hk;
+    s->kw = 315.0 / (64.0 * PI * h2 * h2 * h2 * h2 * s->hk);
+    s->kdw = 45.0 / (PI * h3 * h3);
+}
+
 /* dW/dr of Mueller et al.'s spiky kernel (their eq. 21), the pressure
  * kernel: its gradient does not vanish at r -> 0, so close particles
  * still repel. */
@@ -140,8 +147,27 @@ static void set_keys(er_sph_sim *s)
             s->key[i] = (int64_t)er_sph_col(s, s->p[i].y, s->gh) * s->gw + er_sph_col(s, s->p[i].x, s->gw);
 }
 
+/* Insertion sort of particles a..b-1 by height, stable: the order of the
+ * last sub-step is nearly sorted already, so this is about one pass. */
+static void sort_heights(er_sph_sim *s, int64_t a, int64_t b)
+{
+    for (int64_t i = a + 1; i < b; i++) {
+        if (s->p[i - 1].z <= s->p[i].z)
+            continue;
+        er_sph_particle p = s->p[i];
+        int64_t j = i;
+        for (; j > a && s->p[j - 1].z > p.z; j--)
+            s->p[j] = s->p[j - 1];
+        s->p[j] = p;
+    }
+}
+
 /* Stable counting sort into grid columns; particles marked gone (key
- * gw*gh) go last and are dropped. */
+ * gw*gh) go last and are dropped.  Then each column is sorted by height,
+ * so a neighbour query reads, in each of the 3x3 columns around it, the
+ * contiguous run within hk in z instead of the whole water column.  Both
+ * sorts are fixed functions of the particles: the same order for any
+ * thread count. */
 void er_sph_sort(er_sph_sim *s)
 {
     set_keys(s);
@@ -160,23 +186,135 @@ void er_sph_sort(er_sph_sim *s)
     s->p = s->tmp;
     s->tmp = t;
     s->n = s->start[nc];
+    ER_OMP_FOR()
+    for (int64_t c = 0; c < nc; c++)
+        sort_heights(s, s->start[c], s->start[c + 1]);
+    ER_OMP_FOR()
+    for (int64_t i = 0; i < s->n; i++)
+        s->zs[i] = s->p[i].z;
 }
 
-/* Loops over the particles j in the 3x3 columns around (x, y), in column
- * then index order. */
-#define FOR_NEIGHBOURS(s, x, y, j)                                                             \
-    for (int cy_ = er_sph_col(s, y, (s)->gh) - 1; cy_ <= er_sph_col(s, y, (s)->gh) + 1; cy_++)         \
-        for (int cx_ = er_sph_col(s, x, (s)->gw) - 1; cx_ <= er_sph_col(s, x, (s)->gw) + 1; cx_++)     \
-            if (cy_ >= 0 && cy_ < (s)->gh && cx_ >= 0 && cx_ < (s)->gw)                         \
-                for (int64_t j = (s)->start[(int64_t)cy_ * (s)->gw + cx_],                     \
-                             e_##j = (s)->start[(int64_t)cy_ * (s)->gw + cx_ + 1];              \
-                     j < e_##j; j++)
+/* The first particle of a..b-1 (sorted by height) at height z or above. */
+static int64_t first_at(const er_sph_sim *s, int64_t a, int64_t b, double z)
+{
+    while (a < b) {
+        int64_t m = a + (b - a) / 2;
+        if (s->zs[m] < z)
+            a = m + 1;
+        else
+            b = m;
+    }
+    return a;
+}
 
-/* Loops over the boundary particles rb near (x, y), quad by quad. */
-#define FOR_BOUNDARY(s, x, y, rb)                                                              \
+/* The ranges of particles in the 3x3 columns around (x, y) with heights
+ * in [z - hk, z + hk], in column then height order: pairs [r[2k],
+ * r[2k+1]); returns their count. */
+static int64_t neighbour_ranges(const er_sph_sim *s, double x, double y, double z, int64_t *r)
+{
+    int cx = er_sph_col(s, x, s->gw), cy = er_sph_col(s, y, s->gh);
+    int64_t n = 0;
+    for (int v = cy - 1; v <= cy + 1; v++)
+        for (int u = cx - 1; u <= cx + 1; u++) {
+            if (u < 0 || v < 0 || u >= s->gw || v >= s->gh)
+                continue;
+            int64_t c = (int64_t)v * s->gw + u, a = s->start[c], b = s->start[c + 1];
+            if (a == b)
+                continue;
+            if (b - a > 8) { /* a search costs more than a few distances */
+                a = first_at(s, a, b, z - s->hk);
+                b = first_at(s, a, b, z + s->hk);
+            }
+            r[2 * n] = a;
+            r[2 * n + 1] = b;
+            n++;
+        }
+    return n;
+}
+
+/* The particles near those of one column, walked in height order: in
+ * each of the 3x3 columns around it the run [lo, hi) of heights within hk
+ * of the current particle's only moves up, so the whole column costs one
+ * pass over its neighbours' particles, not a search per particle. */
+typedef struct nb_cursor {
+    int64_t lo[9], hi[9], end[9];
+    int n;
+} nb_cursor;
+
+static void cursor_init(const er_sph_sim *s, int64_t c, nb_cursor *cur)
+{
+    int cx = (int)(c % s->gw), cy = (int)(c / s->gw);
+    cur->n = 0;
+    for (int v = cy - 1; v <= cy + 1; v++)
+        for (int u = cx - 1; u <= cx + 1; u++) {
+            if (u < 0 || v < 0 || u >= s->gw || v >= s->gh)
+                continue;
+            int64_t d = (int64_t)v * s->gw + u;
+            if (s->start[d] == s->start[d + 1])
+                continue;
+            cur->lo[cur->n] = cur->hi[cur->n] = s->start[d];
+            cur->end[cur->n++] = s->start[d + 1];
+        }
+}
+
+static void cursor_advance(const er_sph_sim *s, nb_cursor *cur, double z)
+{
+    for (int k = 0; k < cur->n; k++) {
+        int64_t lo = cur->lo[k], hi = cur->hi[k];
+        while (lo < cur->end[k] && s->zs[lo] < z - s->hk)
+            lo++;
+        if (hi < lo)
+            hi = lo;
+        while (hi < cur->end[k] && s->zs[hi] < z + s->hk)
+            hi++;
+        cur->lo[k] = lo;
+        cur->hi[k] = hi;
+    }
+}
+
+/* Calls body(s, i, cur) for every particle i with cur its neighbours,
+ * threads taking whole columns; each body writes only particle i's data. */
+static void each_particle(er_sph_sim *s, void (*body)(er_sph_sim *, int64_t, const nb_cursor *))
+{
+    const int64_t nc = (int64_t)s->gw * s->gh;
+    ER_OMP_FOR_DYNAMIC()
+    for (int64_t c = 0; c < nc; c++) {
+        if (s->start[c] == s->start[c + 1])
+            continue;
+        nb_cursor cur;
+        cursor_init(s, c, &cur);
+        for (int64_t i = s->start[c]; i < s->start[c + 1]; i++) {
+            cursor_advance(s, &cur, s->p[i].z);
+            body(s, i, &cur);
+        }
+    }
+}
+
+/* Loops over the particles j of cursor cur. */
+#define FOR_CURSOR(cur, j)                                                                      \
+    for (int k_ = 0; k_ < (cur)->n; k_++)                                                       \
+        for (int64_t j = (cur)->lo[k_], e_##j = (cur)->hi[k_]; j < e_##j; j++)
+
+/* Loops over the particles j near (x, y, z) (neighbour_ranges). */
+#define FOR_NEIGHBOURS(s, x, y, z, j)                                                          \
+    for (int64_t r_[18], nr_ = neighbour_ranges(s, x, y, z, r_), k_ = 0; k_ < nr_; k_++)      \
+        for (int64_t j = r_[2 * k_], e_##j = r_[2 * k_ + 1]; j < e_##j; j++)
+
+/* Whether quad (qx, qy)'s surface (within its corners' heights) comes
+ * within hk of height z. */
+static int quad_near(const er_sph_sim *s, int qx, int qy, double z)
+{
+    const double *a = &s->zb[(size_t)qy * s->w + qx], *b = a + s->w;
+    double lo = fmin(fmin(a[0], a[1]), fmin(b[0], b[1]));
+    double hi = fmax(fmax(a[0], a[1]), fmax(b[0], b[1]));
+    return z - hi < s->hk && lo - z < s->hk;
+}
+
+/* Loops over the boundary particles rb near (x, y, z), quad by quad. */
+#define FOR_BOUNDARY(s, x, y, z, rb)                                                           \
     for (int qy_ = (int)fmax(floor((y) - (s)->hk), 0); qy_ <= (int)fmin(floor((y) + (s)->hk), (s)->h - 2); qy_++) \
         for (int qx_ = (int)fmax(floor((x) - (s)->hk), 0); qx_ <= (int)fmin(floor((x) + (s)->hk), (s)->w - 2); qx_++) \
-            if ((s)->qok[(size_t)qy_ * (size_t)((s)->w - 1) + (size_t)qx_])                    \
+            if ((s)->qok[(size_t)qy_ * (size_t)((s)->w - 1) + (size_t)qx_] && quad_near(s, qx_, qy_, z)) \
                 for (int b_ = 0; b_ < (s)->k; b_++)                                             \
                     for (int a_ = 0; a_ < (s)->k; a_++)                                         \
                         if (bpos(s, qx_, qy_, a_, b_, rb), 1)
@@ -190,19 +328,22 @@ static double dist2(const er_sph_particle *a, const double *r)
 /* Density with the boundary particles counted as fluid of volume m / rho0
  * (Akinci 2012); the equation of state clamps rho at rho0 so the free
  * surface does not pull (SPlisHSPlasH TimeStepWCSPH). */
-static void density(er_sph_sim *s)
+static void density_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
 {
-    ER_OMP_FOR()
-    for (int64_t i = 0; i < s->n; i++) {
+    {
         const er_sph_particle *pi = &s->p[i];
         double rho = 0, rb[3];
-        FOR_NEIGHBOURS(s, pi->x, pi->y, j) {
-            double r[3] = {s->p[j].x, s->p[j].y, s->p[j].z};
-            rho += s->mass * er_sph_w(s, dist2(pi, r));
+        const double h2 = s->hk * s->hk;
+        FOR_CURSOR(cur, j) {
+            double r[3] = {s->p[j].x, s->p[j].y, s->p[j].z}, d = h2 - dist2(pi, r);
+            if (d > 0.0)
+                rho += s->mass * (s->kw * d * d * d);
         }
-        FOR_BOUNDARY(s, pi->x, pi->y, rb) rho += s->mass_b * er_sph_w(s, dist2(pi, rb));
+        FOR_BOUNDARY(s, pi->x, pi->y, pi->z, rb) rho += s->mass_b * er_sph_w(s, dist2(pi, rb));
         s->rho[i] = rho;
-        s->pr[i] = s->c0 * s->c0 * fmax(rho - 1.0, 0.0);
+        s->pr[i] = s->c0 * s->c0 * (rho > 1.0 ? rho - 1.0 : 0.0);
+        s->pq[i] = s->pr[i] / (rho * rho);
+        s->irho[i] = 1.0 / rho;
     }
 }
 
@@ -213,26 +354,32 @@ static void density(er_sph_sim *s)
  * heated still water (kinetic energy grew ten-fold in 6 s in the bowl of
  * check_sph), the former lets it settle.  Adds what particle i settles
  * onto its neighbours to *give. */
-static void fluid_force(const er_sph_sim *s, int64_t i, double *a, double *give)
+static void fluid_force(const er_sph_sim *s, int64_t i, const nb_cursor *cur, double *a,
+                        double *give)
 {
     const er_sph_particle *pi = &s->p[i];
-    FOR_NEIGHBOURS(s, pi->x, pi->y, j) {
-        if (j == i)
-            continue;
+    const double h2 = s->hk * s->hk, ri[3] = {pi->x, pi->y, pi->z};
+    double f[3] = {0, 0, 0};
+    FOR_CURSOR(cur, j) {
         const er_sph_particle *pj = &s->p[j];
         double dx = pi->x - pj->x, dy = pi->y - pj->y, dz = pi->z - pj->z;
-        double r = sqrt(dx * dx + dy * dy + dz * dz);
-        if (!(r < s->hk) || r == 0.0)
+        double r2 = dx * dx + dy * dy + dz * dz;
+        if (!(r2 < h2) || r2 == 0.0)
             continue;
-        double pij = s->pr[i] / (s->rho[i] * s->rho[i]) + s->pr[j] / (s->rho[j] * s->rho[j]);
-        double fp = -s->mass * s->rho[i] * pij * er_sph_dw(s, r) / r;
-        double fv = s->nu * s->mass / s->rho[j] * er_sph_lapv(s, r);
-        double rj[3] = {pj->x, pj->y, pj->z}, ri[3] = {pi->x, pi->y, pi->z};
-        *give += settle(s, ri, pi->c, rj, hindered(s, pj->c));
-        a[0] += (fp * dx + fv * (pj->vx - pi->vx)) / s->rho[i];
-        a[1] += (fp * dy + fv * (pj->vy - pi->vy)) / s->rho[i];
-        a[2] += (fp * dz + fv * (pj->vz - pi->vz)) / s->rho[i];
+        double r = sqrt(r2), d = s->hk - r;
+        /* spiky dW/dr = -kdw d^2, viscosity Laplacian kdw d (Mueller 2003) */
+        double fp = s->mass * (s->pq[i] + s->pq[j]) * s->kdw * d * d / r;
+        double fv = s->nu * s->mass * s->irho[j] * s->kdw * d;
+        if (pi->c > 0.0) {
+            double rj[3] = {pj->x, pj->y, pj->z};
+            *give += settle(s, ri, pi->c, rj, hindered(s, pj->c));
+        }
+        f[0] += fp * dx + fv * s->irho[i] * (pj->vx - pi->vx);
+        f[1] += fp * dy + fv * s->irho[i] * (pj->vy - pi->vy);
+        f[2] += fp * dz + fv * s->irho[i] * (pj->vz - pi->vz);
     }
+    for (int c = 0; c < 3; c++)
+        a[c] += f[c];
 }
 
 /* Boundary forces: pressure mirrored on the boundary particles, the
@@ -243,7 +390,7 @@ static void boundary_force(er_sph_sim *s, int64_t i, double *a)
     const er_sph_particle *pi = &s->p[i];
     double rb[3], fr = 0, ri[3] = {pi->x, pi->y, pi->z};
     double ero = 0, dep = 0;
-    FOR_BOUNDARY(s, pi->x, pi->y, rb) {
+    FOR_BOUNDARY(s, pi->x, pi->y, pi->z, rb) {
         double dx = pi->x - rb[0], dy = pi->y - rb[1], dz = pi->z - rb[2];
         double r = sqrt(dx * dx + dy * dy + dz * dz);
         if (!(r < s->hk) || r == 0.0)
@@ -279,14 +426,13 @@ static void penalty(const er_sph_sim *s, const er_sph_particle *pi, double *a)
         a[c] += f * n[c];
 }
 
-static void forces(er_sph_sim *s)
+static void forces_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
 {
-    ER_OMP_FOR()
-    for (int64_t i = 0; i < s->n; i++) {
+    {
         double a[3] = {0, 0, -1.0}; /* g = 1 in model units */
         double give = 0;
         boundary_force(s, i, a);
-        fluid_force(s, i, a, &give);
+        fluid_force(s, i, cur, a, &give);
         penalty(s, &s->p[i], a);
         s->rem[i] += give;
         s->ax[i] = a[0];
@@ -309,15 +455,14 @@ static double take_scale(const er_sph_sim *s, int64_t i)
     return s->ero[i] > room ? room / s->ero[i] : 1.0;
 }
 
-static void exchange_particles(er_sph_sim *s)
+static void exchange_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
 {
-    ER_OMP_FOR()
-    for (int64_t i = 0; i < s->n; i++) {
+    {
         const er_sph_particle *pi = &s->p[i];
         double ri[3] = {pi->x, pi->y, pi->z}, got = 0, fi = hindered(s, pi->c);
-        FOR_NEIGHBOURS(s, pi->x, pi->y, j) {
+        FOR_CURSOR(cur, j) {
             double rj[3] = {s->p[j].x, s->p[j].y, s->p[j].z};
-            if (j != i)
+            if (j != i && s->p[j].c > 0.0)
                 got += give_scale(s, j) * settle(s, rj, s->p[j].c, ri, fi);
         }
         double c = pi->c - give_scale(s, i) * s->rem[i] + got + take_scale(s, i) * s->ero[i] / s->vol;
@@ -349,7 +494,7 @@ static void exchange_quads(er_sph_sim *s)
             for (int b = 0; b < s->k; b++)
                 for (int a = 0; a < s->k; a++) {
                     bpos(s, qx, qy, a, b, rb);
-                    FOR_NEIGHBOURS(s, rb[0], rb[1], j) {
+                    FOR_NEIGHBOURS(s, rb[0], rb[1], rb[2], j) {
                         const er_sph_particle *pj = &s->p[j];
                         double rj[3] = {pj->x, pj->y, pj->z};
                         sum += give_scale(s, j) * settle(s, rj, pj->c, rb, 1.0) * s->vol;
@@ -460,9 +605,9 @@ static er_status account(er_sph_sim *s, int64_t step, er_budget *bud, er_error *
 er_status er_sph_substep(er_sph_sim *s, int64_t step, er_budget *bud, er_error *err)
 {
     er_sph_sort(s);
-    density(s);
-    forces(s);
-    exchange_particles(s);
+    each_particle(s, density_of);
+    each_particle(s, forces_of);
+    each_particle(s, exchange_of);
     exchange_quads(s);
     move(s);
     return account(s, step, bud, err);
