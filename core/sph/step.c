@@ -111,9 +111,10 @@ static double settle(const er_sph_sim *s, const double *rd, double cd, const dou
     double dx = ra[0] - rd[0], dy = ra[1] - rd[1], dz = ra[2] - rd[2];
     if (cd == 0.0 || facc == 0.0 || dz >= 0.0)
         return 0.0;
-    double r = sqrt(dx * dx + dy * dy + dz * dz);
-    if (!(r < s->hk) || r == 0.0 || dz >= 0.0)
+    double r2 = dx * dx + dy * dy + dz * dz;
+    if (!(r2 < s->hk * s->hk))
         return 0.0;
+    double r = sqrt(r2);
     return s->vol * cd * facc * s->vs0 * (-dz / r) * er_sph_spline_f(s, r) * s->dt;
 }
 
@@ -123,10 +124,10 @@ static double settle(const er_sph_sim *s, const double *rd, double cd, const dou
 static double erode_pair(const er_sph_sim *s, const er_sph_particle *pi, const double *rb)
 {
     double dx = pi->x - rb[0], dy = pi->y - rb[1], dz = pi->z - rb[2];
-    double l = sqrt(dx * dx + dy * dy + dz * dz);
-    if (!(l < s->hk) || l == 0.0 || s->ke == 0.0)
+    double l2 = dx * dx + dy * dy + dz * dz;
+    if (!(l2 < s->hk * s->hk) || l2 == 0.0 || s->ke == 0.0)
         return 0.0;
-    double v = sqrt(pi->vx * pi->vx + pi->vy * pi->vy + pi->vz * pi->vz);
+    double l = sqrt(l2), v = sqrt(pi->vx * pi->vx + pi->vy * pi->vy + pi->vz * pi->vz);
     if (v <= s->tauc * s->tauc * l) /* tau <= tau_c */
         return 0.0;
     double tau = sqrt(v / l);
@@ -310,10 +311,23 @@ static int quad_near(const er_sph_sim *s, int qx, int qy, double z)
     return z - hi < s->hk && lo - z < s->hk;
 }
 
+/* Quad index range within hk of coordinate v, clamped to 0..n. */
+static int quad_lo(const er_sph_sim *s, double v)
+{
+    double q = floor(v - s->hk);
+    return q < 0.0 ? 0 : (int)q;
+}
+
+static int quad_hi(const er_sph_sim *s, double v, int n)
+{
+    double q = floor(v + s->hk);
+    return q > (double)n ? n : (int)q;
+}
+
 /* Loops over the boundary particles rb near (x, y, z), quad by quad. */
 #define FOR_BOUNDARY(s, x, y, z, rb)                                                           \
-    for (int qy_ = (int)fmax(floor((y) - (s)->hk), 0); qy_ <= (int)fmin(floor((y) + (s)->hk), (s)->h - 2); qy_++) \
-        for (int qx_ = (int)fmax(floor((x) - (s)->hk), 0); qx_ <= (int)fmin(floor((x) + (s)->hk), (s)->w - 2); qx_++) \
+    for (int qy_ = quad_lo(s, y), qy1_ = quad_hi(s, y, (s)->h - 2); qy_ <= qy1_; qy_++)          \
+        for (int qx_ = quad_lo(s, x), qx1_ = quad_hi(s, x, (s)->w - 2); qx_ <= qx1_; qx_++)      \
             if ((s)->qok[(size_t)qy_ * (size_t)((s)->w - 1) + (size_t)qx_] && quad_near(s, qx_, qy_, z)) \
                 for (int b_ = 0; b_ < (s)->k; b_++)                                             \
                     for (int a_ = 0; a_ < (s)->k; a_++)                                         \
@@ -334,12 +348,19 @@ static void density_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
         const er_sph_particle *pi = &s->p[i];
         double rho = 0, rb[3];
         const double h2 = s->hk * s->hk;
+        double sum = 0;
         FOR_CURSOR(cur, j) {
+            /* no branch: a pair beyond hk adds +0, which leaves the sum as it is */
             double r[3] = {s->p[j].x, s->p[j].y, s->p[j].z}, d = h2 - dist2(pi, r);
-            if (d > 0.0)
-                rho += s->mass * (s->kw * d * d * d);
+            d = d > 0.0 ? d : 0.0;
+            sum += d * d * d;
         }
-        FOR_BOUNDARY(s, pi->x, pi->y, pi->z, rb) rho += s->mass_b * er_sph_w(s, dist2(pi, rb));
+        rho += s->mass * s->kw * sum;
+        FOR_BOUNDARY(s, pi->x, pi->y, pi->z, rb) {
+            double d = h2 - dist2(pi, rb);
+            if (d > 0.0)
+                rho += s->mass_b * (s->kw * d * d * d);
+        }
         s->rho[i] = rho;
         s->pr[i] = s->c0 * s->c0 * (rho > 1.0 ? rho - 1.0 : 0.0);
         s->pq[i] = s->pr[i] / (rho * rho);
@@ -392,16 +413,19 @@ static void boundary_force(er_sph_sim *s, int64_t i, double *a)
     double ero = 0, dep = 0;
     FOR_BOUNDARY(s, pi->x, pi->y, pi->z, rb) {
         double dx = pi->x - rb[0], dy = pi->y - rb[1], dz = pi->z - rb[2];
-        double r = sqrt(dx * dx + dy * dy + dz * dz);
-        if (!(r < s->hk) || r == 0.0)
+        double r2 = dx * dx + dy * dy + dz * dz;
+        if (!(r2 < s->hk * s->hk) || r2 == 0.0)
             continue;
-        double fp = -s->mass_b * s->pr[i] * er_sph_dw(s, r) / r / (s->rho[i] * s->rho[i]);
+        double r = sqrt(r2), d = s->hk - r;
+        /* spiky dW/dr = -kdw d^2, viscosity Laplacian kdw d */
+        double fp = s->mass_b * s->pq[i] * s->kdw * d * d / r;
         a[0] += fp * dx;
         a[1] += fp * dy;
         a[2] += fp * dz;
-        fr += s->mu_b * s->s * s->s * er_sph_lapv(s, r);
+        fr += s->mu_b * s->s * s->s * (s->kdw * d);
         ero += erode_pair(s, pi, rb);
-        dep += settle(s, ri, pi->c, rb, 1.0);
+        if (pi->c > 0.0)
+            dep += settle(s, ri, pi->c, rb, 1.0);
     }
     /* friction at most stops the particle within a sub-step */
     fr = fmin(fr, 1.0 / s->dt);
