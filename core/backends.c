@@ -36,7 +36,7 @@ static er_status cpu_run(void *ctx, const er_plan *plan, er_terrain *t, const er
 const er_backend er_backend_cpu = {
     "cpu",
     {[ER_MODEL_MEI] = ER_CAP_WINDOW | ER_CAP_HOOKS, [ER_MODEL_DROPLET] = ER_CAP_WINDOW | ER_CAP_HOOKS,
-     [ER_MODEL_SPH] = 0},
+     [ER_MODEL_SPH] = ER_CAP_HOOKS},
     cpu_check, cpu_run};
 
 er_status er_run_cpu(const er_params *p, er_terrain *t, const er_window *win,

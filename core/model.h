@@ -59,8 +59,27 @@ typedef int (*er_progress_fn)(void *user, double fraction);
  * outflow fluxes fL, fR, fT, fB (core/mei/mei_internal.h). */
 enum { ER_STATE_MEI_Z = 0, ER_STATE_MEI_D, ER_STATE_MEI_S, ER_STATE_MEI_Q };
 /* Droplets: the working heights (modified in place), the flow (water)
- * and deposit (sediment) layers; the layers are NULL when not kept. */
+ * and deposit (sediment) layers; the layers are NULL when not kept.
+ * SPH: the same three slots hold the height, water and sediment layers as
+ * the run would write them at that boundary (for frames); what it resumes
+ * from is er_run_state.sph. */
 enum { ER_STATE_DROP_HEIGHT = 0, ER_STATE_DROP_FLOW, ER_STATE_DROP_DEPOSIT };
+
+/* Doubles per SPH particle in er_run_sph.particles. */
+#define ER_SPH_PARTICLE_DOUBLES 7
+
+/* The SPH state (core/sph/) at a step boundary, in the model's units
+ * (lengths in cells, times in T = sqrt(L / g)), doubles so that a resumed
+ * run continues bit for bit.  The particles are those of the run in its
+ * order (sorted by neighbour-grid column, then height). */
+typedef struct er_run_sph {
+    int64_t n;                   /* particles */
+    const double *particles;     /* n * 7: x, y, z [cells], vx, vy, vz [cells/T], C */
+    const double *zb, *dz, *dep; /* width * height each [cells]: working heights,
+                                  * change since the start, deposits */
+    int n_pending;               /* sources (mei.sources) */
+    const double *pending;       /* [cells^3] source volume not yet emitted, per source */
+} er_run_sph;
 
 /*
  * The complete state of a run at a step (Mei) or batch (droplets) boundary:
@@ -76,7 +95,7 @@ enum { ER_STATE_DROP_HEIGHT = 0, ER_STATE_DROP_FLOW, ER_STATE_DROP_DEPOSIT };
 typedef struct er_run_state {
     er_model_kind model;
     int width, height;
-    int64_t boundary;      /* boundaries passed: Mei steps, droplet batches */
+    int64_t boundary;      /* boundaries passed: Mei and SPH steps, droplet batches */
     int64_t boundaries;    /* boundaries in the whole run (the last = the end) */
     int64_t done;          /* Mei: steps done; droplets: droplets done */
     int64_t total;         /* Mei: steps of the run; droplets: droplets of the run */
@@ -84,9 +103,10 @@ typedef struct er_run_state {
                             * water_added, water_left, work_done, substeps;
                             * material_before as the run computed it;
                             * material_after and rel_error are 0 */
-    int n_arrays;          /* Mei: 7 (all present); droplets: 3 */
+    int n_arrays;          /* Mei: 7 (all present); droplets, SPH: 3 */
     const float *array[ER_STATE_ARRAYS]; /* see ER_STATE_MEI_* / ER_STATE_DROP_*;
                                           * NULL = not kept (droplet layers) */
+    const er_run_sph *sph; /* SPH: the particles and grids; NULL for the others */
 } er_run_state;
 
 /* Called on the calling thread at every boundary: once at the start (the

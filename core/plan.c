@@ -80,13 +80,34 @@ er_status er_plan_make(const er_params *p, const er_terrain *t, const er_window 
     return er_fail(err, ER_EINVAL, "model: unknown model %d", (int)p->model);
 }
 
+/* An SPH state: a step boundary of this run with its particles. */
+static er_status check_resume_sph(const er_plan *plan, const er_run_state *r, er_error *err)
+{
+    if (r->model != ER_MODEL_SPH || !r->sph)
+        return er_fail(err, ER_EINVAL, "the state is not from a sph run");
+    if (r->width != plan->width || r->height != plan->height)
+        return er_fail(err, ER_EINVAL, "the state is %dx%d, the map %dx%d", r->width,
+                       r->height, plan->width, plan->height);
+    if (r->boundaries != plan->boundaries || r->total != plan->p.sph.steps || r->boundary < 0 ||
+        r->boundary > plan->boundaries || r->done != r->boundary)
+        return er_fail(err, ER_EINVAL, "the state (step %lld of %lld) does not fit this run of "
+                       "%lld steps", (long long)r->boundary, (long long)r->boundaries,
+                       (long long)plan->boundaries);
+    const er_run_sph *q = r->sph;
+    if (q->n < 0 || q->n > plan->p.sph.max_particles || q->n_pending != plan->p.mei.n_sources ||
+        (q->n > 0 && !q->particles) || !q->zb || !q->dz || !q->dep ||
+        (q->n_pending > 0 && !q->pending))
+        return er_fail(err, ER_EINVAL, "the state's particles (%lld) or sources (%d) do not "
+                       "fit this run", (long long)q->n, q->n_pending);
+    return ER_OK;
+}
+
 er_status er_plan_check_resume(const er_plan *plan, const er_run_state *r, int keep_water,
                                int keep_sediment, er_error *err)
 {
     const int mei = plan->p.model == ER_MODEL_MEI;
     if (plan->p.model == ER_MODEL_SPH)
-        return er_fail(err, ER_EUNSUPPORTED, "sph: --checkpoint/--resume/--frames are not "
-                       "supported yet");
+        return check_resume_sph(plan, r, err);
     const char *name = mei ? "mei" : "droplet";
     if (r->model != plan->p.model)
         return er_fail(err, ER_EINVAL, "the state is not from a %s run", name);

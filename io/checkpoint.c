@@ -178,11 +178,47 @@ static int write_all(int fd, const unsigned char *p, size_t n)
     return 0;
 }
 
+/* The SPH section after the arrays' checksum (SPH runs only): n and the
+ * source count (u64 each), the particles (n * 7 doubles), zb, dz and dep
+ * (width * height doubles each), the pending source volumes, all as
+ * little-endian IEEE bits, then the FNV-1a 64 of those bytes.  The
+ * doubles a run continues from bit for bit. */
+static int write_doubles(int fd, const double *v, size_t n, uint64_t *h)
+{
+    unsigned char b[8 * 512];
+    for (size_t i = 0; i < n; i += 512) {
+        size_t m = n - i < 512 ? n - i : 512;
+        for (size_t j = 0; j < m; j++)
+            put_u64(b + 8 * j, f64_bits(v[i + j]));
+        *h = er_fnv1a64(*h, b, 8 * m);
+        if (write_all(fd, b, 8 * m))
+            return -1;
+    }
+    return 0;
+}
+
+static int write_sph(int fd, const er_run_state *s)
+{
+    const er_run_sph *q = s->sph;
+    const size_t nv = (size_t)s->width * (size_t)s->height;
+    unsigned char b[16];
+    put_u64(b, (uint64_t)q->n);
+    put_u64(b + 8, (uint64_t)q->n_pending);
+    uint64_t h = er_fnv1a64(ER_FNV1A64_INIT, b, sizeof b);
+    int bad = write_all(fd, b, sizeof b) ||
+              write_doubles(fd, q->particles, (size_t)q->n * ER_SPH_PARTICLE_DOUBLES, &h) ||
+              write_doubles(fd, q->zb, nv, &h) || write_doubles(fd, q->dz, nv, &h) ||
+              write_doubles(fd, q->dep, nv, &h) ||
+              write_doubles(fd, q->pending, (size_t)q->n_pending, &h);
+    put_u64(b, h);
+    return bad || write_all(fd, b, 8);
+}
+
 er_status er_checkpoint_write(const char *path, const er_run_state *state,
                               const er_checkpoint_id *id, er_error *err)
 {
     if (state->n_arrays < 0 || state->n_arrays > ER_STATE_ARRAYS || state->width < 1 ||
-        state->height < 1)
+        state->height < 1 || (state->model == ER_MODEL_SPH && !state->sph))
         return er_fail(err, ER_EINVAL, "cannot write '%s': not a valid run state", path);
     unsigned char head[ER_CHECKPOINT_HEADER];
     encode_header(head, state, id);
@@ -213,6 +249,8 @@ er_status er_checkpoint_write(const char *path, const er_run_state *state,
     put_u64(tail, h);
     if (!bad)
         bad = write_all(a.fd, tail, sizeof tail);
+    if (!bad && state->model == ER_MODEL_SPH)
+        bad = write_sph(a.fd, state);
     free(buf);
     if (bad) {
         st = er_fail(err, ER_EIO, "cannot write '%s': %s", path, strerror(errno));
@@ -225,12 +263,14 @@ er_status er_checkpoint_write(const char *path, const er_run_state *state,
 void er_checkpoint_free(er_checkpoint *c)
 {
     free(c->buf);
+    free(c->sph);
     memset(c, 0, sizeof *c);
 }
 
 static const char *model_name(uint32_t m)
 {
-    return m == ER_MODEL_MEI ? "mei" : m == ER_MODEL_DROPLET ? "droplet" : "unknown";
+    return m == ER_MODEL_MEI ? "mei" : m == ER_MODEL_DROPLET ? "droplet"
+                                                          : m == ER_MODEL_SPH ? "sph" : "unknown";
 }
 
 /* Checks the header against id; fills the state's scalars. */
@@ -298,6 +338,54 @@ static er_status check_header(const char *path, const unsigned char *p, const er
     return ER_OK;
 }
 
+/* Reads n doubles into v, folding their bytes into *h; 0 or -1. */
+static int read_doubles(FILE *f, double *v, size_t n, uint64_t *h)
+{
+    unsigned char b[8 * 512];
+    for (size_t i = 0; i < n; i += 512) {
+        size_t m = n - i < 512 ? n - i : 512;
+        if (fread(b, 8, m, f) != m)
+            return -1;
+        *h = er_fnv1a64(*h, b, 8 * m);
+        for (size_t j = 0; j < m; j++)
+            v[i + j] = bits_f64(get_u64(b + 8 * j));
+    }
+    return 0;
+}
+
+/* The SPH section (write_sph), its size checked against the bytes left
+ * in the file before anything is allocated. */
+static er_status read_sph(FILE *f, const char *path, er_checkpoint *out, er_error *err)
+{
+    unsigned char b[16];
+    long here = ftell(f), end = -1;
+    if (here >= 0 && fseek(f, 0, SEEK_END) == 0)
+        end = ftell(f);
+    if (end < here + (long)sizeof b || fseek(f, here, SEEK_SET) || fread(b, 1, sizeof b, f) != sizeof b)
+        return er_fail(err, ER_EINVAL, "'%s': truncated checkpoint (sph section)", path);
+    const uint64_t left = (uint64_t)(end - here) - sizeof b;
+    uint64_t n = get_u64(b), np = get_u64(b + 8);
+    const uint64_t nv = (uint64_t)out->state.width * (uint64_t)out->state.height;
+    if (n > left / 8 / ER_SPH_PARTICLE_DOUBLES || np > ER_MAX_SOURCES ||
+        (n * ER_SPH_PARTICLE_DOUBLES + 3 * nv + np + 1) * 8 != left)
+        return er_fail(err, ER_EINVAL, "'%s': corrupt checkpoint (sph section)", path);
+    size_t doubles = (size_t)(n * ER_SPH_PARTICLE_DOUBLES + 3 * nv + np);
+    er_run_sph *q = out->sph = malloc(sizeof *q + (doubles + 1) * sizeof(double));
+    if (!q)
+        return er_fail(err, ER_ENOMEM, "'%s': out of memory for the checkpoint", path);
+    double *v = (double *)(void *)(q + 1);
+    *q = (er_run_sph){(int64_t)n, v, v + n * ER_SPH_PARTICLE_DOUBLES,
+                      v + n * ER_SPH_PARTICLE_DOUBLES + nv, v + n * ER_SPH_PARTICLE_DOUBLES + 2 * nv,
+                      (int)np, v + n * ER_SPH_PARTICLE_DOUBLES + 3 * nv};
+    uint64_t h = er_fnv1a64(ER_FNV1A64_INIT, b, sizeof b);
+    if (read_doubles(f, v, doubles, &h) || fread(b, 1, 8, f) != 8)
+        return er_fail(err, ER_EINVAL, "'%s': truncated checkpoint (sph section)", path);
+    if (get_u64(b) != h)
+        return er_fail(err, ER_EINVAL, "'%s': corrupt checkpoint (sph section checksum)", path);
+    out->state.sph = q;
+    return ER_OK;
+}
+
 er_status er_checkpoint_read(const char *path, const er_checkpoint_id *id, er_checkpoint *out,
                              er_error *err)
 {
@@ -357,6 +445,8 @@ er_status er_checkpoint_read(const char *path, const er_checkpoint_id *id, er_ch
         st = er_fail(err, ER_EINVAL, "'%s': truncated checkpoint", path);
         goto done;
     }
+    if (out->state.model == ER_MODEL_SPH && (st = read_sph(f, path, out, err)))
+        goto done;
     if (fgetc(f) != EOF) {
         st = er_fail(err, ER_EINVAL, "'%s': corrupt checkpoint (trailing bytes)", path);
         goto done;

@@ -74,6 +74,7 @@ er_status er_checkpoint_write(const char *path, const er_run_state *state,
 typedef struct er_checkpoint {
     er_run_state state;
     float *buf;
+    void *sph; /* SPH: one block, the er_run_sph that state.sph points to and its doubles (owned) */
     char backend[ER_CHECKPOINT_BACKEND]; /* the backend that wrote it ("cpu" for format 1) */
 } er_checkpoint;
 

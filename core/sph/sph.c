@@ -291,8 +291,31 @@ static void add_sources(er_sph_sim *s, const er_plan *plan, int64_t step, er_bud
     }
 }
 
-/* Heights, water depth (each particle's volume on its nearest cell) and
- * deposits back in metres; the material budget. */
+/* The height [m] the run writes at vertex i: the input plus the change. */
+static double height_at(const er_sph_sim *s, const er_terrain *t, size_t i)
+{
+    return t->wall && t->wall[i] ? (double)t->elevation[i]
+                                 : (double)t->elevation[i] + s->dz[i] * s->L;
+}
+
+/* Water depth [m]: each particle's volume on its nearest cell. */
+static void water_layer(const er_sph_sim *s, float *water)
+{
+    memset(water, 0, (size_t)s->w * s->h * sizeof *water);
+    for (int64_t i = 0; i < s->n; i++) {
+        size_t c = (size_t)floor(s->p[i].y + 0.5) * s->w + (size_t)floor(s->p[i].x + 0.5);
+        water[c] += (float)(s->vol * s->L);
+    }
+}
+
+static void sediment_layer(const er_sph_sim *s, float *sed)
+{
+    for (size_t i = 0; i < (size_t)s->w * s->h; i++)
+        sed[i] = (float)(s->dep[i] * s->L);
+}
+
+/* Heights, water depth and deposits back in metres; the material
+ * budget. */
 static void finish(er_sph_sim *s, const er_plan *plan, er_terrain *t, er_layers *ly,
                    er_budget *bud)
 {
@@ -302,22 +325,16 @@ static void finish(er_sph_sim *s, const er_plan *plan, er_terrain *t, er_layers 
     for (size_t i = 0; i < nv; i++) {
         if (t->wall && t->wall[i])
             continue;
-        double z = (double)t->elevation[i] + s->dz[i] * s->L;
+        double z = height_at(s, t, i);
         after += z;
         t->elevation[i] = (float)z;
     }
     for (int64_t i = 0; i < s->n; i++)
         after += s->p[i].c * s->vol * s->L;
     if (ly && ly->sediment)
-        for (size_t i = 0; i < nv; i++)
-            ly->sediment[i] = (float)(s->dep[i] * s->L);
-    if (ly && ly->water) {
-        memset(ly->water, 0, nv * sizeof *ly->water);
-        for (int64_t i = 0; i < s->n; i++) {
-            size_t c = (size_t)floor(s->p[i].y + 0.5) * s->w + (size_t)floor(s->p[i].x + 0.5);
-            ly->water[c] += (float)(s->vol * s->L);
-        }
-    }
+        sediment_layer(s, ly->sediment);
+    if (ly && ly->water)
+        water_layer(s, ly->water);
     bud->material_before = plan->sum;
     bud->material_after = after;
     bud->rel_error = fabs(plan->sum - after - bud->left_map) / fmax(plan->abs_sum, 1e-300);
@@ -357,31 +374,114 @@ er_status er_sph_step(er_sph_sim *s, const er_plan *plan, int64_t step, er_budge
         bud->substeps++;
     }
     er_sph_terrain_update(s, bud);
+    /* a canonical boundary: particles sorted and those gone dropped, so
+     * that the state a checkpoint keeps is all the next step reads */
+    er_sph_sort(s);
     bud->work_done++;
+    return ER_OK;
+}
+
+/* The run's state after `step` steps (core/model.h), its layers drawn
+ * into lay (3 * w * h floats). */
+static void state_view(const er_sph_sim *s, const er_plan *plan, const er_terrain *t,
+                       const er_budget *bud, int64_t step, float *lay, er_run_sph *sv,
+                       er_run_state *v)
+{
+    const size_t nv = (size_t)s->w * s->h;
+    for (size_t i = 0; i < nv; i++)
+        lay[i] = (float)height_at(s, t, i);
+    water_layer(s, lay + nv);
+    sediment_layer(s, lay + 2 * nv);
+    *sv = (er_run_sph){s->n, (const double *)(const void *)s->p, s->zb, s->dz, s->dep,
+                       plan->p.mei.n_sources, s->pending};
+    memset(v, 0, sizeof *v);
+    v->model = ER_MODEL_SPH;
+    v->width = s->w;
+    v->height = s->h;
+    v->boundary = v->done = step;
+    v->boundaries = v->total = plan->boundaries;
+    v->budget = *bud;
+    v->budget.material_before = plan->sum;
+    v->budget.material_after = v->budget.rel_error = 0.0;
+    v->n_arrays = 3;
+    for (int k = 0; k < 3; k++)
+        v->array[k] = lay + (size_t)k * nv;
+    v->sph = sv;
+}
+
+static int at_boundary(const er_sph_sim *s, const er_plan *plan, const er_terrain *t,
+                       const er_budget *bud, int64_t step, const er_run_hooks *hk, float *lay)
+{
+    if (!er_hooks_want(hk, step, plan->boundaries))
+        return 0;
+    er_run_sph sv;
+    er_run_state v;
+    state_view(s, plan, t, bud, step, lay, &sv, &v);
+    return hk->boundary(hk->user, &v);
+}
+
+/* Replaces the fresh state by the resumed one r (checked by
+ * er_plan_check_resume); the boundary particles follow from the heights. */
+static er_status restore(er_sph_sim *s, const er_plan *plan, const er_run_state *r,
+                         er_budget *bud, er_error *err)
+{
+    er_status st = er_plan_check_resume(plan, r, 0, 0, err);
+    if (st)
+        return st;
+    const er_run_sph *q = r->sph;
+    if (q->n > s->cap)
+        return er_fail(err, ER_EINVAL, "the state has %lld particles, more than "
+                       "sph.max_particles = %lld", (long long)q->n, (long long)s->cap);
+    const size_t nv = (size_t)s->w * s->h;
+    s->n = q->n;
+    memcpy(s->p, q->particles, (size_t)q->n * sizeof *s->p);
+    memcpy(s->zb, q->zb, nv * sizeof *s->zb);
+    memcpy(s->dz, q->dz, nv * sizeof *s->dz);
+    memcpy(s->dep, q->dep, nv * sizeof *s->dep);
+    memcpy(s->pending, q->pending, (size_t)q->n_pending * sizeof *s->pending);
+    er_sph_boundary_heights(s, 0, 0, s->w - 2, s->h - 2);
+    er_sph_sort(s);
+    *bud = r->budget;
     return ER_OK;
 }
 
 er_status er_sph_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts *o,
                           er_error *err)
 {
+    _Static_assert(sizeof(er_sph_particle) == ER_SPH_PARTICLE_DOUBLES * sizeof(double),
+                   "er_run_sph.particles is the particle array");
     er_budget bud;
     memset(&bud, 0, sizeof bud);
-    if (o->hooks && (o->hooks->boundary || o->hooks->resume))
-        return er_fail(err, ER_EUNSUPPORTED,
-                       "sph: --checkpoint/--resume/--frames are not supported yet");
-    er_sph_sim s;
-    er_status st = er_sph_init(&s, plan, t, &bud, err);
+    const er_run_hooks *hk = o->hooks;
     const er_run_ctl *ctl = o->ctl;
     const int64_t steps = plan->p.sph.steps;
-    for (int64_t step = 0; !st && step < steps; step++) {
+    int64_t b0 = 0;
+    int refused = 0; /* a resume state that does not fit: nothing ran */
+    float *lay = NULL;
+    er_sph_sim s;
+    er_status st = er_sph_init(&s, plan, t, &bud, err);
+    if (!st && hk && hk->resume) {
+        st = restore(&s, plan, hk->resume, &bud, err);
+        b0 = hk->resume->boundary;
+        refused = st != ER_OK;
+    }
+    if (!st && hk && hk->boundary &&
+        !(lay = malloc((size_t)3 * s.w * s.h * sizeof *lay)))
+        st = er_fail(err, ER_ENOMEM, "sph: out of memory for the run state");
+    if (!st && at_boundary(&s, plan, t, &bud, b0, hk, lay))
+        st = er_fail(err, ER_ECANCELED, "canceled at step %lld", (long long)b0);
+    for (int64_t step = b0; !st && step < steps; step++) {
         st = er_sph_step(&s, plan, step, &bud, err);
         if (!st && ctl && ctl->progress && ctl->progress(ctl->user, (double)(step + 1) / (double)steps))
             st = er_fail(err, ER_ECANCELED, "canceled at step %lld", (long long)(step + 1));
+        if (!st && at_boundary(&s, plan, t, &bud, step + 1, hk, lay))
+            st = er_fail(err, ER_ECANCELED, "canceled at step %lld", (long long)(step + 1));
     }
-    if (st != ER_ENOMEM)
+    if (st != ER_ENOMEM && !refused)
         finish(&s, plan, t, o->layers, &bud);
     if (o->budget)
         *o->budget = bud;
+    free(lay);
     er_sph_free(&s);
     return st;
 }

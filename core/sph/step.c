@@ -190,9 +190,12 @@ void er_sph_sort(er_sph_sim *s)
     ER_OMP_FOR()
     for (int64_t c = 0; c < nc; c++)
         sort_heights(s, s->start[c], s->start[c + 1]);
+    /* the keys were the old order's: none is gone in the new one */
     ER_OMP_FOR()
-    for (int64_t i = 0; i < s->n; i++)
+    for (int64_t i = 0; i < s->n; i++) {
         s->zs[i] = s->p[i].z;
+        s->key[i] = 0;
+    }
 }
 
 /* The first particle of a..b-1 (sorted by height) at height z or above. */
