@@ -94,11 +94,11 @@ static er_status check_resume_sph(const er_plan *plan, const er_run_state *r, er
                        "%lld steps", (long long)r->boundary, (long long)r->boundaries,
                        (long long)plan->boundaries);
     const er_run_sph *q = r->sph;
-    if (q->n < 0 || q->n > plan->p.sph.max_particles || q->n_pending != plan->p.mei.n_sources ||
+    if (q->n < 0 || q->n > plan->p.sph.max_particles || q->n_pending != ER_MAX_SOURCES + 1 ||
         (q->n > 0 && !q->particles) || !q->zb || !q->dz || !q->dep ||
         (q->n_pending > 0 && !q->pending))
-        return er_fail(err, ER_EINVAL, "the state's particles (%lld) or sources (%d) do not "
-                       "fit this run", (long long)q->n, q->n_pending);
+        return er_fail(err, ER_EINVAL, "the state's particles (%lld) or source slots (%d) do "
+                       "not fit this run", (long long)q->n, q->n_pending);
     return ER_OK;
 }
 

@@ -366,7 +366,7 @@ static er_status read_sph(FILE *f, const char *path, er_checkpoint *out, er_erro
     const uint64_t left = (uint64_t)(end - here) - sizeof b;
     uint64_t n = get_u64(b), np = get_u64(b + 8);
     const uint64_t nv = (uint64_t)out->state.width * (uint64_t)out->state.height;
-    if (n > left / 8 / ER_SPH_PARTICLE_DOUBLES || np > ER_MAX_SOURCES ||
+    if (n > left / 8 / ER_SPH_PARTICLE_DOUBLES || np > ER_MAX_SOURCES + 1 ||
         (n * ER_SPH_PARTICLE_DOUBLES + 3 * nv + np + 1) * 8 != left)
         return er_fail(err, ER_EINVAL, "'%s': corrupt checkpoint (sph section)", path);
     size_t doubles = (size_t)(n * ER_SPH_PARTICLE_DOUBLES + 3 * nv + np);

@@ -76,7 +76,7 @@ size_t er_sph_bytes_per_cell(const er_params *p)
 static void sim_free(er_sph_sim *s)
 {
     void *b[] = {s->bz, s->zb, s->dz, s->dep, s->qd, s->qok, s->p, s->tmp, s->rho, s->pr, s->pq, s->irho, s->ax,
-                 s->ay, s->az, s->rem, s->ero, s->cnew, s->start, s->key, s->zs, s->pending};
+                 s->ay, s->az, s->rem, s->ero, s->cnew, s->start, s->key, s->zs, s->pending, s->qero, s->qdep, s->srccum};
     for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
         free(b[i]);
 }
@@ -158,7 +158,7 @@ static er_status sim_alloc(er_sph_sim *s, const er_terrain *t, int64_t cap, er_e
     s->start = calloc(ng, sizeof *s->start);
     s->key = calloc(np, sizeof *s->key);
     s->zs = calloc(np, sizeof *s->zs);
-    s->pending = calloc(ER_MAX_SOURCES, sizeof *s->pending);
+    s->pending = calloc(ER_MAX_SOURCES + 1, sizeof *s->pending);
     if (!s->bz || !s->zb || !s->dz || !s->dep || !s->qd || !s->qok || !s->p || !s->tmp || !s->rho ||
         !s->pr || !s->pq || !s->irho || !s->ax || !s->ay || !s->az || !s->rem || !s->ero || !s->cnew || !s->start ||
         !s->key || !s->zs || !s->pending)
@@ -175,6 +175,44 @@ static er_status sim_alloc(er_sph_sim *s, const er_terrain *t, int64_t cap, er_e
     return ER_OK;
 }
 
+/* The smallest of f over quad (qx, qy)'s corners. */
+static double corner_min(const er_sph_sim *s, const float *a, const float *b, int qx, int qy)
+{
+    size_t v = (size_t)qy * s->w + qx;
+    double m = 1.0;
+    for (int k = 0; k < 4; k++) {
+        size_t i = v + (size_t)(k & 1) + (k >> 1) * (size_t)s->w;
+        double f = (a ? 1.0 - (double)a[i] : 1.0) * (b ? (double)b[i] : 1.0);
+        m = f < m ? f : m;
+    }
+    return m;
+}
+
+/* The control maps as SPH reads them (sph_internal.h): per-quad factors
+ * and the source map's running sums. */
+static er_status controls(er_sph_sim *s, const er_controls *c, er_error *err)
+{
+    if (!c)
+        return ER_OK;
+    const size_t nq = (size_t)(s->w - 1) * (s->h - 1), nv = (size_t)s->w * s->h;
+    if ((c->hardness || c->mask) && (!(s->qero = malloc(nq * sizeof *s->qero)) ||
+                                     !(s->qdep = malloc(nq * sizeof *s->qdep))))
+        return er_fail(err, ER_ENOMEM, "sph: out of memory for the control maps");
+    if (c->source && !(s->srccum = malloc((nv + 1) * sizeof *s->srccum)))
+        return er_fail(err, ER_ENOMEM, "sph: out of memory for the control maps");
+    for (int qy = 0; s->qero && qy < s->h - 1; qy++)
+        for (int qx = 0; qx < s->w - 1; qx++) {
+            s->qero[(size_t)qy * (s->w - 1) + qx] = corner_min(s, c->hardness, c->mask, qx, qy);
+            s->qdep[(size_t)qy * (s->w - 1) + qx] = corner_min(s, NULL, c->mask, qx, qy);
+        }
+    if (!s->srccum)
+        return ER_OK;
+    s->srccum[0] = 0.0;
+    for (size_t i = 0; i < nv; i++)
+        s->srccum[i + 1] = s->srccum[i] + (s->wall && s->wall[i] ? 0.0 : (double)c->source[i]);
+    return ER_OK;
+}
+
 static int quad_wall(const er_sph_sim *s, double x, double y)
 {
     int qx = (int)fmin(floor(x), s->w - 2), qy = (int)fmin(floor(y), s->h - 2);
@@ -182,8 +220,10 @@ static int quad_wall(const er_sph_sim *s, double x, double y)
 }
 
 /* The initial body of water: a lattice of spacing s from one spacing above
- * the terrain up to the fill level. */
-static er_status fill(er_sph_sim *s, const er_sph_params *m, er_budget *bud, er_error *err)
+ * the terrain up to the fill level; with a rain map (core/controls.h) each
+ * column holds r times its particles (rounded), r of its nearest cell. */
+static er_status fill(er_sph_sim *s, const er_sph_params *m, const float *rain, er_budget *bud,
+                      er_error *err)
 {
     if (!m->fill_level_set)
         return ER_OK;
@@ -192,7 +232,13 @@ static er_status fill(er_sph_sim *s, const er_sph_params *m, er_budget *bud, er_
         for (double x = 0.0; x <= s->w - 1; x += s->s) {
             if (quad_wall(s, x, y))
                 continue;
-            for (double z = er_sph_surface(s, x, y, NULL, NULL) + s->s; z <= top; z += s->s) {
+            double z0 = er_sph_surface(s, x, y, NULL, NULL) + s->s;
+            int64_t count = z0 <= top ? (int64_t)floor((top - z0) / s->s) + 1 : 0;
+            if (rain) /* the rain map times the column's particles */
+                count = (int64_t)floor(rain[(size_t)floor(y + 0.5) * s->w + (size_t)floor(x + 0.5)] *
+                                       (double)count + 0.5);
+            for (int64_t k = 0; k < count; k++) {
+                double z = z0 + (double)k * s->s;
                 if (s->n >= s->cap)
                     return er_fail(err, ER_EINVAL, "sph.fill_level: %g m needs more than "
                                    "sph.max_particles = %lld particles", m->fill_level,
@@ -256,9 +302,66 @@ static int crowded(const er_sph_sim *s, double x, double y, double z, int64_t n0
     return 0;
 }
 
+/* Emits the particles of source slot i while its pending volume holds
+ * one: pick(s, src, u, &cx, &cy) names the cell for a random u in
+ * [0, 1), the particle lands at a random place on it, a spacing or two
+ * above the ground; a crowded place is tried again, up to 8 times. */
+typedef void (*pick_fn)(const er_sph_sim *s, const er_source *src, double u, int *cx, int *cy);
+
+static void emit(er_sph_sim *s, const er_plan *plan, int64_t step, int i, const er_source *src,
+                 pick_fn pick, int64_t n0, er_budget *bud)
+{
+    const uint64_t seed = plan->p.seed;
+    int tries = 0;
+    for (uint64_t k = 0; s->pending[i] >= s->vol && s->n < s->cap; k++) {
+        uint64_t id = ((uint64_t)step << 32) ^ ((uint64_t)i << 25) ^ (k * 4);
+        int cx = 0, cy = 0;
+        pick(s, src, er_rng_unit(seed, ER_STREAM_SPH_SOURCE, id), &cx, &cy);
+        double x = fmin(fmax(cx + er_rng_unit(seed, ER_STREAM_SPH_SOURCE, id + 1) - 0.5, 0), s->w - 1);
+        double y = fmin(fmax(cy + er_rng_unit(seed, ER_STREAM_SPH_SOURCE, id + 2) - 0.5, 0), s->h - 1);
+        double z = er_sph_surface(s, x, y, NULL, NULL) +
+                   s->s * (1.0 + 2.0 * er_rng_unit(seed, ER_STREAM_SPH_SOURCE, id + 3));
+        if (crowded(s, x, y, z, n0)) {
+            if (++tries > 8)
+                break;
+            continue;
+        }
+        s->key[s->n] = 0;
+        s->p[s->n++] = (er_sph_particle){x, y, z, 0, 0, 0, 0};
+        s->pending[i] -= s->vol;
+        bud->water_added += s->vol * s->L;
+    }
+}
+
+/* A recipe source's cell: one of those it covers, uniformly. */
+static void pick_recipe(const er_sph_sim *s, const er_source *src, double u, int *cx, int *cy)
+{
+    int64_t cells = source_cells(s, src, -1, cx, cy);
+    source_cells(s, src, (int64_t)fmin(floor(u * (double)cells), (double)(cells - 1)), cx, cy);
+}
+
+/* The source map's cell: one with probability rate / total (a search in
+ * the running sums). */
+static void pick_map(const er_sph_sim *s, const er_source *src, double u, int *cx, int *cy)
+{
+    (void)src;
+    const size_t nv = (size_t)s->w * s->h;
+    double want = u * s->srccum[nv];
+    size_t lo = 0, hi = nv - 1;
+    while (lo < hi) { /* the first cell whose running sum passes want */
+        size_t m = lo + (hi - lo) / 2;
+        if (s->srccum[m + 1] > want)
+            hi = m;
+        else
+            lo = m + 1;
+    }
+    *cx = (int)(lo % (size_t)s->w);
+    *cy = (int)(lo / (size_t)s->w);
+}
+
 /* Mei's river sources (eq. 1 of seed 003) as particles: rate * dt metres
- * on each covered cell, emitted a particle volume at a time at random
- * places over the covered cells, a spacing or two above the ground. */
+ * on each covered cell; then the source map's (core/controls.h), its rate
+ * per cell, in the last slot. */
 static void add_sources(er_sph_sim *s, const er_plan *plan, int64_t step, er_budget *bud)
 {
     const er_mei_params *mp = &plan->p.mei;
@@ -268,26 +371,11 @@ static void add_sources(er_sph_sim *s, const er_plan *plan, int64_t step, er_bud
         int cx = 0, cy = 0;
         int64_t cells = source_cells(s, src, -1, &cx, &cy);
         s->pending[i] += src->rate * plan->p.sph.dt * (double)cells / s->L;
-        int tries = 0;
-        for (uint64_t k = 0; s->pending[i] >= s->vol && s->n < s->cap; k++) {
-            uint64_t id = ((uint64_t)step << 32) ^ ((uint64_t)i << 26) ^ (k * 4);
-            uint64_t seed = plan->p.seed;
-            int64_t pick = (int64_t)er_rng_below(seed, ER_STREAM_SPH_SOURCE, id, (uint32_t)cells);
-            source_cells(s, src, pick, &cx, &cy);
-            double x = fmin(fmax(cx + er_rng_unit(seed, ER_STREAM_SPH_SOURCE, id + 1) - 0.5, 0), s->w - 1);
-            double y = fmin(fmax(cy + er_rng_unit(seed, ER_STREAM_SPH_SOURCE, id + 2) - 0.5, 0), s->h - 1);
-            double z = er_sph_surface(s, x, y, NULL, NULL) +
-                       s->s * (1.0 + 2.0 * er_rng_unit(seed, ER_STREAM_SPH_SOURCE, id + 3));
-            if (crowded(s, x, y, z, n0)) {
-                if (++tries > 8)
-                    break;
-                continue;
-            }
-            s->key[s->n] = 0;
-            s->p[s->n++] = (er_sph_particle){x, y, z, 0, 0, 0, 0};
-            s->pending[i] -= s->vol;
-            bud->water_added += s->vol * s->L;
-        }
+        emit(s, plan, step, i, src, pick_recipe, n0, bud);
+    }
+    if (s->srccum && s->srccum[(size_t)s->w * s->h] > 0.0) {
+        s->pending[ER_MAX_SOURCES] += s->srccum[(size_t)s->w * s->h] * plan->p.sph.dt / s->L;
+        emit(s, plan, step, ER_MAX_SOURCES, NULL, pick_map, n0, bud);
     }
 }
 
@@ -351,7 +439,9 @@ er_status er_sph_init(er_sph_sim *s, const er_plan *plan, const er_terrain *t, e
     set_constants(s, plan);
     er_status st = sim_alloc(s, t, s->cap, err);
     if (!st)
-        st = fill(s, &plan->p.sph, bud, err);
+        st = controls(s, t->controls, err);
+    if (!st)
+        st = fill(s, &plan->p.sph, t->controls ? t->controls->rain : NULL, bud, err);
     if (!st)
         er_sph_sort(s);
     return st;
@@ -393,7 +483,7 @@ static void state_view(const er_sph_sim *s, const er_plan *plan, const er_terrai
     water_layer(s, lay + nv);
     sediment_layer(s, lay + 2 * nv);
     *sv = (er_run_sph){s->n, (const double *)(const void *)s->p, s->zb, s->dz, s->dep,
-                       plan->p.mei.n_sources, s->pending};
+                       ER_MAX_SOURCES + 1, s->pending};
     memset(v, 0, sizeof *v);
     v->model = ER_MODEL_SPH;
     v->width = s->w;

@@ -39,6 +39,12 @@ typedef struct er_sph_sim {
     double *qd;            /* [cells^3] volume change of each quad this step */
     double *bz;            /* [cells] boundary particle heights, k*k per quad */
     uint8_t *qok;          /* quad (w-1)*(h-1): 1 = all four vertices valid */
+    /* Control maps (core/controls.h) per quad, the smallest of its four
+     * corners: erosion times (1 - hardness) * mask, deposition times mask;
+     * NULL = no map (1).  A hard or masked vertex thus keeps every quad
+     * around it from lowering (or changing) it. */
+    double *qero, *qdep;
+    double *srccum;        /* [m/s] w*h+1 running sums of the source map, row-major; NULL = none */
     er_sph_particle *p, *tmp;
     int64_t n, cap;
     double *rho, *pr, *ax, *ay, *az;
@@ -50,7 +56,8 @@ typedef struct er_sph_sim {
     int64_t *start;        /* gw*gh + 1 offsets into p, sorted by column then index */
     int64_t *key;
     double *zs;            /* [cells] z of each sorted particle, for the height search */
-    double *pending;       /* [cells^3] source volume not yet emitted, per source */
+    double *pending;       /* [cells^3] source volume not yet emitted, per source, the
+                            * source map's last (ER_MAX_SOURCES + 1 slots) */
 } er_sph_sim;
 
 /* Kernels, support hk (Mueller et al. 2003, the paper's section 3.1):

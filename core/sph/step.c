@@ -104,7 +104,8 @@ static double hindered(const er_sph_sim *s, double c)
 
 /* Settling of C from donor d to acceptor a (eq. 16) as a change of C:
  * only downwards (vs points down), zero otherwise.  facc = f(C_a) for a
- * particle acceptor, 1 for a boundary particle (eq. 20). */
+ * particle acceptor; for a boundary particle 1 (eq. 20) times its quad's
+ * mask factor (quad_factor). */
 static double settle(const er_sph_sim *s, const double *rd, double cd, const double *ra,
                      double facc)
 {
@@ -119,10 +120,13 @@ static double settle(const er_sph_sim *s, const double *rd, double cd, const dou
 }
 
 /* Erosion of boundary particle rb by fluid particle pi (eqs. 9-10) as a
- * volume [cells^3]: theta = |v| / l, tau = K theta^n with K = 1 and
+ * volume [cells^3], times kq, its quad's control factor (quad_factor): theta = |v| / l, tau = K theta^n with K = 1 and
  * n = 0.5 (a square root), eps = K_eps (tau - tau_c), over area s^2. */
-static double erode_pair(const er_sph_sim *s, const er_sph_particle *pi, const double *rb)
+static double erode_pair(const er_sph_sim *s, const er_sph_particle *pi, const double *rb,
+                         double kq)
 {
+    if (kq == 0.0)
+        return 0.0;
     double dx = pi->x - rb[0], dy = pi->y - rb[1], dz = pi->z - rb[2];
     double l2 = dx * dx + dy * dy + dz * dz;
     if (!(l2 < s->hk * s->hk) || l2 == 0.0 || s->ke == 0.0)
@@ -131,7 +135,14 @@ static double erode_pair(const er_sph_sim *s, const er_sph_particle *pi, const d
     if (v <= s->tauc * s->tauc * l) /* tau <= tau_c */
         return 0.0;
     double tau = sqrt(v / l);
-    return tau > s->tauc ? s->ke * (tau - s->tauc) * s->s * s->s * s->dt : 0.0;
+    return tau > s->tauc ? kq * (s->ke * (tau - s->tauc) * s->s * s->s * s->dt) : 0.0;
+}
+
+/* A quad's control factor (core/controls.h) from f (per quad; NULL:
+ * no maps, 1).  Both sides of a pair's exchange read the same one. */
+static double quad_factor(const er_sph_sim *s, const double *f, int qx, int qy)
+{
+    return f ? f[(size_t)qy * (size_t)(s->w - 1) + (size_t)qx] : 1.0;
 }
 
 int er_sph_col(const er_sph_sim *s, double v, int n)
@@ -426,9 +437,9 @@ static void boundary_force(er_sph_sim *s, int64_t i, double *a)
         a[1] += fp * dy;
         a[2] += fp * dz;
         fr += s->mu_b * s->s * s->s * (s->kdw * d);
-        ero += erode_pair(s, pi, rb);
+        ero += erode_pair(s, pi, rb, quad_factor(s, s->qero, qx_, qy_));
         if (pi->c > 0.0)
-            dep += settle(s, ri, pi->c, rb, 1.0);
+            dep += settle(s, ri, pi->c, rb, quad_factor(s, s->qdep, qx_, qy_));
     }
     /* friction at most stops the particle within a sub-step */
     fr = fmin(fr, 1.0 / s->dt);
@@ -518,14 +529,15 @@ static void exchange_quads(er_sph_sim *s)
             if (!s->qok[(size_t)qy * qw + qx] || !near_particles(s, qx, qy))
                 continue;
             double sum = 0, rb[3];
+            const double ke = quad_factor(s, s->qero, qx, qy), kd = quad_factor(s, s->qdep, qx, qy);
             for (int b = 0; b < s->k; b++)
                 for (int a = 0; a < s->k; a++) {
                     bpos(s, qx, qy, a, b, rb);
                     FOR_NEIGHBOURS(s, rb[0], rb[1], rb[2], j) {
                         const er_sph_particle *pj = &s->p[j];
                         double rj[3] = {pj->x, pj->y, pj->z};
-                        sum += give_scale(s, j) * settle(s, rj, pj->c, rb, 1.0) * s->vol;
-                        sum -= take_scale(s, j) * erode_pair(s, pj, rb);
+                        sum += give_scale(s, j) * settle(s, rj, pj->c, rb, kd) * s->vol;
+                        sum -= take_scale(s, j) * erode_pair(s, pj, rb, ke);
                     }
                 }
             s->qd[(size_t)qy * qw + qx] += sum;
