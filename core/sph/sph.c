@@ -76,7 +76,7 @@ size_t er_sph_bytes_per_cell(const er_params *p)
 static void sim_free(er_sph_sim *s)
 {
     void *b[] = {s->bz, s->zb, s->dz, s->dep, s->qd, s->qok, s->p, s->tmp, s->rho, s->pr, s->pq, s->irho, s->ax,
-                 s->ay, s->az, s->rem, s->ero, s->cnew, s->start, s->key, s->zs, s->pending, s->qero, s->qdep, s->srccum};
+                 s->ay, s->az, s->rem, s->ero, s->cnew, s->start, s->key, s->zs, s->pending, s->qero, s->qdep, s->srccum, s->nb, s->nbn};
     for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
         free(b[i]);
 }
@@ -133,6 +133,8 @@ static void set_constants(er_sph_sim *s, const er_plan *plan)
     s->kd = sqrt(s->ks);
     s->dt = plan->dt_sub / s->T;
     s->k = (int)fmax(1.0, floor(1.0 / s->s + 0.5));
+    for (int a = 0; a < s->k && a < 16; a++)
+        s->boff[a] = (a + 0.5) / s->k;
     s->open = m->boundary == ER_BOUNDARY_OPEN;
     s->mass = lattice_mass(s);
     s->mass_b = boundary_mass(s);
@@ -453,10 +455,32 @@ void er_sph_free(er_sph_sim *s)
     memset(s, 0, sizeof *s);
 }
 
+/* Room in the neighbour lists for the step's particles: they only leave
+ * during its sub-steps, so the lists grow here, between steps, if at all. */
+static er_status lists_fit(er_sph_sim *s, er_error *err)
+{
+    if (s->n <= s->nb_cap)
+        return ER_OK;
+    int64_t cap = s->n + s->n / 2 < s->cap ? s->n + s->n / 2 : s->cap;
+    int32_t *nb = realloc(s->nb, (size_t)cap * ER_SPH_NB * sizeof *nb);
+    if (nb)
+        s->nb = nb;
+    int32_t *nbn = nb ? realloc(s->nbn, (size_t)cap * sizeof *nbn) : NULL;
+    if (!nbn)
+        return er_fail(err, ER_ENOMEM, "sph: out of memory for the neighbour lists of %lld "
+                       "particles", (long long)cap);
+    s->nbn = nbn;
+    s->nb_cap = cap;
+    return ER_OK;
+}
+
 er_status er_sph_step(er_sph_sim *s, const er_plan *plan, int64_t step, er_budget *bud,
                       er_error *err)
 {
     add_sources(s, plan, step, bud);
+    er_status st0 = lists_fit(s, err);
+    if (st0)
+        return st0;
     for (int64_t k = 0; k < plan->substeps; k++) {
         er_status st = er_sph_substep(s, step, bud, err);
         if (st)

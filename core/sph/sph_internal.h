@@ -11,6 +11,8 @@
 
 #include "../plan.h"
 
+#define ER_SPH_NB 64 /* neighbour list entries per particle (~33 in water at rest) */
+
 typedef struct er_sph_particle {
     double x, y, z;    /* [cells] x along a row, y down the rows, z up */
     double vx, vy, vz; /* [cells / T] */
@@ -32,6 +34,7 @@ typedef struct er_sph_sim {
     double ks, kd;         /* eq. 6 penalty stiffness and damping */
     double dt;             /* [T] sub-step */
     int k;                 /* boundary particles per quad side (spacing 1/k ~ s) */
+    double boff[16];       /* [cells] (a + 0.5) / k, their offsets in a quad (k <= 10) */
     int open;              /* map edges open */
     double *zb;            /* [cells] working heights, w * h vertices */
     double *dz;            /* [cells] change since the start */
@@ -56,6 +59,12 @@ typedef struct er_sph_sim {
     int64_t *start;        /* gw*gh + 1 offsets into p, sorted by column then index */
     int64_t *key;
     double *zs;            /* [cells] z of each sorted particle, for the height search */
+    /* Neighbour lists, built by the density pass and read by the force and
+     * exchange passes of the same sub-step: up to ER_SPH_NB indices per
+     * particle (those within hk, in the density pass's order); nbn[i] < 0
+     * when particle i had more (those passes then walk its columns). */
+    int32_t *nb, *nbn;
+    int64_t nb_cap;        /* particles the lists have room for */
     double *pending;       /* [cells^3] source volume not yet emitted, per source, the
                             * source map's last (ER_MAX_SOURCES + 1 slots) */
 } er_sph_sim;

@@ -79,8 +79,8 @@ double er_sph_surface(const er_sph_sim *s, double x, double y, double *gx, doubl
 /* The boundary particle (a, b) of quad (qx, qy), on the bilinear surface. */
 static void bpos(const er_sph_sim *s, int qx, int qy, int a, int b, double *r)
 {
-    r[0] = qx + (a + 0.5) / s->k;
-    r[1] = qy + (b + 0.5) / s->k;
+    r[0] = qx + s->boff[a];
+    r[1] = qy + s->boff[b];
     r[2] = s->bz[(((size_t)qy * (size_t)(s->w - 1) + (size_t)qx) * s->k + b) * s->k + a];
 }
 
@@ -91,7 +91,7 @@ void er_sph_boundary_heights(er_sph_sim *s, int qx0, int qy0, int qx1, int qy1)
             for (int b = 0; b < s->k; b++)
                 for (int a = 0; a < s->k; a++)
                     s->bz[(((size_t)qy * (size_t)(s->w - 1) + (size_t)qx) * s->k + b) * s->k + a] =
-                        er_sph_surface(s, qx + (a + 0.5) / s->k, qy + (b + 0.5) / s->k, NULL, NULL);
+                        er_sph_surface(s, qx + s->boff[a], qy + s->boff[b], NULL, NULL);
 }
 
 /* Hindered settling f(C) = 1 - (C / Cmax)^5 (eq. 17, Richardson-Zaki with
@@ -310,6 +310,31 @@ static void each_particle(er_sph_sim *s, void (*body)(er_sph_sim *, int64_t, con
     for (int k_ = 0; k_ < (cur)->n; k_++)                                                       \
         for (int64_t j = (cur)->lo[k_], e_##j = (cur)->hi[k_]; j < e_##j; j++)
 
+/* The l-th candidate of cursor cur; their count. */
+static int64_t cursor_count(const nb_cursor *cur)
+{
+    int64_t m = 0;
+    for (int k = 0; k < cur->n; k++)
+        m += cur->hi[k] - cur->lo[k];
+    return m;
+}
+
+static int64_t cursor_at(const nb_cursor *cur, int64_t l)
+{
+    int k = 0;
+    for (; l >= cur->hi[k] - cur->lo[k]; k++)
+        l -= cur->hi[k] - cur->lo[k];
+    return cur->lo[k] + l;
+}
+
+/* Loops over particle i's neighbours j within hk (and, when its list
+ * overflowed, the other candidates of its cursor), in the order of the
+ * density pass: the list, or the cursor itself. */
+#define FOR_LIST(s, i, cur, j)                                                                  \
+    for (int64_t l_ = 0, m_ = (s)->nbn[i] >= 0 ? (s)->nbn[i] : cursor_count(cur); l_ < m_; l_++) \
+        for (int64_t j = (s)->nbn[i] >= 0 ? (s)->nb[(i) * ER_SPH_NB + l_] : cursor_at(cur, l_), \
+                     o_ = 1; o_; o_ = 0)
+
 /* Loops over the particles j near (x, y, z) (neighbour_ranges). */
 #define FOR_NEIGHBOURS(s, x, y, z, j)                                                          \
     for (int64_t r_[18], nr_ = neighbour_ranges(s, x, y, z, r_), k_ = 0; k_ < nr_; k_++)      \
@@ -320,8 +345,11 @@ static void each_particle(er_sph_sim *s, void (*body)(er_sph_sim *, int64_t, con
 static int quad_near(const er_sph_sim *s, int qx, int qy, double z)
 {
     const double *a = &s->zb[(size_t)qy * s->w + qx], *b = a + s->w;
-    double lo = fmin(fmin(a[0], a[1]), fmin(b[0], b[1]));
-    double hi = fmax(fmax(a[0], a[1]), fmax(b[0], b[1]));
+    double lo = a[0], hi = a[0], c[3] = {a[1], b[0], b[1]};
+    for (int k = 0; k < 3; k++) { /* not fmin/fmax: libm calls here */
+        lo = c[k] < lo ? c[k] : lo;
+        hi = c[k] > hi ? c[k] : hi;
+    }
     return z - hi < s->hk && lo - z < s->hk;
 }
 
@@ -363,12 +391,18 @@ static void density_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
         double rho = 0, rb[3];
         const double h2 = s->hk * s->hk;
         double sum = 0;
+        int32_t *nb = &s->nb[i * ER_SPH_NB];
+        int64_t cnt = 0;
         FOR_CURSOR(cur, j) {
-            /* no branch: a pair beyond hk adds +0, which leaves the sum as it is */
+            /* no branch: a pair beyond hk adds +0, which leaves the sum as
+             * it is, and its index is overwritten by the next candidate's */
             double r[3] = {s->p[j].x, s->p[j].y, s->p[j].z}, d = h2 - dist2(pi, r);
+            nb[cnt < ER_SPH_NB - 1 ? cnt : ER_SPH_NB - 1] = (int32_t)j;
+            cnt += d > 0.0;
             d = d > 0.0 ? d : 0.0;
             sum += d * d * d;
         }
+        s->nbn[i] = cnt <= ER_SPH_NB - 1 ? (int32_t)cnt : -1;
         rho += s->mass * s->kw * sum;
         FOR_BOUNDARY(s, pi->x, pi->y, pi->z, rb) {
             double d = h2 - dist2(pi, rb);
@@ -395,7 +429,7 @@ static void fluid_force(const er_sph_sim *s, int64_t i, const nb_cursor *cur, do
     const er_sph_particle *pi = &s->p[i];
     const double h2 = s->hk * s->hk, ri[3] = {pi->x, pi->y, pi->z};
     double f[3] = {0, 0, 0};
-    FOR_CURSOR(cur, j) {
+    FOR_LIST(s, i, cur, j) {
         const er_sph_particle *pj = &s->p[j];
         double dx = pi->x - pj->x, dy = pi->y - pj->y, dz = pi->z - pj->z;
         double r2 = dx * dx + dy * dy + dz * dz;
@@ -498,7 +532,7 @@ static void exchange_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
     {
         const er_sph_particle *pi = &s->p[i];
         double ri[3] = {pi->x, pi->y, pi->z}, got = 0, fi = hindered(s, pi->c);
-        FOR_CURSOR(cur, j) {
+        FOR_LIST(s, i, cur, j) {
             double rj[3] = {s->p[j].x, s->p[j].y, s->p[j].z};
             if (j != i && s->p[j].c > 0.0)
                 got += give_scale(s, j) * settle(s, rj, s->p[j].c, ri, fi);
