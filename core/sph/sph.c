@@ -144,8 +144,8 @@ static void set_constants(er_sph_sim *s, const er_plan *plan)
 
 static er_status sim_alloc(er_sph_sim *s, const er_terrain *t, int64_t cap, er_error *err)
 {
-    size_t nv = (size_t)s->w * s->h, nq = (size_t)(s->w - 1) * (s->h - 1);
-    size_t np = (size_t)(cap > 0 ? cap : 1), ng = (size_t)s->gw * s->gh + 2;
+    size_t nv = er_sph_nv(s), nq = (size_t)(s->w - 1) * (size_t)(s->h - 1);
+    size_t np = (size_t)(cap > 0 ? cap : 1), ng = (size_t)s->gw * (size_t)s->gh + 2;
     s->zb = calloc(nv, sizeof *s->zb);
     s->dz = calloc(nv, sizeof *s->dz);
     s->dep = calloc(nv, sizeof *s->dep);
@@ -169,9 +169,9 @@ static er_status sim_alloc(er_sph_sim *s, const er_terrain *t, int64_t cap, er_e
         s->zb[i] = t->wall && t->wall[i] ? 0.0 : (double)t->elevation[i] / s->L;
     for (int qy = 0; qy < s->h - 1; qy++)
         for (int qx = 0; qx < s->w - 1; qx++) {
-            size_t v = (size_t)qy * s->w + qx;
-            s->qok[(size_t)qy * (s->w - 1) + qx] =
-                !t->wall || !(t->wall[v] | t->wall[v + 1] | t->wall[v + s->w] | t->wall[v + s->w + 1]);
+            size_t v = er_sph_vi(s, qx, qy), r = (size_t)s->w;
+            s->qok[er_sph_qi(s, qx, qy)] =
+                !t->wall || !(t->wall[v] | t->wall[v + 1] | t->wall[v + r] | t->wall[v + r + 1]);
         }
     er_sph_boundary_heights(s, 0, 0, s->w - 2, s->h - 2);
     return ER_OK;
@@ -180,10 +180,10 @@ static er_status sim_alloc(er_sph_sim *s, const er_terrain *t, int64_t cap, er_e
 /* The smallest of f over quad (qx, qy)'s corners. */
 static double corner_min(const er_sph_sim *s, const float *a, const float *b, int qx, int qy)
 {
-    size_t v = (size_t)qy * s->w + qx;
+    size_t v = er_sph_vi(s, qx, qy);
     double m = 1.0;
     for (int k = 0; k < 4; k++) {
-        size_t i = v + (size_t)(k & 1) + (k >> 1) * (size_t)s->w;
+        size_t i = v + (size_t)(k & 1) + (size_t)(k >> 1) * (size_t)s->w;
         double f = (a ? 1.0 - (double)a[i] : 1.0) * (b ? (double)b[i] : 1.0);
         m = f < m ? f : m;
     }
@@ -196,7 +196,7 @@ static er_status controls(er_sph_sim *s, const er_controls *c, er_error *err)
 {
     if (!c)
         return ER_OK;
-    const size_t nq = (size_t)(s->w - 1) * (s->h - 1), nv = (size_t)s->w * s->h;
+    const size_t nq = (size_t)(s->w - 1) * (size_t)(s->h - 1), nv = er_sph_nv(s);
     if ((c->hardness || c->mask) && (!(s->qero = malloc(nq * sizeof *s->qero)) ||
                                      !(s->qdep = malloc(nq * sizeof *s->qdep))))
         return er_fail(err, ER_ENOMEM, "sph: out of memory for the control maps");
@@ -204,8 +204,8 @@ static er_status controls(er_sph_sim *s, const er_controls *c, er_error *err)
         return er_fail(err, ER_ENOMEM, "sph: out of memory for the control maps");
     for (int qy = 0; s->qero && qy < s->h - 1; qy++)
         for (int qx = 0; qx < s->w - 1; qx++) {
-            s->qero[(size_t)qy * (s->w - 1) + qx] = corner_min(s, c->hardness, c->mask, qx, qy);
-            s->qdep[(size_t)qy * (s->w - 1) + qx] = corner_min(s, NULL, c->mask, qx, qy);
+            s->qero[er_sph_qi(s, qx, qy)] = corner_min(s, c->hardness, c->mask, qx, qy);
+            s->qdep[er_sph_qi(s, qx, qy)] = corner_min(s, NULL, c->mask, qx, qy);
         }
     if (!s->srccum)
         return ER_OK;
@@ -218,7 +218,7 @@ static er_status controls(er_sph_sim *s, const er_controls *c, er_error *err)
 static int quad_wall(const er_sph_sim *s, double x, double y)
 {
     int qx = (int)fmin(floor(x), s->w - 2), qy = (int)fmin(floor(y), s->h - 2);
-    return !s->qok[(size_t)qy * (s->w - 1) + qx];
+    return !s->qok[er_sph_qi(s, qx, qy)];
 }
 
 /* The initial body of water: a lattice of spacing s from one spacing above
@@ -237,7 +237,7 @@ static er_status fill(er_sph_sim *s, const er_sph_params *m, const float *rain, 
             double z0 = er_sph_surface(s, x, y, NULL, NULL) + s->s;
             int64_t count = z0 <= top ? (int64_t)floor((top - z0) / s->s) + 1 : 0;
             if (rain) /* the rain map times the column's particles */
-                count = (int64_t)floor(rain[(size_t)floor(y + 0.5) * s->w + (size_t)floor(x + 0.5)] *
+                count = (int64_t)floor(rain[(size_t)floor(y + 0.5) * (size_t)s->w + (size_t)floor(x + 0.5)] *
                                        (double)count + 0.5);
             for (int64_t k = 0; k < count; k++) {
                 double z = z0 + (double)k * s->s;
@@ -261,7 +261,7 @@ static int64_t source_cells(const er_sph_sim *s, const er_source *src, int64_t p
         for (int x = 0; x < s->w; x++) {
             double dx = x - src->x, dy = y - src->y;
             if (dx * dx + dy * dy > src->radius * src->radius ||
-                (s->wall && s->wall[(size_t)y * s->w + x]))
+                (s->wall && s->wall[er_sph_vi(s, x, y)]))
                 continue;
             if (n++ == pick) {
                 *cx = x;
@@ -347,7 +347,7 @@ static void pick_recipe(const er_sph_sim *s, const er_source *src, double u, int
 static void pick_map(const er_sph_sim *s, const er_source *src, double u, int *cx, int *cy)
 {
     (void)src;
-    const size_t nv = (size_t)s->w * s->h;
+    const size_t nv = er_sph_nv(s);
     double want = u * s->srccum[nv];
     size_t lo = 0, hi = nv - 1;
     while (lo < hi) { /* the first cell whose running sum passes want */
@@ -375,8 +375,8 @@ static void add_sources(er_sph_sim *s, const er_plan *plan, int64_t step, er_bud
         s->pending[i] += src->rate * plan->p.sph.dt * (double)cells / s->L;
         emit(s, plan, step, i, src, pick_recipe, n0, bud);
     }
-    if (s->srccum && s->srccum[(size_t)s->w * s->h] > 0.0) {
-        s->pending[ER_MAX_SOURCES] += s->srccum[(size_t)s->w * s->h] * plan->p.sph.dt / s->L;
+    if (s->srccum && s->srccum[er_sph_nv(s)] > 0.0) {
+        s->pending[ER_MAX_SOURCES] += s->srccum[er_sph_nv(s)] * plan->p.sph.dt / s->L;
         emit(s, plan, step, ER_MAX_SOURCES, NULL, pick_map, n0, bud);
     }
 }
@@ -391,16 +391,16 @@ static double height_at(const er_sph_sim *s, const er_terrain *t, size_t i)
 /* Water depth [m]: each particle's volume on its nearest cell. */
 static void water_layer(const er_sph_sim *s, float *water)
 {
-    memset(water, 0, (size_t)s->w * s->h * sizeof *water);
+    memset(water, 0, er_sph_nv(s) * sizeof *water);
     for (int64_t i = 0; i < s->n; i++) {
-        size_t c = (size_t)floor(s->p[i].y + 0.5) * s->w + (size_t)floor(s->p[i].x + 0.5);
+        size_t c = (size_t)floor(s->p[i].y + 0.5) * (size_t)s->w + (size_t)floor(s->p[i].x + 0.5);
         water[c] += (float)(s->vol * s->L);
     }
 }
 
 static void sediment_layer(const er_sph_sim *s, float *sed)
 {
-    for (size_t i = 0; i < (size_t)s->w * s->h; i++)
+    for (size_t i = 0; i < er_sph_nv(s); i++)
         sed[i] = (float)(s->dep[i] * s->L);
 }
 
@@ -409,7 +409,7 @@ static void sediment_layer(const er_sph_sim *s, float *sed)
 static void finish(er_sph_sim *s, const er_plan *plan, er_terrain *t, er_layers *ly,
                    er_budget *bud)
 {
-    const size_t nv = (size_t)s->w * s->h;
+    const size_t nv = er_sph_nv(s);
     double after = 0.0;
     er_sph_terrain_update(s, bud); /* a step that failed half-way */
     for (size_t i = 0; i < nv; i++) {
@@ -501,7 +501,7 @@ static void state_view(const er_sph_sim *s, const er_plan *plan, const er_terrai
                        const er_budget *bud, int64_t step, float *lay, er_run_sph *sv,
                        er_run_state *v)
 {
-    const size_t nv = (size_t)s->w * s->h;
+    const size_t nv = er_sph_nv(s);
     for (size_t i = 0; i < nv; i++)
         lay[i] = (float)height_at(s, t, i);
     water_layer(s, lay + nv);
@@ -546,7 +546,7 @@ static er_status restore(er_sph_sim *s, const er_plan *plan, const er_run_state 
     if (q->n > s->cap)
         return er_fail(err, ER_EINVAL, "the state has %lld particles, more than "
                        "sph.max_particles = %lld", (long long)q->n, (long long)s->cap);
-    const size_t nv = (size_t)s->w * s->h;
+    const size_t nv = er_sph_nv(s);
     s->n = q->n;
     memcpy(s->p, q->particles, (size_t)q->n * sizeof *s->p);
     memcpy(s->zb, q->zb, nv * sizeof *s->zb);
@@ -580,7 +580,7 @@ er_status er_sph_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts 
         refused = st != ER_OK;
     }
     if (!st && hk && hk->boundary &&
-        !(lay = malloc((size_t)3 * s.w * s.h * sizeof *lay)))
+        !(lay = malloc(3 * er_sph_nv(&s) * sizeof *lay)))
         st = er_fail(err, ER_ENOMEM, "sph: out of memory for the run state");
     if (!st && at_boundary(&s, plan, t, &bud, b0, hk, lay))
         st = er_fail(err, ER_ECANCELED, "canceled at step %lld", (long long)b0);

@@ -7,6 +7,7 @@
 #ifndef ER_SPH_INTERNAL_H
 #define ER_SPH_INTERNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "../plan.h"
@@ -68,6 +69,22 @@ typedef struct er_sph_sim {
     double *pending;       /* [cells^3] source volume not yet emitted, per source, the
                             * source map's last (ER_MAX_SOURCES + 1 slots) */
 } er_sph_sim;
+
+/* The index of vertex (x, y), of quad (qx, qy), and the vertex count. */
+static inline size_t er_sph_vi(const er_sph_sim *s, int x, int y)
+{
+    return (size_t)y * (size_t)s->w + (size_t)x;
+}
+
+static inline size_t er_sph_qi(const er_sph_sim *s, int qx, int qy)
+{
+    return (size_t)qy * (size_t)(s->w - 1) + (size_t)qx;
+}
+
+static inline size_t er_sph_nv(const er_sph_sim *s)
+{
+    return (size_t)s->w * (size_t)s->h;
+}
 
 /* Kernels, support hk (Mueller et al. 2003, the paper's section 3.1):
  * poly6 W (of r^2) for the density, the spiky kernel's dW/dr for the

@@ -67,8 +67,8 @@ double er_sph_surface(const er_sph_sim *s, double x, double y, double *gx, doubl
     int i1 = s->w > 1 ? i + 1 : i, j1 = s->h > 1 ? j + 1 : j;
     double u = xc - i, v = yc - j;
     const double *z = s->zb;
-    double a = z[(size_t)j * s->w + i], b = z[(size_t)j * s->w + i1];
-    double c = z[(size_t)j1 * s->w + i], d = z[(size_t)j1 * s->w + i1];
+    double a = z[er_sph_vi(s, i, j)], b = z[er_sph_vi(s, i1, j)];
+    double c = z[er_sph_vi(s, i, j1)], d = z[er_sph_vi(s, i1, j1)];
     if (gx)
         *gx = (1 - v) * (b - a) + v * (d - c);
     if (gy)
@@ -81,7 +81,7 @@ static void bpos(const er_sph_sim *s, int qx, int qy, int a, int b, double *r)
 {
     r[0] = qx + s->boff[a];
     r[1] = qy + s->boff[b];
-    r[2] = s->bz[(((size_t)qy * (size_t)(s->w - 1) + (size_t)qx) * s->k + b) * s->k + a];
+    r[2] = s->bz[(er_sph_qi(s, qx, qy) * (size_t)s->k + (size_t)b) * (size_t)s->k + (size_t)a];
 }
 
 void er_sph_boundary_heights(er_sph_sim *s, int qx0, int qy0, int qx1, int qy1)
@@ -90,7 +90,7 @@ void er_sph_boundary_heights(er_sph_sim *s, int qx0, int qy0, int qx1, int qy1)
         for (int qx = qx0; qx <= qx1; qx++)
             for (int b = 0; b < s->k; b++)
                 for (int a = 0; a < s->k; a++)
-                    s->bz[(((size_t)qy * (size_t)(s->w - 1) + (size_t)qx) * s->k + b) * s->k + a] =
+                    s->bz[(er_sph_qi(s, qx, qy) * (size_t)s->k + (size_t)b) * (size_t)s->k + (size_t)a] =
                         er_sph_surface(s, qx + s->boff[a], qy + s->boff[b], NULL, NULL);
 }
 
@@ -344,7 +344,7 @@ static int64_t cursor_at(const nb_cursor *cur, int64_t l)
  * within hk of height z. */
 static int quad_near(const er_sph_sim *s, int qx, int qy, double z)
 {
-    const double *a = &s->zb[(size_t)qy * s->w + qx], *b = a + s->w;
+    const double *a = &s->zb[er_sph_vi(s, qx, qy)], *b = a + (size_t)s->w;
     double lo = a[0], hi = a[0], c[3] = {a[1], b[0], b[1]};
     for (int k = 0; k < 3; k++) { /* not fmin/fmax: libm calls here */
         lo = c[k] < lo ? c[k] : lo;
@@ -560,7 +560,7 @@ static void exchange_quads(er_sph_sim *s)
     ER_OMP_FOR()
     for (int qy = 0; qy < qh; qy++)
         for (int qx = 0; qx < qw; qx++) {
-            if (!s->qok[(size_t)qy * qw + qx] || !near_particles(s, qx, qy))
+            if (!s->qok[er_sph_qi(s, qx, qy)] || !near_particles(s, qx, qy))
                 continue;
             double sum = 0, rb[3];
             const double ke = quad_factor(s, s->qero, qx, qy), kd = quad_factor(s, s->qdep, qx, qy);
@@ -574,7 +574,7 @@ static void exchange_quads(er_sph_sim *s)
                         sum -= take_scale(s, j) * erode_pair(s, pj, rb, ke);
                     }
                 }
-            s->qd[(size_t)qy * qw + qx] += sum;
+            s->qd[er_sph_qi(s, qx, qy)] += sum;
         }
 }
 
@@ -587,7 +587,7 @@ static int in_wall(const er_sph_sim *s, double x, double y)
         for (int a = 0; a <= 1; a++) {
             int u = i + a < 0 ? 0 : i + a >= s->w ? s->w - 1 : i + a;
             int v = j + b < 0 ? 0 : j + b >= s->h ? s->h - 1 : j + b;
-            if (s->wall[(size_t)v * s->w + u])
+            if (s->wall[er_sph_vi(s, u, v)])
                 return 1;
         }
     return 0;

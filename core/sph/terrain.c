@@ -46,12 +46,12 @@ void er_sph_terrain_update(er_sph_sim *s, er_budget *bud)
     const int qw = s->w - 1, qh = s->h - 1;
     for (int qy = 0; qy < qh; qy++)
         for (int qx = 0; qx < qw; qx++) {
-            double v = s->qd[(size_t)qy * qw + qx];
-            s->qd[(size_t)qy * qw + qx] = 0.0;
+            double v = s->qd[er_sph_qi(s, qx, qy)];
+            s->qd[er_sph_qi(s, qx, qy)] = 0.0;
             if (v == 0.0)
                 continue;
-            size_t id[4] = {(size_t)qy * s->w + qx, (size_t)qy * s->w + qx + 1,
-                            (size_t)(qy + 1) * s->w + qx, (size_t)(qy + 1) * s->w + qx + 1};
+            size_t id[4] = {er_sph_vi(s, qx, qy), er_sph_vi(s, qx + 1, qy), er_sph_vi(s, qx, qy + 1),
+                            er_sph_vi(s, qx + 1, qy + 1)};
             double old[4], *z[4];
             for (int i = 0; i < 4; i++) {
                 old[i] = s->zb[id[i]];
