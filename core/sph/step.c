@@ -131,10 +131,12 @@ static double erode_pair(const er_sph_sim *s, const er_sph_particle *pi, const d
     double l2 = dx * dx + dy * dy + dz * dz;
     if (!(l2 < s->hk * s->hk) || l2 == 0.0 || s->ke == 0.0)
         return 0.0;
-    double l = sqrt(l2), v = sqrt(pi->vx * pi->vx + pi->vy * pi->vy + pi->vz * pi->vz);
-    if (v <= s->tauc * s->tauc * l) /* tau <= tau_c */
+    /* tau <= tau_c, i.e. |v|^2 <= tau_c^4 l^2, before any square root:
+     * most pairs stop here */
+    double v2 = pi->vx * pi->vx + pi->vy * pi->vy + pi->vz * pi->vz, t2 = s->tauc * s->tauc;
+    if (v2 <= t2 * t2 * l2)
         return 0.0;
-    double tau = sqrt(v / l);
+    double tau = sqrt(sqrt(v2) / sqrt(l2));
     return tau > s->tauc ? kq * (s->ke * (tau - s->tauc) * s->s * s->s * s->dt) : 0.0;
 }
 
