@@ -1,7 +1,8 @@
 /*
  * SPH benchmark: a flood on a crop of the bundled whitebox DEM
  * (tests/data/whitebox_dem_f32_utm18n.tif, 90 m cells, nodata as walls)
- * at the middle rows of its west edge: the crop's lower half filled to its median height plus one cell (sph.fill_level), closed
+ * at the middle rows of its west edge: the crop's lower half filled to
+ * its median height plus one cell (sph.fill_level), closed
  * edges so the particle count stays fixed, erosion on at the shipped
  * recipe's rate, steps of sph.dt = 1 s.  Run on 1 thread (the baseline,
  * measured in the same run) and on 2 .. max_threads.  One line per run,

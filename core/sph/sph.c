@@ -75,8 +75,10 @@ size_t er_sph_bytes_per_cell(const er_params *p)
 
 static void sim_free(er_sph_sim *s)
 {
-    void *b[] = {s->bz, s->zb, s->dz, s->dep, s->qd, s->qok, s->p, s->tmp, s->rho, s->pr, s->pq, s->irho, s->ax,
-                 s->ay, s->az, s->rem, s->ero, s->cnew, s->start, s->key, s->zs, s->pending, s->qero, s->qdep, s->srccum, s->nb, s->nbn};
+    void *b[] = {s->bz,  s->zb,  s->dz,   s->dep,  s->qd,      s->qok,  s->p,    s->tmp,
+                 s->rho, s->pr,  s->pq,   s->irho, s->ax,      s->ay,   s->az,   s->rem,
+                 s->ero, s->cnew, s->start, s->key, s->zs,     s->pending, s->qero, s->qdep,
+                 s->srccum, s->nb, s->nbn};
     for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
         free(b[i]);
 }
@@ -154,7 +156,8 @@ static er_status sim_alloc(er_sph_sim *s, const er_terrain *t, int64_t cap, er_e
     s->bz = calloc(nq * (size_t)s->k * (size_t)s->k, sizeof *s->bz);
     s->p = calloc(np, sizeof *s->p);
     s->tmp = calloc(np, sizeof *s->tmp);
-    double **d[] = {&s->rho, &s->pr, &s->pq, &s->irho, &s->ax, &s->ay, &s->az, &s->rem, &s->ero, &s->cnew};
+    double **d[] = {&s->rho, &s->pr, &s->pq,  &s->irho, &s->ax,
+                    &s->ay,  &s->az, &s->rem, &s->ero,  &s->cnew};
     for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
         *d[i] = calloc(np, sizeof(double));
     s->start = calloc(ng, sizeof *s->start);
@@ -162,7 +165,8 @@ static er_status sim_alloc(er_sph_sim *s, const er_terrain *t, int64_t cap, er_e
     s->zs = calloc(np, sizeof *s->zs);
     s->pending = calloc(ER_MAX_SOURCES + 1, sizeof *s->pending);
     if (!s->bz || !s->zb || !s->dz || !s->dep || !s->qd || !s->qok || !s->p || !s->tmp || !s->rho ||
-        !s->pr || !s->pq || !s->irho || !s->ax || !s->ay || !s->az || !s->rem || !s->ero || !s->cnew || !s->start ||
+        !s->pr || !s->pq || !s->irho || !s->ax || !s->ay || !s->az || !s->rem || !s->ero ||
+        !s->cnew || !s->start ||
         !s->key || !s->zs || !s->pending)
         return er_fail(err, ER_ENOMEM, "sph: out of memory for %lld particles", (long long)cap);
     for (size_t i = 0; i < nv; i++)
@@ -236,9 +240,10 @@ static er_status fill(er_sph_sim *s, const er_sph_params *m, const float *rain, 
                 continue;
             double z0 = er_sph_surface(s, x, y, NULL, NULL) + s->s;
             int64_t count = z0 <= top ? (int64_t)floor((top - z0) / s->s) + 1 : 0;
-            if (rain) /* the rain map times the column's particles */
-                count = (int64_t)floor(rain[(size_t)floor(y + 0.5) * (size_t)s->w + (size_t)floor(x + 0.5)] *
-                                       (double)count + 0.5);
+            if (rain) { /* the rain map times the column's particles */
+                size_t c = (size_t)floor(y + 0.5) * (size_t)s->w + (size_t)floor(x + 0.5);
+                count = (int64_t)floor(rain[c] * (double)count + 0.5);
+            }
             for (int64_t k = 0; k < count; k++) {
                 double z = z0 + (double)k * s->s;
                 if (s->n >= s->cap)

@@ -120,7 +120,8 @@ static double settle(const er_sph_sim *s, const double *rd, double cd, const dou
 }
 
 /* Erosion of boundary particle rb by fluid particle pi (eqs. 9-10) as a
- * volume [cells^3], times kq, its quad's control factor (quad_factor): theta = |v| / l, tau = K theta^n with K = 1 and
+ * volume [cells^3], times kq, its quad's control factor (quad_factor):
+ * theta = |v| / l, tau = K theta^n with K = 1 and
  * n = 0.5 (a square root), eps = K_eps (tau - tau_c), over area s^2. */
 static double erode_pair(const er_sph_sim *s, const er_sph_particle *pi, const double *rb,
                          double kq)
