@@ -77,8 +77,9 @@ typedef struct er_run_sph {
     const double *particles;     /* n * 7: x, y, z [cells], vx, vy, vz [cells/T], C */
     const double *zb, *dz, *dep; /* width * height each [cells]: working heights,
                                   * change since the start, deposits */
-    int n_pending;               /* sources (mei.sources) */
-    const double *pending;       /* [cells^3] source volume not yet emitted, per source */
+    int n_pending;               /* source slots: ER_MAX_SOURCES for mei.sources, then
+                                  * one for the source map (core/controls.h) */
+    const double *pending;       /* [cells^3] source volume not yet emitted, per slot */
 } er_run_sph;
 
 /*
@@ -97,8 +98,8 @@ typedef struct er_run_state {
     int width, height;
     int64_t boundary;      /* boundaries passed: Mei and SPH steps, droplet batches */
     int64_t boundaries;    /* boundaries in the whole run (the last = the end) */
-    int64_t done;          /* Mei: steps done; droplets: droplets done */
-    int64_t total;         /* Mei: steps of the run; droplets: droplets of the run */
+    int64_t done;          /* Mei, SPH: steps done; droplets: droplets done */
+    int64_t total;         /* Mei, SPH: steps of the run; droplets: droplets of the run */
     er_budget budget;      /* accumulators so far: eroded, deposited, left_map,
                             * water_added, water_left, work_done, substeps;
                             * material_before as the run computed it;

@@ -24,6 +24,11 @@
  *   232    the present arrays in index order, width * height f32 each
  *   end 8  u64 FNV-1a 64 of the array values, folding one float's 32 bits
  *          (not one byte) at a time
+ * then, for an SPH run only (model 2), a section of its own:
+ *   u64 n (particles), u64 source slots; n * 7 f64 particles (x, y, z, vx,
+ *   vy, vz, C); 3 * width * height f64 (working heights, change,
+ *   deposits); the slots' f64 pending volumes (core/model.h er_run_sph);
+ *   u64 FNV-1a 64 of the section's bytes before it
  * Format 1 (erode before the backend was recorded) is format 2 without
  * bytes 160..223, its header checksum at 160 over bytes 0..159 and its
  * arrays from 168; it reads as a "cpu" checkpoint.
