@@ -83,8 +83,10 @@ static void surface(const er_sph_sim *s, const float *z, double *sd, double *ran
 /* Least-squares line p = a + b z through the particles more than a kernel
  * radius below the highest one and above the terrain (the layers next to
  * the surface and the boundary particles miss neighbours); returns -b,
- * which is rho0 g = 1 in model units for hydrostatic water. */
-static double pressure_slope(const er_sph_sim *s, int *probes)
+ * which is rho0 g = 1 in model units for hydrostatic water, and in *h the
+ * height where the line reaches p = 0, the surface H of rho0 g (H - z),
+ * in *zt the highest particle's. */
+static double pressure_slope(const er_sph_sim *s, int *probes, double *h, double *top)
 {
     double zt = -INFINITY, n = 0, sz = 0, sp = 0, szz = 0, szp = 0;
     for (int64_t i = 0; i < s->n; i++)
@@ -100,7 +102,10 @@ static double pressure_slope(const er_sph_sim *s, int *probes)
         szp += zi * s->pr[i];
     }
     *probes = (int)n;
-    return -(n * szp - sz * sp) / (n * szz - sz * sz);
+    double b = (n * szp - sz * sp) / (n * szz - sz * sz);
+    *h = -(sp - b * sz) / n / b;
+    *top = zt;
+    return -b;
 }
 
 /* Water filled to 4 m in a bowl (3479 particles, 8 layers at the centre),
@@ -112,10 +117,13 @@ static double pressure_slope(const er_sph_sim *s, int *probes)
  * - the surface is level: over the 124 cells deeper than 1.5 cells, the
  *   highest particles' standard deviation is under 0.1 spacing and their
  *   range under half a spacing (measured 0.02 and 0.11 cells, spacing 0.5);
- * - hydrostatic pressure: the fitted dp/dz inside the water is rho0 g
- *   within 25 % (measured 1.03 at 6 s, 1.03-1.19 from 5 to 10 s; each
- *   particle scatters by ~0.6 rho0 g L about the line, c0^2 times a 0.15 %
- *   density noise, which the fit over ~600 particles averages out);
+ * - hydrostatic pressure rho0 g (H - z): the fitted dp/dz inside the
+ *   water is rho0 g within 25 % (measured 1.03 at 6 s, 1.03-1.19 from 5 to
+ *   10 s; each particle scatters by ~0.6 rho0 g L about the line, c0^2
+ *   times a 0.15 % density noise, which the fit over ~600 particles
+ *   averages out), and the line's p = 0 lies within a spacing of the
+ *   surface, half a spacing above the highest particle (measured 0.27
+ *   cells above it at 6 s, -0.03 to 0.3 from 5 to 10 s);
  * - mirror symmetry: the bowl and the lattice are symmetric about the
  *   centre in x, y and the diagonal; sums in column order are not
  *   mirror-exact, but the water's centre stays at the centre and its
@@ -158,19 +166,21 @@ START_TEST(still_water)
     }
     mx /= (double)s.n;
     my /= (double)s.n;
-    double sd, range, slope;
+    double sd, range, slope, hs, top;
     int probes;
     surface(&s, z, &sd, &range);
-    slope = pressure_slope(&s, &probes);
+    slope = pressure_slope(&s, &probes, &hs, &top);
     fprintf(stderr, "sph still water: %lld particles, ke %g -> %g, surface sd %g range %g cells, "
-            "dp/dz %g rho0 g from %d particles, centre offset (%g, %g), spread x/y - 1 %g\n",
-            (long long)s.n, ke0, ke, sd, range, slope, probes, mx, my, vx / vy - 1.0);
+            "dp/dz %g rho0 g from %d particles, p = 0 at %g (surface %g), centre offset (%g, %g), "
+            "spread x/y - 1 %g\n", (long long)s.n, ke0, ke, sd, range, slope, probes, hs,
+            top + 0.5 * s.s, mx, my, vx / vy - 1.0);
     ck_assert_double_lt(ke, ke0 / 20.0);
     ck_assert_double_lt(ke, 1e-3 * 4.0);
     ck_assert_double_lt(sd, 0.1 * s.s);
     ck_assert_double_lt(range, 0.5 * s.s);
     ck_assert_int_gt(probes, 300);
     ck_assert_double_lt(fabs(slope - 1.0), 0.25);
+    ck_assert_double_lt(fabs(hs - (top + 0.5 * s.s)), s.s);
     ck_assert_double_lt(fabs(mx), 1e-9);
     ck_assert_double_lt(fabs(my), 1e-9);
     ck_assert_double_lt(fabs(vx / vy - 1.0), 1e-9);
