@@ -379,6 +379,32 @@ START_TEST(no_erosion_without_k)
 }
 END_TEST
 
+/* No erosion where tau < tau_c: the paper's tau_c = 3 (eq. 10) erodes
+ * nothing in this DEM-scale flow (the heights come back bit for bit, as
+ * the README says), tau_c = 1 lets the same flow erode. */
+START_TEST(no_erosion_below_critical_shear)
+{
+    const double tc[2] = {3.0, 1.0};
+    for (int k = 0; k < 2; k++) {
+        dem d;
+        dem_load(&d);
+        er_params p = dem_params();
+        p.sph.critical_shear = tc[k];
+        er_budget b;
+        dem_run(&d, &p, &b);
+        size_t bytes = (size_t)d.t.width * d.t.height * sizeof(float);
+        fprintf(stderr, "sph tau_c = %g: eroded %g m*cells\n", tc[k], b.eroded);
+        if (k == 0) {
+            ck_assert_int_eq(memcmp(d.t.elevation, d.z0, bytes), 0);
+            ck_assert_double_eq(b.eroded, 0.0);
+        } else {
+            ck_assert_double_gt(b.eroded, 0.0);
+        }
+        dem_free(&d);
+    }
+}
+END_TEST
+
 static void set_threads(int n)
 {
 #ifdef _OPENMP
@@ -622,6 +648,7 @@ Suite *sph_suite(void)
     tcase_add_test(tc, dam_break);
     tcase_add_test(tc, dem_erodes);
     tcase_add_test(tc, no_erosion_without_k);
+    tcase_add_test(tc, no_erosion_below_critical_shear);
     tcase_add_test(tc, threads_identical);
     tcase_add_test(tc, resume_identical);
     tcase_add_test(tc, controls_honoured);
