@@ -775,7 +775,9 @@ START_TEST(resolution_independence)
     res_print("90 m smth", &c);
     fprintf(stderr, "mei resolution: hypsometry differs by %.2f m (inputs %.2f m)\n",
             er_ts_hyps_diff(&a, &b), er_ts_hyps_diff(&a0, &b0));
-    ck_assert_double_gt(a.eroded_per_km2, 1e5); /* it did erode: 0.1 m on average */
+    /* it did erode: 0.8 m on average (0.1 m in the 8x shorter ASan run, where
+     * the bounds hold too: 3.4 %, 3.6 %, 0.9 m) */
+    ck_assert_double_gt(a.eroded_per_km2, 5e5 / ER_SLOW_BUILD);
     ck_assert_double_lt(fabs(b.eroded_per_km2 / a.eroded_per_km2 - 1.0), 0.08);
     ck_assert_double_lt(fabs(b.drainage_density / a.drainage_density - 1.0), 0.15);
     ck_assert_double_lt(er_ts_hyps_diff(&a, &b), er_ts_hyps_diff(&a0, &b0) + 1.0);
