@@ -130,6 +130,8 @@ static const er_key keys[] = {
     NUM("mei.talus_slope", mei.talus_slope, 0, 0, 100, 0.7),
     ENUM("mei.cfl", mei.cfl, cfl_names, ER_CFL_SUBSTEP),
     INT("mei.max_substeps", mei.max_substeps, 0, 1, 1e6, 64),
+    /* 0: the recipe's cells are the map's (every recipe's old result) */
+    NUM("mei.reference_cell_size", mei.reference_cell_size, 0, 0, 1e6, 0.0),
 
     OBJ("droplet"),
     INT("droplet.count", droplet.count, ER_KEY_NULL | ER_KEY_DEF_NULL, 0, 1e12, 0),

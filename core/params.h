@@ -83,6 +83,9 @@ typedef struct er_mei_params {
     double talus_slope;     /* talus: largest stable height difference per metre */
     er_cfl_policy cfl;
     int64_t max_substeps;   /* cap on sub-steps per step under ER_CFL_SUBSTEP */
+    double reference_cell_size; /* [m] the keys that count cells (drop_radius, sources'
+                                 * radius, thermal_rate per cell area) hold at this cell
+                                 * size and are converted to the map's; 0 = off */
     double capacity_depth;  /* [m] reference depth D: the capacity is C * dbar / D
                              * = Kc sin(alpha) q / D with q = |v| dbar the discharge
                              * per width (converges in dt); 0 = eq. 10 as printed */

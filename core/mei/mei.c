@@ -321,12 +321,33 @@ static er_status check_params(const er_mei_params *m, er_error *err)
     return ER_OK;
 }
 
+/* mei.reference_cell_size (issue #18): the keys that count cells, held at
+ * cells of the reference size, converted to this map's (r reference cells
+ * per map cell along an axis).  Radii in cells times r keep the metres, so
+ * a raindrop or source wets the same area and, at the same rate per m²,
+ * adds the same volume.  Thermal weathering moves thermal_rate of a pair's
+ * excess height a second, a diffusion of thermal_rate l² m²/s: times r².
+ * Everything else is already in metres and seconds, or per map. */
+static void at_map_cells(er_plan *plan)
+{
+    er_mei_params *m = &plan->p.mei;
+    const double ref = m->reference_cell_size, cell = sqrt(plan->cell_x * plan->cell_y);
+    if (!(ref > 0) || cell == ref) /* at the reference itself: the keys as written */
+        return;
+    const double r = ref / cell;
+    m->drop_radius *= r;
+    for (int i = 0; i < m->n_sources; i++)
+        m->sources[i].radius *= r;
+    m->thermal_rate *= r * r;
+}
+
 er_status er_mei_plan(er_plan *plan, const er_terrain *t, er_error *err)
 {
     const er_mei_params *m = &plan->p.mei;
     er_status st = check_params(m, err);
     if (st)
         return st;
+    at_map_cells(plan);
     /* The sources against the map, its walls and the world around it. */
     er_mei_sim view;
     memset(&view, 0, sizeof view);

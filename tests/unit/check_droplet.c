@@ -15,6 +15,7 @@
 #include "../../core/rng.h"
 #include "../../core/droplet/blocks.h"
 #include "../../io/image.h"
+#include "terrain_stats.h"
 #include "test_util.h"
 
 /* ------------------------------------------------------------------ */
@@ -1020,33 +1021,11 @@ static void real_dem(const char *path, int has_nodata)
     map_free(&base);
 }
 
-static int cmp_float(const void *a, const void *b)
-{
-    float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
-}
+/* Channels drain more than this [km²]: about 60 cells of 90 m. */
+#define RES_CHANNEL_KM2 0.5
 
-/* Mean lowering [m] of z against z0 and the 5, 50 and 95 % quantiles of z. */
-static void res_stats(const map *m, const float *z0, double out[4])
-{
-    size_t n = cells(m);
-    float *s = malloc(n * sizeof *s);
-    ck_assert_ptr_nonnull(s);
-    double low = 0;
-    for (size_t i = 0; i < n; i++) {
-        low += z0[i] > m->z[i] ? z0[i] - m->z[i] : 0;
-        s[i] = m->z[i];
-    }
-    qsort(s, n, sizeof *s, cmp_float);
-    out[0] = low / (double)n;
-    out[1] = s[n / 20];
-    out[2] = s[n / 2];
-    out[3] = s[n - 1 - n / 20];
-    free(s);
-}
-
-/* Runs p on m with cells of `cell` metres; *st receives res_stats. */
-static void res_run(const er_params *p, map *m, double cell, double st[4])
+/* Runs p on m with cells of `cell` metres; *st receives its statistics. */
+static void res_run(const er_params *p, map *m, double cell, er_landscape_stats *st)
 {
     float *z0 = malloc(cells(m) * sizeof *z0);
     ck_assert_ptr_nonnull(z0);
@@ -1055,22 +1034,26 @@ static void res_run(const er_params *p, map *m, double cell, double st[4])
     er_error err = {""};
     ck_assert_msg(er_run_cpu(p, &t, NULL, &(er_run_opts){NULL, NULL, NULL, &m->b}, &err) == ER_OK,
                   "%s", err.msg);
-    res_stats(m, z0, st);
+    ck_assert(er_landscape_of(m->z, z0, NULL, m->w, m->h, cell, RES_CHANNEL_KM2, st));
     free(z0);
 }
 
 /*
  * Resolution independence (issue #18): with droplet.reference_cell_size
  * the Vermont DEM (90 m cells) and its 2x bilinear resampling (45 m) give
- * the same landscape.  Measured (seed 1, CPU): mean lowering Lague 9.986
- * vs 10.088 m (1.0 %) at 0.3 droplets a reference cell, mass transfer
- * 2.307 vs 2.187 m (5.2 %) at 0.1 (max_distance 128 reference cells); the
- * 5/50/95 % height quantiles within 2.4 m of each other (the inputs' own
- * differ by up to 0.9 m).  With the lengths and densities in metres alone
- * (no rate or volume conversion) the 45 m map lowered 2.32 m against 9.97
- * (Lague) and 0.41 against 2.20 (mass transfer).  Bounds: mean lowering
- * within 10 % (worst measured 5.2 %, unconverted 77 % off), quantiles
- * within 5 m (of a 930 m relief).
+ * the same landscape statistics (tests/unit/terrain_stats.h).  Measured
+ * (seed 1, CPU, 90 m / 45 m): Lague at 0.3 droplets a reference cell
+ * eroded 9.99e6 / 10.09e6 m³ per km² (1.0 %), drainage density 0.944 /
+ * 1.007 km per km² (6.7 %), hypsometric heights 2.4 m apart; mass
+ * transfer at 0.1 (max_distance 128 reference cells) 2.31e6 / 2.19e6
+ * (5.2 %), 0.834 / 0.925 (10.9 %), 0.7 m.  The inputs' own: drainage
+ * 0.767 / 0.764, hypsometry 0.8 m apart.  Spread that is not the cell
+ * size, seed 2 against seed 1 at 90 m: eroded 0.3 % and 0.4 %, drainage
+ * 1.8 % and 1.1 %, hypsometry 0.9 and 0.4 m.  The same keys in the map's
+ * cells gave 43 % (Lague) and 37 % (mass transfer) less erosion at 45 m,
+ * lengths and densities in metres alone 77 % and 81 % less.  Bounds:
+ * eroded volume within 10 %, drainage density within 15 %, hypsometric
+ * heights within 5 m (of a 930 m relief).
  */
 START_TEST(resolution_independence)
 {
@@ -1084,39 +1067,43 @@ START_TEST(resolution_independence)
     map coarse = map_new(W, H), fine = map_new(2 * W - 1, 2 * H - 1);
     memcpy(coarse.z, img.data, cells(&coarse) * sizeof(float));
     er_image_free(&img);
-    for (int y = 0; y < fine.h; y++)
-        for (int x = 0; x < fine.w; x++) {
-            int x0 = x / 2, y0 = y / 2, x1 = x0 + (x & 1), y1 = y0 + (y & 1);
-            const float *c = coarse.z;
-            fine.z[(size_t)y * (size_t)fine.w + (size_t)x] =
-                0.25f * (c[y0 * W + x0] + c[y0 * W + x1] + c[y1 * W + x0] + c[y1 * W + x1]);
-        }
+    er_ts_refine2(coarse.z, W, H, fine.z);
+    er_landscape_stats a0, b0;
+    ck_assert(er_landscape_of(coarse.z, coarse.z, NULL, W, H, 90, RES_CHANNEL_KM2, &a0));
+    ck_assert(er_landscape_of(fine.z, fine.z, NULL, fine.w, fine.h, 45, RES_CHANNEL_KM2, &b0));
     for (int variant = 0; variant < 2; variant++) {
-        map a = map_copy(&coarse), b = map_copy(&fine);
+        map a = map_copy(&coarse), b = map_copy(&fine), c = map_copy(&coarse);
         er_params p = droplet_params(-1, 1);
         p.droplet.variant = variant ? ER_DROPLET_MASS_TRANSFER : ER_DROPLET_LAGUE;
         p.droplet.per_cell = variant ? 0.1 : 0.3;
         p.droplet.mt_max_distance = 128;
         p.droplet.height_unit = 930; /* one number for both maps (their reliefs differ by 1 m) */
         p.droplet.reference_cell_size = 90;
-        double sa[4], sb[4];
-        res_run(&p, &a, 90, sa);
-        res_run(&p, &b, 45, sb);
-        fprintf(stderr, "resolution: %s: mean lowering %.3f / %.3f m, q05 %.2f / %.2f, q50 %.2f / "
-                "%.2f, q95 %.2f / %.2f m (90 m / 45 m cells)\n", variant ? "mass transfer" : "lague",
-                sa[0], sb[0], sa[1], sb[1], sa[2], sb[2], sa[3], sb[3]);
-        ck_assert(fabs(sb[0] - sa[0]) < 0.1 * sa[0]);
-        for (int k = 1; k < 4; k++)
-            ck_assert(fabs(sb[k] - sa[k]) < 5);
+        er_landscape_stats sa, sb, sc;
+        res_run(&p, &a, 90, &sa);
+        res_run(&p, &b, 45, &sb);
+        p.seed = 2;
+        res_run(&p, &c, 90, &sc);
+        p.seed = 1;
+        fprintf(stderr, "resolution: %s: eroded %.0f / %.0f (seed 2: %.0f) m3/km2, drainage %.4f / "
+                "%.4f (seed 2: %.4f; inputs %.4f / %.4f) km/km2, hypsometry %.2f m apart "
+                "(seed 2: %.2f, inputs %.2f)\n", variant ? "mass transfer" : "lague",
+                sa.eroded_per_km2, sb.eroded_per_km2, sc.eroded_per_km2, sa.drainage_density,
+                sb.drainage_density, sc.drainage_density, a0.drainage_density, b0.drainage_density,
+                er_ts_hyps_diff(&sa, &sb), er_ts_hyps_diff(&sa, &sc), er_ts_hyps_diff(&a0, &b0));
+        ck_assert(fabs(sb.eroded_per_km2 / sa.eroded_per_km2 - 1.0) < 0.1);
+        ck_assert(fabs(sb.drainage_density / sa.drainage_density - 1.0) < 0.15);
+        ck_assert(er_ts_hyps_diff(&sa, &sb) < 5);
         ck_assert(a.b.rel_error < 1e-7 && b.b.rel_error < 1e-7);
         /* At the reference cell size the recipe is the one without it. */
-        map a0 = map_copy(&coarse);
+        map a1 = map_copy(&coarse);
         p.droplet.reference_cell_size = 0;
-        res_run(&p, &a0, 90, sb);
-        ck_assert(memcmp(a0.z, a.z, cells(&a) * sizeof(float)) == 0);
-        map_free(&a0);
+        res_run(&p, &a1, 90, &sb);
+        ck_assert(memcmp(a1.z, a.z, cells(&a) * sizeof(float)) == 0);
+        map_free(&a1);
         map_free(&a);
         map_free(&b);
+        map_free(&c);
     }
     map_free(&coarse);
     map_free(&fine);

@@ -485,6 +485,7 @@ static void every_field_changed(er_params *p)
     m->talus_slope = 1.2;
     m->cfl = ER_CFL_ERROR;
     m->max_substeps = 9;
+    m->reference_cell_size = 45;
     er_droplet_params *d = &p->droplet;
     d->count = 1000000000000;
     d->per_cell = 2.5;
@@ -617,7 +618,7 @@ START_TEST(printed_shape)
         "cell_size", "mei", "steps", "dt", "gravity", "pipe_area", "rain_rate", "rain_steps",
         "drops_per_step", "drop_radius", "drop_amount", "sources", "boundary", "kc", "ks", "kd",
         "ke", "min_tilt", "max_erosion_depth", "capacity_depth", "advection", "thermal_rate", "talus_slope", "cfl",
-        "max_substeps", "droplet", "count", "per_cell", "variant", "height_unit",
+        "max_substeps", "reference_cell_size", "droplet", "count", "per_cell", "variant", "height_unit",
         "reference_cell_size", "tile_size",
         "batch_size", "radius", "inertia", "capacity", "min_capacity", "min_slope",
         "erode_speed", "deposit_speed", "evaporate_speed", "gravity", "lifetime",
