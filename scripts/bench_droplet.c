@@ -14,7 +14,10 @@
  *   identical_to_cpu=yes|no
  * (CPU and device agree statistically; identical_to_cpu says whether this
  * device happened to round every step as the CPU does).
- * Usage: bench_droplet [size [droplets [max_threads]]].
+ * Usage: bench_droplet [size [droplets [max_threads [maps]]]]; maps = 1 runs
+ * every run with all three droplet control maps (core/controls.h: graded
+ * hardness, a mask 0 .. 1 and rain 0 .. 2, value noise like the terrain),
+ * the cost of the per-tap shares against a run without (maps=0).
  * Peers for scale (one thread, 1024^2): Lague's CPU code 0.12M droplets/s,
  * the fastest C peer 0.36M droplets/s.
  */
@@ -75,6 +78,9 @@ typedef struct result {
     er_budget budget;
 } result;
 
+/* The control maps of a maps=1 run; NULL = none. */
+static const er_controls *bench_ctl;
+
 static int run(const er_params *p, const float *h0, int n, int threads, int serial, er_vk_ctx *vk,
                result *r)
 {
@@ -85,7 +91,7 @@ static int run(const er_params *p, const float *h0, int n, int threads, int seri
     if (!r->h || !r->flow || !r->dep)
         return -1;
     memcpy(r->h, h0, cells * sizeof(float));
-    er_terrain t = {n, n, r->h, NULL, 1.0, 1.0, NULL};
+    er_terrain t = {n, n, r->h, NULL, 1.0, 1.0, bench_ctl};
     er_layers layers = {r->flow, r->dep};
     er_error err = {""};
 #ifdef _OPENMP
@@ -115,10 +121,10 @@ static void report(const char *mode, int n, int threads, const result *r, double
                        memcmp(r->dep, ref->dep, bytes) == 0
                    ? "yes"
                    : "no";
-    printf("bench=droplet mode=%s size=%d threads=%d droplets=%lld seconds=%.3f "
+    printf("bench=droplet mode=%s maps=%d size=%d threads=%d droplets=%lld seconds=%.3f "
            "droplets_per_s=%.0f steps_per_s=%.0f steps_per_droplet=%.1f "
            "speedup_vs_sequential=%.2f identical=%s rel_error=%.2e\n",
-           mode, n, threads, (long long)r->budget.work_done, r->seconds,
+           mode, bench_ctl != NULL, n, threads, (long long)r->budget.work_done, r->seconds,
            (double)r->budget.work_done / r->seconds, (double)r->budget.substeps / r->seconds,
            (double)r->budget.substeps / (double)r->budget.work_done, base / r->seconds, same,
            r->budget.rel_error);
@@ -160,14 +166,27 @@ int main(int argc, char **argv)
     int n = argc > 1 ? atoi(argv[1]) : 1024;
     long long count = argc > 2 ? atoll(argv[2]) : 1000000;
     int max_threads = argc > 3 ? atoi(argv[3]) : 2;
-    if (n < 16 || count < 1 || max_threads < 1) {
-        fprintf(stderr, "usage: bench_droplet [size [droplets [max_threads]]]\n");
+    int maps = argc > 4 ? atoi(argv[4]) : 0;
+    if (n < 16 || count < 1 || max_threads < 1 || maps < 0 || maps > 1) {
+        fprintf(stderr, "usage: bench_droplet [size [droplets [max_threads [maps]]]]\n");
         return 2;
     }
-    float *h0 = malloc((size_t)n * (size_t)n * sizeof *h0);
-    if (!h0)
+    size_t nc = (size_t)n * (size_t)n;
+    float *h0 = malloc(nc * sizeof *h0), *ctl = maps ? malloc(3 * nc * sizeof *ctl) : NULL;
+    if (!h0 || (maps && !ctl))
         return 1;
     fbm(h0, n, 7);
+    er_controls k = {NULL, NULL, NULL, NULL};
+    if (maps) {
+        /* Noise fields of other seeds: hardness and mask 0 .. 1, rain 0 .. 2. */
+        fbm(ctl, n, 8);
+        fbm(ctl + nc, n, 9);
+        fbm(ctl + 2 * nc, n, 10);
+        for (size_t i = 0; i < nc; i++)
+            ctl[2 * nc + i] *= 2.0f;
+        k = (er_controls){ctl, ctl + 2 * nc, ctl + nc, NULL};
+        bench_ctl = &k;
+    }
 
     er_params p;
     er_params_default(&p);
@@ -198,5 +217,6 @@ int main(int argc, char **argv)
     free(one.flow);
     free(one.dep);
     free(h0);
+    free(ctl);
     return 0;
 }

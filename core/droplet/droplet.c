@@ -57,13 +57,25 @@ static inline int brush_clean(const er_dctx *c, int cx, int cy)
 }
 
 /* Bilinear deposit of `amount` [m] onto the four nodes around a position
- * whose floor node is i00 and offsets fx, fy (all four are valid). */
-static inline void deposit_bilinear(const er_dctx *c, size_t i00, float fx, float fy, float amount)
+ * whose floor node is i00 and offsets fx, fy (all four are valid), each
+ * node's share times its mask value; returns what was laid down (amount
+ * without a mask map; never more than amount). */
+static inline float deposit_bilinear(const er_dctx *c, size_t i00, float fx, float fy,
+                                     float amount)
 {
     size_t w = (size_t)c->width;
     float *h = c->height_m;
     float a00 = amount * (1 - fx) * (1 - fy), a10 = amount * fx * (1 - fy);
     float a01 = amount * (1 - fx) * fy, a11 = amount * fx * fy;
+    float laid = amount;
+    if (c->ctl_mask) {
+        const float *m = c->ctl_mask;
+        a00 *= m[i00];
+        a10 *= m[i00 + 1];
+        a01 *= m[i00 + w];
+        a11 *= m[i00 + w + 1];
+        laid = er_minf(a00 + a10 + a01 + a11, amount);
+    }
     h[i00] += a00;
     h[i00 + 1] += a10;
     h[i00 + w] += a01;
@@ -75,6 +87,7 @@ static inline void deposit_bilinear(const er_dctx *c, size_t i00, float fx, floa
         d[i00 + w] += a01;
         d[i00 + w + 1] += a11;
     }
+    return laid;
 }
 
 /* The brush clipped to the map at centre (cx, cy): the window [x0, x1] x
@@ -97,21 +110,45 @@ static float clipped_weight(const er_dctx *c, const float *bw, int cx, int cy, i
     return sum;
 }
 
+/* The clean-window brush deposit with a mask map: each tap's share times
+ * its mask value; returns what was laid down. */
+static float brush_apply_masked(const er_dctx *c, size_t o, float amount, float *restrict dep)
+{
+    const int side = c->brush_side;
+    const size_t w = (size_t)c->width;
+    const float *restrict bw = c->brush_w;
+    float *restrict row = c->height_m + o;
+    const float *restrict m = c->ctl_mask + o;
+    float laid = 0;
+    for (int j = 0; j < side; j++, row += w, m += w, bw += side)
+        for (int i = 0; i < side; i++) {
+            float d = amount * bw[i] * m[i];
+            row[i] -= d;
+            if (dep)
+                dep[o + (size_t)j * w + (size_t)i] -= d;
+            laid -= d;
+        }
+    return laid;
+}
+
 /* Adds `-amount` [m] (amount <= 0: a droplet's or particle's load where it
  * ends) through the brush centred on node (cx, cy), each tap its weight's
- * share, and to the deposit layer.  Taps off the map or on walls are left
- * out and the others' weights renormalised (slow path).  Erosion goes
- * through brush_erode, which bounds every tap. */
-void er_brush_apply(const er_dctx *c, int cx, int cy, float amount)
+ * share (times its mask value), and to the deposit layer.  Taps off the map
+ * or on walls are left out and the others' weights renormalised (slow
+ * path).  Erosion goes through brush_erode, which bounds every tap. */
+float er_brush_apply(const er_dctx *c, int cx, int cy, float amount)
 {
     const int side = c->brush_side, r1 = c->radius - 1;
     const size_t w = (size_t)c->width;
     const float *restrict bw = c->brush_w;
+    const float *restrict m = c->ctl_mask;
     float *restrict h = c->height_m;
     float *restrict dep = amount < 0 ? c->deposit : NULL;
 
     if (brush_clean(c, cx, cy)) {
         size_t o = (size_t)(cy - r1) * w + (size_t)(cx - r1);
+        if (m)
+            return brush_apply_masked(c, o, amount, dep);
         float *restrict row = h + o;
         for (int j = 0; j < side; j++, row += w, bw += side)
             ER_SIMD
@@ -125,23 +162,27 @@ void er_brush_apply(const er_dctx *c, int cx, int cy, float amount)
                 for (int i = 0; i < side; i++)
                     row[i] -= amount * bw[i];
         }
-        return;
+        return -amount;
     }
     int x0, x1, y0, y1;
     float sum = clipped_weight(c, bw, cx, cy, &x0, &x1, &y0, &y1);
     /* sum >= the centre's weight > 0: the centre is a corner of a valid
      * bilinear cell. */
-    float k = amount / sum;
+    float k = amount / sum, laid = 0;
     for (int y = y0; y <= y1; y++)
         for (int x = x0; x <= x1; x++) {
             size_t i = (size_t)y * w + (size_t)x;
             if (!c->wall || !c->wall[i]) {
                 float d = k * bw[(y - cy + r1) * side + (x - cx + r1)];
+                if (m)
+                    d *= m[i];
                 h[i] -= d;
                 if (dep)
                     dep[i] -= d;
+                laid -= d;
             }
         }
+    return m ? laid : -amount;
 }
 
 /* One brush tap of an erosion: the tap at height `o` gives up its share
@@ -171,16 +212,22 @@ static inline float tap_erode(float o, float d, float stop)
  * step with the unbounded brush, 80 ns with this one, 84 ns with one
  * running sum.
  */
+static float brush_erode_ctl(const er_dctx *c, size_t o, float amount, float stop);
+
 static float brush_erode(const er_dctx *c, int cx, int cy, float amount, float stop)
 {
     const int side = c->brush_side, r1 = c->radius - 1;
     const size_t w = (size_t)c->width;
     const float *restrict bw = c->brush_w;
+    const float *restrict ek = c->ctl_erode;
     float *restrict h = c->height_m;
     float taken = 0;
 
     if (brush_clean(c, cx, cy)) {
-        float *restrict row = h + (size_t)(cy - r1) * w + (size_t)(cx - r1);
+        size_t top = (size_t)(cy - r1) * w + (size_t)(cx - r1);
+        if (ek)
+            return brush_erode_ctl(c, top, amount, stop);
+        float *restrict row = h + top;
         float col[ER_BRUSH_SIDE_MAX];
         for (int i = 0; i < side; i++)
             col[i] = 0;
@@ -203,14 +250,41 @@ static float brush_erode(const er_dctx *c, int cx, int cy, float amount, float s
         for (int y = y0; y <= y1; y++) {
             size_t i = (size_t)y * w + (size_t)x;
             if (!c->wall || !c->wall[i]) {
-                float o = h[i];
-                float v = tap_erode(o, k * bw[(y - cy + r1) * side + (x - cx + r1)], stop);
+                float o = h[i], d = k * bw[(y - cy + r1) * side + (x - cx + r1)];
+                if (ek)
+                    d *= ek[i];
+                float v = tap_erode(o, d, stop);
                 h[i] = v;
                 cs += o - v;
             }
         }
         taken += cs;
     }
+    return taken;
+}
+
+/* brush_erode's clean window (top-left cell o) with hardness or mask: each
+ * tap's share times its (1 - hardness) * mask, summed in the same order.
+ * A path of its own so that runs without maps keep the loop above. */
+static float brush_erode_ctl(const er_dctx *c, size_t o, float amount, float stop)
+{
+    const int side = c->brush_side;
+    const size_t w = (size_t)c->width;
+    const float *restrict bw = c->brush_w;
+    const float *restrict ek = c->ctl_erode + o;
+    float *restrict row = c->height_m + o;
+    float col[ER_BRUSH_SIDE_MAX], taken = 0;
+    for (int i = 0; i < side; i++)
+        col[i] = 0;
+    for (int j = 0; j < side; j++, row += w, ek += w, bw += side)
+        ER_SIMD
+        for (int i = 0; i < side; i++) {
+            float h0 = row[i], v = tap_erode(h0, amount * bw[i] * ek[i], stop);
+            row[i] = v;
+            col[i] += h0 - v;
+        }
+    for (int i = 0; i < side; i++)
+        taken += col[i];
     return taken;
 }
 
@@ -224,7 +298,7 @@ static void lague_flush_flow(const er_dctx *c, const er_lague_state *s)
 {
     if (!c->flow)
         return;
-    float water = c->init_water;
+    float water = s->water0;
     for (int k = 0; k < s->it; k++) {
         c->flow[s->trail[k]] += water;
         water *= c->keep_water;
@@ -238,9 +312,9 @@ static void lague_end(const er_dctx *c, er_lague_state *s, er_dacc *acc)
 {
     if (s->sed > 0) {
         int kx = (int)s->lx, ky = (int)s->ly;
-        er_brush_apply(c, s->bx + kx + (s->lx - (float)kx >= 0.5f),
-                    s->by + ky + (s->ly - (float)ky >= 0.5f), -s->sed);
-        acc->deposited += (double)s->sed;
+        float laid = er_brush_apply(c, s->bx + kx + (s->lx - (float)kx >= 0.5f),
+                                    s->by + ky + (s->ly - (float)ky >= 0.5f), -s->sed);
+        er_end_load(s->sed, laid, &acc->deposited, &acc->left_map);
         s->sed = 0;
     }
     lague_flush_flow(c, s);
@@ -268,7 +342,7 @@ void er_lague_begin(const er_dctx *c, er_lague_state *s, double x, double y, siz
     s->ly = s->ly0 = local_start(y - s->by, bias);
     s->dx = s->dy = 0;
     s->speed = c->init_speed;
-    s->water = c->init_water;
+    s->water = s->water0 = c->ctl_rain ? c->init_water * er_start_rain(c, x, y) : c->init_water;
     s->sed = 0;
     s->it = 0;
     s->trail = trail;
@@ -373,9 +447,9 @@ int er_lague_step(const er_dctx *c, er_lague_state *s, er_dacc *acc)
          * excess.  Onto the four nodes around the old position. */
         float amount = dh > 0 ? er_minf(dh * c->area_k, sed) : (sed - cap) * c->deposit_speed;
         amount = er_minf(amount, sed);
+        amount = deposit_bilinear(c, i00, fx, fy, amount);
         sed -= amount;
         acc->deposited += (double)amount;
-        deposit_bilinear(c, i00, fx, fy, amount);
     } else {
         /* Never more than the height drop in all (as a volume over the
          * reference cell: area_k), and no tap below the new position (the
@@ -529,7 +603,8 @@ static float *make_brush(int r)
  * itself without a window).  A start on a wall draws again from the
  * previous draw (a pure function of the same key), up to ER_START_TRIES
  * times; returns 0 when every try hit a wall, or when the start lies
- * outside the window (another tile's droplet).  Positions are returned in
+ * outside the window (another tile's droplet) or in a cell where the rain
+ * map is 0 (core/controls.h: counted as run, changing nothing).  Positions are returned in
  * map coordinates: world minus the window's corner, exact in double (both
  * are multiples of the world value's last place), so a droplet's flight
  * in a window is bit for bit its flight in the whole world where the
@@ -553,7 +628,8 @@ static int droplet_start(const er_dctx *c, uint64_t seed, int64_t id, double *px
                                : !c->wall[i])) {
             *px = x;
             *py = y;
-            return 1;
+            /* Rain 0: the droplet does not start, after the same draws. */
+            return !c->ctl_rain || c->ctl_rain[i] > 0;
         }
         r = er_rng_u64(r, ER_STREAM_DROPLET_START, (uint64_t)id);
     }
@@ -572,13 +648,15 @@ static void run_one(const er_dctx *c, uint64_t seed, int64_t id, size_t *trail, 
 }
 
 /* Steps until a particle's volume falls below min_volume by evaporation
- * alone, counted with the same float products the kernel forms (no log),
- * plus one; ER_MT_MAX_STEPS when that never happens. */
-static int64_t particle_max_steps(float keep, float min_volume)
+ * alone from the start volume v0, counted with the same float products the
+ * kernel forms (no log), plus one; ER_MT_MAX_STEPS when that never
+ * happens.  Rounding is monotonic, so a particle starting with less than
+ * v0 ends no later. */
+static int64_t particle_max_steps(float keep, float min_volume, float v0)
 {
     if (!(keep < 1.0f))
         return ER_MT_MAX_STEPS;
-    float v = 1.0f;
+    float v = v0;
     int64_t n = 0;
     while (v >= min_volume && n < ER_MT_MAX_STEPS) {
         v *= keep;
@@ -590,11 +668,54 @@ static int64_t particle_max_steps(float keep, float min_volume)
 /* The setup shared with other compute paths (droplet_impl.h). */
 typedef er_droplet_setup run_state;
 
+/* The largest rain multiplier on a valid cell, 1 without a rain map: the
+ * particle with the largest start volume bounds the steps of all. */
+static float rain_max(const er_terrain *t, const float *rain)
+{
+    float m = 1.0f;
+    if (!rain)
+        return m;
+    m = 0.0f;
+    for (size_t i = 0, n = (size_t)t->width * (size_t)t->height; i < n; i++)
+        if ((!t->wall || !t->wall[i]) && rain[i] > m)
+            m = rain[i];
+    return m;
+}
+
+/* Points the context at the terrain's control maps; hardness and mask
+ * fold into one erosion factor per cell, (1 - h) * m, computed once here
+ * for every compute path (the Vulkan shaders read the same array).
+ * Non-zero when out of memory. */
+static int set_controls(const er_terrain *t, run_state *s)
+{
+    const er_controls *k = t->controls;
+    er_dctx *c = &s->ctx;
+    if (!k)
+        return 0;
+    c->ctl_rain = k->rain;
+    c->ctl_mask = k->mask;
+    if (!k->hardness && !k->mask)
+        return 0;
+    s->erode_k = malloc(s->cells * sizeof *s->erode_k);
+    if (!s->erode_k)
+        return 1;
+    for (size_t i = 0; i < s->cells; i++) {
+        /* Walls may hold anything, NaN included, and are never read. */
+        int valid = !t->wall || !t->wall[i];
+        float h = k->hardness && valid ? k->hardness[i] : 0.0f;
+        float m = k->mask && valid ? k->mask[i] : 1.0f;
+        s->erode_k[i] = (1.0f - h) * m;
+    }
+    c->ctl_erode = s->erode_k;
+    return 0;
+}
+
 static void run_state_free(run_state *s)
 {
     free(s->trail);
     free(s->brush);
     free(s->clean);
+    free(s->erode_k);
 }
 
 /* Zeroes the layers and fills the context from the plan. */
@@ -618,6 +739,8 @@ static er_status run_setup(const er_plan *plan, er_terrain *t, er_layers *layers
         memset(layers->sediment, 0, s->cells * sizeof(float));
 
     er_dctx *c = &s->ctx;
+    if (set_controls(t, s))
+        return er_fail(err, ER_ENOMEM, "droplet: out of memory for the control maps");
     c->width = t->width;
     c->height = t->height;
     c->wx0 = wn.x0;
@@ -659,7 +782,8 @@ static er_status run_setup(const er_plan *plan, er_terrain *t, er_layers *layers
         c->mt_min_volume = (float)d->mt_min_volume;
         c->mt_vscale = (float)(ER_MT_HEIGHT_SCALE * sqrt(plan->area_k) / unit);
         c->mt_max_distance = (int)d->mt_max_distance;
-        c->mt_max_steps = particle_max_steps(c->mt_evap_keep, c->mt_min_volume);
+        c->mt_max_steps = particle_max_steps(c->mt_evap_keep, c->mt_min_volume,
+                                             rain_max(t, c->ctl_rain));
     }
     /* Both variants lay a load down through the brush; the particle's 3x3
      * stencil needs a clean window of at least 1. */

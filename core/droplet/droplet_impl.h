@@ -79,7 +79,22 @@ typedef struct er_dctx {
     float mt_vscale;          /* [1/m] ER_MT_HEIGHT_SCALE / U */
     int64_t mt_max_steps;
     int mt_max_distance;
+
+    /* Control maps (core/controls.h) on the map's grid; NULL = not given,
+     * and then the kernels take the paths they took before the maps
+     * existed, so a run without maps keeps its bits and its speed. */
+    const float *ctl_rain;    /* start water (particles: volume) multiplier */
+    const float *ctl_erode;   /* (1 - hardness) * mask: the share of an erosion a cell
+                                 gives; NULL when neither map is given */
+    const float *ctl_mask;    /* mask: the share of a deposit a cell takes */
 } er_dctx;
+
+/* The rain multiplier of the cell holding (x, y) (map coordinates of a
+ * start), 1 without a rain map. */
+static inline float er_start_rain(const er_dctx *c, double x, double y)
+{
+    return c->ctl_rain ? c->ctl_rain[(size_t)(int)y * (size_t)c->width + (size_t)(int)x] : 1.0f;
+}
 
 /* Per-block (or per-run) sums; doubles added in a fixed order. */
 typedef struct er_dacc {
@@ -95,6 +110,7 @@ typedef struct er_droplet_setup {
     size_t *trail;            /* the sequential runs' trail scratch */
     float *brush;             /* brush weights */
     uint8_t *clean;           /* clean mask (maps with walls), else NULL */
+    float *erode_k;           /* ctx.ctl_erode's storage, else NULL */
     int64_t count;            /* droplets to run */
     double before;            /* [m * cells] terrain sum at the start */
     double scale;             /* [m * cells] sum of |height| at the start: the
@@ -221,6 +237,7 @@ typedef struct er_lague_state {
     float lx0, ly0;       /* [cells] start, relative to the base node */
     float dx, dy;         /* direction, unit length (0 at the start) */
     float speed, water;
+    float water0;         /* water at the start (rain map times initial_water) */
     float sed;            /* [m] sediment carried */
     int it;               /* steps taken */
     size_t *trail;        /* cell of each step (lifetime entries), for the flow layer */
@@ -244,9 +261,22 @@ void er_lague_droplet(const er_dctx *c, double x, double y, size_t *trail, er_da
 
 /* Lays `-amount` [m] (amount <= 0) down through the brush centred on cell
  * (cx, cy) (on the map, not a wall), renormalised over the taps on the map
- * and off walls, and adds it to the deposit layer: where a droplet or a
- * particle that stops leaves its load (core/droplet/droplet.c). */
-void er_brush_apply(const er_dctx *c, int cx, int cy, float amount);
+ * and off walls, each tap's share times its mask value, and adds it to the
+ * deposit layer: where a droplet or a particle that stops leaves its load
+ * (core/droplet/droplet.c).  Returns what it laid down: exactly -amount
+ * without a mask map. */
+float er_brush_apply(const er_dctx *c, int cx, int cy, float amount);
+
+/* A droplet's or particle's load `sed` at its end, of which `laid` went
+ * down through the brush (er_brush_apply): the rest, only under a mask
+ * map, leaves the terrain with the droplet, counted with what left the map
+ * so that before - after - left_map stays exact. */
+static inline void er_end_load(float sed, float laid, double *deposited, double *left_map)
+{
+    *deposited += (double)laid;
+    if (laid < sed)
+        *left_map += (double)sed - (double)laid;
+}
 
 /* Runs one mass-transfer particle from (x, y) (cell coordinates, its cell
  * valid) and adds its effects to *acc. */

@@ -97,7 +97,7 @@ void er_particle_run(const er_dctx *c, double x, double y, er_dacc *acc)
     float *restrict h = c->height_m;
     const int sx = (int)x, sy = (int)y;
     int ix = sx, iy = sy;
-    float vx = 0, vy = 0, vol = 1, sed = 0;
+    float vx = 0, vy = 0, vol = er_start_rain(c, x, y), sed = 0;
     double eroded = 0, deposited = 0;
     int64_t steps = 0;
 
@@ -151,8 +151,12 @@ void er_particle_run(const er_dctx *c, double x, double y, er_dacc *acc)
          * than asked does not happen, so the load never goes negative. */
         float o = h[ci], v;
         if (ds > 0) {
+            if (c->ctl_erode) /* (1 - hardness) * mask, core/controls.h */
+                ds *= c->ctl_erode[ci];
             v = er_maxf(o - ds, er_minf(o, h[cj]));
         } else {
+            if (c->ctl_mask)
+                ds *= c->ctl_mask[ci];
             v = o - ds;
             if (o - v < ds)
                 v = o;
@@ -175,10 +179,8 @@ void er_particle_run(const er_dctx *c, double x, double y, er_dacc *acc)
     /* Through the brush, not onto one cell: a particle stopped by
      * max_distance or a wall with its load on one cell left a single-cell
      * mound (issue #18). */
-    if (sed > 0) {
-        er_brush_apply(c, ix, iy, -sed);
-        deposited += (double)sed;
-    }
+    if (sed > 0)
+        er_end_load(sed, er_brush_apply(c, ix, iy, -sed), &deposited, &acc->left_map);
     acc->eroded += eroded;
     acc->deposited += deposited;
     acc->steps += steps;

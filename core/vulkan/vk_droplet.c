@@ -55,6 +55,7 @@
 typedef struct vkd_start {
     int32_t bx, by;
     float lx, ly;
+    float water;              /* Lague: start water; particle: start volume (rain map) */
 } vkd_start;
 
 typedef struct vkd_job {
@@ -92,9 +93,12 @@ typedef struct vkd_push_mt {
 
 _Static_assert(sizeof(vkd_push_mt) == sizeof(vkd_push), "push constant blocks differ");
 
-enum { F_FLOW = 1, F_DEP = 2, F_WALL = 4 };
+enum { F_FLOW = 1, F_DEP = 2, F_WALL = 4, F_ERODE = 8, F_DMASK = 16 };
 
-enum { B_HEIGHT, B_FLOW, B_DEP, B_MASK, B_BRUSH, B_START, B_JOB, B_BLOCK, B_COUNT };
+/* B_ERODE and B_DMASK: the control maps' per-cell erosion and deposit
+ * shares (er_dctx.ctl_erode, ctl_mask), one word when absent. */
+enum { B_HEIGHT, B_FLOW, B_DEP, B_MASK, B_BRUSH, B_START, B_JOB, B_BLOCK, B_ERODE, B_DMASK,
+       B_COUNT };
 
 /* Sizes of one run's buffers, worked out before anything is created. */
 typedef struct vkd_plan {
@@ -225,12 +229,13 @@ static void prepare_batch(const er_droplet_setup *s, uint64_t seed, int size, in
                 if (c->variant == ER_DROPLET_LAGUE) {
                     er_lague_state st;
                     er_lague_begin(c, &st, bt->sx[i], bt->sy[i], NULL);
-                    starts[*nstart] = (vkd_start){st.bx, st.by, st.lx, st.ly};
+                    starts[*nstart] = (vkd_start){st.bx, st.by, st.lx, st.ly, st.water};
                 } else {
                     /* The particle's cell and its offset in the cell. */
                     int cx = (int)bt->sx[i], cy = (int)bt->sy[i];
                     starts[*nstart] = (vkd_start){cx, cy, (float)(bt->sx[i] - cx),
-                                                  (float)(bt->sy[i] - cy)};
+                                                  (float)(bt->sy[i] - cy),
+                                                  er_start_rain(c, bt->sx[i], bt->sy[i])};
                 }
                 (*nstart)++;
             }
@@ -412,6 +417,8 @@ static er_status plan_run(er_vk_ctx *vk, const er_droplet_setup *s, int64_t size
     pl->sizes[B_START] = n_start * sizeof(vkd_start);
     pl->sizes[B_JOB] = n_job * sizeof(vkd_job);
     pl->sizes[B_BLOCK] = n_job * sizeof(vkd_block);
+    pl->sizes[B_ERODE] = c->ctl_erode ? bytes : 4;
+    pl->sizes[B_DMASK] = c->ctl_mask ? bytes : 4;
     /* Staging carries the layers, the mask and the brush: the largest
      * (the brush on maps of fewer than side^2 cells, issue #12). */
     pl->sizes[B_COUNT] = bytes;
@@ -454,7 +461,8 @@ static uint32_t steps_per_pass(const er_vk_ctx *vk, const er_dctx *c, uint32_t a
  * the step calls a droplet takes at most. */
 static vkd_push make_push(const er_dctx *c, uint32_t steps, uint64_t *calls)
 {
-    uint32_t flags = (c->flow ? F_FLOW : 0u) | (c->deposit ? F_DEP : 0u) | (c->wall ? F_WALL : 0u);
+    uint32_t flags = (c->flow ? F_FLOW : 0u) | (c->deposit ? F_DEP : 0u) | (c->wall ? F_WALL : 0u) |
+                     (c->ctl_erode ? F_ERODE : 0u) | (c->ctl_mask ? F_DMASK : 0u);
     vkd_push base = {
         .width = c->width, .height = c->height, .lifetime = c->lifetime, .radius = c->radius,
         .inertia = c->inertia, .grad_k = c->grad_k, .cap_k = c->cap_k, .min_cap = c->min_cap,
@@ -487,7 +495,8 @@ static er_status device_setup(vkd_run *R, er_vk_ctx *vk, const er_droplet_setup 
 {
     static const char *const names[B_COUNT] = {"height", "flow", "deposit", "wall mask",
                                                "brush", "droplet starts", "block jobs",
-                                               "block states"};
+                                               "block states", "erosion shares",
+                                               "deposit mask"};
     const er_dctx *c = &s->ctx;
     const size_t bytes = s->cells * sizeof(float), side = (size_t)c->brush_side;
     const int lague = c->variant == ER_DROPLET_LAGUE;
@@ -495,7 +504,8 @@ static er_status device_setup(vkd_run *R, er_vk_ctx *vk, const er_droplet_setup 
     R->vk = vk;
     R->device_at = R->host_at = b0;
     for (int i = 0; i < B_COUNT && !st; i++)
-        st = er_vk_buffer_new(vk, pl->sizes[i], i >= B_START ? ER_VK_HOST : ER_VK_DEVICE,
+        st = er_vk_buffer_new(vk, pl->sizes[i],
+                              i >= B_START && i <= B_BLOCK ? ER_VK_HOST : ER_VK_DEVICE,
                               &R->b[i], names[i], err);
     if (!st)
         st = er_vk_buffer_new(vk, pl->sizes[B_COUNT], ER_VK_HOST, &R->staging, "staging", err);
@@ -522,6 +532,10 @@ static er_status device_setup(vkd_run *R, er_vk_ctx *vk, const er_droplet_setup 
                   : er_fail(err, ER_ENOMEM, "droplet: out of memory for the wall mask");
         free(mask);
     }
+    if (!st && c->ctl_erode)
+        st = transfer(R, &R->b[B_ERODE], (void *)(uintptr_t)c->ctl_erode, bytes, 1, err);
+    if (!st && c->ctl_mask)
+        st = transfer(R, &R->b[B_DMASK], (void *)(uintptr_t)c->ctl_mask, bytes, 1, err);
     if (!st && layers_up && c->flow)
         st = transfer(R, &R->b[B_FLOW], c->flow, bytes, 1, err);
     if (!st && layers_up && c->deposit)

@@ -1211,6 +1211,330 @@ START_TEST(blocking_layout)
 }
 END_TEST
 
+
+/* ------------------------------------------------------------------ */
+/* Control maps (core/controls.h, issue #17)                           */
+
+static er_status run_ctl(const er_params *p, map *m, const er_controls *k, const er_window *win)
+{
+    er_terrain t = {m->w, m->h, m->z, m->wall, 1.0, 1.0, k};
+    er_layers layers = {m->flow, m->sed};
+    er_error err = {""};
+    er_status st = er_run_cpu(p, &t, win, &(er_run_opts){&layers, NULL, NULL, &m->b}, &err);
+    if (st != ER_OK)
+        fprintf(stderr, "droplet run with maps: %s\n", err.msg);
+    return st;
+}
+
+/* A map of w x h floats from f(x, y). */
+static float *ctl_map(int w, int h, float (*f)(int, int))
+{
+    float *a = malloc((size_t)w * (size_t)h * sizeof *a);
+    ck_assert_ptr_nonnull(a);
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            a[(size_t)y * (size_t)w + (size_t)x] = f(x, y);
+    return a;
+}
+
+/* Painted-looking maps: hard and masked discs, soft gradients, and rain
+ * from 0 to 3 with dry patches, so every path (0, 1 and between) runs. */
+static float paint_hard(int x, int y)
+{
+    int dx = x - 70, dy = y - 60;
+    return dx * dx + dy * dy < 900 ? 1.0f : (float)er_rng_below(3, 1, (uint64_t)(y * 4096 + x), 5) / 4.0f;
+}
+
+static float paint_mask(int x, int y)
+{
+    int dx = x - 150, dy = y - 100;
+    return dx * dx + dy * dy < 700 ? 0.0f : x < 30 ? 0.5f : 1.0f;
+}
+
+static float paint_rain(int x, int y)
+{
+    return (float)er_rng_below(3, 2, (uint64_t)(y * 4096 + x), 7) / 2.0f;
+}
+
+static const er_droplet_variant both_variants[2] = {ER_DROPLET_LAGUE, ER_DROPLET_MASS_TRANSFER};
+
+static er_params ctl_params(er_droplet_variant v)
+{
+    er_params p = droplet_params(-1, 9);
+    p.droplet.variant = v;
+    p.droplet.per_cell = v == ER_DROPLET_LAGUE ? 2.0 : 0.3;
+    p.droplet.mt_max_distance = 30;
+    return p;
+}
+
+/* Hardness 1 (a disc): never lowered, by erosion or rounding, though
+ * droplets cross it and deposits may raise it; the soft cells around are
+ * lowered, and the budget holds as without maps. */
+START_TEST(hardness_one_never_lowered)
+{
+    map m = map_new(200, 150);
+    fbm(&m, 13);
+    map m0 = map_copy(&m);
+    float *hard = ctl_map(m.w, m.h, paint_hard);
+    er_controls k = {.hardness = hard};
+    er_params p = ctl_params(both_variants[_i]);
+    ck_assert_int_eq(run_ctl(&p, &m, &k, NULL), ER_OK);
+    int hard_wet = 0, soft_low = 0;
+    for (size_t i = 0; i < cells(&m); i++) {
+        if (hard[i] == 1.0f) {
+            ck_assert_msg(m.z[i] >= m0.z[i], "hard cell %zu lowered: %.9g < %.9g", i,
+                          (double)m.z[i], (double)m0.z[i]);
+            hard_wet += m.flow[i] > 0;
+        } else {
+            soft_low += m.z[i] < m0.z[i];
+        }
+    }
+    ck_assert_int_gt(hard_wet, 100); /* droplets did run over the hard disc */
+    ck_assert_int_gt(soft_low, 1000);
+    assert_balance(&m, both_variants[_i] == ER_DROPLET_LAGUE ? 30.0 : (double)m.b.substeps);
+    ck_assert_double_le(m.b.rel_error, 1e-6);
+    free(hard);
+    map_free(&m);
+    map_free(&m0);
+}
+END_TEST
+
+/* Mask 0 (a disc): those cells keep their bits and get no deposit, while
+ * a half-masked band still changes; what the mask kept from the droplets'
+ * loads is counted, so eroded = deposited + left_map and the terrain's
+ * budget are exact as without maps (mass_balance's bounds). */
+START_TEST(mask_zero_unchanged)
+{
+    map m = map_new(200, 150);
+    fbm(&m, 13);
+    map m0 = map_copy(&m);
+    float *mask = ctl_map(m.w, m.h, paint_mask), *hard = ctl_map(m.w, m.h, paint_hard);
+    er_controls k = {.hardness = hard, .mask = mask};
+    er_params p = ctl_params(both_variants[_i]);
+    ck_assert_int_eq(run_ctl(&p, &m, &k, NULL), ER_OK);
+    int masked_wet = 0, half_changed = 0;
+    for (size_t i = 0; i < cells(&m); i++) {
+        if (mask[i] == 0.0f) {
+            ck_assert_msg(memcmp(&m.z[i], &m0.z[i], sizeof(float)) == 0 && m.sed[i] == 0,
+                          "masked cell %zu changed", i);
+            masked_wet += m.flow[i] > 0;
+        } else if (mask[i] == 0.5f) {
+            half_changed += m.z[i] != m0.z[i];
+        }
+    }
+    ck_assert_int_gt(masked_wet, 100);
+    ck_assert_int_gt(half_changed, 100);
+    double max_steps = both_variants[_i] == ER_DROPLET_LAGUE ? 30.0 : (double)m.b.substeps;
+    assert_balance(&m, max_steps);
+    double side = 5, per_step = 2 * side * side + 8;
+    double bound = (double)m.b.substeps * per_step * ldexp(2.0, -24) +
+                   side * side * ldexp(1.0, -24) * m.b.eroded;
+    double gap = fabs(m.b.material_before - m.b.material_after - m.b.left_map);
+    ck_assert_msg(gap <= bound, "material gap %.3g > %.3g", gap, bound);
+    free(mask);
+    free(hard);
+    map_free(&m);
+    map_free(&m0);
+}
+END_TEST
+
+/* A CW x CH world (the first w columns of it) whose halves a wall band
+ * [60, 68), wider than any reach, keeps apart. */
+#define CW 128
+#define CH 80
+#define CLW 69
+
+static float *cut(const float *a, int w)
+{
+    float *c = malloc((size_t)w * CH * sizeof *c);
+    ck_assert_ptr_nonnull(c);
+    for (int y = 0; y < CH; y++)
+        memcpy(c + y * w, a + y * CW, (size_t)w * sizeof *c);
+    return c;
+}
+
+static map ctl_world(int w)
+{
+    map whole = map_new(CW, CH);
+    fbm(&whole, 23);
+    map m = map_new(w, CH);
+    m.wall = calloc(cells(&m), 1);
+    ck_assert_ptr_nonnull(m.wall);
+    for (int y = 0; y < CH; y++)
+        for (int x = 0; x < w; x++) {
+            m.z[y * w + x] = 10.0f * whole.z[y * CW + x];
+            m.wall[y * w + x] = x >= 60 && x < 68;
+        }
+    map_free(&whole);
+    return m;
+}
+
+static float rain_left_dry(int x, int y)
+{
+    (void)y;
+    return x < 64 ? 0.0f : 1.0f;
+}
+
+static float rain_none(int x, int y)
+{
+    (void)x, (void)y;
+    return 0.0f;
+}
+
+/* Rain 0 starts no droplet and takes no random draw from the others.  On
+ * ctl_world's two halves, split by a wall band no droplet crosses, rain 0
+ * on the left half: the left half keeps its bits and sees no water, while
+ * the run without the map changes it; the right half equals the run
+ * without the map bit for bit (same droplets, same draws, same batches).
+ * A rain map of 0 everywhere changes nothing, every droplet counted. */
+START_TEST(rain_zero_starts_nothing)
+{
+    map a = ctl_world(CW), b = ctl_world(CW), z0 = ctl_world(CW);
+    float *rain = ctl_map(CW, CH, rain_left_dry);
+    er_controls k = {.rain = rain};
+    er_params p = droplet_params(6000, 5);
+    p.droplet.variant = both_variants[_i];
+    p.droplet.mt_max_distance = 20;
+    ck_assert_int_eq(run_ctl(&p, &a, &k, NULL), ER_OK);
+    ck_assert_int_eq(run_ctl(&p, &b, NULL, NULL), ER_OK);
+    int left_changed = 0;
+    for (int y = 0; y < CH; y++)
+        for (int x = 0; x < CW; x++) {
+            size_t i = (size_t)y * CW + (size_t)x;
+            if (x >= 68)
+                ck_assert_msg(memcmp(&a.z[i], &b.z[i], sizeof(float)) == 0 &&
+                                  memcmp(&a.flow[i], &b.flow[i], sizeof(float)) == 0,
+                              "cell (%d, %d) differs from the run without the map", x, y);
+            else if (x < 60) {
+                ck_assert_msg(memcmp(&a.z[i], &z0.z[i], sizeof(float)) == 0 && a.flow[i] == 0,
+                              "cell (%d, %d) changed under rain 0", x, y);
+                left_changed += b.z[i] != z0.z[i];
+            }
+        }
+    ck_assert_int_gt(left_changed, 100);
+    ck_assert_int_lt(a.b.substeps, b.b.substeps);
+    ck_assert_int_eq(a.b.work_done, 6000);
+
+    float *dry = ctl_map(CW, CH, rain_none);
+    k.rain = dry;
+    memcpy(a.z, z0.z, cells(&a) * sizeof(float));
+    ck_assert_int_eq(run_ctl(&p, &a, &k, NULL), ER_OK);
+    ck_assert(memcmp(a.z, z0.z, cells(&a) * sizeof(float)) == 0);
+    ck_assert_int_eq(a.b.substeps, 0);
+    ck_assert_int_eq(a.b.work_done, 6000);
+    for (size_t i = 0; i < cells(&a); i++)
+        ck_assert(a.flow[i] == 0 && a.sed[i] == 0);
+    free(rain);
+    free(dry);
+    map_free(&a);
+    map_free(&b);
+    map_free(&z0);
+}
+END_TEST
+
+static float rain_two(int x, int y)
+{
+    (void)x, (void)y;
+    return 2.0f;
+}
+
+/* Rain 2 everywhere is the recipe's initial_water times 2, bit for bit
+ * (the start water is one product, exact for a power of two). */
+START_TEST(rain_two_is_double_water)
+{
+    map a = map_new(150, 120);
+    fbm(&a, 17);
+    map b = map_copy(&a);
+    float *rain = ctl_map(a.w, a.h, rain_two);
+    er_controls k = {.rain = rain};
+    er_params p = droplet_params(-1, 3);
+    ck_assert_int_eq(run_ctl(&p, &a, &k, NULL), ER_OK);
+    p.droplet.initial_water *= 2;
+    ck_assert_int_eq(run_ctl(&p, &b, NULL, NULL), ER_OK);
+    ck_assert(same_bytes(&a, &b));
+    ck_assert(a.b.eroded == b.b.eroded && a.b.substeps == b.b.substeps);
+    free(rain);
+    map_free(&a);
+    map_free(&b);
+}
+END_TEST
+
+/* -j1 .. -j8 give the same bits with every map (threads_identical's
+ * property, on the block-coloured schedule). */
+START_TEST(ctl_threads_identical)
+{
+    er_droplet_variant v = both_variants[_i];
+    map base = map_new(230, 170);
+    fbm(&base, 21);
+    float *hard = ctl_map(base.w, base.h, paint_hard), *mask = ctl_map(base.w, base.h, paint_mask);
+    float *rain = ctl_map(base.w, base.h, paint_rain);
+    er_controls k = {hard, rain, mask, NULL};
+    er_params p = ctl_params(v);
+    p.droplet.count = v == ER_DROPLET_LAGUE ? -1 : 3000;
+    p.droplet.batch_size = 2000;
+    map ref = map_copy(&base);
+    set_threads(1);
+    ck_assert_int_eq(run_ctl(&p, &ref, &k, NULL), ER_OK);
+    ck_assert(ref.b.eroded > 0);
+    const int threads[] = {2, 3, 8};
+    for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+        map m = map_copy(&base);
+        set_threads(threads[t]);
+        ck_assert_int_eq(run_ctl(&p, &m, &k, NULL), ER_OK);
+        ck_assert_msg(same_bytes(&m, &ref), "%d threads differ from 1", threads[t]);
+        ck_assert(m.b.eroded == ref.b.eroded && m.b.left_map == ref.b.left_map);
+        map_free(&m);
+    }
+    set_threads(2);
+    free(hard);
+    free(mask);
+    free(rain);
+    map_free(&ref);
+    map_free(&base);
+}
+END_TEST
+
+/* A window [0, 69) of ctl_world with the window's cut of the maps equals
+ * the whole world's run with the whole maps there, bit for bit (as windows
+ * do without maps). */
+START_TEST(ctl_window_is_whole_restricted)
+{
+    er_droplet_variant v = both_variants[_i];
+    float *hard = ctl_map(CW, CH, paint_hard), *mask = ctl_map(CW, CH, paint_mask);
+    float *rain = ctl_map(CW, CH, paint_rain);
+    er_params p = ctl_params(v);
+    p.droplet.count = 6000;
+    p.droplet.height_unit = 10.0;
+    p.droplet.lifetime = 8;
+    p.droplet.mt_max_distance = 8;
+    p.droplet.radius = 2;
+    map whole = ctl_world(CW), part = ctl_world(CLW);
+    er_controls kw = {hard, rain, mask, NULL};
+    ck_assert_int_eq(run_ctl(&p, &whole, &kw, NULL), ER_OK);
+    float *ch = cut(hard, CLW), *cm = cut(mask, CLW), *cr = cut(rain, CLW);
+    er_controls kp = {ch, cr, cm, NULL};
+    er_window win = {0, 0, CW, CH};
+    ck_assert_int_eq(run_ctl(&p, &part, &kp, &win), ER_OK);
+    int changed = 0;
+    for (int y = 0; y < CH; y++)
+        for (int x = 0; x < 60; x++) {
+            ck_assert_msg(memcmp(&part.z[y * CLW + x], &whole.z[y * CW + x], sizeof(float)) == 0,
+                          "cell (%d, %d): window %.9g, whole %.9g", x, y,
+                          (double)part.z[y * CLW + x], (double)whole.z[y * CW + x]);
+            changed += part.sed[y * CLW + x] > 0;
+        }
+    ck_assert_int_gt(changed, 100);
+    free(hard);
+    free(mask);
+    free(rain);
+    free(ch);
+    free(cm);
+    free(cr);
+    map_free(&whole);
+    map_free(&part);
+}
+END_TEST
+
 Suite *droplet_suite(void);
 Suite *droplet_suite(void)
 {
@@ -1256,6 +1580,16 @@ Suite *droplet_suite(void)
     tcase_add_test(tc, start_rounding);
     tcase_add_test(tc, real_dems);
     tcase_add_test(tc, resolution_independence);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("controls");
+    tcase_set_timeout(tc, 240);
+    tcase_add_loop_test(tc, hardness_one_never_lowered, 0, 2);
+    tcase_add_loop_test(tc, mask_zero_unchanged, 0, 2);
+    tcase_add_loop_test(tc, rain_zero_starts_nothing, 0, 2);
+    tcase_add_test(tc, rain_two_is_double_water);
+    tcase_add_loop_test(tc, ctl_threads_identical, 0, 2);
+    tcase_add_loop_test(tc, ctl_window_is_whole_restricted, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -53,10 +53,11 @@ layout(std430, binding = 3) readonly buffer Mask { uint mask[]; };
 /* (2r-1)^2 brush weights, 0 outside the disc, sum 1 */
 layout(std430, binding = 4) readonly buffer Brush { float bw[]; };
 
-/* A droplet's start: base node and position relative to it (er_lague_begin). */
+/* A droplet's start: base node and position relative to it, and its
+ * water (initial_water times the rain map, er_lague_begin). */
 struct Start {
     int bx, by;
-    float lx, ly;
+    float lx, ly, water;
 };
 layout(std430, binding = 5) readonly buffer Starts { Start st[]; };
 
@@ -79,19 +80,24 @@ struct Block {
     float sed, pad1, pad2, pad3;
 };
 layout(std430, binding = 7) buffer Blocks { Block blocks[]; };
+/* Control maps (core/controls.h), read when their flag is set: the share
+ * of an erosion each cell gives, (1 - hardness) * mask, the CPU's array
+ * (er_dctx.ctl_erode), and the mask, the share of a deposit it takes. */
+layout(std430, binding = 8) readonly buffer ErodeK { float ek[]; };
+layout(std430, binding = 9) readonly buffer DepMask { float dm[]; };
 
 layout(push_constant) uniform Params {
     int width, height, lifetime, radius;
     float inertia, grad_k, cap_k, min_cap;
     float min_slope, erode_speed, deposit_speed, keep_water;
     float gravity, init_water, init_speed, area_k;
-    uint flags;  /* 1 flow wanted, 2 deposit wanted, 4 walls present */
+    uint flags;  /* 1 flow wanted, 2 deposit wanted, 4 walls present, 8 ek, 16 dm */
     uint job0;   /* this dispatch's jobs: job[job0 .. job0 + njobs) */
     uint njobs;
     uint steps_per_pass;
 } pc;
 
-const uint F_FLOW = 1u, F_DEP = 2u, F_WALL = 4u;
+const uint F_FLOW = 1u, F_DEP = 2u, F_WALL = 4u, F_ERODE = 8u, F_DMASK = 16u;
 const float DIR_TINY = 1e-30;
 
 /* The brush a step applies when it is over: erosion (amount > 0, no tap
@@ -139,20 +145,34 @@ bool brush_clean(int cx, int cy)
            (cell_mask(uint(cy) * uint(pc.width) + uint(cx)) & 2u) != 0u;
 }
 
+/* A tap's share d of a brush at cell i times the cell's control value:
+ * (1 - hardness) * mask for an erosion, mask for a deposit (one product
+ * after the share, as core/droplet/droplet.c). */
+float ctl_share(float d, uint i, bool erode)
+{
+    precise float r = d;
+    if (erode && (pc.flags & F_ERODE) != 0u)
+        r = d * ek[i];
+    else if (!erode && (pc.flags & F_DMASK) != 0u)
+        r = d * dm[i];
+    return r;
+}
+
 /* Removes `amount` [m] through the brush centred on node (cx, cy); a
  * negative amount deposits and also goes to the deposit layer.  Taps off
- * the map or on walls are left out and the others renormalised.  An
+ * the map or on walls are left out and the others renormalised; each tap's
+ * share is scaled by its control value (ctl_share).  An
  * erosion (amount > 0) takes no tap below `stop` (tap_erode) and returns
  * what the taps gave up, summed column by column, each column top to
  * bottom, then the columns left to right: core/droplet/droplet.c's brush_erode,
- * bit for bit; a deposit returns 0 (core/droplet/droplet.c's brush_apply). */
+ * bit for bit; a deposit returns what it laid down (er_brush_apply). */
 float brush_apply(int cx, int cy, float amount, float stop)
 {
     const int side = 2 * pc.radius - 1, r1 = pc.radius - 1;
     const uint w = uint(pc.width);
     const bool erode = amount > 0.0;
     const bool todep = amount < 0.0 && (pc.flags & F_DEP) != 0u;
-    precise float taken = 0.0, cs = 0.0;
+    precise float taken = 0.0, cs = 0.0, laid = 0.0;
 
     /* Loops run over all taps of a window flattened into one index, so a
      * loop costs n + 1 iterations of lavapipe's budget (see above); the
@@ -165,7 +185,9 @@ float brush_apply(int cx, int cy, float amount, float stop)
             int i = t / side, j = t - i * side;
             uint k = o + uint(j) * w + uint(i);
             float hk = h[k];
-            precise float v = hk - amount * bw[j * side + i];
+            precise float d = ctl_share(amount * bw[j * side + i], k, erode);
+            precise float v = hk - d;
+            laid -= d;
             if (erode) {
                 v = maxf(v, minf(hk, stop));
                 precise float g = hk - v;
@@ -181,10 +203,10 @@ float brush_apply(int cx, int cy, float amount, float stop)
             for (int t = 0; t < n; t++) {
                 int j = t / side, i = t - j * side;
                 uint k = o + uint(j) * w + uint(i);
-                precise float v = dep[k] - amount * bw[t];
+                precise float v = dep[k] - ctl_share(amount * bw[t], k, false);
                 dep[k] = v;
             }
-        return taken;
+        return erode ? taken : laid;
     }
     int x0 = max(cx - r1, 0), x1 = min(cx + r1, pc.width - 1);
     int y0 = max(cy - r1, 0), y1 = min(cy + r1, pc.height - 1);
@@ -200,9 +222,10 @@ float brush_apply(int cx, int cy, float amount, float stop)
         int x = x0 + t / ny, y = y0 + t % ny;
         uint i = uint(y) * w + uint(x);
         if (!is_wall(i)) {
-            precise float d = kk * bw[(y - cy + r1) * side + (x - cx + r1)];
+            precise float d = ctl_share(kk * bw[(y - cy + r1) * side + (x - cx + r1)], i, erode);
             float hi = h[i];
             precise float v = hi - d;
+            laid -= d;
             if (erode) {
                 v = maxf(v, minf(hi, stop));
                 precise float g = hi - v;
@@ -219,17 +242,26 @@ float brush_apply(int cx, int cy, float amount, float stop)
             cs = 0.0;
         }
     }
-    return taken;
+    return erode ? taken : laid;
 }
 
-/* Bilinear deposit onto the four nodes around floor node i00. */
-void deposit_bilinear(uint i00, float fx, float fy, float amount)
+/* Bilinear deposit onto the four nodes around floor node i00, each share
+ * times the node's mask; returns what was laid down (core/droplet/droplet.c). */
+float deposit_bilinear(uint i00, float fx, float fy, float amount)
 {
     const uint w = uint(pc.width);
     precise float a00 = amount * (1.0 - fx) * (1.0 - fy);
     precise float a10 = amount * fx * (1.0 - fy);
     precise float a01 = amount * (1.0 - fx) * fy;
     precise float a11 = amount * fx * fy;
+    precise float laid = amount;
+    if ((pc.flags & F_DMASK) != 0u) {
+        a00 = a00 * dm[i00];
+        a10 = a10 * dm[i00 + 1u];
+        a01 = a01 * dm[i00 + w];
+        a11 = a11 * dm[i00 + w + 1u];
+        laid = minf(a00 + a10 + a01 + a11, amount);
+    }
     precise float v;
     v = h[i00] + a00; h[i00] = v;
     v = h[i00 + 1u] + a10; h[i00 + 1u] = v;
@@ -241,6 +273,7 @@ void deposit_bilinear(uint i00, float fx, float fy, float amount)
         v = dep[i00 + w] + a01; dep[i00 + w] = v;
         v = dep[i00 + w + 1u] + a11; dep[i00 + w + 1u] = v;
     }
+    return laid;
 }
 
 /* The droplet ends on the map: its sediment is spread by the brush around
@@ -253,8 +286,21 @@ void lague_end()
         brush_x = d_bx + kx + (d_lx - float(kx) >= 0.5 ? 1 : 0);
         brush_y = d_by + ky + (d_ly - float(ky) >= 0.5 ? 1 : 0);
         brush_amount = -d_sed;
-        kahan(s_dep, c_dep, d_sed);
         d_sed = 0.0;
+    }
+}
+
+/* A load at a droplet's end of which `laid` went down (the rest, only
+ * under a mask map, leaves the terrain, counted with left_map as
+ * er_end_load does). */
+void end_load(float load, float laid)
+{
+    if ((pc.flags & F_DMASK) == 0u)
+        laid = load;
+    kahan(s_dep, c_dep, laid);
+    if (laid < load) {
+        precise float rest = load - laid;
+        kahan(s_left, c_left, rest);
     }
 }
 
@@ -266,7 +312,7 @@ void lague_begin(Start s)
     d_ly = d_ly0 = s.ly;
     d_dx = d_dy = 0.0;
     d_speed = pc.init_speed;
-    d_water = pc.init_water;
+    d_water = s.water;
     d_sed = 0.0;
     d_it = 0;
 }
@@ -357,9 +403,9 @@ bool lague_step()
          * excess, onto the four nodes around the old position. */
         precise float amount = dh > 0.0 ? minf(dh * pc.area_k, sed) : (sed - cap) * pc.deposit_speed;
         amount = minf(amount, sed);
+        amount = deposit_bilinear(i00, fx, fy, amount);
         sed -= amount;
         kahan(s_dep, c_dep, amount);
-        deposit_bilinear(i00, fx, fy, amount);
     } else {
         /* Never more than the height drop in all (times area_k, as on the
          * CPU), and no tap below the new position.  Applied when the step is over (nothing below reads
@@ -436,6 +482,8 @@ void main()
                 precise float s2 = d_sed + taken;
                 d_sed = s2;
                 kahan(s_er, c_er, taken);
+            } else {
+                end_load(-brush_amount, taken);
             }
         }
     }

@@ -32,7 +32,7 @@ layout(std430, binding = 4) readonly buffer Brush { float bw[]; };
 /* A particle's start: its cell and the position within it. */
 struct Start {
     int sx, sy;
-    float lx, ly;
+    float lx, ly, vol; /* vol: the rain map's multiplier, the initial volume */
 };
 layout(std430, binding = 5) readonly buffer Starts { Start st[]; };
 
@@ -53,6 +53,9 @@ struct Block {
     int n, pad2, pad3, pad4;
 };
 layout(std430, binding = 7) buffer Blocks { Block blocks[]; };
+/* Control maps, as droplet_lague.comp: (1 - hardness) * mask and mask. */
+layout(std430, binding = 8) readonly buffer ErodeK { float ek[]; };
+layout(std430, binding = 9) readonly buffer DepMask { float dm[]; };
 
 layout(push_constant) uniform Params {
     int width, height, max_distance, max_steps;
@@ -60,13 +63,13 @@ layout(push_constant) uniform Params {
     float evap_keep, min_volume, vscale, area_k;
     int radius;
     float pad2, pad3, pad4;
-    uint flags;  /* 1 flow wanted, 2 deposit wanted, 4 walls present */
+    uint flags;  /* 1 flow wanted, 2 deposit wanted, 4 walls present, 8 ek, 16 dm */
     uint job0;
     uint njobs;
     uint steps_per_pass;
 } pc;
 
-const uint F_FLOW = 1u, F_DEP = 2u, F_WALL = 4u;
+const uint F_FLOW = 1u, F_DEP = 2u, F_WALL = 4u, F_ERODE = 8u, F_DMASK = 16u;
 
 float s_er, c_er, s_dep, c_dep, s_left, c_left, s_wl, c_wl;
 uint steps_lo, steps_hi;
@@ -113,7 +116,7 @@ float facet_diag(float d)
  * is clean, else renormalised over the taps on the map and off walls.
  * Each loop runs over a window flattened into one index (lavapipe's loop
  * budget, droplet_lague.comp). */
-void brush_deposit(int cx, int cy, float amount)
+float brush_deposit(int cx, int cy, float amount)
 {
     const int side = 2 * pc.radius - 1, r1 = pc.radius - 1;
     const uint w = uint(pc.width);
@@ -132,19 +135,25 @@ void brush_deposit(int cx, int cy, float amount)
                 sum += bw[(y - cy + r1) * side + (x - cx + r1)];
         }
     precise float kk = clean ? amount : amount / sum;
+    precise float laid = 0.0;
+    const bool masked = (pc.flags & F_DMASK) != 0u;
     for (int t = 0; t < n; t++) {
         int y = y0 + t / nx, x = x0 + t % nx;
         uint i = uint(y) * w + uint(x);
         if (clean || !is_wall(i)) {
             precise float d = kk * bw[(y - cy + r1) * side + (x - cx + r1)];
+            if (masked)
+                d = d * dm[i];
             precise float v = h[i] - d;
             h[i] = v;
+            laid -= d;
             if (todep) {
                 precise float e = dep[i] - d;
                 dep[i] = e;
             }
         }
     }
+    return masked ? laid : -amount;
 }
 
 /* The particle ends: what it carries is laid down through the brush
@@ -152,8 +161,13 @@ void brush_deposit(int cx, int cy, float amount)
 void mt_end()
 {
     if (p_sed > 0.0) {
-        brush_deposit(p_ix, p_iy, -p_sed);
-        kahan(s_dep, c_dep, p_sed);
+        float laid = brush_deposit(p_ix, p_iy, -p_sed);
+        /* What the mask kept leaves the terrain (er_end_load). */
+        kahan(s_dep, c_dep, laid);
+        if (laid < p_sed) {
+            precise float rest = p_sed - laid;
+            kahan(s_left, c_left, rest);
+        }
         p_sed = 0.0;
     }
 }
@@ -242,8 +256,12 @@ bool mt_step()
     float o = h[ci];
     precise float hv;
     if (ds > 0.0) {
+        if ((pc.flags & F_ERODE) != 0u)
+            ds = ds * ek[ci];
         hv = maxf(o - ds, minf(o, h[cj]));
     } else {
+        if ((pc.flags & F_DMASK) != 0u)
+            ds = ds * dm[ci];
         hv = o - ds;
         precise float got = o - hv;
         if (got < ds)
@@ -312,7 +330,7 @@ void main()
             p_lx = s.lx;
             p_ly = s.ly;
             p_vx = p_vy = 0.0;
-            p_vol = 1.0;
+            p_vol = s.vol;
             p_sed = 0.0;
             p_n = 0;
             next++;
