@@ -34,6 +34,7 @@ typedef struct er_job {
     float *water, *sediment;
     er_budget budget;
     er_progress progress;
+    char phase[PATH_MAX + 32]; /* the bar's label while reading or writing */
     char outputs[ER_LAYER_COUNT][PATH_MAX];
     unsigned written;          /* layers committed */
     char preview[PATH_MAX];    /* written preview, "" if none */
@@ -49,6 +50,12 @@ typedef struct er_job {
     er_status hook_status;     /* a checkpoint or frame that could not be written */
     er_error hook_err;
 } er_job;
+
+/* run.c: a reading or writing phase's progress bar, "<input>: <what>"
+ * (ended by er_progress_end), and the io/ progress callback that moves it
+ * (user: the er_job). */
+void er_job_phase(er_job *j, const char *what);
+void er_job_io_progress(void *user, double fraction);
 
 /* preflight.c: what a run checks before it reads a pixel. */
 er_status er_job_check_input(er_job *j);

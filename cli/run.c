@@ -80,18 +80,41 @@ static int names_input(const er_job *j)
     return strncmp(j->err.msg, j->input, n) == 0 && j->err.msg[n] == ':';
 }
 
+static int show_progress(const er_job *j)
+{
+    return j->s->progress < 0 ? isatty(STDERR_FILENO) : j->s->progress;
+}
+
+void er_job_phase(er_job *j, const char *what)
+{
+    snprintf(j->phase, sizeof j->phase, "%s: %s", er_path_base(j->input), what);
+    er_progress_begin(&j->progress, show_progress(j), j->phase);
+    er_progress_update(&j->progress, 0.0);
+}
+
+/* Called by io/ on this thread between its parallel regions, so the bar is
+ * drawn by one thread only; er_progress_update throttles it. */
+void er_job_io_progress(void *user, double fraction)
+{
+    er_job *j = user;
+    er_progress_update(&j->progress, fraction);
+}
+
 /* Reads the input, or with --tile-set the tile and its halo. */
 static er_status read_input(er_job *j, size_t limit)
 {
     const er_settings *s = j->s;
     er_read_opts ro = {s->band, limit};
+    er_io_progress pg = {er_job_io_progress, j};
     er_status st = er_job_check_input(j);
     if (st == ER_OK && s->tiles) {
         j->windowed = 1;
         st = er_tile_window_read(s->tiles, er_tile_set_find(s->tiles, j->input), s->halo, &ro,
                                  &j->img, &j->window, &j->err);
     } else if (st == ER_OK) {
-        st = er_image_read(j->input, &ro, &j->img, &j->err);
+        er_job_phase(j, "reading");
+        st = er_image_read_progress(j->input, &ro, &pg, &j->img, &j->err);
+        er_progress_end(&j->progress);
     }
     if (st == ER_OK)
         er_georef_drop_statistics(&j->img.georef);
@@ -130,9 +153,8 @@ static er_status simulate(er_job *j)
     er_run_hooks hooks;
     const er_run_hooks *used = er_job_callbacks(j, &ctl, &hooks);
     er_run_opts o = {&layers, &ctl, used, &j->budget};
-    int show = j->s->progress < 0 ? isatty(STDERR_FILENO) : j->s->progress;
     memset(&j->budget, 0, sizeof j->budget);
-    er_progress_begin(&j->progress, show, er_path_base(j->input));
+    er_progress_begin(&j->progress, show_progress(j), er_path_base(j->input));
     er_status st = j->be->run(j->be_ctx, &j->plan, &j->terrain, &o, &j->err);
     er_progress_end(&j->progress);
     if (st == ER_ECANCELED && j->hook_status != ER_OK) {
