@@ -39,6 +39,7 @@ typedef struct er_job {
     unsigned written;          /* layers committed */
     char preview[PATH_MAX];    /* written preview, "" if none */
     double seconds;
+    double t_read, t_prepare, t_model, t_write; /* --json "timing" [s] */
     er_error err;
     /* checkpoints and frames */
     er_checkpoint_id ck_id;    /* what a checkpoint of this run must match */

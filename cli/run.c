@@ -126,7 +126,9 @@ static er_status read_input(er_job *j, size_t limit)
  * backend.  A failure here is exit 2. */
 static er_status prepare(er_job *j, const er_params *recipe, size_t limit, er_vk_ctx *vk)
 {
+    double t0 = er_msg_now();
     er_status st = read_input(j, limit);
+    j->t_read = er_msg_now() - t0;
     if (st == ER_OK)
         st = er_job_resolve_sources(j);
     if (st == ER_OK)
@@ -143,6 +145,7 @@ static er_status prepare(er_job *j, const er_params *recipe, size_t limit, er_vk
         st = er_job_choose_backend(j, vk);
     if (st == ER_OK)
         st = er_job_check_resume_backend(j);
+    j->t_prepare = er_msg_now() - t0 - j->t_read;
     return st;
 }
 
@@ -203,10 +206,14 @@ static int run_one(const er_settings *s, const er_params *recipe, const char *in
     double t0 = er_msg_now();
     er_status st = prepare(&j, recipe, limit, vk);
     int started = st == ER_OK;
+    double t1 = er_msg_now();
     if (started)
         st = simulate(&j);
+    double t2 = er_msg_now();
     st = write_outputs(&j, st);
     j.seconds = er_msg_now() - t0;
+    j.t_model = t2 - t1;
+    j.t_write = er_msg_now() - t2;
     int status = er_job_report(&j, st, st == ER_OK ? 0 : exit_for(st, started));
     job_free(&j);
     return status;
