@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/parallel.h"
 #include "../core/preview.h"
 #include "paths.h"
 #include "provenance.h"
@@ -30,6 +31,15 @@ static float layer_value(const er_job *j, unsigned layer, size_t i)
     case ER_LAYER_DEPOSIT: return (float)(b > b0 ? (b - b0) / sc : 0.0);
     default: return 0.0f;
     }
+}
+
+/* One writer per cell and nothing summed: the same values for any thread
+ * count, and a 16384^2 layer is filled on all cores instead of one. */
+static void fill_layer(const er_job *j, unsigned layer, float *buf, size_t n)
+{
+    ER_OMP_FOR()
+    for (long i = 0; i < (long)n; i++)
+        buf[i] = layer_value(j, layer, (size_t)i);
 }
 
 /* Layer bit index b to j->outputs[b] in the format of extension `ext`. */
@@ -71,8 +81,7 @@ er_status er_job_write_layers(er_job *j)
         char what[32];
         snprintf(what, sizeof what, "writing %s", er_layer_name(layer));
         er_job_phase(j, what);
-        for (size_t i = 0; i < n; i++)
-            buf[i] = layer_value(j, layer, i);
+        fill_layer(j, layer, buf, n);
         er_path_output(j->outputs[b], PATH_MAX, j->s, j->input, er_layer_name(layer), ext);
         er_layer_out out = {j->img.width, j->img.height, buf, j->img.nodata, j->img.nodata_value,
                             &j->img.georef, prov};
