@@ -67,6 +67,9 @@ er_status er_job_check_memory(er_job *j, size_t limit);
 er_status er_job_resolve_sources(er_job *j);
 er_status er_job_resolve_cell_size(er_job *j);
 er_status er_job_prepare_terrain(er_job *j);
+/* Computes j->initial again when it was freed for the run (a plain run
+ * needs it only for the outputs). */
+er_status er_job_restore_initial(er_job *j);
 
 /* hooks.c: progress, frames and checkpoints.  er_job_callbacks fills the
  * progress control and the run hooks, and returns the hooks the run uses
