@@ -34,10 +34,12 @@ typedef struct er_job {
     float *water, *sediment;
     er_budget budget;
     er_progress progress;
+    char phase[PATH_MAX + 32]; /* the bar's label while reading or writing */
     char outputs[ER_LAYER_COUNT][PATH_MAX];
     unsigned written;          /* layers committed */
     char preview[PATH_MAX];    /* written preview, "" if none */
     double seconds;
+    double t_read, t_prepare, t_model, t_write; /* --json "timing" [s] */
     er_error err;
     /* checkpoints and frames */
     er_checkpoint_id ck_id;    /* what a checkpoint of this run must match */
@@ -50,6 +52,12 @@ typedef struct er_job {
     er_error hook_err;
 } er_job;
 
+/* run.c: a reading or writing phase's progress bar, "<input>: <what>"
+ * (ended by er_progress_end), and the io/ progress callback that moves it
+ * (user: the er_job). */
+void er_job_phase(er_job *j, const char *what);
+void er_job_io_progress(void *user, double fraction);
+
 /* preflight.c: what a run checks before it reads a pixel. */
 er_status er_job_check_input(er_job *j);
 size_t er_machine_memory(void);
@@ -59,6 +67,9 @@ er_status er_job_check_memory(er_job *j, size_t limit);
 er_status er_job_resolve_sources(er_job *j);
 er_status er_job_resolve_cell_size(er_job *j);
 er_status er_job_prepare_terrain(er_job *j);
+/* Computes j->initial again when it was freed for the run (a plain run
+ * needs it only for the outputs). */
+er_status er_job_restore_initial(er_job *j);
 
 /* hooks.c: progress, frames and checkpoints.  er_job_callbacks fills the
  * progress control and the run hooks, and returns the hooks the run uses

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/parallel.h"
 #include "../core/preview.h"
 #include "paths.h"
 #include "provenance.h"
@@ -32,19 +33,29 @@ static float layer_value(const er_job *j, unsigned layer, size_t i)
     }
 }
 
+/* One writer per cell and nothing summed: the same values for any thread
+ * count, and a 16384^2 layer is filled on all cores instead of one. */
+static void fill_layer(const er_job *j, unsigned layer, float *buf, size_t n)
+{
+    ER_OMP_FOR()
+    for (long i = 0; i < (long)n; i++)
+        buf[i] = layer_value(j, layer, (size_t)i);
+}
+
 /* Layer bit index b to j->outputs[b] in the format of extension `ext`. */
 static er_status write_layer(er_job *j, unsigned b, const char *ext, const er_layer_out *out)
 {
     const char *path = j->outputs[b];
     er_tiff_create co = j->s->co;
+    er_io_progress pg = {er_job_io_progress, j};
     co.precision = j->s->precision[b];
     if (strcmp(ext, "png") == 0)
-        return er_png_write(path, out, &j->err);
+        return er_png_write_progress(path, out, &pg, &j->err);
     if (strcmp(ext, "exr") == 0)
         return er_exr_write(path, out, j->s->exr_half, &j->err);
     if (strcmp(ext, "r16") == 0 || strcmp(ext, "r32") == 0)
         return er_raw_write(path, out, strcmp(ext, "r16") == 0 ? 16 : 32, &j->err);
-    return er_tiff_write_co(path, out, &co, &j->err);
+    return er_tiff_write_progress(path, out, &co, &pg, &j->err);
 }
 
 er_status er_job_write_layers(er_job *j)
@@ -67,12 +78,15 @@ er_status er_job_write_layers(er_job *j)
             st = er_fail(&j->err, ER_ECANCELED, "%s: interrupted", j->input);
             break;
         }
-        for (size_t i = 0; i < n; i++)
-            buf[i] = layer_value(j, layer, i);
+        char what[32];
+        snprintf(what, sizeof what, "writing %s", er_layer_name(layer));
+        er_job_phase(j, what);
+        fill_layer(j, layer, buf, n);
         er_path_output(j->outputs[b], PATH_MAX, j->s, j->input, er_layer_name(layer), ext);
         er_layer_out out = {j->img.width, j->img.height, buf, j->img.nodata, j->img.nodata_value,
                             &j->img.georef, prov};
         st = write_layer(j, b, ext, &out);
+        er_progress_end(&j->progress);
         if (st == ER_OK)
             j->written |= layer;
     }

@@ -50,6 +50,11 @@ static int print_json(const er_job *j, int status)
         cJSON_AddNumberToObject(o, "resumed_at", (double)j->first_boundary);
     cJSON_AddStringToObject(o, "backend", j->be ? j->be->name : "cpu");
     cJSON_AddNumberToObject(o, "seconds", j->seconds);
+    cJSON *tm = cJSON_AddObjectToObject(o, "timing");
+    cJSON_AddNumberToObject(tm, "read", j->t_read);
+    cJSON_AddNumberToObject(tm, "prepare", j->t_prepare);
+    cJSON_AddNumberToObject(tm, "model", j->t_model);
+    cJSON_AddNumberToObject(tm, "write", j->t_write);
     cJSON_AddNumberToObject(o, "width", j->img.width);
     cJSON_AddNumberToObject(o, "height", j->img.height);
     cJSON_AddNumberToObject(o, "cell_x", j->terrain.cell_x);

@@ -80,18 +80,41 @@ static int names_input(const er_job *j)
     return strncmp(j->err.msg, j->input, n) == 0 && j->err.msg[n] == ':';
 }
 
+static int show_progress(const er_job *j)
+{
+    return j->s->progress < 0 ? isatty(STDERR_FILENO) : j->s->progress;
+}
+
+void er_job_phase(er_job *j, const char *what)
+{
+    snprintf(j->phase, sizeof j->phase, "%s: %s", er_path_base(j->input), what);
+    er_progress_begin(&j->progress, show_progress(j), j->phase);
+    er_progress_update(&j->progress, 0.0);
+}
+
+/* Called by io/ on this thread between its parallel regions, so the bar is
+ * drawn by one thread only; er_progress_update throttles it. */
+void er_job_io_progress(void *user, double fraction)
+{
+    er_job *j = user;
+    er_progress_update(&j->progress, fraction);
+}
+
 /* Reads the input, or with --tile-set the tile and its halo. */
 static er_status read_input(er_job *j, size_t limit)
 {
     const er_settings *s = j->s;
     er_read_opts ro = {s->band, limit};
+    er_io_progress pg = {er_job_io_progress, j};
     er_status st = er_job_check_input(j);
     if (st == ER_OK && s->tiles) {
         j->windowed = 1;
         st = er_tile_window_read(s->tiles, er_tile_set_find(s->tiles, j->input), s->halo, &ro,
                                  &j->img, &j->window, &j->err);
     } else if (st == ER_OK) {
-        st = er_image_read(j->input, &ro, &j->img, &j->err);
+        er_job_phase(j, "reading");
+        st = er_image_read_progress(j->input, &ro, &pg, &j->img, &j->err);
+        er_progress_end(&j->progress);
     }
     if (st == ER_OK)
         er_georef_drop_statistics(&j->img.georef);
@@ -103,7 +126,9 @@ static er_status read_input(er_job *j, size_t limit)
  * backend.  A failure here is exit 2. */
 static er_status prepare(er_job *j, const er_params *recipe, size_t limit, er_vk_ctx *vk)
 {
+    double t0 = er_msg_now();
     er_status st = read_input(j, limit);
+    j->t_read = er_msg_now() - t0;
     if (st == ER_OK)
         st = er_job_resolve_sources(j);
     if (st == ER_OK)
@@ -120,6 +145,7 @@ static er_status prepare(er_job *j, const er_params *recipe, size_t limit, er_vk
         st = er_job_choose_backend(j, vk);
     if (st == ER_OK)
         st = er_job_check_resume_backend(j);
+    j->t_prepare = er_msg_now() - t0 - j->t_read;
     return st;
 }
 
@@ -130,15 +156,22 @@ static er_status simulate(er_job *j)
     er_run_hooks hooks;
     const er_run_hooks *used = er_job_callbacks(j, &ctl, &hooks);
     er_run_opts o = {&layers, &ctl, used, &j->budget};
-    int show = j->s->progress < 0 ? isatty(STDERR_FILENO) : j->s->progress;
+    /* Only the hooks (checkpoints, frames) read the heights before the run
+     * while it runs; without them they are computed again afterwards. */
+    if (!used) {
+        free(j->initial);
+        j->initial = NULL;
+    }
     memset(&j->budget, 0, sizeof j->budget);
-    er_progress_begin(&j->progress, show, er_path_base(j->input));
+    er_progress_begin(&j->progress, show_progress(j), er_path_base(j->input));
     er_status st = j->be->run(j->be_ctx, &j->plan, &j->terrain, &o, &j->err);
     er_progress_end(&j->progress);
     if (st == ER_ECANCELED && j->hook_status != ER_OK) {
         st = j->hook_status;
         j->err = j->hook_err;
     }
+    if (st == ER_OK)
+        st = er_job_restore_initial(j);
     if (st != ER_OK && st != ER_ECANCELED && !names_input(j))
         er_error_prefix(&j->err, j->input);
     return st;
@@ -181,10 +214,14 @@ static int run_one(const er_settings *s, const er_params *recipe, const char *in
     double t0 = er_msg_now();
     er_status st = prepare(&j, recipe, limit, vk);
     int started = st == ER_OK;
+    double t1 = er_msg_now();
     if (started)
         st = simulate(&j);
+    double t2 = er_msg_now();
     st = write_outputs(&j, st);
     j.seconds = er_msg_now() - t0;
+    j.t_model = t2 - t1;
+    j.t_write = er_msg_now() - t2;
     int status = er_job_report(&j, st, st == ER_OK ? 0 : exit_for(st, started));
     job_free(&j);
     return status;

@@ -48,10 +48,30 @@ er_status er_job_resolve_sources(er_job *j)
 
 /* Working heights (DESIGN.md §3): value * vertical_scale + vertical_offset,
  * in double, rounded once to float.  Nodata cells become walls. */
+static float working_height(const er_job *j, size_t i)
+{
+    double sc = j->params.terrain.vertical_scale, off = j->params.terrain.vertical_offset;
+    return j->img.nodata && j->img.nodata[i] ? 0.0f : (float)((double)j->img.data[i] * sc + off);
+}
+
+/* The heights before the run are a pure function of the image, so they
+ * can be dropped while the model runs (4 bytes a cell off the peak, issue
+ * #15) and computed again bit for bit afterwards. */
+er_status er_job_restore_initial(er_job *j)
+{
+    size_t n = (size_t)j->img.width * (size_t)j->img.height;
+    if (j->initial)
+        return ER_OK;
+    if (!(j->initial = malloc(n * sizeof(float))))
+        return er_fail(&j->err, ER_ENOMEM, "%s: out of memory", j->input);
+    for (size_t i = 0; i < n; i++)
+        j->initial[i] = working_height(j, i);
+    return ER_OK;
+}
+
 er_status er_job_prepare_terrain(er_job *j)
 {
     size_t n = (size_t)j->img.width * (size_t)j->img.height;
-    double sc = j->params.terrain.vertical_scale, off = j->params.terrain.vertical_offset;
     j->terrain.width = j->img.width;
     j->terrain.height = j->img.height;
     j->terrain.wall = j->img.nodata;
@@ -61,7 +81,7 @@ er_status er_job_prepare_terrain(er_job *j)
         return er_fail(&j->err, ER_ENOMEM, "%s: out of memory", j->input);
     for (size_t i = 0; i < n; i++) {
         float v = j->img.data[i];
-        j->terrain.elevation[i] = j->img.nodata && j->img.nodata[i] ? 0.0f : (float)((double)v * sc + off);
+        j->terrain.elevation[i] = working_height(j, i);
         if (!isfinite(j->terrain.elevation[i]))
             return er_fail(&j->err, ER_EINVAL, "%s: the height at (%zu, %zu) is %g, not a finite "
                            "number of metres (declare it nodata, or check terrain.vertical_scale "

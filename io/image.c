@@ -74,6 +74,12 @@ er_status er_georef_copy(er_georef *dst, const er_georef *src, er_error *err)
 
 er_status er_image_read(const char *path, const er_read_opts *opts, er_image *img, er_error *err)
 {
+    return er_image_read_progress(path, opts, NULL, img, err);
+}
+
+er_status er_image_read_progress(const char *path, const er_read_opts *opts, const er_io_progress *pg,
+                                 er_image *img, er_error *err)
+{
     static const unsigned char png_magic[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
     unsigned char head[8] = {0};
     memset(img, 0, sizeof *img);
@@ -83,9 +89,9 @@ er_status er_image_read(const char *path, const er_read_opts *opts, er_image *im
     size_t got = fread(head, 1, sizeof head, f);
     fclose(f);
     if (got >= 8 && memcmp(head, png_magic, 8) == 0)
-        return er_png_read(path, opts, img, err);
+        return er_png_read_progress(path, opts, pg, img, err);
     if (got >= 4 && ((head[0] == 'I' && head[1] == 'I') || (head[0] == 'M' && head[1] == 'M')))
-        return er_tiff_read(path, opts, img, err);
+        return er_tiff_read_progress(path, opts, pg, img, err);
     if (got == 0)
         return er_fail(err, ER_EFORMAT, "cannot read '%s': empty file", path);
     return er_fail(err, ER_EFORMAT, "cannot read '%s': not a TIFF or PNG file", path);

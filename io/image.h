@@ -50,6 +50,23 @@ typedef struct er_read_opts {
     size_t max_bytes;       /* largest allowed float copy of the image (0 = no limit) */
 } er_read_opts;
 
+/* Progress of one read or write of a large map: fn(user, fraction) with the
+ * fraction of the file's blocks (tiles, strips or rows) done so far, 0..1
+ * and non-decreasing.  Called on the thread that called the reader or
+ * writer, between its parallel regions and never from a worker, so fn may
+ * print; once per block or batch of blocks, so fn throttles what it draws.
+ * io/ itself prints nothing (DESIGN.md §1).  NULL or a NULL fn: no calls. */
+typedef struct er_io_progress {
+    void (*fn)(void *user, double fraction);
+    void *user;
+} er_io_progress;
+
+static inline void er_io_progress_report(const er_io_progress *pg, double done, double total)
+{
+    if (pg && pg->fn && total > 0)
+        pg->fn(pg->user, done / total);
+}
+
 /* Frees everything an image owns; accepts NULL and zeroed structs. */
 void er_image_free(er_image *img);
 void er_georef_free(er_georef *g);
@@ -61,6 +78,13 @@ er_status er_georef_copy(er_georef *dst, const er_georef *src, er_error *err);
 er_status er_image_read(const char *path, const er_read_opts *opts, er_image *img, er_error *err);
 er_status er_tiff_read(const char *path, const er_read_opts *opts, er_image *img, er_error *err);
 er_status er_png_read(const char *path, const er_read_opts *opts, er_image *img, er_error *err);
+/* The same, reporting progress through pg (may be NULL). */
+er_status er_image_read_progress(const char *path, const er_read_opts *opts, const er_io_progress *pg,
+                                 er_image *img, er_error *err);
+er_status er_tiff_read_progress(const char *path, const er_read_opts *opts, const er_io_progress *pg,
+                                er_image *img, er_error *err);
+er_status er_png_read_progress(const char *path, const er_read_opts *opts, const er_io_progress *pg,
+                               er_image *img, er_error *err);
 /* The same checks as er_tiff_read but stops before the pixels: fills
  * width, height, georef and the nodata value; data and nodata stay NULL. */
 er_status er_tiff_read_info(const char *path, const er_read_opts *opts, er_image *img,
@@ -164,6 +188,12 @@ er_status er_tiff_write(const char *path, const er_layer_out *layer, er_error *e
  * are the same for any thread count. */
 er_status er_tiff_write_co(const char *path, const er_layer_out *layer, const er_tiff_create *co, er_error *err);
 er_status er_png_write(const char *path, const er_layer_out *layer, er_error *err);
+/* The same, reporting progress through pg (may be NULL): per batch of
+ * encoded tiles handed to libtiff, per PNG row. */
+er_status er_tiff_write_progress(const char *path, const er_layer_out *layer, const er_tiff_create *co,
+                                 const er_io_progress *pg, er_error *err);
+er_status er_png_write_progress(const char *path, const er_layer_out *layer, const er_io_progress *pg,
+                                er_error *err);
 
 /* OpenEXR (OpenEXRCore): one scanline part, one "Y" channel, ZIP, the
  * provenance in the string attribute "erode".  half = 0: float32, nodata

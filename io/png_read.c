@@ -54,6 +54,7 @@ typedef struct read_ctx {
                            * chunk cache: text (any keyword) and sPLT */
     int late_mapping;     /* a mapping chunk came past ER_PNG_TEXT_CHUNKS_MAX */
     char mapping_why[160]; /* libpng's warning about one of them */
+    const er_io_progress *pg; /* may be NULL */
 } read_ctx;
 
 /* libpng's messages start with a capital ("Not enough image data") unless
@@ -338,13 +339,16 @@ static er_status read_body(read_ctx *c, const er_read_opts *opts, er_error *err)
         for (png_uint_32 y = 0; y < h; y++) {
             png_read_row(c->png, c->raw, NULL);
             convert_row(c, c->raw, (int)y, depth, channels);
+            er_io_progress_report(c->pg, y + 1, h);
         }
     } else {
         /* Adam7: each pass fills in more pixels of every row, so all rows
          * stay in memory until the last pass. */
-        for (int p = 0; p < passes; p++)
+        for (int p = 0; p < passes; p++) {
             for (png_uint_32 y = 0; y < h; y++)
                 png_read_row(c->png, c->raw + (size_t)y * rowbytes, NULL);
+            er_io_progress_report(c->pg, p + 1, passes);
+        }
         for (png_uint_32 y = 0; y < h; y++)
             convert_row(c, c->raw + (size_t)y * rowbytes, (int)y, depth, channels);
     }
@@ -378,6 +382,13 @@ static er_status read_body(read_ctx *c, const er_read_opts *opts, er_error *err)
  */
 er_status er_png_read(const char *path, const er_read_opts *opts, er_image *img, er_error *err)
 {
+    return er_png_read_progress(path, opts, NULL, img, err);
+}
+
+/* er_png_read, reporting progress per row (per pass when interlaced). */
+er_status er_png_read_progress(const char *path, const er_read_opts *opts, const er_io_progress *pg,
+                               er_image *img, er_error *err)
+{
     memset(img, 0, sizeof *img);
     int band = opts ? opts->band : 0;
     if (band < 0 || band > 1)
@@ -386,6 +397,7 @@ er_status er_png_read(const char *path, const er_read_opts *opts, er_image *img,
     read_ctx c;
     memset(&c, 0, sizeof c);
     c.path = path;
+    c.pg = pg;
     c.f = fopen(path, "rb");
     if (!c.f)
         return er_fail(err, ER_EIO, "cannot read '%s': %s", path, strerror(errno));

@@ -57,6 +57,7 @@ struct write_ctx {
     unsigned char *row;   /* one encoded row */
     char *key_map, *txt_map, *key_prov, *txt_prov; /* owned copies for png_text */
     double min, max;      /* range of the valid cells */
+    const er_io_progress *pg; /* may be NULL */
 };
 
 static void on_error(png_structp png, png_const_charp msg)
@@ -211,8 +212,10 @@ static er_status write_body(write_ctx *c, er_error *err)
         png_set_text(c->png, c->info, text, n_text);
     png_write_info(c->png, c->info);
 
-    for (int y = 0; y < c->height; y++)
+    for (int y = 0; y < c->height; y++) {
         png_write_row(c->png, c->row_at(c, y));
+        er_io_progress_report(c->pg, y + 1, c->height);
+    }
     png_write_end(c->png, NULL);
     return ER_OK;
 }
@@ -290,6 +293,13 @@ done:
  */
 er_status er_png_write(const char *path, const er_layer_out *layer, er_error *err)
 {
+    return er_png_write_progress(path, layer, NULL, err);
+}
+
+/* er_png_write, reporting progress per row. */
+er_status er_png_write_progress(const char *path, const er_layer_out *layer, const er_io_progress *pg,
+                                er_error *err)
+{
     if (layer->width <= 0 || layer->height <= 0 || !layer->data)
         return er_fail(err, ER_EINVAL, "cannot write '%s': empty layer", path);
     write_ctx c;
@@ -302,6 +312,7 @@ er_status er_png_write(const char *path, const er_layer_out *layer, er_error *er
     c.layer = layer;
     c.provenance = layer->provenance;
     c.row_at = encode_row;
+    c.pg = pg;
     er_status st = scan_range(&c, err);
     if (st)
         return st;

@@ -50,6 +50,7 @@ typedef struct reader {
     int nodata_in_range;  /* the file's type can hold the value at all */
     float *data;
     uint8_t *mask;        /* allocated at the first nodata cell */
+    const er_io_progress *pg; /* may be NULL */
 } reader;
 
 static er_status fail_read(reader *r, er_error *err, er_status st, const char *what)
@@ -275,6 +276,7 @@ static er_status read_strips(reader *r, unsigned char *buf, tmsize_t bufsize, er
             return block_error(r, err, "strip", strip);
         if (!convert_block(r, buf, (size_t)row_bytes, 0, y0, r->width, ny))
             return fail_read(r, err, ER_ENOMEM, "out of memory");
+        er_io_progress_report(r->pg, y0 + ny, r->height);
     }
     return ER_OK;
 }
@@ -314,6 +316,7 @@ static er_status read_tiles(reader *r, unsigned char *buf, tmsize_t bufsize, er_
             if (!convert_block(r, buf, (size_t)row_bytes, x0, y0, nx, ny))
                 return fail_read(r, err, ER_ENOMEM, "out of memory");
         }
+        er_io_progress_report(r->pg, y0 + ny, r->height);
     }
     return ER_OK;
 }
@@ -504,6 +507,8 @@ static er_status read_parallel(reader *r, er_compress c, int predictor, const bl
         for (long i = 0; i < count && st == ER_OK; i++)
             if (b.state[i] == 2)
                 st = fail_read_block(r, err, g, b.index[i]);
+        if (st == ER_OK)
+            er_io_progress_report(r->pg, first + (uint32_t)count, nblocks);
     }
     block_batch_free(&b);
     /* The mask stays NULL when no cell is nodata (io/image.h). */
@@ -695,8 +700,8 @@ static er_status check_memory(reader *r, const er_read_opts *opts, size_t *cells
  * allocating, or out of memory).  The caller frees *img with
  * er_image_free().  Thread-safe: every call has its own libtiff handle and
  * error sink; libtiff prints nothing. */
-static er_status tiff_read(const char *path, const er_read_opts *opts, int header_only,
-                           er_image *img, er_error *err)
+static er_status tiff_read(const char *path, const er_read_opts *opts, const er_io_progress *pg,
+                           int header_only, er_image *img, er_error *err)
 {
     reader r;
     unsigned char *buf = NULL;
@@ -707,6 +712,7 @@ static er_status tiff_read(const char *path, const er_read_opts *opts, int heade
     memset(img, 0, sizeof *img);
     memset(&r, 0, sizeof r);
     r.path = path;
+    r.pg = pg;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return er_fail(err, ER_EIO, "cannot read '%s': %s", path, strerror(errno));
@@ -801,11 +807,17 @@ fail:
 
 er_status er_tiff_read(const char *path, const er_read_opts *opts, er_image *img, er_error *err)
 {
-    return tiff_read(path, opts, 0, img, err);
+    return tiff_read(path, opts, NULL, 0, img, err);
+}
+
+er_status er_tiff_read_progress(const char *path, const er_read_opts *opts, const er_io_progress *pg,
+                                er_image *img, er_error *err)
+{
+    return tiff_read(path, opts, pg, 0, img, err);
 }
 
 er_status er_tiff_read_info(const char *path, const er_read_opts *opts, er_image *img,
                             er_error *err)
 {
-    return tiff_read(path, opts, 1, img, err);
+    return tiff_read(path, opts, NULL, 1, img, err);
 }

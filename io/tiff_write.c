@@ -299,6 +299,8 @@ typedef struct batch {
     size_t cap;              /* bytes reserved for each encoded tile */
     uint8_t *out;            /* tiles * cap */
     size_t *size;            /* encoded size of each; 0 = failed */
+    const er_io_progress *pg; /* may be NULL */
+    uint32_t done, total;    /* tiles handed to libtiff / of all levels */
 } batch;
 
 static void batch_free(batch *b)
@@ -364,11 +366,17 @@ static int write_tile(const writer *wr, uint32_t index, uint8_t *data, tmsize_t 
         && (!wr->leaders || er_tiff_append(wr->io, data + n - 4, 4));
 }
 
+static uint32_t level_tiles(const writer *wr, const level *lv)
+{
+    return ((lv->w + wr->tw - 1) / wr->tw) * ((lv->h + wr->th - 1) / wr->th);
+}
+
 /* Encodes the level's tiles a batch at a time on all threads, then hands
- * them to libtiff in tile order. */
+ * them to libtiff in tile order, reporting progress after each batch (on
+ * this thread, outside the parallel region). */
 static int write_level(const writer *wr, const level *lv, batch *b)
 {
-    uint32_t ntiles = ((lv->w + wr->tw - 1) / wr->tw) * ((lv->h + wr->th - 1) / wr->th);
+    uint32_t ntiles = level_tiles(wr, lv);
     for (uint32_t first = 0; first < ntiles; first += (uint32_t)b->tiles) {
         long count = (long)(ntiles - first < b->tiles ? ntiles - first : b->tiles);
         ER_OMP_FOR_DYNAMIC()
@@ -382,6 +390,8 @@ static int write_level(const writer *wr, const level *lv, batch *b)
             if (n == 0 || !write_tile(wr, index, data, n))
                 return 0;
         }
+        b->done += (uint32_t)count;
+        er_io_progress_report(b->pg, b->done, b->total);
     }
     return 1;
 }
@@ -454,10 +464,8 @@ static int needs_bigtiff(const writer *wr, uint32_t w, uint32_t h)
     return estimate >= 4294967296.0;
 }
 
-/* er_tiff_write_co with the BigTIFF switch exposed (for tests;
- * io/tiff_common.h). */
-er_status er_tiff_write_ex(const char *path, const er_layer_out *layer, const er_tiff_write_opts *opts,
-                           er_error *err)
+static er_status tiff_write(const char *path, const er_layer_out *layer, const er_tiff_write_opts *opts,
+                            const er_io_progress *pg, er_error *err)
 {
     const er_tiff_create *co = &opts->co;
     const char *why;
@@ -487,6 +495,9 @@ er_status er_tiff_write_ex(const char *path, const er_layer_out *layer, const er
         st = er_fail(err, ER_ENOMEM, "cannot write '%s': out of memory", path);
         goto cleanup;
     }
+    b.pg = pg;
+    for (int l = 0; l < nlev; l++)
+        b.total += level_tiles(&wr, &lv[l]);
     wr.tif = er_tiff_open_fd(&io, a.fd, path, big ? "w8l" : "wl", 0);
     if (!wr.tif)
         goto fail;
@@ -512,6 +523,14 @@ cleanup:
     return st;
 }
 
+/* er_tiff_write_co with the BigTIFF switch exposed (for tests;
+ * io/tiff_common.h). */
+er_status er_tiff_write_ex(const char *path, const er_layer_out *layer, const er_tiff_write_opts *opts,
+                           er_error *err)
+{
+    return tiff_write(path, layer, opts, NULL, err);
+}
+
 /* Writes layer as a float32 GeoTIFF at path (see the top of this file for
  * the layout) with the creation options co.  layer->georef's tags are
  * written unchanged except GDAL_NODATA, which is written when the layer
@@ -529,8 +548,15 @@ cleanup:
  * runs its own OpenMP parallel regions. */
 er_status er_tiff_write_co(const char *path, const er_layer_out *layer, const er_tiff_create *co, er_error *err)
 {
+    return er_tiff_write_progress(path, layer, co, NULL, err);
+}
+
+/* er_tiff_write_co, reporting progress through pg (io/image.h). */
+er_status er_tiff_write_progress(const char *path, const er_layer_out *layer, const er_tiff_create *co,
+                                 const er_io_progress *pg, er_error *err)
+{
     er_tiff_write_opts opts = {0, *co};
-    return er_tiff_write_ex(path, layer, &opts, err);
+    return tiff_write(path, layer, &opts, pg, err);
 }
 
 /* er_tiff_write_co with the default creation options. */

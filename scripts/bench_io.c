@@ -21,6 +21,9 @@
  *   speedup_vs_libtiff=...
  * Usage: bench_io [size [repeats [dir]]] (dir: where the files go,
  * default $TMPDIR or /tmp; removed at the end).
+ *        bench_io --dem size path: only writes the synthetic terrain as a
+ *        float32 GeoTIFF (default creation options, no georeferencing), the
+ *        input of `scripts/bench e2e`.
  */
 #include <math.h>
 #include <stdint.h>
@@ -204,8 +207,28 @@ static double time_read(int libtiff, float *scratch, int n, int repeats, const c
     return best;
 }
 
+/* The terrain alone, as erode's input for the end-to-end benchmark. */
+static int write_dem(int n, const char *path)
+{
+    float *z = n >= 16 ? malloc((size_t)n * (size_t)n * sizeof(float)) : NULL;
+    if (!z) {
+        fprintf(stderr, "usage: bench_io --dem size >= 16 path\n");
+        return 2;
+    }
+    make_terrain(z, n);
+    er_layer_out out = {n, n, z, NULL, 0.0, NULL, NULL};
+    er_error err = {""};
+    er_status st = er_tiff_write(path, &out, &err);
+    free(z);
+    if (st != ER_OK)
+        fprintf(stderr, "bench_io: %s\n", err.msg);
+    return st == ER_OK ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 4 && strcmp(argv[1], "--dem") == 0)
+        return write_dem(atoi(argv[2]), argv[3]);
     int n = argc > 1 ? atoi(argv[1]) : 4096, repeats = argc > 2 ? atoi(argv[2]) : 3;
     char dir[2048];
     snprintf(dir, sizeof dir, "%.2000s/bench-io-XXXXXX", argc > 3 ? argv[3] : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
