@@ -120,6 +120,7 @@ typedef struct er_mei_sim {
     int inner[4];          /* per edge (ER_L, ER_R, ER_T, ER_B): 1 = a halo edge inside the world */
     double lx, ly;         /* [m] cell size */
     const uint8_t *wall;   /* 1 = nodata (a wall); NULL = none */
+    const er_controls *ctl;  /* the control maps on the map's grid; NULL = none given */
     const uint8_t *row_wall; /* per row: 1 if the row holds a wall; NULL = none */
     uint8_t *row_wall_buf; /* the same, owned */
     const float *b0;       /* [m] initial terrain height (the caller's, read-only) */
@@ -157,6 +158,8 @@ typedef struct er_mei_rows {
     const float *wq[3];            /* donor weights dt / d1 of rows y-1..y+1 */
     const float *s1[3];            /* sediment after erosion, rows y-1..y+1 */
     const uint8_t *wall[3];        /* NULL when the map has no walls */
+    const float *hard[3];          /* hardness rows y-1..y+1; NULL: no hardness map */
+    const float *mask[3];          /* mask rows y-1..y+1; NULL: no mask map */
 } er_mei_rows;
 
 /* mei.c, shared with core/vulkan/vk_mei.c (which keeps the state on the
@@ -240,6 +243,12 @@ static inline float er_mei_source_depth(const er_source *src, double dt)
     return (float)(src->rate * dt);
 }
 er_status er_mei_check_sources(const er_mei_sim *sim, const er_mei_params *m, er_error *err);
+/* The control maps' water of one sub-step of length dt: the sources
+ * raster (q dt per cell) and, when rain > 0 and there is a rain map, the
+ * rain (rain r per cell, which the sweep then leaves out: k->rain = 0),
+ * added to d on the terrain cells in that order; *added grows by it
+ * (rows summed serially; d NULL: only counted).  Uses acc[].eroded (free between sweeps). */
+void er_mei_add_maps(const er_mei_sim *sim, float *d, float rain, double dt, double *added);
 
 /* erosion.c */
 /* Eqs. 10-12 for row y: dm the mean depth of the step (eq. 9); z holds
@@ -325,6 +334,13 @@ static inline uint32_t er_fbits(float f)
 {
     union { float f; uint32_t u; } c = { f };
     return c.u;
+}
+
+/* A control map's value at column x of row j of rows v (the neutral value
+ * def when the map is not given). */
+static inline float er_ctl_at(const float *const v[3], int j, int x, float def)
+{
+    return v[j] ? v[j][x] : def;
 }
 
 static inline float er_max0(float a) { return a > 0.0f ? a : 0.0f; }

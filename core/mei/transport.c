@@ -105,12 +105,16 @@ static void transport_generic(const er_mei_sim *sim, const er_mei_coef *k, const
  * sediment it held settles; the amount the terrain change z actually
  * gained leaves the suspension.  Written as arithmetic on m = 1 (dry) or
  * 0 (wet), exact either way (x + 0 * y = x for finite values), so that
- * the loops that use it vectorise. */
-static inline uint32_t settle(float sn, float dry, float *z, float *d, float *s, float *dep)
+ * the loops that use it vectorise.  mask: the cell's mask map value (1
+ * without one): only that part settles, the rest stays suspended in the dry
+ * cell (core/controls.h), so mask 0 keeps the bed and the budget exact;
+ * the water dries all the same. */
+static inline uint32_t settle(float sn, float dry, float mask, float *z, float *d, float *s,
+                              float *dep)
 {
     float zz = *z, dd = *d;
     float m = dd < dry ? 1.0f : 0.0f;
-    float z2 = zz + m * sn;
+    float z2 = zz + (m * mask) * sn;
     float da = z2 - zz;
     float s2 = er_max0(sn - da);
     float d2 = dd * (1.0f - m);
@@ -152,7 +156,7 @@ static ER_NOINLINE ER_CLONES uint32_t donor_span(float dry, int x0, int x1,
         float iT = s0[i] * (qa[i] * w0[i]);
         float iB = s2[i] * (qb[i] * w2[i]);
         float sn = er_max0((sc - ((oL + oR) + (oT + oB))) + ((iL + iR) + (iT + iB)));
-        bad |= settle(sn, dry, &z[i], &d[i], &so[i], &dep[i]);
+        bad |= settle(sn, dry, 1.0f, &z[i], &d[i], &so[i], &dep[i]);
     }
     return bad >> 31;
 }
@@ -162,7 +166,8 @@ void er_mei_transport_row(const er_mei_sim *sim, const er_mei_coef *k, const er_
                           float *snew, const float *er, float *de, er_mei_rowacc *acc)
 {
     const int w = sim->w;
-    const int interior = r->s1[0] && r->s1[2];
+    /* a row with mask values takes the general path (the span's bits) */
+    const int interior = r->s1[0] && r->s1[2] && !r->mask[1];
     const uint8_t *wall = r->wall[1];
     float *dep = de;
     uint32_t bad = 0;
@@ -173,7 +178,8 @@ void er_mei_transport_row(const er_mei_sim *sim, const er_mei_coef *k, const er_
         if (!interior || k->semi_lagrangian || !er_mei_run_from(sim, r, x, &end)) {
             transport_generic(sim, k, r, x, u, v, snew, acc);
             if (!(wall && wall[x])) /* walls hold d = s = 0 and stay as they are */
-                bad |= settle(snew[x], k->dry, &znew[x], &dnew[x], &snew[x], &dep[x]) >> 31;
+                bad |= settle(snew[x], k->dry, er_ctl_at(r->mask, 1, x, 1.0f), &znew[x],
+                              &dnew[x], &snew[x], &dep[x]) >> 31;
             x++;
             continue;
         }
