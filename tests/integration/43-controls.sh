@@ -89,6 +89,31 @@ assert np.array_equal(a, c)" "$T/a/olinda_dem_f32_utm25s.height.tif" "$T/c/olind
     t_fail "the recipe's mask run differs from the -s one"
 t_ok
 
+# A checkpoint records the rasters by their values: a stopped run goes on
+# with the same mask, not with another raster at the same path or none.
+t_case "--resume with other control rasters, or none, is refused"
+mkdir -p "$T/ck" "$T/ckout"; cp "$T/mask.tif" "$T/ck/m.tif"
+"$ERODE" -q -j 1 -s mei.steps=400000 -s mask="$T/ck/m.tif" --checkpoint "$T/ck/c.ckpt" \
+    -o "$T/ckout" "$D" 2> /dev/null & pid=$!
+i=0; while [ ! -s "$T/ck/c.ckpt" ] && [ $i -lt 20 ]; do sleep 0.5; kill -TERM $pid 2> /dev/null; i=$((i + 1)); done
+wait $pid
+if [ -s "$T/ck/c.ckpt" ]; then
+    cp "$T/half-cell.tif" "$T/ck/m.tif" && $PY -c "
+import sys; from osgeo import gdal
+d = gdal.Open(sys.argv[1], 1); d.SetGeoTransform(gdal.Open(sys.argv[2]).GetGeoTransform()); d = None" "$T/ck/m.tif" "$T/mask.tif"
+    $PY -c "
+import sys; from osgeo import gdal
+d = gdal.Open(sys.argv[1], 1); b = d.GetRasterBand(1); a = b.ReadAsArray(); a[0, 0] = 0.5; b.WriteArray(a); d = None" "$T/ck/m.tif"
+    t_exit 2 "$ERODE" -q -j 1 -s mei.steps=400000 -s mask="$T/ck/m.tif" --resume "$T/ck/c.ckpt" -o "$T/ckout" "$D"
+    t_one_error_line "checkpoint from another input"
+    t_exit 2 "$ERODE" -q -j 1 -s mei.steps=400000 --resume "$T/ck/c.ckpt" -o "$T/ckout" "$D"
+    t_one_error_line "checkpoint from another recipe"
+    t_empty_dir "$T/ckout"
+    t_ok
+else
+    t_fail "no checkpoint was written"
+fi
+
 # Tiles: a 512^2 DEM cut into 2 x 2 tiles run with halos of 32 cells, and
 # a mask of the whole map that is 0 on a diagonal band crossing all four
 # tiles.  Each tile cuts its window (tile + halo) out of the one raster, so
