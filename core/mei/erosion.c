@@ -202,14 +202,60 @@ static ER_NOINLINE ER_CLONES void erode_span(const er_mei_coef *k, int x0, int x
     }
 }
 
+/* erode_span with the hardness (ha, hc, hb: rows above, at, below) and
+ * mask (ma, mc, mb) rows: the expressions of erode_generic's control maps,
+ * so the same bits, as a loop that vectorises. */
+static ER_NOINLINE ER_CLONES void erode_span_ctl(const er_mei_coef *k, int x0, int x1,
+                                                 const float *restrict bu,
+                                                 const float *restrict bc,
+                                                 const float *restrict bd,
+                                                 float *restrict zc, const float *restrict sc,
+                                                 const float *restrict uu,
+                                                 const float *restrict vv,
+                                                 const float *restrict dm,
+                                                 float *restrict so, float *restrict ero,
+                                                 float *restrict dep,
+                                                 const float *restrict ha,
+                                                 const float *restrict hc,
+                                                 const float *restrict hb,
+                                                 const float *restrict ma,
+                                                 const float *restrict mc,
+                                                 const float *restrict mb)
+{
+    const float invlx = k->invlx, invly = k->invly;
+    const float th_k = k->th_k, tx = k->talus_x, ty = k->talus_y;
+#define ER_CTL_CELL(thermal)                                                                \
+    for (int i = x0; i < x1; i++) {                                                         \
+        float bl = bc[i - 1], br = bc[i + 1], bt = bu[i], bb = bd[i], b0 = bc[i];           \
+        float gx = fall(b0, bl, br) * invlx, gy = fall(b0, bt, bb) * invly;                 \
+        float m = er_minf(er_minf(bl, br), er_minf(bt, bb));                                \
+        float m0 = mc[i], w0 = (1.0f - hc[i]) * m0, th = 0.0f;                              \
+        if (thermal) {                                                                      \
+            float wl = (1.0f - hc[i - 1]) * mc[i - 1], wr = (1.0f - hc[i + 1]) * mc[i + 1]; \
+            float wt = (1.0f - ha[i]) * ma[i], wb = (1.0f - hb[i]) * mb[i];                 \
+            th = th_k * ((talus_pair(bl - b0, tx, wl * m0, w0 * mc[i - 1]) +                \
+                          talus_pair(br - b0, tx, wr * m0, w0 * mc[i + 1])) +               \
+                         (talus_pair(bt - b0, ty, wt * m0, w0 * ma[i]) +                    \
+                          talus_pair(bb - b0, ty, wb * m0, w0 * mb[i])));                   \
+        }                                                                                   \
+        erode_cell(k, zc[i], gx, gy, uu[i], vv[i], dm[i], sc[i], er_max0(b0 - m), th,       \
+                   k->ks_dt * w0, k->kd_dt * m0, &zc[i], &so[i], &ero[i], &dep[i]);         \
+    }
+    /* one loop with thermal weathering, one without, as in erode_span */
+    if (th_k > 0.0f) {
+        ER_CTL_CELL(1)
+    } else {
+        ER_CTL_CELL(0)
+    }
+#undef ER_CTL_CELL
+}
+
 void er_mei_erode_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
                       const float *u, const float *v, const float *dm, float *z,
                       float *s1, float *er, float *de)
 {
     const int w = sim->w;
-    /* a row with hardness or mask values takes the general path, which
-     * gives the span's bits on interior cells (the same expressions) */
-    const int interior = r->b[0] && r->b[2] && !r->hard[1] && !r->mask[1];
+    const int interior = r->b[0] && r->b[2];
     int x = 0;
     while (x < w) {
         int end;
@@ -218,7 +264,12 @@ void er_mei_erode_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_
             x++;
             continue;
         }
-        erode_span(k, x, end, r->b[0], r->b[1], r->b[2], z, r->s, u, v, dm, s1, er, de);
+        if (r->hard[1])
+            erode_span_ctl(k, x, end, r->b[0], r->b[1], r->b[2], z, r->s, u, v, dm, s1, er, de,
+                           r->hard[0], r->hard[1], r->hard[2], r->mask[0], r->mask[1],
+                           r->mask[2]);
+        else
+            erode_span(k, x, end, r->b[0], r->b[1], r->b[2], z, r->s, u, v, dm, s1, er, de);
         x = end;
     }
 }

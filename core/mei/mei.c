@@ -179,14 +179,14 @@ static void rows_at(const chunk_ctx *c, int y, er_mei_rows *r)
             if (yy >= 0 && yy < h)
                 r->wall[j] = sim->wall + (size_t)yy * (size_t)w;
         }
-    if (sim->ctl)
+    if (sim->neutral)
         for (int j = 0; j < 3; j++) {
             int yy = y - 1 + j;
             size_t off = (size_t)yy * (size_t)w;
             if (yy < 0 || yy >= h)
                 continue;
-            r->hard[j] = sim->ctl->hardness ? sim->ctl->hardness + off : NULL;
-            r->mask[j] = sim->ctl->mask ? sim->ctl->mask + off : NULL;
+            r->hard[j] = sim->ctl->hardness ? sim->ctl->hardness + off : sim->neutral;
+            r->mask[j] = sim->ctl->mask ? sim->ctl->mask + off : sim->neutral + w;
         }
     r->d = old_row(c, ER_SNAP_D, y);
     r->s = old_row(c, ER_SNAP_S, y);
@@ -499,6 +499,7 @@ void er_mei_sim_free(er_mei_sim *sim)
     free(sim->acc);
     free(sim->scratch);
     free(sim->row_wall_buf);
+    free(sim->neutral);
 }
 
 er_status er_mei_sim_alloc(er_mei_sim *sim, const er_terrain *t, const er_window *win,
@@ -551,6 +552,11 @@ er_status er_mei_sim_alloc(er_mei_sim *sim, const er_terrain *t, const er_window
             for (size_t i = 0; i < n; i++)
                 rw[i / (size_t)sim->w] |= t->wall[i] != 0;
         sim->row_wall = sim->row_wall_buf = rw;
+    }
+    if (ok && sim->ctl && (sim->ctl->hardness || sim->ctl->mask)) {
+        ok = (sim->neutral = calloc(2 * (size_t)sim->w, sizeof(float))) != NULL;
+        for (int x = 0; ok && x < sim->w; x++)
+            sim->neutral[sim->w + x] = 1.0f;
     }
     if (!ok) {
         er_mei_sim_free(sim);

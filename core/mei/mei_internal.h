@@ -123,6 +123,8 @@ typedef struct er_mei_sim {
     const er_controls *ctl;  /* the control maps on the map's grid; NULL = none given */
     const uint8_t *row_wall; /* per row: 1 if the row holds a wall; NULL = none */
     uint8_t *row_wall_buf; /* the same, owned */
+    float *neutral;        /* with a hardness or mask map: a row of 0 (hardness) and a
+                            * row of 1 (mask) standing in for the map not given */
     const float *b0;       /* [m] initial terrain height (the caller's, read-only) */
     float *z;              /* [m] terrain change since the start: b = b0 + z.  Kept
                             * apart so that changes far below one float step of b
@@ -158,8 +160,10 @@ typedef struct er_mei_rows {
     const float *wq[3];            /* donor weights dt / d1 of rows y-1..y+1 */
     const float *s1[3];            /* sediment after erosion, rows y-1..y+1 */
     const uint8_t *wall[3];        /* NULL when the map has no walls */
-    const float *hard[3];          /* hardness rows y-1..y+1; NULL: no hardness map */
-    const float *mask[3];          /* mask rows y-1..y+1; NULL: no mask map */
+    /* hardness and mask rows y-1..y+1: both NULL without either map, else
+     * both set (sim->neutral's rows standing in for the one not given) */
+    const float *hard[3];
+    const float *mask[3];
 } er_mei_rows;
 
 /* mei.c, shared with core/vulkan/vk_mei.c (which keeps the state on the

@@ -129,7 +129,23 @@ static inline uint32_t settle(float sn, float dry, float mask, float *z, float *
  * interior row: s0/s2, w0/w2 are the rows above and below, qa the
  * downward flux of the row above, qb the upward flux of the row below;
  * z, d are the row's new terrain change and depth (updated when the cell
- * dries).  Returns non-zero when a new value is not finite. */
+ * dries); MASK the cell's mask value.  A macro, not an inline function:
+ * GCC honours the restrict parameters that let the loop vectorise only in
+ * the function that declares them. */
+#define ER_DONOR_LOOP(MASK)                                                                \
+    for (int i = x0; i < x1; i++) {                                                        \
+        float sc = s1[i], wc = w1[i];                                                      \
+        float oL = sc * (qL[i] * wc), oR = sc * (qR[i] * wc);                              \
+        float oT = sc * (qT[i] * wc), oB = sc * (qB[i] * wc);                              \
+        float iL = s1[i - 1] * (qR[i - 1] * w1[i - 1]);                                    \
+        float iR = s1[i + 1] * (qL[i + 1] * w1[i + 1]);                                    \
+        float iT = s0[i] * (qa[i] * w0[i]);                                                \
+        float iB = s2[i] * (qb[i] * w2[i]);                                                \
+        float sn = er_max0((sc - ((oL + oR) + (oT + oB))) + ((iL + iR) + (iT + iB)));      \
+        bad |= settle(sn, dry, MASK, &z[i], &d[i], &so[i], &dep[i]);                       \
+    }
+
+/* Returns non-zero when a new value is not finite. */
 static ER_NOINLINE ER_CLONES uint32_t donor_span(float dry, int x0, int x1,
                                                  const float *restrict s0,
                                                  const float *restrict s1,
@@ -147,27 +163,40 @@ static ER_NOINLINE ER_CLONES uint32_t donor_span(float dry, int x0, int x1,
                                                  float *restrict dep)
 {
     uint32_t bad = 0;
-    for (int i = x0; i < x1; i++) {
-        float sc = s1[i], wc = w1[i];
-        float oL = sc * (qL[i] * wc), oR = sc * (qR[i] * wc);
-        float oT = sc * (qT[i] * wc), oB = sc * (qB[i] * wc);
-        float iL = s1[i - 1] * (qR[i - 1] * w1[i - 1]);
-        float iR = s1[i + 1] * (qL[i + 1] * w1[i + 1]);
-        float iT = s0[i] * (qa[i] * w0[i]);
-        float iB = s2[i] * (qb[i] * w2[i]);
-        float sn = er_max0((sc - ((oL + oR) + (oT + oB))) + ((iL + iR) + (iT + iB)));
-        bad |= settle(sn, dry, 1.0f, &z[i], &d[i], &so[i], &dep[i]);
-    }
+    ER_DONOR_LOOP(1.0f)
     return bad >> 31;
 }
+
+/* donor_span with the row's mask mk (core/controls.h). */
+static ER_NOINLINE ER_CLONES uint32_t donor_span_mask(float dry, int x0, int x1,
+                                                      const float *restrict s0,
+                                                      const float *restrict s1,
+                                                      const float *restrict s2,
+                                                      const float *restrict w0,
+                                                      const float *restrict w1,
+                                                      const float *restrict w2,
+                                                      const float *restrict qL,
+                                                      const float *restrict qR,
+                                                      const float *restrict qT,
+                                                      const float *restrict qB,
+                                                      const float *restrict qa,
+                                                      const float *restrict qb,
+                                                      float *restrict z, float *restrict d,
+                                                      float *restrict so, float *restrict dep,
+                                                      const float *restrict mk)
+{
+    uint32_t bad = 0;
+    ER_DONOR_LOOP(mk[i])
+    return bad >> 31;
+}
+#undef ER_DONOR_LOOP
 
 void er_mei_transport_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
                           const float *u, const float *v, float *znew, float *dnew,
                           float *snew, const float *er, float *de, er_mei_rowacc *acc)
 {
     const int w = sim->w;
-    /* a row with mask values takes the general path (the span's bits) */
-    const int interior = r->s1[0] && r->s1[2] && !r->mask[1];
+    const int interior = r->s1[0] && r->s1[2];
     const uint8_t *wall = r->wall[1];
     float *dep = de;
     uint32_t bad = 0;
@@ -183,9 +212,15 @@ void er_mei_transport_row(const er_mei_sim *sim, const er_mei_coef *k, const er_
             x++;
             continue;
         }
-        bad |= donor_span(k->dry, x, end, r->s1[0], r->s1[1], r->s1[2], r->wq[0], r->wq[1], r->wq[2],
-                          r->q[1][ER_L], r->q[1][ER_R], r->q[1][ER_T], r->q[1][ER_B],
-                          r->q[0][ER_B], r->q[2][ER_T], znew, dnew, snew, dep);
+        const float *qL = r->q[1][ER_L], *qR = r->q[1][ER_R], *qT = r->q[1][ER_T];
+        const float *qB = r->q[1][ER_B], *qa = r->q[0][ER_B], *qb = r->q[2][ER_T];
+        if (r->mask[1])
+            bad |= donor_span_mask(k->dry, x, end, r->s1[0], r->s1[1], r->s1[2], r->wq[0],
+                                   r->wq[1], r->wq[2], qL, qR, qT, qB, qa, qb, znew, dnew, snew,
+                                   dep, r->mask[1]);
+        else
+            bad |= donor_span(k->dry, x, end, r->s1[0], r->s1[1], r->s1[2], r->wq[0], r->wq[1],
+                              r->wq[2], qL, qR, qT, qB, qa, qb, znew, dnew, snew, dep);
         x = end;
     }
     acc->eroded = er_mei_row_sum(er, w);
