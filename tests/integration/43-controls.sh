@@ -89,6 +89,23 @@ assert np.array_equal(a, c)" "$T/a/olinda_dem_f32_utm25s.height.tif" "$T/c/olind
     t_fail "the recipe's mask run differs from the -s one"
 t_ok
 
+# The Vulkan backend does not take control maps yet: asked for, it refuses
+# in one line; auto runs the map on the CPU.
+t_case "Vulkan: --backend vulkan refuses control maps, auto runs them on the CPU"
+if "$ERODE" --list-devices > /dev/null 2>&1; then
+    rm -rf "$T/vk"; mkdir -p "$T/vk"
+    t_exit 2 "$ERODE" $MEI -s mask="$T/mask.tif" --backend vulkan -o "$T/vk" "$D"
+    t_one_error_line "does not take control maps"
+    t_empty_dir "$T/vk"
+    t_exit 0 "$ERODE" -q $MEI -s mask="$T/mask.tif" --backend auto --json --layers height -o "$T/vk" "$D"
+    jq -e '.backend == "cpu"' "$T/stdout" > /dev/null || t_fail "auto did not run on the CPU: $(cat "$T/stdout")"
+    cmp -s "$T/vk/olinda_dem_f32_utm25s.height.tif" "$T/a/olinda_dem_f32_utm25s.height.tif" ||
+        t_fail "auto's output differs from the CPU run's"
+    t_ok
+else
+    t_skip "no Vulkan device"
+fi
+
 # A checkpoint records the rasters by their values: a stopped run goes on
 # with the same mask, not with another raster at the same path or none.
 t_case "--resume with other control rasters, or none, is refused"
