@@ -187,6 +187,8 @@ install: $(BIN)
 	install -m 644 man/erode.1 $(DESTDIR)$(MANDIR)/man1/erode.1
 	install -m 644 man/erode-recipe.5 $(DESTDIR)$(MANDIR)/man5/erode-recipe.5
 	install -m 644 configs/*.json $(DESTDIR)$(DATADIR)/configs/
+	install -d $(DESTDIR)$(DATADIR)/configs/masks
+	install -m 644 configs/masks/*.tif $(DESTDIR)$(DATADIR)/configs/masks/
 	install -d $(DESTDIR)$(BASHCOMPDIR)
 	install -m 644 scripts/completion/erode.bash $(DESTDIR)$(BASHCOMPDIR)/erode
 

@@ -107,6 +107,11 @@ er_status er_job_prepare_checkpoint(er_job *j, const er_params *recipe)
     free(text);
     j->ck_id.input_hash = er_checkpoint_input_hash(j->img.width, j->img.height, j->terrain.cell_x,
                                                    j->terrain.cell_y, j->initial, j->img.nodata);
+    /* the control rasters the run uses, by their values in its window */
+    uint64_t maps[ER_JOB_MAPS];
+    for (int m = 0; m < ER_JOB_MAPS; m++)
+        maps[m] = er_checkpoint_map_hash(j->ctl_data[m], (size_t)j->img.width * (size_t)j->img.height);
+    j->ck_id.input_hash = er_checkpoint_fold_maps(j->ck_id.input_hash, maps);
     if (s->checkpoint)
         er_path_pattern(j->ck_path, sizeof j->ck_path, s->checkpoint, j->input);
     if (s->resume) {

@@ -18,6 +18,9 @@
 
 enum { EXIT_RUN_FAILED = 1, EXIT_USAGE = 2 };
 
+/* The control maps a job may read (core/controls.h). */
+#define ER_JOB_MAPS 4
+
 /* Everything one input's run owns. */
 typedef struct er_job {
     const er_settings *s;
@@ -27,6 +30,9 @@ typedef struct er_job {
     er_window window;          /* --tile-set: where img lies in the mosaic */
     int windowed;              /* 1: a tile with its halo (window valid) */
     er_terrain terrain;
+    er_controls controls;      /* terrain.controls points here when a map is given */
+    float *ctl_data[ER_JOB_MAPS]; /* the maps cut to the input's window: hardness, rain,
+                                * mask, sources; NULL = not given */
     er_plan plan;              /* the run, checked before any work */
     const er_backend *be;      /* where it runs: er_backend_cpu or er_backend_vulkan */
     void *be_ctx;              /* the backend's context (the er_vk_ctx), NULL for the CPU */
@@ -70,6 +76,10 @@ er_status er_job_prepare_terrain(er_job *j);
 /* Computes j->initial again when it was freed for the run (a plain run
  * needs it only for the outputs). */
 er_status er_job_restore_initial(er_job *j);
+
+/* controls.c: the control rasters the recipe names, read, placed on the
+ * input's grid and checked (exit 2 naming the raster). */
+er_status er_job_read_controls(er_job *j, size_t limit);
 
 /* hooks.c: progress, frames and checkpoints.  er_job_callbacks fills the
  * progress control and the run hooks, and returns the hooks the run uses

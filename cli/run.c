@@ -37,6 +37,8 @@ static void job_free(er_job *j)
     free(j->initial);
     free(j->water);
     free(j->sediment);
+    for (int m = 0; m < ER_JOB_MAPS; m++)
+        free(j->ctl_data[m]);
 }
 
 /* A plan error whose message starts with a recipe key ("mei.ke: ...") is
@@ -137,6 +139,8 @@ static er_status prepare(er_job *j, const er_params *recipe, size_t limit, er_vk
         st = er_job_check_memory(j, limit);
     if (st == ER_OK)
         st = er_job_prepare_terrain(j);
+    if (st == ER_OK)
+        st = er_job_read_controls(j, limit);
     if (st == ER_OK)
         st = plan_run(j);
     if (st == ER_OK)

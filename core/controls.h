@@ -34,6 +34,10 @@
 #ifndef ER_CONTROLS_H
 #define ER_CONTROLS_H
 
+#include <stdint.h>
+
+#include "error.h"
+
 #define ER_CTL_RAIN_MAX 100.0
 #define ER_CTL_SOURCE_MAX 100.0 /* [m/s] the same bound as mei.sources[].rate */
 
@@ -52,5 +56,12 @@ static inline int er_controls_any(const er_controls *c)
 {
     return c && (c->hardness || c->rain || c->mask || c->source);
 }
+
+/* Checks every map of c on the valid (non-wall) cells of a width x height
+ * map whose top-left cell is (x0, y0) in the input (the window's offset;
+ * the message names input cells): ER_EINVAL naming the map and the first
+ * value outside its range or without a value (not finite).  c may be NULL. */
+er_status er_controls_check(const er_controls *c, int width, int height, const uint8_t *wall,
+                            int x0, int y0, er_error *err);
 
 #endif

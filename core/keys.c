@@ -95,6 +95,11 @@ static const er_key keys[] = {
     {"comment", ER_KEY_COMMENT, 0, 0, 0, 0, 0, 0, NULL},
     ENUM("model", model, model_names, ER_MODEL_MEI),
     {"seed", ER_KEY_U64, 0, P(seed), 0, 0, SEED_MAX, 1, NULL},
+    /* control rasters (core/controls.h), null: none */
+    {"hardness", ER_KEY_PATH, ER_KEY_NULL | ER_KEY_DEF_NULL, P(maps.hardness), 0, 0, 0, 0, NULL},
+    {"rain", ER_KEY_PATH, ER_KEY_NULL | ER_KEY_DEF_NULL, P(maps.rain), 0, 0, 0, 0, NULL},
+    {"mask", ER_KEY_PATH, ER_KEY_NULL | ER_KEY_DEF_NULL, P(maps.mask), 0, 0, 0, 0, NULL},
+    {"sources", ER_KEY_PATH, ER_KEY_NULL | ER_KEY_DEF_NULL, P(maps.sources), 0, 0, 0, 0, NULL},
 
     OBJ("terrain"),
     /* >= 1e-6: every layer is written divided by the scale, and a smaller one
@@ -249,6 +254,9 @@ void er_keys_default(const er_key *tab, size_t n, void *base)
             *AT(double, base, k->off) = k->def;
             if (k->flags & ER_KEY_NULL)
                 *AT(int, base, k->off2) = !(k->flags & ER_KEY_DEF_NULL);
+            break;
+        case ER_KEY_PATH:
+            *AT(char, base, k->off) = '\0';
             break;
         case ER_KEY_SOURCES:
             memset(AT(er_source, base, k->off), 0, ER_MAX_SOURCES * sizeof(er_source));

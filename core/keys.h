@@ -20,7 +20,8 @@ typedef enum er_key_type {
     ER_KEY_U64,     /* integer stored as uint64_t */
     ER_KEY_INT,     /* integer stored as int64_t */
     ER_KEY_NUM,     /* double */
-    ER_KEY_SOURCES  /* array of er_source at off, its length in the int at off2 */
+    ER_KEY_SOURCES, /* array of er_source at off, its length in the int at off2 */
+    ER_KEY_PATH     /* a file path or null, a char[ER_CTL_PATH_MAX] at off ("" = null) */
 } er_key_type;
 
 enum {

@@ -65,6 +65,11 @@ static er_status check_keys(const er_key *tab, size_t n, const void *base, const
         case ER_KEY_OBJECT:
         case ER_KEY_COMMENT:
             break;
+        case ER_KEY_PATH:
+            if (!memchr(AT(char, base, k->off), '\0', ER_CTL_PATH_MAX))
+                return er_fail(err, ER_EINVAL, "%s%s: the path is not terminated", prefix,
+                               k->path);
+            break;
         case ER_KEY_VERSION: {
             int v = *AT(int, base, k->off);
             if (v != ER_RECIPE_VERSION)

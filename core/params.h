@@ -146,10 +146,24 @@ typedef struct er_sph_params {
     er_boundary boundary;   /* map edges: open (water leaves) or closed */
 } er_sph_params;
 
+/* [bytes] Longest control raster path, its terminating NUL included. */
+#define ER_CTL_PATH_MAX 1024
+
+/* The control rasters a recipe names (core/controls.h; README "Control
+ * maps"): paths as the CLI opens them (a recipe file's relative paths are
+ * made relative to the working directory when it is read); "" = none. */
+typedef struct er_control_paths {
+    char hardness[ER_CTL_PATH_MAX];
+    char rain[ER_CTL_PATH_MAX];
+    char mask[ER_CTL_PATH_MAX];
+    char sources[ER_CTL_PATH_MAX];
+} er_control_paths;
+
 typedef struct er_params {
     int recipe_version;     /* always ER_RECIPE_VERSION once validated */
     er_model_kind model;
     uint64_t seed;
+    er_control_paths maps;  /* control rasters; "" = none */
     er_terrain_params terrain;
     er_mei_params mei;
     er_droplet_params droplet;

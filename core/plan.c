@@ -67,6 +67,9 @@ er_status er_plan_make(const er_params *p, const er_terrain *t, const er_window 
     if (m.bad != SIZE_MAX)
         return er_fail(err, ER_EINVAL, "terrain: non-finite height at cell (%zu, %zu)",
                        m.bad % (size_t)t->width, m.bad / (size_t)t->width);
+    if ((st = er_controls_check(t->controls, t->width, t->height, t->wall, plan->win.x0,
+                                plan->win.y0, err)))
+        return st;
     plan->valid = m.valid;
     plan->sum = m.sum;
     plan->abs_sum = m.abs_sum;

@@ -103,6 +103,30 @@ static void encode_floats(unsigned char *out, const float *v, size_t n)
         put_u32(out + 4 * i, f32_bits(v[i]));
 }
 
+uint64_t er_checkpoint_map_hash(const float *map, size_t n)
+{
+    if (!map)
+        return 0;
+    uint64_t h = ER_FNV1A64_INIT;
+    unsigned char buf[4 * 1024];
+    for (size_t i = 0; i < n; i += 1024) {
+        size_t k = n - i < 1024 ? n - i : 1024;
+        encode_floats(buf, map + i, k);
+        h = er_fnv1a64(h, buf, 4 * k);
+    }
+    return h;
+}
+
+uint64_t er_checkpoint_fold_maps(uint64_t h, const uint64_t maps[4])
+{
+    if (!(maps[0] | maps[1] | maps[2] | maps[3]))
+        return h;
+    unsigned char b[32];
+    for (int i = 0; i < 4; i++)
+        put_u64(b + 8 * i, maps[i]);
+    return er_fnv1a64(h, b, sizeof b);
+}
+
 uint64_t er_checkpoint_input_hash(int width, int height, double cell_x, double cell_y,
                                   const float *heights, const uint8_t *wall)
 {
@@ -306,7 +330,8 @@ static er_status check_header(const char *path, const unsigned char *p, const er
     if (get_u64(p + 48) != id->recipe_hash)
         return er_fail(err, ER_EINVAL, "'%s': checkpoint from another recipe", path);
     if (get_u64(p + 56) != id->input_hash)
-        return er_fail(err, ER_EINVAL, "'%s': checkpoint from another input", path);
+        return er_fail(err, ER_EINVAL, "'%s': checkpoint from another input (its heights, "
+                       "nodata or control rasters differ)", path);
     uint32_t n_arrays = get_u32(p + 40);
     *mask = get_u32(p + 44);
     if (n_arrays > ER_STATE_ARRAYS || (*mask >> n_arrays) != 0)

@@ -57,6 +57,15 @@ uint64_t er_fnv1a64(uint64_t h, const void *data, size_t n);
 uint64_t er_checkpoint_input_hash(int width, int height, double cell_x, double cell_y,
                                   const float *heights, const uint8_t *wall);
 
+/* FNV-1a 64 of a control map's n values (float bits, little-endian, as
+ * the input hash folds the heights); 0 for a map not given (NULL). */
+uint64_t er_checkpoint_map_hash(const float *map, size_t n);
+
+/* The input hash h with the control maps' hashes folded in, in the order
+ * hardness, rain, mask, sources (each er_checkpoint_map_hash, 0 = none);
+ * h itself when none is given, so runs without maps keep their hash. */
+uint64_t er_checkpoint_fold_maps(uint64_t h, const uint64_t maps[4]);
+
 /* What a checkpoint must match to be resumed. */
 typedef struct er_checkpoint_id {
     er_model_kind model;

@@ -55,6 +55,8 @@ typedef struct ctx {
     const char *where; /* file name or "-s" */
     const char *sep;   /* between where and the path: ": ", or " " after -s */
     er_error *err;
+    const char *dir;   /* the recipe file's directory ("" = the working one): the
+                        * base of its relative paths; NULL for -s (the working one) */
 } ctx;
 
 static er_status fail_at(const ctx *c, const char *path, const char *fmt, ...)
@@ -279,6 +281,29 @@ static er_status read_sources(const ctx *c, const key *k, char *base, const cJSO
 
 /* Stores JSON value j for key k into the struct at base; `path` names it in
  * messages. */
+/* A control raster's path (ER_KEY_PATH): null = none; a recipe file's
+ * relative path is taken relative to the recipe's directory. */
+static er_status read_path(const ctx *c, const key *k, char *base, const cJSON *j,
+                           const char *path)
+{
+    char *dst = base + k->off;
+    if (cJSON_IsNull(j)) {
+        dst[0] = '\0';
+        return ER_OK;
+    }
+    if (!cJSON_IsString(j))
+        return wrong_type(c, path, "a file path (string) or null", j);
+    const char *v = j->valuestring;
+    if (!v[0])
+        return fail_at(c, path, "an empty path (null: no %s raster)", k->path);
+    const char *dir = c->dir && v[0] != '/' ? c->dir : "";
+    size_t dl = strlen(dir);
+    int n = snprintf(dst, ER_CTL_PATH_MAX, "%s%s%s", dir, dl && dir[dl - 1] != '/' ? "/" : "", v);
+    if (n < 0 || n >= ER_CTL_PATH_MAX)
+        return fail_at(c, path, "the path is longer than %d bytes", ER_CTL_PATH_MAX - 1);
+    return ER_OK;
+}
+
 static er_status read_value(const ctx *c, const key *tab, size_t n, const key *k, char *base,
                             const cJSON *j, const char *path)
 {
@@ -364,6 +389,8 @@ static er_status read_value(const ctx *c, const key *tab, size_t n, const key *k
     }
     case ER_KEY_SOURCES:
         return read_sources(c, k, base, j, path);
+    case ER_KEY_PATH:
+        return read_path(c, k, base, j, path);
     }
     return fail_at(c, path, "internal error: unknown key type");
 }
@@ -527,6 +554,7 @@ static er_status apply_override(ctx *c, const char *ov, er_params *p)
     const char *eq = strchr(ov, '=');
     c->where = "-s";
     c->sep = " ";
+    c->dir = NULL;
     if (!eq)
         return fail_at(c, quote(q, sizeof q, ov), "expected KEY=VALUE");
     const char *k0 = ov, *k1 = eq;
@@ -601,9 +629,9 @@ static er_status apply_override(ctx *c, const char *ov, er_params *p)
  * call from several threads at once except that cJSON records its last
  * error in a global (never read here); erode parses recipes on the main
  * thread before any work starts. */
-er_status er_recipe_parse(const char *text, size_t len, const char *where,
-                          const char *const *overrides, int n_overrides, er_params *out,
-                          er_error *err)
+static er_status parse_in(const char *text, size_t len, const char *where, const char *dir,
+                         const char *const *overrides, int n_overrides, er_params *out,
+                         er_error *err)
 {
     ctx c;
     er_params p;
@@ -613,6 +641,7 @@ er_status er_recipe_parse(const char *text, size_t len, const char *where,
     c.where = where && *where ? where : "recipe";
     c.sep = ": ";
     c.err = err;
+    c.dir = dir;
     er_params_default(&p);
 
     if (text) {
@@ -642,6 +671,26 @@ er_status er_recipe_parse(const char *text, size_t len, const char *where,
     }
     *out = p;
     return ER_OK;
+}
+
+er_status er_recipe_parse(const char *text, size_t len, const char *where,
+                          const char *const *overrides, int n_overrides, er_params *out,
+                          er_error *err)
+{
+    return parse_in(text, len, where, NULL, overrides, n_overrides, out, err);
+}
+
+/* The directory part of a file path ("" for a bare name) into dir[n]. */
+static void dir_of(const char *path, char *dir, size_t n)
+{
+    const char *slash = strrchr(path, '/');
+    size_t len = slash ? (size_t)(slash - path) : 0;
+    if (slash && len == 0)
+        len = 1; /* "/recipe.json": the root */
+    if (len >= n)
+        len = n - 1;
+    memcpy(dir, path, len);
+    dir[len] = '\0';
 }
 
 /* See recipe.h.  An unreadable file is ER_EIO with strerror's text; a file
@@ -694,7 +743,9 @@ er_status er_recipe_load(const char *path, const char *const *overrides, int n_o
                      RECIPE_MAX_BYTES >> 20);
         goto done;
     }
-    st = er_recipe_parse(buf, len, q, overrides, n_overrides, out, err);
+    char dir[ER_CTL_PATH_MAX];
+    dir_of(path, dir, sizeof dir);
+    st = parse_in(buf, len, q, dir, overrides, n_overrides, out, err);
 done:
     free(buf);
     fclose(f);
@@ -775,9 +826,32 @@ static void value_text(char *buf, size_t n, const key *k, const char *base)
     case ER_KEY_OBJECT:
     case ER_KEY_COMMENT:
     case ER_KEY_SOURCES:
+    case ER_KEY_PATH:
         break;
     }
     buf[0] = '\0';
+}
+
+/* A path key's value as JSON: null, or the string with JSON's escapes. */
+static void print_path(sb *b, const char *s)
+{
+    if (!s[0]) {
+        sb_add(b, "null");
+        return;
+    }
+    char one[8];
+    sb_add(b, "\"");
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            snprintf(one, sizeof one, "\\%c", ch);
+        else if (ch < 0x20)
+            snprintf(one, sizeof one, "\\u%04x", ch);
+        else
+            snprintf(one, sizeof one, "%c", ch);
+        sb_add(b, one);
+    }
+    sb_add(b, "\"");
 }
 
 static void print_members(sb *b, const key *tab, size_t n, const char *base, const char *parent,
@@ -814,6 +888,10 @@ static void print_members(sb *b, const key *tab, size_t n, const char *base, con
         const key *k = &tab[i];
         if (k->type == ER_KEY_COMMENT || !is_child(k->path, parent))
             continue;
+        /* a control raster that is not given is left out, so a recipe
+         * without maps prints (and records in every output) as before */
+        if (k->type == ER_KEY_PATH && !base[k->off])
+            continue;
         if (!first)
             sb_add(b, pretty && depth < 0 ? ", " : ",");
         first = 0;
@@ -829,6 +907,8 @@ static void print_members(sb *b, const key *tab, size_t n, const char *base, con
             sb_add(b, "}");
         } else if (k->type == ER_KEY_SOURCES) {
             print_sources(b, k, base, pretty, depth + 1);
+        } else if (k->type == ER_KEY_PATH) {
+            print_path(b, base + k->off);
         } else {
             value_text(val, sizeof val, k, base);
             sb_add(b, val);

@@ -35,6 +35,7 @@ static void dump(const er_key *tab, size_t n, const char *prefix)
         case ER_KEY_NUM:
             break;
         case ER_KEY_ENUM:
+        case ER_KEY_PATH:
             type = "string";
             break;
         case ER_KEY_SOURCES:
@@ -55,7 +56,9 @@ static void dump(const er_key *tab, size_t n, const char *prefix)
         else
             er_key_fmt_number(def, sizeof def, k->def);
 
-        if (k->type == ER_KEY_ENUM) {
+        if (k->type == ER_KEY_PATH) {
+            range[0] = '\0'; /* any path: no choices */
+        } else if (k->type == ER_KEY_ENUM) {
             er_key_choices_text(k, range, sizeof range);
         } else if (k->type == ER_KEY_VERSION) {
             er_key_fmt_number(range, sizeof range, k->def);

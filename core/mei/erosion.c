@@ -47,6 +47,17 @@ static inline float talus_gain(float dn, float talus)
     return er_max0(dn - talus) - er_max0(-dn - talus);
 }
 
+/* talus_gain with the control maps: what slumps in from the neighbour
+ * times f_in = w_n m_c, what slumps out times f_out = w_c m_n, where
+ * w = (1 - hardness) mask (core/controls.h: slumping out of a cell times
+ * 1 - h, every slumping in or out times m).  The neighbour evaluates the
+ * same products with the roles swapped, so the pair still exchanges
+ * exactly opposite amounts; with f_in = f_out = 1 it is talus_gain. */
+static inline float talus_pair(float dn, float talus, float f_in, float f_out)
+{
+    return er_max0(dn - talus) * f_in - er_max0(-dn - talus) * f_out;
+}
+
 /* The terrain's fall from a cell along one axis, towards its lower
  * neighbour a or b (0 in a pit).  The slope of eq. 10 is built from these
  * rather than from central differences, which ignore the cell's own
@@ -61,11 +72,12 @@ static inline float fall(float bc, float a, float b)
 
 /* Eqs. 10-12 for one cell: zc the terrain change so far, (gx, gy) the
  * terrain gradient, dm the mean water depth of the step (eq. 9), lim the deepest this step may
- * erode, thermal the weathering gain.
+ * erode, thermal the weathering gain, ks and kd the cell's fractions
+ * dissolved and deposited (k->ks_dt, k->kd_dt scaled by its control maps).
  * Written with selects only, so that the span loops vectorise. */
 static inline void erode_cell(const er_mei_coef *k, float zc, float gx, float gy, float u,
-                              float v, float dm, float s, float lim, float thermal,
-                              float *znew, float *s1, float *er, float *de)
+                              float v, float dm, float s, float lim, float thermal, float ks,
+                              float kd, float *znew, float *s1, float *er, float *de)
 {
     /* eq. 10: sin(alpha) = sqrt(t2 / (1 + t2)) for t2 = |grad b|^2, and
      * max(sin(alpha), min_tilt) |v| = sqrt(max(t2 / (1 + t2), min_tilt^2) |v|^2):
@@ -74,10 +86,10 @@ static inline void erode_cell(const er_mei_coef *k, float zc, float gx, float gy
     float sin2 = er_maxf(t2 / (1.0f + t2), k->min_tilt2);
     float depth = dm * k->inv_cd + k->cd_off; /* |v| dm / D, or |v| */
     float cap = k->kc * er_sqrt(sin2 * (u * u + v * v)) * depth;
-    float e = er_minf(er_minf(k->ks_dt * (cap - s), k->emax), lim);
+    float e = er_minf(er_minf(ks * (cap - s), k->emax), lim);
     float ze = zc - e;                     /* eq. 11a */
     float ea = zc - ze;
-    float zd = zc + k->kd_dt * (s - cap);  /* eq. 12a */
+    float zd = zc + kd * (s - cap);        /* eq. 12a */
     float da = zd - zc;
     int erode = cap > s;
     float s_e = s + ea, s_d = er_max0(s - da); /* eqs. 11b, 12b */
@@ -132,17 +144,23 @@ static void erode_generic(const er_mei_sim *sim, const er_mei_coef *k, const er_
         float m = any[0] && any[1] ? er_minf(lo[0], lo[1]) : any[0] ? lo[0] : lo[1];
         lim = er_max0(bc - m);
     }
+    /* control maps (neutral without them: soft 1, mask 1, which changes no bit) */
+    const float mc = er_ctl_at(r->mask, 1, x, 1.0f);
+    const float wc = (1.0f - er_ctl_at(r->hard, 1, x, 0.0f)) * mc;
     float th = 0.0f;
     if (k->th_k > 0.0f) {
         float g[4] = { 0, 0, 0, 0 };
         const float tal[4] = { k->talus_x, k->talus_x, k->talus_y, k->talus_y };
         for (int i = 0; i < 4; i++)
-            if (ok[i])
-                g[i] = talus_gain(bn[i] - bc, tal[i]);
+            if (ok[i]) {
+                float mn = er_ctl_at(r->mask, ny[i], nx[i], 1.0f);
+                float wn = (1.0f - er_ctl_at(r->hard, ny[i], nx[i], 0.0f)) * mn;
+                g[i] = talus_pair(bn[i] - bc, tal[i], wn * mc, wc * mn);
+            }
         th = k->th_k * ((g[ER_L] + g[ER_R]) + (g[ER_T] + g[ER_B]));
     }
-    erode_cell(k, z[x], gx, gy, u[x], v[x], dm[x], r->s[x], lim, th, &z[x], &s1[x], &er[x],
-               &de[x]);
+    erode_cell(k, z[x], gx, gy, u[x], v[x], dm[x], r->s[x], lim, th, k->ks_dt * wc,
+               k->kd_dt * mc, &z[x], &s1[x], &er[x], &de[x]);
 }
 
 /* erode_cell for a run of cells [x0, x1) of an interior row whose four
@@ -171,7 +189,7 @@ static ER_NOINLINE ER_CLONES void erode_span(const er_mei_coef *k, int x0, int x
             float th = th_k * ((talus_gain(bl - b0, tx) + talus_gain(br - b0, tx)) +
                                (talus_gain(bt - b0, ty) + talus_gain(bb - b0, ty)));
             erode_cell(k, zc[i], gx, gy, uu[i], vv[i], dm[i], sc[i], er_max0(b0 - m), th,
-                       &zc[i], &so[i], &ero[i], &dep[i]);
+                       k->ks_dt, k->kd_dt, &zc[i], &so[i], &ero[i], &dep[i]);
         }
     } else {
         for (int i = x0; i < x1; i++) {
@@ -179,9 +197,57 @@ static ER_NOINLINE ER_CLONES void erode_span(const er_mei_coef *k, int x0, int x
             float gx = fall(b0, bl, br) * invlx, gy = fall(b0, bt, bb) * invly;
             float m = er_minf(er_minf(bl, br), er_minf(bt, bb));
             erode_cell(k, zc[i], gx, gy, uu[i], vv[i], dm[i], sc[i], er_max0(b0 - m), 0.0f,
-                       &zc[i], &so[i], &ero[i], &dep[i]);
+                       k->ks_dt, k->kd_dt, &zc[i], &so[i], &ero[i], &dep[i]);
         }
     }
+}
+
+/* erode_span with the hardness (ha, hc, hb: rows above, at, below) and
+ * mask (ma, mc, mb) rows: the expressions of erode_generic's control maps,
+ * so the same bits, as a loop that vectorises. */
+static ER_NOINLINE ER_CLONES void erode_span_ctl(const er_mei_coef *k, int x0, int x1,
+                                                 const float *restrict bu,
+                                                 const float *restrict bc,
+                                                 const float *restrict bd,
+                                                 float *restrict zc, const float *restrict sc,
+                                                 const float *restrict uu,
+                                                 const float *restrict vv,
+                                                 const float *restrict dm,
+                                                 float *restrict so, float *restrict ero,
+                                                 float *restrict dep,
+                                                 const float *restrict ha,
+                                                 const float *restrict hc,
+                                                 const float *restrict hb,
+                                                 const float *restrict ma,
+                                                 const float *restrict mc,
+                                                 const float *restrict mb)
+{
+    const float invlx = k->invlx, invly = k->invly;
+    const float th_k = k->th_k, tx = k->talus_x, ty = k->talus_y;
+#define ER_CTL_CELL(thermal)                                                                \
+    for (int i = x0; i < x1; i++) {                                                         \
+        float bl = bc[i - 1], br = bc[i + 1], bt = bu[i], bb = bd[i], b0 = bc[i];           \
+        float gx = fall(b0, bl, br) * invlx, gy = fall(b0, bt, bb) * invly;                 \
+        float m = er_minf(er_minf(bl, br), er_minf(bt, bb));                                \
+        float m0 = mc[i], w0 = (1.0f - hc[i]) * m0, th = 0.0f;                              \
+        if (thermal) {                                                                      \
+            float wl = (1.0f - hc[i - 1]) * mc[i - 1], wr = (1.0f - hc[i + 1]) * mc[i + 1]; \
+            float wt = (1.0f - ha[i]) * ma[i], wb = (1.0f - hb[i]) * mb[i];                 \
+            th = th_k * ((talus_pair(bl - b0, tx, wl * m0, w0 * mc[i - 1]) +                \
+                          talus_pair(br - b0, tx, wr * m0, w0 * mc[i + 1])) +               \
+                         (talus_pair(bt - b0, ty, wt * m0, w0 * ma[i]) +                    \
+                          talus_pair(bb - b0, ty, wb * m0, w0 * mb[i])));                   \
+        }                                                                                   \
+        erode_cell(k, zc[i], gx, gy, uu[i], vv[i], dm[i], sc[i], er_max0(b0 - m), th,       \
+                   k->ks_dt * w0, k->kd_dt * m0, &zc[i], &so[i], &ero[i], &dep[i]);         \
+    }
+    /* one loop with thermal weathering, one without, as in erode_span */
+    if (th_k > 0.0f) {
+        ER_CTL_CELL(1)
+    } else {
+        ER_CTL_CELL(0)
+    }
+#undef ER_CTL_CELL
 }
 
 void er_mei_erode_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
@@ -198,7 +264,12 @@ void er_mei_erode_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_
             x++;
             continue;
         }
-        erode_span(k, x, end, r->b[0], r->b[1], r->b[2], z, r->s, u, v, dm, s1, er, de);
+        if (r->hard[1])
+            erode_span_ctl(k, x, end, r->b[0], r->b[1], r->b[2], z, r->s, u, v, dm, s1, er, de,
+                           r->hard[0], r->hard[1], r->hard[2], r->mask[0], r->mask[1],
+                           r->mask[2]);
+        else
+            erode_span(k, x, end, r->b[0], r->b[1], r->b[2], z, r->s, u, v, dm, s1, er, de);
         x = end;
     }
 }

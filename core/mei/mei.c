@@ -179,6 +179,15 @@ static void rows_at(const chunk_ctx *c, int y, er_mei_rows *r)
             if (yy >= 0 && yy < h)
                 r->wall[j] = sim->wall + (size_t)yy * (size_t)w;
         }
+    if (sim->neutral)
+        for (int j = 0; j < 3; j++) {
+            int yy = y - 1 + j;
+            size_t off = (size_t)yy * (size_t)w;
+            if (yy < 0 || yy >= h)
+                continue;
+            r->hard[j] = sim->ctl->hardness ? sim->ctl->hardness + off : sim->neutral;
+            r->mask[j] = sim->ctl->mask ? sim->ctl->mask + off : sim->neutral + w;
+        }
     r->d = old_row(c, ER_SNAP_D, y);
     r->s = old_row(c, ER_SNAP_S, y);
 }
@@ -511,6 +520,7 @@ void er_mei_sim_free(er_mei_sim *sim)
     free(sim->acc);
     free(sim->scratch);
     free(sim->row_wall_buf);
+    free(sim->neutral);
 }
 
 er_status er_mei_sim_alloc(er_mei_sim *sim, const er_terrain *t, const er_window *win,
@@ -533,6 +543,7 @@ er_status er_mei_sim_alloc(er_mei_sim *sim, const er_terrain *t, const er_window
     sim->lx = t->cell_x;
     sim->ly = t->cell_y;
     sim->wall = t->wall;
+    sim->ctl = er_controls_any(t->controls) ? t->controls : NULL;
     sim->b0 = t->elevation;
     sim->nthreads = er_thread_count();
     /* Chunks: about four per thread so that a thread slowed down by
@@ -562,6 +573,11 @@ er_status er_mei_sim_alloc(er_mei_sim *sim, const er_terrain *t, const er_window
             for (size_t i = 0; i < n; i++)
                 rw[i / (size_t)sim->w] |= t->wall[i] != 0;
         sim->row_wall = sim->row_wall_buf = rw;
+    }
+    if (ok && sim->ctl && (sim->ctl->hardness || sim->ctl->mask)) {
+        ok = (sim->neutral = calloc(2 * (size_t)sim->w, sizeof(float))) != NULL;
+        for (int x = 0; ok && x < sim->w; x++)
+            sim->neutral[sim->w + x] = 1.0f;
     }
     if (!ok) {
         er_mei_sim_free(sim);
@@ -668,8 +684,14 @@ er_status er_mei_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts 
         er_mei_add_drops(&sim, sim.d, m, p->seed, step, &bud.water_added);
         er_mei_coef k;
         er_mei_make_coef(&sim, m, dt_sub, raining, &k);
+        const float rain = k.rain;
+        const int maps = sim.ctl && (sim.ctl->rain || sim.ctl->source);
+        if (maps && sim.ctl->rain)
+            k.rain = 0.0f; /* er_mei_add_maps adds it */
         for (int64_t sub = 0; sub < nsub; sub++) {
             er_mei_add_sources(&sim, sim.d, m, dt_sub, &bud.water_added);
+            if (maps)
+                er_mei_add_maps(&sim, sim.d, rain, dt_sub, &bud.water_added);
             sweep(&sim, &k);
             bud.water_added += (double)k.rain * (double)cells;
             bud.substeps++;

@@ -120,8 +120,11 @@ typedef struct er_mei_sim {
     int inner[4];          /* per edge (ER_L, ER_R, ER_T, ER_B): 1 = a halo edge inside the world */
     double lx, ly;         /* [m] cell size */
     const uint8_t *wall;   /* 1 = nodata (a wall); NULL = none */
+    const er_controls *ctl;  /* the control maps on the map's grid; NULL = none given */
     const uint8_t *row_wall; /* per row: 1 if the row holds a wall; NULL = none */
     uint8_t *row_wall_buf; /* the same, owned */
+    float *neutral;        /* with a hardness or mask map: a row of 0 (hardness) and a
+                            * row of 1 (mask) standing in for the map not given */
     const float *b0;       /* [m] initial terrain height (the caller's, read-only) */
     float *z;              /* [m] terrain change since the start: b = b0 + z.  Kept
                             * apart so that changes far below one float step of b
@@ -157,6 +160,10 @@ typedef struct er_mei_rows {
     const float *wq[3];            /* donor weights dt / d1 of rows y-1..y+1 */
     const float *s1[3];            /* sediment after erosion, rows y-1..y+1 */
     const uint8_t *wall[3];        /* NULL when the map has no walls */
+    /* hardness and mask rows y-1..y+1: both NULL without either map, else
+     * both set (sim->neutral's rows standing in for the one not given) */
+    const float *hard[3];
+    const float *mask[3];
 } er_mei_rows;
 
 /* mei.c, shared with core/vulkan/vk_mei.c (which keeps the state on the
@@ -240,6 +247,12 @@ static inline float er_mei_source_depth(const er_source *src, double dt)
     return (float)(src->rate * dt);
 }
 er_status er_mei_check_sources(const er_mei_sim *sim, const er_mei_params *m, er_error *err);
+/* The control maps' water of one sub-step of length dt: the sources
+ * raster (q dt per cell) and, when rain > 0 and there is a rain map, the
+ * rain (rain r per cell, which the sweep then leaves out: k->rain = 0),
+ * added to d on the terrain cells in that order; *added grows by it
+ * (rows summed serially; d NULL: only counted).  Uses acc[].eroded (free between sweeps). */
+void er_mei_add_maps(const er_mei_sim *sim, float *d, float rain, double dt, double *added);
 
 /* erosion.c */
 /* Eqs. 10-12 for row y: dm the mean depth of the step (eq. 9); z holds
@@ -325,6 +338,13 @@ static inline uint32_t er_fbits(float f)
 {
     union { float f; uint32_t u; } c = { f };
     return c.u;
+}
+
+/* A control map's value at column x of row j of rows v (the neutral value
+ * def when the map is not given). */
+static inline float er_ctl_at(const float *const v[3], int j, int x, float def)
+{
+    return v[j] ? v[j][x] : def;
 }
 
 static inline float er_max0(float a) { return a > 0.0f ? a : 0.0f; }

@@ -15,6 +15,7 @@
 
 #include <math.h>
 
+#include "../parallel.h"
 #include "../rng.h"
 
 /* Eqs. 2-5 for one cell: new outflow fluxes from the old ones and the
@@ -333,6 +334,8 @@ int64_t er_mei_disc_cells(const er_mei_sim *sim, double cx, double cy, double ra
 typedef struct add_ctx {
     float *d;
     float amount;
+    const float *rain; /* the rain map: the drop times r on each cell; NULL = none */
+    double added;      /* [m] the water added (with a rain map) */
 } add_ctx;
 
 static void add_cell(void *user, size_t i)
@@ -341,14 +344,28 @@ static void add_cell(void *user, size_t i)
     a->d[i] += a->amount;
 }
 
-/* Adds `amount` metres of water to the terrain cells of a disc (serially,
- * in row order), or only counts them when d is NULL; returns how many
- * cells it covered. */
-static int64_t add_disc(const er_mei_sim *sim, float *d, double cx, double cy, double rad,
-                        float amount)
+static void add_rain_cell(void *user, size_t i)
 {
-    add_ctx a = { d, amount };
-    return er_mei_disc_cells(sim, cx, cy, rad, d ? add_cell : NULL, &a);
+    add_ctx *a = user;
+    float v = a->amount * a->rain[i];
+    if (a->d)
+        a->d[i] += v;
+    a->added += (double)v;
+}
+
+/* Adds `amount` metres of water to the terrain cells of a disc (serially,
+ * in row order), or only counts them when d is NULL; returns the water
+ * added [m] (times the rain map on each cell when rain is not NULL). */
+static double add_disc(const er_mei_sim *sim, float *d, double cx, double cy, double rad,
+                       float amount, const float *rain)
+{
+    add_ctx a = { d, amount, rain, 0.0 };
+    if (rain) {
+        er_mei_disc_cells(sim, cx, cy, rad, add_rain_cell, &a);
+        return a.added;
+    }
+    int64_t n = er_mei_disc_cells(sim, cx, cy, rad, d ? add_cell : NULL, &a);
+    return (double)n * (double)amount;
 }
 
 /* Eq. 1, random raindrops: drop j of step t lands on the cell drawn from
@@ -368,8 +385,8 @@ int er_mei_add_drops(const er_mei_sim *sim, float *d, const er_mei_params *m, ui
          * falls inside it (add_disc clips), with the same cells covered. */
         int x = (int)(((r & 0xffffffffu) * (uint64_t)sim->world_w) >> 32);
         int y = (int)(((r >> 32) * (uint64_t)sim->world_h) >> 32);
-        int64_t n = add_disc(sim, d, x - sim->wx0, y - sim->wy0, m->drop_radius, amount);
-        *added += (double)n * (double)amount;
+        const float *rain = sim->ctl ? sim->ctl->rain : NULL;
+        *added += add_disc(sim, d, x - sim->wx0, y - sim->wy0, m->drop_radius, amount, rain);
     }
     return 1;
 }
@@ -383,9 +400,44 @@ void er_mei_add_sources(const er_mei_sim *sim, float *d, const er_mei_params *m,
         float amount = er_mei_source_depth(src, dt);
         if (!(amount > 0.0f))
             continue;
-        int64_t n = add_disc(sim, d, src->x - sim->wx0, src->y - sim->wy0, src->radius, amount);
-        *added += (double)n * (double)amount;
+        *added += add_disc(sim, d, src->x - sim->wx0, src->y - sim->wy0, src->radius, amount,
+                           NULL);
     }
+}
+
+/* Row y's part of er_mei_add_maps; returns the water it added [m]. */
+static double add_maps_row(const er_mei_sim *sim, float *d, float rain, double dt, int y)
+{
+    const size_t i0 = (size_t)y * (size_t)sim->w;
+    const float *q = sim->ctl->source, *r = rain > 0.0f ? sim->ctl->rain : NULL;
+    double added = 0.0;
+    for (size_t i = i0; i < i0 + (size_t)sim->w; i++) {
+        if (sim->wall && sim->wall[i])
+            continue;
+        if (q) { /* as mei.sources: rate * dt (er_mei_source_depth) */
+            float v = (float)((double)q[i] * dt);
+            if (d)
+                d[i] += v;
+            added += (double)v;
+        }
+        if (r) { /* eq. 1, the uniform rain times the map */
+            float v = rain * r[i];
+            if (d)
+                d[i] += v;
+            added += (double)v;
+        }
+    }
+    return added;
+}
+
+void er_mei_add_maps(const er_mei_sim *sim, float *d, float rain, double dt, double *added)
+{
+    er_mei_rowacc *acc = sim->acc;
+    ER_OMP_FOR()
+    for (int y = 0; y < sim->h; y++)
+        acc[y].eroded = add_maps_row(sim, d, rain, dt, y);
+    for (int y = 0; y < sim->h; y++)
+        *added += acc[y].eroded;
 }
 
 er_status er_mei_check_sources(const er_mei_sim *sim, const er_mei_params *m, er_error *err)

@@ -105,12 +105,16 @@ static void transport_generic(const er_mei_sim *sim, const er_mei_coef *k, const
  * sediment it held settles; the amount the terrain change z actually
  * gained leaves the suspension.  Written as arithmetic on m = 1 (dry) or
  * 0 (wet), exact either way (x + 0 * y = x for finite values), so that
- * the loops that use it vectorise. */
-static inline uint32_t settle(float sn, float dry, float *z, float *d, float *s, float *dep)
+ * the loops that use it vectorise.  mask: the cell's mask map value (1
+ * without one): only that part settles, the rest stays suspended in the dry
+ * cell (core/controls.h), so mask 0 keeps the bed and the budget exact;
+ * the water dries all the same. */
+static inline uint32_t settle(float sn, float dry, float mask, float *z, float *d, float *s,
+                              float *dep)
 {
     float zz = *z, dd = *d;
     float m = dd < dry ? 1.0f : 0.0f;
-    float z2 = zz + m * sn;
+    float z2 = zz + (m * mask) * sn;
     float da = z2 - zz;
     float s2 = er_max0(sn - da);
     float d2 = dd * (1.0f - m);
@@ -125,7 +129,23 @@ static inline uint32_t settle(float sn, float dry, float *z, float *d, float *s,
  * interior row: s0/s2, w0/w2 are the rows above and below, qa the
  * downward flux of the row above, qb the upward flux of the row below;
  * z, d are the row's new terrain change and depth (updated when the cell
- * dries).  Returns non-zero when a new value is not finite. */
+ * dries); MASK the cell's mask value.  A macro, not an inline function:
+ * GCC honours the restrict parameters that let the loop vectorise only in
+ * the function that declares them. */
+#define ER_DONOR_LOOP(MASK)                                                                \
+    for (int i = x0; i < x1; i++) {                                                        \
+        float sc = s1[i], wc = w1[i];                                                      \
+        float oL = sc * (qL[i] * wc), oR = sc * (qR[i] * wc);                              \
+        float oT = sc * (qT[i] * wc), oB = sc * (qB[i] * wc);                              \
+        float iL = s1[i - 1] * (qR[i - 1] * w1[i - 1]);                                    \
+        float iR = s1[i + 1] * (qL[i + 1] * w1[i + 1]);                                    \
+        float iT = s0[i] * (qa[i] * w0[i]);                                                \
+        float iB = s2[i] * (qb[i] * w2[i]);                                                \
+        float sn = er_max0((sc - ((oL + oR) + (oT + oB))) + ((iL + iR) + (iT + iB)));      \
+        bad |= settle(sn, dry, MASK, &z[i], &d[i], &so[i], &dep[i]);                       \
+    }
+
+/* Returns non-zero when a new value is not finite. */
 static ER_NOINLINE ER_CLONES uint32_t donor_span(float dry, int x0, int x1,
                                                  const float *restrict s0,
                                                  const float *restrict s1,
@@ -143,19 +163,33 @@ static ER_NOINLINE ER_CLONES uint32_t donor_span(float dry, int x0, int x1,
                                                  float *restrict dep)
 {
     uint32_t bad = 0;
-    for (int i = x0; i < x1; i++) {
-        float sc = s1[i], wc = w1[i];
-        float oL = sc * (qL[i] * wc), oR = sc * (qR[i] * wc);
-        float oT = sc * (qT[i] * wc), oB = sc * (qB[i] * wc);
-        float iL = s1[i - 1] * (qR[i - 1] * w1[i - 1]);
-        float iR = s1[i + 1] * (qL[i + 1] * w1[i + 1]);
-        float iT = s0[i] * (qa[i] * w0[i]);
-        float iB = s2[i] * (qb[i] * w2[i]);
-        float sn = er_max0((sc - ((oL + oR) + (oT + oB))) + ((iL + iR) + (iT + iB)));
-        bad |= settle(sn, dry, &z[i], &d[i], &so[i], &dep[i]);
-    }
+    ER_DONOR_LOOP(1.0f)
     return bad >> 31;
 }
+
+/* donor_span with the row's mask mk (core/controls.h). */
+static ER_NOINLINE ER_CLONES uint32_t donor_span_mask(float dry, int x0, int x1,
+                                                      const float *restrict s0,
+                                                      const float *restrict s1,
+                                                      const float *restrict s2,
+                                                      const float *restrict w0,
+                                                      const float *restrict w1,
+                                                      const float *restrict w2,
+                                                      const float *restrict qL,
+                                                      const float *restrict qR,
+                                                      const float *restrict qT,
+                                                      const float *restrict qB,
+                                                      const float *restrict qa,
+                                                      const float *restrict qb,
+                                                      float *restrict z, float *restrict d,
+                                                      float *restrict so, float *restrict dep,
+                                                      const float *restrict mk)
+{
+    uint32_t bad = 0;
+    ER_DONOR_LOOP(mk[i])
+    return bad >> 31;
+}
+#undef ER_DONOR_LOOP
 
 void er_mei_transport_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
                           const float *u, const float *v, float *znew, float *dnew,
@@ -173,13 +207,20 @@ void er_mei_transport_row(const er_mei_sim *sim, const er_mei_coef *k, const er_
         if (!interior || k->semi_lagrangian || !er_mei_run_from(sim, r, x, &end)) {
             transport_generic(sim, k, r, x, u, v, snew, acc);
             if (!(wall && wall[x])) /* walls hold d = s = 0 and stay as they are */
-                bad |= settle(snew[x], k->dry, &znew[x], &dnew[x], &snew[x], &dep[x]) >> 31;
+                bad |= settle(snew[x], k->dry, er_ctl_at(r->mask, 1, x, 1.0f), &znew[x],
+                              &dnew[x], &snew[x], &dep[x]) >> 31;
             x++;
             continue;
         }
-        bad |= donor_span(k->dry, x, end, r->s1[0], r->s1[1], r->s1[2], r->wq[0], r->wq[1], r->wq[2],
-                          r->q[1][ER_L], r->q[1][ER_R], r->q[1][ER_T], r->q[1][ER_B],
-                          r->q[0][ER_B], r->q[2][ER_T], znew, dnew, snew, dep);
+        const float *qL = r->q[1][ER_L], *qR = r->q[1][ER_R], *qT = r->q[1][ER_T];
+        const float *qB = r->q[1][ER_B], *qa = r->q[0][ER_B], *qb = r->q[2][ER_T];
+        if (r->mask[1])
+            bad |= donor_span_mask(k->dry, x, end, r->s1[0], r->s1[1], r->s1[2], r->wq[0],
+                                   r->wq[1], r->wq[2], qL, qR, qT, qB, qa, qb, znew, dnew, snew,
+                                   dep, r->mask[1]);
+        else
+            bad |= donor_span(k->dry, x, end, r->s1[0], r->s1[1], r->s1[2], r->wq[0], r->wq[1],
+                              r->wq[2], qL, qR, qT, qB, qa, qb, znew, dnew, snew, dep);
         x = end;
     }
     acc->eroded = er_mei_row_sum(er, w);

@@ -210,6 +210,9 @@ er_status er_vk_mei_check(er_vk_ctx *vk, const er_plan *plan, const er_terrain *
 {
     const er_mei_params *m = &plan->p.mei;
     const er_vk_device_info *d = &vk->info;
+    if (er_controls_any(t->controls))
+        return er_fail(err, ER_EUNSUPPORTED, "vulkan: the mei model does not take control maps "
+                       "(hardness, rain, mask, sources) on the GPU yet; use --backend cpu");
     if (!d->has_float64)
         return er_fail(err, ER_EUNSUPPORTED, "vulkan: %s lacks shaderFloat64, which the "
                        "budget sums need; use --backend cpu", d->name);

@@ -191,6 +191,20 @@ for n in $names; do
         [ "$near" -ge 0 ] && [ "$near" -le 60 ] || t_fail "a spike in the corner changed cells $near cells away"
         [ "$far" -gt 100 ] || t_fail "droplet.json changed only up to $far cells away: the check cannot tell"
         ;;
+    mei-masked)
+        # Cells under mask 0 keep their heights exactly; the rest erodes.
+        $PY - "$W" "$T/$n/whitebox_dem_f32_utm18n.height.tif" "$CONF/masks/vermont-protect.tif" << 'EOF' ||
+import sys
+import numpy as np
+from osgeo import gdal
+d, a, m = (gdal.Open(p).ReadAsArray() for p in sys.argv[1:4])
+held = m == 0
+assert held.sum() > 1000, "the mask holds only %d cells" % held.sum()
+assert np.array_equal(a[held], d[held]), "a cell under mask 0 changed"
+assert (a[m == 1] != d[m == 1]).mean() > 0.5, "the unmasked cells hardly changed"
+EOF
+            t_fail "the mask did not hold its cells (or nothing else changed)"
+        ;;
     *)
         t_fail "no check for configs/$n.json in tests/integration/15-configs.sh: add one saying what it does"
         ;;

@@ -1,0 +1,131 @@
+/*
+ * Control rasters (core/controls.h, README "Control maps"): reads each
+ * raster the recipe names, checks that it lies on the input's grid, cuts
+ * the input's window out of it (a tile with its halo too: the tile's
+ * georeferencing places it) and hands the maps to the run through
+ * er_terrain.controls.  Everything here happens before any output is
+ * opened, so a refused raster leaves nothing behind (exit 2, one line
+ * naming the raster).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+
+/* Relative tolerance on the cell size and rotation, and the largest
+ * fraction of a cell the two origins may differ from a whole number of
+ * cells by (rounding of the georeferencing's decimal text). */
+#define SAME_SCALE 1e-9
+#define WHOLE_CELL 1e-6
+
+static int near(double a, double b, double scale)
+{
+    return fabs(a - b) <= SAME_SCALE * scale;
+}
+
+/* Where the input's top-left cell lies in the raster's grid, when both
+ * are georeferenced: 1 and (*ox, *oy), or 0 with why[n] filled. */
+static int grid_offset(const double in[6], const double rs[6], long *ox, long *oy, char *why,
+                       size_t n)
+{
+    double scale = fabs(rs[1]) + fabs(rs[2]) + fabs(rs[4]) + fabs(rs[5]);
+    if (!near(in[1], rs[1], scale) || !near(in[2], rs[2], scale) || !near(in[4], rs[4], scale) ||
+        !near(in[5], rs[5], scale)) {
+        snprintf(why, n, "another grid (cell size %g x %g, the input's %g x %g, or another "
+                 "rotation)", rs[1], rs[5], in[1], in[5]);
+        return 0;
+    }
+    double det = rs[1] * rs[5] - rs[2] * rs[4];
+    double dx = in[0] - rs[0], dy = in[3] - rs[3];
+    double c = (dx * rs[5] - dy * rs[2]) / det, r = (rs[1] * dy - rs[4] * dx) / det;
+    if (!(fabs(c - nearbyint(c)) <= WHOLE_CELL && fabs(r - nearbyint(r)) <= WHOLE_CELL)) {
+        snprintf(why, n, "another grid (the input's corner lies at column %.3g, row %.3g of "
+                 "it, not on a cell corner)", c + 0.0, r + 0.0);
+        return 0;
+    }
+    *ox = (long)nearbyint(c);
+    *oy = (long)nearbyint(r);
+    return 1;
+}
+
+/* The input's window in raster rs: *ox, *oy, or ER_EINVAL naming the
+ * mismatch (the caller adds the raster's name). */
+static er_status place(const er_job *j, const er_image *rs, long *ox, long *oy, er_error *e)
+{
+    double a[6], b[6];
+    char why[200];
+    int w = j->img.width, h = j->img.height;
+    if (er_georef_affine(&j->img.georef, a) && er_georef_affine(&rs->georef, b)) {
+        if (!grid_offset(a, b, ox, oy, why, sizeof why))
+            return er_fail(e, ER_EINVAL, "%s", why);
+        if (*ox < 0 || *oy < 0 || *ox + w > rs->width || *oy + h > rs->height)
+            return er_fail(e, ER_EINVAL, "does not cover the input (the input is its cells "
+                           "%ld..%ld x %ld..%ld of %dx%d)", *ox, *ox + w - 1, *oy, *oy + h - 1,
+                           rs->width, rs->height);
+        return ER_OK;
+    }
+    if (rs->width != w || rs->height != h)
+        return er_fail(e, ER_EINVAL, "another size (%dx%d, the input is %dx%d; without "
+                       "georeferencing on both it must be the same)", rs->width, rs->height,
+                       w, h);
+    *ox = *oy = 0;
+    return ER_OK;
+}
+
+/* Reads one raster and cuts the input's window: nodata becomes NaN,
+ * which the plan's check (er_controls_check) refuses on terrain cells. */
+static er_status read_map(er_job *j, const char *path, size_t limit, float **out, er_error *e)
+{
+    er_image rs = { 0 };
+    er_read_opts ro = { 0, limit };
+    long ox = 0, oy = 0;
+    er_status st = er_image_read(path, &ro, &rs, e);
+    if (st == ER_OK)
+        st = place(j, &rs, &ox, &oy, e);
+    const size_t w = (size_t)j->img.width, n = w * (size_t)j->img.height;
+    if (st == ER_OK && !(*out = malloc(n * sizeof(float))))
+        st = er_fail(e, ER_ENOMEM, "out of memory");
+    for (size_t i = 0; st == ER_OK && i < n; i++) {
+        size_t k = ((size_t)oy + i / w) * (size_t)rs.width + (size_t)ox + i % w;
+        (*out)[i] = rs.nodata && rs.nodata[k] ? NAN : rs.data[k];
+    }
+    er_image_free(&rs);
+    return st;
+}
+
+er_status er_job_read_controls(er_job *j, size_t limit)
+{
+    const er_control_paths *p = &j->params.maps;
+    const char *path[ER_JOB_MAPS] = { p->hardness, p->rain, p->mask, p->sources };
+    const char *name[ER_JOB_MAPS] = { "hardness", "rain", "mask", "sources" };
+    const float **slot[ER_JOB_MAPS] = { &j->controls.hardness, &j->controls.rain,
+                                        &j->controls.mask, &j->controls.source };
+    for (int m = 0; m < ER_JOB_MAPS; m++) {
+        if (!path[m][0])
+            continue;
+        er_error e = { { 0 } };
+        er_status st = read_map(j, path[m], limit, &j->ctl_data[m], &e);
+        if (st)
+            return er_fail(&j->err, st, "%s: %s '%s': %s", j->input, name[m], path[m], e.msg);
+        *slot[m] = j->ctl_data[m];
+        j->terrain.controls = &j->controls;
+    }
+    if (!j->terrain.controls)
+        return ER_OK;
+    /* the ranges here, where the raster can be named (the plan checks again) */
+    er_error e = { { 0 } };
+    for (int m = 0; m < ER_JOB_MAPS; m++) {
+        er_controls one = { 0 };
+        const float **mine[ER_JOB_MAPS] = { &one.hardness, &one.rain, &one.mask, &one.source };
+        *mine[m] = *slot[m];
+        er_status st = er_controls_check(&one, j->terrain.width, j->terrain.height,
+                                         j->terrain.wall, 0, 0, &e);
+        /* the message starts with the map's name, which the line has already */
+        size_t skip = strlen(name[m]) + 2;
+        if (st)
+            return er_fail(&j->err, st, "%s: %s '%s': %s", j->input, name[m], path[m],
+                           strlen(e.msg) > skip ? e.msg + skip : e.msg);
+    }
+    return ER_OK;
+}

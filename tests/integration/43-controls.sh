@@ -1,0 +1,189 @@
+#!/bin/sh
+# Control maps (README "Control maps", issue #17): every mismatched or bad
+# raster is refused in one line naming it, before anything is written; a
+# raster on the same grid but larger is cut to the input; a mask of 0 keeps
+# its cells; a raster cut from a larger georeferenced one lines up with each
+# tile of a tile set; a recipe file's relative path is the recipe's.
+. "$(dirname "$0")/lib.sh"
+
+if ! $PY -c 'from osgeo import gdal; import numpy' 2> /dev/null; then
+    t_case "control maps"; t_skip "needs python3-gdal and numpy (scripts/deps --test)"; exit 0
+fi
+
+D=$DATA/olinda_dem_f32_utm25s.tif
+MEI="-s mei.steps=60"
+
+# Rasters on (and off) the DEM's grid: mask 0 on the left half, 1 elsewhere.
+$PY - "$D" "$T" << 'EOF'
+import sys
+import numpy as np
+from osgeo import gdal
+src = gdal.Open(sys.argv[1]); out = sys.argv[2]
+w, h = src.RasterXSize, src.RasterYSize
+gt = src.GetGeoTransform()
+def mk(name, a, g=gt, nodata=None):
+    d = gdal.GetDriverByName('GTiff').Create(out + '/' + name, a.shape[1], a.shape[0], 1,
+                                             gdal.GDT_Float32)
+    d.SetGeoTransform(g); d.SetProjection(src.GetProjection())
+    if nodata is not None: d.GetRasterBand(1).SetNoDataValue(nodata)
+    d.GetRasterBand(1).WriteArray(a); d = None
+m = np.ones((h, w), np.float32); m[:, :w // 2] = 0
+mk('mask.tif', m)
+big = np.ones((h + 10, w + 10), np.float32); big[5:5 + h, 5:5 + w] = m
+mk('big.tif', big, (gt[0] - 5 * gt[1], gt[1], 0, gt[3] - 5 * gt[5], 0, gt[5]))
+mk('half-cell.tif', m, (gt[0] + 0.5 * gt[1], gt[1], 0, gt[3], 0, gt[5]))
+mk('other-cell.tif', m, (gt[0], 2 * gt[1], 0, gt[3], 0, gt[5]))
+mk('short.tif', m[:-3, :])
+mk('shifted.tif', m, (gt[0] + 2 * gt[1], gt[1], 0, gt[3], 0, gt[5]))
+mk('range.tif', m * 1.5)
+n = m.copy(); n[7, 80] = -9999; mk('nodata.tif', n, nodata=-9999)
+d = gdal.GetDriverByName('GTiff').Create(out + '/plain.tif', w + 1, h, 1, gdal.GDT_Float32)
+d.GetRasterBand(1).WriteArray(np.ones((h, w + 1), np.float32)); d = None
+EOF
+
+refused() { # NAME KEY FILE PATTERN
+    t_case "refused: $1"
+    rm -rf "$T/out"; mkdir -p "$T/out"
+    t_exit 2 "$ERODE" $MEI -s "$2=$3" -o "$T/out" "$D"
+    t_one_error_line "$4"
+    grep -q -- "$2 '$3'" "$T/stderr" || t_fail "the line does not name $2 '$3': $(cat "$T/stderr")"
+    t_empty_dir "$T/out"
+    t_ok
+}
+refused "another size, no georeferencing" hardness "$T/plain.tif" "another size (112x111, the input is 111x111"
+refused "a short raster" mask "$T/short.tif" "does not cover the input"
+refused "an origin off by whole cells, not covering" mask "$T/shifted.tif" "does not cover the input"
+refused "an origin off by half a cell" rain "$T/half-cell.tif" "another grid"
+refused "another cell size" mask "$T/other-cell.tif" "another grid (cell size"
+refused "a value out of range" mask "$T/range.tif" "1.5 at column 55, row 0 is outside \[0, 1\]"
+refused "nodata on terrain" sources "$T/nodata.tif" "no value (nodata) at column 80, row 7 where the input has terrain"
+refused "a missing file" mask "$T/none.tif" "cannot read"
+
+t_case "a mask keeps its cells; a larger raster on the grid gives the same run"
+rm -rf "$T/a" "$T/b"; mkdir -p "$T/a" "$T/b"
+t_exit 0 "$ERODE" -q $MEI -s mask="$T/mask.tif" --layers height -o "$T/a" "$D"
+t_exit 0 "$ERODE" -q $MEI -s mask="$T/big.tif" --layers height -o "$T/b" "$D"
+$PY - "$D" "$T/a/olinda_dem_f32_utm25s.height.tif" "$T/b/olinda_dem_f32_utm25s.height.tif" << 'EOF' || t_fail "$(cat "$T/py")"
+import sys
+import numpy as np
+from osgeo import gdal
+d, a, b = (gdal.Open(p).ReadAsArray() for p in sys.argv[1:4])
+w = d.shape[1] // 2
+assert np.array_equal(a, b), "the larger raster's run differs"
+assert np.array_equal(a[:, :w], d[:, :w]), "a masked cell changed"
+assert (a[:, w:] != d[:, w:]).sum() > 100, "the unmasked half did not change"
+EOF
+t_ok
+
+t_case "a recipe's relative path is taken from the recipe's directory"
+mkdir -p "$T/r/maps"; cp "$T/mask.tif" "$T/r/maps/m.tif"
+printf '{"erode_recipe": 1, "mask": "maps/m.tif", "mei": {"steps": 60}}\n' > "$T/r/recipe.json"
+rm -rf "$T/c"; mkdir -p "$T/c"
+cd "$T" && t_exit 0 "$ERODE" -q -r r/recipe.json --layers height -o "$T/c" "$D"
+cd "$SRCDIR" || exit 1
+$PY -c "
+import sys, numpy as np
+from osgeo import gdal
+a, c = (gdal.Open(p).ReadAsArray() for p in sys.argv[1:3])
+assert np.array_equal(a, c)" "$T/a/olinda_dem_f32_utm25s.height.tif" "$T/c/olinda_dem_f32_utm25s.height.tif" ||
+    t_fail "the recipe's mask run differs from the -s one"
+t_ok
+
+# The Vulkan backend does not take control maps yet: asked for, it refuses
+# in one line; auto runs the map on the CPU.
+t_case "Vulkan: --backend vulkan refuses control maps, auto runs them on the CPU"
+if "$ERODE" --list-devices > /dev/null 2>&1; then
+    rm -rf "$T/vk"; mkdir -p "$T/vk"
+    t_exit 2 "$ERODE" $MEI -s mask="$T/mask.tif" --backend vulkan -o "$T/vk" "$D"
+    t_one_error_line "does not take control maps"
+    t_empty_dir "$T/vk"
+    t_exit 0 "$ERODE" -q $MEI -s mask="$T/mask.tif" --backend auto --json --layers height -o "$T/vk" "$D"
+    jq -e '.backend == "cpu"' "$T/stdout" > /dev/null || t_fail "auto did not run on the CPU: $(cat "$T/stdout")"
+    cmp -s "$T/vk/olinda_dem_f32_utm25s.height.tif" "$T/a/olinda_dem_f32_utm25s.height.tif" ||
+        t_fail "auto's output differs from the CPU run's"
+    t_ok
+else
+    t_skip "no Vulkan device"
+fi
+
+# A checkpoint records the rasters by their values: a stopped run goes on
+# with the same mask, not with another raster at the same path or none.
+t_case "--resume with other control rasters, or none, is refused"
+mkdir -p "$T/ck" "$T/ckout"; cp "$T/mask.tif" "$T/ck/m.tif"
+"$ERODE" -q -j 1 -s mei.steps=400000 -s mask="$T/ck/m.tif" --checkpoint "$T/ck/c.ckpt" \
+    -o "$T/ckout" "$D" 2> /dev/null & pid=$!
+i=0; while [ ! -s "$T/ck/c.ckpt" ] && [ $i -lt 20 ]; do sleep 0.5; kill -TERM $pid 2> /dev/null; i=$((i + 1)); done
+wait $pid
+if [ -s "$T/ck/c.ckpt" ]; then
+    cp "$T/half-cell.tif" "$T/ck/m.tif" && $PY -c "
+import sys; from osgeo import gdal
+d = gdal.Open(sys.argv[1], 1); d.SetGeoTransform(gdal.Open(sys.argv[2]).GetGeoTransform()); d = None" "$T/ck/m.tif" "$T/mask.tif"
+    $PY -c "
+import sys; from osgeo import gdal
+d = gdal.Open(sys.argv[1], 1); b = d.GetRasterBand(1); a = b.ReadAsArray(); a[0, 0] = 0.5; b.WriteArray(a); d = None" "$T/ck/m.tif"
+    t_exit 2 "$ERODE" -q -j 1 -s mei.steps=400000 -s mask="$T/ck/m.tif" --resume "$T/ck/c.ckpt" -o "$T/ckout" "$D"
+    t_one_error_line "checkpoint from another input"
+    t_exit 2 "$ERODE" -q -j 1 -s mei.steps=400000 --resume "$T/ck/c.ckpt" -o "$T/ckout" "$D"
+    t_one_error_line "checkpoint from another recipe"
+    t_empty_dir "$T/ckout"
+    t_ok
+else
+    t_fail "no checkpoint was written"
+fi
+
+# Tiles: a 512^2 DEM cut into 2 x 2 tiles run with halos of 32 cells, and
+# a mask of the whole map that is 0 on a diagonal band crossing all four
+# tiles.  Each tile cuts its window (tile + halo) out of the one raster, so
+# the band's cells keep their heights in the stitched map (the cross-fade
+# of equal values), the cells beside it change, and the stitched map meets
+# the whole run with the same mask as tile sets do without maps.
+if ! have gdal_translate || ! have parallel; then
+    t_case "tile sets with a mask"; t_skip "needs gdal-bin and GNU parallel (scripts/deps --test)"; exit 0
+fi
+dem=$T/puget.tif
+gdal_translate -q -ot Float32 -scale 0 10000 0 1000 -srcwin 256 256 512 512 -a_srs EPSG:32610 \
+    -a_ullr 500000 5400000 581920 5318080 "$DATA/puget_sound_1k_u16.png" "$dem"
+$PY - "$dem" "$T/band.tif" << 'EOF'
+import sys
+import numpy as np
+from osgeo import gdal
+src = gdal.Open(sys.argv[1]); w, h = src.RasterXSize, src.RasterYSize
+y, x = np.mgrid[0:h, 0:w]
+m = np.where(abs(x - y) < 40, 0.0, 1.0).astype(np.float32)
+d = gdal.GetDriverByName('GTiff').Create(sys.argv[2], w, h, 1, gdal.GDT_Float32)
+d.SetGeoTransform(src.GetGeoTransform()); d.SetProjection(src.GetProjection())
+d.GetRasterBand(1).WriteArray(m); d = None
+EOF
+t_case "a mask cut for each tile of a tile set lines up with it"
+"$SRCDIR/scripts/cut-tiles" "$dem" 2 "$T/tiles" > "$T/tiles.list"
+mkdir -p "$T/whole" "$T/tout"
+t_exit 0 "$ERODE" -q -s mei.steps=200 -s mask="$T/band.tif" --layers height -o "$T/whole" "$dem"
+t_exit 0 "$SRCDIR/scripts/erode-tiles" --erode "$ERODE" -j 2 --threads 1 --halo 32 --layers height \
+    -o "$T/tout" "$T/tiles.list" -- -s mei.steps=200 -s mask="$T/band.tif"
+$PY - "$dem" "$T/band.tif" "$T/whole/puget.height.tif" "$T"/tout/*.height.tif << 'EOF' > "$T/py" 2>&1 || t_fail "$(cat "$T/py")"
+import sys
+import numpy as np
+from osgeo import gdal
+def read(p):
+    d = gdal.Open(p); g = d.GetGeoTransform()
+    return d.ReadAsArray().astype(np.float64), g
+dem, g0 = read(sys.argv[1]); band = gdal.Open(sys.argv[2]).ReadAsArray(); whole, _ = read(sys.argv[3])
+st = np.full(dem.shape, np.nan)
+for p in sys.argv[4:]:
+    a, g = read(p)
+    c, r = round((g[0] - g0[0]) / g0[1]), round((g[3] - g0[3]) / g0[5])
+    st[r:r + a.shape[0], c:c + a.shape[1]] = a
+assert not np.isnan(st).any(), "the tiles do not cover the map"
+held = band == 0
+# the cross-fade of equal heights: within a float step of the DEM's heights
+tol = 1e-4 * max(1.0, np.abs(dem).max())
+assert np.abs(st[held] - dem[held]).max() <= tol, "a masked cell changed in the tiles"
+near = (~held) & (np.abs(np.subtract.outer(np.arange(512), np.arange(512))) < 44)
+assert (st[near] != dem[near]).sum() > 100, "the cells beside the band did not change"
+# as tile sets without maps: the stitched map is close to the whole run
+diff = np.abs(st - whole); relief = dem.max() - dem.min()
+assert diff.max() <= 1e-3 * relief, "tiles differ from the whole run by %g m" % diff.max()
+print("max |tiles - whole| %.4g m of a %.4g m relief" % (diff.max(), relief))
+EOF
+sed 's/^/    /' "$T/py"
+t_ok
