@@ -146,13 +146,13 @@ int main(int argc, char **argv)
     if (s.print_recipe) {
         status = print_recipe(&recipe);
     } else if (s.stitch) {
-        if ((status = er_run_preflight(&s)) == 0) {
+        if ((status = er_run_preflight(&s, &recipe)) == 0) {
             install_signal_handlers();
             status = er_stitch_all(&s, &tiles);
         }
     } else if (s.list_devices) {
         status = er_run_list_devices();
-    } else if ((status = er_run_preflight(&s)) == 0) {
+    } else if ((status = er_run_preflight(&s, &recipe)) == 0) {
         install_signal_handlers();
         status = er_run_all(&s, &recipe);
     }

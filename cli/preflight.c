@@ -68,7 +68,7 @@ static int preflight_tiles(const er_settings *s)
     return 0;
 }
 
-int er_run_preflight(const er_settings *s)
+int er_run_preflight(const er_settings *s, const er_params *recipe)
 {
     int rc = probe_dir(s->output_dir, "output directory");
     if (rc)
@@ -84,7 +84,7 @@ int er_run_preflight(const er_settings *s)
     if (s->frames && (rc = probe_dir(s->frames, "--frames directory")) != 0)
         return rc;
     /* No output may replace an input or another output (targets.c). */
-    return er_targets_check(s, s->tiles);
+    return er_targets_check(s, s->tiles, recipe);
 }
 
 size_t er_machine_memory(void)

@@ -16,7 +16,7 @@ extern volatile sig_atomic_t er_stop_signal;
 
 /* Checks what can be checked before any work (output directory, output
  * names); returns 0 or exit status 2 after printing one error line. */
-int er_run_preflight(const er_settings *s);
+int er_run_preflight(const er_settings *s, const er_params *recipe);
 
 /* --list-devices: prints one line per Vulkan device to stdout; returns
  * the exit status (2, with one error line, when there is none or the

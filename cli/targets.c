@@ -190,7 +190,7 @@ static void report_clash(plan *p, const entry *x, const entry *y)
 {
     const entry *t = x->role == ROLE_TARGET ? x : y, *o = t == x ? y : x;
     if (o->role == ROLE_INPUT)
-        er_msg_error("%s: %s '%s' would replace the input '%s'", t->owner, t->what, t->path,
+        er_msg_error("%s: %s '%s' would replace %s '%s'", t->owner, t->what, t->path, o->what,
                      o->path);
     else if (o->role == ROLE_RESUME)
         er_msg_error("%s: %s '%s' would replace the --resume file '%s'", t->owner, t->what,
@@ -428,9 +428,32 @@ static void clean_stale(plan *p)
     }
 }
 
-static void add_run(plan *p, const er_settings *s)
+/* The files a run reads besides its inputs: the recipe, the lists of
+ * inputs and tiles, the control rasters (an output named like one of them
+ * would replace what the user painted or wrote). */
+static void add_read_files(plan *p, const er_settings *s, const er_params *recipe)
+{
+    const char *owner = s->n_inputs ? s->inputs[0] : "erode";
+    const char *file[] = {s->recipe_path, s->inputs_from, s->tile_set};
+    const char *what[] = {"the recipe", "the --inputs-from list", "the --tile-set list"};
+    for (size_t k = 0; k < sizeof file / sizeof file[0]; k++)
+        if (file[k] && strcmp(file[k], "-") != 0)
+            add(p, file[k], what[k], owner, ROLE_INPUT, 0);
+    if (!recipe)
+        return;
+    const er_control_paths *m = &recipe->maps;
+    const char *map[] = {m->hardness, m->rain, m->mask, m->sources};
+    const char *map_what[] = {"the hardness raster", "the rain raster", "the mask raster",
+                              "the sources raster"};
+    for (size_t k = 0; k < sizeof map / sizeof map[0]; k++)
+        if (map[k][0])
+            add(p, map[k], map_what[k], owner, ROLE_INPUT, 0);
+}
+
+static void add_run(plan *p, const er_settings *s, const er_params *recipe)
 {
     char path[PATH_MAX];
+    add_read_files(p, s, recipe);
     for (int i = 0; i < s->n_inputs; i++) {
         add(p, s->inputs[i], "the input", s->inputs[i], ROLE_INPUT, 0);
         if (s->resume && er_path_pattern(path, sizeof path, s->resume, s->inputs[i]))
@@ -491,6 +514,7 @@ static void add_stitch(plan *p, const er_settings *s, const er_tile_set *ts)
 {
     char path[PATH_MAX];
     unsigned layers = s->layers_given ? s->layers : (1u << ER_LAYER_COUNT) - 1;
+    add_read_files(p, s, NULL);
     for (int k = 0; k < ts->n; k++) {
         add(p, ts->paths[k], "the tile", ts->paths[k], ROLE_INPUT, 0);
         for (unsigned b = 0; b < ER_LAYER_COUNT; b++)
@@ -531,14 +555,14 @@ static void plan_free(plan *p)
     free(p->stem_set.slot);
 }
 
-int er_targets_check(const er_settings *s, const er_tile_set *ts)
+int er_targets_check(const er_settings *s, const er_tile_set *ts, const er_params *recipe)
 {
     plan p;
     memset(&p, 0, sizeof p);
     if (s->stitch && ts)
         add_stitch(&p, s, ts);
     else
-        add_run(&p, s);
+        add_run(&p, s, recipe);
     if (!p.failed)
         clean_stale(&p);
     int failed = p.failed;

@@ -2,7 +2,8 @@
  * The write targets of a run (DESIGN.md §1): every path a run will create,
  * rename or remove — layers, their temporaries, previews, frames,
  * checkpoints, the output lock, stitched tiles — listed before any work and
- * checked against every input (and --resume file) and against each other,
+ * checked against every input (and --resume file, the recipe, the lists of
+ * inputs and tiles, the control rasters) and against each other,
  * by name (the directory's real path plus the file name) and by file
  * identity (device and inode, symlinks followed).  Linear in the number of
  * inputs: two hash tables, one stat() per path, one realpath() per distinct
@@ -11,6 +12,7 @@
 #ifndef ER_CLI_TARGETS_H
 #define ER_CLI_TARGETS_H
 
+#include "../core/params.h"
 #include "options.h"
 
 struct er_tile_set;
@@ -22,7 +24,8 @@ struct er_tile_set;
  * name too long for its temporary.  Removes, with a warning line each,
  * the temporaries and backups a killed run left next to a target (never a
  * live one: er_atomic_remove_stale).
- * For `erode stitch`, ts is the tile set whose halo outputs are read. */
-int er_targets_check(const er_settings *s, const struct er_tile_set *ts);
+ * For `erode stitch`, ts is the tile set whose halo outputs are read.
+ * recipe (may be NULL): the loaded recipe, whose control rasters are read. */
+int er_targets_check(const er_settings *s, const struct er_tile_set *ts, const er_params *recipe);
 
 #endif

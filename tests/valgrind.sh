@@ -1,7 +1,7 @@
 #!/bin/sh
 # valgrind memcheck on small cases of the whole program: every model, PNG,
-# EXR and RAW out, ZSTD/COG GeoTIFF out and back in, a bad input, a recipe
-# error.  Any error or definite leak fails.
+# EXR and RAW out, ZSTD/COG GeoTIFF out and back in, control maps, a bad
+# input, a recipe error.  Any error or definite leak fails.
 # Usage: tests/valgrind.sh [path/to/erode]
 set -u
 erode=${1:-./erode}
@@ -34,6 +34,14 @@ run 0 -s mei.steps=2 -f exr --co PIXEL_TYPE=HALF -o "$tmp" "$O"
 run 0 -s mei.steps=2 -f r16 -o "$tmp" "$O"
 # the SPH model (#16), a few steps
 run 0 -r "$src/configs/sph.json" -s sph.steps=3 -o "$tmp" "$O"
+# control maps (#17): a painted mask read, checked and used by Mei and droplets,
+# a hardness map on SPH, and a checkpoint that records them
+W=$src/tests/data/whitebox_dem_f32_utm18n.tif
+run 0 -r "$src/configs/mei-masked.json" -s mei.steps=5 --checkpoint "$tmp/ck" -o "$tmp" "$W"
+run 0 -r "$src/configs/droplet.json" -s mask="$src/configs/masks/vermont-protect.tif" \
+    -s rain="$src/configs/masks/vermont-protect.tif" -s droplet.count=2000 -o "$tmp" "$W"
+run 0 -r "$src/configs/sph.json" -s hardness="$src/configs/masks/vermont-protect.tif" -s sph.steps=2 -o "$tmp" "$W"
+run 2 -s mask="$O" -s mei.steps=2 -o "$tmp" "$W"
 # a plan error (issue #13): refused after the input is read, before any work
 run 2 -s mei.ke=100 -s mei.dt=0.02 -o "$tmp" "$O"
 head -c 3000 "$O" > "$tmp/cut.tif"

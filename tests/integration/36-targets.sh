@@ -29,6 +29,26 @@ t_one_error_line "would replace the input"
 untouched
 t_ok
 
+t_case "an output named like a file the run reads (control raster, recipe, input list): exit 2, the file kept"
+mkdir -p "$T/r"
+cp "$A" "$T/r/a.tif"
+# the names are refused before any raster is read, so any bytes will do
+cp "$A" "$T/r/a.height.tif"
+cp "$A" "$T/r/mask.orig"
+t_exit 2 "$ERODE" $RUN -s mask="$T/r/a.height.tif" -o "$T/r" "$T/r/a.tif"
+t_one_error_line "would replace the mask raster"
+cmp -s "$T/r/a.height.tif" "$T/r/mask.orig" || t_fail "the mask raster was changed"
+printf '{"erode_recipe": 1, "mei": {"steps": 2}}\n' > "$T/r/a.water.tif"
+t_exit 2 "$ERODE" -q -r "$T/r/a.water.tif" -o "$T/r" "$T/r/a.tif"
+t_one_error_line "would replace the recipe"
+grep -q erode_recipe "$T/r/a.water.tif" || t_fail "the recipe was changed"
+printf '%s\n' "$T/r/a.tif" > "$T/r/a.sediment.tif"
+t_exit 2 "$ERODE" $RUN --inputs-from "$T/r/a.sediment.tif" -o "$T/r"
+t_one_error_line "would replace the --inputs-from list"
+grep -q a.tif "$T/r/a.sediment.tif" || t_fail "the input list was changed"
+untouched
+t_ok
+
 t_case "the same file under another name (symlink, ./, hard link) is still the input"
 ln -s "$A" "$T/in/link.png"
 t_exit 2 "$ERODE" $RUN --preview "$T/in/link.png" -o "$T/out" "$A"
