@@ -80,6 +80,9 @@ static er_status read_map(er_job *j, const char *path, size_t limit, float **out
     er_image rs = { 0 };
     er_read_opts ro = { 0, limit };
     long ox = 0, oy = 0;
+    const char *what = er_not_regular(path);
+    if (what)
+        return er_fail(e, ER_EINVAL, "not a regular file (%s); copy it to a file first", what);
     er_status st = er_image_read(path, &ro, &rs, e);
     if (st == ER_OK)
         st = place(j, &rs, &ox, &oy, e);

@@ -66,6 +66,9 @@ void er_job_io_progress(void *user, double fraction);
 
 /* preflight.c: what a run checks before it reads a pixel. */
 er_status er_job_check_input(er_job *j);
+/* What a path that must be a regular file is instead ("a pipe", ...), or
+ * NULL when it is one or does not exist (the reader says so). */
+const char *er_not_regular(const char *path);
 size_t er_machine_memory(void);
 er_status er_job_check_memory(er_job *j, size_t limit);
 

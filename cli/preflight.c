@@ -109,14 +109,22 @@ er_status er_job_check_memory(er_job *j, size_t limit)
     return ER_OK;
 }
 
-/* An input must be a regular file: the readers open it more than once
- * (the format is told from its first bytes, libtiff seeks), so a FIFO
+/* A raster read must be a regular file: the readers open it more than
+ * once (the format is told from its first bytes, libtiff seeks), so a FIFO
  * would hang and a terminal would be read twice. */
-er_status er_job_check_input(er_job *j)
+const char *er_not_regular(const char *path)
 {
     struct stat st;
-    if (stat(j->input, &st) != 0 || S_ISREG(st.st_mode))
-        return ER_OK; /* a missing file is reported by the reader */
+    if (stat(path, &st) != 0 || S_ISREG(st.st_mode))
+        return NULL; /* a missing file is reported by the reader */
+    return S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a pipe" : "a device";
+}
+
+er_status er_job_check_input(er_job *j)
+{
+    const char *what = er_not_regular(j->input);
+    if (!what)
+        return ER_OK;
     return er_fail(&j->err, ER_EINVAL, "%s: not a regular file (%s); copy it to a file first",
-                   j->input, S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a pipe" : "a device");
+                   j->input, what);
 }

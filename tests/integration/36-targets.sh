@@ -117,10 +117,12 @@ t_one_error_line "not a regular file"
 untouched
 t_ok
 
-t_case "a FIFO input is refused in one line, not read (no hang)"
+t_case "a FIFO input or control raster is refused in one line, not read (no hang)"
 mkfifo "$T/in/p.tif"
 t_exit 2 timeout 20 "$ERODE" $RUN -o "$T/out" "$T/in/p.tif"
 t_one_error_line "not a regular file (a pipe)"
+t_exit 2 timeout 20 "$ERODE" $RUN -s mask="$T/in/p.tif" -o "$T/out" "$A"
+t_one_error_line "mask '$T/in/p.tif': not a regular file (a pipe)"
 rm -f "$T/in/p.tif"
 t_exit 0 "$ERODE" $RUN -o "$T/out" /dev/stdin < "$A"
 [ -f "$T/out/stdin.height.tif" ] || t_fail "/dev/stdin redirected from a file was not read"
