@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/mem.h"
 #include "../core/parallel.h"
 #include "../core/preview.h"
 #include "paths.h"
@@ -63,7 +64,7 @@ er_status er_job_write_layers(er_job *j)
     size_t n = (size_t)j->img.width * (size_t)j->img.height;
     const char *ext = er_path_ext(j->s, j->img.format);
     er_status st = ER_OK;
-    float *buf = malloc(n * sizeof(float));
+    float *buf = er_calloc_large(n, sizeof(float));
     char *prov = er_provenance_run(j->input, &j->params);
     if (!buf || !prov) {
         free(buf);

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/mem.h"
+
 /* Cell size (DESIGN.md §3): an explicit terrain.cell_size wins, then the
  * georeferencing, then 1 m.  Georeferencing that places the raster but
  * gives no usable cell size (an unknown unit, a zero pixel size, a pole)
@@ -62,7 +64,7 @@ er_status er_job_restore_initial(er_job *j)
     size_t n = (size_t)j->img.width * (size_t)j->img.height;
     if (j->initial)
         return ER_OK;
-    if (!(j->initial = malloc(n * sizeof(float))))
+    if (!(j->initial = er_calloc_large(n, sizeof(float))))
         return er_fail(&j->err, ER_ENOMEM, "%s: out of memory", j->input);
     for (size_t i = 0; i < n; i++)
         j->initial[i] = working_height(j, i);
@@ -75,8 +77,9 @@ er_status er_job_prepare_terrain(er_job *j)
     j->terrain.width = j->img.width;
     j->terrain.height = j->img.height;
     j->terrain.wall = j->img.nodata;
-    j->terrain.elevation = malloc(n * sizeof(float));
-    j->initial = malloc(n * sizeof(float));
+    /* the model's first touch of the heights is a read (core/mem.h) */
+    j->terrain.elevation = er_calloc_large(n, sizeof(float));
+    j->initial = er_calloc_large(n, sizeof(float));
     if (!j->terrain.elevation || !j->initial)
         return er_fail(&j->err, ER_ENOMEM, "%s: out of memory", j->input);
     for (size_t i = 0; i < n; i++) {
@@ -95,9 +98,9 @@ er_status er_job_prepare_terrain(er_job *j)
     if (j->s->preview || j->s->frames || j->s->checkpoint || j->s->resume)
         want |= ER_LAYER_WATER | ER_LAYER_SEDIMENT;
     if (want & ER_LAYER_WATER)
-        j->water = calloc(n, sizeof(float));
+        j->water = er_calloc_large(n, sizeof(float));
     if (want & ER_LAYER_SEDIMENT)
-        j->sediment = calloc(n, sizeof(float));
+        j->sediment = er_calloc_large(n, sizeof(float));
     if (((want & ER_LAYER_WATER) && !j->water) || ((want & ER_LAYER_SEDIMENT) && !j->sediment))
         return er_fail(&j->err, ER_ENOMEM, "%s: out of memory", j->input);
     return ER_OK;

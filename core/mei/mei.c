@@ -53,6 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../mem.h"
 #include "../parallel.h"
 #include "../tiles.h"
 
@@ -559,10 +560,11 @@ er_status er_mei_sim_alloc(er_mei_sim *sim, const er_terrain *t, const er_window
         !er_mul_size((size_t)sim->w * ER_SNAP_LAYERS * ER_SNAP_ROWS * sizeof(float),
                      (size_t)sim->nchunks, &snap))
         return er_fail(err, ER_ENOMEM, "mei: a %dx%d map is too large", t->width, t->height);
-    int ok = (sim->z = calloc(n, sizeof(float))) && (sim->d = calloc(n, sizeof(float))) &&
-             (sim->s = calloc(n, sizeof(float)));
+    int ok = (sim->z = er_calloc_large(n, sizeof(float))) &&
+             (sim->d = er_calloc_large(n, sizeof(float))) &&
+             (sim->s = er_calloc_large(n, sizeof(float)));
     for (int i = 0; i < 4; i++)
-        ok = ok && (sim->q[i] = calloc(n, sizeof(float)));
+        ok = ok && (sim->q[i] = er_calloc_large(n, sizeof(float)));
     ok = ok && (sim->snap = malloc(snap));
     ok = ok && (sim->acc = calloc((size_t)sim->h, sizeof *sim->acc));
     ok = ok && (sim->scratch = calloc(1, sbytes));
