@@ -187,3 +187,41 @@ print("max |tiles - whole| %.4g m of a %.4g m relief" % (diff.max(), relief))
 EOF
 sed 's/^/    /' "$T/py"
 t_ok
+
+# The droplet models and SPH through the CLI (issue #17 polish).  Maps on
+# the Olinda grid: hardness graded 0 .. 1 with a hard disc, rain 0 .. 3
+# with a dry strip; on the whitebox grid: hardness 1 on rows 60 .. 89.
+W=$DATA/whitebox_dem_f32_utm18n.tif
+$PY - "$D" "$W" "$T" << 'EOF'
+import sys
+import numpy as np
+from osgeo import gdal
+def mk(src, name, a):
+    s = gdal.Open(src)
+    d = gdal.GetDriverByName('GTiff').Create(sys.argv[3] + '/' + name, a.shape[1], a.shape[0], 1,
+                                             gdal.GDT_Float32)
+    d.SetGeoTransform(s.GetGeoTransform()); d.SetProjection(s.GetProjection())
+    d.GetRasterBand(1).WriteArray(a.astype(np.float32)); d = None
+s = gdal.Open(sys.argv[1]); w, h = s.RasterXSize, s.RasterYSize
+y, x = np.mgrid[0:h, 0:w]
+mk(sys.argv[1], 'hard.tif', np.where((x - 70) ** 2 + (y - 60) ** 2 < 300, 1.0, (x % 5) / 4.0))
+mk(sys.argv[1], 'rain.tif', np.where(y < 20, 0.0, ((x * 7 + y * 3) % 7) / 2.0))
+s = gdal.Open(sys.argv[2]); w, h = s.RasterXSize, s.RasterYSize
+hb = np.zeros((h, w)); hb[60:90, :] = 1
+mk(sys.argv[2], 'wb-hard.tif', hb)
+EOF
+DROP="-s model=droplet -s droplet.per_cell=0.5"
+
+# --max-memory counts the maps: each given map is 4 bytes a cell held for
+# the run, and droplets derive a 4-byte factor a cell from hardness or
+# mask.  Olinda's 111^2 cells: 19 bytes a cell without maps (234,099
+# bytes, under 300K), 31 with a hardness and a mask map (381,951, over).
+t_case "--max-memory counts the control maps"
+rm -rf "$T/mem"; mkdir -p "$T/mem"
+t_exit 0 "$ERODE" -q $DROP --max-memory 300K --layers height -o "$T/mem" "$D"
+rm -rf "$T/mem"; mkdir -p "$T/mem"
+t_exit 2 "$ERODE" $DROP -s hardness="$T/hard.tif" -s mask="$T/mask.tif" --max-memory 300K -o "$T/mem" "$D"
+t_one_error_line "more than --max-memory"
+t_empty_dir "$T/mem"
+t_exit 0 "$ERODE" -q $DROP -s hardness="$T/hard.tif" -s mask="$T/mask.tif" --max-memory 400K --layers height -o "$T/mem" "$D"
+t_ok
