@@ -326,3 +326,48 @@ assert np.abs(st[held] - dem[held]).max() <= tol, "a masked cell changed in the 
 assert (st[~held] != dem[~held]).sum() > 1000, "the unmasked cells did not change"
 EOF
 t_ok
+
+# 8- and 16-bit masks are refused, never scaled (README "Control maps"):
+# the line says how to scale them; a byte mask of 0 and 1 is taken as it
+# is, and the scaled picture gives the float mask's run.
+t_case "an 8-bit or 16-bit mask is refused with how to scale it; a 0/1 byte mask runs"
+$PY - "$D" "$T" << 'EOF'
+import sys
+import numpy as np
+from osgeo import gdal
+s = gdal.Open(sys.argv[1]); w, h = s.RasterXSize, s.RasterYSize
+for name, dt, v in (('m8.tif', gdal.GDT_Byte, 255), ('m16.tif', gdal.GDT_UInt16, 65535),
+                    ('m01.tif', gdal.GDT_Byte, 1)):
+    d = gdal.GetDriverByName('GTiff').Create(sys.argv[2] + '/' + name, w, h, 1, dt)
+    d.SetGeoTransform(s.GetGeoTransform()); d.SetProjection(s.GetProjection())
+    a = np.zeros((h, w), np.uint16); a[:, w // 2:] = v
+    d.GetRasterBand(1).WriteArray(a); d = None
+EOF
+# Whether DIR's heights are those of the float mask's run (the files differ
+# in the recipe they record).
+same_heights() {
+    $PY -c "
+import sys
+from osgeo import gdal
+a, b = (gdal.Open(p).ReadAsArray() for p in sys.argv[1:3])
+assert a.tobytes() == b.tobytes()" "$1/olinda_dem_f32_utm25s.height.tif" "$T/a/olinda_dem_f32_utm25s.height.tif"
+}
+for b in 8:255 16:65535; do
+    rm -rf "$T/m8"; mkdir -p "$T/m8"
+    t_exit 2 "$ERODE" $MEI -s mask="$T/m${b%%:*}.tif" -o "$T/m8" "$D"
+    t_one_error_line "mask '$T/m${b%%:*}.tif': ${b#*:} at column 55, row 0 is outside \[0, 1\]; a.* ${b%%:*}-bit picture? scale it to 0..1 first, e.g. gdal_translate -ot Float32 -scale 0 ${b#*:} 0 1 in.tif out.tif"
+    t_empty_dir "$T/m8"
+done
+# a fractional value out of range gets no such hint
+rm -rf "$T/m8"; mkdir -p "$T/m8"
+t_exit 2 "$ERODE" $MEI -s mask="$T/range.tif" -o "$T/m8" "$D"
+! grep -q "gdal_translate" "$T/stderr" || t_fail "a fractional value got the 8-bit hint: $(cat "$T/stderr")"
+t_exit 0 "$ERODE" -q $MEI -s mask="$T/m01.tif" --layers height -o "$T/m8" "$D"
+same_heights "$T/m8" || t_fail "the 0/1 byte mask's run differs from the float mask's"
+if have gdal_translate; then
+    gdal_translate -q -ot Float32 -scale 0 255 0 1 "$T/m8.tif" "$T/m8-scaled.tif"
+    rm -rf "$T/m8"; mkdir -p "$T/m8"
+    t_exit 0 "$ERODE" -q $MEI -s mask="$T/m8-scaled.tif" --layers height -o "$T/m8" "$D"
+    same_heights "$T/m8" || t_fail "the scaled 8-bit mask's run differs from the float mask's"
+fi
+t_ok
