@@ -8,6 +8,7 @@
  * naming the raster).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,6 +98,30 @@ static er_status read_map(er_job *j, const char *path, size_t limit, float **out
     return st;
 }
 
+/* A hardness or mask map out of range and painted in whole numbers up to
+ * 65535 is an 8- or 16-bit picture: the line says how to scale it to
+ * 0..1.  erode never scales a map itself (README "Control maps"): a 0/1
+ * byte mask is common and already right, and 255 may mean 1 or 100 %
+ * of something else; the file's sample type does not tell.  Fills buf
+ * with the hint, or "". */
+static void scale_hint(const er_job *j, const float *a, char *buf, size_t n)
+{
+    const er_terrain *t = &j->terrain;
+    float most = 0;
+    buf[0] = '\0';
+    for (size_t i = 0, c = (size_t)t->width * (size_t)t->height; i < c; i++) {
+        if (t->wall && t->wall[i])
+            continue;
+        if (!(a[i] >= 0 && a[i] <= 65535 && a[i] == floorf(a[i])))
+            return;
+        most = a[i] > most ? a[i] : most;
+    }
+    if (most > 1)
+        snprintf(buf, n, "; %s picture? scale it to 0..1 first, e.g. gdal_translate -ot "
+                 "Float32 -scale 0 %d 0 1 in.tif out.tif", most <= 255 ? "an 8-bit" : "a 16-bit",
+                 most <= 255 ? 255 : 65535);
+}
+
 er_status er_job_read_controls(er_job *j, size_t limit)
 {
     const er_control_paths *p = &j->params.maps;
@@ -126,9 +151,12 @@ er_status er_job_read_controls(er_job *j, size_t limit)
                                          j->terrain.wall, 0, 0, &e);
         /* the message starts with the map's name, which the line has already */
         size_t skip = strlen(name[m]) + 2;
+        char hint[120] = "";
+        if (st && (slot[m] == &j->controls.hardness || slot[m] == &j->controls.mask))
+            scale_hint(j, *slot[m], hint, sizeof hint);
         if (st)
-            return er_fail(&j->err, st, "%s: %s '%s': %s", j->input, name[m], path[m],
-                           strlen(e.msg) > skip ? e.msg + skip : e.msg);
+            return er_fail(&j->err, st, "%s: %s '%s': %s%s", j->input, name[m], path[m],
+                           strlen(e.msg) > skip ? e.msg + skip : e.msg, hint);
     }
     return ER_OK;
 }

@@ -97,12 +97,22 @@ size_t er_machine_memory(void)
 
 static double gib(size_t bytes) { return (double)bytes / (1024.0 * 1024.0 * 1024.0); }
 
+/* Bytes a cell of the control maps the recipe names: each is held cut to
+ * the input's window (controls.c) for the whole run. */
+static size_t maps_bytes_per_cell(const er_control_paths *m)
+{
+    int given = !!m->hardness[0] + !!m->rain[0] + !!m->mask[0] + !!m->sources[0];
+    return (size_t)given * sizeof(float);
+}
+
 /* Refuses, before allocating, a map whose run will not fit in the limit:
- * the image, working heights, initial copy, two layers, the model's own. */
+ * the image, working heights, initial copy, two layers, the control maps,
+ * the model's own. */
 er_status er_job_check_memory(er_job *j, size_t limit)
 {
     size_t cells = (size_t)j->img.width * (size_t)j->img.height, per_cell, need;
-    per_cell = 4 * sizeof(float) + 2 + er_plan_bytes_per_cell(&j->params);
+    per_cell = 4 * sizeof(float) + 2 + maps_bytes_per_cell(&j->params.maps) +
+               er_plan_bytes_per_cell(&j->params);
     if (!er_mul_size(cells, per_cell, &need) || need > limit)
         return er_fail(&j->err, ER_ENOMEM, "%s: a %dx%d run needs %.1f GiB, more than --max-memory (%.1f GiB)",
                        j->input, j->img.width, j->img.height, gib(cells) * (double)per_cell, gib(limit));

@@ -69,8 +69,9 @@ er_status er_plan_check_resume(const er_plan *plan, const er_run_state *r, int k
                                int keep_sediment, er_error *err);
 
 /* Bytes of working memory a run of recipe p allocates per cell beyond the
- * caller's terrain and layers (the model's own), so the caller can refuse
- * a map that will not fit before it allocates anything. */
+ * caller's terrain, layers and control maps (the model's own, with what
+ * it derives from the maps p->maps names), so the caller can refuse a map
+ * that will not fit before it allocates anything. */
 size_t er_plan_bytes_per_cell(const er_params *p);
 
 /* A scan of the terrain's valid (non-wall) cells in row-major order. */

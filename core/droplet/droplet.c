@@ -342,7 +342,7 @@ void er_lague_begin(const er_dctx *c, er_lague_state *s, double x, double y, siz
     s->ly = s->ly0 = local_start(y - s->by, bias);
     s->dx = s->dy = 0;
     s->speed = c->init_speed;
-    s->water = s->water0 = c->ctl_rain ? c->init_water * er_start_rain(c, x, y) : c->init_water;
+    s->water = s->water0 = er_start_water(c, x, y);
     s->sed = 0;
     s->it = 0;
     s->trail = trail;
@@ -641,6 +641,8 @@ static void run_one(const er_dctx *c, uint64_t seed, int64_t id, size_t *trail, 
     double x, y;
     if (!droplet_start(c, seed, id, &x, &y))
         return;
+    if (c->ctl_rain)
+        acc->water += (double)er_start_water(c, x, y);
     if (c->variant == ER_DROPLET_LAGUE)
         er_lague_droplet(c, x, y, trail, acc);
     else
@@ -837,6 +839,7 @@ static void acc_add(er_dacc *a, const er_dacc *b)
     a->deposited += b->deposited;
     a->left_map += b->left_map;
     a->water_left += b->water_left;
+    a->water += b->water;
     a->steps += b->steps;
 }
 
@@ -849,9 +852,15 @@ static int64_t auto_batch(const er_droplet_params *d, int width, int height, int
     return b < BATCH_MIN ? BATCH_MIN : b;
 }
 
-static double water_per_droplet(const er_droplet_params *d)
+/* The water of the first `done` droplets: without a rain map every
+ * droplet's (the budget of the runs before the maps, kept to the bit),
+ * with one the started droplets' sum. */
+static double water_added(const er_droplet_params *d, const run_state *s, int64_t done,
+                          const er_dacc *sum)
 {
-    return d->variant == ER_DROPLET_LAGUE ? d->initial_water : 1.0;
+    if (s->ctx.ctl_rain)
+        return sum->water;
+    return (double)done * (d->variant == ER_DROPLET_LAGUE ? d->initial_water : 1.0);
 }
 
 /* Batches of a run of s->count droplets. */
@@ -887,7 +896,7 @@ void er_droplet_state(const er_params *p, const run_state *s, int64_t batch, int
     v->budget.water_left = sum->water_left;
     v->budget.substeps = sum->steps;
     v->budget.work_done = v->done;
-    v->budget.water_added = (double)v->done * water_per_droplet(&p->droplet);
+    v->budget.water_added = water_added(&p->droplet, s, v->done, sum);
     v->n_arrays = 3;
     v->array[ER_STATE_DROP_HEIGHT] = s->ctx.height_m;
     v->array[ER_STATE_DROP_FLOW] = s->ctx.flow;
@@ -926,6 +935,7 @@ static er_status restore(const er_plan *plan, const run_state *s, const er_run_s
     sum->deposited = r->budget.deposited;
     sum->left_map = r->budget.left_map;
     sum->water_left = r->budget.water_left;
+    sum->water = r->budget.water_added;
     sum->steps = r->budget.substeps;
     *b0 = r->boundary;
     return ER_OK;
@@ -971,7 +981,7 @@ er_status er_droplet_end(const er_params *p, const run_state *s, const er_terrai
     er_budget b;
     fill_budget(s, t, sum, &b);
     b.work_done = s->count;
-    b.water_added = (double)s->count * water_per_droplet(&p->droplet);
+    b.water_added = water_added(&p->droplet, s, s->count, sum);
     if (st == ER_OK)
         st = er_droplet_guard(s, t, &b, err);
     if (budget)
@@ -1145,6 +1155,7 @@ static er_status run_blocked(const er_params *p, run_state *s, int size, int64_t
             run_colour(c, &bv, trails, bt.colour_start[col], bt.colour_start[col + 1]);
         for (int k = 0; k < nt; k++)
             acc_add(sum, &bacc[k]);
+        sum->water += er_droplet_batch_water(c, &bt);
         if (ctl && ctl->progress &&
             ctl->progress(ctl->user, (double)(lo + n) / (double)s->count)) {
             st = er_fail(err, ER_ECANCELED, "droplet: interrupted");
@@ -1222,6 +1233,17 @@ void er_droplet_batch_draw(const er_dctx *c, uint64_t seed, int size, int64_t b,
     }
     er_blocking_bucket(&bt->bl, n, bt->block_of, bt->start, bt->order, bt->colour_blocks,
                        bt->colour_start);
+}
+
+double er_droplet_batch_water(const er_dctx *c, const er_droplet_batch *bt)
+{
+    double w = 0;
+    if (!c->ctl_rain)
+        return w;
+    for (int i = 0; i < bt->n; i++)
+        if (bt->ok[i])
+            w += (double)er_start_water(c, bt->sx[i], bt->sy[i]);
+    return w;
 }
 
 /* droplet.reference_cell_size: the keys converted to this map's cells
@@ -1374,10 +1396,11 @@ er_status er_droplet_check(const er_params *p, er_error *err)
 
 size_t er_droplet_bytes_per_cell(const er_params *p)
 {
-    /* The clean mask, one byte a cell, on maps with walls.  Batches and
+    /* The clean mask, one byte a cell, on maps with walls, and with a
+     * hardness or mask map the erosion factor (set_controls).  Batches and
      * blocks take memory per droplet and per block, not per cell. */
-    (void)p;
-    return 1;
+    const er_control_paths *m = &p->maps;
+    return 1 + (m->hardness[0] || m->mask[0] ? sizeof(float) : 0);
 }
 
 er_status er_droplet_prepare(const er_plan *plan, er_terrain *t, er_layers *layers,

@@ -96,9 +96,24 @@ static inline float er_start_rain(const er_dctx *c, double x, double y)
     return c->ctl_rain ? c->ctl_rain[(size_t)(int)y * (size_t)c->width + (size_t)(int)x] : 1.0f;
 }
 
-/* Per-block (or per-run) sums; doubles added in a fixed order. */
+/* The water a droplet starting at (x, y) carries (Lague: the rain map
+ * times initial_water, one float product; particles: the rain map times a
+ * volume of 1): what the budget's water_added sums under a rain map. */
+static inline float er_start_water(const er_dctx *c, double x, double y)
+{
+    if (c->variant != ER_DROPLET_LAGUE)
+        return er_start_rain(c, x, y);
+    return c->ctl_rain ? c->init_water * er_start_rain(c, x, y) : c->init_water;
+}
+
+/* Per-block (or per-run) sums; doubles added in a fixed order.  water:
+ * the started droplets' water under a rain map (er_start_water), summed
+ * per batch in droplet-index order (er_droplet_batch_water) and the
+ * batches in order, on every path, so that it is the same for any thread
+ * count and backend; 0 and unused without a rain map. */
 typedef struct er_dacc {
     double eroded, deposited, left_map, water_left;
+    double water;
     int64_t steps;
 } er_dacc;
 
@@ -184,6 +199,11 @@ void er_droplet_batch_free(er_droplet_batch *bt);
  * bucketing by block (er_blocking_bucket).  Parallel inside (OpenMP). */
 void er_droplet_batch_draw(const er_dctx *c, uint64_t seed, int size, int64_t b, int64_t lo,
                            int n, er_droplet_batch *bt);
+
+/* The water of batch bt's started droplets (er_start_water), added in
+ * droplet-index order from 0: the batch's share of er_dacc.water.  0
+ * without a rain map.  Serial; reads only. */
+double er_droplet_batch_water(const er_dctx *c, const er_droplet_batch *bt);
 
 /*
  * The run guard's budget tolerance, per droplet per valid cell (at least

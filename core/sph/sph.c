@@ -69,8 +69,12 @@ er_status er_sph_plan(er_plan *plan, const er_terrain *t, er_error *err)
 
 size_t er_sph_bytes_per_cell(const er_params *p)
 {
-    (void)p;
-    return 4 * sizeof(double) + 1 + 2 * sizeof(int64_t);
+    /* with hardness or mask the per-quad factors, with a source map its
+     * running sums (controls()) */
+    const er_control_paths *m = &p->maps;
+    return 4 * sizeof(double) + 1 + 2 * sizeof(int64_t) +
+           (m->hardness[0] || m->mask[0] ? 2 * sizeof(double) : 0) +
+           (m->sources[0] ? sizeof(double) : 0);
 }
 
 static void sim_free(er_sph_sim *s)

@@ -191,6 +191,8 @@ typedef struct chunk {
     int job0[CHUNK_BATCHES][4]; /* their first job */
     int most[CHUNK_BATCHES][4]; /* droplets of the busiest block of each */
     int nblocks[CHUNK_BATCHES]; /* blocks of each batch (acc slots used) */
+    double water[CHUNK_BATCHES]; /* each batch's started water under a rain map,
+                                    summed on the host as the CPU sums it */
 } chunk;
 
 /* What the batch loop reads: the run, its device plan and constants. */
@@ -354,6 +356,7 @@ static er_status run_batches(vkd_run *R, const vkd_loop *L, int64_t b0, er_dacc 
             prepare_batch(s, L->plan->p.seed, size, b, lo, n, &bt, starts, &nstart, jobs, &njob,
                           (uint32_t)((size_t)k * mt), ch->job0[k], ch->njob[k], ch->most[k],
                           &ch->nblocks[k]);
+            ch->water[k] = er_droplet_batch_water(&s->ctx, &bt);
             lo += n;
             b++;
         } while (lo < s->count && (uint32_t)ch->nbatch < pl->chunk_batches &&
@@ -367,9 +370,11 @@ static er_status run_batches(vkd_run *R, const vkd_loop *L, int64_t b0, er_dacc 
         if (st)
             break;
         R->device_at = b;
-        for (int k = 0; k < ch->nbatch; k++)
+        for (int k = 0; k < ch->nbatch; k++) {
             for (int t = 0; t < ch->nblocks[k]; t++)
                 acc_add_block(sum, &accs[(size_t)k * mt + (size_t)t]);
+            sum->water += ch->water[k];
+        }
         st = chunk_boundary(R, L, sum, err);
     }
     er_droplet_batch_free(&bt);

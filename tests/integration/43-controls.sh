@@ -187,3 +187,195 @@ print("max |tiles - whole| %.4g m of a %.4g m relief" % (diff.max(), relief))
 EOF
 sed 's/^/    /' "$T/py"
 t_ok
+
+# The droplet models and SPH through the CLI (issue #17 polish).  Maps on
+# the Olinda grid: hardness graded 0 .. 1 with a hard disc, rain 0 .. 3
+# with a dry strip; on the whitebox grid: hardness 1 on rows 60 .. 89.
+W=$DATA/whitebox_dem_f32_utm18n.tif
+$PY - "$D" "$W" "$T" << 'EOF'
+import sys
+import numpy as np
+from osgeo import gdal
+def mk(src, name, a):
+    s = gdal.Open(src)
+    d = gdal.GetDriverByName('GTiff').Create(sys.argv[3] + '/' + name, a.shape[1], a.shape[0], 1,
+                                             gdal.GDT_Float32)
+    d.SetGeoTransform(s.GetGeoTransform()); d.SetProjection(s.GetProjection())
+    d.GetRasterBand(1).WriteArray(a.astype(np.float32)); d = None
+s = gdal.Open(sys.argv[1]); w, h = s.RasterXSize, s.RasterYSize
+y, x = np.mgrid[0:h, 0:w]
+mk(sys.argv[1], 'hard.tif', np.where((x - 70) ** 2 + (y - 60) ** 2 < 300, 1.0, (x % 5) / 4.0))
+mk(sys.argv[1], 'rain.tif', np.where(y < 20, 0.0, ((x * 7 + y * 3) % 7) / 2.0))
+s = gdal.Open(sys.argv[2]); w, h = s.RasterXSize, s.RasterYSize
+hb = np.zeros((h, w)); hb[60:90, :] = 1
+mk(sys.argv[2], 'wb-hard.tif', hb)
+EOF
+DROP="-s model=droplet -s droplet.per_cell=0.5"
+
+# --max-memory counts the maps: each given map is 4 bytes a cell held for
+# the run, and droplets derive a 4-byte factor a cell from hardness or
+# mask.  Olinda's 111^2 cells: 19 bytes a cell without maps (234,099
+# bytes, under 300K), 31 with a hardness and a mask map (381,951, over).
+t_case "--max-memory counts the control maps"
+rm -rf "$T/mem"; mkdir -p "$T/mem"
+t_exit 0 "$ERODE" -q $DROP --max-memory 300K --layers height -o "$T/mem" "$D"
+rm -rf "$T/mem"; mkdir -p "$T/mem"
+t_exit 2 "$ERODE" $DROP -s hardness="$T/hard.tif" -s mask="$T/mask.tif" --max-memory 300K -o "$T/mem" "$D"
+t_one_error_line "more than --max-memory"
+t_empty_dir "$T/mem"
+t_exit 0 "$ERODE" -q $DROP -s hardness="$T/hard.tif" -s mask="$T/mask.tif" --max-memory 400K --layers height -o "$T/mem" "$D"
+# SPH on whitebox's 237 x 188 cells: 67 bytes a cell (2,985,252 bytes,
+# under 3400K), 87 with a hardness map (its per-quad factors: 3,876,372)
+rm -rf "$T/mem"; mkdir -p "$T/mem"
+t_exit 0 "$ERODE" -q -r "$SRCDIR/configs/sph.json" -s sph.steps=1 --max-memory 3400K --layers height -o "$T/mem" "$W"
+rm -rf "$T/mem"; mkdir -p "$T/mem"
+t_exit 2 "$ERODE" -r "$SRCDIR/configs/sph.json" -s sph.steps=1 -s hardness="$T/wb-hard.tif" --max-memory 3400K -o "$T/mem" "$W"
+t_one_error_line "more than --max-memory"
+t_empty_dir "$T/mem"
+t_ok
+
+# Droplets honour a mask through the CLI: mask.tif's left half (0) keeps
+# the input's bytes, the right half changes, for both variants.
+for v in lague mass-transfer; do
+    t_case "droplets ($v): a mask of 0 keeps the input's bytes"
+    rm -rf "$T/dm"; mkdir -p "$T/dm"
+    t_exit 0 "$ERODE" -q $DROP -s droplet.variant=$v -s mask="$T/mask.tif" --layers height -o "$T/dm" "$D"
+    $PY - "$D" "$T/dm/olinda_dem_f32_utm25s.height.tif" << 'EOF' > "$T/py" 2>&1 || t_fail "$(cat "$T/py")"
+import sys
+import numpy as np
+from osgeo import gdal
+d, a = (gdal.Open(p).ReadAsArray() for p in sys.argv[1:3])
+w = d.shape[1] // 2
+assert a.dtype == d.dtype == np.float32
+assert a[:, :w].tobytes() == d[:, :w].tobytes(), "a masked cell changed"
+assert (a[:, w:] != d[:, w:]).sum() > 100, "the unmasked half did not change"
+EOF
+    t_ok
+done
+
+# Lague droplets on the Vulkan backend with every map give the CPU's
+# values, where the device rounds as the CPU (lavapipe); the budget's
+# water (the started droplets', rain map included) is the CPU's bits.
+t_case "droplets with control maps: --backend vulkan gives the cpu's values (lavapipe)"
+if ! "$ERODE" --list-devices > "$T/devices" 2> /dev/null; then
+    t_skip "no Vulkan device"
+elif ! grep -q '^0: llvmpipe' "$T/devices"; then
+    t_skip "device 0 is not lavapipe: agreement is within tolerance only (check_vulkan_droplet)"
+else
+    MAPS="-s hardness=$T/hard.tif -s rain=$T/rain.tif -s mask=$T/mask.tif"
+    for b in cpu vulkan; do
+        rm -rf "$T/dv-$b"; mkdir -p "$T/dv-$b"
+        t_exit 0 "$ERODE" -q -r "$SRCDIR/configs/droplet.json" $MAPS --backend $b --json \
+            --layers height,sediment,water -o "$T/dv-$b" "$D"
+        cp "$T/stdout" "$T/dv-$b.json"
+    done
+    jq -e '.backend == "vulkan"' "$T/dv-vulkan.json" > /dev/null || t_fail "not run on vulkan"
+    jq -e -n --slurpfile a "$T/dv-cpu.json" --slurpfile b "$T/dv-vulkan.json" \
+        '$a[0].budget.water_added == $b[0].budget.water_added' > /dev/null ||
+        t_fail "water_added differs: $(jq .budget.water_added "$T/dv-cpu.json" "$T/dv-vulkan.json" | tr '\n' ' ')"
+    for l in height sediment water; do
+        $PY -c "
+import sys
+from osgeo import gdal
+a, b = (gdal.Open(p).ReadAsArray() for p in sys.argv[1:3])
+assert a.tobytes() == b.tobytes()" "$T/dv-cpu/olinda_dem_f32_utm25s.$l.tif" "$T/dv-vulkan/olinda_dem_f32_utm25s.$l.tif" ||
+            t_fail "$l differs from the cpu's"
+    done
+    t_ok
+fi
+
+# SPH with hardness 1 on rows 60 .. 89 of the whitebox DEM (the first
+# spring of configs/sph.json pours at row 73, and lowers cells there
+# without the map): never lowered there, while the water from the other
+# spring erodes elsewhere.
+t_case "sph: hardness 1 is never lowered"
+rm -rf "$T/sh" "$T/sh0"; mkdir -p "$T/sh" "$T/sh0"
+t_exit 0 "$ERODE" -q -r "$SRCDIR/configs/sph.json" -s sph.steps=20 -s hardness="$T/wb-hard.tif" \
+    --layers height -o "$T/sh" "$W"
+t_exit 0 "$ERODE" -q -r "$SRCDIR/configs/sph.json" -s sph.steps=20 --layers height -o "$T/sh0" "$W"
+$PY - "$W" "$T/sh/whitebox_dem_f32_utm18n.height.tif" "$T/sh0/whitebox_dem_f32_utm18n.height.tif" << 'EOF' > "$T/py" 2>&1 || t_fail "$(cat "$T/py")"
+import sys
+import numpy as np
+from osgeo import gdal
+d, a, a0 = (gdal.Open(p).ReadAsArray() for p in sys.argv[1:4])
+hard = np.zeros(d.shape, bool); hard[60:90, :] = True
+assert (a0[hard] < d[hard]).sum() > 20, "the rows are not lowered without the map"
+assert (a[hard] >= d[hard]).all(), "%d hard cells lowered" % (a[hard] < d[hard]).sum()
+assert (a[~hard] < d[~hard]).sum() > 20, "nothing eroded outside the hard rows"
+EOF
+t_ok
+
+# A tile set run with a droplet recipe (configs/tile-set.json: a fixed
+# height unit) and band.tif's mask cut per tile: it runs, the band's cells
+# keep the DEM's heights in the tiles (the cross-fade of equal values),
+# and cells beside it change.
+t_case "a tile set with a droplet recipe and a mask cut per tile"
+rm -rf "$T/dt"; mkdir -p "$T/dt"
+t_exit 0 "$SRCDIR/scripts/erode-tiles" --erode "$ERODE" -j 2 --threads 1 --halo 32 --layers height \
+    -o "$T/dt" "$T/tiles.list" -- -r "$SRCDIR/configs/tile-set.json" -s mask="$T/band.tif"
+$PY - "$dem" "$T/band.tif" "$T"/dt/*.height.tif << 'EOF' > "$T/py" 2>&1 || t_fail "$(cat "$T/py")"
+import sys
+import numpy as np
+from osgeo import gdal
+def read(p):
+    d = gdal.Open(p); g = d.GetGeoTransform()
+    return d.ReadAsArray().astype(np.float64), g
+dem, g0 = read(sys.argv[1]); band = gdal.Open(sys.argv[2]).ReadAsArray()
+st = np.full(dem.shape, np.nan)
+assert len(sys.argv[3:]) == 4, "%d tiles written" % len(sys.argv[3:])
+for p in sys.argv[3:]:
+    a, g = read(p)
+    c, r = round((g[0] - g0[0]) / g0[1]), round((g[3] - g0[3]) / g0[5])
+    st[r:r + a.shape[0], c:c + a.shape[1]] = a
+assert not np.isnan(st).any(), "the tiles do not cover the map"
+held = band == 0
+tol = 1e-4 * max(1.0, np.abs(dem).max())
+assert np.abs(st[held] - dem[held]).max() <= tol, "a masked cell changed in the tiles"
+assert (st[~held] != dem[~held]).sum() > 1000, "the unmasked cells did not change"
+EOF
+t_ok
+
+# 8- and 16-bit masks are refused, never scaled (README "Control maps"):
+# the line says how to scale them; a byte mask of 0 and 1 is taken as it
+# is, and the scaled picture gives the float mask's run.
+t_case "an 8-bit or 16-bit mask is refused with how to scale it; a 0/1 byte mask runs"
+$PY - "$D" "$T" << 'EOF'
+import sys
+import numpy as np
+from osgeo import gdal
+s = gdal.Open(sys.argv[1]); w, h = s.RasterXSize, s.RasterYSize
+for name, dt, v in (('m8.tif', gdal.GDT_Byte, 255), ('m16.tif', gdal.GDT_UInt16, 65535),
+                    ('m01.tif', gdal.GDT_Byte, 1)):
+    d = gdal.GetDriverByName('GTiff').Create(sys.argv[2] + '/' + name, w, h, 1, dt)
+    d.SetGeoTransform(s.GetGeoTransform()); d.SetProjection(s.GetProjection())
+    a = np.zeros((h, w), np.uint16); a[:, w // 2:] = v
+    d.GetRasterBand(1).WriteArray(a); d = None
+EOF
+# Whether DIR's heights are those of the float mask's run (the files differ
+# in the recipe they record).
+same_heights() {
+    $PY -c "
+import sys
+from osgeo import gdal
+a, b = (gdal.Open(p).ReadAsArray() for p in sys.argv[1:3])
+assert a.tobytes() == b.tobytes()" "$1/olinda_dem_f32_utm25s.height.tif" "$T/a/olinda_dem_f32_utm25s.height.tif"
+}
+for b in 8:255 16:65535; do
+    rm -rf "$T/m8"; mkdir -p "$T/m8"
+    t_exit 2 "$ERODE" $MEI -s mask="$T/m${b%%:*}.tif" -o "$T/m8" "$D"
+    t_one_error_line "mask '$T/m${b%%:*}.tif': ${b#*:} at column 55, row 0 is outside \[0, 1\]; a.* ${b%%:*}-bit picture? scale it to 0..1 first, e.g. gdal_translate -ot Float32 -scale 0 ${b#*:} 0 1 in.tif out.tif"
+    t_empty_dir "$T/m8"
+done
+# a fractional value out of range gets no such hint
+rm -rf "$T/m8"; mkdir -p "$T/m8"
+t_exit 2 "$ERODE" $MEI -s mask="$T/range.tif" -o "$T/m8" "$D"
+! grep -q "gdal_translate" "$T/stderr" || t_fail "a fractional value got the 8-bit hint: $(cat "$T/stderr")"
+t_exit 0 "$ERODE" -q $MEI -s mask="$T/m01.tif" --layers height -o "$T/m8" "$D"
+same_heights "$T/m8" || t_fail "the 0/1 byte mask's run differs from the float mask's"
+if have gdal_translate; then
+    gdal_translate -q -ot Float32 -scale 0 255 0 1 "$T/m8.tif" "$T/m8-scaled.tif"
+    rm -rf "$T/m8"; mkdir -p "$T/m8"
+    t_exit 0 "$ERODE" -q $MEI -s mask="$T/m8-scaled.tif" --layers height -o "$T/m8" "$D"
+    same_heights "$T/m8" || t_fail "the scaled 8-bit mask's run differs from the float mask's"
+fi
+t_ok

@@ -1535,6 +1535,109 @@ START_TEST(ctl_window_is_whole_restricted)
 }
 END_TEST
 
+/* Droplet id's start water computed apart from the model: the first draw of
+ * droplet_start on a wall-free w x h map (Lague: node coordinates in
+ * [0, w-1) x [0, h-1), water initial_water times the rain; particles: cell
+ * coordinates, volume the rain). */
+static double start_water_ref(const er_params *p, const float *rain, int w, int h, int64_t id)
+{
+    int lague = p->droplet.variant == ER_DROPLET_LAGUE;
+    uint64_t r = er_rng_u64(p->seed, ER_STREAM_DROPLET_START, (uint64_t)id);
+    double x = (double)(r >> 32) * (1.0 / 4294967296.0) * (lague ? w - 1 : w);
+    double y = (double)(r & UINT64_C(0xffffffff)) * (1.0 / 4294967296.0) * (lague ? h - 1 : h);
+    float q = rain[(size_t)(int)y * (size_t)w + (size_t)(int)x];
+    return lague ? (double)((float)p->droplet.initial_water * q) : (double)q;
+}
+
+/* Stops the run at boundary 2 and keeps a copy of that state. */
+typedef struct stop_at {
+    er_run_state st;
+    float *arr[3];
+    size_t cells;
+} stop_at;
+
+static int keep_and_stop(void *user, const er_run_state *v)
+{
+    stop_at *k = user;
+    if (v->boundary != 2)
+        return 0;
+    k->st = *v;
+    for (int a = 0; a < 3; a++) {
+        k->arr[a] = malloc(k->cells * sizeof(float));
+        ck_assert_ptr_nonnull(k->arr[a]);
+        memcpy(k->arr[a], v->array[a], k->cells * sizeof(float));
+        k->st.array[a] = k->arr[a];
+    }
+    return 1;
+}
+
+/* Under a rain map water_added is the started droplets' water, each batch
+ * summed in droplet-index order and the batches in order: the same bits as
+ * that sum formed here from the start draws, for 1, 2 and 8 threads, the
+ * sequential reference, and a run stopped at batch 2 and resumed.  Without
+ * the map it stays droplets x initial_water (x 1 for particles). */
+START_TEST(rain_water_budget)
+{
+    er_droplet_variant v = both_variants[_i];
+    map base = map_new(160, 120);
+    fbm(&base, 31);
+    float *rain = ctl_map(base.w, base.h, paint_rain);
+    er_controls k = {.rain = rain};
+    er_params p = ctl_params(v);
+    p.droplet.count = 3500;
+    p.droplet.batch_size = 1000;
+    double want = 0, dry = 0;
+    for (int64_t lo = 0; lo < p.droplet.count; lo += p.droplet.batch_size) {
+        double bw = 0;
+        for (int64_t id = lo; id < lo + p.droplet.batch_size && id < p.droplet.count; id++)
+            bw += start_water_ref(&p, rain, base.w, base.h, id);
+        want += bw;
+    }
+    for (size_t i = 0; i < cells(&base); i++)
+        dry += rain[i] == 0;
+    ck_assert(dry > 0 && want > 0);
+    const int threads[] = {1, 2, 8};
+    for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+        map m = map_copy(&base);
+        set_threads(threads[t]);
+        ck_assert_int_eq(run_ctl(&p, &m, &k, NULL), ER_OK);
+        ck_assert_msg(m.b.water_added == want, "%d threads: water %.17g, want %.17g", threads[t],
+                      m.b.water_added, want);
+        map_free(&m);
+    }
+    set_threads(2);
+
+    map m = map_copy(&base);
+    er_terrain t = {m.w, m.h, m.z, m.wall, 1.0, 1.0, &k};
+    er_layers layers = {m.flow, m.sed};
+    er_error err = {""};
+    ck_assert_int_eq(er_droplet_run_serial(&p, &t, &layers, NULL, &m.b, &err), ER_OK);
+    ck_assert(m.b.water_added == want);
+
+    stop_at keep = {.cells = cells(&m)};
+    memcpy(m.z, base.z, cells(&m) * sizeof(float));
+    er_run_hooks stop = {keep_and_stop, &keep, NULL, NULL};
+    ck_assert_int_eq(er_run_cpu(&p, &t, NULL, &(er_run_opts){&layers, NULL, &stop, &m.b}, &err),
+                     ER_ECANCELED);
+    ck_assert(keep.st.budget.water_added > 0 && keep.st.budget.water_added < want);
+    memcpy(m.z, base.z, cells(&m) * sizeof(float));
+    er_run_hooks resume = {NULL, NULL, &keep.st, NULL};
+    ck_assert_int_eq(er_run_cpu(&p, &t, NULL, &(er_run_opts){&layers, NULL, &resume, &m.b}, &err),
+                     ER_OK);
+    ck_assert(m.b.water_added == want);
+
+    memcpy(m.z, base.z, cells(&m) * sizeof(float));
+    ck_assert_int_eq(run_ctl(&p, &m, NULL, NULL), ER_OK);
+    double each = v == ER_DROPLET_LAGUE ? p.droplet.initial_water : 1.0;
+    ck_assert(m.b.water_added == (double)p.droplet.count * each);
+    for (int a = 0; a < 3; a++)
+        free(keep.arr[a]);
+    free(rain);
+    map_free(&m);
+    map_free(&base);
+}
+END_TEST
+
 Suite *droplet_suite(void);
 Suite *droplet_suite(void)
 {
@@ -1590,6 +1693,7 @@ Suite *droplet_suite(void)
     tcase_add_test(tc, rain_two_is_double_water);
     tcase_add_loop_test(tc, ctl_threads_identical, 0, 2);
     tcase_add_loop_test(tc, ctl_window_is_whole_restricted, 0, 2);
+    tcase_add_loop_test(tc, rain_water_budget, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -530,7 +530,7 @@ static er_status run_chunked(er_vk_ctx *vk, const er_params *p, vmap *m, const e
 {
 #ifdef ER_HAVE_VULKAN
     memcpy(m->z, m->z0, ncells(m) * sizeof(float));
-    er_terrain t = {m->w, m->h, m->z, m->wall, 1.0, 1.0, NULL};
+    er_terrain t = {m->w, m->h, m->z, m->wall, 1.0, 1.0, m->ctl};
     er_layers l = {m->flow, m->dep};
     er_plan plan;
     memset(&m->b, 0, sizeof m->b);
@@ -681,6 +681,25 @@ static void assert_controls_hold(const vmap *g, const paint *q)
     ck_assert(hard > 100 && masked > 100);
 }
 
+/* Under a rain map the budget's water is the started droplets' water, not
+ * droplets x initial_water: the device's run gives the CPU's bits (the
+ * host sums each batch's starts in droplet-index order, as the CPU), also
+ * with several batches in one submission (`chunked`, a GPU's schedule). */
+static void assert_rain_water(er_vk_ctx *vk, const er_params *p, vmap *g, const vmap *c,
+                              int chunked)
+{
+    double each = p->droplet.variant == ER_DROPLET_LAGUE ? p->droplet.initial_water : 1.0;
+    ck_assert(c->b.water_added > 0 && c->b.water_added != (double)c->b.work_done * each);
+    ck_assert_msg(g->b.water_added == c->b.water_added, "water added %.17g, the cpu's %.17g",
+                  g->b.water_added, c->b.water_added);
+    if (!chunked)
+        return;
+    er_error err = {""};
+    ck_assert_msg(run_chunked(vk, p, g, NULL, 4, &err) == ER_OK, "%s", err.msg);
+    ck_assert_msg(g->b.water_added == c->b.water_added, "chunked: water added %.17g, cpu %.17g",
+                  g->b.water_added, c->b.water_added);
+}
+
 /* Every control map on the device (issue #17): Lague's droplets give the
  * CPU's bytes where the device rounds as the CPU (lavapipe), on a whole map
  * with walls (_i = 0) and in a window with the maps' cut (_i = 1), else
@@ -722,6 +741,7 @@ START_TEST(controls_match_cpu)
     ck_assert(g.b.eroded > 0);
     assert_balance(&g.b);
     assert_controls_hold(&g, &q);
+    assert_rain_water(vk, &p, &g, &c, _i == 0);
     if (_i < 2 && cpu_device(vk)) {
         ck_assert_msg(same_layers(&g, &c), "layers differ from the cpu's");
         assert_budget_close(&g.b, &c.b);
