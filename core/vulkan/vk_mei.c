@@ -3,10 +3,12 @@
  * path (core/mei/mei.c, pipe.c, erosion.c, transport.c), one compute dispatch
  * per pass, the whole state resident in device memory for the run.
  *
- * A (sub-)step is six dispatches with a barrier between each, every pass
- * reading what the one before wrote (Jacobi style, as DESIGN.md §5 asks):
+ * A (sub-)step is up to seven dispatches with a barrier between each, every
+ * pass reading what the one before wrote (Jacobi style, as DESIGN.md §5 asks):
  *
  *   sources       eq. 1    river sources added to d (once per sub-step)
+ *   maps          eq. 1    the sources raster, then the rain times the rain
+ *                          map (only with either map: core/controls.h)
  *   flux          eqs. 2-5 q from old z, d of the neighbourhood (own q in place)
  *   water_erode   eqs. 6-12, 15: d, u, v; z2 and s1 from the old z
  *   transport     eq. 13 (or eq. 14, semi-Lagrangian) and drying: s, and z from z2
@@ -35,6 +37,12 @@
  * views, the copy-out) is core/mei/'s, on a host er_mei_sim that holds
  * the read-back state; windows (tile sets) draw raindrops over the world
  * and open the window's inner edges as the CPU does (er_mei_make_coef).
+ *
+ * The control maps (core/controls.h) are buffers of their own, one unread
+ * word for a map not given, whose neutral value the shaders put in its
+ * place (a product with 1: the bits of a run without maps); the sources
+ * raster goes up as its depth per sub-step, rounded on the host as
+ * core/mei/pipe.c er_mei_add_maps rounds it.
  *
  * Agreement with the CPU: every shader expression keeps the CPU's order of
  * operations and is `precise` (no FMA contraction); the square root is the
@@ -82,7 +90,9 @@ enum { CTL_HARD = 1, CTL_RAIN = 2, CTL_MASK = 4, CTL_SRC = 8 };
  * mei_common.glsl): wide groups, because lavapipe pays per workgroup. */
 #define MEI_GROUP 256
 
-enum { P_DROPS, P_SOURCES, P_MAPS, P_FLUX, P_WATER, P_TRANSPORT, P_REDUCE, P_ROWS, P_TOTAL, N_PIPE };
+enum {
+    P_DROPS, P_SOURCES, P_MAPS, P_FLUX, P_WATER, P_TRANSPORT, P_REDUCE, P_ROWS, P_TOTAL, N_PIPE
+};
 
 /* Interleaved partial sums per row (MEI_LANES in mei_common.glsl). */
 #define MEI_LANES 64

@@ -738,7 +738,8 @@ static float map_value(int m, int x, int y, int side)
     double u = er_rng_unit(11, (uint64_t)m, (uint64_t)y * (uint64_t)side + (uint64_t)x);
     double f = side / 96.0, dx = x - 70 * f, dy = y - 60 * f;
     switch (m) {
-    case 0: return x >= 20 * f && x < 40 * f && y >= 20 * f && y < 40 * f ? 1.0f : (float)(0.8 * u);
+    case 0:
+        return x >= 20 * f && x < 40 * f && y >= 20 * f && y < 40 * f ? 1.0f : (float)(0.8 * u);
     case 1: return x < side / 2 ? 0.0f : (float)(1.5 + 0.5 * u);
     case 2: return y >= 50 * f && y < 58 * f ? 0.0f : (float)(0.4 + 0.6 * u);
     default: return dx * dx + dy * dy <= 16.0 * f * f ? 0.05f : 0.0f;
@@ -906,7 +907,8 @@ START_TEST(test_mei_maps_resume_matches_cpu)
 END_TEST
 
 /* The Khronos validation layer, when installed, has nothing to say about
- * a run with every pass in use (walls, sources, drops, sub-steps). */
+ * a run with every pass in use (walls, sources, drops, sub-steps), without
+ * and with the control maps. */
 START_TEST(test_validation_layer_silent)
 {
     const char *why;
@@ -920,12 +922,18 @@ START_TEST(test_validation_layer_silent)
     ER_SKIP_IF(st == ER_EUNSUPPORTED && strstr(err.msg, "validation"),
                "VK_LAYER_KHRONOS_validation not installed (vulkan-validationlayers)");
     ck_assert_msg(st == ER_OK, "%s", err.msg);
-    mei_case base, a;
+    mei_case base, a, b;
+    ctl_maps k;
     synthetic_sized(&base, 64);
     base.p.mei.steps = 3;
     case_copy(&a, &base);
     ck_assert_msg(run_vk(vk, &a, &err) == ER_OK, "%s", err.msg);
+    maps_for(&k, &base, M_ALL, 0, 0, 64); /* and the maps' buffers and pass */
+    case_copy(&b, &base);
+    ck_assert_msg(run_vk(vk, &b, &err) == ER_OK, "%s", err.msg);
+    maps_free(&k);
     case_free(&a);
+    case_free(&b);
     case_free(&base);
     close_checked(vk);
 }
