@@ -3,7 +3,7 @@
  * the same run (these machines are noisy).  One machine-readable line per
  * map size:
  *
- *   bench=mei_vulkan size=1024 device="..." steps=... vk_ms_per_step=...
+ *   bench=mei_vulkan size=1024 device="..." maps=0 steps=... vk_ms_per_step=...
  *       cpu_ms_per_step=... cpu_threads=... speedup=...
  *   bench=mei_vulkan size=8192 device="..." status=refused reason="..."
  *
@@ -13,7 +13,11 @@
  * default one on a rough 30 m landscape.  Without Vulkan or a device it
  * prints one line with status=unavailable.
  *
- * Usage: bench_vulkan [--quick] [--device N]
+ * --maps runs every run with all four control maps (core/controls.h:
+ * random hardness, rain and mask, a sources raster on one cell in 64), to
+ * measure their cost against a run without.
+ *
+ * Usage: bench_vulkan [--quick] [--maps] [--device N]
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -57,8 +61,28 @@ static void make_terrain(float *z, int n)
         }
 }
 
-/* Seconds for one run of `steps` steps on a copy of z; vk NULL = CPU. */
-static double run(er_vk_ctx *vk, const float *z, int n, int steps, er_error *err, er_status *st)
+/* The four control maps of --maps, n * n floats each (the caller frees
+ * map[0]); NULL when out of memory. */
+static float *make_maps(int n, er_controls *c)
+{
+    size_t cells = (size_t)n * (size_t)n;
+    float *m = malloc(4 * cells * sizeof(float));
+    if (!m)
+        return NULL;
+    for (size_t i = 0; i < cells; i++) {
+        m[i] = (float)er_rng_unit(9, 1, i);                        /* hardness */
+        m[cells + i] = (float)(2.0 * er_rng_unit(9, 2, i));        /* rain */
+        m[2 * cells + i] = (float)(0.5 + 0.5 * er_rng_unit(9, 3, i)); /* mask */
+        m[3 * cells + i] = i % 64 == 0 ? 1e-4f : 0.0f;             /* sources [m/s] */
+    }
+    *c = (er_controls){ m, m + cells, m + 2 * cells, m + 3 * cells };
+    return m;
+}
+
+/* Seconds for one run of `steps` steps on a copy of z; vk NULL = CPU;
+ * c the control maps (NULL: none). */
+static double run(er_vk_ctx *vk, const float *z, int n, int steps, const er_controls *c,
+                  er_error *err, er_status *st)
 {
     size_t cells = (size_t)n * (size_t)n;
     float *b = malloc(cells * sizeof(float));
@@ -70,7 +94,7 @@ static double run(er_vk_ctx *vk, const float *z, int n, int steps, er_error *err
     er_params p;
     er_params_default(&p);
     p.mei.steps = steps;
-    er_terrain t = { n, n, b, NULL, 30.0, 30.0, NULL };
+    er_terrain t = { n, n, b, NULL, 30.0, 30.0, c };
     er_budget bud;
     double t0 = now();
     *st = vk ? er_run_vk(vk, &p, &t, &(er_run_opts){NULL, NULL, NULL, &bud}, err)
@@ -82,10 +106,12 @@ static double run(er_vk_ctx *vk, const float *z, int n, int steps, er_error *err
 
 int main(int argc, char **argv)
 {
-    int quick = 0, device = 0;
+    int quick = 0, maps = 0, device = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0)
             quick = 1;
+        else if (strcmp(argv[i], "--maps") == 0)
+            maps = 1;
         else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc)
             device = atoi(argv[++i]);
     }
@@ -116,27 +142,34 @@ int main(int argc, char **argv)
             continue;
         }
         make_terrain(z, n);
+        er_controls cm, *c = NULL;
+        float *mp = maps ? make_maps(n, &cm) : NULL;
+        if (mp)
+            c = &cm;
         er_status st;
-        double v0 = run(vk, z, n, 0, &err, &st);
-        double v1 = st == ER_OK ? run(vk, z, n, steps, &err, &st) : 0.0;
+        double v0 = run(vk, z, n, 0, c, &err, &st);
+        double v1 = st == ER_OK ? run(vk, z, n, steps, c, &err, &st) : 0.0;
         if (st != ER_OK) {
             printf("bench=mei_vulkan size=%d device=\"%s\" status=failed reason=\"%s\"\n", n,
                    dev, err.msg);
             free(z);
+            free(mp);
             continue;
         }
-        double c0 = run(NULL, z, n, 0, &err, &st);
-        double c1 = run(NULL, z, n, steps, &err, &st);
+        double c0 = run(NULL, z, n, 0, c, &err, &st);
+        double c1 = run(NULL, z, n, steps, c, &err, &st);
         double vk_ms = 1e3 * (v1 - v0) / steps, cpu_ms = 1e3 * (c1 - c0) / steps;
         int threads = 1;
 #ifdef _OPENMP
         threads = omp_get_max_threads();
 #endif
-        printf("bench=mei_vulkan size=%d device=\"%s\" steps=%d vk_ms_per_step=%.3f "
+        printf("bench=mei_vulkan size=%d device=\"%s\" maps=%d steps=%d vk_ms_per_step=%.3f "
                "cpu_ms_per_step=%.3f cpu_threads=%d speedup=%.3f\n",
-               n, dev, steps, vk_ms, cpu_ms, threads, vk_ms > 0 ? cpu_ms / vk_ms : 0.0);
+               n, dev, c != NULL, steps, vk_ms, cpu_ms, threads,
+               vk_ms > 0 ? cpu_ms / vk_ms : 0.0);
         fflush(stdout);
         free(z);
+        free(mp);
     }
     er_vk_close(vk);
     return 0;

@@ -3,10 +3,12 @@
  * path (core/mei/mei.c, pipe.c, erosion.c, transport.c), one compute dispatch
  * per pass, the whole state resident in device memory for the run.
  *
- * A (sub-)step is six dispatches with a barrier between each, every pass
- * reading what the one before wrote (Jacobi style, as DESIGN.md §5 asks):
+ * A (sub-)step is up to seven dispatches with a barrier between each, every
+ * pass reading what the one before wrote (Jacobi style, as DESIGN.md §5 asks):
  *
  *   sources       eq. 1    river sources added to d (once per sub-step)
+ *   maps          eq. 1    the sources raster, then the rain times the rain
+ *                          map (only with either map: core/controls.h)
  *   flux          eqs. 2-5 q from old z, d of the neighbourhood (own q in place)
  *   water_erode   eqs. 6-12, 15: d, u, v; z2 and s1 from the old z
  *   transport     eq. 13 (or eq. 14, semi-Lagrangian) and drying: s, and z from z2
@@ -36,6 +38,12 @@
  * the read-back state; windows (tile sets) draw raindrops over the world
  * and open the window's inner edges as the CPU does (er_mei_make_coef).
  *
+ * The control maps (core/controls.h) are buffers of their own, one unread
+ * word for a map not given, whose neutral value the shaders put in its
+ * place (a product with 1: the bits of a run without maps); the sources
+ * raster goes up as its depth per sub-step, rounded on the host as
+ * core/mei/pipe.c er_mei_add_maps rounds it.
+ *
  * Agreement with the CPU: every shader expression keeps the CPU's order of
  * operations and is `precise` (no FMA contraction); the square root is the
  * CPU's er_sqrt (+ - * only).  What can still differ is division (Vulkan
@@ -61,6 +69,7 @@
 
 #include "mei_drops.spv.h"
 #include "mei_flux.spv.h"
+#include "mei_maps.spv.h"
 #include "mei_reduce.spv.h"
 #include "mei_rows.spv.h"
 #include "mei_sources.spv.h"
@@ -71,14 +80,19 @@
 /* Buffer bindings, as mei_common.glsl declares them. */
 enum {
     B_COEF, B_B0, B_Z, B_Z2, B_D, B_S, B_S1, B_QL, B_QR, B_QT, B_QB, B_WQ, B_U, B_V, B_ER,
-    B_DE, B_WALL, B_ROWS, B_SRC, B_PART, N_BUF
+    B_DE, B_WALL, B_ROWS, B_SRC, B_PART, B_HARD, B_RAIN, B_MASK, B_QDT, N_BUF
 };
+
+/* Coef.ctl bits (CTL_* in mei_common.glsl): the control maps given. */
+enum { CTL_HARD = 1, CTL_RAIN = 2, CTL_MASK = 4, CTL_SRC = 8 };
 
 /* Cells of a row one workgroup of the per-cell passes covers (MEI_GROUP in
  * mei_common.glsl): wide groups, because lavapipe pays per workgroup. */
 #define MEI_GROUP 256
 
-enum { P_DROPS, P_SOURCES, P_FLUX, P_WATER, P_TRANSPORT, P_REDUCE, P_ROWS, P_TOTAL, N_PIPE };
+enum {
+    P_DROPS, P_SOURCES, P_MAPS, P_FLUX, P_WATER, P_TRANSPORT, P_REDUCE, P_ROWS, P_TOTAL, N_PIPE
+};
 
 /* Interleaved partial sums per row (MEI_LANES in mei_common.glsl). */
 #define MEI_LANES 64
@@ -89,6 +103,8 @@ typedef struct mei_coef_gpu {
     float dt, rain, cx, cy, hlx, hly, inv2lx, inv2ly, invlx, invly, kc, inv_cd, cd_off,
         ks_dt, kd_dt, emax, min_tilt2, keep, dry, th_k, talus_x, talus_y, dt_lx, dt_ly;
     int32_t w, h, open, has_wall, semi_lagrangian, wx0, wy0, world_w, world_h, open_mask;
+    int32_t ctl;    /* CTL_* */
+    float map_rain; /* [m] the rain mei_maps adds times the rain map (rain is 0 then) */
 } mei_coef_gpu;
 
 /* RowStat of mei_common.glsl. */
@@ -113,7 +129,7 @@ typedef struct mei_part {
 } mei_part;
 
 _Static_assert(sizeof(mei_part) == 48, "Part layout");
-_Static_assert(sizeof(mei_coef_gpu) == 152, "Coef layout");
+_Static_assert(sizeof(mei_coef_gpu) == 160, "Coef layout");
 _Static_assert(sizeof(mei_rowstat) == 48, "RowStat layout");
 _Static_assert(sizeof(mei_push) == 48, "Push layout");
 
@@ -136,6 +152,7 @@ static const struct {
 } shaders[N_PIPE] = {
     [P_DROPS] = { er_spv_mei_drops, sizeof er_spv_mei_drops },
     [P_SOURCES] = { er_spv_mei_sources, sizeof er_spv_mei_sources },
+    [P_MAPS] = { er_spv_mei_maps, sizeof er_spv_mei_maps },
     [P_FLUX] = { er_spv_mei_flux, sizeof er_spv_mei_flux },
     [P_WATER] = { er_spv_mei_water_erode, sizeof er_spv_mei_water_erode },
     [P_TRANSPORT] = { er_spv_mei_transport, sizeof er_spv_mei_transport },
@@ -148,7 +165,8 @@ static const char *const buf_names[N_BUF] = {
     "coefficient", "initial terrain", "terrain change", "terrain change (new)", "water",
     "sediment", "sediment (eroded)", "left flux", "right flux", "top flux", "bottom flux",
     "donor weight", "velocity u", "velocity v", "eroded", "deposited", "nodata",
-    "row status", "source", "row part",
+    "row status", "source", "row part", "hardness map", "rain map", "mask map",
+    "sources map",
 };
 
 static void gpu_free(mei_gpu *g)
@@ -177,7 +195,16 @@ static const int state_buf[ER_STATE_ARRAYS] = { B_Z, B_D, B_S, B_QL, B_QR, B_QT,
 /* The buffers that pass through the staging buffer: the uploads of
  * gpu_setup and of a resumed state, and the state read-backs. */
 static const int staged[] = { B_COEF, B_B0, B_WALL, B_SRC, B_ROWS, B_Z, B_D, B_S,
-                              B_QL, B_QR, B_QT, B_QB };
+                              B_QL, B_QR, B_QT, B_QB, B_HARD, B_RAIN, B_MASK, B_QDT };
+
+/* The control map of buffer B_HARD .. B_QDT (er_controls), NULL when not given. */
+static const float *ctl_map(const er_controls *c, int b)
+{
+    if (!c)
+        return NULL;
+    return b == B_HARD ? c->hardness : b == B_RAIN ? c->rain : b == B_MASK ? c->mask
+                                                                             : c->source;
+}
 
 /*
  * Bytes of every buffer of a run on map t with a source list of src_words
@@ -198,6 +225,9 @@ static void buffer_sizes(const er_terrain *t, size_t src_words, VkDeviceSize siz
     size[B_ROWS] = ((VkDeviceSize)t->height + 1) * sizeof(mei_rowstat);
     size[B_SRC] = src_words ? (VkDeviceSize)src_words * sizeof(uint32_t) : 4;
     size[B_PART] = (VkDeviceSize)t->height * MEI_LANES * sizeof(mei_part);
+    for (int b = B_HARD; b <= B_QDT; b++) /* one unread word for a map not given */
+        if (!ctl_map(t->controls, b))
+            size[b] = 4;
     size[S_STAGING] = 0;
     for (size_t i = 0; i < sizeof staged / sizeof staged[0]; i++)
         if (size[staged[i]] > size[S_STAGING])
@@ -210,9 +240,6 @@ er_status er_vk_mei_check(er_vk_ctx *vk, const er_plan *plan, const er_terrain *
 {
     const er_mei_params *m = &plan->p.mei;
     const er_vk_device_info *d = &vk->info;
-    if (er_controls_any(t->controls))
-        return er_fail(err, ER_EUNSUPPORTED, "vulkan: the mei model does not take control maps "
-                       "(hardness, rain, mask, sources) on the GPU yet; use --backend cpu");
     if (!d->has_float64)
         return er_fail(err, ER_EUNSUPPORTED, "vulkan: %s lacks shaderFloat64, which the "
                        "budget sums need; use --backend cpu", d->name);
@@ -372,6 +399,16 @@ static void fill_coef(const er_mei_coef *k, const er_mei_sim *sim, mei_coef_gpu 
     g->world_h = sim->world_h;
     for (int e = 0; e < 4; e++)
         g->open_mask |= k->open_edge[e] ? 1 << e : 0;
+    const er_controls *c = sim->ctl;
+    if (!c)
+        return;
+    g->ctl = (c->hardness ? CTL_HARD : 0) | (c->rain ? CTL_RAIN : 0) |
+             (c->mask ? CTL_MASK : 0) | (c->source ? CTL_SRC : 0);
+    /* with a rain map mei_maps adds the rain (core/mei/mei.c: k.rain = 0) */
+    if (c->rain) {
+        g->map_rain = k->rain;
+        g->rain = 0.0f;
+    }
 }
 
 /* Uploads bytes of data into buffer b through the staging buffer, the
@@ -447,6 +484,29 @@ static er_status gpu_setup(mei_gpu *g, const er_terrain *t, const mei_coef_gpu c
     return er_vk_cmd_submit(g->vk, err);
 }
 
+/* Uploads the control maps given; the sources raster as the depth
+ * (float)(q dt) it adds per sub-step of dt seconds, as core/mei/pipe.c
+ * er_mei_add_maps rounds it. */
+static er_status upload_maps(mei_gpu *g, const er_terrain *t, double dt, er_error *err)
+{
+    const size_t n = (size_t)t->width * (size_t)t->height;
+    er_status st = ER_OK;
+    for (int b = B_HARD; b < B_QDT && !st; b++)
+        if (ctl_map(t->controls, b))
+            st = upload(g, &g->buf[b], ctl_map(t->controls, b), n * sizeof(float), err);
+    const float *q = ctl_map(t->controls, B_QDT);
+    if (st || !q)
+        return st;
+    float *qdt = malloc(n * sizeof *qdt);
+    if (!qdt)
+        return er_fail(err, ER_ENOMEM, "mei: out of memory for the sources map");
+    for (size_t i = 0; i < n; i++)
+        qdt[i] = (float)((double)q[i] * dt);
+    st = upload(g, &g->buf[B_QDT], qdt, n * sizeof(float), err);
+    free(qdt);
+    return st;
+}
+
 /* The first failure any row recorded (the earliest step, then the lowest
  * row), as core/mei/mei.c words it; ER_OK when none.  The row kinds are
  * ER_MEI_FAIL_*. */
@@ -499,8 +559,31 @@ typedef struct mei_run {
     uint32_t nsrc;       /* cells the sources cover */
     int64_t cells;       /* terrain cells (uniform rain) */
     int64_t batch;       /* steps per batch */
+    double *map_water[2]; /* per row, the rain and sources maps' water of a
+                           * sub-step (dry, raining); NULL: neither map */
     er_budget bud;
 } mei_run;
+
+/* The maps' water per row and sub-step, as core/mei/mei.c counts it
+ * (er_mei_add_maps, which leaves each row's sum in sim.acc[].eroded), so the
+ * budget adds the same terms in the same order without a pass over the
+ * cells each sub-step. */
+static er_status map_water_rows(mei_run *r, er_error *err)
+{
+    const er_controls *c = r->sim.ctl;
+    const int h = r->sim.h;
+    if (!c || !(c->rain || c->source))
+        return ER_OK;
+    for (int v = 0; v < 2; v++) {
+        double unused = 0.0;
+        if (!(r->map_water[v] = malloc((size_t)h * sizeof(double))))
+            return er_fail(err, ER_ENOMEM, "mei: out of memory for a %dx%d map", r->sim.w, h);
+        er_mei_add_maps(&r->sim, NULL, r->k[v].rain, r->plan->dt_sub, &unused);
+        for (int y = 0; y < h; y++)
+            r->map_water[v][y] = r->sim.acc[y].eroded;
+    }
+    return ER_OK;
+}
 
 /* The push constants of the raindrop pass: the disc of radius rad around
  * an integer centre is centre +- floor(rad), and a cell is in when
@@ -550,8 +633,11 @@ static er_status run_setup(mei_run *r, er_terrain *t, er_error *err)
     uint64_t per_step = (uint64_t)t->width * (uint64_t)t->height * (uint64_t)plan->substeps;
     r->batch = (int64_t)(BATCH_CELLS / (per_step ? per_step : 1));
     r->batch = r->batch < 1 ? 1 : r->batch > MAX_BATCH_STEPS ? MAX_BATCH_STEPS : r->batch;
-    if ((st = gpu_setup(&r->g, t, r->kg, src, src_words, err)))
+    if ((st = gpu_setup(&r->g, t, r->kg, src, src_words, err)) ||
+        (st = upload_maps(&r->g, t, plan->dt_sub, err)))
         st = at_step(r->vk, st, 0, err);
+    if (!st)
+        st = map_water_rows(r, err);
     free(src);
     return st;
 }
@@ -639,6 +725,12 @@ static void record_step(mei_run *r, int64_t step)
             er_vk_cmd_barrier(vk);
         }
         er_mei_add_sources(&r->sim, NULL, m, r->plan->dt_sub, &r->bud.water_added);
+        if (r->map_water[0]) {
+            er_vk_cmd_dispatch(vk, &g->pipe[P_MAPS], 0, pu, gx, gy);
+            er_vk_cmd_barrier(vk);
+            for (int y = 0; y < r->sim.h; y++)
+                r->bud.water_added += r->map_water[raining][y];
+        }
         er_vk_cmd_dispatch(vk, &g->pipe[P_FLUX], 0, pu, gx, gy);
         er_vk_cmd_barrier(vk);
         er_vk_cmd_dispatch(vk, &g->pipe[P_WATER], 0, pu, gx, gy);
@@ -652,7 +744,7 @@ static void record_step(mei_run *r, int64_t step)
         er_vk_cmd_barrier(vk);
         er_vk_cmd_dispatch(vk, &g->pipe[P_TOTAL], 0, pu, 1, 1);
         er_vk_cmd_barrier(vk);
-        r->bud.water_added += (double)r->k[raining].rain * (double)r->cells;
+        r->bud.water_added += (double)r->kg[raining].rain * (double)r->cells;
         r->bud.substeps++;
     }
     r->bud.work_done++;
@@ -748,5 +840,7 @@ er_status er_vk_mei_run(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
     gpu_free(&r.g);
     er_mei_sim_free(&r.sim);
     free(r.rs);
+    free(r.map_water[0]);
+    free(r.map_water[1]);
     return st;
 }

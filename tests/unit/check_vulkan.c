@@ -719,8 +719,196 @@ START_TEST(test_mei_resume_matches_straight)
 }
 END_TEST
 
+/*
+ * Control maps (core/controls.h) on Vulkan: the CPU's bits on lavapipe.
+ * The maps of a world of side x side cells: hardness (random, a block of
+ * 1), rain (0 on the left half, 1.5..2 on the right), mask (0.4..1, a band
+ * of 0) and a sources raster (a disc of 0.05 m/s); on walls they hold NaN,
+ * which a run must never read (core/controls.h).
+ */
+enum { M_HARD = 1, M_RAIN = 2, M_MASK = 4, M_SRC = 8, M_ALL = 15 };
+
+typedef struct ctl_maps {
+    float *map[4]; /* hardness, rain, mask, source */
+    er_controls c;
+} ctl_maps;
+
+static float map_value(int m, int x, int y, int side)
+{
+    double u = er_rng_unit(11, (uint64_t)m, (uint64_t)y * (uint64_t)side + (uint64_t)x);
+    double f = side / 96.0, dx = x - 70 * f, dy = y - 60 * f;
+    switch (m) {
+    case 0:
+        return x >= 20 * f && x < 40 * f && y >= 20 * f && y < 40 * f ? 1.0f : (float)(0.8 * u);
+    case 1: return x < side / 2 ? 0.0f : (float)(1.5 + 0.5 * u);
+    case 2: return y >= 50 * f && y < 58 * f ? 0.0f : (float)(0.4 + 0.6 * u);
+    default: return dx * dx + dy * dy <= 16.0 * f * f ? 0.05f : 0.0f;
+    }
+}
+
+/* The maps `which` (M_*) for the window [x0, x0 + w) x [y0, y0 + h) of
+ * the world c (its walls decide where NaN goes); c->t.controls points at them. */
+static void maps_for(ctl_maps *k, mei_case *c, unsigned which, int x0, int y0, int side)
+{
+    const int w = c->t.width, h = c->t.height;
+    memset(k, 0, sizeof *k);
+    for (int m = 0; m < 4; m++) {
+        if (!(which & (1u << m)))
+            continue;
+        k->map[m] = malloc((size_t)w * (size_t)h * sizeof(float));
+        ck_assert_ptr_nonnull(k->map[m]);
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++) {
+                size_t i = (size_t)y * (size_t)w + (size_t)x;
+                k->map[m][i] = c->wall && c->wall[i] ? NAN : map_value(m, x + x0, y + y0, side);
+            }
+    }
+    k->c = (er_controls){ k->map[0], k->map[1], k->map[2], k->map[3] };
+    c->t.controls = &k->c;
+}
+
+static void maps_free(ctl_maps *k)
+{
+    for (int m = 0; m < 4; m++)
+        free(k->map[m]);
+}
+
+/* The budgets of a CPU and a Vulkan run: the host's water exact, the
+ * device's row sums to rounding (TOL_BUDGET_REL). */
+static void assert_budgets(const er_budget *a, const er_budget *b)
+{
+    ck_assert_int_eq(a->substeps, b->substeps);
+    ck_assert_msg(a->water_added == b->water_added, "water_added %.17g vs %.17g",
+                  a->water_added, b->water_added);
+    ck_assert(a->material_before == b->material_before);
+    assert_close_budget(a->material_after, b->material_after, "material_after");
+    assert_close_budget(a->eroded, b->eroded, "eroded");
+    assert_close_budget(a->deposited, b->deposited, "deposited");
+    assert_close_budget(a->left_map, b->left_map, "left_map");
+    assert_close_budget(a->water_left, b->water_left, "water_left");
+    ck_assert(b->rel_error < 1e-9);
+}
+
+/* Which maps each loop iteration of test_mei_maps_match_cpu gives. */
+static const unsigned map_sets[] = { M_ALL, M_HARD, M_RAIN, M_MASK, M_SRC };
+#define N_MAP_SETS (int)(sizeof map_sets / sizeof map_sets[0])
+
+/* A 96^2 map with walls, sources, raindrops, thermal weathering and
+ * sub-steps, run with the maps of map_sets[_i]: Vulkan gives the CPU's
+ * bits (lavapipe) and budget, and the maps did change the run. */
+START_TEST(test_mei_maps_match_cpu)
+{
+    const char *why;
+    er_vk_ctx *vk = open_or_null(&why);
+    ER_SKIP_IF(!vk, why);
+    mei_case base, plain, cpu, gpu;
+    ctl_maps k;
+    er_error err = {{0}};
+    synthetic_sized(&base, 96);
+    base.p.mei.steps = 40;
+    case_copy(&plain, &base);
+    ck_assert_int_eq(run_on(&er_backend_cpu, NULL, &plain, NULL, NULL, &err), ER_OK);
+    maps_for(&k, &base, map_sets[_i], 0, 0, 96);
+    case_copy(&cpu, &base);
+    case_copy(&gpu, &base);
+    er_status st = run_on(&er_backend_cpu, NULL, &cpu, NULL, NULL, &err);
+    ck_assert_msg(st == ER_OK, "cpu: %s", err.msg);
+    st = run_on(&er_backend_vulkan, vk, &gpu, NULL, NULL, &err);
+    ck_assert_msg(st == ER_OK, "vulkan: %s", err.msg);
+    assert_same_layers(&cpu, &gpu, is_lavapipe(vk), "maps");
+    assert_budgets(&cpu.bud, &gpu.bud);
+    ck_assert_msg(memcmp(plain.b, gpu.b, 96 * 96 * sizeof(float)) != 0, "maps changed nothing");
+    /* rain and sources maps add water the run without them does not */
+    ck_assert((gpu.bud.water_added != plain.bud.water_added) == !!(map_sets[_i] & (M_RAIN | M_SRC)));
+    maps_free(&k);
+    case_free(&plain);
+    case_free(&cpu);
+    case_free(&gpu);
+    case_free(&base);
+    close_checked(vk);
+}
+END_TEST
+
+/* A window of a 96^2 world with all four maps cut to it (as cli/ cuts
+ * them): the window holding the sources, the wall block and the hard
+ * block, and one on the world's right edge. */
+START_TEST(test_mei_maps_window_matches_cpu)
+{
+    const char *why;
+    er_vk_ctx *vk = open_or_null(&why);
+    ER_SKIP_IF(!vk, why);
+    mei_case world, cpu, gpu;
+    ctl_maps kc, kg;
+    er_error err = {{0}};
+    synthetic_sized(&world, 96);
+    world.p.mei.steps = 40;
+    world.p.mei.boundary = ER_BOUNDARY_CLOSED;
+    const int *wd = windows[_i == 0 ? 0 : 2];
+    er_window win = {wd[0], wd[1], 96, 96};
+    window_case(&cpu, &world, wd[0], wd[1], wd[2], wd[3]);
+    window_case(&gpu, &world, wd[0], wd[1], wd[2], wd[3]);
+    maps_for(&kc, &cpu, M_ALL, wd[0], wd[1], 96);
+    maps_for(&kg, &gpu, M_ALL, wd[0], wd[1], 96);
+    er_status st = run_on(&er_backend_cpu, NULL, &cpu, &win, NULL, &err);
+    ck_assert_msg(st == ER_OK, "cpu: %s", err.msg);
+    st = run_on(&er_backend_vulkan, vk, &gpu, &win, NULL, &err);
+    ck_assert_msg(st == ER_OK, "vulkan: %s", err.msg);
+    assert_same_layers(&cpu, &gpu, is_lavapipe(vk), "maps window");
+    assert_budgets(&cpu.bud, &gpu.bud);
+    ck_assert(gpu.bud.water_left > 0.0);
+    maps_free(&kc);
+    maps_free(&kg);
+    case_free(&cpu);
+    case_free(&gpu);
+    case_free(&world);
+    close_checked(vk);
+}
+END_TEST
+
+/* With maps, a Vulkan run resumed from its state at step 17 gives the
+ * straight run's bits and budget, and those are the CPU's. */
+START_TEST(test_mei_maps_resume_matches_cpu)
+{
+    const char *why;
+    er_vk_ctx *vk = open_or_null(&why);
+    ER_SKIP_IF(!vk, why);
+    mei_case base, cpu, straight, first, resumed;
+    ctl_maps k;
+    er_error err = {{0}};
+    synthetic_sized(&base, 64);
+    base.p.mei.steps = 30;
+    maps_for(&k, &base, M_ALL, 0, 0, 64);
+    case_copy(&cpu, &base);
+    case_copy(&straight, &base);
+    case_copy(&first, &base);
+    case_copy(&resumed, &base);
+    ck_assert_int_eq(run_on(&er_backend_cpu, NULL, &cpu, NULL, NULL, &err), ER_OK);
+    ck_assert_int_eq(run_on(&er_backend_vulkan, vk, &straight, NULL, NULL, &err), ER_OK);
+    kept_states ks = {.keep_at = 17};
+    er_run_hooks h = {keep_state, &ks, NULL, NULL};
+    ck_assert_int_eq(run_on(&er_backend_vulkan, vk, &first, NULL, &h, &err), ER_OK);
+    ck_assert_int_eq(ks.n, 1);
+    er_run_hooks r = {NULL, NULL, &ks.st[0], NULL};
+    er_status st = run_on(&er_backend_vulkan, vk, &resumed, NULL, &r, &err);
+    ck_assert_msg(st == ER_OK, "resume: %s", err.msg);
+    assert_same_layers(&straight, &resumed, 1, "maps resumed");
+    ck_assert(memcmp(&straight.bud, &resumed.bud, sizeof straight.bud) == 0);
+    assert_same_layers(&cpu, &straight, is_lavapipe(vk), "maps vs cpu");
+    assert_budgets(&cpu.bud, &straight.bud);
+    kept_free(&ks);
+    maps_free(&k);
+    case_free(&cpu);
+    case_free(&straight);
+    case_free(&first);
+    case_free(&resumed);
+    case_free(&base);
+    close_checked(vk);
+}
+END_TEST
+
 /* The Khronos validation layer, when installed, has nothing to say about
- * a run with every pass in use (walls, sources, drops, sub-steps). */
+ * a run with every pass in use (walls, sources, drops, sub-steps), without
+ * and with the control maps. */
 START_TEST(test_validation_layer_silent)
 {
     const char *why;
@@ -734,12 +922,18 @@ START_TEST(test_validation_layer_silent)
     ER_SKIP_IF(st == ER_EUNSUPPORTED && strstr(err.msg, "validation"),
                "VK_LAYER_KHRONOS_validation not installed (vulkan-validationlayers)");
     ck_assert_msg(st == ER_OK, "%s", err.msg);
-    mei_case base, a;
+    mei_case base, a, b;
+    ctl_maps k;
     synthetic_sized(&base, 64);
     base.p.mei.steps = 3;
     case_copy(&a, &base);
     ck_assert_msg(run_vk(vk, &a, &err) == ER_OK, "%s", err.msg);
+    maps_for(&k, &base, M_ALL, 0, 0, 64); /* and the maps' buffers and pass */
+    case_copy(&b, &base);
+    ck_assert_msg(run_vk(vk, &b, &err) == ER_OK, "%s", err.msg);
+    maps_free(&k);
     case_free(&a);
+    case_free(&b);
     case_free(&base);
     close_checked(vk);
 }
@@ -929,6 +1123,9 @@ Suite *vulkan_suite(void)
     tcase_add_loop_test(mei, test_mei_window_matches_cpu, 0, 3);
     tcase_add_test(mei, test_mei_hooks_match_cpu);
     tcase_add_test(mei, test_mei_resume_matches_straight);
+    tcase_add_loop_test(mei, test_mei_maps_match_cpu, 0, N_MAP_SETS);
+    tcase_add_loop_test(mei, test_mei_maps_window_matches_cpu, 0, 2);
+    tcase_add_test(mei, test_mei_maps_resume_matches_cpu);
     tcase_add_test(mei, test_validation_layer_silent);
     tcase_add_test(mei, test_validation_layer_counts);
     tcase_add_loop_test(mei, test_mei_tiny_maps_match_cpu, 0, N_TINY);

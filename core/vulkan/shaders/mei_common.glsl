@@ -16,6 +16,8 @@ struct Coef {
     int w, h, open, has_wall, semi_lagrangian;
     int wx0, wy0, world_w, world_h; // where the map lies in the world (er_window)
     int open_mask; // bit e set: edge e (L, R, T, B) is open (er_mei_coef open_edge)
+    int ctl;        // CTL_* bits: the control maps given (core/controls.h)
+    float map_rain; // [m] the rain mei_maps adds times the rain map (rain is 0 then)
 };
 
 bool open_edge(Coef k, int e) { return ((k.open_mask >> e) & 1) != 0; }
@@ -57,6 +59,31 @@ layout(std430, set = 0, binding = 15) buffer DE { float de[]; };          // dep
 layout(std430, set = 0, binding = 16) readonly buffer Wall { uint wall[]; }; // bytes, 1 = nodata
 layout(std430, set = 0, binding = 17) buffer Rows { RowStat rows[]; }; // h + 1
 layout(std430, set = 0, binding = 18) readonly buffer Src { uint src[]; }; // see vk_mei.c
+
+// The control maps (core/controls.h), each on the map's grid when its
+// CTL_* bit is set in Coef.ctl, else one unread word: hardness, rain, mask,
+// and the sources raster as the depth (float)(q dt) it adds per sub-step.
+#define CTL_HARD 1
+#define CTL_RAIN 2
+#define CTL_MASK 4
+#define CTL_SRC 8
+layout(std430, set = 0, binding = 20) readonly buffer Hard { float hard[]; };
+layout(std430, set = 0, binding = 21) readonly buffer RainMap { float rain_map[]; };
+layout(std430, set = 0, binding = 22) readonly buffer Mask { float mask[]; };
+layout(std430, set = 0, binding = 23) readonly buffer QDt { float q_dt[]; };
+
+// The neutral value stands in for a map not given (mask 1, hardness 0),
+// as core/mei/mei_internal.h er_ctl_at: a product with 1 changes no bit,
+// so a run without maps keeps its results.
+float mask_at(Coef k, uint i) { return (k.ctl & CTL_MASK) != 0 ? mask[i] : 1.0; }
+float hard_at(Coef k, uint i) { return (k.ctl & CTL_HARD) != 0 ? hard[i] : 0.0; }
+
+// (1 - h) m: the share of the rates that lower the bed at cell i.
+float soft_at(Coef k, uint i)
+{
+    precise float w = (1.0 - hard_at(k, i)) * mask_at(k, i);
+    return w;
+}
 
 // One lane's share of a row (vk_mei.c mei_part): lane j of mei_reduce sums
 // the row's cells j, j + 64, j + 128, ... in that order.

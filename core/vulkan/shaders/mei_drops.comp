@@ -49,7 +49,10 @@ void main()
             uint i = uint(y) * uint(w) + uint(x);
             if (dx * dx + dy * dy > r2 || (k.has_wall != 0 && is_wall(i)))
                 continue;
-            precise float dd = d[i] + pc.amount;
+            // times the rain map (pipe.c add_rain_cell); 1 without one
+            float r = (k.ctl & CTL_RAIN) != 0 ? rain_map[i] : 1.0;
+            precise float v = pc.amount * r;
+            precise float dd = d[i] + v;
             d[i] = dd;
         }
         memoryBarrierBuffer();

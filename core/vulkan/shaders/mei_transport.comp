@@ -8,12 +8,14 @@
 layout(local_size_x = MEI_GROUP, local_size_y = 1) in;
 
 // Drying (transport.c settle): below the dry threshold the water is gone and
-// the sediment it held settles onto the terrain.
+// the sediment it held settles onto the terrain, times the mask (the rest
+// stays suspended).
 void settle(uint i, Coef k, float sn)
 {
     float zz = z2[i], dd = d[i];
     float m = dd < k.dry ? 1.0 : 0.0;
-    precise float zn = zz + m * sn;
+    precise float mm = m * mask_at(k, i);
+    precise float zn = zz + mm * sn;
     precise float da = zn - zz;
     precise float s2 = max0(sn - da);
     precise float d2 = dd * (1.0 - m);

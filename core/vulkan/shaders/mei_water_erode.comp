@@ -8,11 +8,13 @@
 #include "mei_common.glsl"
 layout(local_size_x = MEI_GROUP, local_size_y = 1) in;
 
-float talus_gain(float dn, float talus)
+// core/mei/erosion.c talus_pair: slumping in times f_in, out times f_out
+// (the control maps' shares; 1 and 1 without maps, its talus_gain).
+float talus_pair(float dn, float talus, float f_in, float f_out)
 {
     precise float a = dn - talus;
     precise float b = -dn - talus;
-    precise float g = max0(a) - max0(b);
+    precise float g = max0(a) * f_in - max0(b) * f_out;
     return g;
 }
 
@@ -90,12 +92,20 @@ void main()
         float m = any_[0] && any_[1] ? minf(lo[0], lo[1]) : any_[0] ? lo[0] : lo[1];
         lim = max0(bc - m);
     }
+    // control maps (erode_generic): mask mc, bed-lowering share wc
+    const float mc = mask_at(k, i), wc = soft_at(k, i);
     precise float th = 0.0;
     if (k.th_k > 0.0) {
         precise float g[4];
         float tal[4] = float[4](k.talus_x, k.talus_x, k.talus_y, k.talus_y);
-        for (int j = 0; j < 4; j++)
-            g[j] = ok[j] ? talus_gain(bn[j] - bc, tal[j]) : 0.0;
+        for (int j = 0; j < 4; j++) {
+            g[j] = 0.0;
+            if (ok[j]) {
+                float mn = mask_at(k, nb[j]), wn = soft_at(k, nb[j]);
+                precise float f_in = wn * mc, f_out = wc * mn;
+                g[j] = talus_pair(bn[j] - bc, tal[j], f_in, f_out);
+            }
+        }
         th = k.th_k * ((g[0] + g[1]) + (g[2] + g[3]));
     }
     // erode_cell
@@ -104,10 +114,11 @@ void main()
     precise float sin2 = maxf(t2 / (1.0 + t2), k.min_tilt2);
     precise float depth = dbar * k.inv_cd + k.cd_off; // |v| dbar / D, or |v|
     precise float cap = k.kc * er_sqrt(sin2 * (uu * uu + vv * vv)) * depth;
-    precise float e = minf(minf(k.ks_dt * (cap - sc), k.emax), lim);
+    precise float ks = k.ks_dt * wc, kd = k.kd_dt * mc;
+    precise float e = minf(minf(ks * (cap - sc), k.emax), lim);
     precise float ze = zc - e;                    // eq. 11a
     precise float ea = zc - ze;
-    precise float zd = zc + k.kd_dt * (sc - cap); // eq. 12a
+    precise float zd = zc + kd * (sc - cap);      // eq. 12a
     precise float da = zd - zc;
     bool erode = cap > sc;
     precise float s_e = sc + ea;                  // eq. 11b
