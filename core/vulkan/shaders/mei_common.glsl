@@ -131,6 +131,24 @@ float er_sqrt(float x)
     return r;
 }
 
+// a / b correctly rounded to float32, as the CPU's IEEE division gives it.
+// GLSL lets a float division be off by 2.5 ulp, and real GPUs use that
+// (an H100 changed three tests: issue #14).  Both operands are exact in
+// double; the double quotient rounded to float32 is the directly rounded
+// quotient because rounding first to p = 53 bits and then to q = 24 is
+// innocuous for division when p >= 2q + 2 = 50 (Figueroa, "When is double
+// rounding innocuous?", 1995).  It even survives a double division off by
+// a few ulps: a quotient of two floats that is not itself a float lies at
+// least about 2^-49 (relative) from every float32 rounding boundary.  The
+// double division and the double-to-float conversion are IEEE on the GPUs
+// that have float64 (the Vulkan spec promises less); measured on an H100.
+// Mei needs shaderFloat64 anyway (the budget sums).
+float er_div(float a, float b)
+{
+    precise double q = double(a) / double(b);
+    return float(q);
+}
+
 // Bit 31 set when f is not finite (transport.c nonfinite()).
 uint nonfinite(float f)
 {
