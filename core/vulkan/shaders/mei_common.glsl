@@ -7,6 +7,16 @@
 // written as the CPU's select (a > 0 ? a : 0, NaN -> 0), not GLSL max().
 #extension GL_ARB_gpu_shader_int64 : require
 
+// Built twice (Makefile): with ER_DENORM_PRESERVE the shader declares the
+// DenormPreserve execution mode for float32 (SPV_KHR_float_controls,
+// capability DenormPreserve = 4464, mode 4459), so a GPU that would flush
+// denormals to zero keeps them, as the CPU does; vk_mei.c takes that build
+// where the device offers shaderDenormPreserveFloat32 (er_vk_mei_exactness).
+#ifdef ER_DENORM_PRESERVE
+#extension GL_EXT_spirv_intrinsics : require
+spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4464], 4459, 32);
+#endif
+
 // er_mei_coef of core/mei/mei_internal.h plus what the shaders need; std430
 // lays the scalars out as the C struct vk_mei.c fills (mei_coef_gpu).
 struct Coef {
