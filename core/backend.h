@@ -45,8 +45,9 @@ typedef struct er_vk_device_info {
     int has_float64;               /* shaderFloat64: the per-row budget sums (Mei) */
     uint32_t driver_version;       /* VkPhysicalDeviceProperties.driverVersion (vendor's packing):
                                     * a checkpoint records it with the name */
-    int denorm_preserve;           /* shaderDenormPreserveFloat32 (VK_KHR_shader_float_controls):
-                                    * the Mei shaders run with DenormPreserve declared */
+    int denorm_preserve;           /* shaderDenormPreserveFloat32 (VK_KHR_shader_float_controls),
+                                    * settable for float32 alone: the Mei shaders run
+                                    * with DenormPreserve declared */
 } er_vk_device_info;
 
 /* How closely a device's Mei run follows the CPU path (README "Vulkan

@@ -264,7 +264,11 @@ static void describe(VkPhysicalDevice pd, int index, er_vk_device_info *info)
     info->max_allocation = m3.maxMemoryAllocationSize;
     info->has_int64 = feat.shaderInt64 == VK_TRUE;
     info->has_float64 = feat.shaderFloat64 == VK_TRUE;
-    info->denorm_preserve = float_controls && fc.shaderDenormPreserveFloat32 == VK_TRUE;
+    /* where the widths must share one denormal mode (INDEPENDENCE_NONE),
+     * a float32-only declaration is not allowed: no preserve build there */
+    info->denorm_preserve = float_controls && fc.shaderDenormPreserveFloat32 == VK_TRUE &&
+                            fc.denormBehaviorIndependence !=
+                                VK_SHADER_FLOAT_CONTROLS_INDEPENDENCE_NONE_KHR;
     uint32_t nq = 0;
     vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, NULL);
     VkQueueFamilyProperties *q = calloc(nq ? nq : 1, sizeof *q);

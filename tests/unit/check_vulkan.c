@@ -939,6 +939,34 @@ START_TEST(test_mei_maps_resume_matches_cpu)
 }
 END_TEST
 
+/* The DenormPreserve build of the Mei shaders (mei_common.glsl
+ * ER_DENORM_PRESERVE), which only devices offering
+ * shaderDenormPreserveFloat32 run, loads and gives the CPU's bytes.  Forced
+ * on lavapipe, which keeps denormals anyway but does not offer the
+ * capability: so only without the validation layer, which would rightly
+ * report it. */
+START_TEST(test_mei_denorm_preserve_build)
+{
+#ifdef ER_HAVE_VULKAN
+    const char *why;
+    er_vk_ctx *vk = open_or_null(&why);
+    ER_SKIP_IF(!vk, why);
+    if (validation_wanted() || er_vk_mei_exactness(&vk->info) != ER_VK_EXACT_MEASURED) {
+        er_vk_close(vk);
+        ER_SKIP_IF(1, "the preserve build is forced on lavapipe only, without validation");
+    }
+    vk->info.denorm_preserve = 1;
+    ck_assert_int_eq(er_vk_mei_exactness(&vk->info), ER_VK_EXACT_DECLARED);
+    mei_case base;
+    synthetic_sized(&base, 64);
+    base.p.mei.steps = 60;
+    compare_on(vk, &base, "synthetic 64^2, DenormPreserve build", 1);
+    case_free(&base);
+    close_checked(vk);
+#endif
+}
+END_TEST
+
 /* The Khronos validation layer, when installed, has nothing to say about
  * a run with every pass in use (walls, sources, drops, sub-steps), without
  * and with the control maps. */
@@ -1160,6 +1188,7 @@ Suite *vulkan_suite(void)
     tcase_add_loop_test(mei, test_mei_maps_match_cpu, 0, N_MAP_SETS);
     tcase_add_loop_test(mei, test_mei_maps_window_matches_cpu, 0, 2);
     tcase_add_test(mei, test_mei_maps_resume_matches_cpu);
+    tcase_add_test(mei, test_mei_denorm_preserve_build);
     tcase_add_test(mei, test_validation_layer_silent);
     tcase_add_test(mei, test_validation_layer_counts);
     tcase_add_loop_test(mei, test_mei_tiny_maps_match_cpu, 0, N_TINY);

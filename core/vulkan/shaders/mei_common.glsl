@@ -5,6 +5,10 @@
 // the two agree operation for operation.  Expressions keep the CPU's order
 // and parentheses (core/mei/pipe.c, erosion.c, transport.c), and max(a, 0) is
 // written as the CPU's select (a > 0 ? a : 0, NaN -> 0), not GLSL max().
+// What Vulkan does not round correctly is kept out (README "Vulkan backend",
+// exactness rules): every float division is er_div, the square root is
+// er_sqrt (+ - * only), no transcendental function and no integer-to-float
+// conversion; denormals are kept by the ER_DENORM_PRESERVE build below.
 #extension GL_ARB_gpu_shader_int64 : require
 
 // Built twice (Makefile): with ER_DENORM_PRESERVE the shader declares the
