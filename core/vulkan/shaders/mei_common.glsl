@@ -151,12 +151,12 @@ float er_sqrt(float x)
 // double; the double quotient rounded to float32 is the directly rounded
 // quotient because rounding first to p = 53 bits and then to q = 24 is
 // innocuous for division when p >= 2q + 2 = 50 (Figueroa, "When is double
-// rounding innocuous?", 1995).  It even survives a double division off by
-// a few ulps: a quotient of two floats that is not itself a float lies at
-// least about 2^-49 (relative) from every float32 rounding boundary.  The
-// double division and the double-to-float conversion are IEEE on the GPUs
-// that have float64 (the Vulkan spec promises less); measured on an H100.
-// Mei needs shaderFloat64 anyway (the budget sums).
+// rounding innocuous?", 1995).  It even survives a double division a few
+// ulps off, but at exact ties: a quotient of two floats that is neither a
+// float nor a tie lies at least about 2^-49 (relative) from every float32
+// rounding boundary.  This assumes IEEE float64 division and conversion
+// (the Vulkan spec promises less; an H100 measured so); Mei needs
+// shaderFloat64 anyway (the budget sums).
 float er_div(float a, float b)
 {
     precise double q = double(a) / double(b);
