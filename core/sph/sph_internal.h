@@ -60,6 +60,8 @@ typedef struct er_sph_sim {
     int64_t *start;        /* gw*gh + 1 offsets into p, sorted by column then index */
     int64_t *key;
     double *zs;            /* [cells] z of each sorted particle, for the height search */
+    double *xs, *ys;       /* [cells] x and y beside it: the candidate loops read 24
+                            * contiguous bytes a particle, not the 56-byte records */
     /* Neighbour lists, built by the density pass and read by the force and
      * exchange passes of the same sub-step: up to ER_SPH_NB indices per
      * particle (those within hk, in the density pass's order); nbn[i] < 0

@@ -207,6 +207,8 @@ void er_sph_sort(er_sph_sim *s)
     /* the keys were the old order's: none is gone in the new one */
     ER_OMP_FOR()
     for (int64_t i = 0; i < s->n; i++) {
+        s->xs[i] = s->p[i].x;
+        s->ys[i] = s->p[i].y;
         s->zs[i] = s->p[i].z;
         s->key[i] = 0;
     }
@@ -387,24 +389,43 @@ static double dist2(const er_sph_particle *a, const double *r)
 /* Density with the boundary particles counted as fluid of volume m / rho0
  * (Akinci 2012); the equation of state clamps rho at rho0 so the free
  * surface does not pull (SPlisHSPlasH TimeStepWCSPH). */
+/* sum + the cubes of d[0..m-1], in that order. */
+static double add_cubes(double sum, const double *d, int m)
+{
+    for (int k = 0; k < m; k++)
+        sum += d[k] * d[k] * d[k];
+    return sum;
+}
+
+#define DENSITY_BLOCK 64
+
 static void density_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
 {
     {
         const er_sph_particle *pi = &s->p[i];
         double rho = 0, rb[3];
-        const double h2 = s->hk * s->hk;
-        double sum = 0;
+        const double h2 = s->hk * s->hk, px = s->xs[i], py = s->ys[i], pz = s->zs[i];
+        double sum = 0, dv[DENSITY_BLOCK];
         int32_t *nb = &s->nb[i * ER_SPH_NB];
         int64_t cnt = 0;
+        int m = 0;
+        /* Candidates are filtered first, without a branch, and the hits
+         * summed a block at a time: a pair beyond hk would add +0, so the
+         * sum over the hits alone in the same order is the same number,
+         * without one dependent add per candidate (most are misses). */
         FOR_CURSOR(cur, j) {
-            /* no branch: a pair beyond hk adds +0, which leaves the sum as
-             * it is, and its index is overwritten by the next candidate's */
-            double r[3] = {s->p[j].x, s->p[j].y, s->p[j].z}, d = h2 - dist2(pi, r);
+            double dx = px - s->xs[j], dy = py - s->ys[j], dz = pz - s->zs[j];
+            double d = h2 - (dx * dx + dy * dy + dz * dz);
             nb[cnt < ER_SPH_NB - 1 ? cnt : ER_SPH_NB - 1] = (int32_t)j;
+            dv[m] = d;
             cnt += d > 0.0;
-            d = d > 0.0 ? d : 0.0;
-            sum += d * d * d;
+            m += d > 0.0;
+            if (m == DENSITY_BLOCK) {
+                sum = add_cubes(sum, dv, m);
+                m = 0;
+            }
         }
+        sum = add_cubes(sum, dv, m);
         s->nbn[i] = cnt <= ER_SPH_NB - 1 ? (int32_t)cnt : -1;
         rho += s->mass * s->kw * sum;
         FOR_BOUNDARY(s, pi->x, pi->y, pi->z, rb) {
