@@ -293,8 +293,12 @@ static void cursor_advance(const er_sph_sim *s, nb_cursor *cur, double z)
 }
 
 /* Calls body(s, i, cur) for every particle i with cur its neighbours,
- * threads taking whole columns; each body writes only particle i's data. */
-static void each_particle(er_sph_sim *s, void (*body)(er_sph_sim *, int64_t, const nb_cursor *))
+ * threads taking whole columns; each body writes only particle i's data.
+ * With lists set the bodies read the neighbour lists and need the cursor
+ * only for a particle whose list overflowed: it is advanced then, from
+ * where it was (its bounds only move up, so the same ranges result). */
+static void each_particle(er_sph_sim *s, int lists,
+                          void (*body)(er_sph_sim *, int64_t, const nb_cursor *))
 {
     const int64_t nc = (int64_t)s->gw * s->gh;
     ER_OMP_FOR_DYNAMIC()
@@ -304,7 +308,8 @@ static void each_particle(er_sph_sim *s, void (*body)(er_sph_sim *, int64_t, con
         nb_cursor cur;
         cursor_init(s, c, &cur);
         for (int64_t i = s->start[c]; i < s->start[c + 1]; i++) {
-            cursor_advance(s, &cur, s->p[i].z);
+            if (!lists || s->nbn[i] < 0)
+                cursor_advance(s, &cur, s->p[i].z);
             body(s, i, &cur);
         }
     }
@@ -702,9 +707,9 @@ static er_status account(er_sph_sim *s, int64_t step, er_budget *bud, er_error *
 er_status er_sph_substep(er_sph_sim *s, int64_t step, er_budget *bud, er_error *err)
 {
     er_sph_sort(s);
-    each_particle(s, density_of);
-    each_particle(s, forces_of);
-    each_particle(s, exchange_of);
+    each_particle(s, 0, density_of);
+    each_particle(s, 1, forces_of);
+    each_particle(s, 1, exchange_of);
     exchange_quads(s);
     move(s);
     return account(s, step, bud, err);
