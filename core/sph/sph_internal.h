@@ -42,6 +42,7 @@ typedef struct er_sph_sim {
     double *dep;           /* [cells] deposited height, summed over events */
     double *qd;            /* [cells^3] volume change of each quad this step */
     double *bz;            /* [cells] boundary particle heights, k*k per quad */
+    double *bzr;           /* [cells] lowest and highest of them, 2 per quad */
     uint8_t *qok;          /* quad (w-1)*(h-1): 1 = all four vertices valid */
     /* Control maps (core/controls.h) per quad, the smallest of its four
      * corners: erosion times (1 - hardness) * mask, deposition times mask;

@@ -87,11 +87,18 @@ static void bpos(const er_sph_sim *s, int qx, int qy, int a, int b, double *r)
 void er_sph_boundary_heights(er_sph_sim *s, int qx0, int qy0, int qx1, int qy1)
 {
     for (int qy = qy0; qy <= qy1; qy++)
-        for (int qx = qx0; qx <= qx1; qx++)
+        for (int qx = qx0; qx <= qx1; qx++) {
+            double *bz = &s->bz[er_sph_qi(s, qx, qy) * (size_t)s->k * (size_t)s->k];
+            double *r = &s->bzr[2 * er_sph_qi(s, qx, qy)];
             for (int b = 0; b < s->k; b++)
                 for (int a = 0; a < s->k; a++)
-                    s->bz[(er_sph_qi(s, qx, qy) * (size_t)s->k + (size_t)b) * (size_t)s->k + (size_t)a] =
-                        er_sph_surface(s, qx + s->boff[a], qy + s->boff[b], NULL, NULL);
+                    bz[b * s->k + a] = er_sph_surface(s, qx + s->boff[a], qy + s->boff[b], NULL, NULL);
+            r[0] = r[1] = bz[0];
+            for (int l = 1; l < s->k * s->k; l++) {
+                r[0] = bz[l] < r[0] ? bz[l] : r[0];
+                r[1] = bz[l] > r[1] ? bz[l] : r[1];
+            }
+        }
 }
 
 /* Hindered settling f(C) = 1 - (C / Cmax)^5 (eq. 17, Richardson-Zaki with
@@ -350,17 +357,18 @@ static int64_t cursor_at(const nb_cursor *cur, int64_t l)
     for (int64_t r_[18], nr_ = neighbour_ranges(s, x, y, z, r_), k_ = 0; k_ < nr_; k_++)      \
         for (int64_t j = r_[2 * k_], e_##j = r_[2 * k_ + 1]; j < e_##j; j++)
 
-/* Whether quad (qx, qy)'s surface (within its corners' heights) comes
- * within hk of height z. */
-static int quad_near(const er_sph_sim *s, int qx, int qy, double z)
+/* Whether the box around quad (qx, qy)'s boundary particles comes within
+ * hk of (x, y, z).  Each component of the box distance is one particle's
+ * (or 0) and rounding is monotone, so no particle within hk is skipped:
+ * the loops see the same pairs, with fewer misses. */
+static int quad_near(const er_sph_sim *s, int qx, int qy, double x, double y, double z)
 {
-    const double *a = &s->zb[er_sph_vi(s, qx, qy)], *b = a + (size_t)s->w;
-    double lo = a[0], hi = a[0], c[3] = {a[1], b[0], b[1]};
-    for (int k = 0; k < 3; k++) { /* not fmin/fmax: libm calls here */
-        lo = c[k] < lo ? c[k] : lo;
-        hi = c[k] > hi ? c[k] : hi;
-    }
-    return z - hi < s->hk && lo - z < s->hk;
+    const double *r = &s->bzr[2 * er_sph_qi(s, qx, qy)], b0 = s->boff[0], b1 = s->boff[s->k - 1];
+    double lo[3] = {qx + b0, qy + b0, r[0]}, hi[3] = {qx + b1, qy + b1, r[1]}, p[3] = {x, y, z};
+    double d[3];
+    for (int c = 0; c < 3; c++)
+        d[c] = p[c] < lo[c] ? p[c] - lo[c] : p[c] > hi[c] ? p[c] - hi[c] : 0.0;
+    return d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < s->hk * s->hk;
 }
 
 /* Quad index range within hk of coordinate v, clamped to 0..n. */
@@ -380,7 +388,7 @@ static int quad_hi(const er_sph_sim *s, double v, int n)
 #define FOR_BOUNDARY(s, x, y, z, rb)                                                           \
     for (int qy_ = quad_lo(s, y), qy1_ = quad_hi(s, y, (s)->h - 2); qy_ <= qy1_; qy_++)          \
         for (int qx_ = quad_lo(s, x), qx1_ = quad_hi(s, x, (s)->w - 2); qx_ <= qx1_; qx_++)      \
-            if ((s)->qok[(size_t)qy_ * (size_t)((s)->w - 1) + (size_t)qx_] && quad_near(s, qx_, qy_, z)) \
+            if ((s)->qok[(size_t)qy_ * (size_t)((s)->w - 1) + (size_t)qx_] && quad_near(s, qx_, qy_, x, y, z)) \
                 for (int b_ = 0; b_ < (s)->k; b_++)                                             \
                     for (int a_ = 0; a_ < (s)->k; a_++)                                         \
                         if (bpos(s, qx_, qy_, a_, b_, rb), 1)
