@@ -30,6 +30,7 @@ typedef struct er_sph_sim {
     double mass_b;         /* boundary particle mass (core/sph/sph.c boundary_mass) */
     double c0, nu, mu_b;   /* sound speed, viscosity, boundary friction */
     double kw, kdw;        /* poly6 and spiky/viscosity kernel coefficients */
+    double ksp;            /* the cubic spline's 1 / (pi h'^4), h' = hk / 2 */
     double ke, tauc;       /* eq. 10 */
     double vs0, cmax;      /* eq. 17: settling speed, largest C */
     double ks, kd;         /* eq. 6 penalty stiffness and damping */
@@ -55,6 +56,7 @@ typedef struct er_sph_sim {
     double *rho, *pr, *ax, *ay, *az;
     double *pq, *irho;     /* p / rho^2 and 1 / rho of each particle */
     double *rem;           /* C each particle gives away this sub-step (settling, deposition) */
+    double *hf;            /* f(C) of eq. 17 of each particle this sub-step */
     double *ero;           /* [cells^3] erosion each particle takes this sub-step */
     double *cnew;
     int gw, gh;            /* columns of the neighbour grid, side hk */
@@ -98,7 +100,7 @@ double er_sph_w(const er_sph_sim *s, double r2);
 double er_sph_dw(const er_sph_sim *s, double r);
 double er_sph_lapv(const er_sph_sim *s, double r);
 double er_sph_spline_f(const er_sph_sim *s, double r);
-/* Sets s->kw and s->kdw from s->hk. */
+/* Sets s->kw, s->kdw and s->ksp from s->hk. */
 void er_sph_kernel_constants(er_sph_sim *s);
 
 /* Places the boundary particles of quads (qx0..qx1, qy0..qy1) on the

@@ -30,6 +30,8 @@ void er_sph_kernel_constants(er_sph_sim *s)
     double h2 = s->hk * s->hk, h3 = h2 * s->hk;
     s->kw = 315.0 / (64.0 * PI * h2 * h2 * h2 * h2 * s->hk);
     s->kdw = 45.0 / (PI * h3 * h3);
+    double hp = 0.5 * s->hk;
+    s->ksp = 1.0 / (PI * hp * hp * hp * hp);
 }
 
 /* dW/dr of Mueller et al.'s spiky kernel (their eq. 21), the pressure
@@ -51,7 +53,7 @@ double er_sph_lapv(const er_sph_sim *s, double r)
 /* |dW/dr| of Monaghan's cubic spline with support 2h' = hk. */
 double er_sph_spline_f(const er_sph_sim *s, double r)
 {
-    double hp = 0.5 * s->hk, q = r / hp, sig = 1.0 / (PI * hp * hp * hp * hp);
+    double hp = 0.5 * s->hk, q = r / hp, sig = s->ksp;
     if (q < 1.0)
         return sig * (3.0 * q - 2.25 * q * q);
     if (q < 2.0)
@@ -109,6 +111,17 @@ static double hindered(const er_sph_sim *s, double c)
     return q >= 1.0 ? 0.0 : 1.0 - q * q * q * q * q;
 }
 
+/* Eq. 16 as settle() below, for a pair whose distance r (0 < r < hk) the
+ * caller has, up
+ * the donor's height above the acceptor: the same number (-dz is exact,
+ * and (a - b)^2 = (b - a)^2), one square root fewer. */
+static double settle_r(const er_sph_sim *s, double cd, double facc, double up, double r)
+{
+    if (cd == 0.0 || facc == 0.0 || up <= 0.0)
+        return 0.0;
+    return s->vol * cd * facc * s->vs0 * (up / r) * er_sph_spline_f(s, r) * s->dt;
+}
+
 /* Settling of C from donor d to acceptor a (eq. 16) as a change of C:
  * only downwards (vs points down), zero otherwise.  facc = f(C_a) for a
  * particle acceptor; for a boundary particle 1 (eq. 20) times its quad's
@@ -122,9 +135,9 @@ static double settle(const er_sph_sim *s, const double *rd, double cd, const dou
     double r2 = dx * dx + dy * dy + dz * dz;
     if (!(r2 < s->hk * s->hk))
         return 0.0;
-    double r = sqrt(r2);
-    return s->vol * cd * facc * s->vs0 * (-dz / r) * er_sph_spline_f(s, r) * s->dt;
+    return settle_r(s, cd, facc, -dz, sqrt(r2));
 }
+
 
 /* Erosion of boundary particle rb by fluid particle pi (eqs. 9-10) as a
  * volume [cells^3], times kq, its quad's control factor (quad_factor):
@@ -450,6 +463,7 @@ static void density_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
         s->pr[i] = s->c0 * s->c0 * (rho > 1.0 ? rho - 1.0 : 0.0);
         s->pq[i] = s->pr[i] / (rho * rho);
         s->irho[i] = 1.0 / rho;
+        s->hf[i] = hindered(s, pi->c);
     }
 }
 
@@ -464,7 +478,7 @@ static void fluid_force(const er_sph_sim *s, int64_t i, const nb_cursor *cur, do
                         double *give)
 {
     const er_sph_particle *pi = &s->p[i];
-    const double h2 = s->hk * s->hk, ri[3] = {pi->x, pi->y, pi->z};
+    const double h2 = s->hk * s->hk;
     double f[3] = {0, 0, 0};
     FOR_LIST(s, i, cur, j) {
         const er_sph_particle *pj = &s->p[j];
@@ -476,10 +490,8 @@ static void fluid_force(const er_sph_sim *s, int64_t i, const nb_cursor *cur, do
         /* spiky dW/dr = -kdw d^2, viscosity Laplacian kdw d (Mueller 2003) */
         double fp = s->mass * (s->pq[i] + s->pq[j]) * s->kdw * d * d / r;
         double fv = s->nu * s->mass * s->irho[j] * s->kdw * d;
-        if (pi->c > 0.0) {
-            double rj[3] = {pj->x, pj->y, pj->z};
-            *give += settle(s, ri, pi->c, rj, hindered(s, pj->c));
-        }
+        if (pi->c > 0.0)
+            *give += settle_r(s, pi->c, s->hf[j], dz, r);
         f[0] += fp * dx + fv * s->irho[i] * (pj->vx - pi->vx);
         f[1] += fp * dy + fv * s->irho[i] * (pj->vy - pi->vy);
         f[2] += fp * dz + fv * s->irho[i] * (pj->vz - pi->vz);
@@ -494,7 +506,7 @@ static void fluid_force(const er_sph_sim *s, int64_t i, const nb_cursor *cur, do
 static void boundary_force(er_sph_sim *s, int64_t i, double *a)
 {
     const er_sph_particle *pi = &s->p[i];
-    double rb[3], fr = 0, ri[3] = {pi->x, pi->y, pi->z};
+    double rb[3], fr = 0;
     double ero = 0, dep = 0;
     FOR_BOUNDARY(s, pi->x, pi->y, pi->z, rb) {
         double dx = pi->x - rb[0], dy = pi->y - rb[1], dz = pi->z - rb[2];
@@ -510,7 +522,7 @@ static void boundary_force(er_sph_sim *s, int64_t i, double *a)
         fr += s->mu_b * s->s * s->s * (s->kdw * d);
         ero += erode_pair(s, pi, rb, quad_factor(s, s->qero, qx_, qy_));
         if (pi->c > 0.0)
-            dep += settle(s, ri, pi->c, rb, quad_factor(s, s->qdep, qx_, qy_));
+            dep += settle_r(s, pi->c, quad_factor(s, s->qdep, qx_, qy_), dz, r);
     }
     /* friction at most stops the particle within a sub-step */
     fr = fmin(fr, 1.0 / s->dt);
@@ -568,11 +580,13 @@ static void exchange_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
 {
     {
         const er_sph_particle *pi = &s->p[i];
-        double ri[3] = {pi->x, pi->y, pi->z}, got = 0, fi = hindered(s, pi->c);
+        double ri[3] = {pi->x, pi->y, pi->z}, got = 0, fi = s->hf[i];
+        /* a zero settle() would add +0 to got: skipped, with its scale */
         FOR_LIST(s, i, cur, j) {
-            double rj[3] = {s->p[j].x, s->p[j].y, s->p[j].z};
-            if (j != i && s->p[j].c > 0.0)
-                got += give_scale(s, j) * settle(s, rj, s->p[j].c, ri, fi);
+            double rj[3] = {s->xs[j], s->ys[j], s->zs[j]};
+            double v = j != i && s->p[j].c > 0.0 ? settle(s, rj, s->p[j].c, ri, fi) : 0.0;
+            if (v != 0.0)
+                got += give_scale(s, j) * v;
         }
         double c = pi->c - give_scale(s, i) * s->rem[i] + got + take_scale(s, i) * s->ero[i] / s->vol;
         s->cnew[i] = fmax(c, 0.0);
