@@ -112,9 +112,8 @@ static double hindered(const er_sph_sim *s, double c)
 }
 
 /* Eq. 16 as settle() below, for a pair whose distance r (0 < r < hk) the
- * caller has, up
- * the donor's height above the acceptor: the same number (-dz is exact,
- * and (a - b)^2 = (b - a)^2), one square root fewer. */
+ * caller has, up the donor's height above the acceptor: the same number
+ * (-dz is exact, and (a - b)^2 = (b - a)^2), one square root fewer. */
 static double settle_r(const er_sph_sim *s, double cd, double facc, double up, double r)
 {
     if (cd == 0.0 || facc == 0.0 || up <= 0.0)
@@ -379,8 +378,11 @@ static int quad_near(const er_sph_sim *s, int qx, int qy, double x, double y, do
     const double *r = &s->bzr[2 * er_sph_qi(s, qx, qy)], b0 = s->boff[0], b1 = s->boff[s->k - 1];
     double lo[3] = {qx + b0, qy + b0, r[0]}, hi[3] = {qx + b1, qy + b1, r[1]}, p[3] = {x, y, z};
     double d[3];
-    for (int c = 0; c < 3; c++)
-        d[c] = p[c] < lo[c] ? p[c] - lo[c] : p[c] > hi[c] ? p[c] - hi[c] : 0.0;
+    for (int c = 0; c < 3; c++) { /* max(lo - p, p - hi, 0), without branches */
+        double u = lo[c] - p[c], v = p[c] - hi[c];
+        d[c] = u > v ? u : v;
+        d[c] = d[c] > 0.0 ? d[c] : 0.0;
+    }
     return d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < s->hk * s->hk;
 }
 
@@ -614,11 +616,16 @@ static void exchange_quads(er_sph_sim *s)
             if (!s->qok[er_sph_qi(s, qx, qy)] || !near_particles(s, qx, qy))
                 continue;
             double sum = 0, rb[3];
+            const double h2 = s->hk * s->hk;
             const double ke = quad_factor(s, s->qero, qx, qy), kd = quad_factor(s, s->qdep, qx, qy);
             for (int b = 0; b < s->k; b++)
                 for (int a = 0; a < s->k; a++) {
                     bpos(s, qx, qy, a, b, rb);
                     FOR_NEIGHBOURS(s, rb[0], rb[1], rb[2], j) {
+                        /* both terms are +0 beyond hk: skipped */
+                        double dx = s->xs[j] - rb[0], dy = s->ys[j] - rb[1], dz = s->zs[j] - rb[2];
+                        if (!(dx * dx + dy * dy + dz * dz < h2))
+                            continue;
                         const er_sph_particle *pj = &s->p[j];
                         double rj[3] = {pj->x, pj->y, pj->z};
                         sum += give_scale(s, j) * settle(s, rj, pj->c, rb, kd) * s->vol;
