@@ -373,7 +373,7 @@ static int64_t cursor_at(const nb_cursor *cur, int64_t l)
  * hk of (x, y, z).  Each component of the box distance is one particle's
  * (or 0) and rounding is monotone, so no particle within hk is skipped:
  * the loops see the same pairs, with fewer misses. */
-static int quad_near(const er_sph_sim *s, int qx, int qy, double x, double y, double z)
+static inline int quad_near(const er_sph_sim *s, int qx, int qy, double x, double y, double z)
 {
     const double *r = &s->bzr[2 * er_sph_qi(s, qx, qy)], b0 = s->boff[0], b1 = s->boff[s->k - 1];
     double lo[3] = {qx + b0, qy + b0, r[0]}, hi[3] = {qx + b1, qy + b1, r[1]}, p[3] = {x, y, z};
@@ -386,16 +386,21 @@ static int quad_near(const er_sph_sim *s, int qx, int qy, double x, double y, do
     return d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < s->hk * s->hk;
 }
 
-/* Quad index range within hk of coordinate v, clamped to 0..n. */
+/* The range of quads whose boundary particles (offsets boff[0] ..
+ * boff[k-1] in the quad) lie within hk of coordinate v along one axis,
+ * clamped to 0..n: about 2 quads, not 3.  The margin covers rounding; the
+ * box test (quad_near) decides. */
+#define QUAD_MARGIN 1e-6
+
 static int quad_lo(const er_sph_sim *s, double v)
 {
-    double q = floor(v - s->hk);
+    double q = floor(v - s->hk - s->boff[s->k - 1] - QUAD_MARGIN) + 1.0;
     return q < 0.0 ? 0 : (int)q;
 }
 
 static int quad_hi(const er_sph_sim *s, double v, int n)
 {
-    double q = floor(v + s->hk);
+    double q = floor(v + s->hk - s->boff[0] + QUAD_MARGIN);
     return q > (double)n ? n : (int)q;
 }
 
