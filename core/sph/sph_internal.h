@@ -57,6 +57,8 @@ typedef struct er_sph_sim {
     double *pq, *irho;     /* p / rho^2 and 1 / rho of each particle */
     double *rem;           /* C each particle gives away this sub-step (settling, deposition) */
     double *hf;            /* f(C) of eq. 17 of each particle this sub-step */
+    double *gsc, *tsc;     /* the scales of what it gives and erodes (step.c give_scale,
+                            * take_scale), set once its rem and ero are summed */
     double *ero;           /* [cells^3] erosion each particle takes this sub-step */
     double *cnew;
     int gw, gh;            /* columns of the neighbour grid, side hk */

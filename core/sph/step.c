@@ -554,21 +554,6 @@ static void penalty(const er_sph_sim *s, const er_sph_particle *pi, double *a)
         a[c] += f * n[c];
 }
 
-static void forces_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
-{
-    {
-        double a[3] = {0, 0, -1.0}; /* g = 1 in model units */
-        double give = 0;
-        boundary_force(s, i, a);
-        fluid_force(s, i, cur, a, &give);
-        penalty(s, &s->p[i], a);
-        s->rem[i] += give;
-        s->ax[i] = a[0];
-        s->ay[i] = a[1];
-        s->az[i] = a[2];
-    }
-}
-
 /* What donor i gives, scaled so that it gives at most the C it has (the
  * paper's second step of section 4.2). */
 static double give_scale(const er_sph_sim *s, int64_t i)
@@ -583,19 +568,39 @@ static double take_scale(const er_sph_sim *s, int64_t i)
     return s->ero[i] > room ? room / s->ero[i] : 1.0;
 }
 
+static void forces_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
+{
+    {
+        double a[3] = {0, 0, -1.0}; /* g = 1 in model units */
+        double give = 0;
+        boundary_force(s, i, a);
+        fluid_force(s, i, cur, a, &give);
+        penalty(s, &s->p[i], a);
+        s->rem[i] += give;
+        s->gsc[i] = give_scale(s, i);
+        s->tsc[i] = take_scale(s, i);
+        s->ax[i] = a[0];
+        s->ay[i] = a[1];
+        s->az[i] = a[2];
+    }
+}
+
 static void exchange_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
 {
     {
         const er_sph_particle *pi = &s->p[i];
         double ri[3] = {pi->x, pi->y, pi->z}, got = 0, fi = s->hf[i];
-        /* a zero settle() would add +0 to got: skipped, with its scale */
+        /* a zero settle() would add +0 to got: skipped, first those below
+         * i (settle()'s own test, on zs alone), then the rest */
         FOR_LIST(s, i, cur, j) {
+            if (ri[2] - s->zs[j] >= 0.0)
+                continue;
             double rj[3] = {s->xs[j], s->ys[j], s->zs[j]};
-            double v = j != i && s->p[j].c > 0.0 ? settle(s, rj, s->p[j].c, ri, fi) : 0.0;
+            double v = s->p[j].c > 0.0 ? settle(s, rj, s->p[j].c, ri, fi) : 0.0;
             if (v != 0.0)
-                got += give_scale(s, j) * v;
+                got += s->gsc[j] * v;
         }
-        double c = pi->c - give_scale(s, i) * s->rem[i] + got + take_scale(s, i) * s->ero[i] / s->vol;
+        double c = pi->c - s->gsc[i] * s->rem[i] + got + s->tsc[i] * s->ero[i] / s->vol;
         s->cnew[i] = fmax(c, 0.0);
     }
 }
@@ -627,14 +632,17 @@ static void exchange_quads(er_sph_sim *s)
                 for (int a = 0; a < s->k; a++) {
                     bpos(s, qx, qy, a, b, rb);
                     FOR_NEIGHBOURS(s, rb[0], rb[1], rb[2], j) {
-                        /* both terms are +0 beyond hk: skipped */
+                        /* both terms are +0 beyond hk, or when zero: skipped */
                         double dx = s->xs[j] - rb[0], dy = s->ys[j] - rb[1], dz = s->zs[j] - rb[2];
                         if (!(dx * dx + dy * dy + dz * dz < h2))
                             continue;
                         const er_sph_particle *pj = &s->p[j];
                         double rj[3] = {pj->x, pj->y, pj->z};
-                        sum += give_scale(s, j) * settle(s, rj, pj->c, rb, kd) * s->vol;
-                        sum -= take_scale(s, j) * erode_pair(s, pj, rb, ke);
+                        double v = settle(s, rj, pj->c, rb, kd), e = erode_pair(s, pj, rb, ke);
+                        if (v != 0.0)
+                            sum += s->gsc[j] * v * s->vol;
+                        if (e != 0.0)
+                            sum -= s->tsc[j] * e;
                     }
                 }
             s->qd[er_sph_qi(s, qx, qy)] += sum;
