@@ -620,7 +620,8 @@ static int near_particles(const er_sph_sim *s, int qx, int qy)
 static void exchange_quads(er_sph_sim *s)
 {
     const int qw = s->w - 1, qh = s->h - 1;
-    ER_OMP_FOR()
+    /* rows by demand: the water covers some rows only */
+    ER_OMP_FOR_DYNAMIC()
     for (int qy = 0; qy < qh; qy++)
         for (int qx = 0; qx < qw; qx++) {
             if (!s->qok[er_sph_qi(s, qx, qy)] || !near_particles(s, qx, qy))
