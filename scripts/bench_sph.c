@@ -172,7 +172,8 @@ int main(int argc, char **argv)
             return 1;
         const result *x = th > 1 ? &r : &base;
         printf("bench=sph size=%d threads=%d particles=%lld substeps=%lld seconds=%.3f "
-               "particle_steps_per_s=%.4g speedup_vs_1thread=%.2f eroded_m3=%.4g identical=%s digest=%016llx\n",
+               "particle_steps_per_s=%.4g speedup_vs_1thread=%.2f eroded_m3=%.4g identical=%s "
+               "digest=%016llx\n",
                size, th, (long long)x->n, (long long)x->substeps, x->seconds,
                x->psteps / x->seconds, base.seconds / x->seconds, x->bud.eroded * 90.0 * 90.0,
                same(x, &base, nv) ? "yes" : "no", (unsigned long long)digest(x, nv));

@@ -94,7 +94,8 @@ void er_sph_boundary_heights(er_sph_sim *s, int qx0, int qy0, int qx1, int qy1)
             double *r = &s->bzr[2 * er_sph_qi(s, qx, qy)];
             for (int b = 0; b < s->k; b++)
                 for (int a = 0; a < s->k; a++)
-                    bz[b * s->k + a] = er_sph_surface(s, qx + s->boff[a], qy + s->boff[b], NULL, NULL);
+                    bz[b * s->k + a] =
+                        er_sph_surface(s, qx + s->boff[a], qy + s->boff[b], NULL, NULL);
             r[0] = r[1] = bz[0];
             for (int l = 1; l < s->k * s->k; l++) {
                 r[0] = bz[l] < r[0] ? bz[l] : r[0];
@@ -136,7 +137,6 @@ static double settle(const er_sph_sim *s, const double *rd, double cd, const dou
         return 0.0;
     return settle_r(s, cd, facc, -dz, sqrt(r2));
 }
-
 
 /* Erosion of boundary particle rb by fluid particle pi (eqs. 9-10) as a
  * volume [cells^3], times kq, its quad's control factor (quad_factor):
@@ -408,7 +408,8 @@ static int quad_hi(const er_sph_sim *s, double v, int n)
 #define FOR_BOUNDARY(s, x, y, z, rb)                                                           \
     for (int qy_ = quad_lo(s, y), qy1_ = quad_hi(s, y, (s)->h - 2); qy_ <= qy1_; qy_++)          \
         for (int qx_ = quad_lo(s, x), qx1_ = quad_hi(s, x, (s)->w - 2); qx_ <= qx1_; qx_++)      \
-            if ((s)->qok[(size_t)qy_ * (size_t)((s)->w - 1) + (size_t)qx_] && quad_near(s, qx_, qy_, x, y, z)) \
+            if ((s)->qok[(size_t)qy_ * (size_t)((s)->w - 1) + (size_t)qx_] &&                  \
+                quad_near(s, qx_, qy_, x, y, z))                                                \
                 for (int b_ = 0; b_ < (s)->k; b_++)                                             \
                     for (int a_ = 0; a_ < (s)->k; a_++)                                         \
                         if (bpos(s, qx_, qy_, a_, b_, rb), 1)
@@ -419,9 +420,6 @@ static double dist2(const er_sph_particle *a, const double *r)
     return dx * dx + dy * dy + dz * dz;
 }
 
-/* Density with the boundary particles counted as fluid of volume m / rho0
- * (Akinci 2012); the equation of state clamps rho at rho0 so the free
- * surface does not pull (SPlisHSPlasH TimeStepWCSPH). */
 /* sum + the cubes of d[0..m-1], in that order. */
 static double add_cubes(double sum, const double *d, int m)
 {
@@ -432,6 +430,9 @@ static double add_cubes(double sum, const double *d, int m)
 
 #define DENSITY_BLOCK 64
 
+/* Density with the boundary particles counted as fluid of volume m / rho0
+ * (Akinci 2012); the equation of state clamps rho at rho0 so the free
+ * surface does not pull (SPlisHSPlasH TimeStepWCSPH). */
 static void density_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
 {
     {
