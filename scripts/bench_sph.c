@@ -8,7 +8,7 @@
  * measured in the same run) and on 2 .. max_threads.  One line per run,
  * machine-readable:
  *   bench=sph size=64 threads=2 particles=... substeps=... seconds=...
- *   particle_steps_per_s=... speedup_vs_1thread=... identical=yes
+ *   particle_steps_per_s=... speedup_vs_1thread=... identical=yes digest=...
  * A particle-step is one particle through one SPH time step (sub-step),
  * erosion and sediment exchange included; identical= compares the
  * particles, the terrain and the budget with the 1-thread run (memcmp).
@@ -88,6 +88,20 @@ static int run(const er_params *p, const er_terrain *t, int threads, result *r)
     return !r->p || !r->zb;
 }
 
+/* FNV-1a of the particles, the terrain and the budget: equal hashes across
+ * builds say a speed change kept the values. */
+static uint64_t digest(const result *r, size_t nv)
+{
+    uint64_t h = 1469598103934665603u;
+    const unsigned char *parts[3] = {(const unsigned char *)r->p, (const unsigned char *)r->zb,
+                                     (const unsigned char *)&r->bud};
+    size_t len[3] = {(size_t)r->n * sizeof *r->p, nv * sizeof *r->zb, sizeof r->bud};
+    for (int k = 0; k < 3; k++)
+        for (size_t i = 0; i < len[k]; i++)
+            h = (h ^ parts[k][i]) * 1099511628211u;
+    return h;
+}
+
 static int same(const result *a, const result *b, size_t nv)
 {
     return a->n == b->n && !memcmp(a->p, b->p, (size_t)a->n * sizeof *a->p) &&
@@ -158,10 +172,11 @@ int main(int argc, char **argv)
             return 1;
         const result *x = th > 1 ? &r : &base;
         printf("bench=sph size=%d threads=%d particles=%lld substeps=%lld seconds=%.3f "
-               "particle_steps_per_s=%.4g speedup_vs_1thread=%.2f eroded_m3=%.4g identical=%s\n",
+               "particle_steps_per_s=%.4g speedup_vs_1thread=%.2f eroded_m3=%.4g identical=%s "
+               "digest=%016llx\n",
                size, th, (long long)x->n, (long long)x->substeps, x->seconds,
                x->psteps / x->seconds, base.seconds / x->seconds, x->bud.eroded * 90.0 * 90.0,
-               same(x, &base, nv) ? "yes" : "no");
+               same(x, &base, nv) ? "yes" : "no", (unsigned long long)digest(x, nv));
         if (th > 1) {
             free(r.p);
             free(r.zb);

@@ -79,10 +79,10 @@ size_t er_sph_bytes_per_cell(const er_params *p)
 
 static void sim_free(er_sph_sim *s)
 {
-    void *b[] = {s->bz,  s->zb,  s->dz,   s->dep,  s->qd,      s->qok,  s->p,    s->tmp,
-                 s->rho, s->pr,  s->pq,   s->irho, s->ax,      s->ay,   s->az,   s->rem,
-                 s->ero, s->cnew, s->start, s->key, s->zs,     s->pending, s->qero, s->qdep,
-                 s->srccum, s->nb, s->nbn};
+    void *b[] = {s->bz,  s->bzr,  s->zb,   s->dz,    s->dep,    s->qd,   s->qok,  s->p,
+                 s->tmp, s->rho,  s->pr,   s->pq,    s->irho,   s->ax,   s->ay,   s->az,
+                 s->rem, s->hf,   s->ero,  s->cnew,  s->start,  s->key,  s->zs,   s->xs,
+                 s->ys,  s->pending, s->qero, s->qdep, s->srccum, s->nb, s->nbn, s->gsc, s->tsc};
     for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
         free(b[i]);
 }
@@ -158,20 +158,23 @@ static er_status sim_alloc(er_sph_sim *s, const er_terrain *t, int64_t cap, er_e
     s->qd = calloc(nq, sizeof *s->qd);
     s->qok = calloc(nq, 1);
     s->bz = calloc(nq * (size_t)s->k * (size_t)s->k, sizeof *s->bz);
+    s->bzr = calloc(2 * nq, sizeof *s->bzr);
     s->p = calloc(np, sizeof *s->p);
     s->tmp = calloc(np, sizeof *s->tmp);
-    double **d[] = {&s->rho, &s->pr, &s->pq,  &s->irho, &s->ax,
-                    &s->ay,  &s->az, &s->rem, &s->ero,  &s->cnew};
+    double **d[] = {&s->rho, &s->pr, &s->pq,  &s->irho, &s->ax, &s->ay,
+                    &s->az,  &s->rem, &s->hf, &s->ero,  &s->cnew, &s->gsc, &s->tsc};
     for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
         *d[i] = calloc(np, sizeof(double));
     s->start = calloc(ng, sizeof *s->start);
     s->key = calloc(np, sizeof *s->key);
     s->zs = calloc(np, sizeof *s->zs);
+    s->xs = calloc(np, sizeof *s->xs);
+    s->ys = calloc(np, sizeof *s->ys);
     s->pending = calloc(ER_MAX_SOURCES + 1, sizeof *s->pending);
-    if (!s->bz || !s->zb || !s->dz || !s->dep || !s->qd || !s->qok || !s->p || !s->tmp || !s->rho ||
-        !s->pr || !s->pq || !s->irho || !s->ax || !s->ay || !s->az || !s->rem || !s->ero ||
-        !s->cnew || !s->start ||
-        !s->key || !s->zs || !s->pending)
+    if (!s->bz || !s->bzr || !s->zb || !s->dz || !s->dep || !s->qd || !s->qok || !s->p ||
+        !s->tmp || !s->rho || !s->pr || !s->pq || !s->irho || !s->ax || !s->ay || !s->az ||
+        !s->rem || !s->hf || !s->ero || !s->cnew || !s->start || !s->key || !s->zs || !s->xs ||
+        !s->ys || !s->gsc || !s->tsc || !s->pending)
         return er_fail(err, ER_ENOMEM, "sph: out of memory for %lld particles", (long long)cap);
     for (size_t i = 0; i < nv; i++)
         s->zb[i] = t->wall && t->wall[i] ? 0.0 : (double)t->elevation[i] / s->L;

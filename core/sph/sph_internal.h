@@ -30,6 +30,7 @@ typedef struct er_sph_sim {
     double mass_b;         /* boundary particle mass (core/sph/sph.c boundary_mass) */
     double c0, nu, mu_b;   /* sound speed, viscosity, boundary friction */
     double kw, kdw;        /* poly6 and spiky/viscosity kernel coefficients */
+    double ksp;            /* the cubic spline's 1 / (pi h'^4), h' = hk / 2 */
     double ke, tauc;       /* eq. 10 */
     double vs0, cmax;      /* eq. 17: settling speed, largest C */
     double ks, kd;         /* eq. 6 penalty stiffness and damping */
@@ -42,6 +43,7 @@ typedef struct er_sph_sim {
     double *dep;           /* [cells] deposited height, summed over events */
     double *qd;            /* [cells^3] volume change of each quad this step */
     double *bz;            /* [cells] boundary particle heights, k*k per quad */
+    double *bzr;           /* [cells] lowest and highest of them, 2 per quad */
     uint8_t *qok;          /* quad (w-1)*(h-1): 1 = all four vertices valid */
     /* Control maps (core/controls.h) per quad, the smallest of its four
      * corners: erosion times (1 - hardness) * mask, deposition times mask;
@@ -54,12 +56,17 @@ typedef struct er_sph_sim {
     double *rho, *pr, *ax, *ay, *az;
     double *pq, *irho;     /* p / rho^2 and 1 / rho of each particle */
     double *rem;           /* C each particle gives away this sub-step (settling, deposition) */
+    double *hf;            /* f(C) of eq. 17 of each particle this sub-step */
+    double *gsc, *tsc;     /* the scales of what it gives and erodes (step.c give_scale,
+                            * take_scale), set once its rem and ero are summed */
     double *ero;           /* [cells^3] erosion each particle takes this sub-step */
     double *cnew;
     int gw, gh;            /* columns of the neighbour grid, side hk */
     int64_t *start;        /* gw*gh + 1 offsets into p, sorted by column then index */
     int64_t *key;
     double *zs;            /* [cells] z of each sorted particle, for the height search */
+    double *xs, *ys;       /* [cells] x and y beside it: the candidate loops read 24
+                            * contiguous bytes a particle, not the 56-byte records */
     /* Neighbour lists, built by the density pass and read by the force and
      * exchange passes of the same sub-step: up to ER_SPH_NB indices per
      * particle (those within hk, in the density pass's order); nbn[i] < 0
@@ -95,7 +102,7 @@ double er_sph_w(const er_sph_sim *s, double r2);
 double er_sph_dw(const er_sph_sim *s, double r);
 double er_sph_lapv(const er_sph_sim *s, double r);
 double er_sph_spline_f(const er_sph_sim *s, double r);
-/* Sets s->kw and s->kdw from s->hk. */
+/* Sets s->kw, s->kdw and s->ksp from s->hk. */
 void er_sph_kernel_constants(er_sph_sim *s);
 
 /* Places the boundary particles of quads (qx0..qx1, qy0..qy1) on the

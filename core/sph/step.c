@@ -30,6 +30,8 @@ void er_sph_kernel_constants(er_sph_sim *s)
     double h2 = s->hk * s->hk, h3 = h2 * s->hk;
     s->kw = 315.0 / (64.0 * PI * h2 * h2 * h2 * h2 * s->hk);
     s->kdw = 45.0 / (PI * h3 * h3);
+    double hp = 0.5 * s->hk;
+    s->ksp = 1.0 / (PI * hp * hp * hp * hp);
 }
 
 /* dW/dr of Mueller et al.'s spiky kernel (their eq. 21), the pressure
@@ -51,7 +53,7 @@ double er_sph_lapv(const er_sph_sim *s, double r)
 /* |dW/dr| of Monaghan's cubic spline with support 2h' = hk. */
 double er_sph_spline_f(const er_sph_sim *s, double r)
 {
-    double hp = 0.5 * s->hk, q = r / hp, sig = 1.0 / (PI * hp * hp * hp * hp);
+    double hp = 0.5 * s->hk, q = r / hp, sig = s->ksp;
     if (q < 1.0)
         return sig * (3.0 * q - 2.25 * q * q);
     if (q < 2.0)
@@ -87,11 +89,19 @@ static void bpos(const er_sph_sim *s, int qx, int qy, int a, int b, double *r)
 void er_sph_boundary_heights(er_sph_sim *s, int qx0, int qy0, int qx1, int qy1)
 {
     for (int qy = qy0; qy <= qy1; qy++)
-        for (int qx = qx0; qx <= qx1; qx++)
+        for (int qx = qx0; qx <= qx1; qx++) {
+            double *bz = &s->bz[er_sph_qi(s, qx, qy) * (size_t)s->k * (size_t)s->k];
+            double *r = &s->bzr[2 * er_sph_qi(s, qx, qy)];
             for (int b = 0; b < s->k; b++)
                 for (int a = 0; a < s->k; a++)
-                    s->bz[(er_sph_qi(s, qx, qy) * (size_t)s->k + (size_t)b) * (size_t)s->k + (size_t)a] =
+                    bz[b * s->k + a] =
                         er_sph_surface(s, qx + s->boff[a], qy + s->boff[b], NULL, NULL);
+            r[0] = r[1] = bz[0];
+            for (int l = 1; l < s->k * s->k; l++) {
+                r[0] = bz[l] < r[0] ? bz[l] : r[0];
+                r[1] = bz[l] > r[1] ? bz[l] : r[1];
+            }
+        }
 }
 
 /* Hindered settling f(C) = 1 - (C / Cmax)^5 (eq. 17, Richardson-Zaki with
@@ -100,6 +110,16 @@ static double hindered(const er_sph_sim *s, double c)
 {
     double q = c / s->cmax;
     return q >= 1.0 ? 0.0 : 1.0 - q * q * q * q * q;
+}
+
+/* Eq. 16 as settle() below, for a pair whose distance r (0 < r < hk) the
+ * caller has, up the donor's height above the acceptor: the same number
+ * (-dz is exact, and (a - b)^2 = (b - a)^2), one square root fewer. */
+static double settle_r(const er_sph_sim *s, double cd, double facc, double up, double r)
+{
+    if (cd == 0.0 || facc == 0.0 || up <= 0.0)
+        return 0.0;
+    return s->vol * cd * facc * s->vs0 * (up / r) * er_sph_spline_f(s, r) * s->dt;
 }
 
 /* Settling of C from donor d to acceptor a (eq. 16) as a change of C:
@@ -115,8 +135,7 @@ static double settle(const er_sph_sim *s, const double *rd, double cd, const dou
     double r2 = dx * dx + dy * dy + dz * dz;
     if (!(r2 < s->hk * s->hk))
         return 0.0;
-    double r = sqrt(r2);
-    return s->vol * cd * facc * s->vs0 * (-dz / r) * er_sph_spline_f(s, r) * s->dt;
+    return settle_r(s, cd, facc, -dz, sqrt(r2));
 }
 
 /* Erosion of boundary particle rb by fluid particle pi (eqs. 9-10) as a
@@ -207,6 +226,8 @@ void er_sph_sort(er_sph_sim *s)
     /* the keys were the old order's: none is gone in the new one */
     ER_OMP_FOR()
     for (int64_t i = 0; i < s->n; i++) {
+        s->xs[i] = s->p[i].x;
+        s->ys[i] = s->p[i].y;
         s->zs[i] = s->p[i].z;
         s->key[i] = 0;
     }
@@ -291,8 +312,12 @@ static void cursor_advance(const er_sph_sim *s, nb_cursor *cur, double z)
 }
 
 /* Calls body(s, i, cur) for every particle i with cur its neighbours,
- * threads taking whole columns; each body writes only particle i's data. */
-static void each_particle(er_sph_sim *s, void (*body)(er_sph_sim *, int64_t, const nb_cursor *))
+ * threads taking whole columns; each body writes only particle i's data.
+ * With lists set the bodies read the neighbour lists and need the cursor
+ * only for a particle whose list overflowed: it is advanced then, from
+ * where it was (its bounds only move up, so the same ranges result). */
+static void each_particle(er_sph_sim *s, int lists,
+                          void (*body)(er_sph_sim *, int64_t, const nb_cursor *))
 {
     const int64_t nc = (int64_t)s->gw * s->gh;
     ER_OMP_FOR_DYNAMIC()
@@ -302,7 +327,8 @@ static void each_particle(er_sph_sim *s, void (*body)(er_sph_sim *, int64_t, con
         nb_cursor cur;
         cursor_init(s, c, &cur);
         for (int64_t i = s->start[c]; i < s->start[c + 1]; i++) {
-            cursor_advance(s, &cur, s->p[i].z);
+            if (!lists || s->nbn[i] < 0)
+                cursor_advance(s, &cur, s->p[i].z);
             body(s, i, &cur);
         }
     }
@@ -343,29 +369,38 @@ static int64_t cursor_at(const nb_cursor *cur, int64_t l)
     for (int64_t r_[18], nr_ = neighbour_ranges(s, x, y, z, r_), k_ = 0; k_ < nr_; k_++)      \
         for (int64_t j = r_[2 * k_], e_##j = r_[2 * k_ + 1]; j < e_##j; j++)
 
-/* Whether quad (qx, qy)'s surface (within its corners' heights) comes
- * within hk of height z. */
-static int quad_near(const er_sph_sim *s, int qx, int qy, double z)
+/* Whether the box around quad (qx, qy)'s boundary particles comes within
+ * hk of (x, y, z).  Each component of the box distance is one particle's
+ * (or 0) and rounding is monotone, so no particle within hk is skipped:
+ * the loops see the same pairs, with fewer misses. */
+static inline int quad_near(const er_sph_sim *s, int qx, int qy, double x, double y, double z)
 {
-    const double *a = &s->zb[er_sph_vi(s, qx, qy)], *b = a + (size_t)s->w;
-    double lo = a[0], hi = a[0], c[3] = {a[1], b[0], b[1]};
-    for (int k = 0; k < 3; k++) { /* not fmin/fmax: libm calls here */
-        lo = c[k] < lo ? c[k] : lo;
-        hi = c[k] > hi ? c[k] : hi;
+    const double *r = &s->bzr[2 * er_sph_qi(s, qx, qy)], b0 = s->boff[0], b1 = s->boff[s->k - 1];
+    double lo[3] = {qx + b0, qy + b0, r[0]}, hi[3] = {qx + b1, qy + b1, r[1]}, p[3] = {x, y, z};
+    double d[3];
+    for (int c = 0; c < 3; c++) { /* max(lo - p, p - hi, 0), without branches */
+        double u = lo[c] - p[c], v = p[c] - hi[c];
+        d[c] = u > v ? u : v;
+        d[c] = d[c] > 0.0 ? d[c] : 0.0;
     }
-    return z - hi < s->hk && lo - z < s->hk;
+    return d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < s->hk * s->hk;
 }
 
-/* Quad index range within hk of coordinate v, clamped to 0..n. */
+/* The range of quads whose boundary particles (offsets boff[0] ..
+ * boff[k-1] in the quad) lie within hk of coordinate v along one axis,
+ * clamped to 0..n: about 2 quads, not 3.  The margin covers rounding; the
+ * box test (quad_near) decides. */
+#define QUAD_MARGIN 1e-6
+
 static int quad_lo(const er_sph_sim *s, double v)
 {
-    double q = floor(v - s->hk);
+    double q = floor(v - s->hk - s->boff[s->k - 1] - QUAD_MARGIN) + 1.0;
     return q < 0.0 ? 0 : (int)q;
 }
 
 static int quad_hi(const er_sph_sim *s, double v, int n)
 {
-    double q = floor(v + s->hk);
+    double q = floor(v + s->hk - s->boff[0] + QUAD_MARGIN);
     return q > (double)n ? n : (int)q;
 }
 
@@ -373,7 +408,8 @@ static int quad_hi(const er_sph_sim *s, double v, int n)
 #define FOR_BOUNDARY(s, x, y, z, rb)                                                           \
     for (int qy_ = quad_lo(s, y), qy1_ = quad_hi(s, y, (s)->h - 2); qy_ <= qy1_; qy_++)          \
         for (int qx_ = quad_lo(s, x), qx1_ = quad_hi(s, x, (s)->w - 2); qx_ <= qx1_; qx_++)      \
-            if ((s)->qok[(size_t)qy_ * (size_t)((s)->w - 1) + (size_t)qx_] && quad_near(s, qx_, qy_, z)) \
+            if ((s)->qok[(size_t)qy_ * (size_t)((s)->w - 1) + (size_t)qx_] &&                  \
+                quad_near(s, qx_, qy_, x, y, z))                                                \
                 for (int b_ = 0; b_ < (s)->k; b_++)                                             \
                     for (int a_ = 0; a_ < (s)->k; a_++)                                         \
                         if (bpos(s, qx_, qy_, a_, b_, rb), 1)
@@ -384,6 +420,16 @@ static double dist2(const er_sph_particle *a, const double *r)
     return dx * dx + dy * dy + dz * dz;
 }
 
+/* sum + the cubes of d[0..m-1], in that order. */
+static double add_cubes(double sum, const double *d, int m)
+{
+    for (int k = 0; k < m; k++)
+        sum += d[k] * d[k] * d[k];
+    return sum;
+}
+
+#define DENSITY_BLOCK 64
+
 /* Density with the boundary particles counted as fluid of volume m / rho0
  * (Akinci 2012); the equation of state clamps rho at rho0 so the free
  * surface does not pull (SPlisHSPlasH TimeStepWCSPH). */
@@ -392,19 +438,28 @@ static void density_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
     {
         const er_sph_particle *pi = &s->p[i];
         double rho = 0, rb[3];
-        const double h2 = s->hk * s->hk;
-        double sum = 0;
+        const double h2 = s->hk * s->hk, px = s->xs[i], py = s->ys[i], pz = s->zs[i];
+        double sum = 0, dv[DENSITY_BLOCK];
         int32_t *nb = &s->nb[i * ER_SPH_NB];
         int64_t cnt = 0;
+        int m = 0;
+        /* Candidates are filtered first, without a branch, and the hits
+         * summed a block at a time: a pair beyond hk would add +0, so the
+         * sum over the hits alone in the same order is the same number,
+         * without one dependent add per candidate (most are misses). */
         FOR_CURSOR(cur, j) {
-            /* no branch: a pair beyond hk adds +0, which leaves the sum as
-             * it is, and its index is overwritten by the next candidate's */
-            double r[3] = {s->p[j].x, s->p[j].y, s->p[j].z}, d = h2 - dist2(pi, r);
+            double dx = px - s->xs[j], dy = py - s->ys[j], dz = pz - s->zs[j];
+            double d = h2 - (dx * dx + dy * dy + dz * dz);
             nb[cnt < ER_SPH_NB - 1 ? cnt : ER_SPH_NB - 1] = (int32_t)j;
+            dv[m] = d;
             cnt += d > 0.0;
-            d = d > 0.0 ? d : 0.0;
-            sum += d * d * d;
+            m += d > 0.0;
+            if (m == DENSITY_BLOCK) {
+                sum = add_cubes(sum, dv, m);
+                m = 0;
+            }
         }
+        sum = add_cubes(sum, dv, m);
         s->nbn[i] = cnt <= ER_SPH_NB - 1 ? (int32_t)cnt : -1;
         rho += s->mass * s->kw * sum;
         FOR_BOUNDARY(s, pi->x, pi->y, pi->z, rb) {
@@ -416,6 +471,7 @@ static void density_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
         s->pr[i] = s->c0 * s->c0 * (rho > 1.0 ? rho - 1.0 : 0.0);
         s->pq[i] = s->pr[i] / (rho * rho);
         s->irho[i] = 1.0 / rho;
+        s->hf[i] = hindered(s, pi->c);
     }
 }
 
@@ -430,7 +486,7 @@ static void fluid_force(const er_sph_sim *s, int64_t i, const nb_cursor *cur, do
                         double *give)
 {
     const er_sph_particle *pi = &s->p[i];
-    const double h2 = s->hk * s->hk, ri[3] = {pi->x, pi->y, pi->z};
+    const double h2 = s->hk * s->hk;
     double f[3] = {0, 0, 0};
     FOR_LIST(s, i, cur, j) {
         const er_sph_particle *pj = &s->p[j];
@@ -442,10 +498,8 @@ static void fluid_force(const er_sph_sim *s, int64_t i, const nb_cursor *cur, do
         /* spiky dW/dr = -kdw d^2, viscosity Laplacian kdw d (Mueller 2003) */
         double fp = s->mass * (s->pq[i] + s->pq[j]) * s->kdw * d * d / r;
         double fv = s->nu * s->mass * s->irho[j] * s->kdw * d;
-        if (pi->c > 0.0) {
-            double rj[3] = {pj->x, pj->y, pj->z};
-            *give += settle(s, ri, pi->c, rj, hindered(s, pj->c));
-        }
+        if (pi->c > 0.0)
+            *give += settle_r(s, pi->c, s->hf[j], dz, r);
         f[0] += fp * dx + fv * s->irho[i] * (pj->vx - pi->vx);
         f[1] += fp * dy + fv * s->irho[i] * (pj->vy - pi->vy);
         f[2] += fp * dz + fv * s->irho[i] * (pj->vz - pi->vz);
@@ -460,7 +514,7 @@ static void fluid_force(const er_sph_sim *s, int64_t i, const nb_cursor *cur, do
 static void boundary_force(er_sph_sim *s, int64_t i, double *a)
 {
     const er_sph_particle *pi = &s->p[i];
-    double rb[3], fr = 0, ri[3] = {pi->x, pi->y, pi->z};
+    double rb[3], fr = 0;
     double ero = 0, dep = 0;
     FOR_BOUNDARY(s, pi->x, pi->y, pi->z, rb) {
         double dx = pi->x - rb[0], dy = pi->y - rb[1], dz = pi->z - rb[2];
@@ -476,7 +530,7 @@ static void boundary_force(er_sph_sim *s, int64_t i, double *a)
         fr += s->mu_b * s->s * s->s * (s->kdw * d);
         ero += erode_pair(s, pi, rb, quad_factor(s, s->qero, qx_, qy_));
         if (pi->c > 0.0)
-            dep += settle(s, ri, pi->c, rb, quad_factor(s, s->qdep, qx_, qy_));
+            dep += settle_r(s, pi->c, quad_factor(s, s->qdep, qx_, qy_), dz, r);
     }
     /* friction at most stops the particle within a sub-step */
     fr = fmin(fr, 1.0 / s->dt);
@@ -501,21 +555,6 @@ static void penalty(const er_sph_sim *s, const er_sph_particle *pi, double *a)
         a[c] += f * n[c];
 }
 
-static void forces_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
-{
-    {
-        double a[3] = {0, 0, -1.0}; /* g = 1 in model units */
-        double give = 0;
-        boundary_force(s, i, a);
-        fluid_force(s, i, cur, a, &give);
-        penalty(s, &s->p[i], a);
-        s->rem[i] += give;
-        s->ax[i] = a[0];
-        s->ay[i] = a[1];
-        s->az[i] = a[2];
-    }
-}
-
 /* What donor i gives, scaled so that it gives at most the C it has (the
  * paper's second step of section 4.2). */
 static double give_scale(const er_sph_sim *s, int64_t i)
@@ -530,17 +569,39 @@ static double take_scale(const er_sph_sim *s, int64_t i)
     return s->ero[i] > room ? room / s->ero[i] : 1.0;
 }
 
+static void forces_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
+{
+    {
+        double a[3] = {0, 0, -1.0}; /* g = 1 in model units */
+        double give = 0;
+        boundary_force(s, i, a);
+        fluid_force(s, i, cur, a, &give);
+        penalty(s, &s->p[i], a);
+        s->rem[i] += give;
+        s->gsc[i] = give_scale(s, i);
+        s->tsc[i] = take_scale(s, i);
+        s->ax[i] = a[0];
+        s->ay[i] = a[1];
+        s->az[i] = a[2];
+    }
+}
+
 static void exchange_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
 {
     {
         const er_sph_particle *pi = &s->p[i];
-        double ri[3] = {pi->x, pi->y, pi->z}, got = 0, fi = hindered(s, pi->c);
+        double ri[3] = {pi->x, pi->y, pi->z}, got = 0, fi = s->hf[i];
+        /* a zero settle() would add +0 to got: skipped, first those below
+         * i (settle()'s own test, on zs alone), then the rest */
         FOR_LIST(s, i, cur, j) {
-            double rj[3] = {s->p[j].x, s->p[j].y, s->p[j].z};
-            if (j != i && s->p[j].c > 0.0)
-                got += give_scale(s, j) * settle(s, rj, s->p[j].c, ri, fi);
+            if (ri[2] - s->zs[j] >= 0.0)
+                continue;
+            double rj[3] = {s->xs[j], s->ys[j], s->zs[j]};
+            double v = s->p[j].c > 0.0 ? settle(s, rj, s->p[j].c, ri, fi) : 0.0;
+            if (v != 0.0)
+                got += s->gsc[j] * v;
         }
-        double c = pi->c - give_scale(s, i) * s->rem[i] + got + take_scale(s, i) * s->ero[i] / s->vol;
+        double c = pi->c - s->gsc[i] * s->rem[i] + got + s->tsc[i] * s->ero[i] / s->vol;
         s->cnew[i] = fmax(c, 0.0);
     }
 }
@@ -560,21 +621,30 @@ static int near_particles(const er_sph_sim *s, int qx, int qy)
 static void exchange_quads(er_sph_sim *s)
 {
     const int qw = s->w - 1, qh = s->h - 1;
-    ER_OMP_FOR()
+    /* rows by demand: the water covers some rows only */
+    ER_OMP_FOR_DYNAMIC()
     for (int qy = 0; qy < qh; qy++)
         for (int qx = 0; qx < qw; qx++) {
             if (!s->qok[er_sph_qi(s, qx, qy)] || !near_particles(s, qx, qy))
                 continue;
             double sum = 0, rb[3];
+            const double h2 = s->hk * s->hk;
             const double ke = quad_factor(s, s->qero, qx, qy), kd = quad_factor(s, s->qdep, qx, qy);
             for (int b = 0; b < s->k; b++)
                 for (int a = 0; a < s->k; a++) {
                     bpos(s, qx, qy, a, b, rb);
                     FOR_NEIGHBOURS(s, rb[0], rb[1], rb[2], j) {
+                        /* both terms are +0 beyond hk, or when zero: skipped */
+                        double dx = s->xs[j] - rb[0], dy = s->ys[j] - rb[1], dz = s->zs[j] - rb[2];
+                        if (!(dx * dx + dy * dy + dz * dz < h2))
+                            continue;
                         const er_sph_particle *pj = &s->p[j];
                         double rj[3] = {pj->x, pj->y, pj->z};
-                        sum += give_scale(s, j) * settle(s, rj, pj->c, rb, kd) * s->vol;
-                        sum -= take_scale(s, j) * erode_pair(s, pj, rb, ke);
+                        double v = settle(s, rj, pj->c, rb, kd), e = erode_pair(s, pj, rb, ke);
+                        if (v != 0.0)
+                            sum += s->gsc[j] * v * s->vol;
+                        if (e != 0.0)
+                            sum -= s->tsc[j] * e;
                     }
                 }
             s->qd[er_sph_qi(s, qx, qy)] += sum;
@@ -681,9 +751,9 @@ static er_status account(er_sph_sim *s, int64_t step, er_budget *bud, er_error *
 er_status er_sph_substep(er_sph_sim *s, int64_t step, er_budget *bud, er_error *err)
 {
     er_sph_sort(s);
-    each_particle(s, density_of);
-    each_particle(s, forces_of);
-    each_particle(s, exchange_of);
+    each_particle(s, 0, density_of);
+    each_particle(s, 1, forces_of);
+    each_particle(s, 1, exchange_of);
     exchange_quads(s);
     move(s);
     return account(s, step, bud, err);
