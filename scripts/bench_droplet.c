@@ -14,7 +14,8 @@
  *   identical_to_cpu=yes|no
  * (CPU and device agree statistically; identical_to_cpu says whether this
  * device happened to round every step as the CPU does).
- * Usage: bench_droplet [size [droplets [max_threads [maps]]]]; maps = 1 runs
+ * Usage: bench_droplet [size [droplets [max_threads [maps [vulkan]]]]]; vulkan = 0
+ * skips the Vulkan column (on lavapipe it takes a minute); maps = 1 runs
  * every run with all three droplet control maps (core/controls.h: graded
  * hardness, a mask 0 .. 1 and rain 0 .. 2, value noise like the terrain),
  * the cost of the per-tap shares against a run without (maps=0).
@@ -167,8 +168,9 @@ int main(int argc, char **argv)
     long long count = argc > 2 ? atoll(argv[2]) : 1000000;
     int max_threads = argc > 3 ? atoi(argv[3]) : 2;
     int maps = argc > 4 ? atoi(argv[4]) : 0;
+    int vulkan = argc > 5 ? atoi(argv[5]) : 1;
     if (n < 16 || count < 1 || max_threads < 1 || maps < 0 || maps > 1) {
-        fprintf(stderr, "usage: bench_droplet [size [droplets [max_threads [maps]]]]\n");
+        fprintf(stderr, "usage: bench_droplet [size [droplets [max_threads [maps [vulkan]]]]]\n");
         return 2;
     }
     size_t nc = (size_t)n * (size_t)n;
@@ -209,7 +211,8 @@ int main(int argc, char **argv)
         free(r.flow);
         free(r.dep);
     }
-    vulkan_column(&p, h0, n, &one);
+    if (vulkan)
+        vulkan_column(&p, h0, n, &one);
     free(seq.h);
     free(seq.flow);
     free(seq.dep);
