@@ -7,6 +7,10 @@
  * One line per run, machine-readable:
  *   bench=droplet size=1024 threads=2 droplets=1000000 seconds=...
  *   droplets_per_s=... steps_per_s=... speedup_vs_sequential=... identical=yes
+ *   cpu_s=... droplets_per_cpu_s=...
+ * (cpu_s: the process's CPU time over the run, all threads; on a shared
+ * machine droplets_per_cpu_s of a 1-thread run moves less with the load
+ * than the wall-clock figures),
  * identical= compares heights, flow and deposit with the 1-thread run
  * (memcmp).  Then, in a build with Vulkan and a device, the same droplets
  * on Vulkan device 0 (er_vk_droplet_run):
@@ -32,12 +36,14 @@
 #include "../core/parallel.h"
 #include "../core/rng.h"
 
-static double now(void)
+static double clock_s(clockid_t id)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(id, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
+
+static double now(void) { return clock_s(CLOCK_MONOTONIC); }
 
 /* Value noise: random lattice values, smoothstep-blended, 8 octaves, each
  * half the size and amplitude of the one before, scaled to 0..1. */
@@ -76,6 +82,7 @@ static void fbm(float *h, int n, uint64_t seed)
 typedef struct result {
     float *h, *flow, *dep;
     double seconds;
+    double cpu;               /* [s] the process's CPU time over the run, all threads */
     er_budget budget;
 } result;
 
@@ -100,11 +107,12 @@ static int run(const er_params *p, const float *h0, int n, int threads, int seri
 #else
     (void)threads;
 #endif
-    double t0 = now();
+    double t0 = now(), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
     er_status st = vk       ? er_run_vk(vk, p, &t, &(er_run_opts){&layers, NULL, NULL, &r->budget}, &err)
                    : serial ? er_droplet_run_serial(p, &t, &layers, NULL, &r->budget, &err)
                             : er_run_cpu(p, &t, NULL, &(er_run_opts){&layers, NULL, NULL, &r->budget}, &err);
     r->seconds = now() - t0;
+    r->cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
     if (st) {
         fprintf(stderr, "bench_droplet: %s\n", err.msg);
         return -1;
@@ -124,11 +132,12 @@ static void report(const char *mode, int n, int threads, const result *r, double
                    : "no";
     printf("bench=droplet mode=%s maps=%d size=%d threads=%d droplets=%lld seconds=%.3f "
            "droplets_per_s=%.0f steps_per_s=%.0f steps_per_droplet=%.1f "
-           "speedup_vs_sequential=%.2f identical=%s rel_error=%.2e\n",
+           "speedup_vs_sequential=%.2f identical=%s rel_error=%.2e cpu_s=%.3f "
+           "droplets_per_cpu_s=%.0f\n",
            mode, bench_ctl != NULL, n, threads, (long long)r->budget.work_done, r->seconds,
            (double)r->budget.work_done / r->seconds, (double)r->budget.substeps / r->seconds,
            (double)r->budget.substeps / (double)r->budget.work_done, base / r->seconds, same,
-           r->budget.rel_error);
+           r->budget.rel_error, r->cpu, (double)r->budget.work_done / r->cpu);
     fflush(stdout);
 }
 

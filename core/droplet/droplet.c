@@ -378,13 +378,28 @@ void er_lague_begin(const er_dctx *c, er_lague_state *s, double x, double y, siz
  * only add), so the terrain never goes below the input's lowest height,
  * exactly, at any density; the run guard (er_droplet_guard) relies on it.
  */
-int er_lague_step(const er_dctx *c, er_lague_state *s, er_dacc *acc)
+/* A step's look ahead (lague_look): where the droplet goes and what it
+ * found there, read from the terrain before anything is written. */
+typedef struct lague_look_t {
+    size_t i00, j00;          /* floor nodes of the old and the new position */
+    int cx, cy;               /* node nearest the old position: the brush centre */
+    float fx, fy;             /* old position's offsets from i00 */
+    float dx, dy, nlx, nly;   /* the new direction and position */
+    float dh, cap;            /* [m] height change, capacity */
+    float stop;               /* [m] the lowest a tap may be eroded to */
+} lague_look_t;
+
+/* The read-only first half of a step: direction, move and capacity.
+ * Returns 1 when the droplet has ended (its end written as in
+ * er_lague_step), 0 with *k filled.  Reads no cell another block's droplet
+ * writes, so two lanes' looks may run side by side (run_colour). */
+static inline int lague_look(const er_dctx *c, er_lague_state *s, er_dacc *acc, lague_look_t *k)
 {
     const int W = c->width, H = c->height;
     const size_t w = (size_t)W;
     const float *restrict h = c->height_m;
     const float lx = s->lx, ly = s->ly, lim = (float)c->lifetime + 0.5f;
-    float dx = s->dx, dy = s->dy, speed = s->speed, water = s->water, sed = s->sed;
+    float dx = s->dx, dy = s->dy;
 
     if (s->it >= c->lifetime) {
         lague_end(c, s, acc);
@@ -426,8 +441,8 @@ int er_lague_step(const er_dctx *c, er_lague_state *s, er_dacc *acc)
     int kx2 = (int)nlx, ky2 = (int)nly;
     int jx = s->bx + kx2, jy = s->by + ky2;
     if (!(jx >= 0 && jx < W - 1 && jy >= 0 && jy < H - 1)) {
-        acc->left_map += (double)sed;
-        acc->water_left += (double)water;
+        acc->left_map += (double)s->sed;
+        acc->water_left += (double)s->water;
         s->sed = 0;
         lague_flush_flow(c, s);
         return 1;
@@ -444,27 +459,39 @@ int er_lague_step(const er_dctx *c, er_lague_state *s, er_dacc *acc)
     float gx2 = nlx - (float)kx2, gy2 = nly - (float)ky2;
     float n00 = h[j00], n10 = h[j00 + 1], n01 = h[j00 + w], n11 = h[j00 + w + 1];
     float hnew = (n00 * (1 - gx2) + n10 * gx2) * (1 - gy2) + (n01 * (1 - gx2) + n11 * gx2) * gy2;
-    float dh = hnew - hold;
+    float dh = hnew - hold, speed = s->speed, water = s->water;
 
     /* Capacity: Lague's max(-dh v w K, min) or Beyer's max(-dh, min_slope) v w K. */
     float cap = c->min_slope > 0 ? er_maxf(-dh, c->min_slope) * speed * water * c->cap_k
                                  : er_maxf(-dh * speed * water * c->cap_k, c->min_cap);
+    /* No tap below the new position (the erosion rule above). */
+    float stop = er_maxf(hnew, er_minf(er_minf(n00, n10), er_minf(n01, n11)));
+    *k = (lague_look_t){i00, j00, cx, cy, fx, fy, dx, dy, nlx, nly, dh, cap, stop};
+    return 0;
+}
+
+/* The second half of a step: the erosion or deposit the look decided, and
+ * the new state. */
+static inline void lague_apply(const er_dctx *c, er_lague_state *s, er_dacc *acc,
+                               const lague_look_t *k)
+{
+    const size_t w = (size_t)c->width;
+    const float dh = k->dh, cap = k->cap, speed = s->speed, water = s->water;
+    float sed = s->sed;
     if (dh > 0 || sed > cap) {
         /* Uphill: fill the pit behind, at most dh; else drop a part of the
          * excess.  Onto the four nodes around the old position. */
         float amount = dh > 0 ? er_minf(dh * c->area_k, sed) : (sed - cap) * c->deposit_speed;
         amount = er_minf(amount, sed);
-        amount = deposit_bilinear(c, i00, fx, fy, amount);
+        amount = deposit_bilinear(c, k->i00, k->fx, k->fy, amount);
         sed -= amount;
         acc->deposited += (double)amount;
     } else {
         /* Never more than the height drop in all (as a volume over the
-         * reference cell: area_k), and no tap below the new position (the
-         * erosion rule above). */
+         * reference cell: area_k), and no tap below k->stop. */
         float amount = er_minf((cap - sed) * c->erode_speed, -dh * c->area_k);
         if (amount > 0) {
-            float stop = er_maxf(hnew, er_minf(er_minf(n00, n10), er_minf(n01, n11)));
-            float taken = brush_erode(c, cx, cy, amount, stop);
+            float taken = brush_erode(c, k->cx, k->cy, amount, k->stop);
             sed += taken;
             acc->eroded += (double)taken;
         }
@@ -473,16 +500,24 @@ int er_lague_step(const er_dctx *c, er_lague_state *s, er_dacc *acc)
      * deposit layer is touched nowhere else in flight, so its lines are
      * cold (a quarter of the step's time went to that miss). */
     if (c->deposit) {
-        ER_PREFETCH_W(c->deposit + j00);
-        ER_PREFETCH_W(c->deposit + j00 + w);
+        ER_PREFETCH_W(c->deposit + k->j00);
+        ER_PREFETCH_W(c->deposit + k->j00 + w);
     }
     s->speed = sqrtf(er_maxf(0.0f, speed * speed - dh * c->gravity));
     s->water = water * c->keep_water;
     s->sed = sed;
-    s->dx = dx;
-    s->dy = dy;
-    s->lx = nlx;
-    s->ly = nly;
+    s->dx = k->dx;
+    s->dy = k->dy;
+    s->lx = k->nlx;
+    s->ly = k->nly;
+}
+
+int er_lague_step(const er_dctx *c, er_lague_state *s, er_dacc *acc)
+{
+    lague_look_t k;
+    if (lague_look(c, s, acc, &k))
+        return 1;
+    lague_apply(c, s, acc, &k);
     return 0;
 }
 
@@ -1119,11 +1154,21 @@ static void run_colour(const er_dctx *c, const batch_view *bv, size_t *trails, i
             ln[l].block = -1;
             active += lane_next(c, bv, &ln[l], &next, k1);
         }
-        while (active > 0)
+        while (active > 0) {
+            /* Every lane's look first, then every lane's apply: the looks'
+             * long dependent chains (loads, sqrt, divide, the move) are
+             * independent, and side by side the core overlaps them. */
+            lague_look_t k[LANES];
+            int ended[LANES];
             for (int l = 0; l < LANES; l++)
-                if (ln[l].block >= 0 && er_lague_step(c, &ln[l].st, &ln[l].acc) &&
-                    !lane_next(c, bv, &ln[l], &next, k1))
+                ended[l] = ln[l].block >= 0 && lague_look(c, &ln[l].st, &ln[l].acc, &k[l]);
+            for (int l = 0; l < LANES; l++)
+                if (ln[l].block >= 0 && !ended[l])
+                    lague_apply(c, &ln[l].st, &ln[l].acc, &k[l]);
+            for (int l = 0; l < LANES; l++)
+                if (ended[l] && !lane_next(c, bv, &ln[l], &next, k1))
                     active--;
+        }
     }
 }
 
