@@ -218,6 +218,30 @@ static inline float tap_erode(float o, float d, float stop)
  */
 static float brush_erode_ctl(const er_dctx *c, size_t o, float amount, float stop);
 
+/* brush_erode's clean window (top-left cell top) without maps; side is the
+ * brush side, a constant where the caller can make it one. */
+static inline __attribute__((always_inline)) float
+brush_erode_clean(const er_dctx *c, size_t top, float amount, float stop,
+                  const int side)
+{
+    const size_t w = (size_t)c->width;
+    const float *restrict bw = c->brush_w;
+    float *restrict row = c->height_m + top;
+    float col[ER_BRUSH_SIDE_MAX], taken = 0;
+    for (int i = 0; i < side; i++)
+        col[i] = 0;
+    for (int j = 0; j < side; j++, row += w, bw += side)
+        ER_SIMD
+        for (int i = 0; i < side; i++) {
+            float o = row[i], v = tap_erode(o, amount * bw[i], stop);
+            row[i] = v;
+            col[i] += o - v;
+        }
+    for (int i = 0; i < side; i++)
+        taken += col[i];
+    return taken;
+}
+
 static float brush_erode(const er_dctx *c, int cx, int cy, float amount, float stop)
 {
     const int side = c->brush_side, r1 = c->radius - 1;
@@ -231,20 +255,10 @@ static float brush_erode(const er_dctx *c, int cx, int cy, float amount, float s
         size_t top = (size_t)(cy - r1) * w + (size_t)(cx - r1);
         if (ek)
             return brush_erode_ctl(c, top, amount, stop);
-        float *restrict row = h + top;
-        float col[ER_BRUSH_SIDE_MAX];
-        for (int i = 0; i < side; i++)
-            col[i] = 0;
-        for (int j = 0; j < side; j++, row += w, bw += side)
-            ER_SIMD
-            for (int i = 0; i < side; i++) {
-                float o = row[i], v = tap_erode(o, amount * bw[i], stop);
-                row[i] = v;
-                col[i] += o - v;
-            }
-        for (int i = 0; i < side; i++)
-            taken += col[i];
-        return taken;
+        /* The default radius 3 with its side known: unrolled, the column
+         * sums in registers. */
+        return side == 5 ? brush_erode_clean(c, top, amount, stop, 5)
+                         : brush_erode_clean(c, top, amount, stop, side);
     }
     int x0, x1, y0, y1;
     float sum = clipped_weight(c, bw, cx, cy, &x0, &x1, &y0, &y1);
