@@ -29,6 +29,11 @@
  * when a later load or store finds it (GCC and Clang builtin). */
 #define ER_PREFETCH_W(p) __builtin_prefetch((p), 1, 3)
 
+/* Inlined where GCC's size heuristics would not: the hot step's halves
+ * (so that run_colour's two lanes' chains sit side by side in one body)
+ * and the brush with its side a constant.  Inlining changes no value. */
+#define ER_HOT_INLINE static inline __attribute__((always_inline))
+
 /* Directions shorter than this (squared) count as zero: the droplet stops,
  * as Lague's does on a flat spot, instead of dividing by a denormal. */
 #define DIR_TINY 1e-30f
@@ -220,9 +225,8 @@ static float brush_erode_ctl(const er_dctx *c, size_t o, float amount, float sto
 
 /* brush_erode's clean window (top-left cell top) without maps; side is the
  * brush side, a constant where the caller can make it one. */
-static inline __attribute__((always_inline)) float
-brush_erode_clean(const er_dctx *c, size_t top, float amount, float stop,
-                  const int side)
+ER_HOT_INLINE float brush_erode_clean(const er_dctx *c, size_t top, float amount, float stop,
+                                    const int side)
 {
     const size_t w = (size_t)c->width;
     const float *restrict bw = c->brush_w;
@@ -407,7 +411,7 @@ typedef struct lague_look_t {
  * Returns 1 when the droplet has ended (its end written as in
  * er_lague_step), 0 with *k filled.  Reads no cell another block's droplet
  * writes, so two lanes' looks may run side by side (run_colour). */
-static inline int lague_look(const er_dctx *c, er_lague_state *s, er_dacc *acc, lague_look_t *k)
+ER_HOT_INLINE int lague_look(const er_dctx *c, er_lague_state *s, er_dacc *acc, lague_look_t *k)
 {
     const int W = c->width, H = c->height;
     const size_t w = (size_t)W;
@@ -486,7 +490,7 @@ static inline int lague_look(const er_dctx *c, er_lague_state *s, er_dacc *acc, 
 
 /* The second half of a step: the erosion or deposit the look decided, and
  * the new state. */
-static inline void lague_apply(const er_dctx *c, er_lague_state *s, er_dacc *acc,
+ER_HOT_INLINE void lague_apply(const er_dctx *c, er_lague_state *s, er_dacc *acc,
                                const lague_look_t *k)
 {
     const size_t w = (size_t)c->width;
