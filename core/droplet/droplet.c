@@ -370,6 +370,17 @@ void er_lague_begin(const er_dctx *c, er_lague_state *s, double x, double y, siz
     s->trail = trail;
 }
 
+/* A step's look ahead (lague_look): where the droplet goes and what it
+ * found there, read from the terrain before the step writes anything. */
+typedef struct lague_look_t {
+    size_t i00, j00;          /* floor nodes of the old and the new position */
+    int cx, cy;               /* node nearest the old position: the brush centre */
+    float fx, fy;             /* old position's offsets from i00 */
+    float dx, dy, nlx, nly;   /* the new direction and position */
+    float dh, cap;            /* [m] height change, capacity */
+    float stop;               /* [m] the lowest a tap may be eroded to */
+} lague_look_t;
+
 /*
  * One droplet step, exactly as seeds/README.md, with the defects listed
  * there removed: the brush is centred on the node nearest the droplet (not
@@ -395,22 +406,12 @@ void er_lague_begin(const er_dctx *c, er_lague_state *s, double x, double y, siz
  * before the step (erosion stops at a bilinear mean of nodes, deposits
  * only add), so the terrain never goes below the input's lowest height,
  * exactly, at any density; the run guard (er_droplet_guard) relies on it.
- */
-/* A step's look ahead (lague_look): where the droplet goes and what it
- * found there, read from the terrain before anything is written. */
-typedef struct lague_look_t {
-    size_t i00, j00;          /* floor nodes of the old and the new position */
-    int cx, cy;               /* node nearest the old position: the brush centre */
-    float fx, fy;             /* old position's offsets from i00 */
-    float dx, dy, nlx, nly;   /* the new direction and position */
-    float dh, cap;            /* [m] height change, capacity */
-    float stop;               /* [m] the lowest a tap may be eroded to */
-} lague_look_t;
-
-/* The read-only first half of a step: direction, move and capacity.
- * Returns 1 when the droplet has ended (its end written as in
- * er_lague_step), 0 with *k filled.  Reads no cell another block's droplet
- * writes, so two lanes' looks may run side by side (run_colour). */
+ *
+ * A step runs as lague_look then lague_apply (er_lague_step).  The first
+ * half: direction, move and capacity; it writes the terrain only when the
+ * droplet ends.  Returns 1 when the droplet has ended (its end written),
+ * 0 with *k filled.  It touches only cells of its droplet's block, so two
+ * lanes' looks and applies may run in any interleaving (run_colour). */
 ER_HOT_INLINE int lague_look(const er_dctx *c, er_lague_state *s, er_dacc *acc, lague_look_t *k)
 {
     const int W = c->width, H = c->height;
