@@ -7,6 +7,10 @@
  * One line per run, machine-readable:
  *   bench=droplet size=1024 threads=2 droplets=1000000 seconds=...
  *   droplets_per_s=... steps_per_s=... speedup_vs_sequential=... identical=yes
+ *   cpu_s=... droplets_per_cpu_s=...
+ * (cpu_s: the process's CPU time over the run, all threads; on a shared
+ * machine droplets_per_cpu_s of a 1-thread run moves less with the load
+ * than the wall-clock figures),
  * identical= compares heights, flow and deposit with the 1-thread run
  * (memcmp).  Then, in a build with Vulkan and a device, the same droplets
  * on Vulkan device 0 (er_vk_droplet_run):
@@ -14,7 +18,8 @@
  *   identical_to_cpu=yes|no
  * (CPU and device agree statistically; identical_to_cpu says whether this
  * device happened to round every step as the CPU does).
- * Usage: bench_droplet [size [droplets [max_threads [maps]]]]; maps = 1 runs
+ * Usage: bench_droplet [size [droplets [max_threads [maps [vulkan]]]]]; vulkan = 0
+ * skips the Vulkan column (on lavapipe it takes a minute); maps = 1 runs
  * every run with all three droplet control maps (core/controls.h: graded
  * hardness, a mask 0 .. 1 and rain 0 .. 2, value noise like the terrain),
  * the cost of the per-tap shares against a run without (maps=0).
@@ -31,12 +36,14 @@
 #include "../core/parallel.h"
 #include "../core/rng.h"
 
-static double now(void)
+static double clock_s(clockid_t id)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(id, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
+
+static double now(void) { return clock_s(CLOCK_MONOTONIC); }
 
 /* Value noise: random lattice values, smoothstep-blended, 8 octaves, each
  * half the size and amplitude of the one before, scaled to 0..1. */
@@ -75,6 +82,7 @@ static void fbm(float *h, int n, uint64_t seed)
 typedef struct result {
     float *h, *flow, *dep;
     double seconds;
+    double cpu;               /* [s] the process's CPU time over the run, all threads */
     er_budget budget;
 } result;
 
@@ -99,11 +107,12 @@ static int run(const er_params *p, const float *h0, int n, int threads, int seri
 #else
     (void)threads;
 #endif
-    double t0 = now();
+    double t0 = now(), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
     er_status st = vk       ? er_run_vk(vk, p, &t, &(er_run_opts){&layers, NULL, NULL, &r->budget}, &err)
                    : serial ? er_droplet_run_serial(p, &t, &layers, NULL, &r->budget, &err)
                             : er_run_cpu(p, &t, NULL, &(er_run_opts){&layers, NULL, NULL, &r->budget}, &err);
     r->seconds = now() - t0;
+    r->cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
     if (st) {
         fprintf(stderr, "bench_droplet: %s\n", err.msg);
         return -1;
@@ -123,11 +132,12 @@ static void report(const char *mode, int n, int threads, const result *r, double
                    : "no";
     printf("bench=droplet mode=%s maps=%d size=%d threads=%d droplets=%lld seconds=%.3f "
            "droplets_per_s=%.0f steps_per_s=%.0f steps_per_droplet=%.1f "
-           "speedup_vs_sequential=%.2f identical=%s rel_error=%.2e\n",
+           "speedup_vs_sequential=%.2f identical=%s rel_error=%.2e cpu_s=%.3f "
+           "droplets_per_cpu_s=%.0f\n",
            mode, bench_ctl != NULL, n, threads, (long long)r->budget.work_done, r->seconds,
            (double)r->budget.work_done / r->seconds, (double)r->budget.substeps / r->seconds,
            (double)r->budget.substeps / (double)r->budget.work_done, base / r->seconds, same,
-           r->budget.rel_error);
+           r->budget.rel_error, r->cpu, (double)r->budget.work_done / r->cpu);
     fflush(stdout);
 }
 
@@ -167,8 +177,9 @@ int main(int argc, char **argv)
     long long count = argc > 2 ? atoll(argv[2]) : 1000000;
     int max_threads = argc > 3 ? atoi(argv[3]) : 2;
     int maps = argc > 4 ? atoi(argv[4]) : 0;
+    int vulkan = argc > 5 ? atoi(argv[5]) : 1;
     if (n < 16 || count < 1 || max_threads < 1 || maps < 0 || maps > 1) {
-        fprintf(stderr, "usage: bench_droplet [size [droplets [max_threads [maps]]]]\n");
+        fprintf(stderr, "usage: bench_droplet [size [droplets [max_threads [maps [vulkan]]]]]\n");
         return 2;
     }
     size_t nc = (size_t)n * (size_t)n;
@@ -209,7 +220,8 @@ int main(int argc, char **argv)
         free(r.flow);
         free(r.dep);
     }
-    vulkan_column(&p, h0, n, &one);
+    if (vulkan)
+        vulkan_column(&p, h0, n, &one);
     free(seq.h);
     free(seq.flow);
     free(seq.dep);

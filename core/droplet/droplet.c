@@ -25,6 +25,15 @@
 #define ER_SIMD
 #endif
 
+/* A hint to fetch the cache line at p for writing: changes no value, only
+ * when a later load or store finds it (GCC and Clang builtin). */
+#define ER_PREFETCH_W(p) __builtin_prefetch((p), 1, 3)
+
+/* Inlined where GCC's size heuristics would not: the hot step's halves
+ * (so that run_colour's two lanes' chains sit side by side in one body)
+ * and the brush with its side a constant.  Inlining changes no value. */
+#define ER_HOT_INLINE static inline __attribute__((always_inline))
+
 /* Directions shorter than this (squared) count as zero: the droplet stops,
  * as Lague's does on a flat spot, instead of dividing by a denormal. */
 #define DIR_TINY 1e-30f
@@ -214,6 +223,29 @@ static inline float tap_erode(float o, float d, float stop)
  */
 static float brush_erode_ctl(const er_dctx *c, size_t o, float amount, float stop);
 
+/* brush_erode's clean window (top-left cell top) without maps; side is the
+ * brush side, a constant where the caller can make it one. */
+ER_HOT_INLINE float brush_erode_clean(const er_dctx *c, size_t top, float amount, float stop,
+                                    const int side)
+{
+    const size_t w = (size_t)c->width;
+    const float *restrict bw = c->brush_w;
+    float *restrict row = c->height_m + top;
+    float col[ER_BRUSH_SIDE_MAX], taken = 0;
+    for (int i = 0; i < side; i++)
+        col[i] = 0;
+    for (int j = 0; j < side; j++, row += w, bw += side)
+        ER_SIMD
+        for (int i = 0; i < side; i++) {
+            float o = row[i], v = tap_erode(o, amount * bw[i], stop);
+            row[i] = v;
+            col[i] += o - v;
+        }
+    for (int i = 0; i < side; i++)
+        taken += col[i];
+    return taken;
+}
+
 static float brush_erode(const er_dctx *c, int cx, int cy, float amount, float stop)
 {
     const int side = c->brush_side, r1 = c->radius - 1;
@@ -227,20 +259,10 @@ static float brush_erode(const er_dctx *c, int cx, int cy, float amount, float s
         size_t top = (size_t)(cy - r1) * w + (size_t)(cx - r1);
         if (ek)
             return brush_erode_ctl(c, top, amount, stop);
-        float *restrict row = h + top;
-        float col[ER_BRUSH_SIDE_MAX];
-        for (int i = 0; i < side; i++)
-            col[i] = 0;
-        for (int j = 0; j < side; j++, row += w, bw += side)
-            ER_SIMD
-            for (int i = 0; i < side; i++) {
-                float o = row[i], v = tap_erode(o, amount * bw[i], stop);
-                row[i] = v;
-                col[i] += o - v;
-            }
-        for (int i = 0; i < side; i++)
-            taken += col[i];
-        return taken;
+        /* The default radius 3 with its side known: unrolled, the column
+         * sums in registers. */
+        return side == 5 ? brush_erode_clean(c, top, amount, stop, 5)
+                         : brush_erode_clean(c, top, amount, stop, side);
     }
     int x0, x1, y0, y1;
     float sum = clipped_weight(c, bw, cx, cy, &x0, &x1, &y0, &y1);
@@ -348,6 +370,17 @@ void er_lague_begin(const er_dctx *c, er_lague_state *s, double x, double y, siz
     s->trail = trail;
 }
 
+/* A step's look ahead (lague_look): where the droplet goes and what it
+ * found there, read from the terrain before the step writes anything. */
+typedef struct lague_look_t {
+    size_t i00, j00;          /* floor nodes of the old and the new position */
+    int cx, cy;               /* node nearest the old position: the brush centre */
+    float fx, fy;             /* old position's offsets from i00 */
+    float dx, dy, nlx, nly;   /* the new direction and position */
+    float dh, cap;            /* [m] height change, capacity */
+    float stop;               /* [m] the lowest a tap may be eroded to */
+} lague_look_t;
+
 /*
  * One droplet step, exactly as seeds/README.md, with the defects listed
  * there removed: the brush is centred on the node nearest the droplet (not
@@ -373,14 +406,19 @@ void er_lague_begin(const er_dctx *c, er_lague_state *s, double x, double y, siz
  * before the step (erosion stops at a bilinear mean of nodes, deposits
  * only add), so the terrain never goes below the input's lowest height,
  * exactly, at any density; the run guard (er_droplet_guard) relies on it.
- */
-int er_lague_step(const er_dctx *c, er_lague_state *s, er_dacc *acc)
+ *
+ * A step runs as lague_look then lague_apply (er_lague_step).  The first
+ * half: direction, move and capacity; it writes the terrain only when the
+ * droplet ends.  Returns 1 when the droplet has ended (its end written),
+ * 0 with *k filled.  It touches only cells of its droplet's block, so two
+ * lanes' looks and applies may run in any interleaving (run_colour). */
+ER_HOT_INLINE int lague_look(const er_dctx *c, er_lague_state *s, er_dacc *acc, lague_look_t *k)
 {
     const int W = c->width, H = c->height;
     const size_t w = (size_t)W;
     const float *restrict h = c->height_m;
     const float lx = s->lx, ly = s->ly, lim = (float)c->lifetime + 0.5f;
-    float dx = s->dx, dy = s->dy, speed = s->speed, water = s->water, sed = s->sed;
+    float dx = s->dx, dy = s->dy;
 
     if (s->it >= c->lifetime) {
         lague_end(c, s, acc);
@@ -392,6 +430,9 @@ int er_lague_step(const er_dctx *c, er_lague_state *s, er_dacc *acc)
     size_t i00 = (size_t)iy * w + (size_t)ix;
     int cx = ix + (fx >= 0.5f), cy = iy + (fy >= 0.5f);
     s->trail[s->it++] = (size_t)cy * w + (size_t)cx;
+    /* lague_flush_flow adds to this cell at the droplet's end. */
+    if (c->flow)
+        ER_PREFETCH_W(c->flow + (size_t)cy * w + (size_t)cx);
     acc->steps++;
 
     /* Bilinear height and gradient at the position. */
@@ -419,8 +460,8 @@ int er_lague_step(const er_dctx *c, er_lague_state *s, er_dacc *acc)
     int kx2 = (int)nlx, ky2 = (int)nly;
     int jx = s->bx + kx2, jy = s->by + ky2;
     if (!(jx >= 0 && jx < W - 1 && jy >= 0 && jy < H - 1)) {
-        acc->left_map += (double)sed;
-        acc->water_left += (double)water;
+        acc->left_map += (double)s->sed;
+        acc->water_left += (double)s->water;
         s->sed = 0;
         lague_flush_flow(c, s);
         return 1;
@@ -437,38 +478,65 @@ int er_lague_step(const er_dctx *c, er_lague_state *s, er_dacc *acc)
     float gx2 = nlx - (float)kx2, gy2 = nly - (float)ky2;
     float n00 = h[j00], n10 = h[j00 + 1], n01 = h[j00 + w], n11 = h[j00 + w + 1];
     float hnew = (n00 * (1 - gx2) + n10 * gx2) * (1 - gy2) + (n01 * (1 - gx2) + n11 * gx2) * gy2;
-    float dh = hnew - hold;
+    float dh = hnew - hold, speed = s->speed, water = s->water;
 
     /* Capacity: Lague's max(-dh v w K, min) or Beyer's max(-dh, min_slope) v w K. */
     float cap = c->min_slope > 0 ? er_maxf(-dh, c->min_slope) * speed * water * c->cap_k
                                  : er_maxf(-dh * speed * water * c->cap_k, c->min_cap);
+    /* No tap below the new position (the erosion rule above). */
+    float stop = er_maxf(hnew, er_minf(er_minf(n00, n10), er_minf(n01, n11)));
+    *k = (lague_look_t){i00, j00, cx, cy, fx, fy, dx, dy, nlx, nly, dh, cap, stop};
+    return 0;
+}
+
+/* The second half of a step: the erosion or deposit the look decided, and
+ * the new state. */
+ER_HOT_INLINE void lague_apply(const er_dctx *c, er_lague_state *s, er_dacc *acc,
+                               const lague_look_t *k)
+{
+    const size_t w = (size_t)c->width;
+    const float dh = k->dh, cap = k->cap, speed = s->speed, water = s->water;
+    float sed = s->sed;
     if (dh > 0 || sed > cap) {
         /* Uphill: fill the pit behind, at most dh; else drop a part of the
          * excess.  Onto the four nodes around the old position. */
         float amount = dh > 0 ? er_minf(dh * c->area_k, sed) : (sed - cap) * c->deposit_speed;
         amount = er_minf(amount, sed);
-        amount = deposit_bilinear(c, i00, fx, fy, amount);
+        amount = deposit_bilinear(c, k->i00, k->fx, k->fy, amount);
         sed -= amount;
         acc->deposited += (double)amount;
     } else {
         /* Never more than the height drop in all (as a volume over the
-         * reference cell: area_k), and no tap below the new position (the
-         * erosion rule above). */
+         * reference cell: area_k), and no tap below k->stop. */
         float amount = er_minf((cap - sed) * c->erode_speed, -dh * c->area_k);
         if (amount > 0) {
-            float stop = er_maxf(hnew, er_minf(er_minf(n00, n10), er_minf(n01, n11)));
-            float taken = brush_erode(c, cx, cy, amount, stop);
+            float taken = brush_erode(c, k->cx, k->cy, amount, k->stop);
             sed += taken;
             acc->eroded += (double)taken;
         }
     }
+    /* The next step deposits (if it does) on the four nodes at j00: the
+     * deposit layer is touched nowhere else in flight, so its lines are
+     * cold (a quarter of the step's time went to that miss). */
+    if (c->deposit) {
+        ER_PREFETCH_W(c->deposit + k->j00);
+        ER_PREFETCH_W(c->deposit + k->j00 + w);
+    }
     s->speed = sqrtf(er_maxf(0.0f, speed * speed - dh * c->gravity));
     s->water = water * c->keep_water;
     s->sed = sed;
-    s->dx = dx;
-    s->dy = dy;
-    s->lx = nlx;
-    s->ly = nly;
+    s->dx = k->dx;
+    s->dy = k->dy;
+    s->lx = k->nlx;
+    s->ly = k->nly;
+}
+
+int er_lague_step(const er_dctx *c, er_lague_state *s, er_dacc *acc)
+{
+    lague_look_t k;
+    if (lague_look(c, s, acc, &k))
+        return 1;
+    lague_apply(c, s, acc, &k);
     return 0;
 }
 
@@ -1105,11 +1173,21 @@ static void run_colour(const er_dctx *c, const batch_view *bv, size_t *trails, i
             ln[l].block = -1;
             active += lane_next(c, bv, &ln[l], &next, k1);
         }
-        while (active > 0)
+        while (active > 0) {
+            /* Every lane's look first, then every lane's apply: the looks'
+             * long dependent chains (loads, sqrt, divide, the move) are
+             * independent, and side by side the core overlaps them. */
+            lague_look_t k[LANES];
+            int ended[LANES];
             for (int l = 0; l < LANES; l++)
-                if (ln[l].block >= 0 && er_lague_step(c, &ln[l].st, &ln[l].acc) &&
-                    !lane_next(c, bv, &ln[l], &next, k1))
+                ended[l] = ln[l].block >= 0 && lague_look(c, &ln[l].st, &ln[l].acc, &k[l]);
+            for (int l = 0; l < LANES; l++)
+                if (ln[l].block >= 0 && !ended[l])
+                    lague_apply(c, &ln[l].st, &ln[l].acc, &k[l]);
+            for (int l = 0; l < LANES; l++)
+                if (ended[l] && !lane_next(c, bv, &ln[l], &next, k1))
                     active--;
+        }
     }
 }
 
