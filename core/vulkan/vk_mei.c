@@ -26,10 +26,18 @@
  * count from the run plan (core/plan.h), so both paths compute with the same
  * float constants.
  *
- * Steps are recorded in batches (about 2^24 cell-updates each) into one
- * command buffer; after each batch the host waits on a fence, reads back
- * the small per-row status buffer (h * 48 bytes: budget sums and the first
- * failure seen), reports progress and stops on a failure.  The state
+ * Steps are recorded in batches into one command buffer, one submission
+ * each: the first of about 2^24 cell-updates, then as many steps as take
+ * SUBMIT_TARGET_S of GPU time at the last batch's measured rate (so a fast
+ * GPU runs hundreds of small steps per submission, not one); after each
+ * the host waits on a fence, reads back the small per-row status buffer
+ * (h * 48 bytes: budget sums and the first failure seen), reports progress
+ * and stops on a failure.  The checks stay on the device meanwhile: each
+ * row keeps its first failing step, mei_total.comp the run's, and a gate
+ * (conditional rendering) skips every step after it, so the run ends in
+ * the state after its failing step (as with one step per submission) and
+ * the host takes back what it counted for the skipped ones.  A device
+ * without conditional rendering keeps batches of the first size.  The state
  * itself is read back at the end, and at the boundaries the run hooks
  * want (er_hooks_want: a frame, a checkpoint, a stop), where a batch ends;
  * a resumed run uploads its state.  Everything the host computes besides
