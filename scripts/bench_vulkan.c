@@ -24,7 +24,7 @@
  * included.  open_s is the instance and device, pipelines_s the buffers and
  * pipelines, upload_s the inputs' upload, readback_s the final read-back,
  * run_s the N2 run, all by the wall clock.  inv_NAME is one dispatch's
- * invocations (workgroups x local size).  speedup = cpu / vk ms per step.
+ * invocations (workgroups x local size), for the kernels the run uses.  speedup = cpu / vk ms per step.
  * The recipe is the default one on a rough 30 m landscape.  Without Vulkan
  * or a device it prints one line with status=unavailable.
  *
@@ -168,7 +168,8 @@ static void print_vk_stats(const er_vk_ctx *vk, int steps)
            v->submissions ? (double)v->steps / (double)v->submissions : 0.0,
            (long long)v->max_steps, v->pipeline_s, v->upload_s, v->readback_s);
     for (int k = 0; k < v->n_kernels; k++)
-        printf(" inv_%s=%llu", v->kernel[k].name, (unsigned long long)v->kernel[k].invocations);
+        if (v->kernel[k].invocations) /* 0: not dispatched in this run */
+            printf(" inv_%s=%llu", v->kernel[k].name, (unsigned long long)v->kernel[k].invocations);
 }
 #else
 static void print_vk_stats(const er_vk_ctx *vk, int steps)

@@ -640,7 +640,7 @@ static void drop_push(const er_params *p, mei_push *pu)
 }
 
 /* The invocations of one dispatch of each pass (workgroups x local size),
- * for scripts/bench vulkan. */
+ * for scripts/bench vulkan; 0 for a pass this run never dispatches. */
 static void note_kernels(mei_run *r)
 {
     const uint64_t gx = er_vk_groups((uint32_t)r->sim.w, MEI_GROUP), gy = (uint64_t)r->sim.h;
@@ -649,8 +649,9 @@ static void note_kernels(mei_run *r)
                                                "water_erode", "transport", "reduce",
                                                "rows", "total" };
     const uint64_t inv[N_PIPE] = {
-        [P_DROPS] = ER_VK_GROUP, [P_SOURCES] = er_vk_groups(r->nsrc, ER_VK_GROUP) * ER_VK_GROUP,
-        [P_MAPS] = cells, [P_FLUX] = cells, [P_WATER] = cells, [P_TRANSPORT] = cells,
+        [P_DROPS] = r->pu.count_lo || r->pu.count_hi ? ER_VK_GROUP : 0,
+        [P_SOURCES] = er_vk_groups(r->nsrc, ER_VK_GROUP) * ER_VK_GROUP,
+        [P_MAPS] = r->map_water[0] ? cells : 0, [P_FLUX] = cells, [P_WATER] = cells, [P_TRANSPORT] = cells,
         [P_REDUCE] = gy * MEI_LANES,
         [P_ROWS] = (uint64_t)er_vk_groups((uint32_t)r->sim.h, ER_VK_GROUP) * ER_VK_GROUP,
         [P_TOTAL] = 4,
@@ -696,9 +697,9 @@ static er_status run_setup(mei_run *r, er_terrain *t, er_error *err)
         (st = upload_maps(&r->g, t, plan->dt_sub, err)))
         st = at_step(r->vk, st, 0, err);
     r->vk->stats.upload_s += wall_now() - t0 - r->vk->stats.pipeline_s;
-    note_kernels(r);
     if (!st)
         st = map_water_rows(r, err);
+    note_kernels(r);
     free(src);
     return st;
 }
