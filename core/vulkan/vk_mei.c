@@ -147,7 +147,9 @@ _Static_assert(sizeof(mei_push) == 48, "Push layout");
  * enough that progress and cancelling stay responsive. */
 #define BATCH_CELLS ((uint64_t)1 << 24)
 #define FIRST_BATCH_STEPS 256
-#define MAX_BATCH_STEPS 4096
+/* Sub-steps one command buffer holds at most (about 40 commands each),
+ * which bounds its memory where steps are very short (small maps). */
+#define MAX_BATCH_SUBSTEPS 4096
 
 /* Seconds of GPU work a submission aims at once the time per step is
  * known (next_batch): the fence wait and the status read (~0.1 ms) then
@@ -852,15 +854,18 @@ static int64_t batch_end(const mei_run *r, int64_t step, int *want)
 
 /* The next submission's steps from the last one's: as many as fill
  * SUBMIT_TARGET_S at the measured time per step, at most four times as
- * many as the last (a first short step may be warm-up), at least one.
+ * many as the last (a first short step may be warm-up) and
+ * MAX_BATCH_SUBSTEPS sub-steps, at least one.
  * Without the gate the size stays today's fixed one (BATCH_CELLS), since a
  * failing step's state would then depend on the submission's length. */
 static void next_batch(mei_run *r, int64_t steps, double sec)
 {
     if (!r->vk->gate_begin || steps <= 0)
         return;
+    const int64_t sub = r->plan->substeps > 0 ? r->plan->substeps : 1;
+    const double most = sub < MAX_BATCH_SUBSTEPS ? (double)(MAX_BATCH_SUBSTEPS / sub) : 1.0;
     double want = sec > 0.0 ? SUBMIT_TARGET_S * (double)steps / sec : 4.0 * (double)steps;
-    double cap = 4.0 * (double)steps < MAX_BATCH_STEPS ? 4.0 * (double)steps : MAX_BATCH_STEPS;
+    double cap = 4.0 * (double)steps < most ? 4.0 * (double)steps : most;
     if (steps < r->batch) /* cut short by a boundary: no measure of a full one */
         cap = cap > (double)r->batch ? cap : (double)r->batch;
     r->batch = want < 1.0 ? 1 : want > cap ? (int64_t)cap : (int64_t)want;
