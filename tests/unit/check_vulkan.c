@@ -824,6 +824,21 @@ START_TEST(test_mei_fail_mid_submission)
         ck_assert_int_gt(many_stats.steps, failed - FAIL_AT + 1);
     else
         fprintf(stderr, "vulkan: no conditional rendering here, one batch size (fallback)\n");
+    /* without the gate (a device without conditional rendering): the
+     * same failure, reported after the fixed-size batch that held it */
+    mei_case fixed;
+    er_error ef = {{0}};
+    case_copy(&fixed, &f.c);
+    PFN_vkCmdBeginConditionalRenderingEXT gb = vk->gate_begin;
+    PFN_vkCmdEndConditionalRenderingEXT ge = vk->gate_end;
+    vk->gate_begin = NULL;
+    vk->gate_end = NULL;
+    ck_assert_int_eq(run_on(&er_backend_vulkan, vk, &fixed, NULL, &f.resume, &ef), ER_ENUMERIC);
+    vk->gate_begin = gb;
+    vk->gate_end = ge;
+    ck_assert_str_eq(ec.msg, ef.msg);
+    ck_assert_int_ge(fixed.bud.work_done, many.bud.work_done);
+    case_free(&fixed);
     assert_same_layers(&many, &one, 1, "many steps vs one step per submission");
     ck_assert_msg(memcmp(&many.bud, &one.bud, sizeof many.bud) == 0,
                   "budget: eroded %.17g vs %.17g, water added %.17g vs %.17g",
@@ -858,18 +873,21 @@ static int note_boundary(void *user, const er_run_state *v)
 
 /* Submissions sized by the measured time per step still end at every
  * boundary the hooks want, and at no other: the hooks see exactly those,
- * and the output is that of a run without hooks, bit for bit. */
+ * and the output is that of a run without hooks, bit for bit, and of one
+ * without the gate (the fixed first batch size throughout, as on a device
+ * without conditional rendering). */
 START_TEST(test_mei_long_run_sees_every_boundary)
 {
     const char *why;
     er_vk_ctx *vk = open_or_null(&why);
     ER_SKIP_IF(!vk, why);
-    mei_case base, hooked, plain;
+    mei_case base, hooked, plain, fixed;
     er_error err = {{0}};
     synthetic_sized(&base, 32);
     base.p.mei.steps = 1200;
     case_copy(&hooked, &base);
     case_copy(&plain, &base);
+    case_copy(&fixed, &base);
     seen_boundaries seen = {0};
     er_run_hooks h = {note_boundary, &seen, NULL, every_97th};
     ck_assert_int_eq(run_on(&er_backend_vulkan, vk, &hooked, NULL, &h, &err), ER_OK);
@@ -879,8 +897,21 @@ START_TEST(test_mei_long_run_sees_every_boundary)
         ck_assert_int_eq(seen.at[i], i == seen.n - 1 ? 1200 : 97 * i);
     ck_assert_int_gt(vk->stats.max_steps, 1);
     ck_assert_int_eq(vk->stats.steps, 1200);
+    PFN_vkCmdBeginConditionalRenderingEXT gb = vk->gate_begin;
+    PFN_vkCmdEndConditionalRenderingEXT ge = vk->gate_end;
+    vk->gate_begin = NULL;
+    vk->gate_end = NULL;
+    ck_assert_int_eq(run_on(&er_backend_vulkan, vk, &fixed, NULL, NULL, &err), ER_OK);
+    vk->gate_begin = gb;
+    vk->gate_end = ge;
+    /* 2^24 cell-updates of 32^2 cells and 4 sub-steps, at most 256 */
+    ck_assert_int_eq(vk->stats.max_steps, 256);
+    ck_assert_int_eq(vk->stats.submissions, (1200 + 255) / 256);
     assert_same_layers(&plain, &hooked, 1, "hooks vs plain");
     ck_assert(memcmp(&plain.bud, &hooked.bud, sizeof plain.bud) == 0);
+    assert_same_layers(&plain, &fixed, 1, "sized submissions vs fixed");
+    ck_assert(memcmp(&plain.bud, &fixed.bud, sizeof plain.bud) == 0);
+    case_free(&fixed);
     case_free(&hooked);
     case_free(&plain);
     case_free(&base);
