@@ -64,6 +64,7 @@ VK_CPPFLAGS := -DER_HAVE_VULKAN=1 -I$(BUILD)/core/vulkan/shaders $(shell $(PKG_C
 VK_LIBS   := $(shell $(PKG_CONFIG) --libs vulkan)
 VK_SRC    := $(filter-out core/vulkan/none.c,$(sort $(wildcard core/vulkan/*.c)))
 VK_SPV_H  := $(patsubst core/vulkan/shaders/%.comp,$(BUILD)/core/vulkan/shaders/%.spv.h,$(sort $(wildcard core/vulkan/shaders/*.comp)))
+VK_SPV_H  += $(patsubst core/vulkan/shaders/%.comp,$(BUILD)/core/vulkan/shaders/%_dp.spv.h,$(sort $(wildcard core/vulkan/shaders/mei_*.comp)))
 else
 VK_CPPFLAGS :=
 VK_LIBS   :=
@@ -125,6 +126,13 @@ $(BUILD)/core/vulkan/shaders/%.spv.h: core/vulkan/shaders/%.comp
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  GLSL    $<")
 	$(Q)$(GLSLANG) -V --target-env vulkan1.1 --quiet --vn er_spv_$(subst -,_,$*) -o $@ $< >/dev/null
+
+# The Mei shaders again with DenormPreserve declared, er_spv_<name>_dp
+# (mei_common.glsl ER_DENORM_PRESERVE; vk_mei.c picks one per device).
+$(BUILD)/core/vulkan/shaders/%_dp.spv.h: core/vulkan/shaders/%.comp
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  GLSL    $< (DenormPreserve)")
+	$(Q)$(GLSLANG) -V --target-env vulkan1.1 --quiet -DER_DENORM_PRESERVE --vn er_spv_$(subst -,_,$*)_dp -o $@ $< >/dev/null
 
 $(VK_SRC:%.c=$(BUILD)/%.o): $(VK_SPV_H)
 $(VK_SPV_H): $(wildcard core/vulkan/shaders/*.glsl)

@@ -78,11 +78,15 @@ int er_run_list_devices(void)
     }
     for (int i = 0; i < n && i < 16; i++) {
         const er_vk_device_info *d = &dev[i];
-        printf("%d: %s (%s, Vulkan %u.%u, %.0f MiB device memory, maxStorageBufferRange %.0f MiB%s)\n",
+        const char *mei = d->has_float64 && d->has_int64
+                              ? er_vk_exactness_text(er_vk_mei_exactness(d))
+                              : "cannot run (needs shaderFloat64 and shaderInt64)";
+        printf("%d: %s (%s, Vulkan %u.%u, %.0f MiB device memory, maxStorageBufferRange %.0f MiB%s)"
+               "; Mei: %s\n",
                d->index, d->name, er_vk_type_name(d->type), d->api_version >> 22,
                (d->api_version >> 12) & 0x3ffu, (double)d->device_local_bytes / 1048576.0,
                (double)d->max_storage_buffer_range / 1048576.0,
-               d->has_compute ? "" : ", no compute queue");
+               d->has_compute ? "" : ", no compute queue", mei);
     }
     return fflush(stdout) == 0 ? 0 : EXIT_RUN_FAILED;
 }

@@ -109,15 +109,17 @@ static er_status read_input(er_job *j, size_t limit)
     er_read_opts ro = {s->band, limit};
     er_io_progress pg = {er_job_io_progress, j};
     er_status st = er_job_check_input(j);
-    if (st == ER_OK && s->tiles) {
+    if (st != ER_OK)
+        return st;
+    er_job_phase(j, "reading");
+    if (s->tiles) {
         j->windowed = 1;
         st = er_tile_window_read(s->tiles, er_tile_set_find(s->tiles, j->input), s->halo, &ro,
-                                 &j->img, &j->window, &j->err);
-    } else if (st == ER_OK) {
-        er_job_phase(j, "reading");
+                                 &pg, &j->img, &j->window, &j->err);
+    } else {
         st = er_image_read_progress(j->input, &ro, &pg, &j->img, &j->err);
-        er_progress_end(&j->progress);
     }
+    er_progress_end(&j->progress);
     if (st == ER_OK)
         er_georef_drop_statistics(&j->img.georef);
     return st;

@@ -45,7 +45,36 @@ typedef struct er_vk_device_info {
     int has_float64;               /* shaderFloat64: the per-row budget sums (Mei) */
     uint32_t driver_version;       /* VkPhysicalDeviceProperties.driverVersion (vendor's packing):
                                     * a checkpoint records it with the name */
+    int denorm_preserve;           /* shaderDenormPreserveFloat32 (VK_KHR_shader_float_controls),
+                                    * settable for float32 alone: the Mei shaders run
+                                    * with DenormPreserve declared */
 } er_vk_device_info;
+
+/* How closely a device's Mei run follows the CPU path (README "Vulkan
+ * backend", exactness rules).  Divisions are correctly rounded everywhere;
+ * what remains is whether float32 denormals survive. */
+typedef enum er_vk_exactness {
+    ER_VK_EXACT_DECLARED = 0, /* DenormPreserve declared: the CPU's bytes */
+    ER_VK_EXACT_MEASURED = 1, /* no denormal control, but known to keep them
+                               * (lavapipe): the CPU's bytes, as the tests measure */
+    ER_VK_DENORMS_MAY_FLUSH = 2 /* height and water exact, sediment within
+                                 * ER_VK_MEI_FLUSH_SEDIMENT */
+} er_vk_exactness;
+
+/* [m] How far a Mei sediment cell may lie from the CPU's on a device whose
+ * denormals may flush.  An H100 with correctly rounded divisions and no
+ * DenormPreserve gave height and water bit for bit and sediment off by at
+ * most 1.88e-37 m (a flushed denormal, issue #14, three 256^2 cases of
+ * 150-300 steps); about five times that. */
+#define ER_VK_MEI_FLUSH_SEDIMENT 1e-36
+
+/* The exactness class of device d: the one place that decides it, for the
+ * Mei pipelines, --list-devices and the tests. */
+er_vk_exactness er_vk_mei_exactness(const er_vk_device_info *d);
+
+/* What class e means, for --list-devices ("denormals preserved,
+ * bit-identical to the CPU"); a static string. */
+const char *er_vk_exactness_text(er_vk_exactness e);
 
 /* How to open the backend. */
 typedef struct er_vk_options {

@@ -187,14 +187,38 @@ static void paste(const er_image *src, const er_tile_place *p, int x0, int y0, i
         }
 }
 
+/* One file's share of a window read's progress: file `done` of `total`. */
+typedef struct file_share {
+    const er_io_progress *outer;
+    int done, total;
+} file_share;
+
+static void file_share_report(void *user, double fraction)
+{
+    const file_share *fs = user;
+    er_io_progress_report(fs->outer, fs->done + fraction, fs->total);
+}
+
+/* The files a window read opens: the tile and each neighbour its halo reaches. */
+static int window_files(const er_tile_set *ts, int k, int halo)
+{
+    int n = 1;
+    for (int j = 0; j < ts->n; j++)
+        n += j != k && er_mosaic_touch(&ts->place[k], &ts->place[j], halo);
+    return n;
+}
+
 er_status er_tile_window_read(const er_tile_set *ts, int k, int halo, const er_read_opts *ro,
-                              er_image *img, er_window *win, er_error *err)
+                              const er_io_progress *pg, er_image *img, er_window *win,
+                              er_error *err)
 {
     int w, h;
     er_image tile;
+    file_share fs = {pg, 0, window_files(ts, k, halo)};
+    er_io_progress sub = {file_share_report, &fs};
     memset(img, 0, sizeof *img);
     er_mosaic_window(&ts->place[k], halo, ts->world_w, ts->world_h, win, &w, &h);
-    er_status st = er_image_read(ts->paths[k], ro, &tile, err);
+    er_status st = er_image_read_progress(ts->paths[k], ro, &sub, &tile, err);
     if (st)
         return st;
     if (tile.format != ER_FORMAT_TIFF || tile.width != ts->place[k].width ||
@@ -223,7 +247,8 @@ er_status er_tile_window_read(const er_tile_set *ts, int k, int halo, const er_r
         if (j == k || !er_mosaic_touch(&ts->place[k], &ts->place[j], halo))
             continue;
         er_image nb;
-        if ((st = er_image_read(ts->paths[j], ro, &nb, err)) != ER_OK)
+        fs.done++;
+        if ((st = er_image_read_progress(ts->paths[j], ro, &sub, &nb, err)) != ER_OK)
             goto fail;
         if (nb.width != ts->place[j].width || nb.height != ts->place[j].height) {
             er_image_free(&nb);

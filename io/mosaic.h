@@ -36,10 +36,12 @@ int er_tile_set_find(const er_tile_set *ts, const char *path);
 
 /* Reads tile k extended by `halo` cells from its neighbours into *img
  * (values in file units, georeferenced for the window; cells no tile
- * covers are nodata) and fills *win.  On failure *img is empty and err
+ * covers are nodata) and fills *win, reporting progress through pg (may
+ * be NULL) over all the files it reads.  On failure *img is empty and err
  * holds one line. */
 er_status er_tile_window_read(const er_tile_set *ts, int k, int halo, const er_read_opts *ro,
-                              er_image *img, er_window *win, er_error *err);
+                              const er_io_progress *pg, er_image *img, er_window *win,
+                              er_error *err);
 
 /* Where a raster (a halo output) lies in the set's world, from its
  * georeferencing on the first tile's grid: 1 and *win filled, or 0 when it

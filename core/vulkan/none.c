@@ -15,6 +15,18 @@ const char *er_vk_type_name(er_vk_device_type t)
     return "other";
 }
 
+er_vk_exactness er_vk_mei_exactness(const er_vk_device_info *d)
+{
+    (void)d;
+    return ER_VK_DENORMS_MAY_FLUSH;
+}
+
+const char *er_vk_exactness_text(er_vk_exactness e)
+{
+    (void)e;
+    return ER_VK_NOT_BUILT;
+}
+
 er_status er_vk_list_devices(er_vk_device_info *out, int max, int *count, er_error *err)
 {
     (void)out;

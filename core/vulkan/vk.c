@@ -15,6 +15,8 @@
 #include <string.h>
 
 #define VALIDATION_LAYER "VK_LAYER_KHRONOS_validation"
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 int er_vk_built(void)
 {
@@ -29,6 +31,31 @@ const char *er_vk_type_name(er_vk_device_type t)
     case ER_VK_TYPE_VIRTUAL: return "virtual";
     case ER_VK_TYPE_CPU: return "cpu";
     default: return "other";
+    }
+}
+
+er_vk_exactness er_vk_mei_exactness(const er_vk_device_info *d)
+{
+    if (d->denorm_preserve)
+        return ER_VK_EXACT_DECLARED;
+    /* Mesa's lavapipe offers no denormal control but keeps them: on the
+     * cases where an H100 that flushed them differed (issue #14) it gives
+     * the CPU's bytes, and check_vulkan.c compares them byte for byte */
+    if (d->type == ER_VK_TYPE_CPU && strstr(d->name, "llvmpipe"))
+        return ER_VK_EXACT_MEASURED;
+    return ER_VK_DENORMS_MAY_FLUSH;
+}
+
+const char *er_vk_exactness_text(er_vk_exactness e)
+{
+    switch (e) {
+    case ER_VK_EXACT_DECLARED:
+        return "denormals preserved, bit-identical to the CPU";
+    case ER_VK_EXACT_MEASURED:
+        return "denormals kept (lavapipe, as our tests measure), bit-identical to the CPU";
+    default:
+        return "denormals may flush, height and water exact, sediment within "
+               STR(ER_VK_MEI_FLUSH_SEDIMENT) " m of the CPU";
     }
 }
 
@@ -181,10 +208,32 @@ static er_status make_instance(er_vk_ctx *vk, int validation, VkInstance *out, e
     return ER_OK;
 }
 
+/* 1 when device pd offers the device extension `name`. */
+static int has_extension(VkPhysicalDevice pd, const char *name)
+{
+    uint32_t n = 0;
+    if (vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL) != VK_SUCCESS || n == 0)
+        return 0;
+    VkExtensionProperties *e = calloc(n, sizeof *e);
+    int found = 0;
+    if (e && vkEnumerateDeviceExtensionProperties(pd, NULL, &n, e) == VK_SUCCESS)
+        for (uint32_t i = 0; i < n; i++)
+            found |= strcmp(e[i].extensionName, name) == 0;
+    free(e);
+    return found;
+}
+
 static void describe(VkPhysicalDevice pd, int index, er_vk_device_info *info)
 {
+    /* float controls: an extension to our Vulkan 1.1 instance (core in 1.2),
+     * so its properties may be asked only where it is offered */
+    VkPhysicalDeviceFloatControlsPropertiesKHR fc = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES_KHR,
+    };
+    int float_controls = has_extension(pd, VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME);
     VkPhysicalDeviceMaintenance3Properties m3 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES,
+        .pNext = float_controls ? &fc : NULL,
     };
     VkPhysicalDeviceProperties2 p2 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
@@ -215,6 +264,11 @@ static void describe(VkPhysicalDevice pd, int index, er_vk_device_info *info)
     info->max_allocation = m3.maxMemoryAllocationSize;
     info->has_int64 = feat.shaderInt64 == VK_TRUE;
     info->has_float64 = feat.shaderFloat64 == VK_TRUE;
+    /* where the widths must share one denormal mode (INDEPENDENCE_NONE),
+     * a float32-only declaration is not allowed: no preserve build there */
+    info->denorm_preserve = float_controls && fc.shaderDenormPreserveFloat32 == VK_TRUE &&
+                            fc.denormBehaviorIndependence !=
+                                VK_SHADER_FLOAT_CONTROLS_INDEPENDENCE_NONE_KHR;
     uint32_t nq = 0;
     vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, NULL);
     VkQueueFamilyProperties *q = calloc(nq ? nq : 1, sizeof *q);
@@ -411,15 +465,22 @@ er_status er_vk_open(const er_vk_options *o, er_vk_ctx **out, er_error *err)
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_CONDITIONAL_RENDERING_FEATURES_EXT,
         .conditionalRendering = VK_TRUE,
     };
-    const char *ext[] = { VK_EXT_CONDITIONAL_RENDERING_EXTENSION_NAME };
     const int gate = offers_gate(vk->phys);
+    /* conditional rendering (the Mei step gate), and the extension the Mei
+     * shaders' DenormPreserve variant needs */
+    const char *ext[2];
+    uint32_t n_ext = 0;
+    if (gate)
+        ext[n_ext++] = VK_EXT_CONDITIONAL_RENDERING_EXTENSION_NAME;
+    if (vk->info.denorm_preserve)
+        ext[n_ext++] = VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME;
     VkDeviceCreateInfo dci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
         .pNext = gate ? &cond : NULL,
         .queueCreateInfoCount = 1,
         .pQueueCreateInfos = &qci,
-        .enabledExtensionCount = gate ? 1u : 0u,
-        .ppEnabledExtensionNames = ext,
+        .enabledExtensionCount = n_ext,
+        .ppEnabledExtensionNames = n_ext ? ext : NULL,
         .pEnabledFeatures = &feat,
     };
     if ((r = vkCreateDevice(vk->phys, &dci, NULL, &vk->dev)) != VK_SUCCESS) {

@@ -77,14 +77,23 @@
 #include "../rng.h"
 
 #include "mei_drops.spv.h"
+#include "mei_drops_dp.spv.h"
 #include "mei_flux.spv.h"
+#include "mei_flux_dp.spv.h"
 #include "mei_maps.spv.h"
+#include "mei_maps_dp.spv.h"
 #include "mei_reduce.spv.h"
+#include "mei_reduce_dp.spv.h"
 #include "mei_rows.spv.h"
+#include "mei_rows_dp.spv.h"
 #include "mei_sources.spv.h"
+#include "mei_sources_dp.spv.h"
 #include "mei_total.spv.h"
+#include "mei_total_dp.spv.h"
 #include "mei_transport.spv.h"
+#include "mei_transport_dp.spv.h"
 #include "mei_water_erode.spv.h"
+#include "mei_water_erode_dp.spv.h"
 
 /* Buffer bindings, as mei_common.glsl declares them. */
 enum {
@@ -167,19 +176,23 @@ typedef struct mei_gpu {
     er_vk_pipeline pipe[N_PIPE];
 } mei_gpu;
 
+/* Each shader as built: [0] plain, [1] with DenormPreserve declared, for
+ * devices that offer it (er_vk_mei_exactness; mei_common.glsl). */
+#define SHADER(name) { { er_spv_##name, er_spv_##name##_dp }, \
+                       { sizeof er_spv_##name, sizeof er_spv_##name##_dp } }
 static const struct {
-    const uint32_t *spv;
-    size_t bytes;
+    const uint32_t *spv[2];
+    size_t bytes[2];
 } shaders[N_PIPE] = {
-    [P_DROPS] = { er_spv_mei_drops, sizeof er_spv_mei_drops },
-    [P_SOURCES] = { er_spv_mei_sources, sizeof er_spv_mei_sources },
-    [P_MAPS] = { er_spv_mei_maps, sizeof er_spv_mei_maps },
-    [P_FLUX] = { er_spv_mei_flux, sizeof er_spv_mei_flux },
-    [P_WATER] = { er_spv_mei_water_erode, sizeof er_spv_mei_water_erode },
-    [P_TRANSPORT] = { er_spv_mei_transport, sizeof er_spv_mei_transport },
-    [P_REDUCE] = { er_spv_mei_reduce, sizeof er_spv_mei_reduce },
-    [P_ROWS] = { er_spv_mei_rows, sizeof er_spv_mei_rows },
-    [P_TOTAL] = { er_spv_mei_total, sizeof er_spv_mei_total },
+    [P_DROPS] = SHADER(mei_drops),
+    [P_SOURCES] = SHADER(mei_sources),
+    [P_MAPS] = SHADER(mei_maps),
+    [P_FLUX] = SHADER(mei_flux),
+    [P_WATER] = SHADER(mei_water_erode),
+    [P_TRANSPORT] = SHADER(mei_transport),
+    [P_REDUCE] = SHADER(mei_reduce),
+    [P_ROWS] = SHADER(mei_rows),
+    [P_TOTAL] = SHADER(mei_total),
 };
 
 static const char *const buf_names[N_BUF] = {
@@ -495,8 +508,9 @@ static er_status gpu_setup(mei_gpu *g, const er_terrain *t, const mei_coef_gpu c
     const double t0 = wall_now();
     for (int i = 0; i < N_BUF; i++)
         bind[i] = &g->buf[i];
+    const int dp = er_vk_mei_exactness(er_vk_info(g->vk)) == ER_VK_EXACT_DECLARED;
     for (int p = 0; p < N_PIPE; p++) {
-        if ((st = er_vk_pipeline_new(g->vk, shaders[p].spv, shaders[p].bytes, N_BUF,
+        if ((st = er_vk_pipeline_new(g->vk, shaders[p].spv[dp], shaders[p].bytes[dp], N_BUF,
                                      sizeof(mei_push), 1, &g->pipe[p], err)))
             return st;
         er_vk_pipeline_bind(g->vk, &g->pipe[p], 0, bind);

@@ -36,6 +36,19 @@ got=$(phases "$T/stderr" | tr '\n' ',')
 [ "$got" = "reading,model,writing height,writing water," ] || t_fail "phases: $got"
 t_ok
 
+t_case "--progress with --tile-set: one reading bar over the tile and its neighbours"
+if have gdal_translate; then
+    "$SRCDIR/scripts/cut-tiles" "$W" 2 "$T/tiles" > "$T/tiles.list"
+    mkdir -p "$T/ts"
+    t_exit 0 "$ERODE" --progress --tile-set "$T/tiles.list" --halo 16 -s mei.steps=2 \
+        --layers height -o "$T/ts" "$(head -n 1 "$T/tiles.list")"
+    got=$(phases "$T/stderr" | tr '\n' ',')
+    [ "$got" = "reading,model,writing height," ] || t_fail "phases: $got"
+    t_ok
+else
+    t_skip "gdal_translate not installed"
+fi
+
 t_case "-q: no progress, nothing on stderr or stdout"
 mkdir -p "$T/c"
 t_exit 0 "$ERODE" -q -s mei.steps=5 -o "$T/c" "$W"

@@ -10,6 +10,7 @@ crashed=0
 for t in "$here"/[0-9]*.sh; do
     [ -f "$t" ] || continue
     echo "integration: $(basename "$t")"
+    t0=$(date +%s)
     before=$(cat "$ER_RESULTS.lines" 2>/dev/null | wc -l)
     if ! sh "$t"; then
         after=$(cat "$ER_RESULTS.lines" 2>/dev/null | wc -l)
@@ -18,6 +19,8 @@ for t in "$here"/[0-9]*.sh; do
             crashed=$((crashed + 1))
         fi
     fi
+    # the seconds each script took, to keep `make check` within its budget
+    echo "integration: $(basename "$t") took $(($(date +%s) - t0)) s"
 done
 p=$(grep -c '^pass' "$ER_RESULTS.lines" 2>/dev/null); p=${p:-0}
 f=$(grep -c '^fail' "$ER_RESULTS.lines" 2>/dev/null); f=${f:-0}

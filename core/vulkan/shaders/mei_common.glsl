@@ -5,7 +5,21 @@
 // the two agree operation for operation.  Expressions keep the CPU's order
 // and parentheses (core/mei/pipe.c, erosion.c, transport.c), and max(a, 0) is
 // written as the CPU's select (a > 0 ? a : 0, NaN -> 0), not GLSL max().
+// What Vulkan does not round correctly is kept out (README "Vulkan backend",
+// exactness rules): every float division is er_div, the square root is
+// er_sqrt (+ - * only), no transcendental function and no integer-to-float
+// conversion; denormals are kept by the ER_DENORM_PRESERVE build below.
 #extension GL_ARB_gpu_shader_int64 : require
+
+// Built twice (Makefile): with ER_DENORM_PRESERVE the shader declares the
+// DenormPreserve execution mode for float32 (SPV_KHR_float_controls,
+// capability DenormPreserve = 4464, mode 4459), so a GPU that would flush
+// denormals to zero keeps them, as the CPU does; vk_mei.c takes that build
+// where the device offers shaderDenormPreserveFloat32 (er_vk_mei_exactness).
+#ifdef ER_DENORM_PRESERVE
+#extension GL_EXT_spirv_intrinsics : require
+spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4464], 4459, 32);
+#endif
 
 // er_mei_coef of core/mei/mei_internal.h plus what the shaders need; std430
 // lays the scalars out as the C struct vk_mei.c fills (mei_coef_gpu).
@@ -129,6 +143,24 @@ float er_sqrt(float x)
     y = y * (1.5 - hx * y * y);
     precise float r = x * y;
     return r;
+}
+
+// a / b correctly rounded to float32, as the CPU's IEEE division gives it.
+// GLSL lets a float division be off by 2.5 ulp, and real GPUs use that
+// (an H100 changed three tests: issue #14).  Both operands are exact in
+// double; the double quotient rounded to float32 is the directly rounded
+// quotient because rounding first to p = 53 bits and then to q = 24 is
+// innocuous for division when p >= 2q + 2 = 50 (Figueroa, "When is double
+// rounding innocuous?", 1995).  It even survives a double division a few
+// ulps off, but at exact ties: a quotient of two floats that is neither a
+// float nor a tie lies at least about 2^-49 (relative) from every float32
+// rounding boundary.  This assumes IEEE float64 division and conversion
+// (the Vulkan spec promises less; an H100 measured so); Mei needs
+// shaderFloat64 anyway (the budget sums).
+float er_div(float a, float b)
+{
+    precise double q = double(a) / double(b);
+    return float(q);
 }
 
 // Bit 31 set when f is not finite (transport.c nonfinite()).

@@ -59,11 +59,11 @@ void main()
     }
     precise float out_ = ((q[0] + q[1]) + (q[2] + q[3])) * k.dt;
     if (out_ > d1) {
-        precise float kk = d1 / out_; // eq. 4
+        precise float kk = er_div(d1, out_); // eq. 4
         for (int j = 0; j < 4; j++)
             q[j] = q[j] * kk;         // eq. 5
     }
     qL[i] = q[0]; qR[i] = q[1]; qT[i] = q[2]; qB[i] = q[3];
-    precise float wv = k.dt / d1;
+    precise float wv = er_div(k.dt, d1);
     wq[i] = d1 > 0.0 ? wv : 0.0;
 }

@@ -49,8 +49,10 @@ void main()
     precise float dbar = 0.5 * (d1 + d2);
     precise float uu = 0.0, vv = 0.0;
     if (dbar > ER_MEI_FILM) {
-        uu = k.hlx * ((inL + oR) - (oL + inR)) / dbar;
-        vv = k.hly * ((inT + oB) - (oT + inB)) / dbar;
+        precise float fu = k.hlx * ((inL + oR) - (oL + inR));
+        precise float fv = k.hly * ((inT + oB) - (oT + inB));
+        uu = er_div(fu, dbar);
+        vv = er_div(fv, dbar);
     }
     precise float dn = d2 * k.keep;
     d[i] = dn;
@@ -111,7 +113,8 @@ void main()
     // erode_cell
     float zc = z[i], sc = s[i];
     precise float t2 = gx * gx + gy * gy;
-    precise float sin2 = maxf(t2 / (1.0 + t2), k.min_tilt2);
+    precise float t1 = 1.0 + t2;
+    precise float sin2 = maxf(er_div(t2, t1), k.min_tilt2);
     precise float depth = dbar * k.inv_cd + k.cd_off; // |v| dbar / D, or |v|
     precise float cap = k.kc * er_sqrt(sin2 * (uu * uu + vv * vv)) * depth;
     precise float ks = k.ks_dt * wc, kd = k.kd_dt * mc;
