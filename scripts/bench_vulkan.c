@@ -3,21 +3,37 @@
  * the same run (these machines are noisy).  One machine-readable line per
  * map size:
  *
- *   bench=mei_vulkan size=1024 device="..." maps=0 steps=... vk_ms_per_step=...
- *       cpu_ms_per_step=... cpu_threads=... speedup=...
+ *   bench=mei_vulkan size=1024 device="..." maps=0 steps=2,12
+ *       vk_ms_per_step=... vk_from=difference|direct kernel_ms_per_step=...|n/a
+ *       submit_ms_per_step=... cpu_ms_per_step=... cpu_from=... cpu_threads=...
+ *       speedup=... submissions=... steps_per_submission=... max_steps_per_submission=...
+ *       open_s=... pipelines_s=... upload_s=... readback_s=... run_s=...
+ *       inv_flux=... (one inv_NAME per kernel)
  *   bench=mei_vulkan size=8192 device="..." status=refused reason="..."
  *
- * ms per step is (time of a run of S steps - time of a run of 0 steps) / S
- * for both paths, so set-up, upload and the final read-back are left out
- * alike.  speedup = cpu_ms_per_step / vk_ms_per_step.  The recipe is the
- * default one on a rough 30 m landscape.  Without Vulkan or a device it
- * prints one line with status=unavailable.
+ * Each path runs N1 and N2 steps (steps=N1,N2) and a figure per step is
+ * (time of N2 steps - time of N1 steps) / (N2 - N1), by the wall clock of
+ * the whole run (set-up, upload, read-back included alike), when that
+ * difference is positive and at least a quarter of the N2 run
+ * (from=difference); otherwise the fixed cost's noise would swamp it, and
+ * the line gives the direct figure instead (from=direct: Vulkan, the wall
+ * time of the N2 run's step submissions over N2; CPU, the N2 run over N2).
+ * kernel_ms_per_step is from GPU timestamps at the start and end of every
+ * submission's command buffer (n/a where the queue has none: never a
+ * guess); submit_ms_per_step the wall time of those submissions, waits
+ * included.  open_s is the instance and device, pipelines_s the buffers and
+ * pipelines, upload_s the inputs' upload, readback_s the final read-back,
+ * run_s the N2 run, all by the wall clock.  inv_NAME is one dispatch's
+ * invocations (workgroups x local size), for the kernels the run uses.  speedup = cpu / vk ms per step.
+ * The recipe is the default one on a rough 30 m landscape.  Without Vulkan
+ * or a device it prints one line with status=unavailable.
  *
  * --maps runs every run with all four control maps (core/controls.h:
  * random hardness, rain and mask, a sources raster on one cell in 64), to
- * measure their cost against a run without.
+ * measure their cost against a run without.  --steps N1,N2 sets the step
+ * counts for every size (default: by the device, see steps_for).
  *
- * Usage: bench_vulkan [--quick] [--maps] [--device N]
+ * Usage: bench_vulkan [--quick] [--maps] [--device N] [--steps N1,N2]
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -32,6 +48,10 @@
 #include "../core/backend.h"
 #include "../core/model.h"
 #include "../core/rng.h"
+#ifdef ER_HAVE_VULKAN
+/* the run's counters (er_vk_stats): a benchmark may look inside */
+#include "../core/vulkan/vk.h"
+#endif
 
 static double now(void)
 {
@@ -104,9 +124,133 @@ static double run(er_vk_ctx *vk, const float *z, int n, int steps, const er_cont
     return sec;
 }
 
+/* Step counts N1 < N2: enough on a GPU that N2 - N1 steps outweigh the
+ * noise of a second of set-up; few on a CPU device (lavapipe: ~0.1 s a
+ * 1024^2 step). */
+static void steps_for(const er_vk_ctx *vk, int n, int quick, int s[2])
+{
+    int cpu_dev = er_vk_info(vk)->type == ER_VK_TYPE_CPU;
+    int i = n <= 1024 ? 0 : n <= 4096 ? 1 : 2;
+    static const int gpu[3][2] = { { 10, 1010 }, { 10, 410 }, { 5, 45 } };
+    static const int lvp[3][2] = { { 2, 12 }, { 1, 3 }, { 1, 2 } };
+    s[0] = cpu_dev ? lvp[i][0] : gpu[i][0];
+    s[1] = cpu_dev ? lvp[i][1] : gpu[i][1];
+    if (quick)
+        s[1] = s[0] + (s[1] - s[0]) / 4 + 1;
+}
+
+/* ms per step from runs of s[0] and s[1] steps taking t[0], t[1] s:
+ * the difference when positive and a quarter of t[1] or more, else
+ * `direct` (*from says which). */
+static double per_step(const int s[2], const double t[2], double direct, const char **from)
+{
+    double d = t[1] - t[0];
+    if (d > 0.0 && d >= 0.25 * t[1]) {
+        *from = "difference";
+        return 1e3 * d / (s[1] - s[0]);
+    }
+    *from = "direct";
+    return direct;
+}
+
+#ifdef ER_HAVE_VULKAN
+/* The Vulkan half of a line: the counters of the last (N2) run. */
+static void print_vk_stats(const er_vk_ctx *vk, int steps)
+{
+    const er_vk_stats *v = &vk->stats;
+    if (v->gpu_timed)
+        printf(" kernel_ms_per_step=%.4f", 1e3 * v->gpu_s / steps);
+    else
+        printf(" kernel_ms_per_step=n/a");
+    printf(" submit_ms_per_step=%.4f submissions=%lld steps_per_submission=%.1f "
+           "max_steps_per_submission=%lld pipelines_s=%.3f upload_s=%.3f readback_s=%.3f",
+           1e3 * v->steps_s / steps, (long long)v->submissions,
+           v->submissions ? (double)v->steps / (double)v->submissions : 0.0,
+           (long long)v->max_steps, v->pipeline_s, v->upload_s, v->readback_s);
+    for (int k = 0; k < v->n_kernels; k++)
+        if (v->kernel[k].invocations) /* 0: not dispatched in this run */
+            printf(" inv_%s=%llu", v->kernel[k].name, (unsigned long long)v->kernel[k].invocations);
+}
+#else
+static void print_vk_stats(const er_vk_ctx *vk, int steps)
+{
+    (void)vk;
+    (void)steps;
+}
+#endif
+
+/* The direct Vulkan figure: the N2 run's submissions over its steps. */
+static double vk_direct_ms(const er_vk_ctx *vk, int steps, double run_s)
+{
+#ifdef ER_HAVE_VULKAN
+    (void)run_s;
+    return 1e3 * vk->stats.steps_s / steps;
+#else
+    (void)vk;
+    return 1e3 * run_s / steps;
+#endif
+}
+
+/* One map size: both paths, one line. */
+static void bench_size(er_vk_ctx *vk, const char *dev, int n, int quick, int maps,
+                       const int *steps_set, double open_s)
+{
+    er_error err = { { 0 } };
+    er_params p;
+    er_params_default(&p);
+    er_terrain probe = { n, n, NULL, NULL, 30.0, 30.0, NULL };
+    if (er_vk_mei_check(vk, &(er_plan){.p = p}, &probe, &err) != ER_OK) {
+        printf("bench=mei_vulkan size=%d device=\"%s\" status=refused reason=\"%s\"\n", n, dev,
+               err.msg);
+        return;
+    }
+    int s[2];
+    steps_for(vk, n, quick, s);
+    if (steps_set)
+        memcpy(s, steps_set, sizeof s);
+    float *z = malloc((size_t)n * (size_t)n * sizeof(float));
+    if (!z) {
+        printf("bench=mei_vulkan size=%d status=refused reason=\"host out of memory\"\n", n);
+        return;
+    }
+    make_terrain(z, n);
+    er_controls cm, *c = NULL;
+    float *mp = maps ? make_maps(n, &cm) : NULL;
+    if (mp)
+        c = &cm;
+    er_status st = ER_OK;
+    double v[2] = { 0, 0 }, cp[2] = { 0, 0 };
+    for (int i = 0; i < 2 && !st; i++)
+        v[i] = run(vk, z, n, s[i], c, &err, &st);
+    double vk_direct = st ? 0.0 : vk_direct_ms(vk, s[1], v[1]);
+    if (st) {
+        printf("bench=mei_vulkan size=%d device=\"%s\" status=failed reason=\"%s\"\n", n, dev,
+               err.msg);
+    } else {
+        const char *vfrom, *cfrom;
+        double vk_ms = per_step(s, v, vk_direct, &vfrom);
+        printf("bench=mei_vulkan size=%d device=\"%s\" maps=%d steps=%d,%d vk_ms_per_step=%.4f "
+               "vk_from=%s run_s=%.3f open_s=%.3f", n, dev, c != NULL, s[0], s[1], vk_ms, vfrom,
+               v[1], open_s);
+        print_vk_stats(vk, s[1]);
+        for (int i = 0; i < 2 && !st; i++)
+            cp[i] = run(NULL, z, n, s[i], c, &err, &st);
+        double cpu_ms = per_step(s, cp, 1e3 * cp[1] / s[1], &cfrom);
+        int threads = 1;
+#ifdef _OPENMP
+        threads = omp_get_max_threads();
+#endif
+        printf(" cpu_ms_per_step=%.4f cpu_from=%s cpu_threads=%d speedup=%.3f\n", cpu_ms, cfrom,
+               threads, vk_ms > 0 ? cpu_ms / vk_ms : 0.0);
+    }
+    fflush(stdout);
+    free(z);
+    free(mp);
+}
+
 int main(int argc, char **argv)
 {
-    int quick = 0, maps = 0, device = 0;
+    int quick = 0, maps = 0, device = 0, steps[2], *steps_set = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0)
             quick = 1;
@@ -114,63 +258,24 @@ int main(int argc, char **argv)
             maps = 1;
         else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc)
             device = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--steps") == 0 && i + 1 < argc &&
+                 sscanf(argv[++i], "%d,%d", &steps[0], &steps[1]) == 2 && steps[0] >= 0 &&
+                 steps[1] > steps[0])
+            steps_set = steps;
     }
     er_vk_options o = { device, 0 };
     er_vk_ctx *vk = NULL;
     er_error err = { { 0 } };
+    double t0 = now();
     if (er_vk_open(&o, &vk, &err) != ER_OK) {
         printf("bench=mei_vulkan status=unavailable reason=\"%s\"\n", err.msg);
         return 0;
     }
+    double open_s = now() - t0;
     const char *dev = er_vk_info(vk)->name;
     const int sizes[3] = { 1024, 4096, 8192 };
-    for (int i = 0; i < 3; i++) {
-        int n = sizes[i];
-        int steps = n == 1024 ? (quick ? 10 : 40) : (quick ? 2 : 5);
-        er_params p;
-        er_params_default(&p);
-        er_terrain probe = { n, n, NULL, NULL, 30.0, 30.0, NULL };
-        if (er_vk_mei_check(vk, &(er_plan){.p = p}, &probe, &err) != ER_OK) {
-            printf("bench=mei_vulkan size=%d device=\"%s\" status=refused reason=\"%s\"\n", n,
-                   dev, err.msg);
-            fflush(stdout);
-            continue;
-        }
-        float *z = malloc((size_t)n * (size_t)n * sizeof(float));
-        if (!z) {
-            printf("bench=mei_vulkan size=%d status=refused reason=\"host out of memory\"\n", n);
-            continue;
-        }
-        make_terrain(z, n);
-        er_controls cm, *c = NULL;
-        float *mp = maps ? make_maps(n, &cm) : NULL;
-        if (mp)
-            c = &cm;
-        er_status st;
-        double v0 = run(vk, z, n, 0, c, &err, &st);
-        double v1 = st == ER_OK ? run(vk, z, n, steps, c, &err, &st) : 0.0;
-        if (st != ER_OK) {
-            printf("bench=mei_vulkan size=%d device=\"%s\" status=failed reason=\"%s\"\n", n,
-                   dev, err.msg);
-            free(z);
-            free(mp);
-            continue;
-        }
-        double c0 = run(NULL, z, n, 0, c, &err, &st);
-        double c1 = run(NULL, z, n, steps, c, &err, &st);
-        double vk_ms = 1e3 * (v1 - v0) / steps, cpu_ms = 1e3 * (c1 - c0) / steps;
-        int threads = 1;
-#ifdef _OPENMP
-        threads = omp_get_max_threads();
-#endif
-        printf("bench=mei_vulkan size=%d device=\"%s\" maps=%d steps=%d vk_ms_per_step=%.3f "
-               "cpu_ms_per_step=%.3f cpu_threads=%d speedup=%.3f\n",
-               n, dev, c != NULL, steps, vk_ms, cpu_ms, threads,
-               vk_ms > 0 ? cpu_ms / vk_ms : 0.0);
-        fflush(stdout);
-        free(z);
-        free(mp);
-    }
+    for (int i = 0; i < 3; i++)
+        bench_size(vk, dev, sizes[i], quick, maps, steps_set, open_s);
     er_vk_close(vk);
     return 0;
 }

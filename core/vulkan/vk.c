@@ -322,6 +322,56 @@ er_status er_vk_list_devices(er_vk_device_info *out, int max, int *count, er_err
     return st;
 }
 
+/* Whether the device offers conditional rendering, which lets many steps
+ * go in one submission yet stop at the first failing one (vk_mei.c). */
+static int offers_gate(VkPhysicalDevice pd)
+{
+    uint32_t n = 0;
+    int found = 0;
+    vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL);
+    VkExtensionProperties *e = calloc(n ? n : 1, sizeof *e);
+    if (!e)
+        return 0;
+    vkEnumerateDeviceExtensionProperties(pd, NULL, &n, e);
+    for (uint32_t i = 0; i < n; i++)
+        found |= strcmp(e[i].extensionName, VK_EXT_CONDITIONAL_RENDERING_EXTENSION_NAME) == 0;
+    free(e);
+    if (!found)
+        return 0;
+    VkPhysicalDeviceConditionalRenderingFeaturesEXT cond = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_CONDITIONAL_RENDERING_FEATURES_EXT,
+    };
+    VkPhysicalDeviceFeatures2 f2 = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                     .pNext = &cond };
+    vkGetPhysicalDeviceFeatures2(pd, &f2);
+    return cond.conditionalRendering == VK_TRUE;
+}
+
+static void load_gate(er_vk_ctx *vk)
+{
+    vk->gate_begin = (PFN_vkCmdBeginConditionalRenderingEXT)vkGetDeviceProcAddr(
+        vk->dev, "vkCmdBeginConditionalRenderingEXT");
+    vk->gate_end = (PFN_vkCmdEndConditionalRenderingEXT)vkGetDeviceProcAddr(
+        vk->dev, "vkCmdEndConditionalRenderingEXT");
+    if (!vk->gate_begin || !vk->gate_end)
+        vk->gate_begin = NULL, vk->gate_end = NULL;
+}
+
+/* The timestamp pair of er_vk_cmd_timestamp, where the queue family has
+ * timestamps (timestampValidBits > 0) and the period is known. */
+static er_status make_timestamps(er_vk_ctx *vk, er_error *err)
+{
+    if (vk->ts_bits == 0 || !(vk->props.limits.timestampPeriod > 0.0f))
+        return ER_OK;
+    VkQueryPoolCreateInfo qi = {
+        .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+        .queryType = VK_QUERY_TYPE_TIMESTAMP,
+        .queryCount = 2,
+    };
+    VkResult r = vkCreateQueryPool(vk->dev, &qi, NULL, &vk->ts_pool);
+    return r == VK_SUCCESS ? ER_OK : er_vk_fail(vk, r, "cannot create a timestamp pool", err);
+}
+
 er_status er_vk_open(const er_vk_options *o, er_vk_ctx **out, er_error *err)
 {
     VkPhysicalDevice *pd = NULL;
@@ -391,6 +441,7 @@ er_status er_vk_open(const er_vk_options *o, er_vk_ctx **out, er_error *err)
     for (uint32_t i = 0; i < nq && fam == UINT32_MAX; i++)
         if (qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT)
             fam = i;
+    vk->ts_bits = fam != UINT32_MAX ? qf[fam].timestampValidBits : 0;
     free(qf);
     if (fam == UINT32_MAX) {
         st = er_fail(err, ER_EUNSUPPORTED, "vulkan: device %d (%s) has no compute queue",
@@ -410,20 +461,36 @@ er_status er_vk_open(const er_vk_options *o, er_vk_ctx **out, er_error *err)
     memset(&feat, 0, sizeof feat);
     feat.shaderInt64 = vk->info.has_int64 ? VK_TRUE : VK_FALSE;
     feat.shaderFloat64 = vk->info.has_float64 ? VK_TRUE : VK_FALSE;
-    /* the extension the Mei shaders' DenormPreserve variant needs */
-    const char *float_controls = VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME;
+    VkPhysicalDeviceConditionalRenderingFeaturesEXT cond = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_CONDITIONAL_RENDERING_FEATURES_EXT,
+        .conditionalRendering = VK_TRUE,
+    };
+    const int gate = offers_gate(vk->phys);
+    /* conditional rendering (the Mei step gate), and the extension the Mei
+     * shaders' DenormPreserve variant needs */
+    const char *ext[2];
+    uint32_t n_ext = 0;
+    if (gate)
+        ext[n_ext++] = VK_EXT_CONDITIONAL_RENDERING_EXTENSION_NAME;
+    if (vk->info.denorm_preserve)
+        ext[n_ext++] = VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME;
     VkDeviceCreateInfo dci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+        .pNext = gate ? &cond : NULL,
         .queueCreateInfoCount = 1,
         .pQueueCreateInfos = &qci,
-        .enabledExtensionCount = vk->info.denorm_preserve ? 1 : 0,
-        .ppEnabledExtensionNames = vk->info.denorm_preserve ? &float_controls : NULL,
+        .enabledExtensionCount = n_ext,
+        .ppEnabledExtensionNames = n_ext ? ext : NULL,
         .pEnabledFeatures = &feat,
     };
     if ((r = vkCreateDevice(vk->phys, &dci, NULL, &vk->dev)) != VK_SUCCESS) {
         st = er_vk_fail(vk, r, "cannot open the device", err);
         goto fail;
     }
+    if (gate)
+        load_gate(vk);
+    if ((st = make_timestamps(vk, err)))
+        goto fail;
     vkGetDeviceQueue(vk->dev, fam, 0, &vk->queue);
     VkCommandPoolCreateInfo pci = {
         .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
@@ -466,6 +533,8 @@ void er_vk_close(er_vk_ctx *vk)
         vkDeviceWaitIdle(vk->dev);
         if (vk->fence)
             vkDestroyFence(vk->dev, vk->fence, NULL);
+        if (vk->ts_pool)
+            vkDestroyQueryPool(vk->dev, vk->ts_pool, NULL);
         if (vk->pool)
             vkDestroyCommandPool(vk->dev, vk->pool, NULL);
         vkDestroyDevice(vk->dev, NULL);
@@ -530,6 +599,20 @@ static int memory_type(const er_vk_ctx *vk, uint32_t bits, VkMemoryPropertyFlags
     return -1;
 }
 
+/* A host-visible type: coherent and cached first, then (staging only)
+ * cached without coherence, then coherent; the host's reads of uncached
+ * memory (write-combined on discrete GPUs) are many times slower. */
+static int host_type(const er_vk_ctx *vk, uint32_t bits, int staging)
+{
+    const VkMemoryPropertyFlags vis = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT,
+                                coh = VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                                cached = VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+    int type = memory_type(vk, bits, vis | coh | cached);
+    if (type < 0 && staging)
+        type = memory_type(vk, bits, vis | cached);
+    return type < 0 ? memory_type(vk, bits, vis | coh) : type;
+}
+
 er_status er_vk_buffer_new(er_vk_ctx *vk, VkDeviceSize bytes, er_vk_mem kind,
                            er_vk_buffer *b, const char *what, er_error *err)
 {
@@ -541,7 +624,8 @@ er_status er_vk_buffer_new(er_vk_ctx *vk, VkDeviceSize bytes, er_vk_mem kind,
         .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
         .size = bytes,
         .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                 VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                 VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+                 (vk->gate_begin ? VK_BUFFER_USAGE_CONDITIONAL_RENDERING_BIT_EXT : 0),
         .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
     };
     snprintf(ctx, sizeof ctx, "cannot create the %s buffer (%.1f MiB)", what, mib(bytes));
@@ -550,9 +634,8 @@ er_status er_vk_buffer_new(er_vk_ctx *vk, VkDeviceSize bytes, er_vk_mem kind,
     VkMemoryRequirements req;
     vkGetBufferMemoryRequirements(vk->dev, b->buf, &req);
     int type;
-    if (kind == ER_VK_HOST)
-        type = memory_type(vk, req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-                                                   VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+    if (kind != ER_VK_DEVICE)
+        type = host_type(vk, req.memoryTypeBits, kind == ER_VK_STAGING);
     else {
         type = memory_type(vk, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
         if (type < 0)
@@ -576,7 +659,10 @@ er_status er_vk_buffer_new(er_vk_ctx *vk, VkDeviceSize bytes, er_vk_mem kind,
         er_vk_buffer_free(vk, b);
         return er_vk_fail(vk, r, ctx, err);
     }
-    if (kind == ER_VK_HOST && (r = vkMapMemory(vk->dev, b->mem, 0, VK_WHOLE_SIZE, 0, &b->map))) {
+    b->coherent = (vk->mem.memoryTypes[type].propertyFlags &
+                   VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) != 0;
+    if (kind != ER_VK_DEVICE &&
+        (r = vkMapMemory(vk->dev, b->mem, 0, VK_WHOLE_SIZE, 0, &b->map))) {
         er_vk_buffer_free(vk, b);
         return er_vk_fail(vk, r, ctx, err);
     }
@@ -790,6 +876,95 @@ void er_vk_cmd_copy(er_vk_ctx *vk, const er_vk_buffer *src, const er_vk_buffer *
 void er_vk_cmd_fill(er_vk_ctx *vk, const er_vk_buffer *b, uint32_t value)
 {
     vkCmdFillBuffer(vk->cmd, b->buf, 0, VK_WHOLE_SIZE, value);
+}
+
+void er_vk_cmd_copy_at(er_vk_ctx *vk, const er_vk_buffer *src, VkDeviceSize soff,
+                       const er_vk_buffer *dst, VkDeviceSize doff, VkDeviceSize bytes)
+{
+    VkBufferCopy c = { soff, doff, bytes };
+    vkCmdCopyBuffer(vk->cmd, src->buf, dst->buf, 1, &c);
+}
+
+static er_status mapped_range(er_vk_ctx *vk, const er_vk_buffer *b, int flush, er_error *err)
+{
+    if (b->coherent || !b->map)
+        return ER_OK;
+    VkMappedMemoryRange mr = {
+        .sType = VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE,
+        .memory = b->mem,
+        .size = VK_WHOLE_SIZE,
+    };
+    VkResult r = flush ? vkFlushMappedMemoryRanges(vk->dev, 1, &mr)
+                       : vkInvalidateMappedMemoryRanges(vk->dev, 1, &mr);
+    return r == VK_SUCCESS ? ER_OK
+                           : er_vk_fail(vk, r, flush ? "cannot flush a staging buffer"
+                                                     : "cannot invalidate a staging buffer", err);
+}
+
+er_status er_vk_buffer_flush(er_vk_ctx *vk, const er_vk_buffer *b, er_error *err)
+{
+    return mapped_range(vk, b, 1, err);
+}
+
+er_status er_vk_buffer_invalidate(er_vk_ctx *vk, const er_vk_buffer *b, er_error *err)
+{
+    return mapped_range(vk, b, 0, err);
+}
+
+void er_vk_cmd_gate_begin(er_vk_ctx *vk, const er_vk_buffer *gate, VkDeviceSize off)
+{
+    /* the word was just copied: the copy before the predicate's read */
+    VkMemoryBarrier mb = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+        .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+        .dstAccessMask = VK_ACCESS_CONDITIONAL_RENDERING_READ_BIT_EXT,
+    };
+    vkCmdPipelineBarrier(vk->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_CONDITIONAL_RENDERING_BIT_EXT, 0, 1, &mb, 0, NULL,
+                         0, NULL);
+    VkConditionalRenderingBeginInfoEXT ci = {
+        .sType = VK_STRUCTURE_TYPE_CONDITIONAL_RENDERING_BEGIN_INFO_EXT,
+        .buffer = gate->buf,
+        .offset = off,
+        .flags = VK_CONDITIONAL_RENDERING_INVERTED_BIT_EXT,
+    };
+    vk->gate_begin(vk->cmd, &ci);
+}
+
+void er_vk_cmd_gate_end(er_vk_ctx *vk)
+{
+    vk->gate_end(vk->cmd);
+    /* the predicate's read before the next write of its word */
+    VkMemoryBarrier mb = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+        .srcAccessMask = VK_ACCESS_CONDITIONAL_RENDERING_READ_BIT_EXT,
+        .dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+    };
+    vkCmdPipelineBarrier(vk->cmd, VK_PIPELINE_STAGE_CONDITIONAL_RENDERING_BIT_EXT,
+                         VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+}
+
+void er_vk_cmd_timestamp(er_vk_ctx *vk, uint32_t which)
+{
+    if (!vk->ts_pool)
+        return;
+    if (which == 0)
+        vkCmdResetQueryPool(vk->cmd, vk->ts_pool, 0, 2);
+    vkCmdWriteTimestamp(vk->cmd, which ? VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT
+                                       : VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
+                        vk->ts_pool, which);
+}
+
+double er_vk_timestamp_seconds(er_vk_ctx *vk)
+{
+    uint64_t t[2];
+    if (!vk->ts_pool ||
+        vkGetQueryPoolResults(vk->dev, vk->ts_pool, 0, 2, sizeof t, t, sizeof t[0],
+                              VK_QUERY_RESULT_64_BIT) != VK_SUCCESS)
+        return -1.0;
+    uint64_t mask = vk->ts_bits >= 64 ? UINT64_MAX : ((uint64_t)1 << vk->ts_bits) - 1;
+    uint64_t d = ((t[1] & mask) - (t[0] & mask)) & mask; /* wraps at ts_bits */
+    return (double)d * (double)vk->props.limits.timestampPeriod * 1e-9;
 }
 
 er_status er_vk_cmd_submit(er_vk_ctx *vk, er_error *err)

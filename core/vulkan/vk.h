@@ -46,6 +46,24 @@
  * vendor's SIMD width; lavapipe runs 8 lanes per thread). */
 #define ER_VK_GROUP 64
 
+/* What the last model run on a context spent, for scripts/bench vulkan
+ * (wall-clock seconds, except gpu_s). */
+#define ER_VK_KERNELS 16
+typedef struct er_vk_stats {
+    double pipeline_s;   /* buffers and pipelines created */
+    double upload_s;     /* the inputs (and a resumed state) uploaded */
+    double readback_s;   /* the final state read back */
+    double steps_s;      /* the submissions of steps, waits included */
+    double gpu_s;        /* their command buffers by GPU timestamps */
+    int gpu_timed;       /* gpu_s holds; 0: no timestamps on this queue */
+    int64_t submissions, steps, max_steps; /* max_steps: of one submission */
+    int n_kernels;
+    struct {
+        const char *name;
+        uint64_t invocations; /* workgroups x local size of one dispatch */
+    } kernel[ER_VK_KERNELS];
+} er_vk_stats;
+
 struct er_vk_ctx {
     VkInstance instance;
     VkDebugUtilsMessengerEXT messenger; /* VK_NULL_HANDLE without validation */
@@ -59,6 +77,13 @@ struct er_vk_ctx {
     VkPhysicalDeviceProperties props;
     VkPhysicalDeviceMemoryProperties mem;
     er_vk_device_info info;
+    /* VK_EXT_conditional_rendering, enabled where offered (er_vk_cmd_gate_*);
+     * NULL where not */
+    PFN_vkCmdBeginConditionalRenderingEXT gate_begin;
+    PFN_vkCmdEndConditionalRenderingEXT gate_end;
+    VkQueryPool ts_pool;                /* 2 timestamps; VK_NULL_HANDLE: none */
+    uint32_t ts_bits;                   /* timestampValidBits of the queue family */
+    er_vk_stats stats;                  /* of the last model run */
     int validation;
     int device_lost;                    /* set once VK_ERROR_DEVICE_LOST was seen */
     /* Validation messages, written by the messenger callback (which the
@@ -69,7 +94,12 @@ struct er_vk_ctx {
 
 typedef enum er_vk_mem {
     ER_VK_DEVICE = 0, /* DEVICE_LOCAL, not mapped: state resident on the device */
-    ER_VK_HOST = 1    /* HOST_VISIBLE | HOST_COHERENT, mapped at b->map */
+    ER_VK_HOST = 1,   /* HOST_VISIBLE | HOST_COHERENT (HOST_CACHED too where a
+                       * type has all three), mapped at b->map */
+    ER_VK_STAGING = 2 /* HOST_VISIBLE, HOST_CACHED where the device offers it
+                       * (coherent or not), mapped at b->map: the host reads it
+                       * back, which uncached memory makes slow on a discrete
+                       * GPU; use er_vk_buffer_flush / _invalidate around it */
 } er_vk_mem;
 
 /* A storage buffer with its own memory allocation. */
@@ -77,7 +107,8 @@ typedef struct er_vk_buffer {
     VkBuffer buf;
     VkDeviceMemory mem;
     VkDeviceSize size; /* bytes requested */
-    void *map;         /* ER_VK_HOST only: mapped for the buffer's lifetime */
+    void *map;         /* ER_VK_HOST, ER_VK_STAGING: mapped for the buffer's lifetime */
+    int coherent;      /* mapped memory that needs no flush / invalidate */
 } er_vk_buffer;
 
 /* A compute pipeline whose storage buffers are bindings 0..n_buffers-1 of
@@ -146,6 +177,33 @@ void er_vk_cmd_copy(er_vk_ctx *vk, const er_vk_buffer *src, const er_vk_buffer *
 
 /* Fills a whole buffer with the 32-bit word `value` (0 clears floats). */
 void er_vk_cmd_fill(er_vk_ctx *vk, const er_vk_buffer *b, uint32_t value);
+
+/* Copies bytes from src at soff to dst at doff. */
+void er_vk_cmd_copy_at(er_vk_ctx *vk, const er_vk_buffer *src, VkDeviceSize soff,
+                       const er_vk_buffer *dst, VkDeviceSize doff, VkDeviceSize bytes);
+
+/* Makes host writes to a staging buffer visible to the device (before a
+ * submission that reads it) and device writes visible to the host (after
+ * the fence); no-ops on coherent memory. */
+er_status er_vk_buffer_flush(er_vk_ctx *vk, const er_vk_buffer *b, er_error *err);
+er_status er_vk_buffer_invalidate(er_vk_ctx *vk, const er_vk_buffer *b, er_error *err);
+
+/* Commands between er_vk_cmd_gate_begin(vk, gate, off) and
+ * er_vk_cmd_gate_end(vk) are skipped on the device when the 32-bit word at
+ * gate + off is non-zero (conditional rendering, inverted).  Only where
+ * vk->gate_begin is set; gate must have been created after er_vk_open (it
+ * carries the conditional-rendering usage) and not be written while the
+ * gate is open. */
+void er_vk_cmd_gate_begin(er_vk_ctx *vk, const er_vk_buffer *gate, VkDeviceSize off);
+void er_vk_cmd_gate_end(er_vk_ctx *vk);
+
+/* Timestamp `which` (0 at the start, 1 at the end of a command buffer;
+ * 0 also resets the pair); nothing where vk->ts_pool is VK_NULL_HANDLE. */
+void er_vk_cmd_timestamp(er_vk_ctx *vk, uint32_t which);
+
+/* Seconds between the two timestamps of the last submission, after its
+ * fence; -1 where the queue has no timestamps (never a guess). */
+double er_vk_timestamp_seconds(er_vk_ctx *vk);
 
 /* Ends vk->cmd, submits it and waits for it (fence).  ER_EIO on device
  * lost ("vulkan: ...: VK_ERROR_DEVICE_LOST"), ER_ENOMEM on out of memory. */

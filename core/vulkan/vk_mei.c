@@ -26,10 +26,18 @@
  * count from the run plan (core/plan.h), so both paths compute with the same
  * float constants.
  *
- * Steps are recorded in batches (about 2^24 cell-updates each) into one
- * command buffer; after each batch the host waits on a fence, reads back
- * the small per-row status buffer (h * 48 bytes: budget sums and the first
- * failure seen), reports progress and stops on a failure.  The state
+ * Steps are recorded in batches into one command buffer, one submission
+ * each: the first of about 2^24 cell-updates, then as many steps as take
+ * SUBMIT_TARGET_S of GPU time at the last batch's measured rate (so a fast
+ * GPU runs hundreds of small steps per submission, not one); after each
+ * the host waits on a fence, reads back the small per-row status buffer
+ * (h * 48 bytes: budget sums and the first failure seen), reports progress
+ * and stops on a failure.  The checks stay on the device meanwhile: each
+ * row keeps its first failing step, mei_total.comp the run's, and a gate
+ * (conditional rendering) skips every step after it, so the run ends in
+ * the state after its failing step (as with one step per submission) and
+ * the host takes back what it counted for the skipped ones.  A device
+ * without conditional rendering keeps batches of the first size.  The state
  * itself is read back at the end, and at the boundaries the run hooks
  * want (er_hooks_want: a frame, a checkpoint, a stop), where a batch ends;
  * a resumed run uploads its state.  Everything the host computes besides
@@ -63,6 +71,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../mei/mei_internal.h"
 #include "../rng.h"
@@ -142,16 +151,28 @@ _Static_assert(sizeof(mei_coef_gpu) == 160, "Coef layout");
 _Static_assert(sizeof(mei_rowstat) == 48, "RowStat layout");
 _Static_assert(sizeof(mei_push) == 48, "Push layout");
 
-/* Cell-updates per recorded batch: large enough that submission costs
- * nothing, small enough that progress and cancelling stay responsive. */
+/* Cell-updates of the first recorded batch (and of every batch on a device
+ * without the gate): large enough that submission costs nothing, small
+ * enough that progress and cancelling stay responsive. */
 #define BATCH_CELLS ((uint64_t)1 << 24)
-#define MAX_BATCH_STEPS 256
+#define FIRST_BATCH_STEPS 256
+/* Sub-steps one command buffer holds at most (about 40 commands each),
+ * which bounds its memory where steps are very short (small maps). */
+#define MAX_BATCH_SUBSTEPS 4096
+
+/* Seconds of GPU work a submission aims at once the time per step is
+ * known (next_batch): the fence wait and the status read (~0.1 ms) then
+ * cost nothing beside it, and progress and cancelling stay within a tenth
+ * of a second.  An H100 does a 1024^2 step in well under a millisecond. */
+#define SUBMIT_TARGET_S 0.075
 
 typedef struct mei_gpu {
     er_vk_ctx *vk;
     er_vk_buffer buf[N_BUF];
     er_vk_buffer staging;   /* host-visible, for uploads and the final read-back */
     er_vk_buffer rows_host; /* host-visible copy of B_ROWS after each batch */
+    er_vk_buffer gate;      /* the run's first failing step, copied before each step
+                             * (conditional rendering); unused without it */
     er_vk_pipeline pipe[N_PIPE];
 } mei_gpu;
 
@@ -190,6 +211,7 @@ static void gpu_free(mei_gpu *g)
         er_vk_buffer_free(g->vk, &g->buf[i]);
     er_vk_buffer_free(g->vk, &g->staging);
     er_vk_buffer_free(g->vk, &g->rows_host);
+    er_vk_buffer_free(g->vk, &g->gate);
 }
 
 /* Bytes of the wall buffer: one byte a cell, rounded up to whole words. */
@@ -434,7 +456,8 @@ static er_status upload(mei_gpu *g, er_vk_buffer *b, const void *data, size_t by
     assert(bytes <= b->size && b->size <= g->staging.size);
     memcpy(g->staging.map, data, bytes);
     memset((unsigned char *)g->staging.map + bytes, 0, (size_t)b->size - bytes);
-    if ((st = er_vk_cmd_begin(g->vk, err)))
+    if ((st = er_vk_buffer_flush(g->vk, &g->staging, err)) ||
+        (st = er_vk_cmd_begin(g->vk, err)))
         return st;
     er_vk_cmd_copy(g->vk, &g->staging, b, b->size);
     return er_vk_cmd_submit(g->vk, err);
@@ -449,10 +472,18 @@ static er_status download(mei_gpu *g, const er_vk_buffer *b, void *out, size_t b
     if ((st = er_vk_cmd_begin(g->vk, err)))
         return st;
     er_vk_cmd_copy(g->vk, b, &g->staging, bytes);
-    if ((st = er_vk_cmd_submit(g->vk, err)))
+    if ((st = er_vk_cmd_submit(g->vk, err)) ||
+        (st = er_vk_buffer_invalidate(g->vk, &g->staging, err)))
         return st;
     memcpy(out, g->staging.map, bytes);
     return ER_OK;
+}
+
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static er_status gpu_setup(mei_gpu *g, const er_terrain *t, const mei_coef_gpu coef[2],
@@ -465,12 +496,16 @@ static er_status gpu_setup(mei_gpu *g, const er_terrain *t, const mei_coef_gpu c
     for (int i = 0; i < N_BUF; i++)
         if ((st = er_vk_buffer_new(g->vk, size[i], ER_VK_DEVICE, &g->buf[i], buf_names[i], err)))
             return st;
-    if ((st = er_vk_buffer_new(g->vk, size[S_STAGING], ER_VK_HOST, &g->staging, "staging",
+    if ((st = er_vk_buffer_new(g->vk, size[S_STAGING], ER_VK_STAGING, &g->staging, "staging",
                                err)) ||
-        (st = er_vk_buffer_new(g->vk, size[S_ROWS_HOST], ER_VK_HOST, &g->rows_host,
+        (st = er_vk_buffer_new(g->vk, size[S_ROWS_HOST], ER_VK_STAGING, &g->rows_host,
                                "row status", err)))
         return st;
+    if (g->vk->gate_begin &&
+        (st = er_vk_buffer_new(g->vk, 4, ER_VK_DEVICE, &g->gate, "step gate", err)))
+        return st;
     const er_vk_buffer *bind[N_BUF];
+    const double t0 = wall_now();
     for (int i = 0; i < N_BUF; i++)
         bind[i] = &g->buf[i];
     const int dp = er_vk_mei_exactness(er_vk_info(g->vk)) == ER_VK_EXACT_DECLARED;
@@ -480,6 +515,7 @@ static er_status gpu_setup(mei_gpu *g, const er_terrain *t, const mei_coef_gpu c
             return st;
         er_vk_pipeline_bind(g->vk, &g->pipe[p], 0, bind);
     }
+    g->vk->stats.pipeline_s = wall_now() - t0;
     /* uploads, then every state buffer cleared (the CPU's calloc) */
     if ((st = upload(g, &g->buf[B_COEF], coef, 2 * sizeof(mei_coef_gpu), err)) ||
         (st = upload(g, &g->buf[B_B0], t->elevation, n * sizeof(float), err)))
@@ -619,6 +655,31 @@ static void drop_push(const er_params *p, mei_push *pu)
     pu->r2_hi = (uint32_t)(r2i >> 32);
 }
 
+/* The invocations of one dispatch of each pass (workgroups x local size),
+ * for scripts/bench vulkan; 0 for a pass this run never dispatches. */
+static void note_kernels(mei_run *r)
+{
+    const uint64_t gx = er_vk_groups((uint32_t)r->sim.w, MEI_GROUP), gy = (uint64_t)r->sim.h;
+    const uint64_t cells = gx * gy * MEI_GROUP;
+    static const char *const names[N_PIPE] = { "drops", "sources", "maps", "flux",
+                                               "water_erode", "transport", "reduce",
+                                               "rows", "total" };
+    const uint64_t inv[N_PIPE] = {
+        [P_DROPS] = r->pu.count_lo || r->pu.count_hi ? ER_VK_GROUP : 0,
+        [P_SOURCES] = er_vk_groups(r->nsrc, ER_VK_GROUP) * ER_VK_GROUP,
+        [P_MAPS] = r->map_water[0] ? cells : 0, [P_FLUX] = cells, [P_WATER] = cells, [P_TRANSPORT] = cells,
+        [P_REDUCE] = gy * MEI_LANES,
+        [P_ROWS] = (uint64_t)er_vk_groups((uint32_t)r->sim.h, ER_VK_GROUP) * ER_VK_GROUP,
+        [P_TOTAL] = 4,
+    };
+    er_vk_stats *st = &r->vk->stats;
+    st->n_kernels = N_PIPE;
+    for (int i = 0; i < N_PIPE; i++) {
+        st->kernel[i].name = names[i];
+        st->kernel[i].invocations = inv[i];
+    }
+}
+
 static er_status run_setup(mei_run *r, er_terrain *t, er_error *err)
 {
     const er_plan *plan = r->plan;
@@ -646,12 +707,15 @@ static er_status run_setup(mei_run *r, er_terrain *t, er_error *err)
     drop_push(&plan->p, &r->pu);
     uint64_t per_step = (uint64_t)t->width * (uint64_t)t->height * (uint64_t)plan->substeps;
     r->batch = (int64_t)(BATCH_CELLS / (per_step ? per_step : 1));
-    r->batch = r->batch < 1 ? 1 : r->batch > MAX_BATCH_STEPS ? MAX_BATCH_STEPS : r->batch;
+    r->batch = r->batch < 1 ? 1 : r->batch > FIRST_BATCH_STEPS ? FIRST_BATCH_STEPS : r->batch;
+    double t0 = wall_now();
     if ((st = gpu_setup(&r->g, t, r->kg, src, src_words, err)) ||
         (st = upload_maps(&r->g, t, plan->dt_sub, err)))
         st = at_step(r->vk, st, 0, err);
+    r->vk->stats.upload_s += wall_now() - t0 - r->vk->stats.pipeline_s;
     if (!st)
         st = map_water_rows(r, err);
+    note_kernels(r);
     free(src);
     return st;
 }
@@ -712,22 +776,49 @@ static er_status at_boundary(mei_run *r, int64_t step, int read, er_error *err)
     return ER_OK;
 }
 
-/* Records step `step`: the passes, and the water the host adds to the
- * budget in core/mei/mei.c's order (raindrops, then per sub-step the
- * sources and the rain). */
-static void record_step(mei_run *r, int64_t step)
+/* The water the host adds to the budget for step `step`, in
+ * core/mei/mei.c's order (raindrops, then per sub-step the sources and the
+ * rain); returns whether raindrops fall (the drops pass runs). */
+static int account_step(mei_run *r, int64_t step)
 {
     const er_params *p = &r->plan->p;
     const er_mei_params *m = &p->mei;
+    int raining = m->rain_rate > 0.0 && (m->rain_steps == 0 || step < m->rain_steps);
+    int drops = er_mei_add_drops(&r->sim, NULL, m, p->seed, step, &r->bud.water_added);
+    for (int64_t sub = 0; sub < r->plan->substeps; sub++) {
+        er_mei_add_sources(&r->sim, NULL, m, r->plan->dt_sub, &r->bud.water_added);
+        if (r->map_water[0])
+            for (int y = 0; y < r->sim.h; y++)
+                r->bud.water_added += r->map_water[raining][y];
+        r->bud.water_added += (double)r->kg[raining].rain * (double)r->cells;
+        r->bud.substeps++;
+    }
+    r->bud.work_done++;
+    return drops;
+}
+
+/* Records the passes of step `step`.  With the gate, the step's dispatches
+ * are skipped once a step before it failed (mei_total.comp keeps the first
+ * failure in rows[h].fail_step), so the state a failing run ends with is
+ * that after its failing step, whichever submission held it. */
+static void record_step(mei_run *r, int64_t step, int drops)
+{
+    const er_mei_params *m = &r->plan->p.mei;
     er_vk_ctx *vk = r->vk;
     mei_gpu *g = &r->g;
     mei_push *pu = &r->pu;
     const uint32_t gx = er_vk_groups((uint32_t)r->sim.w, MEI_GROUP), gy = (uint32_t)r->sim.h;
     const uint32_t grows = er_vk_groups((uint32_t)r->sim.h, ER_VK_GROUP);
-    int raining = m->rain_rate > 0.0 && (m->rain_steps == 0 || step < m->rain_steps);
     set_push_step(pu, step);
-    pu->variant = (uint32_t)raining;
-    if (er_mei_add_drops(&r->sim, NULL, m, p->seed, step, &r->bud.water_added)) {
+    pu->variant = (uint32_t)(m->rain_rate > 0.0 && (m->rain_steps == 0 || step < m->rain_steps));
+    if (vk->gate_begin) {
+        er_vk_cmd_copy_at(vk, &g->buf[B_ROWS],
+                          (VkDeviceSize)r->sim.h * sizeof(mei_rowstat) +
+                              offsetof(mei_rowstat, fail_step),
+                          &g->gate, 0, sizeof(uint32_t));
+        er_vk_cmd_gate_begin(vk, &g->gate, 0);
+    }
+    if (drops) {
         er_vk_cmd_dispatch(vk, &g->pipe[P_DROPS], 0, pu, 1, 1);
         er_vk_cmd_barrier(vk);
     }
@@ -738,12 +829,9 @@ static void record_step(mei_run *r, int64_t step)
                                1);
             er_vk_cmd_barrier(vk);
         }
-        er_mei_add_sources(&r->sim, NULL, m, r->plan->dt_sub, &r->bud.water_added);
         if (r->map_water[0]) {
             er_vk_cmd_dispatch(vk, &g->pipe[P_MAPS], 0, pu, gx, gy);
             er_vk_cmd_barrier(vk);
-            for (int y = 0; y < r->sim.h; y++)
-                r->bud.water_added += r->map_water[raining][y];
         }
         er_vk_cmd_dispatch(vk, &g->pipe[P_FLUX], 0, pu, gx, gy);
         er_vk_cmd_barrier(vk);
@@ -758,10 +846,9 @@ static void record_step(mei_run *r, int64_t step)
         er_vk_cmd_barrier(vk);
         er_vk_cmd_dispatch(vk, &g->pipe[P_TOTAL], 0, pu, 1, 1);
         er_vk_cmd_barrier(vk);
-        r->bud.water_added += (double)r->kg[raining].rain * (double)r->cells;
-        r->bud.substeps++;
     }
-    r->bud.work_done++;
+    if (vk->gate_begin)
+        er_vk_cmd_gate_end(vk);
 }
 
 /* Where the batch from `step` ends: after r->batch steps, the run's end,
@@ -779,21 +866,84 @@ static int64_t batch_end(const mei_run *r, int64_t step, int *want)
     return end;
 }
 
-/* Runs the batch [*step, end): records, waits, takes the budget totals and
- * the checks; *step becomes end. */
+/* The next submission's steps from the last one's: as many as fill
+ * SUBMIT_TARGET_S at the measured time per step, at most four times as
+ * many as the last (a first short step may be warm-up) and
+ * MAX_BATCH_SUBSTEPS sub-steps, at least one.
+ * Without the gate the size stays today's fixed one (BATCH_CELLS), since a
+ * failing step's state would then depend on the submission's length. */
+static void next_batch(mei_run *r, int64_t steps, double sec)
+{
+    if (!r->vk->gate_begin || steps <= 0)
+        return;
+    const int64_t sub = r->plan->substeps > 0 ? r->plan->substeps : 1;
+    const double most = sub < MAX_BATCH_SUBSTEPS ? (double)(MAX_BATCH_SUBSTEPS / sub) : 1.0;
+    double want = sec > 0.0 ? SUBMIT_TARGET_S * (double)steps / sec : 4.0 * (double)steps;
+    double cap = 4.0 * (double)steps < most ? 4.0 * (double)steps : most;
+    if (steps < r->batch) /* cut short by a boundary: no measure of a full one */
+        cap = cap > (double)r->batch ? cap : (double)r->batch;
+    r->batch = want < 1.0 ? 1 : want > cap ? (int64_t)cap : (int64_t)want;
+}
+
+/* The first failing step the rows recorded, -1 when none. */
+static int64_t first_failure(const mei_rowstat *rs, int h)
+{
+    uint32_t f = 0;
+    for (int y = 0; y < h; y++)
+        if (rs[y].fail_step && (!f || rs[y].fail_step < f))
+            f = rs[y].fail_step;
+    return (int64_t)f - 1;
+}
+
+/* Submits the recorded batch of `n` steps, timed, and reads the row status
+ * back into r->rs. */
+static er_status submit_batch(mei_run *r, int64_t n, er_error *err)
+{
+    er_vk_stats *vs = &r->vk->stats;
+    double t0 = wall_now();
+    er_status st = er_vk_cmd_submit(r->vk, err);
+    if (!st)
+        st = er_vk_buffer_invalidate(r->vk, &r->g.rows_host, err);
+    if (st)
+        return st;
+    double sec = wall_now() - t0, gpu = er_vk_timestamp_seconds(r->vk);
+    vs->steps_s += sec;
+    vs->gpu_timed = gpu >= 0.0;
+    vs->gpu_s += gpu >= 0.0 ? gpu : 0.0;
+    vs->submissions++;
+    vs->steps += n;
+    vs->max_steps = n > vs->max_steps ? n : vs->max_steps;
+    next_batch(r, n, gpu > 0.0 ? gpu : sec);
+    memcpy(r->rs, r->g.rows_host.map, ((size_t)r->sim.h + 1) * sizeof *r->rs);
+    return ER_OK;
+}
+
+/* Runs the batch [*step, end): records, submits, takes the budget totals
+ * and the checks; *step becomes end.  On a failure at step f inside it the
+ * gate skipped the steps after f on the device, so the host's accounts go
+ * back to f + 1 steps, as a submission that ended at f would leave them. */
 static er_status run_batch(mei_run *r, int64_t *step, int64_t end, er_error *err)
 {
     const int h = r->sim.h;
     const int64_t first = *step;
+    const er_budget before = r->bud;
     er_status st = er_vk_cmd_begin(r->vk, err);
     if (st)
         return at_step(r->vk, st, first, err);
+    er_vk_cmd_barrier(r->vk); /* after the last submission's writes */
+    er_vk_cmd_timestamp(r->vk, 0);
     for (; *step < end; (*step)++)
-        record_step(r, *step);
+        record_step(r, *step, account_step(r, *step));
     er_vk_cmd_copy(r->vk, &r->g.buf[B_ROWS], &r->g.rows_host, r->g.rows_host.size);
-    if ((st = er_vk_cmd_submit(r->vk, err)))
+    er_vk_cmd_timestamp(r->vk, 1);
+    if ((st = submit_batch(r, end - first, err)))
         return at_step(r->vk, st, first, err);
-    memcpy(r->rs, r->g.rows_host.map, ((size_t)h + 1) * sizeof *r->rs);
+    int64_t failed = first_failure(r->rs, h);
+    if (r->vk->gate_begin && failed >= first && failed + 1 < end) {
+        r->bud = before;
+        for (*step = first; *step <= failed; (*step)++)
+            account_step(r, *step);
+    }
     r->bud.eroded = r->rs[h].eroded;
     r->bud.deposited = r->rs[h].deposited;
     r->bud.left_map = r->rs[h].left_sed;
@@ -832,17 +982,22 @@ er_status er_vk_mei_run(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
     r.plan = plan;
     r.hooks = o->hooks;
     r.g.vk = vk;
+    memset(&vk->stats, 0, sizeof vk->stats);
     int64_t step0 = 0;
     er_status st = er_vk_mei_check(vk, plan, t, err);
     if (!st)
         st = run_setup(&r, t, err);
+    double t0 = wall_now();
     if (!st)
         st = run_resume(&r, &step0, err);
+    vk->stats.upload_s += wall_now() - t0;
     if (!st) {
         st = run_steps(&r, step0, o->ctl, err);
         /* the state as it stands, also after a failed or cancelled step */
         if (st == ER_OK || st == ER_ENUMERIC || st == ER_ECANCELED) {
+            t0 = wall_now();
             er_status rst = read_state(&r, ER_STATE_MEI_S + 1, err);
+            vk->stats.readback_s = wall_now() - t0;
             if (rst)
                 st = at_step(vk, rst, r.bud.work_done, err);
             else

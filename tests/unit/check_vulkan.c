@@ -538,7 +538,7 @@ START_TEST(test_mei_progress_cancel)
     er_error err = {{0}};
     int calls = 0;
     synthetic_sized(&base, 64);
-    base.p.mei.steps = 2000; /* batches of 256 steps at 64^2: cancelled after 4 */
+    base.p.mei.steps = 2000; /* a first batch of 256 steps at 64^2, then ~75 ms each */
     case_copy(&a, &base);
     er_layers l = {a.water, a.sed};
     er_run_ctl ctl = {cancel_at_half, &calls};
@@ -764,6 +764,206 @@ START_TEST(test_mei_resume_matches_straight)
     close_checked(vk);
 }
 END_TEST
+
+/* The tests of the submission scheme read the context's counters. */
+#ifdef ER_HAVE_VULKAN
+/* Every boundary, and one submission per step (core/vulkan/vk_mei.c
+ * ends a submission at each boundary the hooks want). */
+static int every_boundary(void *user, const er_run_state *v)
+{
+    (void)v;
+    (*(int *)user)++;
+    return 0;
+}
+
+/* A 64^2 slope fed by a source at its left; the cells (X, 32), (X + 1, 32)
+ * carry mask 0 (their sediment stays suspended while they are dry).  A
+ * state of that run after 5 steps, with both cells' sediment set to
+ * 0.9 FLT_MAX, fails when the water reaches them (their sediment meets and
+ * overflows): at a step well inside a submission of many. */
+#define FAIL_X 40
+#define FAIL_AT 5
+
+typedef struct fail_case {
+    mei_case c;
+    float *mask;
+    er_controls ctl;
+    kept_states k;
+    er_run_hooks resume;
+} fail_case;
+
+static void fail_case_make(er_vk_ctx *vk, fail_case *f)
+{
+    const int side = 64;
+    const size_t n = (size_t)side * side, cx = (size_t)32 * side + FAIL_X;
+    er_error err = {{0}};
+    memset(f, 0, sizeof *f);
+    f->c.b = malloc(n * sizeof(float));
+    f->c.water = calloc(n, sizeof(float));
+    f->c.sed = calloc(n, sizeof(float));
+    f->mask = malloc(n * sizeof(float));
+    ck_assert(f->c.b && f->c.water && f->c.sed && f->mask);
+    for (size_t i = 0; i < n; i++) {
+        f->c.b[i] = (float)(0.2 * (side - (int)(i % (size_t)side)));
+        f->mask[i] = i == cx || i == cx + 1 ? 0.0f : 1.0f;
+    }
+    f->ctl = (er_controls){NULL, NULL, f->mask, NULL};
+    f->c.t = (er_terrain){side, side, f->c.b, NULL, 1.0, 1.0, &f->ctl};
+    er_params_default(&f->c.p);
+    f->c.p.mei.steps = 400;
+    f->c.p.mei.dt = 0.05;
+    f->c.p.mei.rain_rate = 0.0;
+    f->c.p.mei.n_sources = 1;
+    f->c.p.mei.sources[0] = (er_source){8.0, 32.0, 0, 3.0, 1.0};
+    mei_case first;
+    case_copy(&first, &f->c);
+    f->k.keep_at = FAIL_AT;
+    er_run_hooks h = {keep_state, &f->k, NULL, NULL};
+    ck_assert_int_eq(run_on(&er_backend_vulkan, vk, &first, NULL, &h, &err), ER_OK);
+    case_free(&first);
+    ck_assert_int_eq(f->k.n, 1);
+    float *s = f->k.buf[0] + (size_t)ER_STATE_MEI_S * n; /* keep_state's copy */
+    s[cx] = s[cx + 1] = 0.9f * FLT_MAX;
+    f->resume = (er_run_hooks){NULL, NULL, &f->k.st[0], NULL};
+}
+
+static void fail_case_free(fail_case *f)
+{
+    kept_free(&f->k);
+    case_free(&f->c);
+    free(f->mask);
+}
+
+/* A run whose submission holds many steps and fails at one in the middle
+ * stops as a run of one step per submission does (as every run at 4096^2
+ * and above did before): the same status and message (the CPU's), the
+ * state after the failing step bit for bit, the same budget; the device
+ * skipped the steps after the failing one (the gate). */
+START_TEST(test_mei_fail_mid_submission)
+{
+    const char *why;
+    er_vk_ctx *vk = open_or_null(&why);
+    ER_SKIP_IF(!vk, why);
+    fail_case f;
+    mei_case cpu, many, one;
+    er_error ec = {{0}}, em = {{0}}, eo = {{0}};
+    fail_case_make(vk, &f);
+    case_copy(&cpu, &f.c);
+    case_copy(&many, &f.c);
+    case_copy(&one, &f.c);
+    ck_assert_int_eq(run_on(&er_backend_cpu, NULL, &cpu, NULL, &f.resume, &ec), ER_ENUMERIC);
+    ck_assert_int_eq(run_on(&er_backend_vulkan, vk, &many, NULL, &f.resume, &em), ER_ENUMERIC);
+    const er_vk_stats many_stats = vk->stats;
+    int calls = 0;
+    er_run_hooks each = {every_boundary, &calls, &f.k.st[0], NULL};
+    ck_assert_int_eq(run_on(&er_backend_vulkan, vk, &one, NULL, &each, &eo), ER_ENUMERIC);
+    ck_assert_str_eq(ec.msg, em.msg);
+    ck_assert_str_eq(em.msg, eo.msg);
+    /* the failing step, and the steps the host counts: up to it */
+    const int64_t failed = many.bud.work_done - 1;
+    ck_assert_int_gt(failed, FAIL_AT + 2);
+    ck_assert_int_eq(cpu.bud.work_done, failed);
+    ck_assert_int_eq(vk->stats.max_steps, 1);
+    ck_assert_int_eq(calls, failed - FAIL_AT + 1);
+    if (vk->gate_begin)
+        ck_assert_int_gt(many_stats.steps, failed - FAIL_AT + 1);
+    else
+        fprintf(stderr, "vulkan: no conditional rendering here, one batch size (fallback)\n");
+    /* without the gate (a device without conditional rendering): the
+     * same failure, reported after the fixed-size batch that held it */
+    mei_case fixed;
+    er_error ef = {{0}};
+    case_copy(&fixed, &f.c);
+    PFN_vkCmdBeginConditionalRenderingEXT gb = vk->gate_begin;
+    PFN_vkCmdEndConditionalRenderingEXT ge = vk->gate_end;
+    vk->gate_begin = NULL;
+    vk->gate_end = NULL;
+    ck_assert_int_eq(run_on(&er_backend_vulkan, vk, &fixed, NULL, &f.resume, &ef), ER_ENUMERIC);
+    vk->gate_begin = gb;
+    vk->gate_end = ge;
+    ck_assert_str_eq(ec.msg, ef.msg);
+    ck_assert_int_ge(fixed.bud.work_done, many.bud.work_done);
+    case_free(&fixed);
+    assert_same_layers(&many, &one, 1, "many steps vs one step per submission");
+    ck_assert_msg(memcmp(&many.bud, &one.bud, sizeof many.bud) == 0,
+                  "budget: eroded %.17g vs %.17g, water added %.17g vs %.17g",
+                  many.bud.eroded, one.bud.eroded, many.bud.water_added, one.bud.water_added);
+    case_free(&cpu);
+    case_free(&many);
+    case_free(&one);
+    fail_case_free(&f);
+    close_checked(vk);
+}
+END_TEST
+
+static int every_97th(void *user, int64_t boundary, int64_t boundaries)
+{
+    (void)user;
+    return boundary % 97 == 0 || boundary == boundaries;
+}
+
+typedef struct seen_boundaries {
+    int n;
+    int64_t at[32];
+} seen_boundaries;
+
+static int note_boundary(void *user, const er_run_state *v)
+{
+    seen_boundaries *s = user;
+    if (s->n < 32)
+        s->at[s->n] = v->boundary;
+    s->n++;
+    return 0;
+}
+
+/* Submissions sized by the measured time per step still end at every
+ * boundary the hooks want, and at no other: the hooks see exactly those,
+ * and the output is that of a run without hooks, bit for bit, and of one
+ * without the gate (the fixed first batch size throughout, as on a device
+ * without conditional rendering). */
+START_TEST(test_mei_long_run_sees_every_boundary)
+{
+    const char *why;
+    er_vk_ctx *vk = open_or_null(&why);
+    ER_SKIP_IF(!vk, why);
+    mei_case base, hooked, plain, fixed;
+    er_error err = {{0}};
+    synthetic_sized(&base, 32);
+    base.p.mei.steps = 1200;
+    case_copy(&hooked, &base);
+    case_copy(&plain, &base);
+    case_copy(&fixed, &base);
+    seen_boundaries seen = {0};
+    er_run_hooks h = {note_boundary, &seen, NULL, every_97th};
+    ck_assert_int_eq(run_on(&er_backend_vulkan, vk, &hooked, NULL, &h, &err), ER_OK);
+    ck_assert_int_eq(run_on(&er_backend_vulkan, vk, &plain, NULL, NULL, &err), ER_OK);
+    ck_assert_int_eq(seen.n, 1200 / 97 + 2); /* 0, 97, ..., 1164, 1200 */
+    for (int i = 0; i < seen.n; i++)
+        ck_assert_int_eq(seen.at[i], i == seen.n - 1 ? 1200 : 97 * i);
+    ck_assert_int_gt(vk->stats.max_steps, 1);
+    ck_assert_int_eq(vk->stats.steps, 1200);
+    PFN_vkCmdBeginConditionalRenderingEXT gb = vk->gate_begin;
+    PFN_vkCmdEndConditionalRenderingEXT ge = vk->gate_end;
+    vk->gate_begin = NULL;
+    vk->gate_end = NULL;
+    ck_assert_int_eq(run_on(&er_backend_vulkan, vk, &fixed, NULL, NULL, &err), ER_OK);
+    vk->gate_begin = gb;
+    vk->gate_end = ge;
+    /* 2^24 cell-updates of 32^2 cells and 4 sub-steps, at most 256 */
+    ck_assert_int_eq(vk->stats.max_steps, 256);
+    ck_assert_int_eq(vk->stats.submissions, (1200 + 255) / 256);
+    assert_same_layers(&plain, &hooked, 1, "hooks vs plain");
+    ck_assert(memcmp(&plain.bud, &hooked.bud, sizeof plain.bud) == 0);
+    assert_same_layers(&plain, &fixed, 1, "sized submissions vs fixed");
+    ck_assert(memcmp(&plain.bud, &fixed.bud, sizeof plain.bud) == 0);
+    case_free(&fixed);
+    case_free(&hooked);
+    case_free(&plain);
+    case_free(&base);
+    close_checked(vk);
+}
+END_TEST
+#endif
 
 /*
  * Control maps (core/controls.h) on Vulkan: the CPU's bits on lavapipe.
@@ -1185,6 +1385,10 @@ Suite *vulkan_suite(void)
     tcase_add_loop_test(mei, test_mei_window_matches_cpu, 0, 3);
     tcase_add_test(mei, test_mei_hooks_match_cpu);
     tcase_add_test(mei, test_mei_resume_matches_straight);
+#ifdef ER_HAVE_VULKAN
+    tcase_add_test(mei, test_mei_fail_mid_submission);
+    tcase_add_test(mei, test_mei_long_run_sees_every_boundary);
+#endif
     tcase_add_loop_test(mei, test_mei_maps_match_cpu, 0, N_MAP_SETS);
     tcase_add_loop_test(mei, test_mei_maps_window_matches_cpu, 0, 2);
     tcase_add_test(mei, test_mei_maps_resume_matches_cpu);

@@ -5,6 +5,10 @@
 // same whichever steps the host waits between (a boundary read-back, a
 // resumed run that uploads them) and a checkpoint carries them on exactly.
 // Invocation q sums term q (eroded, deposited, left sediment, left water).
+// Invocation 0 also keeps in rows[h].fail_step the first failure any row has
+// seen: the host copies it into the gate that skips every later step of
+// the submission (vk_mei.c), so a failing run stops at the failing step
+// however many steps one submission holds.
 #extension GL_GOOGLE_include_directive : require
 #include "mei_common.glsl"
 layout(local_size_x = 4, local_size_y = 1) in;
@@ -18,6 +22,9 @@ void main()
     for (uint y = 0u; y < h; y++)
         t += q == 0u ? rows[y].eroded : q == 1u ? rows[y].deposited
            : q == 2u ? rows[y].left_sed : rows[y].left_water;
+    if (q == 0u)
+        for (uint y = 0u; y < h && rows[h].fail_step == 0u; y++)
+            rows[h].fail_step = rows[y].fail_step;
     if (q == 0u)
         rows[h].eroded = t;
     else if (q == 1u)
