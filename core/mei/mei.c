@@ -88,7 +88,7 @@ typedef struct chunk_ctx {
 
 static float *scr_row(const chunk_ctx *c, int i)
 {
-    return c->scr + (size_t)i * (size_t)c->sim->w;
+    return c->scr + (size_t)i * (size_t)c->sim->scr_stride;
 }
 
 static int own(const chunk_ctx *c, int y)
@@ -270,7 +270,7 @@ static void sweep(const er_mei_sim *sim, const er_mei_coef *k)
         c.k = k;
         c.y0 = ci * sim->chunk_rows;
         c.y1 = c.y0 + sim->chunk_rows < sim->h ? c.y0 + sim->chunk_rows : sim->h;
-        c.scr = sim->scratch + (size_t)er_thread_id() * ER_MEI_SCRATCH_ROWS * (size_t)sim->w;
+        c.scr = er_mei_thread_scratch(sim, er_thread_id());
         run_chunk(&c);
     }
 }
@@ -512,11 +512,8 @@ static void copy_out(const er_mei_sim *sim, er_terrain *t, er_layers *layers)
 
 void er_mei_sim_free(er_mei_sim *sim)
 {
-    free(sim->z);
-    free(sim->d);
-    free(sim->s);
-    for (int i = 0; i < 4; i++)
-        free(sim->q[i]);
+    for (int l = 0; l < ER_SNAP_LAYERS; l++)
+        free(sim->state_mem[l]);
     free(sim->snap);
     free(sim->acc);
     free(sim->scratch);
@@ -554,20 +551,25 @@ er_status er_mei_sim_alloc(er_mei_sim *sim, const er_terrain *t, const er_window
     int rows = (sim->h + target - 1) / target;
     sim->chunk_rows = rows < 16 ? 16 : rows;
     sim->nchunks = (sim->h + sim->chunk_rows - 1) / sim->chunk_rows;
-    if (!er_mul_size(n, 7 * sizeof(float), &state) ||
-        !er_mul_size((size_t)sim->w * ER_MEI_SCRATCH_ROWS * sizeof(float),
+    sim->scr_stride = ((sim->w + 15) & ~15) + 16; /* see ER_MEI_SKEW */
+    if (!er_mul_size(n + ER_SNAP_LAYERS * ER_MEI_SKEW, 7 * sizeof(float), &state) ||
+        !er_mul_size((size_t)sim->scr_stride * ER_MEI_SCRATCH_ROWS * sizeof(float),
                      (size_t)sim->nthreads, &sbytes) ||
         !er_mul_size((size_t)sim->w * ER_SNAP_LAYERS * ER_SNAP_ROWS * sizeof(float),
                      (size_t)sim->nchunks, &snap))
         return er_fail(err, ER_ENOMEM, "mei: a %dx%d map is too large", t->width, t->height);
-    int ok = (sim->z = er_calloc_large(n, sizeof(float))) &&
-             (sim->d = er_calloc_large(n, sizeof(float))) &&
-             (sim->s = er_calloc_large(n, sizeof(float)));
-    for (int i = 0; i < 4; i++)
-        ok = ok && (sim->q[i] = er_calloc_large(n, sizeof(float)));
+    float **layer[ER_SNAP_LAYERS] = { &sim->z, &sim->d, &sim->s, &sim->q[0], &sim->q[1],
+                                      &sim->q[2], &sim->q[3] };
+    int ok = 1;
+    for (int l = 0; ok && l < ER_SNAP_LAYERS; l++) {
+        ok = (sim->state_mem[l] = er_calloc_large(n + (size_t)l * ER_MEI_SKEW, sizeof(float))) != NULL;
+        *layer[l] = ok ? sim->state_mem[l] + (size_t)l * ER_MEI_SKEW : NULL;
+    }
     ok = ok && (sim->snap = malloc(snap));
     ok = ok && (sim->acc = calloc((size_t)sim->h, sizeof *sim->acc));
-    ok = ok && (sim->scratch = calloc(1, sbytes));
+    ok = ok && posix_memalign((void **)&sim->scratch, 64, sbytes) == 0;
+    if (ok)
+        memset(sim->scratch, 0, sbytes);
     if (ok && t->wall) {
         uint8_t *rw = calloc((size_t)sim->h, 1);
         ok = rw != NULL;

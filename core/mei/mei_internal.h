@@ -134,7 +134,9 @@ typedef struct er_mei_sim {
     float *q[4];           /* [m/s] outflow flux per cell area, f / (lX lY) (eqs. 2-5) */
     float *snap;           /* old state of the rows beside each chunk boundary */
     er_mei_rowacc *acc;    /* h entries */
-    float *scratch;        /* nthreads * ER_MEI_SCRATCH_ROWS rows of w floats */
+    float *state_mem[7];   /* the allocations behind z, d, s, q (see ER_MEI_SKEW) */
+    float *scratch;        /* nthreads * ER_MEI_SCRATCH_ROWS rows of scr_stride floats */
+    int scr_stride;        /* [floats] from one scratch row to the next (see ER_MEI_SKEW) */
     int nthreads;
     int chunk_rows;        /* rows per chunk of the parallel loop */
     int nchunks;
@@ -148,6 +150,21 @@ enum { ER_SNAP_Z = 0, ER_SNAP_D = 1, ER_SNAP_S = 2, ER_SNAP_Q = 3, ER_SNAP_LAYER
 
 /* Scratch rows per thread (see run_chunk in mei.c for their use). */
 #define ER_MEI_SCRATCH_ROWS 51
+
+/* [floats] Layer l of the state starts l * ER_MEI_SKEW floats into its
+ * allocation, and each scratch row one cache line after a whole number of
+ * lines past the previous one.  The span loops stream 9 to 16 rows at the
+ * same column; with the layers aligned alike (2 MiB, er_calloc_large) and
+ * rows of 1024 or 4096 floats, all of them fell on one set of the 8-way
+ * L1 cache and evicted each other (and stalled loads on 4 KiB aliasing
+ * with the stores).  Only addresses change, no value. */
+#define ER_MEI_SKEW 144
+
+/* Thread tid's scratch rows. */
+static inline float *er_mei_thread_scratch(const er_mei_sim *sim, int tid)
+{
+    return sim->scratch + (size_t)tid * ER_MEI_SCRATCH_ROWS * (size_t)sim->scr_stride;
+}
 
 /* Views of the rows around y that one kernel call reads and writes.  A row
  * outside the map is NULL. */
