@@ -134,6 +134,7 @@ typedef struct er_mei_sim {
     float *q[4];           /* [m/s] outflow flux per cell area, f / (lX lY) (eqs. 2-5) */
     float *snap;           /* old state of the rows beside each chunk boundary */
     er_mei_rowacc *acc;    /* h entries */
+    er_mei_rowacc *acc2;   /* h entries: the second sub-step of a sweep of two */
     float *state_mem[7];   /* the allocations behind z, d, s, q (see ER_MEI_SKEW) */
     float *scratch;        /* nthreads * ER_MEI_SCRATCH_ROWS rows of scr_stride floats */
     int scr_stride;        /* [floats] from one scratch row to the next (see ER_MEI_SKEW) */
@@ -142,14 +143,26 @@ typedef struct er_mei_sim {
     int nchunks;
 } er_mei_sim;
 
-/* The snapshot holds, for each boundary between two chunks at row y0, the
- * 7 state layers (z, d, s, four fluxes) of rows y0-3 .. y0+2: what either
- * chunk reads of the other's rows, as it was before the step. */
-enum { ER_SNAP_Z = 0, ER_SNAP_D = 1, ER_SNAP_S = 2, ER_SNAP_Q = 3, ER_SNAP_LAYERS = 7,
-       ER_SNAP_ROWS = 6 };
+/* Rows of the previous state that one sub-step of a row reads on either
+ * side (A reads y +- 1 of it, W the fluxes of A of y +- 1, T the s1 of
+ * W + E of y +- 1). */
+#define ER_MEI_DEPTH 3
+/* Rows by which the second sub-step of a pair follows the first (see
+ * run_pair in mei.c). */
+#define ER_MEI_LAG 3
 
-/* Scratch rows per thread (see run_chunk in mei.c for their use). */
-#define ER_MEI_SCRATCH_ROWS 51
+/* The snapshot holds, for each boundary between two chunks at row y0, the
+ * 7 state layers (z, d, s, four fluxes) of rows y0-6 .. y0+5 (y0-3 ..
+ * y0+2 for a sweep of one sub-step): what either chunk reads of the
+ * other's rows, as it was before the sweep. */
+enum { ER_SNAP_Z = 0, ER_SNAP_D = 1, ER_SNAP_S = 2, ER_SNAP_Q = 3, ER_SNAP_LAYERS = 7,
+       ER_SNAP_ROWS = 4 * ER_MEI_DEPTH };
+
+/* Scratch rows per thread: two levels of the pipeline (see mei.c for
+ * their use) and the first level's halo of kept rows (7 layers, depth
+ * rows on either side). */
+#define ER_MEI_LEVEL_ROWS 51
+#define ER_MEI_SCRATCH_ROWS (2 * ER_MEI_LEVEL_ROWS + ER_SNAP_LAYERS * 2 * ER_MEI_DEPTH)
 
 /* [floats] Layer l of the state starts l * ER_MEI_SKEW floats into its
  * allocation, and each scratch row one cache line after a whole number of
@@ -254,6 +267,7 @@ int64_t er_mei_disc_cells(const er_mei_sim *sim, double cx, double cy, double ra
  * depths d, or only counted when d is NULL (the device adds them); *added
  * grows by the water added, in the same order either way.  add_drops
  * returns 0 when the recipe has no raindrops. */
+int er_mei_drops_on(const er_mei_params *m);
 int er_mei_add_drops(const er_mei_sim *sim, float *d, const er_mei_params *m, uint64_t seed,
                      int64_t step, double *added);
 void er_mei_add_sources(const er_mei_sim *sim, float *d, const er_mei_params *m, double dt,
