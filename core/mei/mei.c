@@ -44,7 +44,9 @@
  * the per-row results the kernels produce anyway.  The state is updated in
  * place, so a failing step cannot be undone: what is handed back then is
  * that state with any non-finite value replaced by 0 (for the terrain:
- * the input height), and the run returns ER_ENUMERIC.
+ * the input height), and the run returns ER_ENUMERIC.  When the failing
+ * sub-step was the first of a sweep of two (mei_internal.h), that state
+ * is one sub-step further on.
  */
 #include "mei_internal.h"
 
@@ -834,8 +836,12 @@ er_status er_mei_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts 
             if ((g + 1) % nsub)
                 continue;
             bud.work_done++;
-            if (!(early && i == 0))
-                cancel = cancel || progress_stop(ctl, step + 1, m->steps);
+            /* a step end inside the sweep: its progress was asked before, and
+             * the hooks did not want it then (nor may they see it now: the
+             * state is past it) */
+            if (early && i == 0)
+                continue;
+            cancel = cancel || progress_stop(ctl, step + 1, m->steps);
             cancel = cancel || at_boundary(hooks, &sim, m, step + 1, &bud);
         }
         if (cancel) {

@@ -27,6 +27,16 @@
  * of a row before it replaces it; what a chunk needs of its neighbours'
  * rows (3 rows beyond each end) it reads from a snapshot of the rows
  * beside each chunk boundary, taken before the step.
+ *
+ * Temporal blocking: when nothing comes between two sub-steps (no
+ * raindrops, sources or control-map water, no boundary the hooks want),
+ * one sweep runs both, the second pipeline 3 rows behind the first (see
+ * run_pair in mei.c).  The first then also computes the 3 rows beyond
+ * each end of its chunk, from a 6-row snapshot, into a private halo: all
+ * that the second reads of the neighbours.  Each row of the state is
+ * streamed once for two sub-steps, with the same arithmetic on the same
+ * values, and each sub-step's per-row results are kept apart (acc, acc2)
+ * and reduced in row order as before.
  */
 #ifndef ER_MEI_INTERNAL_H
 #define ER_MEI_INTERNAL_H
