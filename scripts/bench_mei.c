@@ -11,8 +11,9 @@
  * memcpy of a buffer much larger than the last-level cache, best of
  * several; memcpy reads and writes each byte once, like a step).
  *
- * A step's time is the median over the steps of one run, each timed
- * between steps from the progress callback.  cpu_ms_per_step is the
+ * A step's time is the median over the windows of two steps of one run,
+ * timed between steps from the progress callback (two steps that run as
+ * one sweep report their ends together).  cpu_ms_per_step is the
  * process's CPU time per step (all threads, spin-waiting included): on a
  * busy machine it shows the work apart from the waiting.
  *
