@@ -112,8 +112,9 @@ static int kept(const chunk_ctx *c, int y)
 
 static float *layer_of(const er_mei_sim *sim, int l)
 {
-    return l == ER_SNAP_Z ? sim->z : l == ER_SNAP_D ? sim->d : l == ER_SNAP_S ? sim->s
-                                                                              : sim->q[l - ER_SNAP_Q];
+    if (l >= ER_SNAP_Q)
+        return sim->q[l - ER_SNAP_Q];
+    return l == ER_SNAP_Z ? sim->z : l == ER_SNAP_D ? sim->d : sim->s;
 }
 
 /* Row y of the snapshot of the boundary at row y0 (y0 - ER_SNAP_ROWS / 2
@@ -648,7 +649,8 @@ er_status er_mei_sim_alloc(er_mei_sim *sim, const er_terrain *t, const er_window
                                       &sim->q[2], &sim->q[3] };
     int ok = 1;
     for (int l = 0; ok && l < ER_SNAP_LAYERS; l++) {
-        ok = (sim->state_mem[l] = er_calloc_large(n + (size_t)l * ER_MEI_SKEW, sizeof(float))) != NULL;
+        sim->state_mem[l] = er_calloc_large(n + (size_t)l * ER_MEI_SKEW, sizeof(float));
+        ok = sim->state_mem[l] != NULL;
         *layer[l] = ok ? sim->state_mem[l] + (size_t)l * ER_MEI_SKEW : NULL;
     }
     ok = ok && (sim->snap = malloc(snap));
