@@ -11,8 +11,9 @@
  * memcpy of a buffer much larger than the last-level cache, best of
  * several; memcpy reads and writes each byte once, like a step).
  *
- * A step's time is the median over the steps of one run, each timed
- * between steps from the progress callback.  cpu_ms_per_step is the
+ * A step's time is the median over the windows of two steps of one run,
+ * timed between steps from the progress callback (two steps that run as
+ * one sweep report their ends together).  cpu_ms_per_step is the
  * process's CPU time per step (all threads, spin-waiting included): on a
  * busy machine it shows the work apart from the waiting.
  *
@@ -135,16 +136,20 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Median of the differences of consecutive entries of t[0..n). */
+/* Median of (t[i + 2] - t[i]) / 2 over t[0..n): the time of a step from
+ * windows of two.  The model runs two steps in one sweep where it can
+ * (core/mei/mei.c) and reports them together, so single differences
+ * alternate between about 0 and two steps; every window of two spans one
+ * sweep of two. */
 static double median_step(const double *t, int n)
 {
-    if (n < 2)
-        return 0.0;
-    double *d = malloc((size_t)(n - 1) * sizeof(double));
-    for (int i = 0; i + 1 < n; i++)
-        d[i] = t[i + 1] - t[i];
-    qsort(d, (size_t)(n - 1), sizeof(double), cmp_double);
-    double m = d[(n - 1) / 2];
+    if (n < 3)
+        return n == 2 ? t[1] - t[0] : 0.0;
+    double *d = malloc((size_t)(n - 2) * sizeof(double));
+    for (int i = 0; i + 2 < n; i++)
+        d[i] = 0.5 * (t[i + 2] - t[i]);
+    qsort(d, (size_t)(n - 2), sizeof(double), cmp_double);
+    double m = d[(n - 2) / 2];
     free(d);
     return m;
 }

@@ -45,7 +45,7 @@ double er_mei_total(const er_mei_sim *sim, const float *a)
     er_mei_rowacc *acc = sim->acc;
     ER_OMP_FOR()
     for (int y = 0; y < h; y++) {
-        float *tmp = sim->scratch + (size_t)er_thread_id() * ER_MEI_SCRATCH_ROWS * (size_t)sim->w;
+        float *tmp = er_mei_thread_scratch(sim, er_thread_id());
         acc[y].eroded = row_terrain_sum(sim, a, y, tmp);
     }
     for (int y = 0; y < h; y++)

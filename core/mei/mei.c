@@ -44,7 +44,9 @@
  * the per-row results the kernels produce anyway.  The state is updated in
  * place, so a failing step cannot be undone: what is handed back then is
  * that state with any non-finite value replaced by 0 (for the terrain:
- * the input height), and the run returns ER_ENUMERIC.
+ * the input height), and the run returns ER_ENUMERIC.  When the failing
+ * sub-step was the first of a sweep of two (mei_internal.h), that state
+ * is one sub-step further on.
  */
 #include "mei_internal.h"
 
@@ -71,24 +73,31 @@ static float *row_of(float *base, int y, int w)
     return base + (size_t)y * (size_t)w;
 }
 
-/* One chunk of rows [y0, y1): see mei_internal.h.  Scratch rows:
- * 0-15 ghost fluxes (4 ghost rows x 4 pipes), then rolling rows (slot
- * y & 3): 16-19 donor weights, 20-23 s1, 24-27 u, 28-31 v, 34-37 terrain
- * b, 38-41 water surface h, 42-45 eroded, 46-49 deposited; 32 ghost d,
- * 33 ghost z, 50 the mean depth from W to E of one row. */
+/* One level of the pipeline of mei_internal.h: one (sub-)step over the
+ * rows a chunk keeps.  Scratch rows of a level: 0-15 ghost fluxes (4
+ * ghost rows x 4 pipes), then rolling rows (slot y & 3): 16-19 donor
+ * weights, 20-23 s1, 24-27 u, 28-31 v, 34-37 terrain b, 38-41 water
+ * surface h, 42-45 eroded, 46-49 deposited; 32 ghost d, 33 ghost z, 50
+ * the mean depth from W to E of one row. */
 enum { SCR_WQ = 16, SCR_S1 = 20, SCR_U = 24, SCR_V = 28, SCR_GD = 32, SCR_GZ = 33,
        SCR_B = 34, SCR_H = 38, SCR_ER = 42, SCR_DE = 46, SCR_DM = 50 };
 
 typedef struct chunk_ctx {
     const er_mei_sim *sim;
     const er_mei_coef *k;
-    int y0, y1;
-    float *scr;
+    int y0, y1;          /* the chunk: its rows of the shared state, updated in place */
+    int g0, g1;          /* rows kept, [g0, g1) around [y0, y1): those beyond the chunk
+                          * (the first sub-step of a pair) live in halo */
+    float *scr;          /* this level's ER_MEI_LEVEL_ROWS scratch rows */
+    float *halo;         /* ER_SNAP_LAYERS x 2 x ER_MEI_DEPTH rows, or NULL */
+    er_mei_rowacc *acc;  /* the sub-step's per-row results (h entries) */
+    const struct chunk_ctx *prev; /* the level whose kept rows hold this level's old
+                                   * state; NULL: the shared state and the snapshot */
 } chunk_ctx;
 
 static float *scr_row(const chunk_ctx *c, int i)
 {
-    return c->scr + (size_t)i * (size_t)c->sim->w;
+    return c->scr + (size_t)i * (size_t)c->sim->scr_stride;
 }
 
 static int own(const chunk_ctx *c, int y)
@@ -96,53 +105,74 @@ static int own(const chunk_ctx *c, int y)
     return y >= c->y0 && y < c->y1;
 }
 
-/* Row y of the snapshot of the boundary at row y0 (y0 - 3 <= y < y0 + 3). */
+static int kept(const chunk_ctx *c, int y)
+{
+    return y >= c->g0 && y < c->g1;
+}
+
+static float *layer_of(const er_mei_sim *sim, int l)
+{
+    if (l >= ER_SNAP_Q)
+        return sim->q[l - ER_SNAP_Q];
+    return l == ER_SNAP_Z ? sim->z : l == ER_SNAP_D ? sim->d : sim->s;
+}
+
+/* Row y of the snapshot of the boundary at row y0 (y0 - ER_SNAP_ROWS / 2
+ * <= y < y0 + ER_SNAP_ROWS / 2). */
 static float *snap_row(const er_mei_sim *sim, int y0, int layer, int y)
 {
     size_t bi = (size_t)(y0 / sim->chunk_rows - 1);
-    size_t r = (size_t)(y - (y0 - 3));
+    size_t r = (size_t)(y - (y0 - ER_SNAP_ROWS / 2));
     return sim->snap + ((bi * ER_SNAP_LAYERS + (size_t)layer) * ER_SNAP_ROWS + r) * (size_t)sim->w;
 }
 
-/* Copies the state beside every chunk boundary into the snapshot, before
- * the chunks start to update their rows in place. */
-static void take_snapshot(const er_mei_sim *sim)
+/* Copies the state of the `depth` rows on either side of every chunk
+ * boundary into the snapshot, before the chunks start to update their
+ * rows in place. */
+static void take_snapshot(const er_mei_sim *sim, int depth)
 {
-    float *layer[ER_SNAP_LAYERS] = { sim->z, sim->d, sim->s, sim->q[0], sim->q[1], sim->q[2],
-                                     sim->q[3] };
     const size_t bytes = (size_t)sim->w * sizeof(float);
     for (int c = 1; c < sim->nchunks; c++) {
         int y0 = c * sim->chunk_rows;
         for (int l = 0; l < ER_SNAP_LAYERS; l++)
-            for (int y = y0 - 3; y < y0 + 3; y++)
+            for (int y = y0 - depth; y < y0 + depth; y++)
                 if (y >= 0 && y < sim->h)
-                    memcpy(snap_row(sim, y0, l, y), row_of(layer[l], y, sim->w), bytes);
+                    memcpy(snap_row(sim, y0, l, y), row_of(layer_of(sim, l), y, sim->w), bytes);
     }
 }
 
-/* Old state of row y of a layer: the shared row for the chunk's own rows
- * (not yet updated when this is asked), the snapshot for another chunk's. */
-static const float *old_row(const chunk_ctx *c, int layer, int y)
+/* The row of a layer where level c keeps row y (kept(c, y)). */
+static float *kept_row(const chunk_ctx *c, int layer, int y)
 {
     const er_mei_sim *sim = c->sim;
-    if (own(c, y)) {
-        float *a[ER_SNAP_LAYERS] = { sim->z, sim->d, sim->s, sim->q[0], sim->q[1], sim->q[2],
-                                     sim->q[3] };
-        return row_of(a[layer], y, sim->w);
-    }
-    return snap_row(sim, y < c->y0 ? c->y0 : c->y1, layer, y);
+    if (own(c, y))
+        return row_of(layer_of(sim, layer), y, sim->w);
+    int slot = y < c->y0 ? y - (c->y0 - ER_MEI_DEPTH) : ER_MEI_DEPTH + (y - c->y1);
+    return c->halo + ((size_t)layer * 2 * ER_MEI_DEPTH + (size_t)slot) * (size_t)sim->scr_stride;
 }
 
-/* New flux row y, pipe i: the shared row (updated in place) for the
- * chunk's own rows, a ghost row otherwise; NULL outside the map. */
+/* Old state of row y of a layer: where the level keeps it (not yet
+ * updated when this is asked), else the previous level's result or the
+ * snapshot. */
+static const float *old_row(const chunk_ctx *c, int layer, int y)
+{
+    if (kept(c, y))
+        return kept_row(c, layer, y);
+    if (c->prev)
+        return kept_row(c->prev, layer, y);
+    return snap_row(c->sim, y < c->y0 ? c->y0 : c->y1, layer, y);
+}
+
+/* New flux row y, pipe i: where the level keeps the row, a ghost row
+ * otherwise; NULL outside the map. */
 static float *qnew(const chunk_ctx *c, int y, int i)
 {
     const er_mei_sim *sim = c->sim;
     if (y < 0 || y >= sim->h)
         return NULL;
-    if (own(c, y))
-        return row_of(sim->q[i], y, sim->w);
-    int g = y < c->y0 ? y - (c->y0 - 2) : 2 + (y - c->y1);
+    if (kept(c, y))
+        return kept_row(c, ER_SNAP_Q + i, y);
+    int g = y < c->g0 ? y - (c->g0 - 2) : 2 + (y - c->g1);
     return scr_row(c, 4 * g + i);
 }
 
@@ -200,64 +230,107 @@ static void surface(const chunk_ctx *c, int y)
                            rolling(c, SCR_B, y), rolling(c, SCR_H, y));
 }
 
-/* The pipeline of mei_internal.h over the chunk.  Own rows are updated in
- * place: a row's old values are read (by the row itself and by the rows
- * after it, which run later) before they are replaced, and the rows of
- * other chunks are read from the snapshot, so the order of the chunks and
- * the threads that run them do not matter. */
-static void run_chunk(const chunk_ctx *c)
+/* Step y of a level's pipeline (y from g0 - 2 to g1 + 1, after
+ * level_begin): A on row y, W + E on row y - 1, T on row y - 2.  Kept
+ * rows are updated in place: a row's old values are read (by the row
+ * itself and by the rows after it, which run later) before they are
+ * replaced, and rows beyond are read from the snapshot or the previous
+ * level, so the order of the chunks and the threads that run them do not
+ * matter. */
+static void level_row(const chunk_ctx *c, int y)
 {
     const er_mei_sim *sim = c->sim;
     const int h = sim->h, w = sim->w;
     const size_t bytes = (size_t)w * sizeof(float);
     er_mei_rows r;
     er_mei_rowacc ghost_acc;
-    surface(c, c->y0 - 3);
-    surface(c, c->y0 - 2);
-    for (int y = c->y0 - 2; y < c->y1 + 2; y++) {
-        surface(c, y + 1);
-        if (y >= 0 && y < h) { /* A: eqs. 2-5 */
-            float *q[4];
-            rows_at(c, y, &r);
-            for (int i = 0; i < 4; i++) {
-                q[i] = qnew(c, y, i);
-                if (!own(c, y))
-                    memcpy(q[i], old_row(c, ER_SNAP_Q + i, y), bytes);
-            }
-            er_mei_flux_row(sim, c->k, &r, q, rolling(c, SCR_WQ, y));
+    surface(c, y + 1);
+    if (y >= 0 && y < h) { /* A: eqs. 2-5 */
+        float *q[4];
+        rows_at(c, y, &r);
+        for (int i = 0; i < 4; i++) {
+            q[i] = qnew(c, y, i);
+            if (!kept(c, y))
+                memcpy(q[i], old_row(c, ER_SNAP_Q + i, y), bytes);
         }
-        int ye = y - 1;
-        if (ye >= c->y0 - 1 && ye <= c->y1 && ye >= 0 && ye < h) { /* W + E */
-            int mine = own(c, ye);
-            float *d = mine ? row_of(sim->d, ye, w) : scr_row(c, SCR_GD);
-            float *z = mine ? row_of(sim->z, ye, w) : scr_row(c, SCR_GZ);
-            if (!mine) {
-                memcpy(d, old_row(c, ER_SNAP_D, ye), bytes);
-                memcpy(z, old_row(c, ER_SNAP_Z, ye), bytes);
-            }
-            float *u = rolling(c, SCR_U, ye), *v = rolling(c, SCR_V, ye);
-            er_mei_rowacc *acc = mine ? &sim->acc[ye] : &ghost_acc;
-            rows_at(c, ye, &r);
-            float *dm = scr_row(c, SCR_DM);
-            er_mei_water_row(sim, c->k, &r, d, u, v, dm, acc);
-            er_mei_erode_row(sim, c->k, &r, u, v, dm, z, rolling(c, SCR_S1, ye),
-                             rolling(c, SCR_ER, ye), rolling(c, SCR_DE, ye));
+        er_mei_flux_row(sim, c->k, &r, q, rolling(c, SCR_WQ, y));
+    }
+    int ye = y - 1;
+    if (ye >= c->g0 - 1 && ye <= c->g1 && ye >= 0 && ye < h) { /* W + E */
+        int mine = kept(c, ye);
+        float *d = mine ? kept_row(c, ER_SNAP_D, ye) : scr_row(c, SCR_GD);
+        float *z = mine ? kept_row(c, ER_SNAP_Z, ye) : scr_row(c, SCR_GZ);
+        if (!mine) {
+            memcpy(d, old_row(c, ER_SNAP_D, ye), bytes);
+            memcpy(z, old_row(c, ER_SNAP_Z, ye), bytes);
         }
-        int yt = y - 2;
-        if (own(c, yt)) { /* T: eqs. 13-14, drying */
-            rows_at(c, yt, &r);
-            er_mei_transport_row(sim, c->k, &r, rolling(c, SCR_U, yt), rolling(c, SCR_V, yt),
-                                 row_of(sim->z, yt, w), row_of(sim->d, yt, w),
-                                 row_of(sim->s, yt, w), rolling(c, SCR_ER, yt),
-                                 rolling(c, SCR_DE, yt), &sim->acc[yt]);
-        }
+        float *u = rolling(c, SCR_U, ye), *v = rolling(c, SCR_V, ye);
+        er_mei_rowacc *acc = own(c, ye) ? &c->acc[ye] : &ghost_acc;
+        rows_at(c, ye, &r);
+        float *dm = scr_row(c, SCR_DM);
+        er_mei_water_row(sim, c->k, &r, d, u, v, dm, acc);
+        er_mei_erode_row(sim, c->k, &r, u, v, dm, z, rolling(c, SCR_S1, ye),
+                         rolling(c, SCR_ER, ye), rolling(c, SCR_DE, ye));
+    }
+    int yt = y - 2;
+    if (kept(c, yt)) { /* T: eqs. 13-14, drying */
+        rows_at(c, yt, &r);
+        er_mei_transport_row(sim, c->k, &r, rolling(c, SCR_U, yt), rolling(c, SCR_V, yt),
+                             kept_row(c, ER_SNAP_Z, yt), kept_row(c, ER_SNAP_D, yt),
+                             kept_row(c, ER_SNAP_S, yt), rolling(c, SCR_ER, yt),
+                             rolling(c, SCR_DE, yt), own(c, yt) ? &c->acc[yt] : &ghost_acc);
     }
 }
 
-/* One (sub-)step over the whole map: chunks in parallel, any order. */
-static void sweep(const er_mei_sim *sim, const er_mei_coef *k)
+/* The surfaces of the two rows above the first A of a level. */
+static void level_begin(const chunk_ctx *c)
 {
-    take_snapshot(sim);
+    surface(c, c->g0 - 3);
+    surface(c, c->g0 - 2);
+}
+
+static void run_level(const chunk_ctx *c)
+{
+    level_begin(c);
+    for (int y = c->g0 - 2; y < c->g1 + 2; y++)
+        level_row(c, y);
+}
+
+/* Two sub-steps in one pass over the chunk (temporal blocking): level a
+ * computes the first sub-step over the chunk and ER_MEI_DEPTH rows beyond
+ * each end (kept in a's halo, started from the snapshot), which is all
+ * that the second, level b, reads of its neighbours; b follows a at
+ * ER_MEI_LAG rows.  So each row of the state is read and written once for
+ * two sub-steps, and the chunks still read nothing of each other's
+ * results.  The lag: b's step j reads a's final z, d of row j + 1 (a's T
+ * of row j + 1 runs in a's step j + 3) and replaces the flux of row j,
+ * which a's T of row j + 1 reads (also in a's step j + 3). */
+static void run_pair(const chunk_ctx *a, const chunk_ctx *b)
+{
+    const er_mei_sim *sim = a->sim;
+    const size_t bytes = (size_t)sim->w * sizeof(float);
+    for (int l = 0; l < ER_SNAP_LAYERS; l++)
+        for (int y = a->g0; y < a->g1; y++)
+            if (!own(a, y))
+                memcpy(kept_row(a, l, y), snap_row(sim, y < a->y0 ? a->y0 : a->y1, l, y), bytes);
+    level_begin(a);
+    for (int i = a->g0 - 2; i - ER_MEI_LAG < b->g1 + 2; i++) {
+        if (i < a->g1 + 2)
+            level_row(a, i);
+        int j = i - ER_MEI_LAG;
+        if (j == b->g0 - 2)
+            level_begin(b);
+        if (j >= b->g0 - 2)
+            level_row(b, j);
+    }
+}
+
+/* One (sub-)step over the whole map with coefficients k, or two (k, then
+ * k2; the results of the second in sim->acc2) when k2 is not NULL:
+ * chunks in parallel, any order. */
+static void sweep(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_coef *k2)
+{
+    take_snapshot(sim, k2 ? 2 * ER_MEI_DEPTH : ER_MEI_DEPTH);
     const int nchunks = sim->nchunks;
     /* A map of a few thousand cells is done in tens of microseconds: there
      * waking a second thread costs more than it saves. */
@@ -265,13 +338,25 @@ static void sweep(const er_mei_sim *sim, const er_mei_coef *k)
     (void)parallel; /* unused without OpenMP */
     ER_OMP_FOR_DYNAMIC(if(parallel))
     for (int ci = 0; ci < nchunks; ci++) {
-        chunk_ctx c;
-        c.sim = sim;
-        c.k = k;
-        c.y0 = ci * sim->chunk_rows;
-        c.y1 = c.y0 + sim->chunk_rows < sim->h ? c.y0 + sim->chunk_rows : sim->h;
-        c.scr = sim->scratch + (size_t)er_thread_id() * ER_MEI_SCRATCH_ROWS * (size_t)sim->w;
-        run_chunk(&c);
+        float *scr = er_mei_thread_scratch(sim, er_thread_id());
+        const size_t level = (size_t)ER_MEI_LEVEL_ROWS * (size_t)sim->scr_stride;
+        chunk_ctx a = { sim, k, ci * sim->chunk_rows, 0, 0, 0, scr, NULL, sim->acc, NULL };
+        a.y1 = a.y0 + sim->chunk_rows < sim->h ? a.y0 + sim->chunk_rows : sim->h;
+        a.g0 = a.y0;
+        a.g1 = a.y1;
+        if (!k2) {
+            run_level(&a);
+            continue;
+        }
+        chunk_ctx b = a;
+        b.k = k2;
+        b.scr = scr + level;
+        b.acc = sim->acc2;
+        b.prev = &a;
+        a.halo = scr + 2 * level;
+        a.g0 = a.y0 - ER_MEI_DEPTH > 0 ? a.y0 - ER_MEI_DEPTH : 0;
+        a.g1 = a.y1 + ER_MEI_DEPTH < sim->h ? a.y1 + ER_MEI_DEPTH : sim->h;
+        run_pair(&a, &b);
     }
 }
 
@@ -442,13 +527,14 @@ er_status er_mei_fail(const er_mei_sim *sim, const er_mei_coef *k, int kind, int
 }
 
 /* Serial reduction of the rows of one sub-step: budget and checks. */
-static er_status finish_substep(er_mei_sim *sim, const er_mei_coef *k, int64_t step,
-                                er_budget *bud, er_error *err)
+static er_status finish_substep(const er_mei_sim *sim, const er_mei_rowacc *acc,
+                                const er_mei_coef *k, int64_t step, er_budget *bud,
+                                er_error *err)
 {
     uint32_t um = 0, vm = 0;
     int uy = 0, vy = 0;
     for (int y = 0; y < sim->h; y++) {
-        const er_mei_rowacc *a = &sim->acc[y];
+        const er_mei_rowacc *a = &acc[y];
         if (a->bad)
             return er_mei_fail(sim, k, ER_MEI_FAIL_STATE, step, y, 0.0f, err);
         if (a->umax > um) {
@@ -469,7 +555,7 @@ static er_status finish_substep(er_mei_sim *sim, const er_mei_coef *k, int64_t s
     if ((double)k->dt * (double)fv > sim->ly * ER_MEI_CFL_SLACK)
         return er_mei_fail(sim, k, ER_MEI_FAIL_CFL_V, step, vy, fv, err);
     for (int y = 0; y < sim->h; y++) {
-        const er_mei_rowacc *a = &sim->acc[y];
+        const er_mei_rowacc *a = &acc[y];
         bud->eroded += a->eroded;
         bud->deposited += a->deposited;
         bud->left_map += a->left_sed;
@@ -512,13 +598,11 @@ static void copy_out(const er_mei_sim *sim, er_terrain *t, er_layers *layers)
 
 void er_mei_sim_free(er_mei_sim *sim)
 {
-    free(sim->z);
-    free(sim->d);
-    free(sim->s);
-    for (int i = 0; i < 4; i++)
-        free(sim->q[i]);
+    for (int l = 0; l < ER_SNAP_LAYERS; l++)
+        free(sim->state_mem[l]);
     free(sim->snap);
     free(sim->acc);
+    free(sim->acc2);
     free(sim->scratch);
     free(sim->row_wall_buf);
     free(sim->neutral);
@@ -554,20 +638,27 @@ er_status er_mei_sim_alloc(er_mei_sim *sim, const er_terrain *t, const er_window
     int rows = (sim->h + target - 1) / target;
     sim->chunk_rows = rows < 16 ? 16 : rows;
     sim->nchunks = (sim->h + sim->chunk_rows - 1) / sim->chunk_rows;
-    if (!er_mul_size(n, 7 * sizeof(float), &state) ||
-        !er_mul_size((size_t)sim->w * ER_MEI_SCRATCH_ROWS * sizeof(float),
+    sim->scr_stride = ((sim->w + 15) & ~15) + 16; /* see ER_MEI_SKEW */
+    if (!er_mul_size(n + ER_SNAP_LAYERS * ER_MEI_SKEW, 7 * sizeof(float), &state) ||
+        !er_mul_size((size_t)sim->scr_stride * ER_MEI_SCRATCH_ROWS * sizeof(float),
                      (size_t)sim->nthreads, &sbytes) ||
         !er_mul_size((size_t)sim->w * ER_SNAP_LAYERS * ER_SNAP_ROWS * sizeof(float),
                      (size_t)sim->nchunks, &snap))
         return er_fail(err, ER_ENOMEM, "mei: a %dx%d map is too large", t->width, t->height);
-    int ok = (sim->z = er_calloc_large(n, sizeof(float))) &&
-             (sim->d = er_calloc_large(n, sizeof(float))) &&
-             (sim->s = er_calloc_large(n, sizeof(float)));
-    for (int i = 0; i < 4; i++)
-        ok = ok && (sim->q[i] = er_calloc_large(n, sizeof(float)));
+    float **layer[ER_SNAP_LAYERS] = { &sim->z, &sim->d, &sim->s, &sim->q[0], &sim->q[1],
+                                      &sim->q[2], &sim->q[3] };
+    int ok = 1;
+    for (int l = 0; ok && l < ER_SNAP_LAYERS; l++) {
+        sim->state_mem[l] = er_calloc_large(n + (size_t)l * ER_MEI_SKEW, sizeof(float));
+        ok = sim->state_mem[l] != NULL;
+        *layer[l] = ok ? sim->state_mem[l] + (size_t)l * ER_MEI_SKEW : NULL;
+    }
     ok = ok && (sim->snap = malloc(snap));
     ok = ok && (sim->acc = calloc((size_t)sim->h, sizeof *sim->acc));
-    ok = ok && (sim->scratch = calloc(1, sbytes));
+    ok = ok && (sim->acc2 = calloc((size_t)sim->h, sizeof *sim->acc2));
+    ok = ok && posix_memalign((void **)&sim->scratch, 64, sbytes) == 0;
+    if (ok)
+        memset(sim->scratch, 0, sbytes);
     if (ok && t->wall) {
         uint8_t *rw = calloc((size_t)sim->h, 1);
         ok = rw != NULL;
@@ -647,6 +738,53 @@ void er_mei_finish(const er_mei_sim *sim, er_terrain *t, er_layers *layers, doub
                      (den > DBL_MIN ? den : DBL_MIN);
 }
 
+/* Whether sub-step g and the next (of gend in the run, nsub a step) can
+ * run as one sweep of two: only when nothing comes between them that the
+ * sweep cannot see (water added by raindrops, sources or maps, a boundary
+ * that the hooks want to see). */
+static int can_pair(const er_mei_sim *sim, const er_mei_params *m, const er_run_hooks *hooks,
+                    int64_t g, int64_t gend, int64_t nsub)
+{
+    if (g + 1 >= gend || m->n_sources > 0 || (sim->ctl && (sim->ctl->rain || sim->ctl->source)))
+        return 0;
+    if ((g + 1) % nsub)
+        return 1;
+    return !er_mei_drops_on(m) && !er_hooks_want(hooks, (g + 1) / nsub, m->steps);
+}
+
+/* The progress callback after `step` steps; non-zero = cancel.  In a
+ * sweep of two sub-steps across a step end it is asked about that step
+ * end before the sweep, so that a cancel can still stop the run there
+ * (the sweep then runs the first sub-step alone). */
+static int progress_stop(const er_run_ctl *ctl, int64_t step, int64_t steps)
+{
+    return ctl && ctl->progress && ctl->progress(ctl->user, (double)step / (double)steps);
+}
+
+/* What comes before the sweep of sub-steps g .. g + n - 1 (nsub a step;
+ * n = 2 only when they pair): each one's raindrops (at a step's start)
+ * and coefficients k[i], then the first one's sources and control maps. */
+static void prepare(er_mei_sim *sim, const er_plan *plan, int64_t g, int n, er_budget *bud,
+                    er_mei_coef k[2])
+{
+    const er_mei_params *m = &plan->p.mei;
+    const int64_t nsub = plan->substeps;
+    for (int i = 0; i < n; i++) {
+        const int64_t step = (g + i) / nsub;
+        if ((g + i) % nsub == 0)
+            er_mei_add_drops(sim, sim->d, m, plan->p.seed, step, &bud->water_added);
+        int raining = m->rain_rate > 0.0 && (m->rain_steps == 0 || step < m->rain_steps);
+        er_mei_make_coef(sim, m, plan->dt_sub, raining, &k[i]);
+    }
+    const float rain = k[0].rain;
+    const int maps = sim->ctl && (sim->ctl->rain || sim->ctl->source);
+    if (maps && sim->ctl->rain)
+        k[0].rain = 0.0f; /* er_mei_add_maps adds it */
+    er_mei_add_sources(sim, sim->d, m, plan->dt_sub, &bud->water_added);
+    if (maps)
+        er_mei_add_maps(sim, sim->d, rain, plan->dt_sub, &bud->water_added);
+}
+
 /*
  * Runs the plan; see core/model.h for the contract.  Sources are in pixel
  * coordinates (the CLI converts map coordinates before it plans).
@@ -681,33 +819,35 @@ er_status er_mei_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts 
     er_mei_make_coef(&sim, m, dt_sub, 0, &k0);
     if (m->steps > step0 && (st = er_mei_check_coef(&k0, err)))
         goto done;
-    for (int64_t step = step0; step < m->steps; step++) {
-        int raining = m->rain_rate > 0.0 && (m->rain_steps == 0 || step < m->rain_steps);
-        er_mei_add_drops(&sim, sim.d, m, p->seed, step, &bud.water_added);
-        er_mei_coef k;
-        er_mei_make_coef(&sim, m, dt_sub, raining, &k);
-        const float rain = k.rain;
-        const int maps = sim.ctl && (sim.ctl->rain || sim.ctl->source);
-        if (maps && sim.ctl->rain)
-            k.rain = 0.0f; /* er_mei_add_maps adds it */
-        for (int64_t sub = 0; sub < nsub; sub++) {
-            er_mei_add_sources(&sim, sim.d, m, dt_sub, &bud.water_added);
-            if (maps)
-                er_mei_add_maps(&sim, sim.d, rain, dt_sub, &bud.water_added);
-            sweep(&sim, &k);
-            bud.water_added += (double)k.rain * (double)cells;
+    const int64_t gend = m->steps * nsub;
+    for (int64_t g = step0 * nsub; g < gend;) {
+        /* sub-steps g and, when they pair (see can_pair), g + 1 */
+        int n = can_pair(&sim, m, hooks, g, gend, nsub) ? 2 : 1, cancel = 0;
+        const int early = n == 2 && (g + 1) % nsub == 0;
+        if (early && (cancel = progress_stop(ctl, (g + 1) / nsub, m->steps)))
+            n = 1;
+        er_mei_coef k[2];
+        prepare(&sim, plan, g, n, &bud, k);
+        sweep(&sim, &k[0], n == 2 ? &k[1] : NULL);
+        for (int i = 0; i < n; i++, g++) {
+            const int64_t step = g / nsub;
+            bud.water_added += (double)k[i].rain * (double)cells;
             bud.substeps++;
-            if ((st = finish_substep(&sim, &k, step, &bud, err)))
+            if ((st = finish_substep(&sim, i ? sim.acc2 : sim.acc, &k[i], step, &bud, err)))
                 goto done;
+            if ((g + 1) % nsub)
+                continue;
+            bud.work_done++;
+            /* a step end inside the sweep: its progress was asked before, and
+             * the hooks did not want it then (nor may they see it now: the
+             * state is past it) */
+            if (early && i == 0)
+                continue;
+            cancel = cancel || progress_stop(ctl, step + 1, m->steps);
+            cancel = cancel || at_boundary(hooks, &sim, m, step + 1, &bud);
         }
-        bud.work_done++;
-        if (ctl && ctl->progress &&
-            ctl->progress(ctl->user, (double)(step + 1) / (double)m->steps)) {
-            st = er_fail(err, ER_ECANCELED, "mei: cancelled at step %lld", (long long)(step + 1));
-            goto done;
-        }
-        if (at_boundary(hooks, &sim, m, step + 1, &bud)) {
-            st = er_fail(err, ER_ECANCELED, "mei: cancelled at step %lld", (long long)(step + 1));
+        if (cancel) {
+            st = er_fail(err, ER_ECANCELED, "mei: cancelled at step %lld", (long long)(g / nsub));
             goto done;
         }
     }

@@ -27,6 +27,16 @@
  * of a row before it replaces it; what a chunk needs of its neighbours'
  * rows (3 rows beyond each end) it reads from a snapshot of the rows
  * beside each chunk boundary, taken before the step.
+ *
+ * Temporal blocking: when nothing comes between two sub-steps (no
+ * raindrops, sources or control-map water, no boundary the hooks want),
+ * one sweep runs both, the second pipeline 3 rows behind the first (see
+ * run_pair in mei.c).  The first then also computes the 3 rows beyond
+ * each end of its chunk, from a 6-row snapshot, into a private halo: all
+ * that the second reads of the neighbours.  Each row of the state is
+ * streamed once for two sub-steps, with the same arithmetic on the same
+ * values, and each sub-step's per-row results are kept apart (acc, acc2)
+ * and reduced in row order as before.
  */
 #ifndef ER_MEI_INTERNAL_H
 #define ER_MEI_INTERNAL_H
@@ -134,20 +144,50 @@ typedef struct er_mei_sim {
     float *q[4];           /* [m/s] outflow flux per cell area, f / (lX lY) (eqs. 2-5) */
     float *snap;           /* old state of the rows beside each chunk boundary */
     er_mei_rowacc *acc;    /* h entries */
-    float *scratch;        /* nthreads * ER_MEI_SCRATCH_ROWS rows of w floats */
+    er_mei_rowacc *acc2;   /* h entries: the second sub-step of a sweep of two */
+    float *state_mem[7];   /* the allocations behind z, d, s, q (see ER_MEI_SKEW) */
+    float *scratch;        /* nthreads * ER_MEI_SCRATCH_ROWS rows of scr_stride floats */
+    int scr_stride;        /* [floats] from one scratch row to the next (see ER_MEI_SKEW) */
     int nthreads;
     int chunk_rows;        /* rows per chunk of the parallel loop */
     int nchunks;
 } er_mei_sim;
 
-/* The snapshot holds, for each boundary between two chunks at row y0, the
- * 7 state layers (z, d, s, four fluxes) of rows y0-3 .. y0+2: what either
- * chunk reads of the other's rows, as it was before the step. */
-enum { ER_SNAP_Z = 0, ER_SNAP_D = 1, ER_SNAP_S = 2, ER_SNAP_Q = 3, ER_SNAP_LAYERS = 7,
-       ER_SNAP_ROWS = 6 };
+/* Rows of the previous state that one sub-step of a row reads on either
+ * side (A reads y +- 1 of it, W the fluxes of A of y +- 1, T the s1 of
+ * W + E of y +- 1). */
+#define ER_MEI_DEPTH 3
+/* Rows by which the second sub-step of a pair follows the first (see
+ * run_pair in mei.c). */
+#define ER_MEI_LAG 3
 
-/* Scratch rows per thread (see run_chunk in mei.c for their use). */
-#define ER_MEI_SCRATCH_ROWS 51
+/* The snapshot holds, for each boundary between two chunks at row y0, the
+ * 7 state layers (z, d, s, four fluxes) of rows y0-6 .. y0+5 (y0-3 ..
+ * y0+2 for a sweep of one sub-step): what either chunk reads of the
+ * other's rows, as it was before the sweep. */
+enum { ER_SNAP_Z = 0, ER_SNAP_D = 1, ER_SNAP_S = 2, ER_SNAP_Q = 3, ER_SNAP_LAYERS = 7,
+       ER_SNAP_ROWS = 4 * ER_MEI_DEPTH };
+
+/* Scratch rows per thread: two levels of the pipeline (see mei.c for
+ * their use) and the first level's halo of kept rows (7 layers, depth
+ * rows on either side). */
+#define ER_MEI_LEVEL_ROWS 51
+#define ER_MEI_SCRATCH_ROWS (2 * ER_MEI_LEVEL_ROWS + ER_SNAP_LAYERS * 2 * ER_MEI_DEPTH)
+
+/* [floats] Layer l of the state starts l * ER_MEI_SKEW floats into its
+ * allocation, and each scratch row one cache line after a whole number of
+ * lines past the previous one.  The span loops stream 9 to 16 rows at the
+ * same column; with the layers aligned alike (2 MiB, er_calloc_large) and
+ * rows of 1024 or 4096 floats, all of them fell on one set of the 8-way
+ * L1 cache and evicted each other (and stalled loads on 4 KiB aliasing
+ * with the stores).  Only addresses change, no value. */
+#define ER_MEI_SKEW 144
+
+/* Thread tid's scratch rows. */
+static inline float *er_mei_thread_scratch(const er_mei_sim *sim, int tid)
+{
+    return sim->scratch + (size_t)tid * ER_MEI_SCRATCH_ROWS * (size_t)sim->scr_stride;
+}
 
 /* Views of the rows around y that one kernel call reads and writes.  A row
  * outside the map is NULL. */
@@ -237,6 +277,7 @@ int64_t er_mei_disc_cells(const er_mei_sim *sim, double cx, double cy, double ra
  * depths d, or only counted when d is NULL (the device adds them); *added
  * grows by the water added, in the same order either way.  add_drops
  * returns 0 when the recipe has no raindrops. */
+int er_mei_drops_on(const er_mei_params *m);
 int er_mei_add_drops(const er_mei_sim *sim, float *d, const er_mei_params *m, uint64_t seed,
                      int64_t step, double *added);
 void er_mei_add_sources(const er_mei_sim *sim, float *d, const er_mei_params *m, double dt,

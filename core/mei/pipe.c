@@ -372,10 +372,15 @@ static double add_disc(const er_mei_sim *sim, float *d, double cx, double cy, do
  * (seed, ER_STREAM_RAINDROP, t * count + j): the low 32 bits pick the
  * column, the high 32 bits the row (Lemire's multiply-shift each).
  * mei_drops.comp draws the same cells on the device. */
+int er_mei_drops_on(const er_mei_params *m)
+{
+    return m->drops_per_step > 0 && m->drop_amount > 0.0;
+}
+
 int er_mei_add_drops(const er_mei_sim *sim, float *d, const er_mei_params *m, uint64_t seed,
                      int64_t step, double *added)
 {
-    if (m->drops_per_step <= 0 || !(m->drop_amount > 0.0))
+    if (!er_mei_drops_on(m))
         return 0;
     float amount = (float)m->drop_amount;
     for (int64_t j = 0; j < m->drops_per_step; j++) {

@@ -944,6 +944,91 @@ START_TEST(threads_identical)
 }
 END_TEST
 
+/* A map for paired_sweeps_equal: walls, thermal weathering, open edges,
+ * rain that stops after step 4 (the two sub-steps of a sweep can differ in
+ * their coefficients), nothing else falling.  single: with a source in
+ * another tile of the world, which adds nothing to this map but forces one
+ * sweep per sub-step. */
+static void pair_map(grid *g, er_params *p, int substeps, int single)
+{
+    noise_terrain(g, 200.0, 150.0, 23);
+    g->wall = calloc(cells(g), 1);
+    ck_assert_ptr_nonnull(g->wall);
+    for (size_t i = 0; i < cells(g); i++)
+        if (er_rng_below(5, 61, i, 100) < 3)
+            g->wall[i] = 1;
+    for (int y = 40; y < 47; y++)
+        for (int x = 10; x < 14; x++)
+            g->wall[(size_t)y * (size_t)g->w + (size_t)x] = 1;
+    er_params_default(p);
+    p->mei.steps = 9;
+    p->mei.boundary = ER_BOUNDARY_OPEN;
+    p->mei.drops_per_step = 0;
+    p->mei.n_sources = 0;
+    p->mei.rain_rate = 0.0005;
+    p->mei.rain_steps = 5;
+    p->mei.thermal_rate = 1.0;
+    p->mei.talus_slope = 0.3;
+    if (substeps) {
+        p->mei.cfl = ER_CFL_SUBSTEP;
+        p->mei.max_substeps = 64;
+        p->mei.dt = 0.45;
+    }
+    if (single) {
+        p->mei.n_sources = 1;
+        p->mei.sources[0] = (er_source){ 95.0, 2.0, 0, 1.0, 0.01 };
+    }
+}
+
+/* Where nothing comes between two sub-steps, one sweep runs both
+ * (temporal blocking, core/mei/mei.c): the same bytes and the same budget
+ * as one sweep per sub-step, on a window (inner edges open) with walls,
+ * for 1, 2 and 3 threads (different chunkings), with one sub-step a step
+ * (_i = 0) and several (_i = 1), an odd number of steps leaving a last
+ * sweep of one. */
+START_TEST(paired_sweeps_equal)
+{
+    const double cell = _i ? 1.0 : 20.0;
+    const er_window win = { 5, 7, 100, 130 };
+    grid ref = grid_new(70, 90, cell);
+    er_params p;
+    pair_map(&ref, &p, _i, 1);
+    int saved = 1;
+#ifdef _OPENMP
+    saved = omp_get_max_threads();
+#endif
+    er_budget b0, b;
+    er_error e;
+    er_terrain t = { ref.w, ref.h, ref.z, ref.wall, cell, cell, NULL };
+    er_layers l = { ref.water, ref.sed };
+    set_threads(1);
+    ck_assert_msg(er_run_cpu(&p, &t, &win, &(er_run_opts){&l, NULL, NULL, &b0}, &e) == ER_OK,
+                  "%s", e.msg);
+    ck_assert(all_finite(&ref));
+    ck_assert_double_gt(b0.eroded, 0.0);
+    ck_assert(_i ? b0.substeps > b0.work_done : b0.substeps == b0.work_done);
+    for (int threads = 1; threads <= 3; threads++) {
+        grid g = grid_new(70, 90, cell);
+        er_params q;
+        pair_map(&g, &q, _i, 0);
+        set_threads(threads);
+        er_terrain tg = { g.w, g.h, g.z, g.wall, cell, cell, NULL };
+        er_layers lg = { g.water, g.sed };
+        ck_assert_int_eq(er_run_cpu(&q, &tg, &win, &(er_run_opts){&lg, NULL, NULL, &b}, &e), ER_OK);
+        ck_assert_msg(memcmp(g.z, ref.z, cells(&g) * sizeof(float)) == 0, "height, %d threads",
+                      threads);
+        ck_assert_msg(memcmp(g.water, ref.water, cells(&g) * sizeof(float)) == 0,
+                      "water, %d threads", threads);
+        ck_assert_msg(memcmp(g.sed, ref.sed, cells(&g) * sizeof(float)) == 0,
+                      "sediment, %d threads", threads);
+        ck_assert(memcmp(&b, &b0, sizeof b) == 0);
+        grid_free(&g);
+    }
+    set_threads(saved);
+    grid_free(&ref);
+}
+END_TEST
+
 /* Walls (nodata cells, here holding NaN so that any read would show)
  * keep their bits, hold no water and no sediment; everything else stays
  * finite. */
@@ -1233,6 +1318,7 @@ Suite *mei_suite(void)
     tcase_add_test(tg, invalid_arguments);
     tcase_add_test(tg, overflow_caught);
     tcase_add_loop_test(tg, threads_identical, 0, 2);
+    tcase_add_loop_test(tg, paired_sweeps_equal, 0, 2);
     suite_add_tcase(s, tg);
 
     /* issue #18: convergence in dt, the wave bound, edges, beds */
