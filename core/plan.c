@@ -105,8 +105,18 @@ static er_status check_resume_sph(const er_plan *plan, const er_run_state *r, er
     return ER_OK;
 }
 
-er_status er_plan_check_resume(const er_plan *plan, const er_run_state *r, int keep_water,
-                               int keep_sediment, er_error *err)
+/* Whether array i of a Mei or droplet state is one the run needs. */
+static int array_needed(int mei, int i, const er_layers *k)
+{
+    if (mei)
+        return i < ER_STATE_MEI_FLOW || (i == ER_STATE_MEI_FLOW && k && k->flow) ||
+               (i == ER_STATE_MEI_WEAR && k && k->wear);
+    return i == ER_STATE_DROP_HEIGHT || (i == ER_STATE_DROP_FLOW && k && k->water) ||
+           (i == ER_STATE_DROP_DEPOSIT && k && k->sediment);
+}
+
+er_status er_plan_check_resume(const er_plan *plan, const er_run_state *r,
+                               const er_layers *keep, er_error *err)
 {
     const int mei = plan->p.model == ER_MODEL_MEI;
     if (plan->p.model == ER_MODEL_SPH)
@@ -129,14 +139,17 @@ er_status er_plan_check_resume(const er_plan *plan, const er_run_state *r, int k
                        (long long)r->total, mei ? "steps" : "droplets",
                        (long long)plan->boundaries, mei ? "steps" : "batches");
     const int arrays = mei ? ER_STATE_ARRAYS : 3;
-    if (r->n_arrays != arrays)
+    if (r->n_arrays != arrays && !(mei && r->n_arrays == ER_STATE_MEI_OLD))
         return er_fail(err, ER_EINVAL, "the state has %d arrays, a %s run %d", r->n_arrays,
                        name, arrays);
     for (int i = 0; i < arrays; i++) {
-        int needed = mei || i == ER_STATE_DROP_HEIGHT || (i == ER_STATE_DROP_FLOW && keep_water) ||
-                     (i == ER_STATE_DROP_DEPOSIT && keep_sediment);
-        if (needed && !r->array[i])
-            return er_fail(err, ER_EINVAL, "the state lacks a layer the run keeps (array %d)", i);
+        if (!array_needed(mei, i, keep) || (i < r->n_arrays && r->array[i]))
+            continue;
+        if (mei && i >= ER_STATE_MEI_FLOW)
+            return er_fail(err, ER_EINVAL, "the state has no %s layer (its run did not keep "
+                           "it): resume without it, or start again",
+                           i == ER_STATE_MEI_FLOW ? "flow" : "wear");
+        return er_fail(err, ER_EINVAL, "the state lacks a layer the run keeps (array %d)", i);
     }
     return ER_OK;
 }

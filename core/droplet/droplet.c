@@ -922,7 +922,8 @@ static er_status restore(const er_plan *plan, const run_state *s, const er_run_s
                          er_dacc *sum, int64_t *b0, er_error *err)
 {
     const er_dctx *c = &s->ctx;
-    er_status st = er_plan_check_resume(plan, r, c->flow != NULL, c->deposit != NULL, err);
+    const er_layers keep = { c->flow, c->deposit, NULL, NULL };
+    er_status st = er_plan_check_resume(plan, r, &keep, err);
     if (st)
         return st;
     const size_t bytes = s->cells * sizeof(float);

@@ -548,7 +548,7 @@ static int at_boundary(const er_sph_sim *s, const er_plan *plan, const er_terrai
 static er_status restore(er_sph_sim *s, const er_plan *plan, const er_run_state *r,
                          er_budget *bud, er_error *err)
 {
-    er_status st = er_plan_check_resume(plan, r, 0, 0, err);
+    er_status st = er_plan_check_resume(plan, r, NULL, err);
     if (st)
         return st;
     const er_run_sph *q = r->sph;

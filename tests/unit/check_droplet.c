@@ -118,7 +118,7 @@ static er_params droplet_params(int64_t count, uint64_t seed)
 static er_status run_map(const er_params *p, map *m, int serial)
 {
     er_terrain t = {m->w, m->h, m->z, m->wall, 1.0, 1.0, NULL};
-    er_layers layers = {m->flow, m->sed};
+    er_layers layers = {m->flow, m->sed, NULL, NULL};
     er_error err = {""};
     er_status st = serial ? er_droplet_run_serial(p, &t, &layers, NULL, &m->b, &err)
                           : er_run_cpu(p, &t, NULL, &(er_run_opts){&layers, NULL, NULL, &m->b}, &err);
@@ -466,7 +466,7 @@ START_TEST(guard_fails_run)
             corrupt c = {m.z, cell, value};
             er_run_ctl ctl = {corrupt_at_end, &c};
             er_terrain t = {m.w, m.h, m.z, NULL, 1.0, 1.0, NULL};
-            er_layers layers = {m.flow, m.sed};
+            er_layers layers = {m.flow, m.sed, NULL, NULL};
             er_error err = {""};
             er_budget b;
             ck_assert_int_eq(er_run_cpu(&p, &t, NULL, &(er_run_opts){&layers, &ctl, NULL, &b}, &err), ER_ENUMERIC);
@@ -1218,7 +1218,7 @@ END_TEST
 static er_status run_ctl(const er_params *p, map *m, const er_controls *k, const er_window *win)
 {
     er_terrain t = {m->w, m->h, m->z, m->wall, 1.0, 1.0, k};
-    er_layers layers = {m->flow, m->sed};
+    er_layers layers = {m->flow, m->sed, NULL, NULL};
     er_error err = {""};
     er_status st = er_run_cpu(p, &t, win, &(er_run_opts){&layers, NULL, NULL, &m->b}, &err);
     if (st != ER_OK)
@@ -1609,7 +1609,7 @@ START_TEST(rain_water_budget)
 
     map m = map_copy(&base);
     er_terrain t = {m.w, m.h, m.z, m.wall, 1.0, 1.0, &k};
-    er_layers layers = {m.flow, m.sed};
+    er_layers layers = {m.flow, m.sed, NULL, NULL};
     er_error err = {""};
     ck_assert_int_eq(er_droplet_run_serial(&p, &t, &layers, NULL, &m.b, &err), ER_OK);
     ck_assert(m.b.water_added == want);

@@ -311,7 +311,7 @@ static er_params dem_params(void)
 static void dem_run(dem *d, const er_params *p, er_budget *b)
 {
     er_error e;
-    er_layers l = {d->water, d->sed};
+    er_layers l = {d->water, d->sed, NULL, NULL};
     ck_assert_msg(er_run_cpu(p, &d->t, NULL, &(er_run_opts){&l, NULL, NULL, b}, &e) == ER_OK,
                   "%s", e.msg);
 }
@@ -587,7 +587,7 @@ START_TEST(resume_identical)
     snprintf(path, sizeof path, "%s/ck", dir);
     saver v = {path, 5, 0, {ER_MODEL_SPH, c.t.width, c.t.height, 1, 2, "cpu"}};
     er_run_hooks hk = {save_and_stop, &v, NULL, NULL};
-    er_layers l = {c.water, c.sed};
+    er_layers l = {c.water, c.sed, NULL, NULL};
     er_error e;
     set_threads(1);
     ck_assert_int_eq(er_run_cpu(&p, &c.t, NULL, &(er_run_opts){&l, NULL, &hk, &bc}, &e), ER_ECANCELED);

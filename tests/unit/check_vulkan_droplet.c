@@ -123,7 +123,7 @@ static er_status run(er_vk_ctx *vk, const er_params *p, vmap *m, uint32_t steps_
 {
     memcpy(m->z, m->z0, ncells(m) * sizeof(float));
     er_terrain t = {m->w, m->h, m->z, m->wall, 1.0, 1.0, NULL};
-    er_layers l = {m->flow, m->dep};
+    er_layers l = {m->flow, m->dep, NULL, NULL};
     if (!vk)
         return er_run_cpu(p, &t, NULL, &(er_run_opts){&l, NULL, NULL, &m->b}, err);
 #ifdef ER_HAVE_VULKAN
@@ -514,7 +514,7 @@ static er_status run_backend(const er_backend *be, void *ctx, const er_params *p
 {
     memcpy(m->z, m->z0, ncells(m) * sizeof(float));
     er_terrain t = {m->w, m->h, m->z, m->wall, 1.0, 1.0, m->ctl};
-    er_layers l = {m->flow, m->dep};
+    er_layers l = {m->flow, m->dep, NULL, NULL};
     er_plan plan;
     memset(&m->b, 0, sizeof m->b);
     er_status st = er_plan_make(p, &t, win, &plan, err);
@@ -531,7 +531,7 @@ static er_status run_chunked(er_vk_ctx *vk, const er_params *p, vmap *m, const e
 #ifdef ER_HAVE_VULKAN
     memcpy(m->z, m->z0, ncells(m) * sizeof(float));
     er_terrain t = {m->w, m->h, m->z, m->wall, 1.0, 1.0, m->ctl};
-    er_layers l = {m->flow, m->dep};
+    er_layers l = {m->flow, m->dep, NULL, NULL};
     er_plan plan;
     memset(&m->b, 0, sizeof m->b);
     er_status st = er_plan_make(p, &t, NULL, &plan, err);
@@ -960,7 +960,7 @@ START_TEST(cancel)
     p.droplet.batch_size = 500;
     memcpy(g.z, g.z0, ncells(&g) * sizeof(float));
     er_terrain t = {g.w, g.h, g.z, NULL, 1.0, 1.0, NULL};
-    er_layers l = {g.flow, g.dep};
+    er_layers l = {g.flow, g.dep, NULL, NULL};
     int calls = 0;
     er_run_ctl ctl = {cancel_at_once, &calls};
     er_error err = {""};
