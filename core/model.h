@@ -77,7 +77,12 @@ enum { ER_STATE_MEI_Z = 0, ER_STATE_MEI_D, ER_STATE_MEI_S, ER_STATE_MEI_Q,
  * SPH: the same three slots hold the height, water and sediment layers as
  * the run would write them at that boundary (for frames); what it resumes
  * from is er_run_state.sph. */
-enum { ER_STATE_DROP_HEIGHT = 0, ER_STATE_DROP_FLOW, ER_STATE_DROP_DEPOSIT };
+enum { ER_STATE_DROP_HEIGHT = 0, ER_STATE_DROP_FLOW, ER_STATE_DROP_DEPOSIT,
+       ER_STATE_DROP_WEAR };
+/* Droplet state arrays: the three above and the wear layer (NULL when not
+ * kept; a 3-array state, an older checkpoint's, lacks it).  SPH: 3. */
+#define ER_STATE_DROP_ARRAYS 4
+#define ER_STATE_DROP_OLD 3
 
 /* Doubles per SPH particle in er_run_sph.particles. */
 #define ER_SPH_PARTICLE_DOUBLES 7
@@ -118,7 +123,8 @@ typedef struct er_run_state {
                             * water_added, water_left, work_done, substeps;
                             * material_before as the run computed it;
                             * material_after and rel_error are 0 */
-    int n_arrays;          /* Mei: 9 (7 in older states); droplets, SPH: 3 */
+    int n_arrays;          /* Mei: 9 (7 in older states); droplets 4 (3 in older
+                            * states); SPH: 3 */
     const float *array[ER_STATE_ARRAYS]; /* see ER_STATE_MEI_* / ER_STATE_DROP_*;
                                           * NULL = not kept (droplet layers) */
     const er_run_sph *sph; /* SPH: the particles and grids; NULL for the others */

@@ -112,7 +112,8 @@ static int array_needed(int mei, int i, const er_layers *k)
         return i < ER_STATE_MEI_FLOW || (i == ER_STATE_MEI_FLOW && k && k->flow) ||
                (i == ER_STATE_MEI_WEAR && k && k->wear);
     return i == ER_STATE_DROP_HEIGHT || (i == ER_STATE_DROP_FLOW && k && k->water) ||
-           (i == ER_STATE_DROP_DEPOSIT && k && k->sediment);
+           (i == ER_STATE_DROP_DEPOSIT && k && k->sediment) ||
+           (i == ER_STATE_DROP_WEAR && k && k->wear);
 }
 
 er_status er_plan_check_resume(const er_plan *plan, const er_run_state *r,
@@ -138,17 +139,17 @@ er_status er_plan_check_resume(const er_plan *plan, const er_run_state *r,
                        (long long)r->boundary, (long long)r->boundaries, (long long)r->done,
                        (long long)r->total, mei ? "steps" : "droplets",
                        (long long)plan->boundaries, mei ? "steps" : "batches");
-    const int arrays = mei ? ER_STATE_ARRAYS : 3;
-    if (r->n_arrays != arrays && !(mei && r->n_arrays == ER_STATE_MEI_OLD))
+    const int arrays = mei ? ER_STATE_ARRAYS : ER_STATE_DROP_ARRAYS;
+    if (r->n_arrays != arrays && r->n_arrays != (mei ? ER_STATE_MEI_OLD : ER_STATE_DROP_OLD))
         return er_fail(err, ER_EINVAL, "the state has %d arrays, a %s run %d", r->n_arrays,
                        name, arrays);
     for (int i = 0; i < arrays; i++) {
         if (!array_needed(mei, i, keep) || (i < r->n_arrays && r->array[i]))
             continue;
-        if (mei && i >= ER_STATE_MEI_FLOW)
+        if ((mei && i >= ER_STATE_MEI_FLOW) || (!mei && i == ER_STATE_DROP_WEAR))
             return er_fail(err, ER_EINVAL, "the state has no %s layer (its run did not keep "
                            "it): resume without it, or start again",
-                           i == ER_STATE_MEI_FLOW ? "flow" : "wear");
+                           mei && i == ER_STATE_MEI_FLOW ? "flow" : "wear");
         return er_fail(err, ER_EINVAL, "the state lacks a layer the run keeps (array %d)", i);
     }
     return ER_OK;

@@ -195,7 +195,7 @@ START_TEST(test_resume_fits)
     r.model = p.model == ER_MODEL_MEI ? ER_MODEL_DROPLET : ER_MODEL_MEI;
     ck_assert_int_eq(er_plan_check_resume(&plan, &r, &both, &err), ER_EINVAL);
     r = kept;
-    r.array[p.model == ER_MODEL_MEI ? ER_STATE_MEI_Q + 3 : r.n_arrays - 1] = NULL;
+    r.array[p.model == ER_MODEL_MEI ? ER_STATE_MEI_Q + 3 : ER_STATE_DROP_DEPOSIT] = NULL;
     ck_assert_int_eq(er_plan_check_resume(&plan, &r, &both, &err), ER_EINVAL);
     if (p.model == ER_MODEL_DROPLET) /* a layer the run does not keep may be absent */
         ck_assert_int_eq(er_plan_check_resume(&plan, &r, &deposit_only, &err), ER_OK);
