@@ -83,6 +83,10 @@ enum { ER_STATE_DROP_HEIGHT = 0, ER_STATE_DROP_FLOW, ER_STATE_DROP_DEPOSIT,
  * kept; a 3-array state, an older checkpoint's, lacks it).  SPH: 3. */
 #define ER_STATE_DROP_ARRAYS 4
 #define ER_STATE_DROP_OLD 3
+/* SPH: after its three layers, the wear and flow accumulators (float, what
+ * the run writes; NULL when not kept), so a resume is bit-exact. */
+enum { ER_STATE_SPH_WEAR = 3, ER_STATE_SPH_FLOW = 4 };
+#define ER_STATE_SPH_ARRAYS 5
 
 /* Doubles per SPH particle in er_run_sph.particles. */
 #define ER_SPH_PARTICLE_DOUBLES 7
@@ -123,8 +127,8 @@ typedef struct er_run_state {
                             * water_added, water_left, work_done, substeps;
                             * material_before as the run computed it;
                             * material_after and rel_error are 0 */
-    int n_arrays;          /* Mei: 9 (7 in older states); droplets 4 (3 in older
-                            * states); SPH: 3 */
+    int n_arrays;          /* Mei: 9 (7 in older states); droplets 4, SPH 5 (3
+                            * in older states) */
     const float *array[ER_STATE_ARRAYS]; /* see ER_STATE_MEI_* / ER_STATE_DROP_*;
                                           * NULL = not kept (droplet layers) */
     const er_run_sph *sph; /* SPH: the particles and grids; NULL for the others */

@@ -84,8 +84,16 @@ er_status er_plan_make(const er_params *p, const er_terrain *t, const er_window 
 }
 
 /* An SPH state: a step boundary of this run with its particles. */
-static er_status check_resume_sph(const er_plan *plan, const er_run_state *r, er_error *err)
+static er_status check_resume_sph(const er_plan *plan, const er_run_state *r,
+                                  const er_layers *keep, er_error *err)
 {
+    const int kept[2] = {keep && keep->wear, keep && keep->flow};
+    for (int k = 0; k < 2; k++) {
+        int i = k ? ER_STATE_SPH_FLOW : ER_STATE_SPH_WEAR;
+        if (kept[k] && (r->n_arrays <= i || !r->array[i]))
+            return er_fail(err, ER_EINVAL, "the state has no %s layer (its run did not keep "
+                           "it): resume without it, or start again", k ? "flow" : "wear");
+    }
     if (r->model != ER_MODEL_SPH || !r->sph)
         return er_fail(err, ER_EINVAL, "the state is not from a sph run");
     if (r->width != plan->width || r->height != plan->height)
@@ -121,7 +129,7 @@ er_status er_plan_check_resume(const er_plan *plan, const er_run_state *r,
 {
     const int mei = plan->p.model == ER_MODEL_MEI;
     if (plan->p.model == ER_MODEL_SPH)
-        return check_resume_sph(plan, r, err);
+        return check_resume_sph(plan, r, keep, err);
     const char *name = mei ? "mei" : "droplet";
     if (r->model != plan->p.model)
         return er_fail(err, ER_EINVAL, "the state is not from a %s run", name);
