@@ -250,8 +250,12 @@ static void run_chunk(const chunk_ctx *c)
                                  row_of(sim->z, yt, w), row_of(sim->d, yt, w),
                                  row_of(sim->s, yt, w), rolling(c, SCR_ER, yt),
                                  rolling(c, SCR_DE, yt), &sim->acc[yt]);
-            if (sim->flow || sim->wear)
-                er_mei_accumulate_row(sim, c->k, yt, rolling(c, SCR_ER, yt));
+            if (sim->flow || sim->wear) {
+                const float *q[4];
+                for (int i = 0; i < 4; i++)
+                    q[i] = qnew(c, yt, i);
+                er_mei_accumulate_row(sim, c->k, yt, q, rolling(c, SCR_ER, yt));
+            }
         }
     }
 }
@@ -533,14 +537,15 @@ void er_mei_keep_layers(er_mei_sim *sim, const er_layers *layers)
  * (eq. 4 scaled, so dt times their sum never exceeds the water d1 the cell
  * held): the depth of water that left the cell, in metres.  Walls have no
  * flux and no erosion and stay 0. */
-void er_mei_accumulate_row(const er_mei_sim *sim, const er_mei_coef *k, int y, const float *er)
+void er_mei_accumulate_row(const er_mei_sim *sim, const er_mei_coef *k, int y,
+                           const float *const q[4], const float *er)
 {
     const size_t i0 = (size_t)y * (size_t)sim->w;
     const float dt = k->dt;
     if (sim->flow) {
         float *restrict f = sim->flow + i0;
-        const float *restrict ql = sim->q[ER_L] + i0, *restrict qr = sim->q[ER_R] + i0;
-        const float *restrict qt = sim->q[ER_T] + i0, *restrict qb = sim->q[ER_B] + i0;
+        const float *restrict ql = q[ER_L], *restrict qr = q[ER_R];
+        const float *restrict qt = q[ER_T], *restrict qb = q[ER_B];
         for (int x = 0; x < sim->w; x++)
             f[x] = f[x] + dt * ((ql[x] + qr[x]) + (qt[x] + qb[x]));
     }

@@ -193,8 +193,11 @@ void er_mei_sim_free(er_mei_sim *sim);
  * none) and zeroes them. */
 void er_mei_keep_layers(er_mei_sim *sim, const er_layers *layers);
 /* Adds row y's share of one sub-step to the flow and wear accumulators:
- * flow += dt (qL + qR + qT + qB) from the row's new fluxes, wear += er. */
-void er_mei_accumulate_row(const er_mei_sim *sim, const er_mei_coef *k, int y, const float *er);
+ * flow += dt (qL + qR + qT + qB) from the row's new fluxes q (the four
+ * pipes' rows), wear += er.  Called once per sub-step for each row, by the
+ * chunk that owns it. */
+void er_mei_accumulate_row(const er_mei_sim *sim, const er_mei_coef *k, int y,
+                           const float *const q[4], const float *er);
 /* The run state at the boundary after `step` steps (core/model.h): a view
  * of sim's arrays and of bud. */
 void er_mei_state_view(const er_mei_sim *sim, const er_mei_params *m, int64_t step,
