@@ -119,9 +119,9 @@ er_status er_job_prepare_checkpoint(er_job *j, const er_params *recipe)
         er_path_pattern(path, sizeof path, s->resume, j->input);
         er_error e = {{0}};
         er_status st = er_checkpoint_read(path, &j->ck_id, &j->resumed, &e);
+        er_layers keep = {j->water, j->sediment, j->flow, j->wear};
         if (!st)
-            st = er_plan_check_resume(&j->plan, &j->resumed.state, j->water != NULL,
-                                      j->sediment != NULL, &e);
+            st = er_plan_check_resume(&j->plan, &j->resumed.state, &keep, &e);
         if (st)
             return er_fail(&j->err, st, "%s: --resume: %s", j->input, e.msg);
         j->first_boundary = j->resumed.state.boundary;

@@ -38,6 +38,7 @@ typedef struct er_job {
     void *be_ctx;              /* the backend's context (the er_vk_ctx), NULL for the CPU */
     float *initial;            /* working heights before the run (erosion/deposit layers) */
     float *water, *sediment;
+    float *flow, *wear;        /* --layers flow, wear; NULL when not asked */
     er_budget budget;
     er_progress progress;
     char phase[PATH_MAX + 32]; /* the bar's label while reading or writing */

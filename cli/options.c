@@ -34,7 +34,7 @@ static const struct er_option {
     {"format", required_argument, 'f', "tif|png|exr|r16|r32", "output format (default: the input's); exr: OpenEXR; r16, r32: RAW for game engines, with a .json sidecar"},
     {"co", required_argument, OPT_CO, "KEY=VALUE", "creation option (repeatable): COMPRESS=DEFLATE|ZSTD|LZW|NONE, LEVEL=N, PREDICTOR=1|2|3, BLOCKSIZE=N, COG=YES|NO for GeoTIFF, PIXEL_TYPE=FLOAT|HALF for -f exr"},
     {"precision", required_argument, OPT_PRECISION, "[LAYER=]STEP", "round a GeoTIFF layer to STEP (file units, error <= STEP/2) before compression; no LAYER: sediment and water (repeatable)"},
-    {"layers", required_argument, OPT_LAYERS, "LIST", "comma list of height,sediment,water,erosion,deposit (default: height,sediment,water)"},
+    {"layers", required_argument, OPT_LAYERS, "LIST", "comma list of height,sediment,water,erosion,deposit,flow,wear (default: height,sediment,water)"},
     {"threads", required_argument, 'j', "N", "worker threads (default: all cores)"},
     {"backend", required_argument, OPT_BACKEND, "cpu|vulkan|auto", "compute path (default: cpu; auto: a Vulkan GPU if there is one, else cpu)"},
     {"device", required_argument, OPT_DEVICE, "N", "Vulkan device to use, from --list-devices (default: 0)"},
@@ -59,7 +59,8 @@ static const struct er_option {
 };
 #define N_OPTIONS (sizeof options / sizeof options[0])
 
-static const char *const layer_names[ER_LAYER_COUNT] = {"height", "sediment", "water", "erosion", "deposit"};
+static const char *const layer_names[ER_LAYER_COUNT] = {"height", "sediment", "water", "erosion", "deposit",
+                                                              "flow", "wear"};
 
 const char *er_layer_name(unsigned bit)
 {
@@ -236,7 +237,7 @@ static int apply(er_settings *s, int c, const char *arg)
         return 0;
     case OPT_LAYERS:
         if (!parse_layers(arg, &s->layers))
-            return bad("--layers", arg, "expected a comma list of height, sediment, water, erosion, deposit");
+            return bad("--layers", arg, "expected a comma list of height, sediment, water, erosion, deposit, flow, wear");
         s->layers_given = 1;
         return 0;
     case 'j':

@@ -14,9 +14,11 @@ enum er_layer_bit {
     ER_LAYER_SEDIMENT = 1u << 1,
     ER_LAYER_WATER = 1u << 2,
     ER_LAYER_EROSION = 1u << 3,
-    ER_LAYER_DEPOSIT = 1u << 4
+    ER_LAYER_DEPOSIT = 1u << 4,
+    ER_LAYER_FLOW = 1u << 5,
+    ER_LAYER_WEAR = 1u << 6
 };
-#define ER_LAYER_COUNT 5
+#define ER_LAYER_COUNT 7
 
 typedef enum er_backend_choice { ER_BACKEND_CPU, ER_BACKEND_VULKAN, ER_BACKEND_AUTO } er_backend_choice;
 typedef enum er_out_format {

@@ -30,6 +30,8 @@ static float layer_value(const er_job *j, unsigned layer, size_t i)
     case ER_LAYER_WATER: return (float)(j->water[i] / sc);
     case ER_LAYER_EROSION: return (float)(b0 > b ? (b0 - b) / sc : 0.0);
     case ER_LAYER_DEPOSIT: return (float)(b > b0 ? (b - b0) / sc : 0.0);
+    case ER_LAYER_FLOW: return (float)(j->flow[i] / sc);
+    case ER_LAYER_WEAR: return (float)(j->wear[i] / sc);
     default: return 0.0f;
     }
 }

@@ -106,12 +106,14 @@ static size_t maps_bytes_per_cell(const er_control_paths *m)
 }
 
 /* Refuses, before allocating, a map whose run will not fit in the limit:
- * the image, working heights, initial copy, two layers, the control maps,
- * the model's own. */
+ * the image, working heights, initial copy, two layers, the flow and wear
+ * layers when asked (the models accumulate in them, nothing more), the
+ * control maps, the model's own. */
 er_status er_job_check_memory(er_job *j, size_t limit)
 {
     size_t cells = (size_t)j->img.width * (size_t)j->img.height, per_cell, need;
-    per_cell = 4 * sizeof(float) + 2 + maps_bytes_per_cell(&j->params.maps) +
+    int extra = !!(j->s->layers & ER_LAYER_FLOW) + !!(j->s->layers & ER_LAYER_WEAR);
+    per_cell = (4 + (size_t)extra) * sizeof(float) + 2 + maps_bytes_per_cell(&j->params.maps) +
                er_plan_bytes_per_cell(&j->params);
     if (!er_mul_size(cells, per_cell, &need) || need > limit)
         return er_fail(&j->err, ER_ENOMEM, "%s: a %dx%d run needs %.1f GiB, more than --max-memory (%.1f GiB)",

@@ -37,6 +37,8 @@ static void job_free(er_job *j)
     free(j->initial);
     free(j->water);
     free(j->sediment);
+    free(j->flow);
+    free(j->wear);
     for (int m = 0; m < ER_JOB_MAPS; m++)
         free(j->ctl_data[m]);
 }
@@ -157,7 +159,7 @@ static er_status prepare(er_job *j, const er_params *recipe, size_t limit, er_vk
 
 static er_status simulate(er_job *j)
 {
-    er_layers layers = {j->water, j->sediment};
+    er_layers layers = {j->water, j->sediment, j->flow, j->wear};
     er_run_ctl ctl;
     er_run_hooks hooks;
     const er_run_hooks *used = er_job_callbacks(j, &ctl, &hooks);

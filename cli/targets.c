@@ -466,11 +466,12 @@ static void add_run(plan *p, const er_settings *s, const er_params *recipe)
         const char *ext = er_path_ext(s, er_path_guess_format(in));
         static const char *const what[ER_LAYER_COUNT] = {
             "the height layer", "the sediment layer", "the water layer", "the erosion layer",
-            "the deposit layer"};
+            "the deposit layer", "the flow layer", "the wear layer"};
         static const char *const sidecar[ER_LAYER_COUNT] = {
             "the height layer's sidecar", "the sediment layer's sidecar",
             "the water layer's sidecar", "the erosion layer's sidecar",
-            "the deposit layer's sidecar"};
+            "the deposit layer's sidecar", "the flow layer's sidecar",
+            "the wear layer's sidecar"};
         const int raw = strcmp(ext, "r16") == 0 || strcmp(ext, "r32") == 0;
         for (unsigned b = 0; b < ER_LAYER_COUNT; b++) {
             if (!(s->layers & (1u << b)) ||

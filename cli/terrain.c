@@ -101,7 +101,12 @@ er_status er_job_prepare_terrain(er_job *j)
         j->water = er_calloc_large(n, sizeof(float));
     if (want & ER_LAYER_SEDIMENT)
         j->sediment = er_calloc_large(n, sizeof(float));
-    if (((want & ER_LAYER_WATER) && !j->water) || ((want & ER_LAYER_SEDIMENT) && !j->sediment))
+    if (want & ER_LAYER_FLOW)
+        j->flow = er_calloc_large(n, sizeof(float));
+    if (want & ER_LAYER_WEAR)
+        j->wear = er_calloc_large(n, sizeof(float));
+    if (((want & ER_LAYER_WATER) && !j->water) || ((want & ER_LAYER_SEDIMENT) && !j->sediment) ||
+        ((want & ER_LAYER_FLOW) && !j->flow) || ((want & ER_LAYER_WEAR) && !j->wear))
         return er_fail(&j->err, ER_ENOMEM, "%s: out of memory", j->input);
     return ER_OK;
 }

@@ -25,10 +25,20 @@ typedef struct er_terrain {
 
 /* Output layers besides the height (DESIGN.md §4), each width * height
  * floats supplied by the caller, in the same height unit as er_terrain.
- * Any pointer may be NULL when the layer is not wanted. */
+ * Any pointer may be NULL when the layer is not wanted; a model keeps no
+ * flow or wear accumulator for a NULL one (they cost nothing unasked).
+ * flow and wear are accumulated in the caller's buffers while the run
+ * goes on (their contents on entry do not matter). */
 typedef struct er_layers {
     float *water;     /* Mei: depth d at the end; droplets: total water that passed */
     float *sediment;  /* Mei: suspended s at the end; droplets: material deposited */
+    float *flow;      /* [m] Mei: water that left each cell over the run, sum over
+                       * sub-steps of dt (fL + fR + fT + fB) / (lX lY); droplets:
+                       * the water layer (the same accumulator) */
+    float *wear;      /* [m] terrain removed at each cell over the run, before any
+                       * deposit: Mei the dissolution of eq. 11 (thermal slumping
+                       * moves material and is not counted); droplets the erosion
+                       * brush's share; sum(wear) = er_budget.eroded */
 } er_layers;
 
 /* The material budget of one run.  Volumes are sums of heights over cells,
@@ -54,16 +64,29 @@ typedef struct er_budget {
 typedef int (*er_progress_fn)(void *user, double fraction);
 
 /* Arrays of a run state (er_run_state.array), width * height floats each. */
-#define ER_STATE_ARRAYS 7
+#define ER_STATE_ARRAYS 9
 /* Mei: terrain change z = b - b0, water d, suspended sediment s, the four
- * outflow fluxes fL, fR, fT, fB (core/mei/mei_internal.h). */
-enum { ER_STATE_MEI_Z = 0, ER_STATE_MEI_D, ER_STATE_MEI_S, ER_STATE_MEI_Q };
+ * outflow fluxes fL, fR, fT, fB (core/mei/mei_internal.h), then the flow
+ * and wear accumulators (NULL when the run keeps none).  A state of 7
+ * arrays (written before flow and wear existed) lacks the last two. */
+enum { ER_STATE_MEI_Z = 0, ER_STATE_MEI_D, ER_STATE_MEI_S, ER_STATE_MEI_Q,
+       ER_STATE_MEI_FLOW = 7, ER_STATE_MEI_WEAR = 8 };
+#define ER_STATE_MEI_OLD 7
 /* Droplets: the working heights (modified in place), the flow (water)
  * and deposit (sediment) layers; the layers are NULL when not kept.
  * SPH: the same three slots hold the height, water and sediment layers as
  * the run would write them at that boundary (for frames); what it resumes
  * from is er_run_state.sph. */
-enum { ER_STATE_DROP_HEIGHT = 0, ER_STATE_DROP_FLOW, ER_STATE_DROP_DEPOSIT };
+enum { ER_STATE_DROP_HEIGHT = 0, ER_STATE_DROP_FLOW, ER_STATE_DROP_DEPOSIT,
+       ER_STATE_DROP_WEAR };
+/* Droplet state arrays: the three above and the wear layer (NULL when not
+ * kept; a 3-array state, an older checkpoint's, lacks it).  SPH: 3. */
+#define ER_STATE_DROP_ARRAYS 4
+#define ER_STATE_DROP_OLD 3
+/* SPH: after its three layers, the wear and flow accumulators (float, what
+ * the run writes; NULL when not kept), so a resume is bit-exact. */
+enum { ER_STATE_SPH_WEAR = 3, ER_STATE_SPH_FLOW = 4 };
+#define ER_STATE_SPH_ARRAYS 5
 
 /* Doubles per SPH particle in er_run_sph.particles. */
 #define ER_SPH_PARTICLE_DOUBLES 7
@@ -104,7 +127,8 @@ typedef struct er_run_state {
                             * water_added, water_left, work_done, substeps;
                             * material_before as the run computed it;
                             * material_after and rel_error are 0 */
-    int n_arrays;          /* Mei: 7 (all present); droplets, SPH: 3 */
+    int n_arrays;          /* Mei: 9 (7 in older states); droplets 4, SPH 5 (3
+                            * in older states) */
     const float *array[ER_STATE_ARRAYS]; /* see ER_STATE_MEI_* / ER_STATE_DROP_*;
                                           * NULL = not kept (droplet layers) */
     const er_run_sph *sph; /* SPH: the particles and grids; NULL for the others */

@@ -84,8 +84,16 @@ er_status er_plan_make(const er_params *p, const er_terrain *t, const er_window 
 }
 
 /* An SPH state: a step boundary of this run with its particles. */
-static er_status check_resume_sph(const er_plan *plan, const er_run_state *r, er_error *err)
+static er_status check_resume_sph(const er_plan *plan, const er_run_state *r,
+                                  const er_layers *keep, er_error *err)
 {
+    const int kept[2] = {keep && keep->wear, keep && keep->flow};
+    for (int k = 0; k < 2; k++) {
+        int i = k ? ER_STATE_SPH_FLOW : ER_STATE_SPH_WEAR;
+        if (kept[k] && (r->n_arrays <= i || !r->array[i]))
+            return er_fail(err, ER_EINVAL, "the state has no %s layer (its run did not keep "
+                           "it): resume without it, or start again", k ? "flow" : "wear");
+    }
     if (r->model != ER_MODEL_SPH || !r->sph)
         return er_fail(err, ER_EINVAL, "the state is not from a sph run");
     if (r->width != plan->width || r->height != plan->height)
@@ -105,12 +113,23 @@ static er_status check_resume_sph(const er_plan *plan, const er_run_state *r, er
     return ER_OK;
 }
 
-er_status er_plan_check_resume(const er_plan *plan, const er_run_state *r, int keep_water,
-                               int keep_sediment, er_error *err)
+/* Whether array i of a Mei or droplet state is one the run needs. */
+static int array_needed(int mei, int i, const er_layers *k)
+{
+    if (mei)
+        return i < ER_STATE_MEI_FLOW || (i == ER_STATE_MEI_FLOW && k && k->flow) ||
+               (i == ER_STATE_MEI_WEAR && k && k->wear);
+    return i == ER_STATE_DROP_HEIGHT || (i == ER_STATE_DROP_FLOW && k && k->water) ||
+           (i == ER_STATE_DROP_DEPOSIT && k && k->sediment) ||
+           (i == ER_STATE_DROP_WEAR && k && k->wear);
+}
+
+er_status er_plan_check_resume(const er_plan *plan, const er_run_state *r,
+                               const er_layers *keep, er_error *err)
 {
     const int mei = plan->p.model == ER_MODEL_MEI;
     if (plan->p.model == ER_MODEL_SPH)
-        return check_resume_sph(plan, r, err);
+        return check_resume_sph(plan, r, keep, err);
     const char *name = mei ? "mei" : "droplet";
     if (r->model != plan->p.model)
         return er_fail(err, ER_EINVAL, "the state is not from a %s run", name);
@@ -128,15 +147,18 @@ er_status er_plan_check_resume(const er_plan *plan, const er_run_state *r, int k
                        (long long)r->boundary, (long long)r->boundaries, (long long)r->done,
                        (long long)r->total, mei ? "steps" : "droplets",
                        (long long)plan->boundaries, mei ? "steps" : "batches");
-    const int arrays = mei ? ER_STATE_ARRAYS : 3;
-    if (r->n_arrays != arrays)
+    const int arrays = mei ? ER_STATE_ARRAYS : ER_STATE_DROP_ARRAYS;
+    if (r->n_arrays != arrays && r->n_arrays != (mei ? ER_STATE_MEI_OLD : ER_STATE_DROP_OLD))
         return er_fail(err, ER_EINVAL, "the state has %d arrays, a %s run %d", r->n_arrays,
                        name, arrays);
     for (int i = 0; i < arrays; i++) {
-        int needed = mei || i == ER_STATE_DROP_HEIGHT || (i == ER_STATE_DROP_FLOW && keep_water) ||
-                     (i == ER_STATE_DROP_DEPOSIT && keep_sediment);
-        if (needed && !r->array[i])
-            return er_fail(err, ER_EINVAL, "the state lacks a layer the run keeps (array %d)", i);
+        if (!array_needed(mei, i, keep) || (i < r->n_arrays && r->array[i]))
+            continue;
+        if ((mei && i >= ER_STATE_MEI_FLOW) || (!mei && i == ER_STATE_DROP_WEAR))
+            return er_fail(err, ER_EINVAL, "the state has no %s layer (its run did not keep "
+                           "it): resume without it, or start again",
+                           mei && i == ER_STATE_MEI_FLOW ? "flow" : "wear");
+        return er_fail(err, ER_EINVAL, "the state lacks a layer the run keeps (array %d)", i);
     }
     return ER_OK;
 }

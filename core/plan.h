@@ -62,11 +62,12 @@ er_status er_plan_make(const er_params *p, const er_terrain *t, const er_window 
 /*
  * Whether run state r (a checkpoint's) can continue a run of this plan:
  * its model, size, counters and arrays, and the layers the caller keeps
- * (keep_water, keep_sediment: 1 when the run's er_layers has them).
+ * (the non-NULL members of keep; NULL: none).  A state without the flow
+ * and wear arrays (an older checkpoint) fits a run that keeps neither.
  * ER_OK or ER_EINVAL saying what does not fit.
  */
-er_status er_plan_check_resume(const er_plan *plan, const er_run_state *r, int keep_water,
-                               int keep_sediment, er_error *err);
+er_status er_plan_check_resume(const er_plan *plan, const er_run_state *r,
+                               const er_layers *keep, er_error *err);
 
 /* Bytes of working memory a run of recipe p allocates per cell beyond the
  * caller's terrain, layers and control maps (the model's own, with what

@@ -100,7 +100,7 @@ static int run(const er_params *p, const float *h0, int n, int threads, int seri
         return -1;
     memcpy(r->h, h0, cells * sizeof(float));
     er_terrain t = {n, n, r->h, NULL, 1.0, 1.0, bench_ctl};
-    er_layers layers = {r->flow, r->dep};
+    er_layers layers = {r->flow, r->dep, NULL, NULL};
     er_error err = {""};
 #ifdef _OPENMP
     omp_set_num_threads(threads);

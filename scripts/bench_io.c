@@ -248,7 +248,7 @@ int main(int argc, char **argv)
     er_terrain t = {n, n, layers[0], NULL, 30.0, 30.0, NULL};
     er_error err = {""};
     er_budget bud;
-    if (er_run_cpu(&p, &t, NULL, &(er_run_opts){&(er_layers){layers[2], layers[1]}, NULL, NULL, &bud}, &err) != ER_OK) {
+    if (er_run_cpu(&p, &t, NULL, &(er_run_opts){&(er_layers){layers[2], layers[1], NULL, NULL}, NULL, NULL, &bud}, &err) != ER_OK) {
         fprintf(stderr, "bench_io: %s\n", err.msg);
         return 1;
     }

@@ -222,6 +222,7 @@ static inline float tap_erode(float o, float d, float stop)
  * running sum.
  */
 static float brush_erode_ctl(const er_dctx *c, size_t o, float amount, float stop);
+static float brush_erode_wear(const er_dctx *c, size_t o, float amount, float stop);
 
 /* brush_erode's clean window (top-left cell top) without maps; side is the
  * brush side, a constant where the caller can make it one. */
@@ -257,6 +258,8 @@ static float brush_erode(const er_dctx *c, int cx, int cy, float amount, float s
 
     if (brush_clean(c, cx, cy)) {
         size_t top = (size_t)(cy - r1) * w + (size_t)(cx - r1);
+        if (c->wear)
+            return brush_erode_wear(c, top, amount, stop);
         if (ek)
             return brush_erode_ctl(c, top, amount, stop);
         /* The default radius 3 with its side known: unrolled, the column
@@ -278,6 +281,8 @@ static float brush_erode(const er_dctx *c, int cx, int cy, float amount, float s
                 float v = tap_erode(o, d, stop);
                 h[i] = v;
                 cs += o - v;
+                if (c->wear)
+                    c->wear[i] += o - v;
             }
         }
         taken += cs;
@@ -305,6 +310,36 @@ static float brush_erode_ctl(const er_dctx *c, size_t o, float amount, float sto
             row[i] = v;
             col[i] += h0 - v;
         }
+    for (int i = 0; i < side; i++)
+        taken += col[i];
+    return taken;
+}
+
+/* brush_erode's clean window with the wear layer kept: the same taps (with
+ * or without the control maps' factor) in the same order, each tap's loss
+ * also added to the wear layer.  Apart, so that runs without wear keep the
+ * loops above. */
+static float brush_erode_wear(const er_dctx *c, size_t o, float amount, float stop)
+{
+    const int side = c->brush_side;
+    const size_t w = (size_t)c->width;
+    const float *bw = c->brush_w;
+    const float *ek = c->ctl_erode ? c->ctl_erode + o : NULL;
+    float *row = c->height_m + o, *wr = c->wear + o;
+    float col[ER_BRUSH_SIDE_MAX], taken = 0;
+    for (int i = 0; i < side; i++)
+        col[i] = 0;
+    for (int j = 0; j < side; j++, row += w, wr += w, bw += side) {
+        for (int i = 0; i < side; i++) {
+            float d = ek ? amount * bw[i] * ek[i] : amount * bw[i];
+            float h0 = row[i], v = tap_erode(h0, d, stop);
+            row[i] = v;
+            col[i] += h0 - v;
+            wr[i] += h0 - v;
+        }
+        if (ek)
+            ek += w;
+    }
     for (int i = 0; i < side; i++)
         taken += col[i];
     return taken;
@@ -807,6 +842,14 @@ static er_status run_setup(const er_plan *plan, er_terrain *t, er_layers *layers
         memset(layers->water, 0, s->cells * sizeof(float));
     if (layers && layers->sediment)
         memset(layers->sediment, 0, s->cells * sizeof(float));
+    if (layers && layers->wear)
+        memset(layers->wear, 0, s->cells * sizeof(float));
+    /* flow is the water layer: accumulated once, in water when the run
+     * keeps both (copied to flow at the end, er_droplet_end) */
+    float *water = layers ? (layers->water ? layers->water : layers->flow) : NULL;
+    if (water)
+        memset(water, 0, s->cells * sizeof(float));
+    s->flow_copy = layers && layers->water && layers->flow ? layers->flow : NULL;
 
     er_dctx *c = &s->ctx;
     if (set_controls(t, s))
@@ -819,8 +862,9 @@ static er_status run_setup(const er_plan *plan, er_terrain *t, er_layers *layers
     c->world_h = wn.world_height;
     c->height_m = t->elevation;
     c->wall = t->wall;
-    c->flow = layers ? layers->water : NULL;
+    c->flow = water;
     c->deposit = layers ? layers->sediment : NULL;
+    c->wear = layers ? layers->wear : NULL;
     c->variant = d->variant;
     c->reach = plan->reach;
     c->area_k = (float)plan->area_k;
@@ -965,10 +1009,11 @@ void er_droplet_state(const er_params *p, const run_state *s, int64_t batch, int
     v->budget.substeps = sum->steps;
     v->budget.work_done = v->done;
     v->budget.water_added = water_added(&p->droplet, s, v->done, sum);
-    v->n_arrays = 3;
+    v->n_arrays = ER_STATE_DROP_ARRAYS;
     v->array[ER_STATE_DROP_HEIGHT] = s->ctx.height_m;
     v->array[ER_STATE_DROP_FLOW] = s->ctx.flow;
     v->array[ER_STATE_DROP_DEPOSIT] = s->ctx.deposit;
+    v->array[ER_STATE_DROP_WEAR] = s->ctx.wear;
 }
 
 /* Hands the state after b batches to hk, when it wants it; non-zero: the
@@ -990,10 +1035,13 @@ static er_status restore(const er_plan *plan, const run_state *s, const er_run_s
                          er_dacc *sum, int64_t *b0, er_error *err)
 {
     const er_dctx *c = &s->ctx;
-    er_status st = er_plan_check_resume(plan, r, c->flow != NULL, c->deposit != NULL, err);
+    const er_layers keep = { c->flow, c->deposit, NULL, c->wear };
+    er_status st = er_plan_check_resume(plan, r, &keep, err);
     if (st)
         return st;
     const size_t bytes = s->cells * sizeof(float);
+    if (c->wear)
+        memcpy(c->wear, r->array[ER_STATE_DROP_WEAR], bytes);
     memcpy(c->height_m, r->array[ER_STATE_DROP_HEIGHT], bytes);
     if (c->flow)
         memcpy(c->flow, r->array[ER_STATE_DROP_FLOW], bytes);
@@ -1047,6 +1095,8 @@ er_status er_droplet_end(const er_params *p, const run_state *s, const er_terrai
                          const er_dacc *sum, er_status st, er_budget *budget, er_error *err)
 {
     er_budget b;
+    if (s->flow_copy && s->ctx.flow)
+        memcpy(s->flow_copy, s->ctx.flow, s->cells * sizeof(float));
     fill_budget(s, t, sum, &b);
     b.work_done = s->count;
     b.water_added = water_added(&p->droplet, s, s->count, sum);

@@ -53,6 +53,8 @@ typedef struct er_dctx {
     int clean_a;              /* a above [cells] */
     float *flow;              /* [water] per cell; NULL = not wanted */
     float *deposit;           /* [m] deposited per cell; NULL = not wanted */
+    float *wear;              /* [m] eroded per cell, before deposits (er_layers.wear);
+                               * NULL = not wanted */
     er_droplet_variant variant;
     int64_t reach;            /* [cells] farthest a droplet gets from its start, per axis */
 
@@ -133,6 +135,8 @@ typedef struct er_droplet_setup {
     float lo;                 /* [m] lowest valid input height: the guard's envelope */
     double per_cell;          /* droplets per valid cell (per world cell in a window) */
     size_t cells;
+    float *flow_copy;         /* er_layers.flow when the run keeps water too: the
+                                 water layer is copied there at the end */
 } er_droplet_setup;
 
 /*

@@ -165,6 +165,8 @@ void er_particle_run(const er_dctx *c, double x, double y, er_dacc *acc)
         h[ci] = v;
         if (ds > 0) {
             eroded += (double)ds;
+            if (c->wear)
+                c->wear[ci] += ds;
         } else {
             deposited -= (double)ds;
             if (c->deposit)

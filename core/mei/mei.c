@@ -279,6 +279,14 @@ static void level_row(const chunk_ctx *c, int y)
                              kept_row(c, ER_SNAP_Z, yt), kept_row(c, ER_SNAP_D, yt),
                              kept_row(c, ER_SNAP_S, yt), rolling(c, SCR_ER, yt),
                              rolling(c, SCR_DE, yt), own(c, yt) ? &c->acc[yt] : &ghost_acc);
+        /* once per sub-step and owned row: the halo rows of a paired
+         * sweep are another chunk's, which adds them itself */
+        if (own(c, yt) && (sim->flow || sim->wear)) {
+            const float *q[4];
+            for (int i = 0; i < 4; i++)
+                q[i] = qnew(c, yt, i);
+            er_mei_accumulate_row(sim, c->k, yt, q, rolling(c, SCR_ER, yt));
+        }
     }
 }
 
@@ -592,7 +600,47 @@ static void copy_out(const er_mei_sim *sim, er_terrain *t, er_layers *layers)
                 wat[i] = finite_or_0(sim->d[i]);
             if (sed)
                 sed[i] = finite_or_0(sim->s[i]);
+            /* flow and wear are the layers' own buffers */
+            if (sim->flow)
+                sim->flow[i] = finite_or_0(sim->flow[i]);
+            if (sim->wear)
+                sim->wear[i] = finite_or_0(sim->wear[i]);
         }
+    }
+}
+
+void er_mei_keep_layers(er_mei_sim *sim, const er_layers *layers)
+{
+    const size_t n = (size_t)sim->w * (size_t)sim->h;
+    sim->flow = layers ? layers->flow : NULL;
+    sim->wear = layers ? layers->wear : NULL;
+    if (sim->flow)
+        memset(sim->flow, 0, n * sizeof(float));
+    if (sim->wear)
+        memset(sim->wear, 0, n * sizeof(float));
+}
+
+/* One writer per cell and the sub-steps in order: the same float sums for
+ * any thread count.  The fluxes are those eqs. 2-5 leave for the sub-step
+ * (eq. 4 scaled, so dt times their sum never exceeds the water d1 the cell
+ * held): the depth of water that left the cell, in metres.  Walls have no
+ * flux and no erosion and stay 0. */
+void er_mei_accumulate_row(const er_mei_sim *sim, const er_mei_coef *k, int y,
+                           const float *const q[4], const float *er)
+{
+    const size_t i0 = (size_t)y * (size_t)sim->w;
+    const float dt = k->dt;
+    if (sim->flow) {
+        float *restrict f = sim->flow + i0;
+        const float *restrict ql = q[ER_L], *restrict qr = q[ER_R];
+        const float *restrict qt = q[ER_T], *restrict qb = q[ER_B];
+        for (int x = 0; x < sim->w; x++)
+            f[x] = f[x] + dt * ((ql[x] + qr[x]) + (qt[x] + qb[x]));
+    }
+    if (sim->wear) {
+        float *restrict wr = sim->wear + i0;
+        for (int x = 0; x < sim->w; x++)
+            wr[x] = wr[x] + er[x];
     }
 }
 
@@ -696,19 +744,23 @@ void er_mei_state_view(const er_mei_sim *sim, const er_mei_params *m, int64_t st
     v->array[ER_STATE_MEI_S] = sim->s;
     for (int i = 0; i < 4; i++)
         v->array[ER_STATE_MEI_Q + i] = sim->q[i];
+    v->array[ER_STATE_MEI_FLOW] = sim->flow;
+    v->array[ER_STATE_MEI_WEAR] = sim->wear;
 }
 
 er_status er_mei_restore(er_mei_sim *sim, const er_plan *plan, const er_run_state *r,
                          er_budget *bud, int64_t *step0, er_error *err)
 {
-    er_status st = er_plan_check_resume(plan, r, 1, 1, err);
+    const er_layers keep = { NULL, NULL, sim->flow, sim->wear };
+    er_status st = er_plan_check_resume(plan, r, &keep, err);
     if (st)
         return st;
     float *dst[ER_STATE_ARRAYS] = { sim->z, sim->d, sim->s, sim->q[0], sim->q[1], sim->q[2],
-                                    sim->q[3] };
+                                    sim->q[3], sim->flow, sim->wear };
     const size_t bytes = (size_t)sim->w * (size_t)sim->h * sizeof(float);
     for (int i = 0; i < ER_STATE_ARRAYS; i++)
-        memcpy(dst[i], r->array[i], bytes);
+        if (dst[i])
+            memcpy(dst[i], r->array[i], bytes);
     double before = bud->material_before;
     *bud = r->budget;
     bud->material_before = before;
@@ -804,6 +856,7 @@ er_status er_mei_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts 
     memset(&bud, 0, sizeof bud);
     if ((st = er_mei_sim_alloc(&sim, t, plan->windowed ? &plan->win : NULL, err)))
         return st;
+    er_mei_keep_layers(&sim, layers);
     const int64_t cells = er_mei_terrain_cells(&sim);
     const double base = er_mei_total(&sim, sim.b0);
     bud.material_before = base;

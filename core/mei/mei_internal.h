@@ -142,6 +142,10 @@ typedef struct er_mei_sim {
     float *d;              /* [m] water depth */
     float *s;              /* [m] suspended sediment, as a height of material */
     float *q[4];           /* [m/s] outflow flux per cell area, f / (lX lY) (eqs. 2-5) */
+    float *flow;           /* [m] water that left each cell so far (er_layers.flow, the
+                            * caller's buffer); NULL = not kept */
+    float *wear;           /* [m] terrain dissolved at each cell so far (eq. 11,
+                            * er_layers.wear); NULL = not kept */
     float *snap;           /* old state of the rows beside each chunk boundary */
     er_mei_rowacc *acc;    /* h entries */
     er_mei_rowacc *acc2;   /* h entries: the second sub-step of a sweep of two */
@@ -225,6 +229,15 @@ void er_mei_make_coef(const er_mei_sim *sim, const er_mei_params *m, double dt, 
 er_status er_mei_sim_alloc(er_mei_sim *sim, const er_terrain *t, const er_window *win,
                            er_error *err);
 void er_mei_sim_free(er_mei_sim *sim);
+/* Points sim's flow and wear accumulators at the layers' buffers (NULL:
+ * none) and zeroes them. */
+void er_mei_keep_layers(er_mei_sim *sim, const er_layers *layers);
+/* Adds row y's share of one sub-step to the flow and wear accumulators:
+ * flow += dt (qL + qR + qT + qB) from the row's new fluxes q (the four
+ * pipes' rows), wear += er.  Called once per sub-step for each row, by the
+ * chunk that owns it. */
+void er_mei_accumulate_row(const er_mei_sim *sim, const er_mei_coef *k, int y,
+                           const float *const q[4], const float *er);
 /* The run state at the boundary after `step` steps (core/model.h): a view
  * of sim's arrays and of bud. */
 void er_mei_state_view(const er_mei_sim *sim, const er_mei_params *m, int64_t step,

@@ -486,6 +486,34 @@ static er_status lists_fit(er_sph_sim *s, er_error *err)
     return ER_OK;
 }
 
+/* The flow layer's share of one sub-step: each particle on the map adds
+ * vol |v_horizontal| dt on its nearest cell, the water volume times the
+ * distance it moved, over the cell's area and side (1 cell each): metres
+ * of water passing the cell, as Mei's flow counts the depth that leaves
+ * one.  Particles in their order (sorted): the same sums for any -j. */
+static void flow_add(er_sph_sim *s)
+{
+    for (int64_t i = 0; i < s->n; i++) {
+        const er_sph_particle *q = &s->p[i];
+        double cx = floor(q->x + 0.5), cy = floor(q->y + 0.5);
+        if (!(cx >= 0 && cy >= 0 && cx < s->w && cy < s->h))
+            continue; /* left the map this sub-step */
+        double v = sqrt(q->vx * q->vx + q->vy * q->vy);
+        s->flow[(size_t)cy * (size_t)s->w + (size_t)cx] += (float)(s->vol * v * s->dt * s->L);
+    }
+}
+
+/* Points the flow and wear accumulators at the layers' buffers, zeroed. */
+static void keep_layers(er_sph_sim *s, const er_layers *ly)
+{
+    s->flow = ly ? ly->flow : NULL;
+    s->wear = ly ? ly->wear : NULL;
+    if (s->flow)
+        memset(s->flow, 0, er_sph_nv(s) * sizeof *s->flow);
+    if (s->wear)
+        memset(s->wear, 0, er_sph_nv(s) * sizeof *s->wear);
+}
+
 er_status er_sph_step(er_sph_sim *s, const er_plan *plan, int64_t step, er_budget *bud,
                       er_error *err)
 {
@@ -497,6 +525,8 @@ er_status er_sph_step(er_sph_sim *s, const er_plan *plan, int64_t step, er_budge
         er_status st = er_sph_substep(s, step, bud, err);
         if (st)
             return st;
+        if (s->flow)
+            flow_add(s);
         bud->substeps++;
     }
     er_sph_terrain_update(s, bud);
@@ -529,9 +559,11 @@ static void state_view(const er_sph_sim *s, const er_plan *plan, const er_terrai
     v->budget = *bud;
     v->budget.material_before = plan->sum;
     v->budget.material_after = v->budget.rel_error = 0.0;
-    v->n_arrays = 3;
+    v->n_arrays = ER_STATE_SPH_ARRAYS;
     for (int k = 0; k < 3; k++)
         v->array[k] = lay + (size_t)k * nv;
+    v->array[ER_STATE_SPH_WEAR] = s->wear;
+    v->array[ER_STATE_SPH_FLOW] = s->flow;
     v->sph = sv;
 }
 
@@ -551,7 +583,8 @@ static int at_boundary(const er_sph_sim *s, const er_plan *plan, const er_terrai
 static er_status restore(er_sph_sim *s, const er_plan *plan, const er_run_state *r,
                          er_budget *bud, er_error *err)
 {
-    er_status st = er_plan_check_resume(plan, r, 0, 0, err);
+    const er_layers keep = {NULL, NULL, s->flow, s->wear};
+    er_status st = er_plan_check_resume(plan, r, &keep, err);
     if (st)
         return st;
     const er_run_sph *q = r->sph;
@@ -565,6 +598,10 @@ static er_status restore(er_sph_sim *s, const er_plan *plan, const er_run_state 
     memcpy(s->dz, q->dz, nv * sizeof *s->dz);
     memcpy(s->dep, q->dep, nv * sizeof *s->dep);
     memcpy(s->pending, q->pending, (size_t)q->n_pending * sizeof *s->pending);
+    if (s->wear)
+        memcpy(s->wear, r->array[ER_STATE_SPH_WEAR], nv * sizeof *s->wear);
+    if (s->flow)
+        memcpy(s->flow, r->array[ER_STATE_SPH_FLOW], nv * sizeof *s->flow);
     er_sph_boundary_heights(s, 0, 0, s->w - 2, s->h - 2);
     er_sph_sort(s);
     *bud = r->budget;
@@ -586,6 +623,8 @@ er_status er_sph_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts 
     float *lay = NULL;
     er_sph_sim s;
     er_status st = er_sph_init(&s, plan, t, &bud, err);
+    if (!st)
+        keep_layers(&s, o->layers);
     if (!st && hk && hk->resume) {
         st = restore(&s, plan, hk->resume, &bud, err);
         b0 = hk->resume->boundary;

@@ -41,6 +41,8 @@ typedef struct er_sph_sim {
     double *zb;            /* [cells] working heights, w * h vertices */
     double *dz;            /* [cells] change since the start */
     double *dep;           /* [cells] deposited height, summed over events */
+    float *flow, *wear;    /* [m] er_layers' flow and wear, accumulated in place
+                            * (state arrays ER_STATE_SPH_FLOW, _WEAR); NULL = not kept */
     double *qd;            /* [cells^3] volume change of each quad this step */
     double *bz;            /* [cells] boundary particle heights, k*k per quad */
     double *bzr;           /* [cells] lowest and highest of them, 2 per quad */

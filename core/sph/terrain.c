@@ -68,6 +68,8 @@ void er_sph_terrain_update(er_sph_sim *s, er_budget *bud)
                     bud->deposited += d * s->L;
                 } else {
                     bud->eroded -= d * s->L;
+                    if (s->wear) /* before any deposit: each lowering counted */
+                        s->wear[id[i]] += (float)(-d * s->L);
                 }
             }
         }

@@ -93,12 +93,12 @@ typedef struct vkd_push_mt {
 
 _Static_assert(sizeof(vkd_push_mt) == sizeof(vkd_push), "push constant blocks differ");
 
-enum { F_FLOW = 1, F_DEP = 2, F_WALL = 4, F_ERODE = 8, F_DMASK = 16 };
+enum { F_FLOW = 1, F_DEP = 2, F_WALL = 4, F_ERODE = 8, F_DMASK = 16, F_WEAR = 32 };
 
 /* B_ERODE and B_DMASK: the control maps' per-cell erosion and deposit
  * shares (er_dctx.ctl_erode, ctl_mask), one word when absent. */
 enum { B_HEIGHT, B_FLOW, B_DEP, B_MASK, B_BRUSH, B_START, B_JOB, B_BLOCK, B_ERODE, B_DMASK,
-       B_COUNT };
+       B_WEAR, B_COUNT };
 
 /* Sizes of one run's buffers, worked out before anything is created. */
 typedef struct vkd_plan {
@@ -301,6 +301,8 @@ static er_status read_back(vkd_run *R, const er_droplet_setup *s, er_error *err)
         st = transfer(R, &R->b[B_FLOW], c->flow, bytes, 0, err);
     if (!st && c->deposit)
         st = transfer(R, &R->b[B_DEP], c->deposit, bytes, 0, err);
+    if (!st && c->wear)
+        st = transfer(R, &R->b[B_WEAR], c->wear, bytes, 0, err);
     if (!st)
         R->host_at = R->device_at;
     return st;
@@ -424,6 +426,7 @@ static er_status plan_run(er_vk_ctx *vk, const er_droplet_setup *s, int64_t size
     pl->sizes[B_BLOCK] = n_job * sizeof(vkd_block);
     pl->sizes[B_ERODE] = c->ctl_erode ? bytes : 4;
     pl->sizes[B_DMASK] = c->ctl_mask ? bytes : 4;
+    pl->sizes[B_WEAR] = c->wear ? bytes : 4;
     /* Staging carries the layers, the mask and the brush: the largest
      * (the brush on maps of fewer than side^2 cells, issue #12). */
     pl->sizes[B_COUNT] = bytes;
@@ -467,7 +470,8 @@ static uint32_t steps_per_pass(const er_vk_ctx *vk, const er_dctx *c, uint32_t a
 static vkd_push make_push(const er_dctx *c, uint32_t steps, uint64_t *calls)
 {
     uint32_t flags = (c->flow ? F_FLOW : 0u) | (c->deposit ? F_DEP : 0u) | (c->wall ? F_WALL : 0u) |
-                     (c->ctl_erode ? F_ERODE : 0u) | (c->ctl_mask ? F_DMASK : 0u);
+                     (c->ctl_erode ? F_ERODE : 0u) | (c->ctl_mask ? F_DMASK : 0u) |
+                     (c->wear ? F_WEAR : 0u);
     vkd_push base = {
         .width = c->width, .height = c->height, .lifetime = c->lifetime, .radius = c->radius,
         .inertia = c->inertia, .grad_k = c->grad_k, .cap_k = c->cap_k, .min_cap = c->min_cap,
@@ -501,7 +505,7 @@ static er_status device_setup(vkd_run *R, er_vk_ctx *vk, const er_droplet_setup 
     static const char *const names[B_COUNT] = {"height", "flow", "deposit", "wall mask",
                                                "brush", "droplet starts", "block jobs",
                                                "block states", "erosion shares",
-                                               "deposit mask"};
+                                               "deposit mask", "wear"};
     const er_dctx *c = &s->ctx;
     const size_t bytes = s->cells * sizeof(float), side = (size_t)c->brush_side;
     const int lague = c->variant == ER_DROPLET_LAGUE;
@@ -545,12 +549,15 @@ static er_status device_setup(vkd_run *R, er_vk_ctx *vk, const er_droplet_setup 
         st = transfer(R, &R->b[B_FLOW], c->flow, bytes, 1, err);
     if (!st && layers_up && c->deposit)
         st = transfer(R, &R->b[B_DEP], c->deposit, bytes, 1, err);
+    if (!st && layers_up && c->wear)
+        st = transfer(R, &R->b[B_WEAR], c->wear, bytes, 1, err);
     if (st || layers_up)
         return st;
     if ((st = er_vk_cmd_begin(vk, err)))
         return st;
     er_vk_cmd_fill(vk, &R->b[B_FLOW], 0);
     er_vk_cmd_fill(vk, &R->b[B_DEP], 0);
+    er_vk_cmd_fill(vk, &R->b[B_WEAR], 0);
     return er_vk_cmd_submit(vk, err);
 }
 

@@ -98,11 +98,13 @@
 /* Buffer bindings, as mei_common.glsl declares them. */
 enum {
     B_COEF, B_B0, B_Z, B_Z2, B_D, B_S, B_S1, B_QL, B_QR, B_QT, B_QB, B_WQ, B_U, B_V, B_ER,
-    B_DE, B_WALL, B_ROWS, B_SRC, B_PART, B_HARD, B_RAIN, B_MASK, B_QDT, N_BUF
+    B_DE, B_WALL, B_ROWS, B_SRC, B_PART, B_HARD, B_RAIN, B_MASK, B_QDT, B_FLOW, B_WEAR, N_BUF
 };
 
 /* Coef.ctl bits (CTL_* in mei_common.glsl): the control maps given. */
 enum { CTL_HARD = 1, CTL_RAIN = 2, CTL_MASK = 4, CTL_SRC = 8 };
+/* Coef.layers bits (LAYER_* in mei_common.glsl): the accumulators kept. */
+enum { LAYER_FLOW = 1, LAYER_WEAR = 2 };
 
 /* Cells of a row one workgroup of the per-cell passes covers (MEI_GROUP in
  * mei_common.glsl): wide groups, because lavapipe pays per workgroup. */
@@ -123,6 +125,8 @@ typedef struct mei_coef_gpu {
     int32_t w, h, open, has_wall, semi_lagrangian, wx0, wy0, world_w, world_h, open_mask;
     int32_t ctl;    /* CTL_* */
     float map_rain; /* [m] the rain mei_maps adds times the rain map (rain is 0 then) */
+    int32_t layers; /* LAYER_* */
+    int32_t pad_layers;
 } mei_coef_gpu;
 
 /* RowStat of mei_common.glsl. */
@@ -147,7 +151,7 @@ typedef struct mei_part {
 } mei_part;
 
 _Static_assert(sizeof(mei_part) == 48, "Part layout");
-_Static_assert(sizeof(mei_coef_gpu) == 160, "Coef layout");
+_Static_assert(sizeof(mei_coef_gpu) == 168, "Coef layout");
 _Static_assert(sizeof(mei_rowstat) == 48, "RowStat layout");
 _Static_assert(sizeof(mei_push) == 48, "Push layout");
 
@@ -200,7 +204,7 @@ static const char *const buf_names[N_BUF] = {
     "sediment", "sediment (eroded)", "left flux", "right flux", "top flux", "bottom flux",
     "donor weight", "velocity u", "velocity v", "eroded", "deposited", "nodata",
     "row status", "source", "row part", "hardness map", "rain map", "mask map",
-    "sources map",
+    "sources map", "flow", "wear",
 };
 
 static void gpu_free(mei_gpu *g)
@@ -225,12 +229,14 @@ static VkDeviceSize wall_bytes(size_t n)
 enum { S_STAGING = N_BUF, S_ROWS_HOST, N_SIZES };
 
 /* The state arrays of er_run_state (ER_STATE_MEI_*), in its order. */
-static const int state_buf[ER_STATE_ARRAYS] = { B_Z, B_D, B_S, B_QL, B_QR, B_QT, B_QB };
+static const int state_buf[ER_STATE_ARRAYS] = { B_Z, B_D, B_S, B_QL, B_QR, B_QT, B_QB,
+                                                 B_FLOW, B_WEAR };
 
 /* The buffers that pass through the staging buffer: the uploads of
  * gpu_setup and of a resumed state, and the state read-backs. */
 static const int staged[] = { B_COEF, B_B0, B_WALL, B_SRC, B_ROWS, B_Z, B_D, B_S,
-                              B_QL, B_QR, B_QT, B_QB, B_HARD, B_RAIN, B_MASK, B_QDT };
+                              B_QL, B_QR, B_QT, B_QB, B_HARD, B_RAIN, B_MASK, B_QDT,
+                              B_FLOW, B_WEAR };
 
 /* The control map of buffer B_HARD .. B_QDT (er_controls), NULL when not given. */
 static const float *ctl_map(const er_controls *c, int b)
@@ -250,7 +256,8 @@ static const float *ctl_map(const er_controls *c, int b)
  * layer (issue #12: a 4x4 map wrote 272 bytes into a 64-byte staging
  * buffer), as can the row status of a narrow map.
  */
-static void buffer_sizes(const er_terrain *t, size_t src_words, VkDeviceSize size[N_SIZES])
+static void buffer_sizes(const er_terrain *t, size_t src_words, const er_layers *keep,
+                         VkDeviceSize size[N_SIZES])
 {
     const size_t n = (size_t)t->width * (size_t)t->height;
     for (int i = 0; i < N_BUF; i++)
@@ -263,6 +270,10 @@ static void buffer_sizes(const er_terrain *t, size_t src_words, VkDeviceSize siz
     for (int b = B_HARD; b <= B_QDT; b++) /* one unread word for a map not given */
         if (!ctl_map(t->controls, b))
             size[b] = 4;
+    if (!keep || !keep->flow) /* one unread word for an accumulator not kept */
+        size[B_FLOW] = 4;
+    if (!keep || !keep->wear)
+        size[B_WEAR] = 4;
     size[S_STAGING] = 0;
     for (size_t i = 0; i < sizeof staged / sizeof staged[0]; i++)
         if (size[staged[i]] > size[S_STAGING])
@@ -298,7 +309,8 @@ er_status er_vk_mei_check(er_vk_ctx *vk, const er_plan *plan, const er_terrain *
         return er_fail(err, ER_ENOMEM, "vulkan: %s has more cells than the shaders address "
                        "(2^30); use --backend cpu", what);
     VkDeviceSize size[N_SIZES];
-    buffer_sizes(t, 0, size);
+    const er_layers all = { NULL, NULL, t->elevation, t->elevation };
+    buffer_sizes(t, 0, &all, size); /* as if both accumulators were kept */
     return er_vk_check_sizes(vk, size, N_SIZES, what, err);
 }
 
@@ -434,6 +446,7 @@ static void fill_coef(const er_mei_coef *k, const er_mei_sim *sim, mei_coef_gpu 
     g->world_h = sim->world_h;
     for (int e = 0; e < 4; e++)
         g->open_mask |= k->open_edge[e] ? 1 << e : 0;
+    g->layers = (sim->flow ? LAYER_FLOW : 0) | (sim->wear ? LAYER_WEAR : 0);
     const er_controls *c = sim->ctl;
     if (!c)
         return;
@@ -486,13 +499,14 @@ static double wall_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static er_status gpu_setup(mei_gpu *g, const er_terrain *t, const mei_coef_gpu coef[2],
-                           const uint32_t *src, size_t src_words, er_error *err)
+static er_status gpu_setup(mei_gpu *g, const er_terrain *t, const er_layers *keep,
+                           const mei_coef_gpu coef[2], const uint32_t *src, size_t src_words,
+                           er_error *err)
 {
     const size_t n = (size_t)t->width * (size_t)t->height;
     VkDeviceSize size[N_SIZES];
     er_status st;
-    buffer_sizes(t, src_words, size);
+    buffer_sizes(t, src_words, keep, size);
     for (int i = 0; i < N_BUF; i++)
         if ((st = er_vk_buffer_new(g->vk, size[i], ER_VK_DEVICE, &g->buf[i], buf_names[i], err)))
             return st;
@@ -600,6 +614,7 @@ typedef struct mei_run {
     er_vk_ctx *vk;
     const er_plan *plan;
     const er_run_hooks *hooks;
+    er_layers *layers;   /* the run's layers (flow and wear accumulated on the device) */
     er_mei_sim sim;
     mei_gpu g;
     er_mei_coef k[2];    /* dry, raining */
@@ -688,6 +703,7 @@ static er_status run_setup(mei_run *r, er_terrain *t, er_error *err)
     er_status st = er_mei_sim_alloc(&r->sim, t, plan->windowed ? &plan->win : NULL, err);
     if (st)
         return st;
+    er_mei_keep_layers(&r->sim, r->layers);
     for (int i = 0; i < 2; i++) {
         er_mei_make_coef(&r->sim, &plan->p.mei, plan->dt_sub, i, &r->k[i]);
         fill_coef(&r->k[i], &r->sim, &r->kg[i]);
@@ -708,8 +724,9 @@ static er_status run_setup(mei_run *r, er_terrain *t, er_error *err)
     uint64_t per_step = (uint64_t)t->width * (uint64_t)t->height * (uint64_t)plan->substeps;
     r->batch = (int64_t)(BATCH_CELLS / (per_step ? per_step : 1));
     r->batch = r->batch < 1 ? 1 : r->batch > FIRST_BATCH_STEPS ? FIRST_BATCH_STEPS : r->batch;
+    const er_layers keep = { NULL, NULL, r->sim.flow, r->sim.wear };
     double t0 = wall_now();
-    if ((st = gpu_setup(&r->g, t, r->kg, src, src_words, err)) ||
+    if ((st = gpu_setup(&r->g, t, &keep, r->kg, src, src_words, err)) ||
         (st = upload_maps(&r->g, t, plan->dt_sub, err)))
         st = at_step(r->vk, st, 0, err);
     r->vk->stats.upload_s += wall_now() - t0 - r->vk->stats.pipeline_s;
@@ -720,19 +737,26 @@ static er_status run_setup(mei_run *r, er_terrain *t, er_error *err)
     return st;
 }
 
+/* State array i of the host simulation; NULL for an accumulator not kept. */
 static float *state_array(er_mei_sim *sim, int i)
 {
     return i == ER_STATE_MEI_Z ? sim->z : i == ER_STATE_MEI_D ? sim->d
-         : i == ER_STATE_MEI_S ? sim->s : sim->q[i - ER_STATE_MEI_Q];
+         : i == ER_STATE_MEI_S ? sim->s : i == ER_STATE_MEI_FLOW ? sim->flow
+         : i == ER_STATE_MEI_WEAR ? sim->wear : sim->q[i - ER_STATE_MEI_Q];
 }
 
-/* Reads the first `narrays` state arrays back into the host simulation. */
-static er_status read_state(mei_run *r, int narrays, er_error *err)
+/* Reads the state arrays back into the host simulation: all of them, or
+ * (all = 0) those the outputs need (z, d, s and the accumulators). */
+static er_status read_state(mei_run *r, int all, er_error *err)
 {
     const size_t bytes = (size_t)r->sim.w * (size_t)r->sim.h * sizeof(float);
     er_status st = ER_OK;
-    for (int i = 0; i < narrays && !st; i++)
-        st = download(&r->g, &r->g.buf[state_buf[i]], state_array(&r->sim, i), bytes, err);
+    for (int i = 0; i < ER_STATE_ARRAYS && !st; i++) {
+        float *a = state_array(&r->sim, i);
+        int output = i <= ER_STATE_MEI_S || i >= ER_STATE_MEI_FLOW;
+        if (a && (all || output))
+            st = download(&r->g, &r->g.buf[state_buf[i]], a, bytes, err);
+    }
     return st;
 }
 
@@ -747,7 +771,8 @@ static er_status run_resume(mei_run *r, int64_t *step0, er_error *err)
         return ER_OK;
     er_status st = er_mei_restore(&r->sim, r->plan, r->hooks->resume, &r->bud, step0, err);
     for (int i = 0; i < ER_STATE_ARRAYS && !st; i++)
-        st = upload(&r->g, &r->g.buf[state_buf[i]], state_array(&r->sim, i), bytes, err);
+        if (state_array(&r->sim, i))
+            st = upload(&r->g, &r->g.buf[state_buf[i]], state_array(&r->sim, i), bytes, err);
     memset(r->rs, 0, ((size_t)h + 1) * sizeof *r->rs);
     r->rs[h].eroded = r->bud.eroded;
     r->rs[h].deposited = r->bud.deposited;
@@ -767,7 +792,7 @@ static er_status at_boundary(mei_run *r, int64_t step, int read, er_error *err)
     er_status st;
     if (!er_hooks_want(hk, step, steps))
         return ER_OK;
-    if (read && (st = read_state(r, ER_STATE_ARRAYS, err)))
+    if (read && (st = read_state(r, 1, err)))
         return at_step(r->vk, st, step, err);
     er_run_state v;
     er_mei_state_view(&r->sim, &r->plan->p.mei, step, &r->bud, &v);
@@ -981,6 +1006,7 @@ er_status er_vk_mei_run(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
     r.vk = vk;
     r.plan = plan;
     r.hooks = o->hooks;
+    r.layers = o->layers;
     r.g.vk = vk;
     memset(&vk->stats, 0, sizeof vk->stats);
     int64_t step0 = 0;
@@ -996,7 +1022,7 @@ er_status er_vk_mei_run(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
         /* the state as it stands, also after a failed or cancelled step */
         if (st == ER_OK || st == ER_ENUMERIC || st == ER_ECANCELED) {
             t0 = wall_now();
-            er_status rst = read_state(&r, ER_STATE_MEI_S + 1, err);
+            er_status rst = read_state(&r, 0, err);
             vk->stats.readback_s = wall_now() - t0;
             if (rst)
                 st = at_step(vk, rst, r.bud.work_done, err);

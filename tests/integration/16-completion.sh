@@ -53,7 +53,7 @@ expect "HALF" --co PIXEL_TYPE = H
 expect "vulkan" --backend v
 expect "tif" --format = t
 expect "height,sediment" --layers height,se
-expect "deposit erosion height sediment water" --layers ""
+expect "deposit erosion flow height sediment water wear" --layers ""
 t_ok
 
 t_case "completion: file names by what each option takes"

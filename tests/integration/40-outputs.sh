@@ -46,6 +46,34 @@ t_exit 0 "$ERODE" -q -s mei.steps=2 --layers height,erosion,deposit -o "$T/d" "$
     || t_fail "wrote: $(ls "$T/d")"
 t_ok
 
+t_case "--layers flow,wear: GDAL reads them on the input's grid; wear >= erosion >= 0, flow >= 0, both used"
+mkdir -p "$T/fw"
+t_exit 0 "$ERODE" -q --json -s mei.steps=40 --layers height,erosion,flow,wear -o "$T/fw" "$W"
+jq -e '.outputs.flow and .outputs.wear' "$T/stdout" > /dev/null || t_fail "outputs: $(cat "$T/stdout")"
+for l in flow wear; do
+    $O same-georef "$W" "$T/fw/whitebox_dem_f32_utm18n.$l.tif" > "$T/why" || t_fail "$l: $(cat "$T/why")"
+done
+$PY - "$T/fw/whitebox_dem_f32_utm18n" > "$T/why" << 'EOF' || t_fail "$(cat "$T/why")"
+import sys
+from osgeo import gdal
+import numpy as np
+s = sys.argv[1]
+ds = {l: gdal.Open(s + "." + l + ".tif") for l in ("flow", "wear", "erosion")}  # kept open
+a = {l: d.GetRasterBand(1).ReadAsArray().astype(np.float64) for l, d in ds.items()}
+ok = np.isfinite(a["flow"])
+for l in ("flow", "wear"):
+    if not (a[l][ok] >= 0).all() or not a[l][ok].max() > 0:
+        print(l, "range", a[l][ok].min(), a[l][ok].max()); sys.exit(1)
+# wear counts every dissolution, erosion only the net lowering (rounding: 1e-4 m)
+if not (a["erosion"][ok] <= a["wear"][ok] + 1e-4).all():
+    print("erosion above wear by", (a["erosion"] - a["wear"])[ok].max()); sys.exit(1)
+EOF
+t_exit 0 "$ERODE" -q -s mei.steps=40 --layers flow,wear -f r32 -o "$T/fw" "$W"
+for l in flow wear; do
+    [ "$(wc -c < "$T/fw/whitebox_dem_f32_utm18n.$l.r32")" -eq $((237 * 188 * 4)) ] || t_fail "$l.r32 size"
+done
+t_ok
+
 t_case "PNG in, PNG out: heights within one 16-bit step, re-read as erode wrote them"
 mkdir -p "$T/e" "$T/e2"
 t_exit 0 "$ERODE" -q -s mei.steps=0 -o "$T/e" "$P"

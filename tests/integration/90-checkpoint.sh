@@ -69,6 +69,28 @@ for model in mei droplet; do
     t_ok
 done
 
+t_case "mei --layers flow,wear: SIGTERM with --checkpoint, then --resume: the straight run's flow and wear"
+d=$T/fw
+mkdir -p "$d/ref" "$d/out" "$d/ck"
+t0=$(now_ms)
+# shellcheck disable=SC2086
+t_exit 0 "$ERODE" -q $MEI --layers height,flow,wear -o "$d/ref" "$W"
+fdur=$(($(now_ms) - t0))
+# shellcheck disable=SC2086
+"$ERODE" -q $MEI --layers height,flow,wear --checkpoint "$d/ck/c.ckpt" -o "$d/out" "$W" 2> "$d/stderr" &
+pid=$!
+sleep "$(awk -v d="$fdur" 'BEGIN { printf "%.3f", d / 3000 }')"
+kill -TERM $pid
+wait $pid; rc=$?
+[ $rc -eq 143 ] || t_fail "exited $rc, expected 143: $(cat "$d/stderr")"
+# shellcheck disable=SC2086
+t_exit 0 "$ERODE" -q $MEI --layers height,flow,wear -j 1 --json --resume "$d/ck/c.ckpt" -o "$d/out" "$W"
+jq -e '.resumed_at > 0' "$T/stdout" > /dev/null || t_fail "no resumed_at in $(cat "$T/stdout")"
+for l in height flow wear; do
+    cmp -s "$d/ref/$stem.$l.tif" "$d/out/$stem.$l.tif" || t_fail "$l differs after SIGTERM + --resume"
+done
+t_ok
+
 t_case "a run stopped while its outputs are put in place keeps the end-state checkpoint; --resume only writes them"
 d=$T/end
 mkdir -p "$d/out" "$d/ck"
@@ -117,6 +139,9 @@ refuse() { # name, pattern, erode options...
 if [ -f "$CK" ]; then
     # shellcheck disable=SC2086
     refuse "checkpoint of another recipe refused" "checkpoint from another recipe" $MEI -s mei.kc=0.5 --resume "$CK"
+    # shellcheck disable=SC2086
+    refuse "checkpoint of a run without flow refused for --layers flow" \
+        "the state has no flow layer (its run did not keep it)" $MEI --layers height,flow --resume "$CK"
     # shellcheck disable=SC2086
     refuse "checkpoint of another model refused" "checkpoint of a mei run, the recipe runs droplet" $DROP --resume "$CK"
     # the same size, other heights: another input

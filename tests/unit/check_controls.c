@@ -24,7 +24,7 @@ enum { W = 48, H = 40 };
 #define N ((size_t)W * (size_t)H)
 
 typedef struct run {
-    float z[N], z0[N], water[N], sed[N];
+    float z[N], z0[N], water[N], sed[N], flow[N], wear[N];
     er_budget b;
 } run;
 
@@ -74,7 +74,7 @@ static er_status go(const er_params *p, const er_controls *c, run *r, er_error *
 {
     memcpy(r->z0, r->z, sizeof r->z);
     er_terrain t = { W, H, r->z, NULL, 10.0, 10.0, c };
-    er_layers l = { r->water, r->sed };
+    er_layers l = { r->water, r->sed, r->flow, r->wear };
     e->msg[0] = '\0';
     return er_run_cpu(p, &t, NULL, &(er_run_opts){ &l, NULL, NULL, &r->b }, e);
 }
@@ -100,7 +100,9 @@ static int same(const run *a, const run *b)
 {
     return memcmp(a->z, b->z, sizeof a->z) == 0 &&
            memcmp(a->water, b->water, sizeof a->water) == 0 &&
-           memcmp(a->sed, b->sed, sizeof a->sed) == 0;
+           memcmp(a->sed, b->sed, sizeof a->sed) == 0 &&
+           memcmp(a->flow, b->flow, sizeof a->flow) == 0 &&
+           memcmp(a->wear, b->wear, sizeof a->wear) == 0;
 }
 
 /* Each map's range, nodata on a terrain cell, and the message naming the
@@ -188,10 +190,12 @@ START_TEST(hardness_one_never_lowered)
     ck_assert_int_eq(go(&p, &c, r, &e), ER_OK);
     int lowered = 0;
     for (size_t i = 0; i < N; i++) {
-        if (i % W >= W / 2)
+        if (i % W >= W / 2) {
             ck_assert_float_ge(r->z[i], r->z0[i]);
-        else
+            ck_assert_float_eq(r->wear[i], 0.0f); /* nothing dissolved there */
+        } else {
             lowered += r->z[i] < r->z0[i];
+        }
     }
     ck_assert_int_gt(lowered, 10);
     ck_assert_double_gt(r->b.eroded, 0.0);
@@ -221,6 +225,7 @@ START_TEST(mask_zero_unchanged)
     for (size_t i = 0; i < N; i++) {
         if (m[i] == 0.0f) {
             ck_assert(memcmp(&r->z[i], &r->z0[i], sizeof(float)) == 0);
+            ck_assert_float_eq(r->wear[i], 0.0f);
             wet += r->water[i] > 0.0f;
             dry_sed += r->water[i] == 0.0f && r->sed[i] > 0.0f;
         } else {
@@ -262,16 +267,22 @@ START_TEST(rain_zero_half_dry)
     ck_assert_int_eq(er_plan_make(&p, &t, NULL, &plan, &e), ER_OK);
     const int margin = (int)(p.mei.steps * plan.substeps) + 1;
     ck_assert_int_lt(margin, W / 2 - 4);
+    size_t draining = 0, plain_draining = 0;
     for (size_t i = 0; i < N; i++) {
         int x = (int)(i % W);
         if (x < W / 2 - margin) {
             ck_assert_float_eq(r->water[i], 0.0f);
+            ck_assert_float_eq(r->flow[i], 0.0f); /* no water ever left it */
             ck_assert(memcmp(&r->z[i], &r->z0[i], sizeof(float)) == 0);
             ck_assert_float_gt(plain->water[i], 0.0f);
+            plain_draining += plain->flow[i] > 0.0f;
         } else if (x >= W / 2) {
             ck_assert(r->water[i] > 0.0f || r->sed[i] > 0.0f || r->z[i] != r->z0[i]);
+            draining += r->flow[i] > 0.0f; /* pits keep their rain */
         }
     }
+    ck_assert_uint_gt(draining, N / 2 * 3 / 4);
+    ck_assert_uint_gt(plain_draining, 0); /* without the map the dry side drains */
     free(r);
     free(plain);
     free(rain);

@@ -37,8 +37,14 @@ typedef struct grid {
     float *z;      /* heights, updated by the run */
     float *z0;     /* the heights before the run */
     float *water, *sed;
+    float *flow, *wear; /* NULL unless grid_keep asked for them */
     uint8_t *wall; /* NULL: no walls */
 } grid;
+
+static size_t cells(const grid *g)
+{
+    return (size_t)g->w * (size_t)g->h;
+}
 
 static grid grid_new(int w, int h, double cell)
 {
@@ -52,8 +58,19 @@ static grid grid_new(int w, int h, double cell)
     g.water = calloc(n, sizeof(float));
     g.sed = calloc(n, sizeof(float));
     g.wall = NULL;
+    g.flow = g.wear = NULL;
     ck_assert(g.z && g.z0 && g.water && g.sed);
     return g;
+}
+
+/* The run keeps the flow and wear layers too. */
+static void grid_keep(grid *g)
+{
+    g->flow = malloc(cells(g) * sizeof(float));
+    g->wear = malloc(cells(g) * sizeof(float));
+    ck_assert(g->flow && g->wear);
+    for (size_t i = 0; i < cells(g); i++) /* the run must not read them */
+        g->flow[i] = g->wear[i] = NAN;
 }
 
 static void grid_free(grid *g)
@@ -62,12 +79,9 @@ static void grid_free(grid *g)
     free(g->z0);
     free(g->water);
     free(g->sed);
+    free(g->flow);
+    free(g->wear);
     free(g->wall);
-}
-
-static size_t cells(const grid *g)
-{
-    return (size_t)g->w * (size_t)g->h;
 }
 
 /* Keeps a copy of the heights and runs the model. */
@@ -75,7 +89,7 @@ static er_status run_grid(const er_params *p, grid *g, er_budget *b, er_error *e
 {
     memcpy(g->z0, g->z, cells(g) * sizeof(float));
     er_terrain t = { g->w, g->h, g->z, g->wall, g->cell, g->cell, NULL };
-    er_layers l = { g->water, g->sed };
+    er_layers l = { g->water, g->sed, g->flow, g->wear };
     e->msg[0] = '\0';
     return er_run_cpu(p, &t, NULL, &(er_run_opts){&l, NULL, NULL, b}, e);
 }
@@ -422,7 +436,7 @@ static er_status lake_run(double f, int force_one, double *range, er_error *e)
         plan.substeps = 1;
         plan.dt_sub = p.mei.dt;
     }
-    er_layers l = { g.water, g.sed };
+    er_layers l = { g.water, g.sed, NULL, NULL };
     er_status st = er_mei_run_plan(&plan, &t, &(er_run_opts){ &l, NULL, NULL, &b }, e);
     float lo = INFINITY, hi = -INFINITY;
     for (int y = 8; y < 24; y++)
@@ -921,6 +935,7 @@ START_TEST(threads_identical)
 #endif
     er_budget b0, b;
     er_error e;
+    grid_keep(&ref);
     set_threads(counts[0]);
     ck_assert_int_eq(run_grid(&p, &ref, &b0, &e), ER_OK);
     ck_assert(all_finite(&ref));
@@ -928,6 +943,7 @@ START_TEST(threads_identical)
         grid g = grid_new(80, 60, 20.0);
         er_params q;
         busy_map(&g, &q, _i);
+        grid_keep(&g);
         set_threads(counts[k]);
         ck_assert_int_eq(run_grid(&q, &g, &b, &e), ER_OK);
         ck_assert_msg(memcmp(g.z, ref.z, cells(&g) * sizeof(float)) == 0, "height, %d threads",
@@ -936,6 +952,10 @@ START_TEST(threads_identical)
                       "water, %d threads", counts[k]);
         ck_assert_msg(memcmp(g.sed, ref.sed, cells(&g) * sizeof(float)) == 0,
                       "sediment, %d threads", counts[k]);
+        ck_assert_msg(memcmp(g.flow, ref.flow, cells(&g) * sizeof(float)) == 0,
+                      "flow, %d threads", counts[k]);
+        ck_assert_msg(memcmp(g.wear, ref.wear, cells(&g) * sizeof(float)) == 0,
+                      "wear, %d threads", counts[k]);
         ck_assert(memcmp(&b, &b0, sizeof b) == 0);
         grid_free(&g);
     }
@@ -993,6 +1013,7 @@ START_TEST(paired_sweeps_equal)
     grid ref = grid_new(70, 90, cell);
     er_params p;
     pair_map(&ref, &p, _i, 1);
+    grid_keep(&ref);
     int saved = 1;
 #ifdef _OPENMP
     saved = omp_get_max_threads();
@@ -1000,7 +1021,7 @@ START_TEST(paired_sweeps_equal)
     er_budget b0, b;
     er_error e;
     er_terrain t = { ref.w, ref.h, ref.z, ref.wall, cell, cell, NULL };
-    er_layers l = { ref.water, ref.sed };
+    er_layers l = { ref.water, ref.sed, ref.flow, ref.wear };
     set_threads(1);
     ck_assert_msg(er_run_cpu(&p, &t, &win, &(er_run_opts){&l, NULL, NULL, &b0}, &e) == ER_OK,
                   "%s", e.msg);
@@ -1011,9 +1032,10 @@ START_TEST(paired_sweeps_equal)
         grid g = grid_new(70, 90, cell);
         er_params q;
         pair_map(&g, &q, _i, 0);
+        grid_keep(&g);
         set_threads(threads);
         er_terrain tg = { g.w, g.h, g.z, g.wall, cell, cell, NULL };
-        er_layers lg = { g.water, g.sed };
+        er_layers lg = { g.water, g.sed, g.flow, g.wear };
         ck_assert_int_eq(er_run_cpu(&q, &tg, &win, &(er_run_opts){&lg, NULL, NULL, &b}, &e), ER_OK);
         ck_assert_msg(memcmp(g.z, ref.z, cells(&g) * sizeof(float)) == 0, "height, %d threads",
                       threads);
@@ -1021,11 +1043,103 @@ START_TEST(paired_sweeps_equal)
                       "water, %d threads", threads);
         ck_assert_msg(memcmp(g.sed, ref.sed, cells(&g) * sizeof(float)) == 0,
                       "sediment, %d threads", threads);
+        /* the accumulators are added once per sub-step and owned row,
+         * never for a paired sweep's halo rows */
+        ck_assert_msg(memcmp(g.flow, ref.flow, cells(&g) * sizeof(float)) == 0, "flow, %d threads",
+                      threads);
+        ck_assert_msg(memcmp(g.wear, ref.wear, cells(&g) * sizeof(float)) == 0, "wear, %d threads",
+                      threads);
         ck_assert(memcmp(&b, &b0, sizeof b) == 0);
         grid_free(&g);
     }
     set_threads(saved);
     grid_free(&ref);
+}
+END_TEST
+
+/* Wear (eq. 11's dissolution summed per cell) on an open map with rain,
+ * no thermal slumping: never negative, never below the net lowering
+ * b0 - b (which deposits only reduce), and its sum is the budget's
+ * `eroded` (the same terms, summed per cell in float instead of per row
+ * in double: measured 1e-9 relative here; 1e-6 allowed).  Flow is never
+ * negative, and the edge cells' flow (all their outflow) is at least the
+ * water that left through the open edges. */
+START_TEST(wear_and_flow_budget)
+{
+    grid g = grid_new(40, 36, 30.0);
+    noise_terrain(&g, 50.0, 100.0, 5);
+    for (int y = 0; y < g.h; y++)
+        for (int x = 0; x < g.w; x++)
+            g.z[(size_t)y * (size_t)g.w + (size_t)x] += (float)(2.0 * x);
+    grid_keep(&g);
+    er_params p;
+    er_params_default(&p);
+    p.mei.boundary = ER_BOUNDARY_OPEN;
+    p.mei.steps = 2000;
+    ck_assert_double_eq(p.mei.thermal_rate, 0.0);
+    er_budget b;
+    er_error e;
+    ck_assert_int_eq(run_grid(&p, &g, &b, &e), ER_OK);
+    double wear = 0.0, edge_flow = 0.0;
+    int lowered = 0;
+    for (int y = 0; y < g.h; y++)
+        for (int x = 0; x < g.w; x++) {
+            size_t i = (size_t)y * (size_t)g.w + (size_t)x;
+            ck_assert_float_ge(g.wear[i], 0.0f);
+            ck_assert_float_ge(g.flow[i], 0.0f);
+            /* b0 - b as the output rounds it: half an ulp of the height */
+            float net = g.z0[i] - g.z[i];
+            float ulp = nextafterf(fmaxf(fabsf(g.z0[i]), fabsf(g.z[i])), INFINITY) -
+                        fmaxf(fabsf(g.z0[i]), fabsf(g.z[i]));
+            ck_assert_msg(net <= g.wear[i] * (1.0f + 1e-5f) + ulp, "cell %d,%d: b0 - b %g > wear %g",
+                          x, y, (double)net, (double)g.wear[i]);
+            lowered += net > 0.0f;
+            wear += g.wear[i];
+            if (x == 0 || y == 0 || x == g.w - 1 || y == g.h - 1)
+                edge_flow += g.flow[i];
+        }
+    ck_assert_int_gt(lowered, 100);
+    ck_assert_double_gt(b.eroded, 1.0);
+    ck_assert_msg(fabs(wear - b.eroded) <= 1e-6 * b.eroded, "sum wear %.9g, eroded %.9g", wear,
+                  b.eroded);
+    ck_assert_double_gt(b.water_left, 0.0);
+    ck_assert_msg(edge_flow >= b.water_left * (1.0 - 1e-5), "edge flow %.9g < water left %.9g",
+                  edge_flow, b.water_left);
+    grid_free(&g);
+}
+END_TEST
+
+/* A V-shaped valley falling towards the open right edge, dry but for a
+ * source at its head: flow is positive along the whole valley floor from
+ * the source to the edge and exactly 0 on the flanks' upper rows, where
+ * no water ever came. */
+START_TEST(flow_follows_the_channel)
+{
+    grid g = grid_new(48, 25, 10.0);
+    const int mid = 12;
+    for (int y = 0; y < g.h; y++)
+        for (int x = 0; x < g.w; x++)
+            g.z[(size_t)y * (size_t)g.w + (size_t)x] =
+                (float)(100.0 - 0.5 * x + 3.0 * abs(y - mid));
+    grid_keep(&g);
+    er_params p;
+    base_params(&p);
+    p.mei.boundary = ER_BOUNDARY_OPEN;
+    p.mei.steps = 600;
+    p.mei.n_sources = 1;
+    p.mei.sources[0] = (er_source){ 3.0, (double)mid, 0, 1.0, 0.05 };
+    er_budget b;
+    er_error e;
+    ck_assert_int_eq(run_grid(&p, &g, &b, &e), ER_OK);
+    ck_assert_double_gt(b.water_left, 0.0);
+    for (int x = 3; x < g.w; x++)
+        ck_assert_msg(g.flow[(size_t)mid * (size_t)g.w + (size_t)x] > 0.0f, "floor at x = %d", x);
+    for (int x = 0; x < g.w; x++)
+        for (int y = 0; y < 4; y++) {
+            ck_assert_float_eq(g.flow[(size_t)y * (size_t)g.w + (size_t)x], 0.0f);
+            ck_assert_float_eq(g.flow[(size_t)(g.h - 1 - y) * (size_t)g.w + (size_t)x], 0.0f);
+        }
+    grid_free(&g);
 }
 END_TEST
 
@@ -1104,7 +1218,7 @@ START_TEST(cancel_via_progress)
     progress_log log = { 0, 5, -1.0, 1 };
     er_run_ctl ctl = { on_progress, &log };
     er_terrain t = { g.w, g.h, g.z, NULL, g.cell, g.cell, NULL };
-    er_layers l = { g.water, g.sed };
+    er_layers l = { g.water, g.sed, NULL, NULL };
     er_budget b;
     er_error e;
     ck_assert_int_eq(er_run_cpu(&p, &t, NULL, &(er_run_opts){&l, &ctl, NULL, &b}, &e), ER_ECANCELED);
@@ -1283,7 +1397,7 @@ START_TEST(real_dem_no_nan)
     p.mei.steps = dc->steps / ER_SLOW_BUILD;
     memcpy(g.z0, g.z, cells(&g) * sizeof(float));
     er_terrain t = { g.w, g.h, g.z, g.wall, dc->cx, dc->cy, NULL };
-    er_layers l = { g.water, g.sed };
+    er_layers l = { g.water, g.sed, NULL, NULL };
     er_budget b;
     ck_assert_msg(er_run_cpu(&p, &t, NULL, &(er_run_opts){&l, NULL, NULL, &b}, &e) == ER_OK, "%s: %s", dc->file, e.msg);
     ck_assert(all_finite(&g));
@@ -1319,6 +1433,8 @@ Suite *mei_suite(void)
     tcase_add_test(tg, overflow_caught);
     tcase_add_loop_test(tg, threads_identical, 0, 2);
     tcase_add_loop_test(tg, paired_sweeps_equal, 0, 2);
+    tcase_add_test(tg, wear_and_flow_budget);
+    tcase_add_test(tg, flow_follows_the_channel);
     suite_add_tcase(s, tg);
 
     /* issue #18: convergence in dt, the wave bound, edges, beds */

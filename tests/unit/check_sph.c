@@ -264,6 +264,7 @@ END_TEST
 typedef struct dem {
     er_terrain t;
     float *z0, *water, *sed;
+    float *flow, *wear; /* kept by dem_run */
     uint8_t *wall;
 } dem;
 
@@ -280,8 +281,10 @@ static void dem_load(dem *d)
     d->z0 = malloc(n * sizeof *z);
     d->water = malloc(n * sizeof *z);
     d->sed = malloc(n * sizeof *z);
+    d->flow = malloc(n * sizeof *z);
+    d->wear = malloc(n * sizeof *z);
     d->wall = calloc(n, 1);
-    ck_assert(z && d->z0 && d->water && d->sed && d->wall);
+    ck_assert(z && d->z0 && d->water && d->sed && d->wall && d->flow && d->wear);
     memcpy(z, img.data, n * sizeof *z);
     memcpy(d->z0, z, n * sizeof *z);
     if (img.nodata)
@@ -296,6 +299,8 @@ static void dem_free(dem *d)
     free(d->z0);
     free(d->water);
     free(d->sed);
+    free(d->flow);
+    free(d->wear);
     free(d->wall);
 }
 
@@ -311,7 +316,7 @@ static er_params dem_params(void)
 static void dem_run(dem *d, const er_params *p, er_budget *b)
 {
     er_error e;
-    er_layers l = {d->water, d->sed};
+    er_layers l = {d->water, d->sed, d->flow, d->wear};
     ck_assert_msg(er_run_cpu(p, &d->t, NULL, &(er_run_opts){&l, NULL, NULL, b}, &e) == ER_OK,
                   "%s", e.msg);
 }
@@ -357,6 +362,21 @@ START_TEST(dem_erodes)
     ck_assert_double_gt(b.water_added, 0.0);
     /* the water layer holds each particle's volume in float: 1e-6 */
     ck_assert_double_lt(fabs(water - (b.water_added - b.water_left)), 1e-6 * b.water_added);
+    /* wear: every lowering of a vertex, before deposits, in float: >= 0,
+     * >= the net lowering (one float step of the height allowed), sums to
+     * eroded (1e-6); flow >= 0, positive at the source */
+    double wear = 0;
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_float_ge(d.wear[i], 0.0f);
+        ck_assert_float_ge(d.flow[i], 0.0f);
+        float net = d.z0[i] - d.t.elevation[i];
+        ck_assert_msg(net <= d.wear[i] * (1.0f + 1e-5f) + 1e-4f, "cell %zu: b0 - b %g > wear %g",
+                      i, (double)net, (double)d.wear[i]);
+        wear += d.wear[i];
+    }
+    ck_assert_msg(fabs(wear - b.eroded) <= 1e-6 * b.eroded, "sum wear %.9g, eroded %.9g", wear,
+                  b.eroded);
+    ck_assert_float_gt(d.flow[43 * (size_t)d.t.width + 12], 0.0f);
     dem_free(&d);
 }
 END_TEST
@@ -431,6 +451,8 @@ START_TEST(threads_identical)
     ck_assert_int_eq(memcmp(a.t.elevation, c.t.elevation, bytes), 0);
     ck_assert_int_eq(memcmp(a.water, c.water, bytes), 0);
     ck_assert_int_eq(memcmp(a.sed, c.sed, bytes), 0);
+    ck_assert_int_eq(memcmp(a.flow, c.flow, bytes), 0);
+    ck_assert_int_eq(memcmp(a.wear, c.wear, bytes), 0);
     ck_assert_int_eq(memcmp(&ba, &bc, sizeof ba), 0);
     ck_assert_double_gt(ba.eroded, 0.0);
     dem_free(&a);
@@ -587,7 +609,7 @@ START_TEST(resume_identical)
     snprintf(path, sizeof path, "%s/ck", dir);
     saver v = {path, 5, 0, {ER_MODEL_SPH, c.t.width, c.t.height, 1, 2, "cpu"}};
     er_run_hooks hk = {save_and_stop, &v, NULL, NULL};
-    er_layers l = {c.water, c.sed};
+    er_layers l = {c.water, c.sed, c.flow, c.wear};
     er_error e;
     set_threads(1);
     ck_assert_int_eq(er_run_cpu(&p, &c.t, NULL, &(er_run_opts){&l, NULL, &hk, &bc}, &e), ER_ECANCELED);
@@ -605,6 +627,8 @@ START_TEST(resume_identical)
     ck_assert_int_eq(memcmp(a.t.elevation, c.t.elevation, bytes), 0);
     ck_assert_int_eq(memcmp(a.water, c.water, bytes), 0);
     ck_assert_int_eq(memcmp(a.sed, c.sed, bytes), 0);
+    ck_assert_int_eq(memcmp(a.flow, c.flow, bytes), 0);
+    ck_assert_int_eq(memcmp(a.wear, c.wear, bytes), 0);
     ck_assert_int_eq(memcmp(&ba, &bc, sizeof ba), 0);
     ck_assert_double_gt(ba.eroded, 0.0);
     er_checkpoint_free(&ck);

@@ -208,14 +208,14 @@ START_TEST(mei_window_is_whole_restricted)
     float *water = calloc(WW * WH, sizeof *water);
     uint8_t *wall = walls(0, WW);
     er_terrain whole = {WW, WH, z, wall, 10.0, 10.0, NULL};
-    er_layers lw = {water, NULL};
+    er_layers lw = {water, NULL, NULL, NULL};
     er_error err = {{0}};
     ck_assert_int_eq(er_run_cpu(&p, &whole, NULL, &(er_run_opts){&lw, NULL, NULL, NULL}, &err), ER_OK);
 
     float *zw = world_terrain(), *c = crop(zw, 0, LW), *wc = calloc(LW * WH, sizeof *wc);
     uint8_t *cw = walls(0, LW);
     er_terrain part = {LW, WH, c, cw, 10.0, 10.0, NULL};
-    er_layers lp = {wc, NULL};
+    er_layers lp = {wc, NULL, NULL, NULL};
     er_window win = {0, 0, WW, WH};
     ck_assert_int_eq(er_run_cpu(&p, &part, &win, &(er_run_opts){&lp, NULL, NULL, NULL}, &err), ER_OK);
     for (int y = 0; y < WH; y++) {

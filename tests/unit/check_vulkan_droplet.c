@@ -28,6 +28,7 @@ typedef struct vmap {
     float *z0;             /* input heights */
     uint8_t *wall;         /* NULL = none */
     float *z, *flow, *dep; /* one run's outputs */
+    float *wear;           /* kept by every run here */
     er_budget b;
     const er_controls *ctl; /* control maps for run_backend; NULL = none */
 } vmap;
@@ -79,7 +80,8 @@ static vmap vmap_new(int w, int h, int walls)
     m.z = malloc(n * sizeof(float));
     m.flow = malloc(n * sizeof(float));
     m.dep = malloc(n * sizeof(float));
-    ck_assert(m.z0 && m.z && m.flow && m.dep);
+    m.wear = malloc(n * sizeof(float));
+    ck_assert(m.z0 && m.z && m.flow && m.dep && m.wear);
     fbm(m.z0, w, h, 11);
     if (walls) {
         /* A nodata disc in the middle and a band along the left edge. */
@@ -105,6 +107,7 @@ static void vmap_free(vmap *m)
     free(m->z);
     free(m->flow);
     free(m->dep);
+    free(m->wear);
 }
 
 static er_params params(int64_t count)
@@ -123,7 +126,7 @@ static er_status run(er_vk_ctx *vk, const er_params *p, vmap *m, uint32_t steps_
 {
     memcpy(m->z, m->z0, ncells(m) * sizeof(float));
     er_terrain t = {m->w, m->h, m->z, m->wall, 1.0, 1.0, NULL};
-    er_layers l = {m->flow, m->dep};
+    er_layers l = {m->flow, m->dep, NULL, m->wear};
     if (!vk)
         return er_run_cpu(p, &t, NULL, &(er_run_opts){&l, NULL, NULL, &m->b}, err);
 #ifdef ER_HAVE_VULKAN
@@ -275,6 +278,7 @@ START_TEST(repeat_and_passes_identical)
         ck_assert_msg(memcmp(a.z, o->z, bytes) == 0, "heights differ (run %d)", k);
         ck_assert_msg(memcmp(a.flow, o->flow, bytes) == 0, "flow differs (run %d)", k);
         ck_assert_msg(memcmp(a.dep, o->dep, bytes) == 0, "deposit differs (run %d)", k);
+        ck_assert_msg(memcmp(a.wear, o->wear, bytes) == 0, "wear differs (run %d)", k);
         ck_assert(a.b.eroded == o->b.eroded && a.b.deposited == o->b.deposited &&
                   a.b.left_map == o->b.left_map && a.b.substeps == o->b.substeps);
     }
@@ -452,12 +456,12 @@ START_TEST(dense_bounded)
 }
 END_TEST
 
-/* Whether two runs' heights, flow and deposit are the same bytes. */
+/* Whether two runs' heights, flow, deposit and wear are the same bytes. */
 static int same_layers(const vmap *a, const vmap *b)
 {
     size_t bytes = ncells(a) * sizeof(float);
     return memcmp(a->z, b->z, bytes) == 0 && memcmp(a->flow, b->flow, bytes) == 0 &&
-           memcmp(a->dep, b->dep, bytes) == 0;
+           memcmp(a->dep, b->dep, bytes) == 0 && memcmp(a->wear, b->wear, bytes) == 0;
 }
 
 /* Whether the device rounds as the CPU does (lavapipe: a CPU device, the
@@ -514,7 +518,7 @@ static er_status run_backend(const er_backend *be, void *ctx, const er_params *p
 {
     memcpy(m->z, m->z0, ncells(m) * sizeof(float));
     er_terrain t = {m->w, m->h, m->z, m->wall, 1.0, 1.0, m->ctl};
-    er_layers l = {m->flow, m->dep};
+    er_layers l = {m->flow, m->dep, NULL, m->wear};
     er_plan plan;
     memset(&m->b, 0, sizeof m->b);
     er_status st = er_plan_make(p, &t, win, &plan, err);
@@ -531,7 +535,7 @@ static er_status run_chunked(er_vk_ctx *vk, const er_params *p, vmap *m, const e
 #ifdef ER_HAVE_VULKAN
     memcpy(m->z, m->z0, ncells(m) * sizeof(float));
     er_terrain t = {m->w, m->h, m->z, m->wall, 1.0, 1.0, m->ctl};
-    er_layers l = {m->flow, m->dep};
+    er_layers l = {m->flow, m->dep, NULL, m->wear};
     er_plan plan;
     memset(&m->b, 0, sizeof m->b);
     er_status st = er_plan_make(p, &t, NULL, &plan, err);
@@ -669,12 +673,12 @@ static void assert_controls_hold(const vmap *g, const paint *q)
         if (g->wall && g->wall[i])
             continue;
         if (q->hard[i] == 1.0f) {
-            ck_assert_msg(g->z[i] >= g->z0[i], "hard cell %zu lowered", i);
+            ck_assert_msg(g->z[i] >= g->z0[i] && g->wear[i] == 0, "hard cell %zu lowered", i);
             hard++;
         }
         if (q->mask[i] == 0.0f) {
-            ck_assert_msg(memcmp(&g->z[i], &g->z0[i], sizeof(float)) == 0 && g->dep[i] == 0,
-                          "masked cell %zu changed", i);
+            ck_assert_msg(memcmp(&g->z[i], &g->z0[i], sizeof(float)) == 0 && g->dep[i] == 0 &&
+                          g->wear[i] == 0, "masked cell %zu changed", i);
             masked++;
         }
     }
@@ -862,10 +866,10 @@ START_TEST(hooks_hand_wanted_states)
         const er_run_state *a = &rg.s[k].st, *b = &rc.s[k].st;
         ck_assert_int_eq(a->boundary, k < 6 ? 3 * k : 16);
         ck_assert(a->boundary == b->boundary && a->boundaries == 16 && a->done == b->done &&
-                  a->total == b->total && a->n_arrays == 3 && a->model == ER_MODEL_DROPLET);
+                  a->total == b->total && a->n_arrays == ER_STATE_DROP_ARRAYS && a->model == ER_MODEL_DROPLET);
         assert_budget_close(&a->budget, &b->budget);
         ck_assert(a->budget.substeps == b->budget.substeps || !cpu_device(vk));
-        for (int i = 0; i < 3 && cpu_device(vk); i++)
+        for (int i = 0; i < ER_STATE_DROP_ARRAYS && cpu_device(vk); i++)
             ck_assert_msg(memcmp(a->array[i], b->array[i], bytes) == 0,
                           "boundary %lld: array %d differs from the cpu's", (long long)a->boundary,
                           i);
@@ -960,7 +964,7 @@ START_TEST(cancel)
     p.droplet.batch_size = 500;
     memcpy(g.z, g.z0, ncells(&g) * sizeof(float));
     er_terrain t = {g.w, g.h, g.z, NULL, 1.0, 1.0, NULL};
-    er_layers l = {g.flow, g.dep};
+    er_layers l = {g.flow, g.dep, NULL, g.wear};
     int calls = 0;
     er_run_ctl ctl = {cancel_at_once, &calls};
     er_error err = {""};

@@ -85,19 +85,21 @@ layout(std430, binding = 7) buffer Blocks { Block blocks[]; };
  * (er_dctx.ctl_erode), and the mask, the share of a deposit it takes. */
 layout(std430, binding = 8) readonly buffer ErodeK { float ek[]; };
 layout(std430, binding = 9) readonly buffer DepMask { float dm[]; };
+/* [m] wear layer: what each tap gave up to an erosion, added */
+layout(std430, binding = 10) buffer Wear { float wear[]; };
 
 layout(push_constant) uniform Params {
     int width, height, lifetime, radius;
     float inertia, grad_k, cap_k, min_cap;
     float min_slope, erode_speed, deposit_speed, keep_water;
     float gravity, init_water, init_speed, area_k;
-    uint flags;  /* 1 flow wanted, 2 deposit wanted, 4 walls present, 8 ek, 16 dm */
+    uint flags;  /* 1 flow wanted, 2 deposit wanted, 4 walls present, 8 ek, 16 dm, 32 wear */
     uint job0;   /* this dispatch's jobs: job[job0 .. job0 + njobs) */
     uint njobs;
     uint steps_per_pass;
 } pc;
 
-const uint F_FLOW = 1u, F_DEP = 2u, F_WALL = 4u, F_ERODE = 8u, F_DMASK = 16u;
+const uint F_FLOW = 1u, F_DEP = 2u, F_WALL = 4u, F_ERODE = 8u, F_DMASK = 16u, F_WEAR = 32u;
 const float DIR_TINY = 1e-30;
 
 /* The brush a step applies when it is over: erosion (amount > 0, no tap
@@ -192,6 +194,10 @@ float brush_apply(int cx, int cy, float amount, float stop)
                 v = maxf(v, minf(hk, stop));
                 precise float g = hk - v;
                 cs += g;
+                if ((pc.flags & F_WEAR) != 0u) {
+                    precise float e = wear[k] + g;
+                    wear[k] = e;
+                }
                 if (j == side - 1) {
                     taken += cs;
                     cs = 0.0;
@@ -230,6 +236,10 @@ float brush_apply(int cx, int cy, float amount, float stop)
                 v = maxf(v, minf(hi, stop));
                 precise float g = hi - v;
                 cs += g;
+                if ((pc.flags & F_WEAR) != 0u) {
+                    precise float e = wear[i] + g;
+                    wear[i] = e;
+                }
             }
             h[i] = v;
             if (todep) {

@@ -56,6 +56,8 @@ layout(std430, binding = 7) buffer Blocks { Block blocks[]; };
 /* Control maps, as droplet_lague.comp: (1 - hardness) * mask and mask. */
 layout(std430, binding = 8) readonly buffer ErodeK { float ek[]; };
 layout(std430, binding = 9) readonly buffer DepMask { float dm[]; };
+/* [m] wear layer: what each step's erosion took from its cell, added */
+layout(std430, binding = 10) buffer Wear { float wear[]; };
 
 layout(push_constant) uniform Params {
     int width, height, max_distance, max_steps;
@@ -63,13 +65,13 @@ layout(push_constant) uniform Params {
     float evap_keep, min_volume, vscale, area_k;
     int radius;
     float pad2, pad3, pad4;
-    uint flags;  /* 1 flow wanted, 2 deposit wanted, 4 walls present, 8 ek, 16 dm */
+    uint flags;  /* 1 flow wanted, 2 deposit wanted, 4 walls present, 8 ek, 16 dm, 32 wear */
     uint job0;
     uint njobs;
     uint steps_per_pass;
 } pc;
 
-const uint F_FLOW = 1u, F_DEP = 2u, F_WALL = 4u, F_ERODE = 8u, F_DMASK = 16u;
+const uint F_FLOW = 1u, F_DEP = 2u, F_WALL = 4u, F_ERODE = 8u, F_DMASK = 16u, F_WEAR = 32u;
 
 float s_er, c_er, s_dep, c_dep, s_left, c_left, s_wl, c_wl;
 uint steps_lo, steps_hi;
@@ -271,6 +273,10 @@ bool mt_step()
     h[ci] = hv;
     if (ds > 0.0) {
         kahan(s_er, c_er, ds);
+        if ((pc.flags & F_WEAR) != 0u) {
+            precise float e = wear[ci] + ds;
+            wear[ci] = e;
+        }
     } else {
         kahan(s_dep, c_dep, -ds);
         if ((pc.flags & F_DEP) != 0u) {

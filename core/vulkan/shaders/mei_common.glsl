@@ -32,6 +32,8 @@ struct Coef {
     int open_mask; // bit e set: edge e (L, R, T, B) is open (er_mei_coef open_edge)
     int ctl;        // CTL_* bits: the control maps given (core/controls.h)
     float map_rain; // [m] the rain mei_maps adds times the rain map (rain is 0 then)
+    int layers;     // LAYER_* bits: the accumulators kept (er_layers flow, wear)
+    int pad_layers;
 };
 
 bool open_edge(Coef k, int e) { return ((k.open_mask >> e) & 1) != 0; }
@@ -85,6 +87,14 @@ layout(std430, set = 0, binding = 20) readonly buffer Hard { float hard[]; };
 layout(std430, set = 0, binding = 21) readonly buffer RainMap { float rain_map[]; };
 layout(std430, set = 0, binding = 22) readonly buffer Mask { float mask[]; };
 layout(std430, set = 0, binding = 23) readonly buffer QDt { float q_dt[]; };
+
+// The flow and wear accumulators (core/mei/mei.c er_mei_accumulate_row),
+// each on the map's grid when its LAYER_* bit is set in Coef.layers, else
+// one unread word.
+#define LAYER_FLOW 1
+#define LAYER_WEAR 2
+layout(std430, set = 0, binding = 24) buffer Flow { float flow[]; };
+layout(std430, set = 0, binding = 25) buffer Wear { float wear[]; };
 
 // The neutral value stands in for a map not given (mask 1, hardness 0),
 // as core/mei/mei_internal.h er_ctl_at: a product with 1 changes no bit,

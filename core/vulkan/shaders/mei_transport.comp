@@ -2,7 +2,8 @@
 // Mei et al. (2007) eq. 13, conservative donor-cell transport (core/
 // transport.c transport_generic), or eq. 14 as published (semi-Lagrangian),
 // then drying (settle).  Reads s1, q, wq of
-// the neighbourhood and z2, d of the cell; writes z, d, s, de of the cell.
+// the neighbourhood and z2, d of the cell; writes z, d, s, de of the cell,
+// and adds to its flow and wear when the run keeps them.
 #extension GL_GOOGLE_include_directive : require
 #include "mei_common.glsl"
 layout(local_size_x = MEI_GROUP, local_size_y = 1) in;
@@ -54,6 +55,21 @@ float semi_lagrangian(Coef k, uint x, uint y, uint i, uint w, uint h)
     return max0(r);
 }
 
+// The run's flow and wear (core/mei/mei.c er_mei_accumulate_row): the
+// water this sub-step's fluxes take out of the cell, the terrain eq. 11
+// dissolved; walls keep their 0.
+void accumulate(Coef k, uint i)
+{
+    if ((k.layers & LAYER_FLOW) != 0) {
+        precise float f = flow[i] + k.dt * ((qL[i] + qR[i]) + (qT[i] + qB[i]));
+        flow[i] = f;
+    }
+    if ((k.layers & LAYER_WEAR) != 0) {
+        precise float e = wear[i] + er[i];
+        wear[i] = e;
+    }
+}
+
 void main()
 {
     const Coef k = coef[pc.variant];
@@ -67,6 +83,7 @@ void main()
         z[i] = z2[i];
         return;
     }
+    accumulate(k, i);
     if (k.semi_lagrangian != 0) {
         settle(i, k, semi_lagrangian(k, x, y, i, w, h));
         return;
