@@ -462,8 +462,8 @@ END_TEST
 
 /* Control maps (core/controls.h) on the DEM run: hardness 1 on 6x6
  * blocks of a checkerboard, mask 0 on every ninth block; the recipe's
- * source.  Hard cells are never lowered, masked cells keep their heights
- * bit for bit, the soft rest still erodes and the material budget closes
+ * source.  Hard cells are never lowered and masked cells keep their heights
+ * bit for bit (neither has wear), the soft rest still erodes and the material budget closes
  * as without maps (1e-12). */
 START_TEST(controls_honoured)
 {
@@ -483,24 +483,28 @@ START_TEST(controls_honoured)
     er_params p = dem_params();
     er_budget b;
     dem_run(&d, &p, &b);
-    int64_t hard_wet = 0, masked_wet = 0;
+    int64_t hard_wet = 0, masked_wet = 0, worn = 0;
     for (size_t i = 0; i < n; i++) {
         if (d.wall[i])
             continue;
         if (hard[i] == 1.0f) {
             ck_assert_msg(d.t.elevation[i] >= d.z0[i], "hard cell %zu lowered", i);
+            ck_assert_msg(d.wear[i] == 0.0f, "hard cell %zu has wear %g", i, (double)d.wear[i]);
             hard_wet += d.water[i] > 0.0f;
         }
         if (mask[i] == 0.0f) {
             ck_assert_msg(memcmp(&d.t.elevation[i], &d.z0[i], sizeof(float)) == 0,
                           "masked cell %zu changed", i);
+            ck_assert_msg(d.wear[i] == 0.0f, "masked cell %zu has wear %g", i, (double)d.wear[i]);
             masked_wet += d.water[i] > 0.0f;
         }
+        worn += d.wear[i] > 0.0f;
     }
     fprintf(stderr, "sph controls: eroded %g, %lld hard and %lld masked cells under water\n",
             b.eroded, (long long)hard_wet, (long long)masked_wet);
     ck_assert_int_gt(hard_wet, 0);
     ck_assert_int_gt(masked_wet, 0);
+    ck_assert_int_gt(worn, 0); /* the soft cells' wear is not all 0 */
     ck_assert_double_gt(b.eroded, 0.0);
     ck_assert_double_lt(b.rel_error, 1e-12);
     free(hard);
