@@ -1,7 +1,8 @@
 #!/bin/sh
 # valgrind memcheck on small cases of the whole program: every model, PNG,
-# EXR and RAW out, ZSTD/COG GeoTIFF out and back in, control maps, a bad
-# input, a recipe error.  Any error or definite leak fails.
+# EXR and RAW out, ZSTD/COG GeoTIFF out and back in, control maps, the
+# flow and wear layers, a bad input, a recipe error.  Any error or
+# definite leak fails.
 # Usage: tests/valgrind.sh [path/to/erode]
 set -u
 erode=${1:-./erode}
@@ -42,6 +43,10 @@ run 0 -r "$src/configs/droplet.json" -s mask="$src/configs/masks/vermont-protect
     -s rain="$src/configs/masks/vermont-protect.tif" -s droplet.count=2000 -o "$tmp" "$W"
 run 0 -r "$src/configs/sph.json" -s hardness="$src/configs/masks/vermont-protect.tif" -s sph.steps=2 -o "$tmp" "$W"
 run 2 -s mask="$O" -s mei.steps=2 -o "$tmp" "$W"
+# the flow and wear accumulators (#17) of every model, one kept in a checkpoint
+run 0 -s mei.steps=5 --layers height,flow,wear --checkpoint "$tmp/ckfw" -o "$tmp" "$O"
+run 0 -r "$src/configs/droplet.json" -s droplet.count=2000 --layers flow,wear -o "$tmp" "$O"
+run 0 -r "$src/configs/sph.json" -s sph.steps=2 --layers height,flow,wear -o "$tmp" "$O"
 # a plan error (issue #13): refused after the input is read, before any work
 run 2 -s mei.ke=100 -s mei.dt=0.02 -o "$tmp" "$O"
 head -c 3000 "$O" > "$tmp/cut.tif"
