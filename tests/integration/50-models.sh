@@ -1,5 +1,5 @@
 #!/bin/sh
-# Both models on the real DEMs: byte-identical for -j1/-j2/-j3, finite
+# Both models on the real DEMs: byte-identical for -j1/-j3 (-j2: 25-value-checksums.sh), finite
 # everywhere, material budget closes, signals leave nothing behind.
 . "$(dirname "$0")/lib.sh"
 O=$PY' '$SRCDIR/tests/integration/gdal_oracle.py
@@ -24,8 +24,10 @@ for variant in "mei" "droplet" "droplet-mt"; do
         # -j identity and finiteness, and the suite must stay quick (ASan too).
         short=""
         case $name in puget*) short="-s mei.steps=200 -s droplet.per_cell=0.03" ;; esac
-        t_case "$variant on $name: -j1, -j2, -j3 byte-identical, finite"
-        for j in 1 2 3; do
+        # -j2 against -j1 is 25-value-checksums.sh's (every bundled DEM
+        # and recipe); -j3 gives uneven chunks on any machine
+        t_case "$variant on $name: -j1, -j3 byte-identical, finite"
+        for j in 1 3; do
             mkdir -p "$T/$variant-$j"
             # shellcheck disable=SC2086
             t_exit 0 "$ERODE" -q $args $short -j $j --json --layers height,sediment,water -o "$T/$variant-$j" "$dem"
@@ -33,7 +35,6 @@ for variant in "mei" "droplet" "droplet-mt"; do
         done
         for l in height sediment water; do
             a=$T/$variant-1/$stem.$l.$ext
-            cmp -s "$a" "$T/$variant-2/$stem.$l.$ext" || t_fail "$l: -j1 and -j2 differ"
             cmp -s "$a" "$T/$variant-3/$stem.$l.$ext" || t_fail "$l: -j1 and -j3 differ"
             set -- $($O stats "$a")
             [ "${5:-0}" = 1 ] || t_fail "$l: non-finite values"
