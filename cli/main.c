@@ -68,7 +68,7 @@ static int guard_standard_streams(void)
 
 static int print_recipe(const er_params *p)
 {
-    char *text = er_recipe_to_json(p);
+    char *text = er_recipe_to_json_all(p);
     if (!text) {
         er_msg_error("out of memory");
         return 1;

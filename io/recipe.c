@@ -855,7 +855,7 @@ static void print_path(sb *b, const char *s)
 }
 
 static void print_members(sb *b, const key *tab, size_t n, const char *base, const char *parent,
-                          int pretty, int depth);
+                          int pretty, int depth, int all);
 
 static void print_sources(sb *b, const key *k, const char *base, int pretty, int depth)
 {
@@ -869,7 +869,7 @@ static void print_sources(sb *b, const key *k, const char *base, int pretty, int
             sb_add(b, ",");
         sb_indent(b, pretty, depth + 1);
         sb_add(b, pretty ? "{ " : "{");
-        print_members(b, source_keys, n_source_keys, (const char *)&s[i], "", pretty, -1);
+        print_members(b, source_keys, n_source_keys, (const char *)&s[i], "", pretty, -1, 0);
         sb_add(b, pretty ? " }" : "}");
     }
     if (count)
@@ -880,7 +880,7 @@ static void print_sources(sb *b, const key *k, const char *base, int pretty, int
 /* The members of the object at `parent`.  depth < 0: on one line (the
  * elements of mei.sources in the pretty form). */
 static void print_members(sb *b, const key *tab, size_t n, const char *base, const char *parent,
-                          int pretty, int depth)
+                          int pretty, int depth, int all)
 {
     char val[64];
     int first = 1;
@@ -889,8 +889,9 @@ static void print_members(sb *b, const key *tab, size_t n, const char *base, con
         if (k->type == ER_KEY_COMMENT || !is_child(k->path, parent))
             continue;
         /* a control raster that is not given is left out, so a recipe
-         * without maps prints (and records in every output) as before */
-        if (k->type == ER_KEY_PATH && !base[k->off])
+         * without maps records (in every output and a checkpoint's recipe
+         * hash) as before; `all` (--print-recipe) shows it as null */
+        if (k->type == ER_KEY_PATH && !base[k->off] && !all)
             continue;
         if (!first)
             sb_add(b, pretty && depth < 0 ? ", " : ",");
@@ -902,7 +903,7 @@ static void print_members(sb *b, const key *tab, size_t n, const char *base, con
         sb_add(b, pretty ? "\": " : "\":");
         if (k->type == ER_KEY_OBJECT) {
             sb_add(b, "{");
-            print_members(b, tab, n, base, k->path, pretty, depth + 1);
+            print_members(b, tab, n, base, k->path, pretty, depth + 1, all);
             sb_indent(b, pretty, depth + 1);
             sb_add(b, "}");
         } else if (k->type == ER_KEY_SOURCES) {
@@ -916,13 +917,13 @@ static void print_members(sb *b, const key *tab, size_t n, const char *base, con
     }
 }
 
-static char *to_json(const er_params *p, int pretty)
+static char *to_json(const er_params *p, int pretty, int all)
 {
     sb b = {NULL, 0, 0, 0};
     size_t n_keys;
     const key *keys = er_keys_params(&n_keys);
     sb_add(&b, "{");
-    print_members(&b, keys, n_keys, (const char *)p, "", pretty, 0);
+    print_members(&b, keys, n_keys, (const char *)p, "", pretty, 0, all);
     sb_indent(&b, pretty, 0);
     sb_add(&b, pretty ? "}\n" : "}");
     if (b.oom) {
@@ -936,10 +937,15 @@ static char *to_json(const er_params *p, int pretty)
  * the caller frees the string. */
 char *er_recipe_to_json(const er_params *p)
 {
-    return to_json(p, 1);
+    return to_json(p, 1, 0);
+}
+
+char *er_recipe_to_json_all(const er_params *p)
+{
+    return to_json(p, 1, 1);
 }
 
 char *er_recipe_to_json_compact(const er_params *p)
 {
-    return to_json(p, 0);
+    return to_json(p, 0, 0);
 }

@@ -24,10 +24,17 @@ er_status er_recipe_parse(const char *text, size_t len, const char *where,
 er_status er_recipe_load(const char *path, const char *const *overrides, int n_overrides,
                          er_params *out, er_error *err);
 
-/* The effective recipe as pretty JSON with every key, numbers printed so
- * they read back bit for bit.  Parsing it gives *p again.  The caller frees
- * the string with free(); NULL when out of memory. */
+/* The effective recipe as pretty JSON with every key but the control
+ * rasters not given, numbers printed so they read back bit for bit.
+ * Parsing it gives *p again.  The caller frees the string with free();
+ * NULL when out of memory.  A checkpoint's recipe hash is taken of this
+ * text: keeping its form keeps that hash, so a checkpoint written before
+ * --print-recipe showed the null rasters still resumes. */
 char *er_recipe_to_json(const er_params *p);
+
+/* The same with the control rasters not given as null: every key there is
+ * (--print-recipe, which shell completion reads). */
+char *er_recipe_to_json_all(const er_params *p);
 
 /* The same on one line, for provenance metadata. */
 char *er_recipe_to_json_compact(const er_params *p);

@@ -38,6 +38,7 @@ comp -s "" | sed 's/=$//' > "$T/keys"
 "$ERODE" --print-recipe | jq -r 'paths(type != "object") | map(tostring) | join(".")' | sort > "$T/want"
 cmp -s "$T/keys" "$T/want" || t_fail "differs from --print-recipe: $(diff "$T/want" "$T/keys" | grep '^[<>]' | tr '\n' ' ')"
 expect "mei.kc= mei.kd= mei.ke= mei.ks=" -s mei.k
+expect "hardness=" -s ha
 # Readline splits at '=' (COMP_WORDBREAKS): "mei.steps" "=" "", and it
 # replaces only the text after the '='.
 expect "$("$ERODE" --print-recipe | jq .mei.steps)" --set mei.steps =

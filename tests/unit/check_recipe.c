@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../core/keys.h"
 #include "../../io/recipe.h"
 #include "test_util.h"
 
@@ -85,6 +86,42 @@ START_TEST(default_json_matches_builtin)
     cJSON_Delete(pj);
     cJSON_Delete(j);
     free(printed);
+}
+END_TEST
+
+/* --print-recipe lists every key, the control rasters not given as null
+ * (shell completion offers what it prints) and reads back to the same
+ * recipe; the form a checkpoint's recipe hash is taken of leaves them out,
+ * as it always did. */
+START_TEST(print_all_lists_every_key)
+{
+    er_params want, got;
+    er_error err;
+    er_params_default(&want);
+    char *all = er_recipe_to_json_all(&want);
+    cJSON *j = cJSON_Parse(all);
+    ck_assert_ptr_nonnull(j);
+    size_t n;
+    const er_key *k = er_keys_params(&n);
+    for (size_t i = 0; i < n; i++) {
+        if (k[i].type == ER_KEY_COMMENT)
+            continue;
+        char path[128];
+        snprintf(path, sizeof path, "%s", k[i].path);
+        cJSON *at = j;
+        for (char *part = strtok(path, "."); part && at; part = strtok(NULL, "."))
+            at = cJSON_GetObjectItemCaseSensitive(at, part);
+        ck_assert_msg(at != NULL, "%s missing from --print-recipe", k[i].path);
+    }
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j, "hardness")));
+    cJSON_Delete(j);
+    ck_assert_msg(parse(all, NULL, 0, &got, &err) == ER_OK, "%s", err.msg);
+    assert_params_eq(&got, &want);
+    free(all);
+
+    char *hashed = er_recipe_to_json(&want);
+    ck_assert_ptr_null(strstr(hashed, "\"hardness\""));
+    free(hashed);
 }
 END_TEST
 
@@ -771,6 +808,7 @@ Suite *recipe_suite(void)
     TCase *tc = tcase_create("parse");
     tcase_add_test(tc, defaults_equal_builtin);
     tcase_add_test(tc, default_json_matches_builtin);
+    tcase_add_test(tc, print_all_lists_every_key);
     tcase_add_loop_test(tc, bad_recipe, 0, (int)(sizeof bad / sizeof bad[0]));
     tcase_add_test(tc, no_far_suggestions);
     tcase_add_test(tc, length_is_respected);
