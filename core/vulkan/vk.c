@@ -374,6 +374,12 @@ static er_status make_timestamps(er_vk_ctx *vk, er_error *err)
 
 er_status er_vk_open(const er_vk_options *o, er_vk_ctx **out, er_error *err)
 {
+    return er_vk_open_cached(o, NULL, 0, out, err);
+}
+
+er_status er_vk_open_cached(const er_vk_options *o, const void *cache, size_t size,
+                            er_vk_ctx **out, er_error *err)
+{
     VkPhysicalDevice *pd = NULL;
     uint32_t n = 0;
     VkResult r;
@@ -489,7 +495,8 @@ er_status er_vk_open(const er_vk_options *o, er_vk_ctx **out, er_error *err)
     }
     if (gate)
         load_gate(vk);
-    if ((st = make_timestamps(vk, err)))
+    if ((st = make_timestamps(vk, err)) ||
+        (st = er_vk_cache_open(vk, cache, size, err)))
         goto fail;
     vkGetDeviceQueue(vk->dev, fam, 0, &vk->queue);
     VkCommandPoolCreateInfo pci = {
@@ -535,6 +542,8 @@ void er_vk_close(er_vk_ctx *vk)
             vkDestroyFence(vk->dev, vk->fence, NULL);
         if (vk->ts_pool)
             vkDestroyQueryPool(vk->dev, vk->ts_pool, NULL);
+        if (vk->pcache)
+            vkDestroyPipelineCache(vk->dev, vk->pcache, NULL);
         if (vk->pool)
             vkDestroyCommandPool(vk->dev, vk->pool, NULL);
         vkDestroyDevice(vk->dev, NULL);
@@ -748,11 +757,12 @@ er_status er_vk_pipeline_new(er_vk_ctx *vk, const uint32_t *spv, size_t spv_byte
         },
         .layout = pl->layout,
     };
-    if ((r = vkCreateComputePipelines(vk->dev, VK_NULL_HANDLE, 1, &pci, NULL, &pl->pipe)) !=
+    if ((r = vkCreateComputePipelines(vk->dev, vk->pcache, 1, &pci, NULL, &pl->pipe)) !=
         VK_SUCCESS) {
         st = er_vk_fail(vk, r, "cannot create a compute pipeline", err);
         goto done;
     }
+    vk->pipelines_made++;
     if (n_sets > 0 && n_buffers > 0) {
         VkDescriptorPoolSize ps = {
             .type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = n_buffers * n_sets,

@@ -84,6 +84,11 @@ struct er_vk_ctx {
     VkQueryPool ts_pool;                /* 2 timestamps; VK_NULL_HANDLE: none */
     uint32_t ts_bits;                   /* timestampValidBits of the queue family */
     er_vk_stats stats;                  /* of the last model run */
+    VkPipelineCache pcache;             /* every pipeline goes through it (vk_cache.c) */
+    int cache_warm;                     /* pcache began with er_vk_open_cached's bytes */
+    uint64_t cache_in_hash;             /* of the bytes loaded (0, 0: cold), so an */
+    size_t cache_in_size;               /* unchanged cache is not written again */
+    int64_t pipelines_made;             /* since er_vk_open */
     int validation;
     int device_lost;                    /* set once VK_ERROR_DEVICE_LOST was seen */
     /* Validation messages, written by the messenger callback (which the
@@ -126,6 +131,11 @@ typedef struct er_vk_pipeline {
  * that matches r (ER_ENOMEM, ER_EIO for device lost, ER_EIO otherwise);
  * marks vk->device_lost.  For use right after a failing Vulkan call. */
 er_status er_vk_fail(er_vk_ctx *vk, VkResult r, const char *what, er_error *err);
+
+/* Creates vk->pcache from size bytes of data (er_vk_open_cached) when
+ * they were made for this device and driver and are intact, else empty;
+ * sets vk->cache_warm.  Fails only when Vulkan cannot make an empty one. */
+er_status er_vk_cache_open(er_vk_ctx *vk, const void *data, size_t size, er_error *err);
 
 /* A VkResult's name ("VK_ERROR_DEVICE_LOST"). */
 const char *er_vk_result_name(VkResult r);
