@@ -89,6 +89,8 @@ struct er_vk_ctx {
     uint64_t cache_in_hash;             /* of the bytes loaded (0, 0: cold), so an */
     size_t cache_in_size;               /* unchanged cache is not written again */
     int64_t pipelines_made;             /* since er_vk_open */
+    VkResult compile_failed;            /* a first dispatch's pipeline creation
+                                         * failed: er_vk_cmd_submit reports it */
     int validation;
     int device_lost;                    /* set once VK_ERROR_DEVICE_LOST was seen */
     /* Validation messages, written by the messenger callback (which the
@@ -118,10 +120,19 @@ typedef struct er_vk_buffer {
 
 /* A compute pipeline whose storage buffers are bindings 0..n_buffers-1 of
  * set 0, with n_sets descriptor sets to choose from at dispatch time. */
+/* The compiled part of a pipeline, made at its first dispatch (a kernel a
+ * run never dispatches is never compiled: issue #14, small fixed cost);
+ * behind a pointer so that er_vk_cmd_dispatch's const pipeline can fill it. */
+typedef struct er_vk_compiled {
+    VkPipeline pipe;         /* VK_NULL_HANDLE until the first dispatch */
+    const uint32_t *spv;     /* the SPIR-V, static: kept by pointer */
+    size_t spv_bytes;
+} er_vk_compiled;
+
 typedef struct er_vk_pipeline {
     VkDescriptorSetLayout dsl;
     VkPipelineLayout layout;
-    VkPipeline pipe;
+    er_vk_compiled *compiled;
     VkDescriptorPool pool;
     VkDescriptorSet *sets;
     uint32_t n_sets, n_buffers, push_bytes;
@@ -157,9 +168,11 @@ er_status er_vk_buffer_new(er_vk_ctx *vk, VkDeviceSize bytes, er_vk_mem kind,
                            er_vk_buffer *b, const char *what, er_error *err);
 void er_vk_buffer_free(er_vk_ctx *vk, er_vk_buffer *b);
 
-/* Builds a compute pipeline from SPIR-V (entry point "main").  spv_bytes
- * is sizeof the er_spv_ array.  Free with er_vk_pipeline_free (a zeroed
- * struct is safe to free). */
+/* Builds a compute pipeline from SPIR-V (entry point "main"): layouts and
+ * descriptor sets now, the compiled pipeline (through vk->pcache) at its
+ * first er_vk_cmd_dispatch, whose failure er_vk_cmd_submit reports.
+ * spv must stay valid (an er_spv_ array); spv_bytes is its sizeof.  Free
+ * with er_vk_pipeline_free (a zeroed struct is safe to free). */
 er_status er_vk_pipeline_new(er_vk_ctx *vk, const uint32_t *spv, size_t spv_bytes,
                              uint32_t n_buffers, uint32_t push_bytes, uint32_t n_sets,
                              er_vk_pipeline *pl, er_error *err);

@@ -1510,6 +1510,45 @@ START_TEST(test_pipeline_cache_damage_is_cold)
 }
 END_TEST
 
+#ifdef ER_HAVE_VULKAN
+/* Lazy pipelines: a kernel is compiled at its first dispatch, so a 0-step
+ * run compiles nothing (and has no cache to save), and a run compiles
+ * exactly the kernels it dispatched: without rain maps, sources or
+ * raindrops fewer than all of them. */
+START_TEST(test_pipelines_only_those_dispatched)
+{
+    const char *why;
+    er_vk_ctx *vk = open_or_null(&why);
+    ER_SKIP_IF(!vk, why);
+    mei_case base, c;
+    er_error err = {{0}};
+    void *data = NULL;
+    size_t size = 0;
+    synthetic_sized(&base, 32);
+    base.p.mei.steps = 0;
+    case_copy(&c, &base);
+    ck_assert_msg(run_vk(vk, &c, &err) == ER_OK, "%s", err.msg);
+    case_free(&c);
+    ck_assert_int_eq(vk->pipelines_made, 0);
+    ck_assert_msg(er_vk_cache_save(vk, &data, &size, &err) == ER_OK && !data && size == 0,
+                  "a run that compiled nothing saved a cache");
+    base.p.mei.steps = 3;
+    base.p.mei.n_sources = 0;
+    base.p.mei.drops_per_step = 0;
+    case_copy(&c, &base);
+    ck_assert_msg(run_vk(vk, &c, &err) == ER_OK, "%s", err.msg);
+    case_free(&c);
+    case_free(&base);
+    int dispatched = 0;
+    for (int k = 0; k < vk->stats.n_kernels; k++)
+        dispatched += vk->stats.kernel[k].invocations != 0;
+    ck_assert_int_eq(vk->pipelines_made, dispatched);
+    ck_assert_int_lt(dispatched, vk->stats.n_kernels);
+    close_checked(vk);
+}
+END_TEST
+#endif
+
 Suite *vulkan_suite(void);
 Suite *vulkan_suite(void)
 {
@@ -1522,6 +1561,9 @@ Suite *vulkan_suite(void)
     tcase_add_test(tc, test_div_premise);
     tcase_add_test(tc, test_pipeline_cache_warm_same_bytes);
     tcase_add_test(tc, test_pipeline_cache_damage_is_cold);
+#ifdef ER_HAVE_VULKAN
+    tcase_add_test(tc, test_pipelines_only_those_dispatched);
+#endif
     suite_add_tcase(s, tc);
     TCase *mei = tcase_create("mei");
     tcase_set_timeout(mei, 300);
