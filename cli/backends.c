@@ -154,15 +154,15 @@ static void *cache_read(const char *path, size_t *size)
 static int cache_ours(const char *path)
 {
     struct stat sb;
+    unsigned char head[8];
     if (lstat(path, &sb) != 0)
         return errno == ENOENT;
-    if (!S_ISREG(sb.st_mode))
+    int fd = S_ISREG(sb.st_mode) ? open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+    if (fd < 0)
         return 0;
-    size_t n = 0;
-    unsigned char *d = cache_read(path, &n);
-    int ours = d && memcmp(d, ER_VK_CACHE_MAGIC, n < 8 ? n : 8) == 0;
-    free(d);
-    return ours;
+    ssize_t n = read(fd, head, sizeof head);
+    close(fd);
+    return n >= 0 && memcmp(head, ER_VK_CACHE_MAGIC, (size_t)n) == 0;
 }
 
 /* Makes the parent directory of path and its parent (~/.cache/erode). */
