@@ -1620,6 +1620,9 @@ er_status er_droplet_run_plan(const er_plan *plan, er_terrain *t, const er_run_o
  *   straddle sea level, where the signed sum can be near 0); the measured
  *   misses and the failure mode it stands against are in droplet_impl.h.
  *
+ * The snapshot schedule adds one: its clamp (er_snap_resolve) withheld at
+ * most ER_SNAP_WITHHELD_MAX of the erosion.
+ *
  * Walls (nodata) are not terrain and are left out.  The first failing cell
  * in row-major order is named.
  */
@@ -1645,6 +1648,11 @@ er_status er_droplet_guard(const er_droplet_setup *s, const er_terrain *t, const
                        "droplet: height %.9g m at cell (%zu, %zu) is below the input's lowest "
                        "%.9g m",
                        (double)t->elevation[low], low % w, low / w, (double)s->lo);
+    if (b->withheld > ER_SNAP_WITHHELD_MAX * b->eroded)
+        return er_fail(err, ER_ENUMERIC,
+                       "droplet: the snapshot batches are too dense: the depth bound withheld "
+                       "%.3g of the erosion; lower droplet.batch_size",
+                       b->withheld / b->eroded);
     double miss = fabs(b->material_before - b->material_after - b->left_map + b->withheld);
     double scale = s->scale > DBL_MIN ? s->scale : DBL_MIN;
     double tol = ER_DROPLET_BUDGET_TOL * (s->per_cell > 1 ? s->per_cell : 1.0);

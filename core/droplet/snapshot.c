@@ -15,18 +15,19 @@
 #include "droplet_impl.h"
 #include "../parallel.h"
 
-/* Bits of headroom above the largest input height |h|max (and above the
- * relief) that one cell's sum over one batch may use: the fixed-point unit
- * is 2^-k m with 2^(62 - k) = 2^ER_SNAP_HEADROOM * 2^e >= 2^38 |h|max.
- * Overflow: every term is >= 0 and one droplet's change at one cell is at
- * most its load, which in practice stays within a few reliefs, so a cell
- * would need the loads of 2^38 / (a few) droplets of one batch to wrap
- * (the batch holds at most 1e8 < 2^27); the resolve refuses a sum that
- * wrapped negative.  Precision: the unit is 2^(e - 38), 2^-14 of the float
- * spacing of the heights at |h|max (2^(e - 24)), so a tap's change that
- * float storage keeps (at least half a spacing) is never rounded away by
- * the rounding to the unit (test snapshot_unit_keeps_ulp). */
-#define ER_SNAP_HEADROOM 38
+/* Fraction bits below the largest input height: the fixed-point unit is
+ * 2^(e - ER_SNAP_FRAC) m, 2^e > max(|lo|, |hi|, hi - lo) >= 2^(e-1), so
+ * 2^-12 of the float spacing of the heights at the top (2^(e - 24)), or
+ * 2^-13 where the relief exceeds the largest |height| (at most twice it): a
+ * tap's change that float storage keeps (at least half a spacing) is
+ * never rounded away (test snapshot_unit_keeps_ulp), and the rounding to
+ * nearest of many taps' changes cancels rather than adding up.  Overflow:
+ * a sum holds up to 2^62 units, 2^(62 - 36) = 2^26 times 2^e; every term is
+ * >= 0 and one droplet's change at one cell is at most its load, which
+ * stays within a few reliefs, so a cell would need the loads of millions
+ * of droplets of one batch to wrap; the resolve refuses a sum that wrapped
+ * negative. */
+#define ER_SNAP_FRAC 36
 
 /* Water: 2^40 times the largest start water per cell per batch, a unit of
  * 2^-22 of it; water below that (a droplet evaporated to 2^-22 of its start)
@@ -47,7 +48,7 @@ int er_snap_height_shift(double lo, double hi)
     double m = fabs(lo) > fabs(hi) ? fabs(lo) : fabs(hi);
     if (hi - lo > m)
         m = hi - lo;
-    return 62 - ER_SNAP_HEADROOM - exponent_of(m > 0 ? m : 1.0);
+    return ER_SNAP_FRAC - exponent_of(m > 0 ? m : 1.0);
 }
 
 int er_snap_water_shift(double water_max)
