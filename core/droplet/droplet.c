@@ -1360,9 +1360,7 @@ static void snapshot_batch(const er_dctx *sc, const er_droplet_batch *bt, size_t
     }
 }
 
-/* Fills the sink's scales from the plan: the heights' from the input's
- * range, the water's from the largest start water. */
-static void snapshot_scales(const er_plan *plan, const run_state *s, er_dsink *k)
+void er_snap_scales(const er_plan *plan, const run_state *s, er_dsink *k)
 {
     const er_dctx *c = &s->ctx;
     float rain = 1.0f;
@@ -1398,7 +1396,7 @@ static er_status run_snapshot(const er_plan *plan, run_state *s, int64_t batch, 
         er_droplet_batch_free(&bt);
         return st;
     }
-    snapshot_scales(plan, s, &k);
+    er_snap_scales(plan, s, &k);
     er_dctx sc = *c;
     sc.height_m = k.snap;
     sc.sink = &k;

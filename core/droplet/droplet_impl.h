@@ -358,6 +358,11 @@ float er_snap_from_ordered(int32_t o);
  */
 #define ER_SNAP_WITHHELD_MAX 0.1
 
+/* Sets k's h_scale and w_scale for the run s was set up for from plan:
+ * the heights' from the input's range, the water's from the largest start
+ * water (initial_water times the largest rain value). */
+void er_snap_scales(const er_plan *plan, const er_droplet_setup *s, er_dsink *k);
+
 /* Allocates the sums for `cells` cells; free with er_snap_free (also after
  * a failure).  ER_OK or ER_ENOMEM. */
 er_status er_snap_new(er_dsink *k, size_t cells, int want_flow, er_error *err);
