@@ -628,6 +628,13 @@ _Static_assert((int)S_COUNT == SNAP_BUFFERS, "snapshot buffer count");
 /* Invocations per workgroup of both shaders (local_size_x). */
 #define SNAP_GROUP 64u
 
+static er_vk_snap_stats snap_stats;
+
+void er_vk_droplet_snap_stats(er_vk_snap_stats *out)
+{
+    *out = snap_stats;
+}
+
 typedef struct vks_push {
     vkd_push base;
     float h_scale, w_scale;
@@ -810,6 +817,9 @@ static void snap_record(vks_run *R, const er_droplet_setup *s, const vks_push *b
             vks_push pc = *base;
             pc.base.job0 = j0;
             pc.base.njobs = n - j0 < per ? n - j0 : per;
+            snap_stats.dispatches++;
+            if (pc.base.njobs > snap_stats.max_invocations)
+                snap_stats.max_invocations = pc.base.njobs;
             er_vk_cmd_dispatch(vk, &R->snap, 0, &pc, (pc.base.njobs + SNAP_GROUP - 1) / SNAP_GROUP, 1);
         }
         er_vk_cmd_barrier(vk);
@@ -902,6 +912,7 @@ static er_status run_snap_device(er_vk_ctx *vk, const er_plan *plan, const er_dr
     VkDeviceSize sz[S_COUNT + 1];
     memset(&R, 0, sizeof R);
     R.batch = plan->batch > s->count ? s->count : plan->batch;
+    snap_stats = (er_vk_snap_stats){0, 0, (uint64_t)R.batch};
     er_status st = snap_features(vk, err);
     if (!st)
         st = snap_sizes(vk, s, R.batch, sz, err);
