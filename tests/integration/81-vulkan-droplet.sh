@@ -115,3 +115,17 @@ jq -e '.budget as $b | ($b.withheld >= 0) and ((($b.material_before - $b.materia
 t_exit 2 "$ERODE" -q -r "$SRCDIR/configs/droplet-mass-transfer.json" -s droplet.schedule=snapshot -o "$T" "$DATA/$name.tif"
 grep -q 'droplet.schedule' "$T/stderr" || t_fail "no droplet.schedule in: $(cat "$T/stderr")"
 t_ok
+
+if grep -q '(cpu,' "$T/devices"; then
+    t_case "snapshot schedule with hardness, mask and rain maps: lavapipe gives the cpu's bytes"
+    M=$SRCDIR/configs/masks/vermont-protect.tif
+    for b in cpu vulkan; do
+        mkdir -p "$T/snapm-$b"
+        t_exit 0 "$ERODE" -q -r "$R" -s droplet.schedule=snapshot -s hardness="$M" -s mask="$M" -s rain="$M" \
+            --backend $b --layers height,sediment,water,wear -o "$T/snapm-$b" "$DATA/$name.tif"
+    done
+    for l in height sediment water wear; do
+        cmp -s "$T/snapm-cpu/$name.$l.tif" "$T/snapm-vulkan/$name.$l.tif" || t_fail "$l differs"
+    done
+    t_ok
+fi
