@@ -2,7 +2,9 @@
  * Droplet erosion: Lague/Beyer droplets (seeds/README.md) and the driver
  * shared with the mass-transfer particle of core/droplet/particle.c: parameters in
  * height units, start positions, the block-coloured batch schedule of
- * DESIGN.md §5 (core/droplet/blocks.c) and the material budget.
+ * DESIGN.md §5 (core/droplet/blocks.c), the snapshot schedule's driver
+ * (run_snapshot; its sums and resolve in core/droplet/snapshot.c) and the
+ * material budget.
  */
 #include <float.h>
 #include <limits.h>

@@ -24,6 +24,10 @@
  *
  * Per-block sums (eroded, deposited, left the map) come back per chunk and
  * are added in double in (batch, block) order, like the CPU's.
+ *
+ * droplet.schedule "snapshot" runs instead one invocation per droplet and
+ * a resolve pass per batch (run_snap_device, below; core/droplet/
+ * snapshot.c is its CPU counterpart).
  */
 #include <limits.h>
 #include <stdio.h>
