@@ -255,7 +255,9 @@ int64_t er_snap_resolve(const er_dsink *k, float *height, float *deposit, float 
         float h0 = k->snap[i], bound = h0;
         if (e > 0) {
             bound = er_minf(h0, er_snap_from_ordered(k->stop[i]));
-            int64_t room = (int64_t)(((double)h0 - (double)bound) * (double)k->h_scale);
+            /* capped as to_fixed, so the conversion is defined for any span */
+            double span = ((double)h0 - (double)bound) * (double)k->h_scale;
+            int64_t room = (int64_t)(span < 0x1p62 ? span : 0x1p62);
             if (e > room) {
                 withheld += e - room;
                 e = room;

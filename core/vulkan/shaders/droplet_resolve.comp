@@ -62,8 +62,8 @@ void main()
     float h0 = snap[i], bound = h0;
     if (e > 0l) {
         bound = minf(h0, from_ordered(stopmin[i]));
-        precise double span = double(h0) - double(bound);
-        int64_t room = int64_t(span * double(pc.h_scale));
+        precise double span = (double(h0) - double(bound)) * double(pc.h_scale);
+        int64_t room = int64_t(span < 4611686018427387904.0lf ? span : 4611686018427387904.0lf);
         if (e > room) {
             atomicAdd(totals[0], e - room);
             e = room;
