@@ -70,6 +70,8 @@ static int print_json(const er_job *j, int status)
     cJSON_AddNumberToObject(bud, "deposited", j->budget.deposited * area);
     cJSON_AddNumberToObject(bud, "water_added", j->budget.water_added * area);
     cJSON_AddNumberToObject(bud, "water_left", j->budget.water_left * area);
+    if (j->params.model == ER_MODEL_DROPLET && j->params.droplet.schedule == ER_DROPLET_SNAPSHOT)
+        cJSON_AddNumberToObject(bud, "withheld", j->budget.withheld * area);
     cJSON_AddNumberToObject(bud, "relative_error", j->budget.rel_error);
     char *text = cJSON_PrintUnformatted(o);
     int failed = !text || puts(text) == EOF;

@@ -45,6 +45,8 @@ typedef struct er_vk_device_info {
     int has_float64;               /* shaderFloat64: the per-row budget sums (Mei) */
     uint32_t driver_version;       /* VkPhysicalDeviceProperties.driverVersion (vendor's packing):
                                     * a checkpoint records it with the name */
+    int has_atomic_int64;          /* shaderBufferInt64Atomics (VK_KHR_shader_atomic_int64):
+                                    * the snapshot droplet schedule's fixed-point sums */
     int denorm_preserve;           /* shaderDenormPreserveFloat32 (VK_KHR_shader_float_controls),
                                     * settable for float32 alone: the Mei shaders run
                                     * with DenormPreserve declared */

@@ -19,6 +19,7 @@ static const char *const advection_names[] = {"conservative", "semi-lagrangian",
 static const char *const cfl_names[] = {"substep", "error", NULL};
 static const char *const variant_names[] = {"lague", "mass-transfer", NULL};
 static const char *const coords_names[] = {"pixel", "map", NULL};
+static const char *const schedule_names[] = {"blocks", "snapshot", NULL};
 
 /* Enums are written through an int: check they are int-sized. */
 _Static_assert(sizeof(er_model_kind) == sizeof(int), "enum size");
@@ -26,6 +27,7 @@ _Static_assert(sizeof(er_boundary) == sizeof(int), "enum size");
 _Static_assert(sizeof(er_advection) == sizeof(int), "enum size");
 _Static_assert(sizeof(er_cfl_policy) == sizeof(int), "enum size");
 _Static_assert(sizeof(er_droplet_variant) == sizeof(int), "enum size");
+_Static_assert(sizeof(er_droplet_schedule) == sizeof(int), "enum size");
 
 #define P(f) offsetof(er_params, f)
 #define OBJ(path) {path, ER_KEY_OBJECT, 0, 0, 0, 0, 0, 0, NULL}
@@ -153,6 +155,7 @@ static const er_key keys[] = {
     /* A batch holds 28 bytes a droplet at once (start, block, order): 1e8
      * is 2.8 GB (core/droplet/droplet.c refuses more than INT_MAX / 4). */
     INT("droplet.batch_size", droplet.batch_size, 0, 0, 1e8, 0),
+    ENUM("droplet.schedule", droplet.schedule, schedule_names, ER_DROPLET_BLOCKS),
     INT("droplet.radius", droplet.radius, 0, 1, 64, 3),
     /* 1 would keep the first direction for ever, whatever the slope */
     NUM("droplet.inertia", droplet.inertia, ER_KEY_MAX_OPEN, 0, 1, 0.05),

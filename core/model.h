@@ -52,9 +52,12 @@ typedef struct er_budget {
     double deposited;       /* terrain added, summed over all events */
     double water_added;     /* Mei: rain + sources; droplets: initial water */
     double water_left;      /* Mei: water that left through open edges */
-    double rel_error;       /* |before - after - left_map| / max(|before|, tiny) */
+    double rel_error;       /* |before - after - left_map + withheld| / max(|before|, tiny) */
     int64_t work_done;      /* Mei: time steps run (sub-steps counted once); droplets: droplets run */
     int64_t substeps;       /* Mei: total sub-steps; droplets: total droplet steps */
+    double withheld;        /* droplets, snapshot schedule: erosion the depth bound's
+                               clamp kept on the terrain though droplets carried it
+                               (core/droplet/snapshot.c); 0 otherwise */
 } er_budget;
 
 /* Called on the calling thread between steps (Mei) or batches (droplets)

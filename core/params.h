@@ -38,6 +38,12 @@ typedef enum er_droplet_variant {
     ER_DROPLET_MASS_TRANSFER = 1 /* Newtonian particle of seeds 001/002 */
 } er_droplet_variant;
 
+/* How a batch's droplets share the terrain (core/droplet/snapshot.c). */
+typedef enum er_droplet_schedule {
+    ER_DROPLET_BLOCKS = 0,  /* 4-colour blocks, each block's droplets in order */
+    ER_DROPLET_SNAPSHOT = 1 /* every droplet reads the batch start; fixed-point sums */
+} er_droplet_schedule;
+
 typedef struct er_terrain_params {
     double vertical_scale;  /* working height [m] = value * scale + offset */
     double vertical_offset; /* [m] */
@@ -99,7 +105,8 @@ typedef struct er_droplet_params {
     double reference_cell_size; /* [m] the keys hold at this cell size and are converted
                                    to the map's (er_droplet_at_cell_size); 0 = the map's */
     int64_t tile_size;      /* [cells] tile side T; 0 = the smallest safe size */
-    int64_t batch_size;     /* droplets per tile-coloured batch; 0 = automatic */
+    int64_t batch_size;     /* droplets per batch; 0 = automatic */
+    er_droplet_schedule schedule;
     /* Lague/Beyer droplets */
     int64_t radius;         /* [cells] erosion brush radius */
     double inertia;

@@ -18,6 +18,13 @@
  *   identical_to_cpu=yes|no
  * (CPU and device agree statistically; identical_to_cpu says whether this
  * device happened to round every step as the CPU does).
+ * Both droplet schedules (droplet.schedule): mode=blocked is "blocks",
+ * mode=snapshot the snapshot schedule (issue #14) on 1 .. max_threads
+ * threads; the Vulkan lines carry schedule=blocks|snapshot and
+ * invocations_per_dispatch (snapshot: the droplets of its largest
+ * dispatch, er_vk_droplet_snap_stats; blocks: at most a colour's blocks,
+ * a quarter of a batch's, rounded up) and identical_to_cpu against the
+ * same schedule's 1-thread CPU run.
  * Usage: bench_droplet [size [droplets [max_threads [maps [vulkan]]]]]; vulkan = 0
  * skips the Vulkan column (on lavapipe it takes a minute); maps = 1 runs
  * every run with all three droplet control maps (core/controls.h: graded
@@ -35,6 +42,9 @@
 #include "../core/droplet/droplet_impl.h"
 #include "../core/parallel.h"
 #include "../core/rng.h"
+#ifdef ER_HAVE_VULKAN
+#include "../core/vulkan/vk_droplet.h"
+#endif
 
 static double clock_s(clockid_t id)
 {
@@ -141,15 +151,39 @@ static void report(const char *mode, int n, int threads, const result *r, double
     fflush(stdout);
 }
 
+/* Invocations per droplet dispatch of the last Vulkan run of p on an n^2
+ * map (see the header comment). */
+static unsigned long long invocations(const er_params *p, int n)
+{
+#ifdef ER_HAVE_VULKAN
+    if (p->droplet.schedule == ER_DROPLET_SNAPSHOT) {
+        er_vk_snap_stats ss;
+        er_vk_droplet_snap_stats(&ss);
+        return ss.max_invocations;
+    }
+#endif
+    /* The block side is the recipe's: any terrain will do for the plan. */
+    float z = 0;
+    er_terrain t = {1, 1, &z, NULL, 1.0, 1.0, NULL};
+    er_plan plan;
+    er_error err;
+    if (er_plan_make(p, &t, NULL, &plan, &err))
+        return 0;
+    int64_t side = plan.block_side, per = (n + side - 1) / side;
+    return (unsigned long long)((per * per + 3) / 4);
+}
+
 /* The Vulkan column: the same run on device 0, against the 1-thread CPU
- * run `one` (skipped with a line saying why when there is no device). */
+ * run `one` of the same schedule (skipped with a line saying why when
+ * there is no device). */
 static void vulkan_column(const er_params *p, const float *h0, int n, const result *one)
 {
     er_vk_options o = {0, 0};
     er_vk_ctx *vk = NULL;
     er_error err = {""};
+    const char *sched = p->droplet.schedule == ER_DROPLET_SNAPSHOT ? "snapshot" : "blocks";
     if (er_vk_open(&o, &vk, &err) != ER_OK) {
-        printf("bench=droplet mode=vulkan skipped=\"%s\"\n", err.msg);
+        printf("bench=droplet mode=vulkan schedule=%s skipped=\"%s\"\n", sched, err.msg);
         return;
     }
     result r;
@@ -157,18 +191,40 @@ static void vulkan_column(const er_params *p, const float *h0, int n, const resu
         size_t bytes = (size_t)n * (size_t)n * sizeof(float);
         int same = memcmp(r.h, one->h, bytes) == 0 && memcmp(r.flow, one->flow, bytes) == 0 &&
                    memcmp(r.dep, one->dep, bytes) == 0;
-        printf("bench=droplet mode=vulkan device=\"%s\" size=%d droplets=%lld seconds=%.3f "
-               "droplets_per_s=%.0f steps_per_s=%.0f ratio_vs_cpu_1thread=%.3f "
-               "eroded_vs_cpu=%.6f identical_to_cpu=%s rel_error=%.2e\n",
-               er_vk_info(vk)->name, n, (long long)r.budget.work_done, r.seconds,
+        printf("bench=droplet mode=vulkan schedule=%s device=\"%s\" size=%d droplets=%lld "
+               "seconds=%.3f droplets_per_s=%.0f steps_per_s=%.0f invocations_per_dispatch=%llu "
+               "ratio_vs_cpu_1thread=%.3f eroded_vs_cpu=%.6f identical_to_cpu=%s rel_error=%.2e\n",
+               sched, er_vk_info(vk)->name, n, (long long)r.budget.work_done, r.seconds,
                (double)r.budget.work_done / r.seconds, (double)r.budget.substeps / r.seconds,
-               one->seconds / r.seconds, r.budget.eroded / one->budget.eroded, same ? "yes" : "no",
-               r.budget.rel_error);
+               invocations(p, n), one->seconds / r.seconds, r.budget.eroded / one->budget.eroded,
+               same ? "yes" : "no", r.budget.rel_error);
     }
     free(r.h);
     free(r.flow);
     free(r.dep);
     er_vk_close(vk);
+}
+
+/* The CPU runs of one schedule on 1 .. max_threads threads (*one keeps the
+ * 1-thread run), then its Vulkan column. */
+static int schedule_runs(const char *mode, const er_params *p, const float *h0, int n,
+                         int max_threads, double base, int vulkan, result *one)
+{
+    if (run(p, h0, n, 1, 0, NULL, one))
+        return 1;
+    report(mode, n, 1, one, base, NULL);
+    for (int t = 2; t <= max_threads; t++) {
+        result r;
+        if (run(p, h0, n, t, 0, NULL, &r))
+            return 1;
+        report(mode, n, t, &r, base, one);
+        free(r.h);
+        free(r.flow);
+        free(r.dep);
+    }
+    if (vulkan)
+        vulkan_column(p, h0, n, one);
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -208,20 +264,15 @@ int main(int argc, char **argv)
     if (run(&p, h0, n, 1, 1, NULL, &seq))
         return 1;
     report("sequential", n, 1, &seq, seq.seconds, NULL);
-    if (run(&p, h0, n, 1, 0, NULL, &one))
+    if (schedule_runs("blocked", &p, h0, n, max_threads, seq.seconds, vulkan, &one))
         return 1;
-    report("blocked", n, 1, &one, seq.seconds, NULL);
-    for (int t = 2; t <= max_threads; t++) {
-        result r;
-        if (run(&p, h0, n, t, 0, NULL, &r))
-            return 1;
-        report("blocked", n, t, &r, seq.seconds, &one);
-        free(r.h);
-        free(r.flow);
-        free(r.dep);
-    }
-    if (vulkan)
-        vulkan_column(&p, h0, n, &one);
+    result snap;
+    p.droplet.schedule = ER_DROPLET_SNAPSHOT;
+    if (schedule_runs("snapshot", &p, h0, n, max_threads, seq.seconds, vulkan, &snap))
+        return 1;
+    free(snap.h);
+    free(snap.flow);
+    free(snap.dep);
     free(seq.h);
     free(seq.flow);
     free(seq.dep);

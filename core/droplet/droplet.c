@@ -2,7 +2,9 @@
  * Droplet erosion: Lague/Beyer droplets (seeds/README.md) and the driver
  * shared with the mass-transfer particle of core/droplet/particle.c: parameters in
  * height units, start positions, the block-coloured batch schedule of
- * DESIGN.md §5 (core/droplet/blocks.c) and the material budget.
+ * DESIGN.md §5 (core/droplet/blocks.c), the snapshot schedule's driver
+ * (run_snapshot; its sums and resolve in core/droplet/snapshot.c) and the
+ * material budget.
  */
 #include <float.h>
 #include <limits.h>
@@ -85,6 +87,10 @@ static inline float deposit_bilinear(const er_dctx *c, size_t i00, float fx, flo
         a11 *= m[i00 + w + 1];
         laid = er_minf(a00 + a10 + a01 + a11, amount);
     }
+    if (c->sink) {
+        er_snap_deposit4(c, i00, (const float[4]){a00, a10, a01, a11});
+        return laid;
+    }
     h[i00] += a00;
     h[i00 + 1] += a10;
     h[i00 + w] += a01;
@@ -154,6 +160,8 @@ float er_brush_apply(const er_dctx *c, int cx, int cy, float amount)
     float *restrict h = c->height_m;
     float *restrict dep = amount < 0 ? c->deposit : NULL;
 
+    if (c->sink)
+        return er_snap_deposit(c, cx, cy, amount);
     if (brush_clean(c, cx, cy)) {
         size_t o = (size_t)(cy - r1) * w + (size_t)(cx - r1);
         if (m)
@@ -256,6 +264,8 @@ static float brush_erode(const er_dctx *c, int cx, int cy, float amount, float s
     float *restrict h = c->height_m;
     float taken = 0;
 
+    if (c->sink)
+        return er_snap_erode(c, cx, cy, amount, stop);
     if (brush_clean(c, cx, cy)) {
         size_t top = (size_t)(cy - r1) * w + (size_t)(cx - r1);
         if (c->wear)
@@ -355,6 +365,10 @@ static void lague_flush_flow(const er_dctx *c, const er_lague_state *s)
 {
     if (!c->flow)
         return;
+    if (c->sink) {
+        er_snap_flow(c, s->trail, s->it, s->water0);
+        return;
+    }
     float water = s->water0;
     for (int k = 0; k < s->it; k++) {
         c->flow[s->trail[k]] += water;
@@ -941,8 +955,9 @@ static void fill_budget(const run_state *s, const er_terrain *t, const er_dacc *
     budget->deposited = sum->deposited;
     budget->water_left = sum->water_left;
     budget->substeps = sum->steps;
+    budget->withheld = sum->withheld;
     double denom = fabs(s->before) > 1e-300 ? fabs(s->before) : 1e-300;
-    budget->rel_error = fabs(s->before - after - sum->left_map) / denom;
+    budget->rel_error = fabs(s->before - after - sum->left_map + sum->withheld) / denom;
 }
 
 static void acc_add(er_dacc *a, const er_dacc *b)
@@ -952,13 +967,30 @@ static void acc_add(er_dacc *a, const er_dacc *b)
     a->left_map += b->left_map;
     a->water_left += b->water_left;
     a->water += b->water;
+    a->withheld += b->withheld;
     a->steps += b->steps;
 }
+
+/* The snapshot schedule's automatic batch: one droplet per SNAP_CELLS
+ * cells of the world, at least SNAP_MIN (not BATCH_MIN: 4096 droplets on
+ * the 111^2 Olinda DEM, a third of a droplet per cell reading one stale
+ * snapshot, eroded 6 times what the blocks schedule does, a third of it
+ * withheld by the depth clamp; at 64 a batch, 15 % more and 0.2 %).  A droplet of the default recipe
+ * touches about 400 cells (30 steps, a 13-tap brush), so each cell is read
+ * stale by about 400 / 64 = 6 droplets of its batch, close to the blocks
+ * schedule's behaviour; and 4096^2 gets 262,144 droplets a dispatch, the
+ * hundreds of thousands a large GPU needs in flight (issue #14). */
+#define SNAP_CELLS 64
+#define SNAP_MIN 64
 
 static int64_t auto_batch(const er_droplet_params *d, int width, int height, int64_t size)
 {
     if (d->batch_size > 0)
         return d->batch_size;
+    if (d->schedule == ER_DROPLET_SNAPSHOT) {
+        int64_t b = (int64_t)width * height / SNAP_CELLS;
+        return b < SNAP_MIN ? SNAP_MIN : b;
+    }
     int64_t blocks = ((width + size - 1) / size) * ((height + size - 1) / size);
     int64_t b = blocks * BATCH_PER_BLOCK;
     return b < BATCH_MIN ? BATCH_MIN : b;
@@ -1007,6 +1039,7 @@ void er_droplet_state(const er_params *p, const run_state *s, int64_t batch, int
     v->budget.left_map = sum->left_map;
     v->budget.water_left = sum->water_left;
     v->budget.substeps = sum->steps;
+    v->budget.withheld = sum->withheld;
     v->budget.work_done = v->done;
     v->budget.water_added = water_added(&p->droplet, s, v->done, sum);
     v->n_arrays = ER_STATE_DROP_ARRAYS;
@@ -1053,6 +1086,20 @@ static er_status restore(const er_plan *plan, const run_state *s, const er_run_s
     sum->water_left = r->budget.water_left;
     sum->water = r->budget.water_added;
     sum->steps = r->budget.substeps;
+    sum->withheld = r->budget.withheld;
+    if (plan->p.droplet.schedule == ER_DROPLET_SNAPSHOT && sum->withheld == 0) {
+        /* A checkpoint does not store the snapshot clamp's term: it is
+         * what closes the budget of the state (before - after - left_map
+         * + withheld = 0 up to rounding), a pure function of the state. */
+        er_terrain_stats m;
+        er_terrain t = {0};
+        t.width = c->width;
+        t.height = c->height;
+        t.elevation = c->height_m;
+        t.wall = c->wall;
+        er_terrain_measure(&t, &m);
+        sum->withheld = m.sum - s->before + sum->left_map;
+    }
     *b0 = r->boundary;
     return ER_OK;
 }
@@ -1301,6 +1348,95 @@ done:
     return st;
 }
 
+/* One snapshot batch: every droplet reads sc's snapshot and sums into its
+ * sink, each with its own accumulator (acc[i]), added in index order. */
+static void snapshot_batch(const er_dctx *sc, const er_droplet_batch *bt, size_t *trails,
+                           er_dacc *acc)
+{
+    ER_OMP_FOR()
+    for (int i = 0; i < bt->n; i++) {
+        memset(&acc[i], 0, sizeof acc[i]);
+        if (bt->ok[i])
+            er_lague_droplet(sc, bt->sx[i], bt->sy[i],
+                             trails + (size_t)er_thread_id() * (size_t)sc->lifetime, &acc[i]);
+    }
+}
+
+void er_snap_scales(const er_plan *plan, const run_state *s, er_dsink *k)
+{
+    const er_dctx *c = &s->ctx;
+    float rain = 1.0f;
+    if (c->ctl_rain)
+        for (size_t i = 0; i < s->cells; i++)
+            if ((!c->wall || !c->wall[i]) && c->ctl_rain[i] > rain)
+                rain = c->ctl_rain[i];
+    k->h_scale = ldexpf(1.0f, er_snap_height_shift(plan->lo, plan->hi));
+    k->w_scale = ldexpf(1.0f, er_snap_water_shift((double)c->init_water * rain));
+}
+
+/*
+ * The snapshot schedule (droplet.schedule "snapshot", core/droplet/
+ * snapshot.c): per batch, the starts as in the blocks schedule, every
+ * droplet in parallel against the batch start's heights, then the resolve.
+ * Same boundaries, progress and hooks as run_blocked.
+ */
+static er_status run_snapshot(const er_plan *plan, run_state *s, int64_t batch, int64_t b0,
+                              const er_run_ctl *ctl, const er_run_hooks *hk, er_dacc *sum,
+                              er_error *err)
+{
+    const er_params *p = &plan->p;
+    const er_dctx *c = &s->ctx;
+    const int64_t full_batch = batch;
+    if (batch > s->count)
+        batch = s->count;
+    er_droplet_batch bt;
+    er_dsink k;
+    er_status st = er_droplet_batch_new(&bt, c, (int)plan->block_side, batch, err);
+    if (!st)
+        st = er_snap_new(&k, s->cells, c->flow != NULL, err);
+    if (st) {
+        er_droplet_batch_free(&bt);
+        return st;
+    }
+    er_snap_scales(plan, s, &k);
+    er_dctx sc = *c;
+    sc.height_m = k.snap;
+    sc.sink = &k;
+    er_dacc *acc = malloc((size_t)batch * sizeof *acc);
+    size_t *trails = malloc((size_t)er_thread_count() * (size_t)c->lifetime * sizeof *trails);
+    if (!acc || !trails) {
+        st = er_fail(err, ER_ENOMEM, "droplet: out of memory for a batch of %lld droplets",
+                     (long long)batch);
+        goto done;
+    }
+    for (int64_t lo = b0 * batch, b = b0; lo < s->count; lo += batch, b++) {
+        int n = (int)(s->count - lo > batch ? batch : s->count - lo);
+        er_droplet_batch_draw(c, p->seed, (int)plan->block_side, b, lo, n, &bt);
+        er_snap_begin(&k, c->height_m);
+        snapshot_batch(&sc, &bt, trails, acc);
+        for (int i = 0; i < n; i++)
+            acc_add(sum, &acc[i]);
+        int64_t w = er_snap_resolve(&k, c->height_m, c->deposit, c->wear, c->flow);
+        if (w < 0) {
+            st = er_fail(err, ER_ENUMERIC, "droplet: a snapshot sum overflowed");
+            goto done;
+        }
+        sum->withheld += (double)w / (double)k.h_scale;
+        sum->water += er_droplet_batch_water(c, &bt);
+        if ((ctl && ctl->progress && ctl->progress(ctl->user, (double)(lo + n) / (double)s->count)) ||
+            at_boundary(p, s, full_batch, b + 1, hk, sum)) {
+            st = er_fail(err, ER_ECANCELED, "droplet: interrupted");
+            goto done;
+        }
+    }
+done:
+    er_droplet_batch_free(&bt);
+    er_snap_free(&k);
+    free(acc);
+    free(trails);
+    return st;
+}
+
 int64_t er_droplet_max_blocks(const er_dctx *c, int size)
 {
     return er_blocking_is_single(c->world_w, c->world_h, size)
@@ -1406,6 +1542,9 @@ er_status er_droplet_plan(er_plan *plan, const er_terrain *t, er_error *err)
     if (st)
         return st;
     (void)t;
+    if (d->schedule == ER_DROPLET_SNAPSHOT && d->variant != ER_DROPLET_LAGUE)
+        return er_fail(err, ER_EINVAL, "droplet.schedule: \"snapshot\" runs the lague variant "
+                       "only; mass-transfer needs \"blocks\"");
     if (plan->windowed && d->height_unit == 0)
         return er_fail(err, ER_EINVAL, "droplet.height_unit: \"relief\" is a property of one "
                        "map; a tile set needs a number of metres");
@@ -1446,7 +1585,9 @@ er_status er_droplet_run_plan(const er_plan *plan, er_terrain *t, const er_run_o
     int64_t batch = plan->batch, b0 = 0;
     st = er_droplet_begin(plan, &s, hooks, &sum, &b0, err);
     if (st == ER_OK && s.count > 0) {
-        if (er_blocking_is_single(ww, wh, (int)size))
+        if (p->droplet.schedule == ER_DROPLET_SNAPSHOT)
+            st = run_snapshot(plan, &s, batch, b0, ctl, hooks, &sum, err);
+        else if (er_blocking_is_single(ww, wh, (int)size))
             st = run_sequential(p, &s, batch, b0, ctl, hooks, &sum);
         else
             st = run_blocked(p, &s, (int)size, batch, b0, ctl, hooks, &sum, err);
@@ -1473,11 +1614,14 @@ er_status er_droplet_run_plan(const er_plan *plan, er_terrain *t, const er_run_o
  *   float arithmetic as in exact (a droplet run that dug pits was the
  *   failure of issue #12: 800 m under the lowest cell of a 1020 m DEM at 3
  *   droplets a cell);
- * - the material budget, |before - after - left_map|, within
+ * - the material budget, |before - after - left_map + withheld|, within
  *   ER_DROPLET_BUDGET_TOL times the droplets per cell (at least 1) of the
  *   input's sum of |height| (the volume of material, robust for DEMs that
  *   straddle sea level, where the signed sum can be near 0); the measured
  *   misses and the failure mode it stands against are in droplet_impl.h.
+ *
+ * The snapshot schedule adds one: its clamp (er_snap_resolve) withheld at
+ * most ER_SNAP_WITHHELD_MAX of the erosion.
  *
  * Walls (nodata) are not terrain and are left out.  The first failing cell
  * in row-major order is named.
@@ -1504,7 +1648,12 @@ er_status er_droplet_guard(const er_droplet_setup *s, const er_terrain *t, const
                        "droplet: height %.9g m at cell (%zu, %zu) is below the input's lowest "
                        "%.9g m",
                        (double)t->elevation[low], low % w, low / w, (double)s->lo);
-    double miss = fabs(b->material_before - b->material_after - b->left_map);
+    if (b->withheld > ER_SNAP_WITHHELD_MAX * b->eroded)
+        return er_fail(err, ER_ENUMERIC,
+                       "droplet: the snapshot batches are too dense: the depth bound withheld "
+                       "%.3g of the erosion; lower droplet.batch_size",
+                       b->withheld / b->eroded);
+    double miss = fabs(b->material_before - b->material_after - b->left_map + b->withheld);
     double scale = s->scale > DBL_MIN ? s->scale : DBL_MIN;
     double tol = ER_DROPLET_BUDGET_TOL * (s->per_cell > 1 ? s->per_cell : 1.0);
     if (!(miss <= tol * scale))

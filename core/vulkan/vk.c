@@ -265,6 +265,16 @@ static void describe(VkPhysicalDevice pd, int index, er_vk_device_info *info)
     info->max_allocation = m3.maxMemoryAllocationSize;
     info->has_int64 = feat.shaderInt64 == VK_TRUE;
     info->has_float64 = feat.shaderFloat64 == VK_TRUE;
+    if (has_extension(pd, VK_KHR_SHADER_ATOMIC_INT64_EXTENSION_NAME)) {
+        VkPhysicalDeviceShaderAtomicInt64FeaturesKHR ai = {
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES_KHR,
+        };
+        VkPhysicalDeviceFeatures2 f2 = {
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &ai,
+        };
+        vkGetPhysicalDeviceFeatures2(pd, &f2);
+        info->has_atomic_int64 = ai.shaderBufferInt64Atomics == VK_TRUE;
+    }
     /* where the widths must share one denormal mode (INDEPENDENCE_NONE),
      * a float32-only declaration is not allowed: no preserve build there */
     info->denorm_preserve = float_controls && fc.shaderDenormPreserveFloat32 == VK_TRUE &&
@@ -473,17 +483,25 @@ er_status er_vk_open_cached(const er_vk_options *o, const void *cache, size_t si
         .conditionalRendering = VK_TRUE,
     };
     const int gate = offers_gate(vk->phys);
+    /* 64-bit buffer atomics: the snapshot droplet schedule (vk_droplet.c) */
+    VkPhysicalDeviceShaderAtomicInt64FeaturesKHR ai64 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES_KHR,
+        .shaderBufferInt64Atomics = VK_TRUE,
+    };
+    cond.pNext = vk->info.has_atomic_int64 ? &ai64 : NULL;
     /* conditional rendering (the Mei step gate), and the extension the Mei
      * shaders' DenormPreserve variant needs */
-    const char *ext[2];
+    const char *ext[3];
     uint32_t n_ext = 0;
+    if (vk->info.has_atomic_int64)
+        ext[n_ext++] = VK_KHR_SHADER_ATOMIC_INT64_EXTENSION_NAME;
     if (gate)
         ext[n_ext++] = VK_EXT_CONDITIONAL_RENDERING_EXTENSION_NAME;
     if (vk->info.denorm_preserve)
         ext[n_ext++] = VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME;
     VkDeviceCreateInfo dci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-        .pNext = gate ? &cond : NULL,
+        .pNext = gate ? (void *)&cond : vk->info.has_atomic_int64 ? (void *)&ai64 : NULL,
         .queueCreateInfoCount = 1,
         .pQueueCreateInfos = &qci,
         .enabledExtensionCount = n_ext,

@@ -24,6 +24,10 @@
  *
  * Per-block sums (eroded, deposited, left the map) come back per chunk and
  * are added in double in (batch, block) order, like the CPU's.
+ *
+ * droplet.schedule "snapshot" runs instead one invocation per droplet and
+ * a resolve pass per batch (run_snap_device, below; core/droplet/
+ * snapshot.c is its CPU counterpart).
  */
 #include <limits.h>
 #include <stdio.h>
@@ -34,6 +38,8 @@
 #include "../droplet/blocks.h"
 #include "droplet_lague.spv.h"
 #include "droplet_mt.spv.h"
+#include "droplet_resolve.spv.h"
+#include "droplet_snap.spv.h"
 #include "vk.h"
 #include "vk_droplet.h"
 
@@ -438,6 +444,12 @@ static er_status plan_run(er_vk_ctx *vk, const er_droplet_setup *s, int64_t size
     return er_vk_check_sizes(vk, pl->sizes, B_COUNT + 1, what, err);
 }
 
+/* The snapshot schedule's checks (below). */
+static er_status snap_features(const er_vk_ctx *vk, er_error *err);
+static er_status snap_sizes(er_vk_ctx *vk, const er_droplet_setup *s, int64_t batch,
+                            VkDeviceSize *sz, er_error *err);
+#define SNAP_BUFFERS 16
+
 er_status er_vk_droplet_check(er_vk_ctx *vk, const er_plan *plan, const er_terrain *t,
                               er_error *err)
 {
@@ -445,7 +457,12 @@ er_status er_vk_droplet_check(er_vk_ctx *vk, const er_plan *plan, const er_terra
     er_droplet_setup s;
     vkd_plan pl;
     er_status st = er_droplet_prepare(plan, &tt, NULL, &s, err);
-    if (!st && s.count > 0)
+    if (!st && s.count > 0 && plan->p.droplet.schedule == ER_DROPLET_SNAPSHOT) {
+        VkDeviceSize sz[SNAP_BUFFERS + 1];
+        st = snap_features(vk, err);
+        if (!st)
+            st = snap_sizes(vk, &s, plan->batch > s.count ? s.count : plan->batch, sz, err);
+    } else if (!st && s.count > 0)
         st = plan_run(vk, &s, plan->block_side, plan->batch, 0, &pl, err);
     er_droplet_setup_free(&s);
     return st;
@@ -596,6 +613,331 @@ static er_status run_device(er_vk_ctx *vk, const er_plan *plan, const er_droplet
     return st;
 }
 
+/* ---------------------------------------------------------------------
+ * The snapshot schedule (droplet.schedule "snapshot"): one invocation per
+ * droplet of a batch (droplet_snap.comp) reading the batch start's heights
+ * and adding its changes into int64 fixed-point sums, then one invocation
+ * per cell applying them (droplet_resolve.comp); core/droplet/snapshot.c
+ * is the CPU's, operation for operation.  One batch per submission: the
+ * starts and the zeroed droplet states go up through host-visible
+ * buffers, the per-droplet sums and the withheld total come back the same
+ * way and are added in droplet order.
+ * --------------------------------------------------------------------- */
+
+/* droplet_snap.comp's bindings 0..10, then the resolve's other buffers. */
+enum { S_SNAP, S_FLOWACC, S_DEPACC, S_MASK, S_BRUSH, S_START, S_EROACC, S_STATE, S_ERODE,
+       S_DMASK, S_STOP, S_HEIGHT, S_FLOW, S_DEP, S_WEAR, S_TOTALS, S_COUNT };
+_Static_assert((int)S_COUNT == SNAP_BUFFERS, "snapshot buffer count");
+
+/* Invocations per workgroup of both shaders (local_size_x). */
+#define SNAP_GROUP 64u
+
+static er_vk_snap_stats snap_stats;
+
+void er_vk_droplet_snap_stats(er_vk_snap_stats *out)
+{
+    *out = snap_stats;
+}
+
+typedef struct vks_push {
+    vkd_push base;
+    float h_scale, w_scale;
+} vks_push;
+
+typedef struct vks_push_resolve {
+    uint32_t cells, flags;
+    float h_scale, w_scale;
+} vks_push_resolve;
+
+typedef struct vks_run {
+    er_vk_ctx *vk;
+    er_vk_buffer b[S_COUNT];
+    er_vk_buffer staging;
+    er_vk_pipeline snap, resolve;
+    er_dsink k;               /* the scales only (no host arrays) */
+    int64_t batch;
+} vks_run;
+
+static void snap_free(vks_run *R)
+{
+    if (!R->vk)
+        return;
+    er_vk_pipeline_free(R->vk, &R->snap);
+    er_vk_pipeline_free(R->vk, &R->resolve);
+    for (int i = 0; i < S_COUNT; i++)
+        er_vk_buffer_free(R->vk, &R->b[i]);
+    er_vk_buffer_free(R->vk, &R->staging);
+}
+
+/* The features the two shaders need, or one line saying which is missing. */
+static er_status snap_features(const er_vk_ctx *vk, er_error *err)
+{
+    const er_vk_device_info *d = &vk->info;
+    if (d->has_int64 && d->has_float64 && d->has_atomic_int64)
+        return ER_OK;
+    return er_fail(err, ER_EUNSUPPORTED,
+                   "vulkan: device %d (%s) lacks %s, which droplet.schedule \"snapshot\" needs",
+                   d->index, d->name,
+                   !d->has_atomic_int64 ? "shaderBufferInt64Atomics"
+                   : !d->has_int64      ? "shaderInt64"
+                                        : "shaderFloat64");
+}
+
+/* Buffer sizes of a snapshot run; checked against the device's limits. */
+static er_status snap_sizes(er_vk_ctx *vk, const er_droplet_setup *s, int64_t batch,
+                            VkDeviceSize *sz, er_error *err)
+{
+    const er_dctx *c = &s->ctx;
+    const VkDeviceSize f4 = s->cells * sizeof(float), i8 = s->cells * sizeof(int64_t);
+    const VkDeviceSize side = (VkDeviceSize)c->brush_side;
+    sz[S_SNAP] = sz[S_HEIGHT] = f4;
+    sz[S_FLOWACC] = sz[S_FLOW] = c->flow ? i8 : 8;
+    sz[S_FLOW] = c->flow ? f4 : 4;
+    sz[S_DEPACC] = sz[S_EROACC] = i8;
+    sz[S_MASK] = c->wall ? (s->cells + 3) / 4 * 4 : 4;
+    sz[S_BRUSH] = side * side * sizeof(float);
+    sz[S_START] = (VkDeviceSize)batch * sizeof(vkd_start);
+    sz[S_STATE] = (VkDeviceSize)batch * sizeof(vkd_block);
+    sz[S_ERODE] = c->ctl_erode ? f4 : 4;
+    sz[S_DMASK] = c->ctl_mask ? f4 : 4;
+    sz[S_STOP] = s->cells * sizeof(int32_t);
+    sz[S_DEP] = c->deposit ? f4 : 4;
+    sz[S_WEAR] = c->wear ? f4 : 4;
+    sz[S_TOTALS] = 2 * sizeof(int64_t);
+    sz[S_COUNT] = f4 > sz[S_MASK] ? f4 : sz[S_MASK];
+    if (sz[S_BRUSH] > sz[S_COUNT])
+        sz[S_COUNT] = sz[S_BRUSH];
+    char what[64];
+    snprintf(what, sizeof what, "a %dx%d map", c->width, c->height);
+    return er_vk_check_sizes(vk, sz, S_COUNT + 1, what, err);
+}
+
+/* Copies between a host array and device buffer b through staging. */
+static er_status snap_transfer(vks_run *R, er_vk_buffer *b, void *host, size_t bytes, int up,
+                               er_error *err)
+{
+    vkd_run T = {.vk = R->vk, .staging = R->staging};
+    return transfer(&T, b, host, bytes, up, err);
+}
+
+/* Creates the buffers and pipelines, uploads the terrain, brush, masks
+ * and (a resumed run's) layers, or zeroes the layers. */
+static er_status snap_setup(vks_run *R, er_vk_ctx *vk, const er_droplet_setup *s,
+                            const VkDeviceSize *sz, int layers_up, er_error *err)
+{
+    static const char *const names[S_COUNT] = {
+        "snapshot", "flow sums", "deposit sums", "wall mask", "brush", "droplet starts",
+        "erosion sums", "droplet states", "erosion shares", "deposit mask", "lowest stops",
+        "height", "flow", "deposit", "wear", "totals"};
+    const er_dctx *c = &s->ctx;
+    const size_t bytes = s->cells * sizeof(float);
+    er_status st = ER_OK;
+    R->vk = vk;
+    for (int i = 0; i < S_COUNT && !st; i++) {
+        int host = i == S_START || i == S_STATE || i == S_TOTALS;
+        st = er_vk_buffer_new(vk, sz[i], host ? ER_VK_HOST : ER_VK_DEVICE, &R->b[i], names[i], err);
+    }
+    if (!st)
+        st = er_vk_buffer_new(vk, sz[S_COUNT], ER_VK_HOST, &R->staging, "staging", err);
+    if (!st)
+        st = er_vk_pipeline_new(vk, er_spv_droplet_snap, sizeof er_spv_droplet_snap, 11,
+                                sizeof(vks_push), 1, &R->snap, err);
+    if (!st)
+        st = er_vk_pipeline_new(vk, er_spv_droplet_resolve, sizeof er_spv_droplet_resolve, 10,
+                                sizeof(vks_push_resolve), 1, &R->resolve, err);
+    if (st)
+        return st;
+    const er_vk_buffer *sb[11], *rb[10];
+    for (int i = 0; i < 11; i++)
+        sb[i] = &R->b[i];
+    const int ri[10] = {S_HEIGHT, S_FLOW, S_DEP, S_WEAR, S_SNAP, S_FLOWACC, S_DEPACC, S_EROACC,
+                        S_STOP, S_TOTALS};
+    for (int i = 0; i < 10; i++)
+        rb[i] = &R->b[ri[i]];
+    er_vk_pipeline_bind(vk, &R->snap, 0, sb);
+    er_vk_pipeline_bind(vk, &R->resolve, 0, rb);
+
+    st = snap_transfer(R, &R->b[S_HEIGHT], c->height_m, bytes, 1, err);
+    if (!st)
+        st = snap_transfer(R, &R->b[S_BRUSH], (void *)(uintptr_t)c->brush_w, sz[S_BRUSH], 1, err);
+    if (!st && c->wall) {
+        size_t words;
+        uint32_t *mask = pack_mask(c, s->cells, &words);
+        st = mask ? snap_transfer(R, &R->b[S_MASK], mask, words * 4, 1, err)
+                  : er_fail(err, ER_ENOMEM, "droplet: out of memory for the wall mask");
+        free(mask);
+    }
+    if (!st && c->ctl_erode)
+        st = snap_transfer(R, &R->b[S_ERODE], (void *)(uintptr_t)c->ctl_erode, bytes, 1, err);
+    if (!st && c->ctl_mask)
+        st = snap_transfer(R, &R->b[S_DMASK], (void *)(uintptr_t)c->ctl_mask, bytes, 1, err);
+    float *const layer[3] = {c->flow, c->deposit, c->wear};
+    const int lb[3] = {S_FLOW, S_DEP, S_WEAR};
+    for (int i = 0; i < 3 && !st; i++)
+        if (layer[i])
+            st = layers_up ? snap_transfer(R, &R->b[lb[i]], layer[i], bytes, 1, err) : ER_OK;
+    if (st || layers_up)
+        return st;
+    if ((st = er_vk_cmd_begin(vk, err)))
+        return st;
+    for (int i = 0; i < 3; i++)
+        er_vk_cmd_fill(vk, &R->b[lb[i]], 0);
+    return er_vk_cmd_submit(vk, err);
+}
+
+/* Reads the heights and layers back into the host arrays. */
+static er_status snap_read_back(vks_run *R, const er_droplet_setup *s, er_error *err)
+{
+    const er_dctx *c = &s->ctx;
+    const size_t bytes = s->cells * sizeof(float);
+    float *const host[4] = {c->height_m, c->flow, c->deposit, c->wear};
+    const int bi[4] = {S_HEIGHT, S_FLOW, S_DEP, S_WEAR};
+    er_status st = ER_OK;
+    for (int i = 0; i < 4 && !st; i++)
+        if (host[i])
+            st = snap_transfer(R, &R->b[bi[i]], host[i], bytes, 0, err);
+    return st;
+}
+
+/* Records one batch of n droplets: the snapshot and zeroed sums, the
+ * droplets in passes of at most base->steps_per_pass steps (calls: the
+ * most steps a droplet takes), the resolve. */
+static void snap_record(vks_run *R, const er_droplet_setup *s, const vks_push *base,
+                        uint64_t calls, uint32_t n)
+{
+    er_vk_ctx *vk = R->vk;
+    er_vk_cmd_barrier(vk);
+    er_vk_cmd_copy(vk, &R->b[S_HEIGHT], &R->b[S_SNAP], s->cells * sizeof(float));
+    er_vk_cmd_fill(vk, &R->b[S_FLOWACC], 0);
+    er_vk_cmd_fill(vk, &R->b[S_DEPACC], 0);
+    er_vk_cmd_fill(vk, &R->b[S_EROACC], 0);
+    er_vk_cmd_fill(vk, &R->b[S_STOP], 0x7fffffffu);
+    er_vk_cmd_fill(vk, &R->b[S_TOTALS], 0);
+    er_vk_cmd_barrier(vk);
+    uint64_t passes = (calls + base->base.steps_per_pass - 1) / base->base.steps_per_pass;
+    const uint32_t per = MAX_GROUPS * SNAP_GROUP;
+    for (uint64_t q = 0; q < passes; q++) {
+        for (uint32_t j0 = 0; j0 < n; j0 += per) {
+            vks_push pc = *base;
+            pc.base.job0 = j0;
+            pc.base.njobs = n - j0 < per ? n - j0 : per;
+            snap_stats.dispatches++;
+            if (pc.base.njobs > snap_stats.max_invocations)
+                snap_stats.max_invocations = pc.base.njobs;
+            er_vk_cmd_dispatch(vk, &R->snap, 0, &pc, (pc.base.njobs + SNAP_GROUP - 1) / SNAP_GROUP, 1);
+        }
+        er_vk_cmd_barrier(vk);
+    }
+    vks_push_resolve rp = {(uint32_t)s->cells, base->base.flags, base->h_scale, base->w_scale};
+    er_vk_cmd_dispatch(vk, &R->resolve, 0, &rp,
+                       (uint32_t)((s->cells + SNAP_GROUP - 1) / SNAP_GROUP), 1);
+    host_barrier(vk);
+}
+
+/* Writes batch bt's starts and zeroed states into the host-visible buffers. */
+static void snap_starts(vks_run *R, const er_dctx *c, const er_droplet_batch *bt)
+{
+    vkd_start *starts = R->b[S_START].map;
+    vkd_block *states = R->b[S_STATE].map;
+    memset(states, 0, (size_t)bt->n * sizeof *states);
+    for (int i = 0; i < bt->n; i++) {
+        if (!bt->ok[i]) {
+            states[i].next = 1; /* no start: done before it begins */
+            continue;
+        }
+        er_lague_state st;
+        er_lague_begin(c, &st, bt->sx[i], bt->sy[i], NULL);
+        starts[i] = (vkd_start){st.bx, st.by, st.lx, st.ly, st.water};
+    }
+}
+
+/* The batches from b0, each one submission, with the CPU path's progress,
+ * boundaries and sums (run_snapshot in core/droplet/droplet.c). */
+static er_status snap_batches(vks_run *R, const vkd_loop *L, const vks_push *base, int64_t b0,
+                              er_dacc *sum, er_error *err)
+{
+    const er_droplet_setup *s = L->s;
+    const er_plan *plan = L->plan;
+    const int64_t batch = R->batch;
+    er_droplet_batch bt;
+    er_status st = er_droplet_batch_new(&bt, &s->ctx, (int)plan->block_side, batch, err);
+    const vkd_block *states = R->b[S_STATE].map;
+    const int64_t *totals = R->b[S_TOTALS].map;
+    for (int64_t lo = b0 * plan->batch, b = b0; !st && lo < s->count; lo += batch, b++) {
+        int n = (int)(s->count - lo > batch ? batch : s->count - lo);
+        er_droplet_batch_draw(&s->ctx, plan->p.seed, (int)plan->block_side, b, lo, n, &bt);
+        snap_starts(R, &s->ctx, &bt);
+        if ((st = er_vk_cmd_begin(R->vk, err)))
+            break;
+        snap_record(R, s, base, L->calls, (uint32_t)n);
+        if ((st = er_vk_cmd_submit(R->vk, err)))
+            break;
+        for (int i = 0; i < n; i++)
+            acc_add_block(sum, &states[i]);
+        if (totals[1] != 0 || totals[0] < 0) {
+            st = er_fail(err, ER_ENUMERIC, "droplet: a snapshot sum overflowed");
+            break;
+        }
+        sum->withheld += (double)totals[0] / (double)R->k.h_scale;
+        sum->water += er_droplet_batch_water(&s->ctx, &bt);
+        if (L->ctl && L->ctl->progress &&
+            L->ctl->progress(L->ctl->user, (double)(lo + n) / (double)s->count)) {
+            st = ER_ECANCELED;
+            break;
+        }
+        if (er_hooks_want(L->hk, b + 1, plan->boundaries)) {
+            er_run_state v;
+            if ((st = snap_read_back(R, s, err)))
+                break;
+            er_droplet_state(&plan->p, s, plan->batch, b + 1, sum, &v);
+            st = L->hk->boundary(L->hk->user, &v) ? ER_ECANCELED : ER_OK;
+        }
+    }
+    er_droplet_batch_free(&bt);
+    return st;
+}
+
+/* Droplet steps per dispatch on CPU devices: lavapipe's loop budget shared
+ * by a workgroup's lanes, each step at most 3 side^2 + 8 iterations (the
+ * brush weight, erosion and deposit loops, all passed by every lane). */
+static uint32_t snap_steps_per_pass(const er_vk_ctx *vk, const er_dctx *c, uint32_t asked)
+{
+    if (asked || vk->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU)
+        return asked ? asked : UINT32_MAX;
+    int64_t side = c->brush_side, cost = (3 * side * side + 8) * SNAP_GROUP;
+    return (uint32_t)(CPU_LOOP_BUDGET / cost > 1 ? CPU_LOOP_BUDGET / cost : 1);
+}
+
+static er_status run_snap_device(er_vk_ctx *vk, const er_plan *plan, const er_droplet_setup *s,
+                                 const er_run_opts *o, uint32_t steps, int64_t b0, er_dacc *sum,
+                                 er_error *err)
+{
+    vks_run R;
+    VkDeviceSize sz[S_COUNT + 1];
+    memset(&R, 0, sizeof R);
+    R.batch = plan->batch > s->count ? s->count : plan->batch;
+    snap_stats = (er_vk_snap_stats){0, 0, (uint64_t)R.batch};
+    er_status st = snap_features(vk, err);
+    if (!st)
+        st = snap_sizes(vk, s, R.batch, sz, err);
+    if (!st)
+        st = snap_setup(&R, vk, s, sz, o->hooks && o->hooks->resume, err);
+    if (!st) {
+        uint64_t calls;
+        er_snap_scales(plan, s, &R.k);
+        vks_push base = {make_push(&s->ctx, snap_steps_per_pass(vk, &s->ctx, steps), &calls),
+                         R.k.h_scale, R.k.w_scale};
+        vkd_loop L = {plan, s, NULL, NULL, calls, o->ctl, o->hooks};
+        st = snap_batches(&R, &L, &base, b0, sum, err);
+        if (!st || st == ER_ECANCELED) {
+            er_status rb = snap_read_back(&R, s, err);
+            st = rb ? rb : st;
+        }
+    }
+    snap_free(&R);
+    return st;
+}
+
 er_status er_vk_droplet_run_passes(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
                                    const er_run_opts *o, uint32_t steps, uint32_t batches,
                                    er_error *err)
@@ -613,7 +955,9 @@ er_status er_vk_droplet_run_passes(er_vk_ctx *vk, const er_plan *plan, er_terrai
      * before any device work, as on the CPU. */
     st = er_droplet_begin(plan, &s, o->hooks, &sum, &b0, err);
     if (!st && b0 < plan->boundaries)
-        st = run_device(vk, plan, &s, o, &(vkd_knobs){steps, batches}, b0, &sum, err);
+        st = plan->p.droplet.schedule == ER_DROPLET_SNAPSHOT
+                 ? run_snap_device(vk, plan, &s, o, steps, b0, &sum, err)
+                 : run_device(vk, plan, &s, o, &(vkd_knobs){steps, batches}, b0, &sum, err);
     if (st == ER_ECANCELED)
         er_fail(err, st, "droplet: interrupted");
     /* The same budget and run guard as the CPU path. */

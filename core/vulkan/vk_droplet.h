@@ -21,4 +21,15 @@ er_status er_vk_droplet_run_passes(er_vk_ctx *vk, const er_plan *plan, er_terrai
                                    const er_run_opts *o, uint32_t steps_per_pass,
                                    uint32_t chunk_batches, er_error *err);
 
+/* What the last snapshot-schedule run (droplet.schedule "snapshot") of
+ * this process dispatched: droplet dispatches, and the invocations with
+ * work (droplets) of its largest one; for tests and the benchmark.  Not
+ * thread-safe: one run at a time. */
+typedef struct er_vk_snap_stats {
+    uint64_t dispatches;
+    uint64_t max_invocations;
+    uint64_t batch;           /* droplets in the run's batches */
+} er_vk_snap_stats;
+void er_vk_droplet_snap_stats(er_vk_snap_stats *out);
+
 #endif

@@ -92,3 +92,40 @@ $O same-values "$DATA/$name.tif" "$T/mt-vulkan/$name.height.tif" 1e9 > "$T/why" 
 jq -e '.budget.relative_error < 1e-5' "$T/mt-vulkan/run.json" > /dev/null \
     || t_fail "material budget: $(jq -c .budget "$T/mt-vulkan/run.json")"
 t_ok
+
+t_case "snapshot schedule: -j1, -j2 and a second vulkan run (validation layer, no message) byte-identical, and the cpu's on a cpu device; budget closed with withheld; mass-transfer refused"
+for run in cpu-1 cpu-2 vulkan-1 vulkan-2; do
+    mkdir -p "$T/snap-$run"
+    [ "$run" = vulkan-2 ] && export ERODE_VK_VALIDATION=1
+    t_exit 0 "$ERODE" -q -r "$R" -s droplet.schedule=snapshot --backend "${run%-*}" -j "${run#*-}" --json \
+        --layers height,sediment,water -o "$T/snap-$run" "$DATA/$name.tif"
+    unset ERODE_VK_VALIDATION
+    [ -s "$T/stderr" ] && t_fail "$run stderr: $(head -c 300 "$T/stderr")"
+    cp "$T/stdout" "$T/snap-$run/run.json"
+done
+pairs="cpu-1:cpu-2 vulkan-1:vulkan-2"
+grep -q '(cpu,' "$T/devices" && pairs="$pairs cpu-1:vulkan-1"
+for pair in $pairs; do
+    for l in height sediment water; do
+        cmp -s "$T/snap-${pair%:*}/$name.$l.tif" "$T/snap-${pair#*:}/$name.$l.tif" || t_fail "$l: ${pair%:*} and ${pair#*:} differ"
+    done
+done
+jq -e '.budget as $b | ($b.withheld >= 0) and ((($b.material_before - $b.material_after - $b.left_map + $b.withheld) | fabs) <= 1e-6 * $b.material_before)' \
+    "$T/snap-vulkan-1/run.json" > /dev/null || t_fail "budget: $(jq -c .budget "$T/snap-vulkan-1/run.json")"
+t_exit 2 "$ERODE" -q -r "$SRCDIR/configs/droplet-mass-transfer.json" -s droplet.schedule=snapshot -o "$T" "$DATA/$name.tif"
+grep -q 'droplet.schedule' "$T/stderr" || t_fail "no droplet.schedule in: $(cat "$T/stderr")"
+t_ok
+
+if grep -q '(cpu,' "$T/devices"; then
+    t_case "snapshot schedule with hardness, mask and rain maps: lavapipe gives the cpu's bytes"
+    M=$SRCDIR/configs/masks/vermont-protect.tif
+    for b in cpu vulkan; do
+        mkdir -p "$T/snapm-$b"
+        t_exit 0 "$ERODE" -q -r "$R" -s droplet.schedule=snapshot -s hardness="$M" -s mask="$M" -s rain="$M" \
+            --backend $b --layers height,sediment,water,wear -o "$T/snapm-$b" "$DATA/$name.tif"
+    done
+    for l in height sediment water wear; do
+        cmp -s "$T/snapm-cpu/$name.$l.tif" "$T/snapm-vulkan/$name.$l.tif" || t_fail "$l differs"
+    done
+    t_ok
+fi

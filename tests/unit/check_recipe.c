@@ -550,6 +550,7 @@ static void every_field_changed(er_params *p)
     d->mt_evaporation_rate = 0.002;
     d->mt_min_volume = 0.001;
     d->mt_max_distance = 100;
+    d->schedule = ER_DROPLET_SNAPSHOT;
     er_sph_params *h = &p->sph;
     h->steps = 50;
     h->dt = 0.5;
@@ -657,7 +658,7 @@ START_TEST(printed_shape)
         "ke", "min_tilt", "max_erosion_depth", "capacity_depth", "advection", "thermal_rate", "talus_slope", "cfl",
         "max_substeps", "reference_cell_size", "droplet", "count", "per_cell", "variant", "height_unit",
         "reference_cell_size", "tile_size",
-        "batch_size", "radius", "inertia", "capacity", "min_capacity", "min_slope",
+        "batch_size", "schedule", "radius", "inertia", "capacity", "min_capacity", "min_slope",
         "erode_speed", "deposit_speed", "evaporate_speed", "gravity", "lifetime",
         "initial_water", "initial_speed", "mass_transfer", "dt", "density", "friction",
         "deposition_rate", "evaporation_rate", "min_volume", "max_distance", "sph", "steps", "dt",

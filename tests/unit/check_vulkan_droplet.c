@@ -1000,6 +1000,56 @@ START_TEST(validation_clean)
 }
 END_TEST
 
+/* The snapshot schedule (droplet.schedule "snapshot"): one invocation per
+ * droplet (the largest dispatch holds the whole batch), the CPU's bytes
+ * and withheld term where the device rounds as the CPU (lavapipe), else
+ * the CPU's statistics; repeated runs and runs cut into passes of 3 steps
+ * give the same bytes; the depth bound holds. */
+START_TEST(snapshot_matches_cpu)
+{
+    const char *why = NULL;
+    er_vk_ctx *vk = open_device(0, &why);
+    ER_SKIP_IF(!vk, why);
+    vmap c = vmap_new(160, 150, 1), g = vmap_new(160, 150, 1), h = vmap_new(160, 150, 1);
+    er_params p = params(12000);
+    p.droplet.schedule = ER_DROPLET_SNAPSHOT;
+    p.droplet.batch_size = 1000;
+    er_error err = {""};
+    ck_assert_msg(run(NULL, &p, &c, 0, &err) == ER_OK, "%s", err.msg);
+    ck_assert_msg(run(vk, &p, &g, 0, &err) == ER_OK, "%s", err.msg);
+#ifdef ER_HAVE_VULKAN
+    er_vk_snap_stats ss;
+    er_vk_droplet_snap_stats(&ss);
+    ck_assert_uint_eq(ss.batch, 1000);
+    ck_assert_uint_eq(ss.max_invocations, 1000);
+#endif
+    ck_assert_msg(run(vk, &p, &h, 3, &err) == ER_OK, "%s", err.msg);
+    size_t n = ncells(&g);
+    double cf = correlation(g.flow, NULL, c.flow, NULL, g.wall, n);
+    double ch = correlation(g.z, g.z0, c.z, c.z0, g.wall, n);
+    fprintf(stderr, "vulkan snapshot vs cpu snapshot: heights differ in %zu of %zu cells, flow "
+            "corr %.6f, height change corr %.6f, withheld %.9g / %.9g\n",
+            differing(g.z, c.z, n), n, cf, ch, g.b.withheld, c.b.withheld);
+    if (cpu_device(vk)) {
+        ck_assert(same_layers(&g, &c));
+        ck_assert(g.b.withheld == c.b.withheld && g.b.material_after == c.b.material_after);
+    }
+    ck_assert_msg(cf > 0.95 && ch > 0.9, "flow corr %.4f, height change corr %.4f", cf, ch);
+    ck_assert(same_layers(&g, &h));
+    assert_budget_close(&g.b, &c.b);
+    float lo = INFINITY;
+    for (size_t i = 0; i < n; i++)
+        if (!g.wall[i])
+            lo = g.z0[i] < lo ? g.z0[i] : lo;
+    for (size_t i = 0; i < n; i++)
+        ck_assert(g.wall[i] ? g.z[i] == g.z0[i] : g.z[i] >= lo);
+    vmap_free(&c);
+    vmap_free(&g);
+    vmap_free(&h);
+    er_vk_close(vk);
+}
+END_TEST
+
 Suite *vulkan_droplet_suite(void);
 Suite *vulkan_droplet_suite(void)
 {
@@ -1020,6 +1070,10 @@ Suite *vulkan_droplet_suite(void)
     tcase_add_test(tc, hooks_hand_wanted_states);
     tcase_add_loop_test(tc, resume_identical, 0, 2);
     tcase_add_test(tc, validation_clean);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("snapshot");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, snapshot_matches_cpu);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,187 @@
+/*
+ * The snapshot droplet schedule on the Vulkan backend (droplet.schedule
+ * "snapshot", core/droplet/snapshot.c, core/vulkan/vk_droplet.c): one
+ * invocation per droplet of a batch.  Every droplet reads the heights of
+ * the batch start (Snap) and adds each change it makes into per-cell
+ * signed 64-bit fixed-point sums with atomic adds; droplet_resolve.comp
+ * applies them.  Integer addition is associative, so the sums do not
+ * depend on the order the invocations run in: the same bits on every run,
+ * and the CPU's where the device's float arithmetic is the CPU's
+ * (lavapipe).  The step is droplet_lague.comp's (er_lague_step), with its
+ * writes turned into sums as core/droplet/snapshot.c turns the CPU's.
+ *
+ * Resumable passes as in droplet_lague.comp: a droplet's state lives in a
+ * buffer between dispatches, each dispatch runs at most pc.steps_per_pass
+ * steps of it; the host sizes that for lavapipe's loop budget, which the
+ * 64 lanes of a workgroup share.
+ */
+#version 450
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#extension GL_EXT_shader_atomic_int64 : require
+#extension GL_GOOGLE_include_directive : require
+
+/* 64 droplets a workgroup: thousands of workgroups a dispatch. */
+layout(local_size_x = 64) in;
+
+/* [m] terrain at the batch start */
+layout(std430, binding = 0) readonly buffer Snap { float h[]; };
+/* fixed-point sums (units 1/pc.h_scale m, 1/pc.w_scale water): water of
+ * every droplet step at its cell, deposits, erosion */
+layout(std430, binding = 1) buffer FlowAcc { int64_t flow[]; };
+layout(std430, binding = 2) buffer DepAcc { int64_t dep[]; };
+layout(std430, binding = 6) buffer EroAcc { int64_t ero[]; };
+
+/* the lowest stop of the droplets that eroded each cell, as an ordered int
+ * (er_snap_ordered); 0x7fffffff = none */
+layout(std430, binding = 10) buffer StopMin { int stopmin[]; };
+
+layout(push_constant) uniform Params {
+    int width, height, lifetime, radius;
+    float inertia, grad_k, cap_k, min_cap;
+    float min_slope, erode_speed, deposit_speed, keep_water;
+    float gravity, init_water, init_speed, area_k;
+    uint flags;  /* 1 flow wanted, 2 deposit wanted, 4 walls present, 8 ek, 16 dm, 32 wear */
+    uint job0;   /* this dispatch's droplets: job0 .. job0 + njobs - 1 of the batch */
+    uint njobs;
+    uint steps_per_pass;
+    float h_scale, w_scale;  /* 2^er_snap_height_shift, 2^er_snap_water_shift */
+} pc;
+
+#include "droplet_common.glsl"
+
+/* v >= 0 in units of 1/scale, rounded to nearest even and capped below
+ * 2^62 (snapshot.c's to_fixed: the product by a power of two is exact). */
+int64_t to_fixed(float v, float scale)
+{
+    precise float u = roundEven(v * scale);
+    return int64_t(u < 4611686018427387904.0 ? u : 4611686018427387904.0);
+}
+
+void add_dep(uint i, float v)
+{
+    int64_t q = to_fixed(v, pc.h_scale);
+    if (q != 0l)
+        atomicAdd(dep[i], q);
+}
+
+/* snapshot.c's er_snap_ordered */
+int ordered(float f)
+{
+    int b = floatBitsToInt(f);
+    return b >= 0 ? b : b ^ 0x7fffffff;
+}
+
+/* Erodes up to `amount` (> 0) through the brush centred on node (cx, cy),
+ * no tap below `stop`, or deposits -amount (amount < 0): snapshot.c's
+ * er_snap_erode and er_snap_deposit, the same products and the same sum
+ * orders (the erosion's column by column, a deposit's laid row by row).
+ * Returns what the taps gave, or what was laid down. */
+float brush_apply(int cx, int cy, float amount, float stop)
+{
+    const int side = 2 * pc.radius - 1, r1 = pc.radius - 1;
+    const uint w = uint(pc.width);
+    const bool erode = amount > 0.0;
+    precise float taken = 0.0, cs = 0.0, laid = 0.0, f = amount;
+    int x0 = max(cx - r1, 0), x1 = min(cx + r1, pc.width - 1);
+    int y0 = max(cy - r1, 0), y1 = min(cy + r1, pc.height - 1);
+    const int nx = x1 - x0 + 1, ny = y1 - y0 + 1, n = nx * ny;
+    if (!brush_clean(cx, cy)) {
+        precise float sum = 0.0;
+        for (int t = 0; t < n; t++) {
+            int y = y0 + t / nx, x = x0 + t % nx;
+            if (!is_wall(uint(y) * w + uint(x)))
+                sum += bw[(y - cy + r1) * side + (x - cx + r1)];
+        }
+        f = amount / sum;
+    }
+    if (erode) {
+        int so = ordered(stop);
+        for (int t = 0; t < n; t++) {
+            int x = x0 + t / ny, y = y0 + t % ny;
+            uint i = uint(y) * w + uint(x);
+            if (!is_wall(i)) {
+                precise float d = ctl_share(f * bw[(y - cy + r1) * side + (x - cx + r1)], i, true);
+                float o = h[i];
+                precise float v = maxf(o - d, minf(o, stop));
+                precise float g = o - v;
+                cs += g;
+                if (g > 0.0) {
+                    int64_t q = to_fixed(g, pc.h_scale);
+                    if (q != 0l)
+                        atomicAdd(ero[i], q);
+                    atomicMin(stopmin[i], so);
+                }
+            }
+            if (y == y1) {
+                taken += cs;
+                cs = 0.0;
+            }
+        }
+        return taken;
+    }
+    for (int t = 0; t < n; t++) {
+        int y = y0 + t / nx, x = x0 + t % nx;
+        uint i = uint(y) * w + uint(x);
+        if (!is_wall(i)) {
+            precise float d = ctl_share(f * bw[(y - cy + r1) * side + (x - cx + r1)], i, false);
+            add_dep(i, -d);
+            laid -= d;
+        }
+    }
+    return (pc.flags & F_DMASK) != 0u ? laid : -amount;
+}
+
+/* Bilinear deposit onto the four nodes around floor node i00, each share
+ * times the node's mask; returns what was laid down (core/droplet/droplet.c). */
+float deposit_bilinear(uint i00, float fx, float fy, float amount)
+{
+    const uint w = uint(pc.width);
+    precise float a00 = amount * (1.0 - fx) * (1.0 - fy);
+    precise float a10 = amount * fx * (1.0 - fy);
+    precise float a01 = amount * (1.0 - fx) * fy;
+    precise float a11 = amount * fx * fy;
+    precise float laid = amount;
+    if ((pc.flags & F_DMASK) != 0u) {
+        a00 = a00 * dm[i00];
+        a10 = a10 * dm[i00 + 1u];
+        a01 = a01 * dm[i00 + w];
+        a11 = a11 * dm[i00 + w + 1u];
+        laid = minf(a00 + a10 + a01 + a11, amount);
+    }
+    add_dep(i00, a00);
+    add_dep(i00 + 1u, a10);
+    add_dep(i00 + w, a01);
+    add_dep(i00 + w + 1u, a11);
+    return laid;
+}
+
+void add_flow(uint c, float water)
+{
+    int64_t q = to_fixed(water, pc.w_scale);
+    if (q != 0l)
+        atomicAdd(flow[c], q);
+}
+
+void main()
+{
+    uint g = gl_GlobalInvocationID.x;
+    if (g >= pc.njobs)
+        return;
+    uint id = pc.job0 + g;
+    Block T = blocks[id];
+    if (T.next != 0u && T.live == 0u)
+        return;
+    load_state(T);
+    bool live = T.live != 0u;
+    if (T.next == 0u) {
+        lague_begin(st[id]);
+        live = true;
+    }
+    for (uint n = 0u; n < pc.steps_per_pass && live; n++)
+        if (step_once())
+            live = false;
+    store_state(T);
+    T.next = 1u;
+    T.live = live ? 1u : 0u;
+    blocks[id] = T;
+}
