@@ -177,14 +177,17 @@ static void encode_header(unsigned char *p, const er_run_state *s, const er_chec
     put_u64(p + 144, (uint64_t)b->work_done);
     put_u64(p + 152, (uint64_t)b->substeps);
     snprintf((char *)p + 160, ER_CHECKPOINT_BACKEND, "%s", id->backend[0] ? id->backend : "cpu");
-    put_u64(p + 224, er_fnv1a64(ER_FNV1A64_INIT, p, 224));
+    put_u64(p + 224, f64_bits(b->withheld));
+    put_u64(p + 232, er_fnv1a64(ER_FNV1A64_INIT, p, 232));
 }
 
-/* Bytes of the header of format `format` (1 or 2); its checksum is the
+/* Bytes of the header of format `format` (1 to 3); its checksum is the
  * last 8. */
 static size_t header_bytes(uint32_t format)
 {
-    return format == 1 ? ER_CHECKPOINT_HEADER_V1 : ER_CHECKPOINT_HEADER;
+    return format == 1 ? ER_CHECKPOINT_HEADER_V1
+         : format == 2 ? ER_CHECKPOINT_HEADER_V2
+                       : ER_CHECKPOINT_HEADER;
 }
 
 static int write_all(int fd, const unsigned char *p, size_t n)
@@ -304,9 +307,9 @@ static er_status check_header(const char *path, const unsigned char *p, const er
     if (memcmp(p, magic, sizeof magic) != 0)
         return er_fail(err, ER_EINVAL, "'%s': not an erode checkpoint", path);
     uint32_t format = get_u32(p + 8);
-    if (format != 1 && format != ER_CHECKPOINT_FORMAT)
+    if (format < 1 || format > ER_CHECKPOINT_FORMAT)
         return er_fail(err, ER_EINVAL, "'%s': checkpoint format %u, this erode reads formats "
-                       "1 and %d", path, format, ER_CHECKPOINT_FORMAT);
+                       "1 to %d", path, format, ER_CHECKPOINT_FORMAT);
     size_t sum_at = header_bytes(format) - 8;
     if (get_u64(p + sum_at) != er_fnv1a64(ER_FNV1A64_INIT, p, sum_at))
         return er_fail(err, ER_EINVAL, "'%s': corrupt checkpoint (header checksum)", path);
@@ -360,6 +363,8 @@ static er_status check_header(const char *path, const unsigned char *p, const er
         *dv[i] = bits_f64(get_u64(p + 96 + 8 * i));
     s->budget.work_done = (int64_t)get_u64(p + 144);
     s->budget.substeps = (int64_t)get_u64(p + 152);
+    if (format >= 3)
+        s->budget.withheld = bits_f64(get_u64(p + 224));
     return ER_OK;
 }
 

@@ -4,9 +4,9 @@
  * produce the same bytes as an uninterrupted one.  io/ knows the state
  * struct only, not what the arrays mean.
  *
- * Format 2, every number little-endian:
+ * Format 3, every number little-endian:
  *   0   8  magic "ERODECKP"
- *   8   4  u32 format version (2)
+ *   8   4  u32 format version (3)
  *   12 16  erode version, NUL-padded ASCII
  *   28  4  u32 model (er_model_kind)
  *   32  4  u32 width      36 4 u32 height
@@ -20,8 +20,9 @@
  *          and the device and driver (backends agree only within a
  *          tolerance, and their budget sums differ in rounding, so a run
  *          goes on only where it started; er_checkpoint_same_backend)
- *   224 8  u64 FNV-1a 64 of bytes 0..223
- *   232    the present arrays in index order, width * height f32 each
+ *   224 8  f64 budget: withheld (the droplets' snapshot schedule; 0 else)
+ *   232 8  u64 FNV-1a 64 of bytes 0..231
+ *   240    the present arrays in index order, width * height f32 each
  *   end 8  u64 FNV-1a 64 of the array values, folding one float's 32 bits
  *          (not one byte) at a time
  * then, for an SPH run only (model 2), a section of its own:
@@ -29,9 +30,12 @@
  *   vy, vz, C); 3 * width * height f64 (working heights, change,
  *   deposits); the slots' f64 pending volumes (core/model.h er_run_sph);
  *   u64 FNV-1a 64 of the section's bytes before it
- * Format 1 (erode before the backend was recorded) is format 2 without
- * bytes 160..223, its header checksum at 160 over bytes 0..159 and its
- * arrays from 168; it reads as a "cpu" checkpoint.
+ * Format 2 (erode before the snapshot schedule) is format 3 without bytes
+ * 224..231, its header checksum at 224 over bytes 0..223 and its arrays
+ * from 232; its withheld reads as 0.  Format 1 (erode before the backend
+ * was recorded) is format 2 without bytes 160..223, its header checksum
+ * at 160 over bytes 0..159 and its arrays from 168; it reads as a "cpu"
+ * checkpoint.
  */
 #ifndef ER_CHECKPOINT_H
 #define ER_CHECKPOINT_H
@@ -42,8 +46,9 @@
 #include "../core/error.h"
 #include "../core/model.h"
 
-#define ER_CHECKPOINT_FORMAT 2
-#define ER_CHECKPOINT_HEADER 232
+#define ER_CHECKPOINT_FORMAT 3
+#define ER_CHECKPOINT_HEADER 240
+#define ER_CHECKPOINT_HEADER_V2 232
 #define ER_CHECKPOINT_HEADER_V1 168
 #define ER_CHECKPOINT_BACKEND 64 /* bytes of the backend name, its NUL included */
 #define ER_FNV1A64_INIT UINT64_C(0xcbf29ce484222325)

@@ -1087,19 +1087,6 @@ static er_status restore(const er_plan *plan, const run_state *s, const er_run_s
     sum->water = r->budget.water_added;
     sum->steps = r->budget.substeps;
     sum->withheld = r->budget.withheld;
-    if (plan->p.droplet.schedule == ER_DROPLET_SNAPSHOT && sum->withheld == 0) {
-        /* A checkpoint does not store the snapshot clamp's term: it is
-         * what closes the budget of the state (before - after - left_map
-         * + withheld = 0 up to rounding), a pure function of the state. */
-        er_terrain_stats m;
-        er_terrain t = {0};
-        t.width = c->width;
-        t.height = c->height;
-        t.elevation = c->height_m;
-        t.wall = c->wall;
-        er_terrain_measure(&t, &m);
-        sum->withheld = m.sum - s->before + sum->left_map;
-    }
     *b0 = r->boundary;
     return ER_OK;
 }

@@ -87,7 +87,7 @@ static void repair(uint8_t *d, size_t size)
 {
     if (size < ER_CHECKPOINT_HEADER)
         return;
-    for (int i = 0; i < 4; i++) /* format 2: the layout the rest assumes */
+    for (int i = 0; i < 4; i++) /* format 3: the layout the rest assumes */
         d[8 + i] = (uint8_t)(ER_CHECKPOINT_FORMAT >> (8 * i));
     memset(d + 12, 0, 16);
     memcpy(d + 12, ERODE_VERSION, strlen(ERODE_VERSION) < 16 ? strlen(ERODE_VERSION) : 16);
@@ -138,9 +138,9 @@ static void check_state(const er_checkpoint *c, const er_checkpoint_id *id)
 }
 
 /* Written back, the same bytes (but the version's padding and so the
- * header checksum), a format-1 file as format 2: its header with the
- * backend "cpu" inserted before the header checksum; read back, the same
- * state. */
+ * header checksum) in format 3: a format-1 file's header with the backend
+ * "cpu" and a zero withheld inserted before the header checksum, a
+ * format-2 file's with a zero withheld; read back, the same state. */
 static void roundtrip(const er_checkpoint *c, const er_checkpoint_id *id, const uint8_t *data, size_t size)
 {
     char path[PATH_MAX];
@@ -152,8 +152,11 @@ static void roundtrip(const er_checkpoint *c, const er_checkpoint_id *id, const 
     ER_FUZZ_CHECK(st == ER_OK, "cannot write what was read: %s", err.msg);
     FILE *f = fopen(path, "rb");
     ER_FUZZ_CHECK(f != NULL, "cannot open %s", path);
-    const int v1 = get_u32(data + 8) == 1;
-    const size_t hd = v1 ? ER_CHECKPOINT_HEADER_V1 : ER_CHECKPOINT_HEADER; /* input header */
+    const uint32_t format = get_u32(data + 8);
+    const int v1 = format == 1;
+    const size_t hd = v1 ? ER_CHECKPOINT_HEADER_V1
+                    : format == 2 ? ER_CHECKPOINT_HEADER_V2
+                                  : ER_CHECKPOINT_HEADER; /* input header */
     const size_t grow = ER_CHECKPOINT_HEADER - hd, want = size + grow;
     uint8_t *back = malloc(want + 1);
     ER_FUZZ_CHECK(back != NULL, "out of memory");
@@ -164,9 +167,12 @@ static void roundtrip(const er_checkpoint *c, const er_checkpoint_id *id, const 
     /* the backend field: what was read (printable, "" as "cpu"), NUL-padded */
     char field[ER_CHECKPOINT_BACKEND] = {0};
     snprintf(field, sizeof field, "%s", c->backend[0] ? c->backend : "cpu");
-    int same_header = !v1 && memcmp(back, data, ER_CHECKPOINT_HEADER - 8) == 0;
+    int same_header = hd == ER_CHECKPOINT_HEADER && memcmp(back, data, ER_CHECKPOINT_HEADER - 8) == 0;
+    static const uint8_t zero8[8];
+    const uint8_t *withheld = hd == ER_CHECKPOINT_HEADER ? data + 224 : zero8;
     ER_FUZZ_CHECK(memcmp(back, data, 8) == 0 && memcmp(back + 28, data + 28, 160 - 28) == 0
                       && memcmp(back + 160, field, sizeof field) == 0
+                      && memcmp(back + 224, withheld, 8) == 0
                       && (!same_header || memcmp(back + hd - 8, data + hd - 8, 8) == 0)
                       && memcmp(back + ER_CHECKPOINT_HEADER, data + hd, size - hd) == 0,
                   "written back differently");

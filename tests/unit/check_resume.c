@@ -494,13 +494,30 @@ START_TEST(checkpoint_backend)
                   strstr(err.msg, path) && !strchr(err.msg, '\n'), "%s", err.msg);
     ck_assert_int_eq(er_checkpoint_same_backend(&ck, path, "vulkan llvmpipe (driver 0x2)", &err),
                      ER_EINVAL);
-    /* the same file as format 1: header without the backend, checksum at 160 */
     FILE *f = fopen(path, "rb");
     ck_assert_ptr_nonnull(f);
     static unsigned char buf[ER_CHECKPOINT_HEADER + 7 * 40 * 30 * 4 + 8];
     size_t n = fread(buf, 1, sizeof buf, f);
     fclose(f);
     ck_assert_uint_eq(n, sizeof buf);
+    /* the same file as format 2: header without withheld, checksum at 224 */
+    static unsigned char v2buf[sizeof buf];
+    memcpy(v2buf, buf, n);
+    v2buf[8] = 2;
+    uint64_t h2 = er_fnv1a64(ER_FNV1A64_INIT, v2buf, 224);
+    for (int i = 0; i < 8; i++)
+        v2buf[224 + i] = (unsigned char)(h2 >> (8 * i));
+    memmove(v2buf + ER_CHECKPOINT_HEADER_V2, v2buf + ER_CHECKPOINT_HEADER, n - ER_CHECKPOINT_HEADER);
+    write_bytes(old, v2buf, n - (ER_CHECKPOINT_HEADER - ER_CHECKPOINT_HEADER_V2));
+    er_checkpoint v2;
+    ck_assert_msg(er_checkpoint_read(old, &id, &v2, &err) == ER_OK, "%s", err.msg);
+    ck_assert_str_eq(v2.backend, ck.backend);
+    ck_assert(memcmp(&v2.state.budget, &ck.state.budget, sizeof v2.state.budget) == 0);
+    for (int i = 0; i < ER_STATE_ARRAYS; i++)
+        if (ck.state.array[i])
+            ck_assert(memcmp(v2.state.array[i], ck.state.array[i], cells(&input) * sizeof(float)) == 0);
+    er_checkpoint_free(&v2);
+    /* the same file as format 1: header without the backend, checksum at 160 */
     buf[8] = 1;
     uint64_t h = er_fnv1a64(ER_FNV1A64_INIT, buf, 160);
     for (int i = 0; i < 8; i++)
@@ -596,10 +613,10 @@ START_TEST(checkpoint_refusals)
     ck_assert_int_eq(er_checkpoint_read(bad, &id, &ck, &err), ER_EINVAL);
     ck_assert_ptr_nonnull(strstr(err.msg, "trailing"));
     /* another format version */
-    all[8] = 3;
+    all[8] = ER_CHECKPOINT_FORMAT + 1;
     write_bytes(bad, all, len);
     ck_assert_int_eq(er_checkpoint_read(bad, &id, &ck, &err), ER_EINVAL);
-    ck_assert_ptr_nonnull(strstr(err.msg, "format 3"));
+    ck_assert_ptr_nonnull(strstr(err.msg, "format 4"));
     all[8] = ER_CHECKPOINT_FORMAT;
     /* another erode version (with a valid header checksum) */
     memcpy(all + 12, "0.0.9", 6);
