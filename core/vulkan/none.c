@@ -49,6 +49,12 @@ void er_vk_close(er_vk_ctx *vk)
     (void)vk;
 }
 
+void er_vk_set_band_bytes(er_vk_ctx *vk, uint64_t bytes)
+{
+    (void)vk;
+    (void)bytes;
+}
+
 const er_vk_device_info *er_vk_info(const er_vk_ctx *vk)
 {
     (void)vk;

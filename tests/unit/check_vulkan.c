@@ -1167,6 +1167,134 @@ START_TEST(test_mei_maps_resume_matches_cpu)
 }
 END_TEST
 
+#ifdef ER_HAVE_VULKAN
+/*
+ * Banded runs (core/vulkan/vk_mei.c mei_band, README "Vulkan backend",
+ * large maps): the layer buffers capped at `fit` rows of the map
+ * (er_vk_set_band_bytes), so that lavapipe runs the path a map larger than
+ * one storage buffer takes.  On a 96^2 map: 7 rows are the smallest band,
+ * one row of its own and three of halo each side (96 bands); 26 rows cut
+ * it into 5 bands of 19 or 20 rows; 60 into 2.
+ */
+static const int band_fit[] = { 7, 26, 60 };
+#define N_BAND_FIT (int)(sizeof band_fit / sizeof band_fit[0])
+#define BAND_SIDE 96
+
+static void set_band_rows(er_vk_ctx *vk, int fit, int width)
+{
+    er_vk_set_band_bytes(vk, (uint64_t)fit * (uint64_t)width * sizeof(float));
+}
+
+/* Runs base on the CPU, on vk unbanded and on vk in bands of `fit` rows:
+ * the banded run gives the unbanded run's bits (layers, flow and wear,
+ * budget) and those the CPU gives (lavapipe). */
+static void compare_banded(er_vk_ctx *vk, const mei_case *base, int fit, const char *what)
+{
+    mei_case cpu, plain, banded;
+    er_error err = {{0}};
+    case_copy(&cpu, base);
+    case_copy(&plain, base);
+    case_copy(&banded, base);
+    ck_assert_int_eq(run_on(&er_backend_cpu, NULL, &cpu, NULL, NULL, &err), ER_OK);
+    er_vk_set_band_bytes(vk, 0);
+    er_status st = run_on(&er_backend_vulkan, vk, &plain, NULL, NULL, &err);
+    ck_assert_msg(st == ER_OK, "vulkan: %s", err.msg);
+    ck_assert_int_eq(vk->stats.bands, 1);
+    set_band_rows(vk, fit, base->t.width);
+    st = run_on(&er_backend_vulkan, vk, &banded, NULL, NULL, &err);
+    ck_assert_msg(st == ER_OK, "vulkan banded: %s", err.msg);
+    const int h = base->t.height, own = fit - 6;
+    ck_assert_int_eq(vk->stats.bands, fit >= h ? 1 : (h + own - 1) / own);
+    fprintf(stderr, "vulkan %s in %d bands of %d rows\n", what, vk->stats.bands, fit);
+    assert_same_layers(&plain, &banded, 1, what);
+    ck_assert(memcmp(&plain.bud, &banded.bud, sizeof plain.bud) == 0);
+    assert_same_layers(&cpu, &banded, mei_exact(vk), what);
+    assert_budgets(&cpu.bud, &banded.bud, mei_exact(vk));
+    ck_assert_msg(max_diff(base->b, banded.b, (size_t)h * (size_t)base->t.width) > ERODED_MIN,
+                  "%s: nothing eroded", what);
+    er_vk_set_band_bytes(vk, 0);
+    case_free(&cpu);
+    case_free(&plain);
+    case_free(&banded);
+}
+
+/* Walls, sources, raindrops, open edges, thermal weathering, sub-steps,
+ * all four control maps, flow and wear; conservative transport. */
+START_TEST(test_mei_banded_matches_unbanded)
+{
+    const char *why;
+    er_vk_ctx *vk = open_or_null(&why);
+    ER_SKIP_IF(!vk, why);
+    mei_case base;
+    ctl_maps k;
+    synthetic_sized(&base, BAND_SIDE);
+    base.p.mei.steps = 30;
+    base.keep = 1;
+    maps_for(&k, &base, M_ALL, 0, 0, BAND_SIDE);
+    compare_banded(vk, &base, band_fit[_i], "banded, maps, flow and wear");
+    maps_free(&k);
+    case_free(&base);
+    close_checked(vk);
+}
+END_TEST
+
+/* Semi-Lagrangian transport (eq. 14) reads a row away too. */
+START_TEST(test_mei_banded_semi_lagrangian)
+{
+    const char *why;
+    er_vk_ctx *vk = open_or_null(&why);
+    ER_SKIP_IF(!vk, why);
+    mei_case base;
+    synthetic_sized(&base, BAND_SIDE);
+    base.p.mei.steps = 30;
+    base.p.mei.advection = ER_ADVECT_SEMI_LAGRANGIAN;
+    compare_banded(vk, &base, band_fit[_i], "banded, semi-Lagrangian");
+    case_free(&base);
+    close_checked(vk);
+}
+END_TEST
+
+/* A checkpoint taken in a banded run, resumed unbanded (and the other way
+ * round): the straight unbanded run's bits and budget. */
+START_TEST(test_mei_banded_checkpoint_resumes_unbanded)
+{
+    const char *why;
+    er_vk_ctx *vk = open_or_null(&why);
+    ER_SKIP_IF(!vk, why);
+    mei_case base, straight, first, resumed;
+    er_error err = {{0}};
+    synthetic_sized(&base, 64);
+    base.p.mei.steps = 30;
+    base.keep = 1;
+    case_copy(&straight, &base);
+    case_copy(&first, &base);
+    case_copy(&resumed, &base);
+    ck_assert_int_eq(run_on(&er_backend_vulkan, vk, &straight, NULL, NULL, &err), ER_OK);
+    kept_states k = {.keep_at = 13};
+    er_run_hooks h = {keep_state, &k, NULL, NULL};
+    set_band_rows(vk, _i ? 64 : 17, 64);
+    ck_assert_int_eq(run_on(&er_backend_vulkan, vk, &first, NULL, &h, &err), ER_OK);
+    ck_assert_int_eq(vk->stats.bands, _i ? 1 : 6);
+    ck_assert_int_eq(k.n, 1);
+    er_run_hooks r = {NULL, NULL, &k.st[0], NULL};
+    set_band_rows(vk, _i ? 13 : 64, 64);
+    er_status st = run_on(&er_backend_vulkan, vk, &resumed, NULL, &r, &err);
+    ck_assert_msg(st == ER_OK, "resume: %s", err.msg);
+    ck_assert_int_eq(vk->stats.bands, _i ? 10 : 1);
+    assert_same_layers(&straight, &resumed, 1, "resumed");
+    ck_assert_msg(memcmp(&straight.bud, &resumed.bud, sizeof straight.bud) == 0,
+                  "budget: eroded %.17g vs %.17g", straight.bud.eroded, resumed.bud.eroded);
+    er_vk_set_band_bytes(vk, 0);
+    kept_free(&k);
+    case_free(&straight);
+    case_free(&first);
+    case_free(&resumed);
+    case_free(&base);
+    close_checked(vk);
+}
+END_TEST
+#endif
+
 /* The DenormPreserve build of the Mei shaders (mei_common.glsl
  * ER_DENORM_PRESERVE), which only devices offering
  * shaderDenormPreserveFloat32 run, loads and gives the CPU's bytes.  Forced
@@ -1420,6 +1548,11 @@ Suite *vulkan_suite(void)
     tcase_add_loop_test(mei, test_mei_maps_match_cpu, 0, N_MAP_SETS);
     tcase_add_loop_test(mei, test_mei_maps_window_matches_cpu, 0, 2);
     tcase_add_test(mei, test_mei_maps_resume_matches_cpu);
+#ifdef ER_HAVE_VULKAN
+    tcase_add_loop_test(mei, test_mei_banded_matches_unbanded, 0, N_BAND_FIT);
+    tcase_add_loop_test(mei, test_mei_banded_semi_lagrangian, 0, N_BAND_FIT);
+    tcase_add_loop_test(mei, test_mei_banded_checkpoint_resumes_unbanded, 0, 2);
+#endif
     tcase_add_test(mei, test_mei_denorm_preserve_build);
     tcase_add_test(mei, test_validation_layer_silent);
     tcase_add_test(mei, test_validation_layer_counts);
