@@ -474,30 +474,38 @@ START_TEST(test_mei_repeatable)
 }
 END_TEST
 
-/* Maps beyond the device's limits are refused before any allocation, with
- * the limit named.  On lavapipe a 8192^2 float layer (256 MiB) exceeds
- * maxStorageBufferRange (128 MiB); on other devices the side is chosen so
- * one layer exceeds theirs. */
-START_TEST(test_mei_large_map_refused)
+/* A map whose layer exceeds one storage buffer passes the check (it runs
+ * in bands) when its buffers fit the device's memory; one beyond that
+ * memory is refused before any allocation, with the limit named.  Sizes
+ * only (NULL heights: no walls, no flow or wear, 60 bytes a cell and the
+ * halo rows); on lavapipe a 5793^2 layer exceeds its 128 MiB buffers and
+ * 6000^2 maps exceed its 2 GiB. */
+START_TEST(test_mei_large_map_banded_or_refused)
 {
     const char *why;
     er_vk_ctx *vk = open_or_null(&why);
     ER_SKIP_IF(!vk, why);
     const er_vk_device_info *d = er_vk_info(vk);
-    double side = ceil(sqrt((double)d->max_storage_buffer_range / 4.0)) + 1.0;
-    int w = side < 8192.0 ? 8192 : (int)side;
-    ER_SKIP_IF(side > 32768.0, "the device's storage buffers are larger than 4 GiB");
+    const double over = ceil(sqrt((double)d->max_storage_buffer_range / 4.0)) + 1.0;
+    const double heap = ceil(sqrt((double)d->device_local_bytes / 60.0)) + 1.0;
+    ER_SKIP_IF(heap > 32768.0, "the device's memory holds more cells than the shaders address");
     er_params p;
     er_params_default(&p);
-    er_terrain t = {w, w, NULL, NULL, 1.0, 1.0, NULL}; /* NULL heights: sizes only */
-    er_plan plan = {.p = p};                      /* the recipe part is all it reads */
+    er_plan plan = {.p = p}; /* the recipe part is all it reads */
     er_error err = {{0}};
+    int w = (int)over;
+    er_terrain t = {w, w, NULL, NULL, 1.0, 1.0, NULL};
+    if (over * over * 62.0 < (double)d->device_local_bytes)
+        ck_assert_msg(er_vk_mei_check(vk, &plan, &t, &err) == ER_OK, "%dx%d: %s", w, w, err.msg);
+    t.width = t.height = (int)heap;
     ck_assert_int_eq(er_vk_mei_check(vk, &plan, &t, &err), ER_ENOMEM);
-    ck_assert_msg(strstr(err.msg, "maxStorageBufferRange") && strstr(err.msg, "--backend cpu"),
+    ck_assert_msg(strstr(err.msg, "device memory") && strstr(err.msg, "--backend cpu"),
                   "%s", err.msg);
-    /* and a map that fits passes the same check */
+    /* a forced band size cuts a map that fits one buffer into bands alike */
     er_terrain small = {1024, 1024, NULL, NULL, 1.0, 1.0, NULL};
+    er_vk_set_band_bytes(vk, 1);
     ck_assert_msg(er_vk_mei_check(vk, &plan, &small, &err) == ER_OK, "%s", err.msg);
+    er_vk_set_band_bytes(vk, 0);
     close_checked(vk);
 }
 END_TEST
@@ -918,6 +926,35 @@ START_TEST(test_mei_fail_mid_submission)
     case_free(&cpu);
     case_free(&many);
     case_free(&one);
+    fail_case_free(&f);
+    close_checked(vk);
+}
+END_TEST
+
+/* The same failure in 10 bands of 6 or 7 rows (the failing cells on row
+ * 32, a band's first): the unbanded run's message, state after the
+ * failing step and budget. */
+START_TEST(test_mei_banded_fail_mid_submission)
+{
+    const char *why;
+    er_vk_ctx *vk = open_or_null(&why);
+    ER_SKIP_IF(!vk, why);
+    fail_case f;
+    mei_case plain, banded;
+    er_error ep = {{0}}, eb = {{0}};
+    fail_case_make(vk, &f);
+    case_copy(&plain, &f.c);
+    case_copy(&banded, &f.c);
+    ck_assert_int_eq(run_on(&er_backend_vulkan, vk, &plain, NULL, &f.resume, &ep), ER_ENUMERIC);
+    er_vk_set_band_bytes(vk, 13 * 64 * sizeof(float));
+    ck_assert_int_eq(run_on(&er_backend_vulkan, vk, &banded, NULL, &f.resume, &eb), ER_ENUMERIC);
+    ck_assert_int_eq(vk->stats.bands, 10);
+    er_vk_set_band_bytes(vk, 0);
+    ck_assert_str_eq(ep.msg, eb.msg);
+    assert_same_layers(&plain, &banded, 1, "banded failure");
+    ck_assert(memcmp(&plain.bud, &banded.bud, sizeof plain.bud) == 0);
+    case_free(&plain);
+    case_free(&banded);
     fail_case_free(&f);
     close_checked(vk);
 }
@@ -1534,7 +1571,7 @@ Suite *vulkan_suite(void)
     tcase_add_test(mei, test_mei_dem_matches_cpu);
     tcase_add_test(mei, test_mei_synthetic_matches_cpu);
     tcase_add_test(mei, test_mei_repeatable);
-    tcase_add_test(mei, test_mei_large_map_refused);
+    tcase_add_test(mei, test_mei_large_map_banded_or_refused);
     tcase_add_test(mei, test_mei_semi_lagrangian_matches_cpu);
     tcase_add_test(mei, test_mei_cfl_error_same_message);
     tcase_add_test(mei, test_mei_progress_cancel);
@@ -1549,9 +1586,6 @@ Suite *vulkan_suite(void)
     tcase_add_loop_test(mei, test_mei_maps_window_matches_cpu, 0, 2);
     tcase_add_test(mei, test_mei_maps_resume_matches_cpu);
 #ifdef ER_HAVE_VULKAN
-    tcase_add_loop_test(mei, test_mei_banded_matches_unbanded, 0, N_BAND_FIT);
-    tcase_add_loop_test(mei, test_mei_banded_semi_lagrangian, 0, N_BAND_FIT);
-    tcase_add_loop_test(mei, test_mei_banded_checkpoint_resumes_unbanded, 0, 2);
 #endif
     tcase_add_test(mei, test_mei_denorm_preserve_build);
     tcase_add_test(mei, test_validation_layer_silent);
@@ -1559,5 +1593,15 @@ Suite *vulkan_suite(void)
     tcase_add_loop_test(mei, test_mei_tiny_maps_match_cpu, 0, N_TINY);
     tcase_add_loop_test(mei, test_droplet_tiny_maps_run, 0, N_TINY);
     suite_add_tcase(s, mei);
+#ifdef ER_HAVE_VULKAN
+    /* CK_RUN_CASE=band: Mei in row bands (ERODE_VK_BAND_BYTES's path) */
+    TCase *band = tcase_create("band");
+    tcase_set_timeout(band, 300);
+    tcase_add_loop_test(band, test_mei_banded_matches_unbanded, 0, N_BAND_FIT);
+    tcase_add_loop_test(band, test_mei_banded_semi_lagrangian, 0, N_BAND_FIT);
+    tcase_add_loop_test(band, test_mei_banded_checkpoint_resumes_unbanded, 0, 2);
+    tcase_add_test(band, test_mei_banded_fail_mid_submission);
+    suite_add_tcase(s, band);
+#endif
     return s;
 }
