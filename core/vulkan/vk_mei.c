@@ -46,6 +46,10 @@
  * the read-back state; windows (tile sets) draw raindrops over the world
  * and open the window's inner edges as the CPU does (er_mei_make_coef).
  *
+ * A map whose layer exceeds one storage buffer (or the cap
+ * er_vk_set_band_bytes sets) runs in row bands with halo rows, with the
+ * bits of one band (mei_band below).
+ *
  * The control maps (core/controls.h) are buffers of their own, one unread
  * word for a map not given, whose neutral value the shaders put in its
  * place (a product with 1: the bits of a run without maps); the sources
