@@ -347,7 +347,7 @@ static void buffer_sizes(const er_terrain *t, const mei_band *bd, int k, size_t 
 }
 
 /* Bytes one layer buffer may hold: the device's limits, and with `forced`
- * the limit the caller set (er_vk_options band_bytes) where smaller. */
+ * the cap er_vk_set_band_bytes set, where smaller. */
 static VkDeviceSize band_limit(const er_vk_ctx *vk, int forced)
 {
     VkDeviceSize l = vk->info.max_storage_buffer_range;
