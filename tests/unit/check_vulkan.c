@@ -1265,7 +1265,7 @@ START_TEST(test_mei_banded_matches_unbanded)
     mei_case base;
     ctl_maps k;
     synthetic_sized(&base, BAND_SIDE);
-    base.p.mei.steps = 30;
+    base.p.mei.steps = 20;
     base.keep = 1;
     maps_for(&k, &base, M_ALL, 0, 0, BAND_SIDE);
     compare_banded(vk, &base, band_fit[_i], "banded, maps, flow and wear");
@@ -1283,7 +1283,7 @@ START_TEST(test_mei_banded_semi_lagrangian)
     ER_SKIP_IF(!vk, why);
     mei_case base;
     synthetic_sized(&base, BAND_SIDE);
-    base.p.mei.steps = 30;
+    base.p.mei.steps = 20;
     base.p.mei.advection = ER_ADVECT_SEMI_LAGRANGIAN;
     compare_banded(vk, &base, band_fit[_i], "banded, semi-Lagrangian");
     case_free(&base);
