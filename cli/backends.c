@@ -3,12 +3,23 @@
 #include "job.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "../io/atomic.h"
+#include "../io/text.h"
 #include "paths.h"
 #include "run.h"
+
+/* The pipeline cache file (core/vulkan/vk_cache.c makes its bytes). */
+#define CACHE_NAME "vulkan-pipelines.bin"
+#define CACHE_DIR "erode"
+/* A pipeline cache larger than this is not one of ours: not read. */
+#define CACHE_MAX ((off_t)256 << 20)
 
 /* The backend for this input: Vulkan when it is open and can run the
  * plan; with --backend auto what it cannot run goes to the CPU path, with
@@ -112,11 +123,130 @@ static int band_bytes(uint64_t *out)
     return 0;
 }
 
+/* Where the pipeline cache lives: ERODE_VK_PIPELINE_CACHE (a file; "off"
+ * or empty: none), else $XDG_CACHE_HOME/erode/ (an absolute path, as the
+ * XDG base directory spec requires), else ~/.cache/erode/.  1 and path
+ * when there is one; *own_dir: the directories are ours to create. */
+static int cache_path(char *path, size_t n, int *own_dir)
+{
+    const char *env = getenv("ERODE_VK_PIPELINE_CACHE");
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    int len;
+    *own_dir = 0;
+    if (env)
+        len = strcmp(env, "off") == 0 || !*env ? -1 : snprintf(path, n, "%s", env);
+    else if ((*own_dir = 1) && xdg && xdg[0] == '/')
+        len = snprintf(path, n, "%s/" CACHE_DIR "/" CACHE_NAME, xdg);
+    else if (home && home[0] == '/')
+        len = snprintf(path, n, "%s/.cache/" CACHE_DIR "/" CACHE_NAME, home);
+    else
+        len = -1;
+    return len > 0 && (size_t)len < n;
+}
+
+/* The cache file's bytes (malloc'd) when it is a regular file of a sane
+ * size, else NULL: a missing or unreadable cache is a cold one. */
+static void *cache_read(const char *path, size_t *size)
+{
+    struct stat sb;
+    void *data = NULL;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a FIFO must not block */
+    if (fd < 0)
+        return NULL;
+    FILE *f = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size <= CACHE_MAX
+                  ? fdopen(fd, "rb") : NULL;
+    if (!f) {
+        close(fd);
+        return NULL;
+    }
+    data = er_read_all(f, size);
+    if (data && ferror(f)) {
+        free(data);
+        data = NULL;
+    }
+    fclose(f);
+    return data;
+}
+
+/* 1 when path may be replaced: nothing there, or a regular file that is
+ * (the start of) one of our caches, damaged or not; never someone else's
+ * file that a mistyped ERODE_VK_PIPELINE_CACHE points at. */
+static int cache_ours(const char *path)
+{
+    struct stat sb;
+    unsigned char head[8];
+    if (lstat(path, &sb) != 0)
+        return errno == ENOENT;
+    int fd = S_ISREG(sb.st_mode) ? open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, head, sizeof head);
+    close(fd);
+    return n >= 0 && memcmp(head, ER_VK_CACHE_MAGIC, (size_t)n) == 0;
+}
+
+/* Makes the parent directory of path and its parent (~/.cache/erode). */
+static void cache_mkdirs(const char *path)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    for (int up = 0; up < 2; up++) {
+        char *slash = strrchr(dir, '/');
+        if (!slash || slash == dir)
+            return;
+        *slash = '\0';
+    }
+    mkdir(dir, 0700);
+    dir[strlen(dir)] = '/';
+    mkdir(dir, 0700);
+}
+
+/* Saves the context's pipeline cache when it changed; any failure leaves
+ * the old file (or none) and says nothing: the next run is merely cold. */
+static void cache_write(er_vk_ctx *vk)
+{
+    char path[PATH_MAX];
+    int own_dir;
+    void *data = NULL;
+    size_t size = 0;
+    er_error e = {{0}};
+    er_atomic a;
+    if (!cache_path(path, sizeof path, &own_dir) ||
+        er_vk_cache_save(vk, &data, &size, &e) != ER_OK || !data)
+        return;
+    if (own_dir)
+        cache_mkdirs(path);
+    if (cache_ours(path) && er_atomic_open(&a, path, &e) == ER_OK) {
+        size_t done = 0;
+        ssize_t w = 1;
+        while (done < size && (w = write(a.fd, (char *)data + done, size - done)) > 0)
+            done += (size_t)w;
+        if (done == size)
+            er_atomic_commit(&a, &e);
+        else
+            er_atomic_abort(&a);
+    }
+    free(data);
+}
+
+/* Opens device o with the pipeline cache of the last run, if any. */
+static er_status open_cached(const er_vk_options *o, er_vk_ctx **vk, er_error *err)
+{
+    char path[PATH_MAX];
+    int own_dir;
+    size_t size = 0;
+    void *data = cache_path(path, sizeof path, &own_dir) ? cache_read(path, &size) : NULL;
+    er_status st = er_vk_open_cached(o, data, size, vk, err);
+    free(data);
+    return st;
+}
+
 /* Opens the Vulkan backend for --backend vulkan|auto.  auto takes the
  * device given by --device, else the first that is not a CPU
  * implementation (a software rasteriser such as lavapipe is slower than
  * the CPU path), and otherwise quietly runs on the CPU.  ERODE_VK_VALIDATION=1
- * turns on the Khronos validation layer. */
+ * turns on the Khronos validation layer.  The pipeline cache file
+ * (cache_path) is read here and written back by er_backend_close. */
 int er_backend_open(const er_settings *s, er_vk_ctx **vk)
 {
     er_error err = {{0}};
@@ -140,13 +270,13 @@ int er_backend_open(const er_settings *s, er_vk_ctx **vk)
             if (o.device < 0)
                 return 0;
         }
-        if (er_vk_open(&o, vk, &err) != ER_OK)
+        if (open_cached(&o, vk, &err) != ER_OK)
             *vk = NULL;
         else
             er_vk_set_band_bytes(*vk, band);
         return 0;
     }
-    if (er_vk_open(&o, vk, &err) != ER_OK) {
+    if (open_cached(&o, vk, &err) != ER_OK) {
         er_msg_error("--backend vulkan: %s", err.msg);
         return EXIT_USAGE;
     }
@@ -159,6 +289,7 @@ int er_backend_close(er_vk_ctx *vk, int status)
 {
     char first[ER_ERROR_MAX];
     uint64_t n = er_vk_messages(vk, first, sizeof first);
+    cache_write(vk);
     er_vk_close(vk);
     if (n == 0)
         return status;

@@ -110,8 +110,32 @@ er_status er_vk_list_devices(er_vk_device_info *out, int max, int *count, er_err
  */
 er_status er_vk_open(const er_vk_options *o, er_vk_ctx **out, er_error *err);
 
+/* er_vk_open with a pipeline cache: size bytes at cache as
+ * er_vk_cache_save handed them out earlier (NULL, 0: none), read during
+ * the call only.  Bytes from another device or driver, damaged or cut
+ * short are ignored (a cold cache), never an error. */
+er_status er_vk_open_cached(const er_vk_options *o, const void *cache, size_t size,
+                            er_vk_ctx **out, er_error *err);
+
 /* Releases a context (NULL is fine).  Waits for the device to be idle. */
 void er_vk_close(er_vk_ctx *vk);
+
+/* The first 8 bytes of every pipeline cache er_vk_cache_save hands out:
+ * lets a caller tell its own cache file (damaged or not) from another. */
+#define ER_VK_CACHE_MAGIC "ERVKPC\0\1"
+
+/* 1 when er_vk_open_cached accepted its cache (a warm one), else 0. */
+int er_vk_cache_warm(const er_vk_ctx *vk);
+
+/*
+ * The pipeline cache to keep for the next er_vk_open_cached: *data (malloc'd, the
+ * caller frees) and *size, or NULL and 0 when nothing changed since it was
+ * loaded (no pipeline created, or all of them found in the cache).  The
+ * bytes carry the device's vendor, device, driver version and cache UUID
+ * and a checksum.  Call it after the runs, before er_vk_close.  Failures
+ * (ER_ENOMEM, ER_EIO) only mean nothing is saved.
+ */
+er_status er_vk_cache_save(er_vk_ctx *vk, void **data, size_t *size, er_error *err);
 
 /* The opened device's description; valid until er_vk_close. */
 const er_vk_device_info *er_vk_info(const er_vk_ctx *vk);

@@ -10,6 +10,10 @@
  *       bands=... open_s=... pipelines_s=... upload_s=... readback_s=... run_s=...
  *       inv_flux=... (one inv_NAME per kernel)
  *   bench=mei_vulkan size=8192 device="..." status=refused reason="..."
+ *   bench=vulkan_fixed size=4096 cold_pipelines_s=... cold_cache_used=0 cold_s=...
+ *       warm_pipelines_s=... warm_cache_used=1 warm_s=... zero_step_pipelines_s=...
+ *       zero_step_cache_used=1 zero_step_s=... zero_step_open_s=... zero_step_upload_s=...
+ *       zero_step_readback_s=... cache_bytes=...
  *
  * Each path runs N1 and N2 steps (steps=N1,N2) and a figure per step is
  * (time of N2 steps - time of N1 steps) / (N2 - N1), by the wall clock of
@@ -27,6 +31,16 @@
  * invocations (workgroups x local size), for the kernels the run uses.  speedup = cpu / vk ms per step.
  * The recipe is the default one on a rough 30 m landscape.  Without Vulkan
  * or a device it prints one line with status=unavailable.
+ *
+ * The vulkan_fixed line is the fixed cost (issue #14) at 4096^2 (1024^2
+ * with --quick), each figure from er_vk_open to er_vk_close: a 1-step Mei
+ * run with an empty pipeline cache (cold: its kernels compiled, as they
+ * are at their first dispatch), the same with the cache the cold run
+ * saved (warm), then a 0-step run (zero_step: nothing compiled), with
+ * XDG_CACHE_HOME pointed at an empty temporary directory so that a
+ * driver's own disk cache there (Mesa's) starts cold too.  PREFIX_s is the
+ * wall time of open, run and close; no file is read or written, and
+ * XDG_CACHE_HOME is restored afterwards.
  *
  * --maps runs every run with all four control maps (core/controls.h:
  * random hardness, rain and mask, a sources raster on one cell in 64), to
@@ -253,6 +267,83 @@ static void bench_size(er_vk_ctx *vk, const char *dev, int n, int quick, int map
     free(mp);
 }
 
+#ifdef ER_HAVE_VULKAN
+/* One open-run-close of a `steps`-step run at n^2 with the cache bytes
+ * *cache (replaced by what the run saved); prints PREFIX_*_s figures, all
+ * of them when `all`, else the pipelines' and the whole wall time. */
+static int fixed_once(int device, int n, int steps, const float *z, const char *prefix, int all,
+                      void **cache, size_t *cache_size)
+{
+    er_vk_options o = { device, 0 };
+    er_vk_ctx *vk = NULL;
+    er_error err = { { 0 } };
+    er_status st;
+    double t0 = now();
+    if (er_vk_open_cached(&o, *cache, *cache_size, &vk, &err) != ER_OK)
+        return 0;
+    double open_s = now() - t0;
+    int warm = er_vk_cache_warm(vk);
+    run(vk, z, n, steps, NULL, &err, &st);
+    void *saved = NULL;
+    size_t saved_size = 0;
+    if (!st && er_vk_cache_save(vk, &saved, &saved_size, &err) == ER_OK && saved) {
+        free(*cache);
+        *cache = saved;
+        *cache_size = saved_size;
+    }
+    er_vk_stats v = vk->stats;
+    er_vk_close(vk);
+    if (st)
+        return 0;
+    printf(" %s_pipelines_s=%.3f %s_cache_used=%d %s_s=%.3f", prefix, v.pipeline_s, prefix, warm,
+           prefix, now() - t0);
+    if (all)
+        printf(" %s_open_s=%.3f %s_upload_s=%.3f %s_readback_s=%.3f", prefix, open_s, prefix,
+               v.upload_s, prefix, v.readback_s);
+    return 1;
+}
+
+/* The vulkan_fixed line: one step cold, one step warm, 0 steps warm. */
+static void bench_fixed(int device, int n)
+{
+    char dir[] = "/tmp/bench-vk-cache-XXXXXX";
+    float *z = malloc((size_t)n * (size_t)n * sizeof(float));
+    void *cache = NULL;
+    size_t cache_size = 0;
+    if (!z || !mkdtemp(dir)) {
+        free(z);
+        return;
+    }
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    char *old = xdg ? strdup(xdg) : NULL;
+    setenv("XDG_CACHE_HOME", dir, 1);
+    make_terrain(z, n);
+    printf("bench=vulkan_fixed size=%d", n);
+    if (fixed_once(device, n, 1, z, "cold", 0, &cache, &cache_size) &&
+        fixed_once(device, n, 1, z, "warm", 0, &cache, &cache_size))
+        fixed_once(device, n, 0, z, "zero_step", 1, &cache, &cache_size);
+    printf(" cache_bytes=%zu\n", cache_size);
+    fflush(stdout);
+    if (old)
+        setenv("XDG_CACHE_HOME", old, 1);
+    else
+        unsetenv("XDG_CACHE_HOME");
+    free(old);
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "bench_vulkan: could not remove %s\n", dir);
+    free(cache);
+    free(z);
+}
+#else
+static void bench_fixed(int device, int n)
+{
+    (void)device;
+    (void)n;
+}
+#endif
+
 int main(int argc, char **argv)
 {
     int quick = 0, maps = 0, device = 0, steps[2], *steps_set = NULL;
@@ -272,6 +363,13 @@ int main(int argc, char **argv)
     er_vk_ctx *vk = NULL;
     er_error err = { { 0 } };
     double t0 = now();
+    if (er_vk_open(&o, &vk, &err) != ER_OK) {
+        printf("bench=mei_vulkan status=unavailable reason=\"%s\"\n", err.msg);
+        return 0;
+    }
+    er_vk_close(vk);
+    bench_fixed(device, quick ? 1024 : 4096);
+    t0 = now();
     if (er_vk_open(&o, &vk, &err) != ER_OK) {
         printf("bench=mei_vulkan status=unavailable reason=\"%s\"\n", err.msg);
         return 0;

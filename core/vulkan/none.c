@@ -44,6 +44,14 @@ er_status er_vk_open(const er_vk_options *o, er_vk_ctx **out, er_error *err)
     return er_fail(err, ER_EUNSUPPORTED, ER_VK_NOT_BUILT);
 }
 
+er_status er_vk_open_cached(const er_vk_options *o, const void *cache, size_t size,
+                            er_vk_ctx **out, er_error *err)
+{
+    (void)cache;
+    (void)size;
+    return er_vk_open(o, out, err);
+}
+
 void er_vk_close(er_vk_ctx *vk)
 {
     (void)vk;
@@ -53,6 +61,21 @@ void er_vk_set_band_bytes(er_vk_ctx *vk, uint64_t bytes)
 {
     (void)vk;
     (void)bytes;
+}
+
+int er_vk_cache_warm(const er_vk_ctx *vk)
+{
+    (void)vk;
+    return 0;
+}
+
+er_status er_vk_cache_save(er_vk_ctx *vk, void **data, size_t *size, er_error *err)
+{
+    (void)vk;
+    (void)err;
+    *data = NULL;
+    *size = 0;
+    return ER_OK;
 }
 
 const er_vk_device_info *er_vk_info(const er_vk_ctx *vk)

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define VALIDATION_LAYER "VK_LAYER_KHRONOS_validation"
 #define STR_(x) #x
@@ -374,6 +375,12 @@ static er_status make_timestamps(er_vk_ctx *vk, er_error *err)
 
 er_status er_vk_open(const er_vk_options *o, er_vk_ctx **out, er_error *err)
 {
+    return er_vk_open_cached(o, NULL, 0, out, err);
+}
+
+er_status er_vk_open_cached(const er_vk_options *o, const void *cache, size_t size,
+                            er_vk_ctx **out, er_error *err)
+{
     VkPhysicalDevice *pd = NULL;
     uint32_t n = 0;
     VkResult r;
@@ -489,7 +496,8 @@ er_status er_vk_open(const er_vk_options *o, er_vk_ctx **out, er_error *err)
     }
     if (gate)
         load_gate(vk);
-    if ((st = make_timestamps(vk, err)))
+    if ((st = make_timestamps(vk, err)) ||
+        (st = er_vk_cache_open(vk, cache, size, err)))
         goto fail;
     vkGetDeviceQueue(vk->dev, fam, 0, &vk->queue);
     VkCommandPoolCreateInfo pci = {
@@ -535,6 +543,8 @@ void er_vk_close(er_vk_ctx *vk)
             vkDestroyFence(vk->dev, vk->fence, NULL);
         if (vk->ts_pool)
             vkDestroyQueryPool(vk->dev, vk->ts_pool, NULL);
+        if (vk->pcache)
+            vkDestroyPipelineCache(vk->dev, vk->pcache, NULL);
         if (vk->pool)
             vkDestroyCommandPool(vk->dev, vk->pool, NULL);
         vkDestroyDevice(vk->dev, NULL);
@@ -687,7 +697,6 @@ er_status er_vk_pipeline_new(er_vk_ctx *vk, const uint32_t *spv, size_t spv_byte
                              er_vk_pipeline *pl, er_error *err)
 {
     VkResult r;
-    VkShaderModule mod = VK_NULL_HANDLE;
     er_status st = ER_OK;
     memset(pl, 0, sizeof *pl);
     pl->n_sets = n_sets;
@@ -729,30 +738,13 @@ er_status er_vk_pipeline_new(er_vk_ctx *vk, const uint32_t *spv, size_t spv_byte
         st = er_vk_fail(vk, r, "cannot create a pipeline layout", err);
         goto done;
     }
-    VkShaderModuleCreateInfo sci = {
-        .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-        .codeSize = spv_bytes,
-        .pCode = spv,
-    };
-    if ((r = vkCreateShaderModule(vk->dev, &sci, NULL, &mod)) != VK_SUCCESS) {
-        st = er_vk_fail(vk, r, "cannot load a shader", err);
+    pl->compiled = calloc(1, sizeof *pl->compiled);
+    if (!pl->compiled) {
+        st = er_fail(err, ER_ENOMEM, "vulkan: out of memory");
         goto done;
     }
-    VkComputePipelineCreateInfo pci = {
-        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-        .stage = {
-            .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-            .stage = VK_SHADER_STAGE_COMPUTE_BIT,
-            .module = mod,
-            .pName = "main",
-        },
-        .layout = pl->layout,
-    };
-    if ((r = vkCreateComputePipelines(vk->dev, VK_NULL_HANDLE, 1, &pci, NULL, &pl->pipe)) !=
-        VK_SUCCESS) {
-        st = er_vk_fail(vk, r, "cannot create a compute pipeline", err);
-        goto done;
-    }
+    pl->compiled->spv = spv;
+    pl->compiled->spv_bytes = spv_bytes;
     if (n_sets > 0 && n_buffers > 0) {
         VkDescriptorPoolSize ps = {
             .type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = n_buffers * n_sets,
@@ -781,8 +773,6 @@ er_status er_vk_pipeline_new(er_vk_ctx *vk, const uint32_t *spv, size_t spv_byte
         }
     }
 done:
-    if (mod)
-        vkDestroyShaderModule(vk->dev, mod, NULL);
     free(bind);
     free(layouts);
     if (st)
@@ -794,8 +784,9 @@ void er_vk_pipeline_free(er_vk_ctx *vk, er_vk_pipeline *pl)
 {
     if (!vk || !vk->dev || !pl)
         return;
-    if (pl->pipe)
-        vkDestroyPipeline(vk->dev, pl->pipe, NULL);
+    if (pl->compiled && pl->compiled->pipe)
+        vkDestroyPipeline(vk->dev, pl->compiled->pipe, NULL);
+    free(pl->compiled);
     if (pl->pool)
         vkDestroyDescriptorPool(vk->dev, pl->pool, NULL);
     if (pl->layout)
@@ -840,10 +831,58 @@ er_status er_vk_cmd_begin(er_vk_ctx *vk, er_error *err)
     return ER_OK;
 }
 
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Compiles pl at its first dispatch (creating a pipeline while a command
+ * buffer records is allowed); the time counts as the run's pipeline_s. */
+static VkResult compile(er_vk_ctx *vk, const er_vk_pipeline *pl)
+{
+    er_vk_compiled *c = pl->compiled;
+    VkShaderModule mod = VK_NULL_HANDLE;
+    const double t0 = seconds_now();
+    VkShaderModuleCreateInfo sci = {
+        .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+        .codeSize = c->spv_bytes,
+        .pCode = c->spv,
+    };
+    VkResult r = vkCreateShaderModule(vk->dev, &sci, NULL, &mod);
+    if (r != VK_SUCCESS)
+        return r;
+    VkComputePipelineCreateInfo pci = {
+        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .stage = {
+            .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+            .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+            .module = mod,
+            .pName = "main",
+        },
+        .layout = pl->layout,
+    };
+    r = vkCreateComputePipelines(vk->dev, vk->pcache, 1, &pci, NULL, &c->pipe);
+    vkDestroyShaderModule(vk->dev, mod, NULL);
+    if (r == VK_SUCCESS)
+        vk->pipelines_made++;
+    else
+        c->pipe = VK_NULL_HANDLE;
+    vk->stats.pipeline_s += seconds_now() - t0;
+    return r;
+}
+
 void er_vk_cmd_dispatch(er_vk_ctx *vk, const er_vk_pipeline *pl, uint32_t set,
                         const void *push, uint32_t groups_x, uint32_t groups_y)
 {
-    vkCmdBindPipeline(vk->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pl->pipe);
+    VkResult r;
+    if (!pl->compiled->pipe && (r = compile(vk, pl)) != VK_SUCCESS) {
+        if (vk->compile_failed == VK_SUCCESS)
+            vk->compile_failed = r;
+        return;
+    }
+    vkCmdBindPipeline(vk->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pl->compiled->pipe);
     if (pl->n_buffers)
         vkCmdBindDescriptorSets(vk->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pl->layout, 0, 1,
                                 &pl->sets[set], 0, NULL);
@@ -969,7 +1008,12 @@ double er_vk_timestamp_seconds(er_vk_ctx *vk)
 
 er_status er_vk_cmd_submit(er_vk_ctx *vk, er_error *err)
 {
-    VkResult r = vkEndCommandBuffer(vk->cmd);
+    VkResult r = vk->compile_failed;
+    if (r != VK_SUCCESS) { /* the buffer is reset by the next er_vk_cmd_begin */
+        vk->compile_failed = VK_SUCCESS;
+        return er_vk_fail(vk, r, "cannot create a compute pipeline", err);
+    }
+    r = vkEndCommandBuffer(vk->cmd);
     if (r != VK_SUCCESS)
         return er_vk_fail(vk, r, "cannot end the command buffer", err);
     VkSubmitInfo si = {

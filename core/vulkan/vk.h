@@ -85,6 +85,13 @@ struct er_vk_ctx {
     VkQueryPool ts_pool;                /* 2 timestamps; VK_NULL_HANDLE: none */
     uint32_t ts_bits;                   /* timestampValidBits of the queue family */
     er_vk_stats stats;                  /* of the last model run */
+    VkPipelineCache pcache;             /* every pipeline goes through it (vk_cache.c) */
+    int cache_warm;                     /* pcache began with er_vk_open_cached's bytes */
+    uint64_t cache_in_hash;             /* of the bytes loaded (0, 0: cold), so an */
+    size_t cache_in_size;               /* unchanged cache is not written again */
+    int64_t pipelines_made;             /* since er_vk_open */
+    VkResult compile_failed;            /* a first dispatch's pipeline creation
+                                         * failed: er_vk_cmd_submit reports it */
     int validation;
     uint64_t band_bytes;                /* er_vk_set_band_bytes (Mei) */
     int device_lost;                    /* set once VK_ERROR_DEVICE_LOST was seen */
@@ -115,10 +122,19 @@ typedef struct er_vk_buffer {
 
 /* A compute pipeline whose storage buffers are bindings 0..n_buffers-1 of
  * set 0, with n_sets descriptor sets to choose from at dispatch time. */
+/* The compiled part of a pipeline, made at its first dispatch (a kernel a
+ * run never dispatches is never compiled: issue #14, small fixed cost);
+ * behind a pointer so that er_vk_cmd_dispatch's const pipeline can fill it. */
+typedef struct er_vk_compiled {
+    VkPipeline pipe;         /* VK_NULL_HANDLE until the first dispatch */
+    const uint32_t *spv;     /* the SPIR-V, static: kept by pointer */
+    size_t spv_bytes;
+} er_vk_compiled;
+
 typedef struct er_vk_pipeline {
     VkDescriptorSetLayout dsl;
     VkPipelineLayout layout;
-    VkPipeline pipe;
+    er_vk_compiled *compiled;
     VkDescriptorPool pool;
     VkDescriptorSet *sets;
     uint32_t n_sets, n_buffers, push_bytes;
@@ -128,6 +144,11 @@ typedef struct er_vk_pipeline {
  * that matches r (ER_ENOMEM, ER_EIO for device lost, ER_EIO otherwise);
  * marks vk->device_lost.  For use right after a failing Vulkan call. */
 er_status er_vk_fail(er_vk_ctx *vk, VkResult r, const char *what, er_error *err);
+
+/* Creates vk->pcache from size bytes of data (er_vk_open_cached) when
+ * they were made for this device and driver and are intact, else empty;
+ * sets vk->cache_warm.  Fails only when Vulkan cannot make an empty one. */
+er_status er_vk_cache_open(er_vk_ctx *vk, const void *data, size_t size, er_error *err);
 
 /* A VkResult's name ("VK_ERROR_DEVICE_LOST"). */
 const char *er_vk_result_name(VkResult r);
@@ -149,9 +170,11 @@ er_status er_vk_buffer_new(er_vk_ctx *vk, VkDeviceSize bytes, er_vk_mem kind,
                            er_vk_buffer *b, const char *what, er_error *err);
 void er_vk_buffer_free(er_vk_ctx *vk, er_vk_buffer *b);
 
-/* Builds a compute pipeline from SPIR-V (entry point "main").  spv_bytes
- * is sizeof the er_spv_ array.  Free with er_vk_pipeline_free (a zeroed
- * struct is safe to free). */
+/* Builds a compute pipeline from SPIR-V (entry point "main"): layouts and
+ * descriptor sets now, the compiled pipeline (through vk->pcache) at its
+ * first er_vk_cmd_dispatch, whose failure er_vk_cmd_submit reports.
+ * spv must stay valid (an er_spv_ array); spv_bytes is its sizeof.  Free
+ * with er_vk_pipeline_free (a zeroed struct is safe to free). */
 er_status er_vk_pipeline_new(er_vk_ctx *vk, const uint32_t *spv, size_t spv_bytes,
                              uint32_t n_buffers, uint32_t push_bytes, uint32_t n_sets,
                              er_vk_pipeline *pl, er_error *err);

@@ -215,3 +215,96 @@ else
     done
     t_ok
 fi
+
+# The pipeline cache file (issue #14): where it lands, that a warm cache
+# changes no byte, and that a bad cache or directory never fails a run.
+pc=$T/pc
+# (Mesa's own shader cache, also under XDG_CACHE_HOME, is kept out of it)
+pc_run() { # pc_run NAME [VAR=VALUE...]: a 5-step Mei run into $pc/NAME, HOME unused
+    name=$1; shift
+    mkdir -p "$pc/$name"
+    t_exit 0 env HOME="$pc/home" XDG_CACHE_HOME="$pc/xdg" MESA_SHADER_CACHE_DISABLE=true "$@" \
+        "$ERODE" -q --backend vulkan \
+        -s mei.steps=5 -o "$pc/$name" "$dem"
+    [ -s "$T/stderr" ] && t_fail "$name: said $(head -c 200 "$T/stderr")"
+}
+pc_same() { # the layers of run $1 equal those of run cold
+    for l in height water sediment; do
+        cmp -s "$pc/cold/olinda_dem_f32_utm25s.$l.tif" "$pc/$1/olinda_dem_f32_utm25s.$l.tif" ||
+            t_fail "$1: $l differs from the cold-cache run"
+    done
+}
+cache=$pc/xdg/erode/vulkan-pipelines.bin
+magic() { [ "$(head -c 6 "$1" 2>/dev/null)" = ERVKPC ]; }
+
+t_case "pipeline cache: made under XDG_CACHE_HOME only; a warm run gives the same bytes"
+if [ "$has_dev" -eq 0 ]; then
+    t_skip "$nodev"
+else
+    mkdir -p "$pc/home"
+    pc_run cold
+    magic "$cache" || t_fail "no cache at $cache"
+    cp "$cache" "$pc/good.bin" 2>/dev/null
+    pc_run warm
+    pc_same warm
+    cmp -s "$cache" "$pc/good.bin" || t_fail "a warm run rewrote the cache"
+    [ "$(find "$pc/xdg" -type f | wc -l)" -eq 1 ] || t_fail "more than the cache: $(find "$pc/xdg" -type f)"
+    [ -z "$(ls -A "$pc/home")" ] || t_fail "something landed in HOME: $(ls -A "$pc/home")"
+    t_ok
+fi
+
+t_case "pipeline cache: ~/.cache/erode without XDG_CACHE_HOME, a path, or off"
+if [ "$has_dev" -eq 0 ]; then
+    t_skip "$nodev"
+else
+    mkdir -p "$pc/h2" "$pc/h3"
+    t_exit 0 env -u XDG_CACHE_HOME HOME="$pc/h2" MESA_SHADER_CACHE_DISABLE=true "$ERODE" -q --backend vulkan -s mei.steps=1 -o "$pc/h2" "$dem"
+    magic "$pc/h2/.cache/erode/vulkan-pipelines.bin" || t_fail "no cache under HOME/.cache/erode"
+    pc_run path ERODE_VK_PIPELINE_CACHE="$pc/h3/mine.bin"
+    magic "$pc/h3/mine.bin" || t_fail "ERODE_VK_PIPELINE_CACHE=path: no cache there"
+    rm -rf "$pc/xdg"
+    pc_run off ERODE_VK_PIPELINE_CACHE=off
+    [ ! -e "$pc/xdg" ] || t_fail "ERODE_VK_PIPELINE_CACHE=off wrote $(find "$pc/xdg")"
+    pc_same path
+    pc_same off
+    t_ok
+fi
+
+t_case "pipeline cache: a damaged, cut or foreign cache is ignored and replaced"
+if [ "$has_dev" -eq 0 ] || [ ! -s "$pc/good.bin" ]; then
+    t_skip "$nodev, or no cache from the first case"
+else
+    # byte 13 is in the vendor ID of our header (another device's cache)
+    for bad in flip cut empty foreign; do
+        mkdir -p "$pc/xdg/erode"
+        case $bad in
+        flip) { head -c 60 "$pc/good.bin"; printf 'XXXX'; tail -c +65 "$pc/good.bin"; } > "$cache" ;;
+        cut) head -c 30 "$pc/good.bin" > "$cache" ;;
+        empty) : > "$cache" ;;
+        foreign) { head -c 12 "$pc/good.bin"; printf '\377'; tail -c +14 "$pc/good.bin"; } > "$cache" ;;
+        esac
+        pc_run "$bad"
+        pc_same "$bad"
+        cmp -s "$cache" "$pc/good.bin" || t_fail "$bad: the cache was not replaced"
+    done
+    t_ok
+fi
+
+t_case "pipeline cache: an unwritable place or someone else's file never fails the run"
+if [ "$has_dev" -eq 0 ]; then
+    t_skip "$nodev"
+else
+    printf 'not a cache\n' > "$pc/precious"
+    pc_run other ERODE_VK_PIPELINE_CACHE="$pc/precious"
+    [ "$(cat "$pc/precious")" = "not a cache" ] || t_fail "someone else's file was replaced"
+    pc_run nodir ERODE_VK_PIPELINE_CACHE="$pc/missing/dir/c.bin"
+    [ ! -e "$pc/missing" ] || t_fail "made directories for an ERODE_VK_PIPELINE_CACHE path"
+    pc_run notdir XDG_CACHE_HOME="$pc/precious/sub"
+    mkdir -p "$pc/ro/erode"
+    chmod 555 "$pc/ro/erode"
+    pc_run readonly XDG_CACHE_HOME="$pc/ro"
+    chmod 755 "$pc/ro/erode"
+    for r in other nodir notdir readonly; do pc_same "$r"; done
+    [ -z "$(find "$pc" -name '.*tmp-*')" ] || t_fail "temporaries left: $(find "$pc" -name '.*tmp-*')"
+    t_ok
+fi

@@ -11,6 +11,8 @@ DEM=${ER_SHARED_DEM:-$SRCDIR/../shared/data/dem}
 DATA=$SRCDIR/tests/data
 T=$(mktemp -d "${TMPDIR:-/tmp}/erode-it-XXXXXX")
 trap 'rm -rf "$T"' EXIT
+# the Vulkan pipeline cache (and any other per-user cache) stays in $T
+export XDG_CACHE_HOME="$T/.cache"
 _case=""
 _case_failed=0
 

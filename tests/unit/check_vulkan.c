@@ -1555,6 +1555,165 @@ START_TEST(test_droplet_tiny_maps_run)
 }
 END_TEST
 
+/* The pipeline cache (core/vulkan/vk_cache.c): what er_vk_cache_save
+ * hands out a later er_vk_open_cached accepts, and the runs with a cold
+ * and a warm cache give the same bytes. */
+static er_vk_ctx *open_cache(const void *data, size_t size)
+{
+    er_vk_options o = {0, validation_wanted()};
+    er_vk_ctx *vk = NULL;
+    er_error err = {{0}};
+    ck_assert_msg(er_vk_open_cached(&o, data, size, &vk, &err) == ER_OK, "%s", err.msg);
+    return vk;
+}
+
+/* One short Mei run of the synthetic case into c (the caller frees). */
+static void cache_run(er_vk_ctx *vk, mei_case *c, int side)
+{
+    mei_case base;
+    er_error err = {{0}};
+    synthetic_sized(&base, side);
+    base.p.mei.steps = 20;
+    case_copy(c, &base);
+    case_free(&base);
+    ck_assert_msg(run_vk(vk, c, &err) == ER_OK, "%s", err.msg);
+}
+
+/* A saved cache: the bytes of a cold device's run on a side^2 map. */
+static unsigned char *saved_cache(int side, size_t *size)
+{
+    void *data = NULL;
+    mei_case c;
+    er_error err = {{0}};
+    er_vk_ctx *vk = open_cache(NULL, 0);
+    ck_assert(!er_vk_cache_warm(vk));
+    cache_run(vk, &c, side);
+    case_free(&c);
+    ck_assert_msg(er_vk_cache_save(vk, &data, size, &err) == ER_OK, "%s", err.msg);
+    ck_assert_msg(data && *size > 8, "a cold run's cache must be saved");
+    ck_assert(memcmp(data, ER_VK_CACHE_MAGIC, 8) == 0);
+    close_checked(vk);
+    return data;
+}
+
+START_TEST(test_pipeline_cache_warm_same_bytes)
+{
+    const char *why;
+    er_vk_ctx *vk = open_or_null(&why);
+    ER_SKIP_IF(!vk, why);
+    close_checked(vk);
+    size_t size = 0, n = (size_t)64 * 64;
+    unsigned char *data = saved_cache(64, &size);
+    mei_case cold, warm;
+    vk = open_cache(NULL, 0);
+    cache_run(vk, &cold, 64);
+    close_checked(vk);
+    vk = open_cache(data, size);
+    ck_assert_msg(er_vk_cache_warm(vk), "the device refused its own cache");
+    cache_run(vk, &warm, 64);
+    close_checked(vk);
+    ck_assert(memcmp(cold.b, warm.b, n * sizeof(float)) == 0);
+    ck_assert(memcmp(cold.water, warm.water, n * sizeof(float)) == 0);
+    ck_assert(memcmp(cold.sed, warm.sed, n * sizeof(float)) == 0);
+    ck_assert(memcmp(&cold.bud, &warm.bud, sizeof cold.bud) == 0);
+    case_free(&cold);
+    case_free(&warm);
+    free(data);
+}
+END_TEST
+
+/* FNV-1a 64, as vk_cache.c checks its payload: to forge a cache whose
+ * checksum holds but whose Vulkan header names another device. */
+static uint64_t fnv1a_64(const unsigned char *p, size_t n)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+/* Damaged, cut short or foreign bytes: a cold cache, the run unharmed.
+ * Our header is 56 bytes (magic, size, vendor, device, driver, UUID,
+ * payload size, checksum); Vulkan's follows (its vendor ID at +8). */
+#define CACHE_HEADER 56
+START_TEST(test_pipeline_cache_damage_is_cold)
+{
+    const char *why;
+    er_vk_ctx *vk = open_or_null(&why);
+    ER_SKIP_IF(!vk, why);
+    close_checked(vk);
+    size_t size = 0;
+    unsigned char *good = saved_cache(16, &size);
+    ck_assert_uint_ge(size, CACHE_HEADER + 32);
+    const size_t cut[] = { 0, 7, 8, CACHE_HEADER - 1, CACHE_HEADER, CACHE_HEADER + 31, size - 1 };
+    const size_t flip[] = { 0, 8, 12, 16, 20, 24, 40, 48, CACHE_HEADER, size - 1 };
+    const size_t n_cut = sizeof cut / sizeof cut[0], n_flip = sizeof flip / sizeof flip[0];
+    unsigned char *bad = malloc(size);
+    ck_assert_ptr_nonnull(bad);
+    for (size_t k = 0; k < n_cut + n_flip + 1; k++) {
+        size_t len = k < n_cut ? cut[k] : size;
+        memcpy(bad, good, size);
+        if (k >= n_cut && k < n_cut + n_flip)
+            bad[flip[k - n_cut]] ^= 0x5a;
+        if (k == n_cut + n_flip) { /* checksum right, another vendor inside */
+            uint64_t h;
+            bad[CACHE_HEADER + 8] ^= 0x01;
+            h = fnv1a_64(bad + CACHE_HEADER, size - CACHE_HEADER);
+            memcpy(bad + 48, &h, sizeof h);
+        }
+        vk = open_cache(bad, len);
+        ck_assert_msg(!er_vk_cache_warm(vk), "case %zu: damaged cache accepted", k);
+        if (k == 0 || k == n_cut + n_flip) {
+            mei_case c;
+            cache_run(vk, &c, 16);
+            case_free(&c);
+        }
+        close_checked(vk);
+    }
+    free(bad);
+    free(good);
+}
+END_TEST
+
+#ifdef ER_HAVE_VULKAN
+/* Lazy pipelines: a kernel is compiled at its first dispatch, so a 0-step
+ * run compiles nothing (and has no cache to save), and a run compiles
+ * exactly the kernels it dispatched: without rain maps, sources or
+ * raindrops fewer than all of them. */
+START_TEST(test_pipelines_only_those_dispatched)
+{
+    const char *why;
+    er_vk_ctx *vk = open_or_null(&why);
+    ER_SKIP_IF(!vk, why);
+    mei_case base, c;
+    er_error err = {{0}};
+    void *data = NULL;
+    size_t size = 0;
+    synthetic_sized(&base, 32);
+    base.p.mei.steps = 0;
+    case_copy(&c, &base);
+    ck_assert_msg(run_vk(vk, &c, &err) == ER_OK, "%s", err.msg);
+    case_free(&c);
+    ck_assert_int_eq(vk->pipelines_made, 0);
+    ck_assert_msg(er_vk_cache_save(vk, &data, &size, &err) == ER_OK && !data && size == 0,
+                  "a run that compiled nothing saved a cache");
+    base.p.mei.steps = 3;
+    base.p.mei.n_sources = 0;
+    base.p.mei.drops_per_step = 0;
+    case_copy(&c, &base);
+    ck_assert_msg(run_vk(vk, &c, &err) == ER_OK, "%s", err.msg);
+    case_free(&c);
+    case_free(&base);
+    int dispatched = 0;
+    for (int k = 0; k < vk->stats.n_kernels; k++)
+        dispatched += vk->stats.kernel[k].invocations != 0;
+    ck_assert_int_eq(vk->pipelines_made, dispatched);
+    ck_assert_int_lt(dispatched, vk->stats.n_kernels);
+    close_checked(vk);
+}
+END_TEST
+#endif
+
 Suite *vulkan_suite(void);
 Suite *vulkan_suite(void)
 {
@@ -1565,6 +1724,11 @@ Suite *vulkan_suite(void)
     tcase_add_test(tc, test_list_and_open);
     tcase_add_test(tc, test_bad_device_index);
     tcase_add_test(tc, test_div_premise);
+    tcase_add_test(tc, test_pipeline_cache_warm_same_bytes);
+    tcase_add_test(tc, test_pipeline_cache_damage_is_cold);
+#ifdef ER_HAVE_VULKAN
+    tcase_add_test(tc, test_pipelines_only_those_dispatched);
+#endif
     suite_add_tcase(s, tc);
     TCase *mei = tcase_create("mei");
     tcase_set_timeout(mei, 300);
