@@ -103,6 +103,26 @@ int er_run_list_devices(void)
     return fflush(stdout) == 0 ? 0 : EXIT_RUN_FAILED;
 }
 
+/* ERODE_VK_BAND_BYTES=N: the most bytes of one Mei layer buffer, so that
+ * any device runs the banded path (README "Vulkan backend", large maps);
+ * unset or 0: the device's limits.  Anything but a number is exit 2. */
+static int band_bytes(uint64_t *out)
+{
+    const char *v = getenv("ERODE_VK_BAND_BYTES");
+    char *end = NULL;
+    *out = 0;
+    if (!v || !*v)
+        return 0;
+    errno = 0;
+    unsigned long long b = strtoull(v, &end, 10);
+    if (errno || *end || *v < '0' || *v > '9') {
+        er_msg_error("ERODE_VK_BAND_BYTES: '%s' is not a number of bytes", v);
+        return EXIT_USAGE;
+    }
+    *out = (uint64_t)b;
+    return 0;
+}
+
 /* Where the pipeline cache lives: ERODE_VK_PIPELINE_CACHE (a file; "off"
  * or empty: none), else $XDG_CACHE_HOME/erode/ (an absolute path, as the
  * XDG base directory spec requires), else ~/.cache/erode/.  1 and path
@@ -232,9 +252,12 @@ int er_backend_open(const er_settings *s, er_vk_ctx **vk)
     er_error err = {{0}};
     const char *v = getenv("ERODE_VK_VALIDATION");
     er_vk_options o = {s->device, v && strcmp(v, "0") != 0 && *v};
+    uint64_t band = 0;
     *vk = NULL;
     if (s->backend == ER_BACKEND_CPU)
         return 0;
+    if (band_bytes(&band))
+        return EXIT_USAGE;
     if (s->backend == ER_BACKEND_AUTO) {
         er_vk_device_info dev[16];
         int n = 0;
@@ -249,12 +272,15 @@ int er_backend_open(const er_settings *s, er_vk_ctx **vk)
         }
         if (open_cached(&o, vk, &err) != ER_OK)
             *vk = NULL;
+        else
+            er_vk_set_band_bytes(*vk, band);
         return 0;
     }
     if (open_cached(&o, vk, &err) != ER_OK) {
         er_msg_error("--backend vulkan: %s", err.msg);
         return EXIT_USAGE;
     }
+    er_vk_set_band_bytes(*vk, band);
     return 0;
 }
 

@@ -162,6 +162,15 @@ uint64_t er_vk_messages(const er_vk_ctx *vk, char *first, size_t n);
 er_status er_vk_mei_check(er_vk_ctx *vk, const er_plan *plan, const er_terrain *t,
                           er_error *err);
 
+/*
+ * Caps the bytes of one Mei layer buffer at `bytes` (0: the device's
+ * limits only), so that any device runs the banded path a map larger than
+ * one storage buffer takes (README "Vulkan backend", large maps; the CLI
+ * reads ERODE_VK_BAND_BYTES).  A cap below 7 rows of the map is raised to
+ * 7 rows.  Applies to the runs after it on vk.
+ */
+void er_vk_set_band_bytes(er_vk_ctx *vk, uint64_t bytes);
+
 /* The same for er_vk_droplet_run (it sets up the run's constants). */
 er_status er_vk_droplet_check(er_vk_ctx *vk, const er_plan *plan, const er_terrain *t,
                               er_error *err);

@@ -7,7 +7,7 @@
  *       vk_ms_per_step=... vk_from=difference|direct kernel_ms_per_step=...|n/a
  *       submit_ms_per_step=... cpu_ms_per_step=... cpu_from=... cpu_threads=...
  *       speedup=... submissions=... steps_per_submission=... max_steps_per_submission=...
- *       open_s=... pipelines_s=... upload_s=... readback_s=... run_s=...
+ *       bands=... open_s=... pipelines_s=... upload_s=... readback_s=... run_s=...
  *       inv_flux=... (one inv_NAME per kernel)
  *   bench=mei_vulkan size=8192 device="..." status=refused reason="..."
  *   bench=vulkan_fixed size=4096 cold_pipelines_s=... cold_cache_used=0 cold_s=...
@@ -46,6 +46,10 @@
  * random hardness, rain and mask, a sources raster on one cell in 64), to
  * measure their cost against a run without.  --steps N1,N2 sets the step
  * counts for every size (default: by the device, see steps_for).
+ *
+ * bands is the row bands the Mei state was cut into (1: one buffer a
+ * layer); ERODE_VK_BAND_BYTES caps the layer buffers as for erode, to
+ * measure the banded path on any device.
  *
  * Usage: bench_vulkan [--quick] [--maps] [--device N] [--steps N1,N2]
  */
@@ -177,10 +181,11 @@ static void print_vk_stats(const er_vk_ctx *vk, int steps)
     else
         printf(" kernel_ms_per_step=n/a");
     printf(" submit_ms_per_step=%.4f submissions=%lld steps_per_submission=%.1f "
-           "max_steps_per_submission=%lld pipelines_s=%.3f upload_s=%.3f readback_s=%.3f",
+           "max_steps_per_submission=%lld bands=%d pipelines_s=%.3f upload_s=%.3f "
+           "readback_s=%.3f",
            1e3 * v->steps_s / steps, (long long)v->submissions,
            v->submissions ? (double)v->steps / (double)v->submissions : 0.0,
-           (long long)v->max_steps, v->pipeline_s, v->upload_s, v->readback_s);
+           (long long)v->max_steps, v->bands, v->pipeline_s, v->upload_s, v->readback_s);
     for (int k = 0; k < v->n_kernels; k++)
         if (v->kernel[k].invocations) /* 0: not dispatched in this run */
             printf(" inv_%s=%llu", v->kernel[k].name, (unsigned long long)v->kernel[k].invocations);
@@ -370,6 +375,10 @@ int main(int argc, char **argv)
         return 0;
     }
     double open_s = now() - t0;
+    /* as erode reads it: the banded path's cost on any device */
+    const char *band = getenv("ERODE_VK_BAND_BYTES");
+    if (band)
+        er_vk_set_band_bytes(vk, strtoull(band, NULL, 10));
     const char *dev = er_vk_info(vk)->name;
     const int sizes[3] = { 1024, 4096, 8192 };
     for (int i = 0; i < 3; i++)

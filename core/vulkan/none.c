@@ -57,6 +57,12 @@ void er_vk_close(er_vk_ctx *vk)
     (void)vk;
 }
 
+void er_vk_set_band_bytes(er_vk_ctx *vk, uint64_t bytes)
+{
+    (void)vk;
+    (void)bytes;
+}
+
 int er_vk_cache_warm(const er_vk_ctx *vk)
 {
     (void)vk;

@@ -57,6 +57,7 @@ typedef struct er_vk_stats {
     double gpu_s;        /* their command buffers by GPU timestamps */
     int gpu_timed;       /* gpu_s holds; 0: no timestamps on this queue */
     int64_t submissions, steps, max_steps; /* max_steps: of one submission */
+    int bands;           /* row bands of the Mei state (1: unbanded) */
     int n_kernels;
     struct {
         const char *name;
@@ -92,6 +93,7 @@ struct er_vk_ctx {
     VkResult compile_failed;            /* a first dispatch's pipeline creation
                                          * failed: er_vk_cmd_submit reports it */
     int validation;
+    uint64_t band_bytes;                /* er_vk_set_band_bytes (Mei) */
     int device_lost;                    /* set once VK_ERROR_DEVICE_LOST was seen */
     /* Validation messages, written by the messenger callback (which the
      * layer calls on the thread that made the offending call). */

@@ -46,6 +46,10 @@
  * the read-back state; windows (tile sets) draw raindrops over the world
  * and open the window's inner edges as the CPU does (er_mei_make_coef).
  *
+ * A map whose layer exceeds one storage buffer (or the cap
+ * er_vk_set_band_bytes sets) runs in row bands with halo rows, with the
+ * bits of one band (mei_band below).
+ *
  * The control maps (core/controls.h) are buffers of their own, one unread
  * word for a map not given, whose neutral value the shaders put in its
  * place (a product with 1: the bits of a run without maps); the sources
@@ -142,6 +146,10 @@ typedef struct mei_push {
     float amount;
     int32_t fr;
     uint32_t r2_lo, r2_hi;
+    int32_t band_y0;    /* the band's first row of the map (mei_band a) */
+    uint32_t row0;      /* the dispatch's first row in the band's buffers */
+    uint32_t band_rows; /* rows the band's buffers hold */
+    uint32_t pad_band;
 } mei_push;
 
 /* Part of mei_common.glsl: one workgroup's share of a row. */
@@ -153,7 +161,7 @@ typedef struct mei_part {
 _Static_assert(sizeof(mei_part) == 48, "Part layout");
 _Static_assert(sizeof(mei_coef_gpu) == 168, "Coef layout");
 _Static_assert(sizeof(mei_rowstat) == 48, "RowStat layout");
-_Static_assert(sizeof(mei_push) == 48, "Push layout");
+_Static_assert(sizeof(mei_push) == 64, "Push layout");
 
 /* Cell-updates of the first recorded batch (and of every batch on a device
  * without the gate): large enough that submission costs nothing, small
@@ -170,9 +178,41 @@ _Static_assert(sizeof(mei_push) == 48, "Push layout");
  * of a second.  An H100 does a 1024^2 step in well under a millisecond. */
 #define SUBMIT_TARGET_S 0.075
 
+/*
+ * Bands (README "Vulkan backend", large maps).  A map whose layer does not
+ * fit one buffer (band_limit) is cut into bands of whole rows, each with
+ * its own buffers holding its rows and HALO rows of each neighbour.  Every
+ * pass runs per band over the rows whose stencil lies in the band's
+ * buffers (pass_rows: a pass that reads a row away loses a row at each
+ * inner band edge, and flux, water_erode and transport each read a row
+ * away, so after transport the band's own rows are right when HALO >= 3);
+ * then the halo rows of the carried state (exchanged[]) are copied from
+ * the bands that own them, once per sub-step.  The halo rows' passes
+ * compute the bits the owner computes (the same operations on the same
+ * inputs), the per-row reductions read only owned rows into one row
+ * status for the map, and rows and total run once over it: so a banded
+ * run gives the bits of an unbanded one.  One band of all rows is the
+ * unbanded run (no halo, no copies).
+ *
+ * Halo copies rather than binding the neighbours' buffers: a shader
+ * binding three bands would need 3 x 23 storage buffers per stage (more
+ * than many devices allow) and a branch per neighbour read; the copies
+ * move 2 x 3 rows of 7 layers per band and sub-step, beside the ~60
+ * bytes a cell of every sub-step's passes.
+ */
+#define HALO 3
+
+typedef struct mei_band {
+    int a, b;                /* rows of the map its buffers hold: [a, b) */
+    int y0, y1;              /* rows it owns: [y0, y1) */
+    uint32_t nsrc;           /* source cells in [a, b) */
+    er_vk_buffer buf[N_BUF]; /* shared[] ones only in band 0 */
+} mei_band;
+
 typedef struct mei_gpu {
     er_vk_ctx *vk;
-    er_vk_buffer buf[N_BUF];
+    mei_band *band;
+    int nband;
     er_vk_buffer staging;   /* host-visible, for uploads and the final read-back */
     er_vk_buffer rows_host; /* host-visible copy of B_ROWS after each batch */
     er_vk_buffer gate;      /* the run's first failing step, copied before each step
@@ -207,12 +247,32 @@ static const char *const buf_names[N_BUF] = {
     "sources map", "flow", "wear",
 };
 
+/* Buffers one for the whole map, in band 0: the coefficients, and the
+ * per-row reductions, indexed by map row. */
+static int shared_buf(int b)
+{
+    return b == B_COEF || b == B_ROWS || b == B_PART;
+}
+
+/* Buffer b as band k binds it. */
+static er_vk_buffer *band_buf(mei_gpu *g, int k, int b)
+{
+    return &g->band[shared_buf(b) ? 0 : k].buf[b];
+}
+
+/* The state a sub-step carries to the next and reads a row away: the
+ * layers whose halo rows are exchanged. */
+static const int exchanged[] = { B_Z, B_D, B_S, B_QL, B_QR, B_QT, B_QB };
+
 static void gpu_free(mei_gpu *g)
 {
     for (int i = 0; i < N_PIPE; i++)
         er_vk_pipeline_free(g->vk, &g->pipe[i]);
-    for (int i = 0; i < N_BUF; i++)
-        er_vk_buffer_free(g->vk, &g->buf[i]);
+    for (int k = 0; k < g->nband && g->band; k++)
+        for (int i = 0; i < N_BUF; i++)
+            er_vk_buffer_free(g->vk, &g->band[k].buf[i]);
+    free(g->band);
+    g->band = NULL;
     er_vk_buffer_free(g->vk, &g->staging);
     er_vk_buffer_free(g->vk, &g->rows_host);
     er_vk_buffer_free(g->vk, &g->gate);
@@ -248,22 +308,24 @@ static const float *ctl_map(const er_controls *c, int b)
 }
 
 /*
- * Bytes of every buffer of a run on map t with a source list of src_words
- * words (0: none), one formula for er_vk_mei_check and gpu_setup.  The
- * staging buffer is as large as the largest buffer that passes through it,
- * not as a layer: below 68 cells the coefficients (2 x 136 bytes) are the
- * largest, and overlapping sources can make the source list longer than a
- * layer (issue #12: a 4x4 map wrote 272 bytes into a 64-byte staging
- * buffer), as can the row status of a narrow map.
+ * Bytes of every buffer of band k (bd) of a run on map t with a source list
+ * of src_words words in that band (0: none), one formula for
+ * er_vk_mei_check and gpu_setup; 0 for a buffer band k does not have (the
+ * shared ones beyond band 0).  The staging buffer is as large as the
+ * largest buffer of the band that passes through it, not as a layer:
+ * below 68 cells the coefficients (2 x 136 bytes) are the largest, and
+ * overlapping sources can make the source list longer than a layer (issue
+ * #12: a 4x4 map wrote 272 bytes into a 64-byte staging buffer), as can
+ * the row status of a narrow map.
  */
-static void buffer_sizes(const er_terrain *t, size_t src_words, const er_layers *keep,
-                         VkDeviceSize size[N_SIZES])
+static void buffer_sizes(const er_terrain *t, const mei_band *bd, int k, size_t src_words,
+                         const er_layers *keep, VkDeviceSize size[N_SIZES])
 {
-    const size_t n = (size_t)t->width * (size_t)t->height;
+    const size_t n = (size_t)t->width * (size_t)(bd->b - bd->a);
     for (int i = 0; i < N_BUF; i++)
         size[i] = (VkDeviceSize)n * sizeof(float);
     size[B_COEF] = 2 * sizeof(mei_coef_gpu);
-    size[B_WALL] = wall_bytes(n);
+    size[B_WALL] = t->wall ? wall_bytes(n) : 4; /* one unread word without walls */
     size[B_ROWS] = ((VkDeviceSize)t->height + 1) * sizeof(mei_rowstat);
     size[B_SRC] = src_words ? (VkDeviceSize)src_words * sizeof(uint32_t) : 4;
     size[B_PART] = (VkDeviceSize)t->height * MEI_LANES * sizeof(mei_part);
@@ -274,11 +336,103 @@ static void buffer_sizes(const er_terrain *t, size_t src_words, const er_layers 
         size[B_FLOW] = 4;
     if (!keep || !keep->wear)
         size[B_WEAR] = 4;
+    for (int i = 0; i < N_BUF; i++)
+        if (k > 0 && shared_buf(i))
+            size[i] = 0;
     size[S_STAGING] = 0;
     for (size_t i = 0; i < sizeof staged / sizeof staged[0]; i++)
         if (size[staged[i]] > size[S_STAGING])
             size[S_STAGING] = size[staged[i]];
     size[S_ROWS_HOST] = size[B_ROWS];
+}
+
+/* Bytes one layer buffer may hold: the device's limits, and with `forced`
+ * the cap er_vk_set_band_bytes set, where smaller. */
+static VkDeviceSize band_limit(const er_vk_ctx *vk, int forced)
+{
+    VkDeviceSize l = vk->info.max_storage_buffer_range;
+    if (vk->info.max_allocation && vk->info.max_allocation < l)
+        l = vk->info.max_allocation;
+    if (forced && vk->band_bytes && vk->band_bytes < l)
+        l = vk->band_bytes;
+    return l;
+}
+
+/* The bands a w x h map is cut into: as few as keep every band's layer
+ * within band_limit, the rows shared out evenly (so their counts differ by
+ * at most one); 0 when not even a band of one row and its halo fits the
+ * device's own limit.  A forced limit below that is raised to it. */
+static int band_count(const er_vk_ctx *vk, int w, int h)
+{
+    const VkDeviceSize row = (VkDeviceSize)w * sizeof(float), least = 2 * HALO + 1;
+    VkDeviceSize fit = band_limit(vk, 1) / row;
+    if (fit >= (VkDeviceSize)h)
+        return 1;
+    if (band_limit(vk, 0) / row < least)
+        return 0;
+    fit = fit < least ? least : fit;
+    const VkDeviceSize own = fit - 2 * HALO;
+    return (int)(((VkDeviceSize)h + own - 1) / own);
+}
+
+/* Band k of n of a map of h rows. */
+static void band_cut(int k, int n, int h, mei_band *bd)
+{
+    bd->y0 = (int)((int64_t)k * h / n);
+    bd->y1 = (int)((int64_t)(k + 1) * h / n);
+    bd->a = bd->y0 - HALO > 0 ? bd->y0 - HALO : 0;
+    bd->b = bd->y1 + HALO < h ? bd->y1 + HALO : h;
+}
+
+/* The sizes of every band's buffers (nband x N_SIZES; src_words per band,
+ * or NULL for none), the one staging buffer (the largest any band needs)
+ * counted in band 0.  The caller frees. */
+static VkDeviceSize *all_sizes(const er_terrain *t, const mei_band *bands, int nband,
+                               const size_t *src_words, const er_layers *keep)
+{
+    VkDeviceSize *size = calloc((size_t)nband * N_SIZES, sizeof *size);
+    for (int k = 0; size && k < nband; k++) {
+        VkDeviceSize *sk = size + (size_t)k * N_SIZES;
+        buffer_sizes(t, &bands[k], k, src_words ? src_words[k] : 0, keep, sk);
+        if (sk[S_STAGING] > size[S_STAGING])
+            size[S_STAGING] = sk[S_STAGING];
+        if (k > 0)
+            sk[S_STAGING] = 0;
+    }
+    return size;
+}
+
+/* Checks the limits of a map cut into nband bands: the allocations, and
+ * every buffer against the device's (er_vk_check_sizes). */
+static er_status check_bands(er_vk_ctx *vk, const er_terrain *t, int nband, const char *what,
+                             er_error *err)
+{
+    const er_vk_device_info *d = &vk->info;
+    const uint32_t most = vk->props.limits.maxMemoryAllocationCount;
+    if (!nband)
+        return er_fail(err, ER_ENOMEM, "vulkan: %s has rows too long for the device's "
+                       "buffers (%d rows of %.1f MiB exceed %.1f MiB on %s); use --backend cpu",
+                       what, 2 * HALO + 1, (double)t->width * 4.0 / 1048576.0,
+                       (double)band_limit(vk, 0) / 1048576.0, d->name);
+    if ((uint64_t)nband * N_BUF + 8 > most)
+        return er_fail(err, ER_ENOMEM, "vulkan: %s in %d bands needs more buffers than the "
+                       "device's %u allocations; raise the band size or use --backend cpu",
+                       what, nband, most);
+    mei_band *bands = calloc((size_t)nband, sizeof *bands);
+    const er_layers all = { NULL, NULL, t->elevation, t->elevation };
+    for (int k = 0; bands && k < nband; k++)
+        band_cut(k, nband, t->height, &bands[k]);
+    VkDeviceSize *size = bands ? all_sizes(t, bands, nband, NULL, &all) : NULL;
+    er_status st = size ? er_vk_check_sizes(vk, size, (size_t)nband * N_SIZES, what, err)
+                        : er_fail(err, ER_ENOMEM, "mei: out of memory for %s", what);
+    free(size);
+    free(bands);
+    return st;
+}
+
+void er_vk_set_band_bytes(er_vk_ctx *vk, uint64_t bytes)
+{
+    vk->band_bytes = bytes;
 }
 
 er_status er_vk_mei_check(er_vk_ctx *vk, const er_plan *plan, const er_terrain *t,
@@ -308,10 +462,7 @@ er_status er_vk_mei_check(er_vk_ctx *vk, const er_plan *plan, const er_terrain *
     if (n > UINT32_MAX / 4)
         return er_fail(err, ER_ENOMEM, "vulkan: %s has more cells than the shaders address "
                        "(2^30); use --backend cpu", what);
-    VkDeviceSize size[N_SIZES];
-    const er_layers all = { NULL, NULL, t->elevation, t->elevation };
-    buffer_sizes(t, 0, &all, size); /* as if both accumulators were kept */
-    return er_vk_check_sizes(vk, size, N_SIZES, what, err);
+    return check_bands(vk, t, band_count(vk, t->width, t->height), what, err);
 }
 
 typedef struct src_entry {
@@ -352,9 +503,11 @@ static void collect(void *user, size_t cell)
     l->n++;
 }
 
-/* The packed list of mei_sources.comp from the sorted entries: the cells,
- * the start of each cell's amounts, then the amounts in recipe order. */
-static uint32_t *pack_sources(const src_entry *e, size_t ne, size_t *nwords, uint32_t *ncells)
+/* The packed list of mei_sources.comp from the sorted entries: the cells
+ * (less base, the band's first cell), the start of each cell's amounts,
+ * then the amounts in recipe order. */
+static uint32_t *pack_sources(const src_entry *e, size_t ne, size_t base, size_t *nwords,
+                              uint32_t *ncells)
 {
     uint32_t nu = 0;
     for (size_t i = 0; i < ne; i++)
@@ -366,7 +519,7 @@ static uint32_t *pack_sources(const src_entry *e, size_t ne, size_t *nwords, uin
     uint32_t u = 0;
     for (size_t i = 0; i < ne; i++) {
         if (i == 0 || e[i].cell != e[i - 1].cell) {
-            wd[u] = e[i].cell;
+            wd[u] = (uint32_t)(e[i].cell - base);
             wd[nu + u] = (uint32_t)i;
             u++;
         }
@@ -378,32 +531,44 @@ static uint32_t *pack_sources(const src_entry *e, size_t ne, size_t *nwords, uin
     return wd;
 }
 
-/* The source list of mei_sources.comp: the cells core/mei/pipe.c
- * er_mei_add_sources covers (world pixels shifted into the window), each
- * with its sources' depths per sub-step in recipe order.  *words receives
- * the buffer (the caller frees; NULL when no cell is covered). */
+/* The cells core/mei/pipe.c er_mei_add_sources covers (world pixels
+ * shifted into the window), each with its sources' depths per sub-step,
+ * sorted by cell and then in recipe order, into *l (the caller frees l->e). */
 static er_status build_sources(const er_mei_sim *sim, const er_mei_params *m, double dt,
-                               uint32_t **words, size_t *nwords, uint32_t *ncells,
-                               er_error *err)
+                               src_list *l, er_error *err)
 {
-    src_list l = { 0 };
+    memset(l, 0, sizeof *l);
+    for (int i = 0; i < m->n_sources && !l->failed; i++) {
+        const er_source *src = &m->sources[i];
+        l->amount = er_mei_source_depth(src, dt);
+        if (l->amount > 0.0f)
+            er_mei_disc_cells(sim, src->x - sim->wx0, src->y - sim->wy0, src->radius, collect,
+                              l);
+    }
+    if (!l->failed && l->n)
+        qsort(l->e, l->n, sizeof *l->e, by_cell);
+    return l->failed ? er_fail(err, ER_ENOMEM, "mei: out of memory for the sources") : ER_OK;
+}
+
+/* The source list of mei_sources.comp for the band's rows: *words
+ * receives the buffer (the caller frees; NULL when no cell of the band is
+ * covered). */
+static er_status band_sources(const src_list *l, const mei_band *bd, int w, uint32_t **words,
+                              size_t *nwords, uint32_t *ncells, er_error *err)
+{
+    const size_t lo = (size_t)bd->a * (size_t)w, hi = (size_t)bd->b * (size_t)w;
+    size_t i0 = 0, i1;
     *words = NULL;
     *nwords = 0;
     *ncells = 0;
-    for (int i = 0; i < m->n_sources && !l.failed; i++) {
-        const er_source *src = &m->sources[i];
-        l.amount = er_mei_source_depth(src, dt);
-        if (l.amount > 0.0f)
-            er_mei_disc_cells(sim, src->x - sim->wx0, src->y - sim->wy0, src->radius, collect,
-                              &l);
-    }
-    if (!l.failed && l.n) {
-        qsort(l.e, l.n, sizeof *l.e, by_cell);
-        *words = pack_sources(l.e, l.n, nwords, ncells);
-        l.failed = !*words;
-    }
-    free(l.e);
-    return l.failed ? er_fail(err, ER_ENOMEM, "mei: out of memory for the sources") : ER_OK;
+    while (i0 < l->n && l->e[i0].cell < lo)
+        i0++;
+    for (i1 = i0; i1 < l->n && l->e[i1].cell < hi; i1++)
+        ;
+    if (i1 == i0)
+        return ER_OK;
+    *words = pack_sources(l->e + i0, i1 - i0, lo, nwords, ncells);
+    return *words ? ER_OK : er_fail(err, ER_ENOMEM, "mei: out of memory for the sources");
 }
 
 static void fill_coef(const er_mei_coef *k, const er_mei_sim *sim, mei_coef_gpu *g)
@@ -476,20 +641,42 @@ static er_status upload(mei_gpu *g, er_vk_buffer *b, const void *data, size_t by
     return er_vk_cmd_submit(g->vk, err);
 }
 
-/* Reads buffer b back into out (bytes).  b must be one of staged[]. */
-static er_status download(mei_gpu *g, const er_vk_buffer *b, void *out, size_t bytes,
-                          er_error *err)
+/* Reads `bytes` of buffer b from byte off back into out.  b must be one
+ * of staged[]. */
+static er_status download_at(mei_gpu *g, const er_vk_buffer *b, size_t off, void *out,
+                             size_t bytes, er_error *err)
 {
     er_status st;
-    assert(bytes <= b->size && bytes <= g->staging.size);
+    assert(off + bytes <= b->size && bytes <= g->staging.size);
     if ((st = er_vk_cmd_begin(g->vk, err)))
         return st;
-    er_vk_cmd_copy(g->vk, b, &g->staging, bytes);
+    er_vk_cmd_copy_at(g->vk, b, off, &g->staging, 0, bytes);
     if ((st = er_vk_cmd_submit(g->vk, err)) ||
         (st = er_vk_buffer_invalidate(g->vk, &g->staging, err)))
         return st;
     memcpy(out, g->staging.map, bytes);
     return ER_OK;
+}
+
+/* Uploads the rows band k holds of the map-sized array data (cb bytes a
+ * cell) into its buffer b. */
+static er_status upload_rows(mei_gpu *g, int k, int b, const void *data, size_t cb, int w,
+                             er_error *err)
+{
+    const mei_band *bd = &g->band[k];
+    const size_t row = (size_t)w * cb;
+    return upload(g, &g->band[k].buf[b], (const unsigned char *)data + (size_t)bd->a * row,
+                  (size_t)(bd->b - bd->a) * row, err);
+}
+
+/* Reads the rows band k owns of its buffer b into the map-sized array out. */
+static er_status download_rows(mei_gpu *g, int k, int b, float *out, int w, er_error *err)
+{
+    const mei_band *bd = &g->band[k];
+    const size_t row = (size_t)w * sizeof(float);
+    return download_at(g, &bd->buf[b], (size_t)(bd->y0 - bd->a) * row,
+                       (unsigned char *)out + (size_t)bd->y0 * row,
+                       (size_t)(bd->y1 - bd->y0) * row, err);
 }
 
 static double wall_now(void)
@@ -499,65 +686,121 @@ static double wall_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static er_status gpu_setup(mei_gpu *g, const er_terrain *t, const er_layers *keep,
-                           const mei_coef_gpu coef[2], const uint32_t *src, size_t src_words,
-                           er_error *err)
+/* Creates the buffers of every band (src_words: each band's source list),
+ * the staging buffers and the gate. */
+static er_status gpu_buffers(mei_gpu *g, const er_terrain *t, const er_layers *keep,
+                             const size_t *src_words, er_error *err)
 {
-    const size_t n = (size_t)t->width * (size_t)t->height;
-    VkDeviceSize size[N_SIZES];
-    er_status st;
-    buffer_sizes(t, src_words, keep, size);
-    for (int i = 0; i < N_BUF; i++)
-        if ((st = er_vk_buffer_new(g->vk, size[i], ER_VK_DEVICE, &g->buf[i], buf_names[i], err)))
-            return st;
-    if ((st = er_vk_buffer_new(g->vk, size[S_STAGING], ER_VK_STAGING, &g->staging, "staging",
-                               err)) ||
-        (st = er_vk_buffer_new(g->vk, size[S_ROWS_HOST], ER_VK_STAGING, &g->rows_host,
-                               "row status", err)))
-        return st;
-    if (g->vk->gate_begin &&
-        (st = er_vk_buffer_new(g->vk, 4, ER_VK_DEVICE, &g->gate, "step gate", err)))
-        return st;
-    const er_vk_buffer *bind[N_BUF];
-    const double t0 = wall_now();
-    for (int i = 0; i < N_BUF; i++)
-        bind[i] = &g->buf[i];
+    VkDeviceSize *size = all_sizes(t, g->band, g->nband, src_words, keep);
+    er_status st = size ? ER_OK : er_fail(err, ER_ENOMEM, "mei: out of memory for the bands");
+    for (int k = 0; k < g->nband && !st; k++)
+        for (int i = 0; i < N_BUF && !st; i++)
+            if (size[(size_t)k * N_SIZES + (size_t)i])
+                st = er_vk_buffer_new(g->vk, size[(size_t)k * N_SIZES + (size_t)i], ER_VK_DEVICE,
+                                      &g->band[k].buf[i], buf_names[i], err);
+    if (!st)
+        st = er_vk_buffer_new(g->vk, size[S_STAGING], ER_VK_STAGING, &g->staging, "staging", err);
+    if (!st)
+        st = er_vk_buffer_new(g->vk, size[S_ROWS_HOST], ER_VK_STAGING, &g->rows_host,
+                              "row status", err);
+    if (!st && g->vk->gate_begin)
+        st = er_vk_buffer_new(g->vk, 4, ER_VK_DEVICE, &g->gate, "step gate", err);
+    free(size);
+    return st;
+}
+
+/* The pipelines, created once, with one descriptor set a band. */
+static er_status gpu_pipelines(mei_gpu *g, er_error *err)
+{
     const int dp = er_vk_mei_exactness(er_vk_info(g->vk)) == ER_VK_EXACT_DECLARED;
-    for (int p = 0; p < N_PIPE; p++) {
-        if ((st = er_vk_pipeline_new(g->vk, shaders[p].spv[dp], shaders[p].bytes[dp], N_BUF,
-                                     sizeof(mei_push), 1, &g->pipe[p], err)))
-            return st;
-        er_vk_pipeline_bind(g->vk, &g->pipe[p], 0, bind);
+    const double t0 = wall_now();
+    er_status st = ER_OK;
+    for (int p = 0; p < N_PIPE && !st; p++) {
+        st = er_vk_pipeline_new(g->vk, shaders[p].spv[dp], shaders[p].bytes[dp], N_BUF,
+                                sizeof(mei_push), (uint32_t)g->nband, &g->pipe[p], err);
+        for (int k = 0; k < g->nband && !st; k++) {
+            const er_vk_buffer *bind[N_BUF];
+            for (int i = 0; i < N_BUF; i++)
+                bind[i] = band_buf(g, k, i);
+            er_vk_pipeline_bind(g->vk, &g->pipe[p], (uint32_t)k, bind);
+        }
     }
     g->vk->stats.pipeline_s = wall_now() - t0;
-    /* uploads, then every state buffer cleared (the CPU's calloc) */
-    if ((st = upload(g, &g->buf[B_COEF], coef, 2 * sizeof(mei_coef_gpu), err)) ||
-        (st = upload(g, &g->buf[B_B0], t->elevation, n * sizeof(float), err)))
+    return st;
+}
+
+/* Band k's inputs: the terrain's rows, their walls, the band's sources. */
+static er_status upload_band(mei_gpu *g, const er_terrain *t, int k, const uint32_t *src,
+                             size_t src_words, er_error *err)
+{
+    er_status st = upload_rows(g, k, B_B0, t->elevation, sizeof(float), t->width, err);
+    if (!st && t->wall)
+        st = upload_rows(g, k, B_WALL, t->wall, 1, t->width, err);
+    if (!st && src_words)
+        st = upload(g, &g->band[k].buf[B_SRC], src, src_words * sizeof(uint32_t), err);
+    return st;
+}
+
+/* Clears what a run reads before writing it (the CPU's calloc): the
+ * carried state, the accumulators, the row status.  The rest (z2, s1, wq,
+ * u, v, er, de, the parts) each sub-step writes before a pass reads it, on
+ * every row a pass reads, and the unread words are never read: clearing
+ * them took most of a large map's upload on lavapipe. */
+static er_status clear_state(mei_gpu *g, er_error *err)
+{
+    static const int cleared[] = { B_Z, B_D, B_S, B_QL, B_QR, B_QT, B_QB, B_FLOW, B_WEAR,
+                                   B_ROWS };
+    er_status st = er_vk_cmd_begin(g->vk, err);
+    if (st)
         return st;
-    if (t->wall && (st = upload(g, &g->buf[B_WALL], t->wall, n, err)))
-        return st;
-    if (src_words && (st = upload(g, &g->buf[B_SRC], src, src_words * sizeof(uint32_t), err)))
-        return st;
-    if ((st = er_vk_cmd_begin(g->vk, err)))
-        return st;
-    for (int i = B_Z; i < N_BUF; i++)
-        if (i != B_WALL && i != B_SRC)
-            er_vk_cmd_fill(g->vk, &g->buf[i], 0);
-    if (!t->wall)
-        er_vk_cmd_fill(g->vk, &g->buf[B_WALL], 0);
+    for (int k = 0; k < g->nband; k++)
+        for (size_t i = 0; i < sizeof cleared / sizeof cleared[0]; i++)
+            if (k == 0 || !shared_buf(cleared[i]))
+                er_vk_cmd_fill(g->vk, &g->band[k].buf[cleared[i]], 0);
     return er_vk_cmd_submit(g->vk, err);
 }
 
-/* Uploads the control maps given; the sources raster as the depth
- * (float)(q dt) it adds per sub-step of dt seconds, as core/mei/pipe.c
- * er_mei_add_maps rounds it. */
+/* Cuts the map into bands, creates everything and uploads the inputs. */
+static er_status gpu_setup(mei_gpu *g, const er_terrain *t, const er_layers *keep,
+                           const mei_coef_gpu coef[2], const src_list *src, er_error *err)
+{
+    er_status st = ER_OK;
+    const int n = band_count(g->vk, t->width, t->height);
+    uint32_t **words = calloc((size_t)n, sizeof *words);
+    size_t *nwords = calloc((size_t)n, sizeof *nwords);
+    g->band = calloc((size_t)n, sizeof *g->band);
+    if (!words || !nwords || !g->band)
+        st = er_fail(err, ER_ENOMEM, "mei: out of memory for the bands");
+    g->nband = g->band ? n : 0;
+    for (int k = 0; k < g->nband && !st; k++) {
+        band_cut(k, n, t->height, &g->band[k]);
+        st = band_sources(src, &g->band[k], t->width, &words[k], &nwords[k], &g->band[k].nsrc,
+                          err);
+    }
+    if (!st && !(st = gpu_buffers(g, t, keep, nwords, err)) && !(st = gpu_pipelines(g, err)))
+        st = upload(g, &g->band[0].buf[B_COEF], coef, 2 * sizeof(mei_coef_gpu), err);
+    for (int k = 0; k < g->nband && !st; k++)
+        st = upload_band(g, t, k, words[k], nwords[k], err);
+    if (!st)
+        st = clear_state(g, err);
+    for (int k = 0; words && k < n; k++)
+        free(words[k]);
+    free(words);
+    free(nwords);
+    g->vk->stats.bands = g->nband;
+    return st;
+}
+
+/* Uploads the control maps given into every band; the sources raster as
+ * the depth (float)(q dt) it adds per sub-step of dt seconds, as
+ * core/mei/pipe.c er_mei_add_maps rounds it. */
 static er_status upload_maps(mei_gpu *g, const er_terrain *t, double dt, er_error *err)
 {
     const size_t n = (size_t)t->width * (size_t)t->height;
     er_status st = ER_OK;
-    for (int b = B_HARD; b < B_QDT && !st; b++)
-        if (ctl_map(t->controls, b))
-            st = upload(g, &g->buf[b], ctl_map(t->controls, b), n * sizeof(float), err);
+    for (int b = B_HARD; b < B_QDT; b++)
+        for (int k = 0; k < g->nband && !st && ctl_map(t->controls, b); k++)
+            st = upload_rows(g, k, b, ctl_map(t->controls, b), sizeof(float), t->width, err);
     const float *q = ctl_map(t->controls, B_QDT);
     if (st || !q)
         return st;
@@ -566,7 +809,8 @@ static er_status upload_maps(mei_gpu *g, const er_terrain *t, double dt, er_erro
         return er_fail(err, ER_ENOMEM, "mei: out of memory for the sources map");
     for (size_t i = 0; i < n; i++)
         qdt[i] = (float)((double)q[i] * dt);
-    st = upload(g, &g->buf[B_QDT], qdt, n * sizeof(float), err);
+    for (int k = 0; k < g->nband && !st; k++)
+        st = upload_rows(g, k, B_QDT, qdt, sizeof(float), t->width, err);
     free(qdt);
     return st;
 }
@@ -621,7 +865,7 @@ typedef struct mei_run {
     mei_coef_gpu kg[2];
     mei_push pu;
     mei_rowstat *rs;     /* h + 1: the row status read back after each batch */
-    uint32_t nsrc;       /* cells the sources cover */
+    uint32_t nsrc;       /* cells the sources cover in a band, at most */
     int64_t cells;       /* terrain cells (uniform rain) */
     int64_t batch;       /* steps per batch */
     double *map_water[2]; /* per row, the rain and sources maps' water of a
@@ -698,8 +942,7 @@ static void note_kernels(mei_run *r)
 static er_status run_setup(mei_run *r, er_terrain *t, er_error *err)
 {
     const er_plan *plan = r->plan;
-    uint32_t *src = NULL;
-    size_t src_words = 0;
+    src_list src = { 0 };
     er_status st = er_mei_sim_alloc(&r->sim, t, plan->windowed ? &plan->win : NULL, err);
     if (st)
         return st;
@@ -715,9 +958,10 @@ static er_status run_setup(mei_run *r, er_terrain *t, er_error *err)
     if (!r->rs)
         return er_fail(err, ER_ENOMEM, "mei: out of memory for a %dx%d map", t->width,
                        t->height);
-    if ((st = build_sources(&r->sim, &plan->p.mei, plan->dt_sub, &src, &src_words, &r->nsrc,
-                            err)))
+    if ((st = build_sources(&r->sim, &plan->p.mei, plan->dt_sub, &src, err))) {
+        free(src.e);
         return st;
+    }
     r->cells = er_mei_terrain_cells(&r->sim);
     r->bud.material_before = er_mei_total(&r->sim, r->sim.b0);
     drop_push(&plan->p, &r->pu);
@@ -726,14 +970,16 @@ static er_status run_setup(mei_run *r, er_terrain *t, er_error *err)
     r->batch = r->batch < 1 ? 1 : r->batch > FIRST_BATCH_STEPS ? FIRST_BATCH_STEPS : r->batch;
     const er_layers keep = { NULL, NULL, r->sim.flow, r->sim.wear };
     double t0 = wall_now();
-    if ((st = gpu_setup(&r->g, t, &keep, r->kg, src, src_words, err)) ||
+    if ((st = gpu_setup(&r->g, t, &keep, r->kg, &src, err)) ||
         (st = upload_maps(&r->g, t, plan->dt_sub, err)))
         st = at_step(r->vk, st, 0, err);
     r->vk->stats.upload_s += wall_now() - t0 - r->vk->stats.pipeline_s;
     if (!st)
         st = map_water_rows(r, err);
+    for (int k = 0; k < r->g.nband; k++)
+        r->nsrc = r->g.band[k].nsrc > r->nsrc ? r->g.band[k].nsrc : r->nsrc;
     note_kernels(r);
-    free(src);
+    free(src.e);
     return st;
 }
 
@@ -749,13 +995,12 @@ static float *state_array(er_mei_sim *sim, int i)
  * (all = 0) those the outputs need (z, d, s and the accumulators). */
 static er_status read_state(mei_run *r, int all, er_error *err)
 {
-    const size_t bytes = (size_t)r->sim.w * (size_t)r->sim.h * sizeof(float);
     er_status st = ER_OK;
     for (int i = 0; i < ER_STATE_ARRAYS && !st; i++) {
         float *a = state_array(&r->sim, i);
         int output = i <= ER_STATE_MEI_S || i >= ER_STATE_MEI_FLOW;
-        if (a && (all || output))
-            st = download(&r->g, &r->g.buf[state_buf[i]], a, bytes, err);
+        for (int k = 0; k < r->g.nband && !st && a && (all || output); k++)
+            st = download_rows(&r->g, k, state_buf[i], a, r->sim.w, err);
     }
     return st;
 }
@@ -764,22 +1009,22 @@ static er_status read_state(mei_run *r, int all, er_error *err)
  * receives the step to go on from (0 without a resume state). */
 static er_status run_resume(mei_run *r, int64_t *step0, er_error *err)
 {
-    const size_t bytes = (size_t)r->sim.w * (size_t)r->sim.h * sizeof(float);
     const int h = r->sim.h;
     *step0 = 0;
     if (!r->hooks || !r->hooks->resume)
         return ER_OK;
     er_status st = er_mei_restore(&r->sim, r->plan, r->hooks->resume, &r->bud, step0, err);
     for (int i = 0; i < ER_STATE_ARRAYS && !st; i++)
-        if (state_array(&r->sim, i))
-            st = upload(&r->g, &r->g.buf[state_buf[i]], state_array(&r->sim, i), bytes, err);
+        for (int k = 0; k < r->g.nband && !st && state_array(&r->sim, i); k++)
+            st = upload_rows(&r->g, k, state_buf[i], state_array(&r->sim, i), sizeof(float),
+                             r->sim.w, err);
     memset(r->rs, 0, ((size_t)h + 1) * sizeof *r->rs);
     r->rs[h].eroded = r->bud.eroded;
     r->rs[h].deposited = r->bud.deposited;
     r->rs[h].left_sed = r->bud.left_map;
     r->rs[h].left_water = r->bud.water_left;
     if (!st)
-        st = upload(&r->g, &r->g.buf[B_ROWS], r->rs, ((size_t)h + 1) * sizeof *r->rs, err);
+        st = upload(&r->g, &r->g.band[0].buf[B_ROWS], r->rs, ((size_t)h + 1) * sizeof *r->rs, err);
     return st;
 }
 
@@ -822,56 +1067,129 @@ static int account_step(mei_run *r, int64_t step)
     return drops;
 }
 
+/* The rows [*lo, *hi) of the map a pass covers in band bd: the rows its
+ * buffers hold less `margin` at each edge inside the map (the rows whose
+ * inputs a pass that reads rows up to `margin` away has), or with
+ * margin < 0 the rows bd owns. */
+static void pass_rows(const mei_band *bd, int h, int margin, int *lo, int *hi)
+{
+    *lo = margin < 0 ? bd->y0 : bd->a > 0 ? bd->a + margin : 0;
+    *hi = margin < 0 ? bd->y1 : bd->b < h ? bd->b - margin : h;
+}
+
+static void band_push(mei_push *pu, const mei_band *bd, int lo)
+{
+    pu->band_y0 = bd->a;
+    pu->row0 = (uint32_t)(lo - bd->a);
+    pu->band_rows = (uint32_t)(bd->b - bd->a);
+}
+
+/* Records per-row pass p on every band: gx workgroups a row, one row of
+ * workgroups per row pass_rows gives it. */
+static void dispatch_rows(mei_run *r, int p, uint32_t gx, int margin)
+{
+    for (int k = 0; k < r->g.nband; k++) {
+        const mei_band *bd = &r->g.band[k];
+        int lo, hi;
+        pass_rows(bd, r->sim.h, margin, &lo, &hi);
+        band_push(&r->pu, bd, lo);
+        if (hi > lo)
+            er_vk_cmd_dispatch(r->vk, &r->g.pipe[p], (uint32_t)k, &r->pu, gx,
+                               (uint32_t)(hi - lo));
+    }
+}
+
+/* Records the raindrops (one workgroup) or the sources (a band's cells) on
+ * every band, over all the rows its buffers hold. */
+static void dispatch_cells(mei_run *r, int p)
+{
+    for (int k = 0; k < r->g.nband; k++) {
+        const mei_band *bd = &r->g.band[k];
+        band_push(&r->pu, bd, bd->a);
+        r->pu.n = bd->nsrc;
+        if (p == P_DROPS || bd->nsrc)
+            er_vk_cmd_dispatch(r->vk, &r->g.pipe[p], (uint32_t)k, &r->pu,
+                               p == P_DROPS ? 1 : er_vk_groups(bd->nsrc, ER_VK_GROUP), 1);
+    }
+}
+
+/* Copies the halo rows of the exchanged layers from the bands that own
+ * them (each band owns at least one row, so HALO bands either side hold
+ * them all). */
+static void exchange_halos(mei_run *r)
+{
+    const mei_gpu *g = &r->g;
+    const VkDeviceSize row = (VkDeviceSize)r->sim.w * sizeof(float);
+    for (int k = 0; k < g->nband; k++)
+        for (int j = k - HALO; j <= k + HALO; j++) {
+            if (j < 0 || j >= g->nband || j == k)
+                continue;
+            const mei_band *to = &g->band[k], *from = &g->band[j];
+            int lo = to->a > from->y0 ? to->a : from->y0, hi = to->b < from->y1 ? to->b : from->y1;
+            for (size_t i = 0; hi > lo && i < sizeof exchanged / sizeof exchanged[0]; i++)
+                er_vk_cmd_copy_at(r->vk, &from->buf[exchanged[i]], (VkDeviceSize)(lo - from->a) * row,
+                                  &to->buf[exchanged[i]], (VkDeviceSize)(lo - to->a) * row,
+                                  (VkDeviceSize)(hi - lo) * row);
+        }
+}
+
+/* Records one sub-step's passes on every band (the margins: how far
+ * each pass reads, mei_band). */
+static void record_substep(mei_run *r)
+{
+    er_vk_ctx *vk = r->vk;
+    const uint32_t gx = er_vk_groups((uint32_t)r->sim.w, MEI_GROUP);
+    if (r->nsrc) {
+        dispatch_cells(r, P_SOURCES);
+        er_vk_cmd_barrier(vk);
+    }
+    if (r->map_water[0]) {
+        dispatch_rows(r, P_MAPS, gx, 0);
+        er_vk_cmd_barrier(vk);
+    }
+    dispatch_rows(r, P_FLUX, gx, 1);
+    er_vk_cmd_barrier(vk);
+    dispatch_rows(r, P_WATER, gx, 2);
+    er_vk_cmd_barrier(vk);
+    dispatch_rows(r, P_TRANSPORT, gx, 3);
+    er_vk_cmd_barrier(vk);
+    /* the halo copies write no row reduce reads: no barrier between them */
+    dispatch_rows(r, P_REDUCE, 1, -1);
+    exchange_halos(r);
+    er_vk_cmd_barrier(vk);
+    r->pu.n = MEI_LANES;
+    er_vk_cmd_dispatch(vk, &r->g.pipe[P_ROWS], 0, &r->pu,
+                       er_vk_groups((uint32_t)r->sim.h, ER_VK_GROUP), 1);
+    er_vk_cmd_barrier(vk);
+    er_vk_cmd_dispatch(vk, &r->g.pipe[P_TOTAL], 0, &r->pu, 1, 1);
+    er_vk_cmd_barrier(vk);
+}
+
 /* Records the passes of step `step`.  With the gate, the step's dispatches
  * are skipped once a step before it failed (mei_total.comp keeps the first
  * failure in rows[h].fail_step), so the state a failing run ends with is
- * that after its failing step, whichever submission held it. */
+ * that after its failing step, whichever submission held it.  The gate
+ * does not skip the halo copies; they then copy rows no pass changes. */
 static void record_step(mei_run *r, int64_t step, int drops)
 {
     const er_mei_params *m = &r->plan->p.mei;
     er_vk_ctx *vk = r->vk;
     mei_gpu *g = &r->g;
-    mei_push *pu = &r->pu;
-    const uint32_t gx = er_vk_groups((uint32_t)r->sim.w, MEI_GROUP), gy = (uint32_t)r->sim.h;
-    const uint32_t grows = er_vk_groups((uint32_t)r->sim.h, ER_VK_GROUP);
-    set_push_step(pu, step);
-    pu->variant = (uint32_t)(m->rain_rate > 0.0 && (m->rain_steps == 0 || step < m->rain_steps));
+    set_push_step(&r->pu, step);
+    r->pu.variant = (uint32_t)(m->rain_rate > 0.0 && (m->rain_steps == 0 || step < m->rain_steps));
     if (vk->gate_begin) {
-        er_vk_cmd_copy_at(vk, &g->buf[B_ROWS],
+        er_vk_cmd_copy_at(vk, &g->band[0].buf[B_ROWS],
                           (VkDeviceSize)r->sim.h * sizeof(mei_rowstat) +
                               offsetof(mei_rowstat, fail_step),
                           &g->gate, 0, sizeof(uint32_t));
         er_vk_cmd_gate_begin(vk, &g->gate, 0);
     }
     if (drops) {
-        er_vk_cmd_dispatch(vk, &g->pipe[P_DROPS], 0, pu, 1, 1);
+        dispatch_cells(r, P_DROPS);
         er_vk_cmd_barrier(vk);
     }
-    for (int64_t sub = 0; sub < r->plan->substeps; sub++) {
-        if (r->nsrc) {
-            pu->n = r->nsrc;
-            er_vk_cmd_dispatch(vk, &g->pipe[P_SOURCES], 0, pu, er_vk_groups(r->nsrc, ER_VK_GROUP),
-                               1);
-            er_vk_cmd_barrier(vk);
-        }
-        if (r->map_water[0]) {
-            er_vk_cmd_dispatch(vk, &g->pipe[P_MAPS], 0, pu, gx, gy);
-            er_vk_cmd_barrier(vk);
-        }
-        er_vk_cmd_dispatch(vk, &g->pipe[P_FLUX], 0, pu, gx, gy);
-        er_vk_cmd_barrier(vk);
-        er_vk_cmd_dispatch(vk, &g->pipe[P_WATER], 0, pu, gx, gy);
-        er_vk_cmd_barrier(vk);
-        er_vk_cmd_dispatch(vk, &g->pipe[P_TRANSPORT], 0, pu, gx, gy);
-        er_vk_cmd_barrier(vk);
-        er_vk_cmd_dispatch(vk, &g->pipe[P_REDUCE], 0, pu, 1, gy);
-        er_vk_cmd_barrier(vk);
-        pu->n = MEI_LANES;
-        er_vk_cmd_dispatch(vk, &g->pipe[P_ROWS], 0, pu, grows, 1);
-        er_vk_cmd_barrier(vk);
-        er_vk_cmd_dispatch(vk, &g->pipe[P_TOTAL], 0, pu, 1, 1);
-        er_vk_cmd_barrier(vk);
-    }
+    for (int64_t sub = 0; sub < r->plan->substeps; sub++)
+        record_substep(r);
     if (vk->gate_begin)
         er_vk_cmd_gate_end(vk);
 }
@@ -959,7 +1277,7 @@ static er_status run_batch(mei_run *r, int64_t *step, int64_t end, er_error *err
     er_vk_cmd_timestamp(r->vk, 0);
     for (; *step < end; (*step)++)
         record_step(r, *step, account_step(r, *step));
-    er_vk_cmd_copy(r->vk, &r->g.buf[B_ROWS], &r->g.rows_host, r->g.rows_host.size);
+    er_vk_cmd_copy(r->vk, &r->g.band[0].buf[B_ROWS], &r->g.rows_host, r->g.rows_host.size);
     er_vk_cmd_timestamp(r->vk, 1);
     if ((st = submit_batch(r, end - first, err)))
         return at_step(r->vk, st, first, err);

@@ -474,30 +474,38 @@ START_TEST(test_mei_repeatable)
 }
 END_TEST
 
-/* Maps beyond the device's limits are refused before any allocation, with
- * the limit named.  On lavapipe a 8192^2 float layer (256 MiB) exceeds
- * maxStorageBufferRange (128 MiB); on other devices the side is chosen so
- * one layer exceeds theirs. */
-START_TEST(test_mei_large_map_refused)
+/* A map whose layer exceeds one storage buffer passes the check (it runs
+ * in bands) when its buffers fit the device's memory; one beyond that
+ * memory is refused before any allocation, with the limit named.  Sizes
+ * only (NULL heights: no walls, no flow or wear, 60 bytes a cell and the
+ * halo rows); on lavapipe a 5793^2 layer exceeds its 128 MiB buffers and
+ * 6000^2 maps exceed its 2 GiB. */
+START_TEST(test_mei_large_map_banded_or_refused)
 {
     const char *why;
     er_vk_ctx *vk = open_or_null(&why);
     ER_SKIP_IF(!vk, why);
     const er_vk_device_info *d = er_vk_info(vk);
-    double side = ceil(sqrt((double)d->max_storage_buffer_range / 4.0)) + 1.0;
-    int w = side < 8192.0 ? 8192 : (int)side;
-    ER_SKIP_IF(side > 32768.0, "the device's storage buffers are larger than 4 GiB");
+    const double over = ceil(sqrt((double)d->max_storage_buffer_range / 4.0)) + 1.0;
+    const double heap = ceil(sqrt((double)d->device_local_bytes / 60.0)) + 1.0;
+    ER_SKIP_IF(heap > 32768.0, "the device's memory holds more cells than the shaders address");
     er_params p;
     er_params_default(&p);
-    er_terrain t = {w, w, NULL, NULL, 1.0, 1.0, NULL}; /* NULL heights: sizes only */
-    er_plan plan = {.p = p};                      /* the recipe part is all it reads */
+    er_plan plan = {.p = p}; /* the recipe part is all it reads */
     er_error err = {{0}};
+    int w = (int)over;
+    er_terrain t = {w, w, NULL, NULL, 1.0, 1.0, NULL};
+    if (over * over * 62.0 < (double)d->device_local_bytes)
+        ck_assert_msg(er_vk_mei_check(vk, &plan, &t, &err) == ER_OK, "%dx%d: %s", w, w, err.msg);
+    t.width = t.height = (int)heap;
     ck_assert_int_eq(er_vk_mei_check(vk, &plan, &t, &err), ER_ENOMEM);
-    ck_assert_msg(strstr(err.msg, "maxStorageBufferRange") && strstr(err.msg, "--backend cpu"),
+    ck_assert_msg(strstr(err.msg, "device memory") && strstr(err.msg, "--backend cpu"),
                   "%s", err.msg);
-    /* and a map that fits passes the same check */
+    /* a forced band size cuts a map that fits one buffer into bands alike */
     er_terrain small = {1024, 1024, NULL, NULL, 1.0, 1.0, NULL};
+    er_vk_set_band_bytes(vk, 1);
     ck_assert_msg(er_vk_mei_check(vk, &plan, &small, &err) == ER_OK, "%s", err.msg);
+    er_vk_set_band_bytes(vk, 0);
     close_checked(vk);
 }
 END_TEST
@@ -923,6 +931,35 @@ START_TEST(test_mei_fail_mid_submission)
 }
 END_TEST
 
+/* The same failure in 10 bands of 6 or 7 rows (the failing cells on row
+ * 32, a band's first): the unbanded run's message, state after the
+ * failing step and budget. */
+START_TEST(test_mei_banded_fail_mid_submission)
+{
+    const char *why;
+    er_vk_ctx *vk = open_or_null(&why);
+    ER_SKIP_IF(!vk, why);
+    fail_case f;
+    mei_case plain, banded;
+    er_error ep = {{0}}, eb = {{0}};
+    fail_case_make(vk, &f);
+    case_copy(&plain, &f.c);
+    case_copy(&banded, &f.c);
+    ck_assert_int_eq(run_on(&er_backend_vulkan, vk, &plain, NULL, &f.resume, &ep), ER_ENUMERIC);
+    er_vk_set_band_bytes(vk, 13 * 64 * sizeof(float));
+    ck_assert_int_eq(run_on(&er_backend_vulkan, vk, &banded, NULL, &f.resume, &eb), ER_ENUMERIC);
+    ck_assert_int_eq(vk->stats.bands, 10);
+    er_vk_set_band_bytes(vk, 0);
+    ck_assert_str_eq(ep.msg, eb.msg);
+    assert_same_layers(&plain, &banded, 1, "banded failure");
+    ck_assert(memcmp(&plain.bud, &banded.bud, sizeof plain.bud) == 0);
+    case_free(&plain);
+    case_free(&banded);
+    fail_case_free(&f);
+    close_checked(vk);
+}
+END_TEST
+
 static int every_97th(void *user, int64_t boundary, int64_t boundaries)
 {
     (void)user;
@@ -1166,6 +1203,134 @@ START_TEST(test_mei_maps_resume_matches_cpu)
     close_checked(vk);
 }
 END_TEST
+
+#ifdef ER_HAVE_VULKAN
+/*
+ * Banded runs (core/vulkan/vk_mei.c mei_band, README "Vulkan backend",
+ * large maps): the layer buffers capped at `fit` rows of the map
+ * (er_vk_set_band_bytes), so that lavapipe runs the path a map larger than
+ * one storage buffer takes.  On a 96^2 map: 7 rows are the smallest band,
+ * one row of its own and three of halo each side (96 bands); 26 rows cut
+ * it into 5 bands of 19 or 20 rows; 60 into 2.
+ */
+static const int band_fit[] = { 7, 26, 60 };
+#define N_BAND_FIT (int)(sizeof band_fit / sizeof band_fit[0])
+#define BAND_SIDE 96
+
+static void set_band_rows(er_vk_ctx *vk, int fit, int width)
+{
+    er_vk_set_band_bytes(vk, (uint64_t)fit * (uint64_t)width * sizeof(float));
+}
+
+/* Runs base on the CPU, on vk unbanded and on vk in bands of `fit` rows:
+ * the banded run gives the unbanded run's bits (layers, flow and wear,
+ * budget) and those the CPU gives (lavapipe). */
+static void compare_banded(er_vk_ctx *vk, const mei_case *base, int fit, const char *what)
+{
+    mei_case cpu, plain, banded;
+    er_error err = {{0}};
+    case_copy(&cpu, base);
+    case_copy(&plain, base);
+    case_copy(&banded, base);
+    ck_assert_int_eq(run_on(&er_backend_cpu, NULL, &cpu, NULL, NULL, &err), ER_OK);
+    er_vk_set_band_bytes(vk, 0);
+    er_status st = run_on(&er_backend_vulkan, vk, &plain, NULL, NULL, &err);
+    ck_assert_msg(st == ER_OK, "vulkan: %s", err.msg);
+    ck_assert_int_eq(vk->stats.bands, 1);
+    set_band_rows(vk, fit, base->t.width);
+    st = run_on(&er_backend_vulkan, vk, &banded, NULL, NULL, &err);
+    ck_assert_msg(st == ER_OK, "vulkan banded: %s", err.msg);
+    const int h = base->t.height, own = fit - 6;
+    ck_assert_int_eq(vk->stats.bands, fit >= h ? 1 : (h + own - 1) / own);
+    fprintf(stderr, "vulkan %s in %d bands of %d rows\n", what, vk->stats.bands, fit);
+    assert_same_layers(&plain, &banded, 1, what);
+    ck_assert(memcmp(&plain.bud, &banded.bud, sizeof plain.bud) == 0);
+    assert_same_layers(&cpu, &banded, mei_exact(vk), what);
+    assert_budgets(&cpu.bud, &banded.bud, mei_exact(vk));
+    ck_assert_msg(max_diff(base->b, banded.b, (size_t)h * (size_t)base->t.width) > ERODED_MIN,
+                  "%s: nothing eroded", what);
+    er_vk_set_band_bytes(vk, 0);
+    case_free(&cpu);
+    case_free(&plain);
+    case_free(&banded);
+}
+
+/* Walls, sources, raindrops, open edges, thermal weathering, sub-steps,
+ * all four control maps, flow and wear; conservative transport. */
+START_TEST(test_mei_banded_matches_unbanded)
+{
+    const char *why;
+    er_vk_ctx *vk = open_or_null(&why);
+    ER_SKIP_IF(!vk, why);
+    mei_case base;
+    ctl_maps k;
+    synthetic_sized(&base, BAND_SIDE);
+    base.p.mei.steps = 20;
+    base.keep = 1;
+    maps_for(&k, &base, M_ALL, 0, 0, BAND_SIDE);
+    compare_banded(vk, &base, band_fit[_i], "banded, maps, flow and wear");
+    maps_free(&k);
+    case_free(&base);
+    close_checked(vk);
+}
+END_TEST
+
+/* Semi-Lagrangian transport (eq. 14) reads a row away too. */
+START_TEST(test_mei_banded_semi_lagrangian)
+{
+    const char *why;
+    er_vk_ctx *vk = open_or_null(&why);
+    ER_SKIP_IF(!vk, why);
+    mei_case base;
+    synthetic_sized(&base, BAND_SIDE);
+    base.p.mei.steps = 20;
+    base.p.mei.advection = ER_ADVECT_SEMI_LAGRANGIAN;
+    compare_banded(vk, &base, band_fit[_i], "banded, semi-Lagrangian");
+    case_free(&base);
+    close_checked(vk);
+}
+END_TEST
+
+/* A checkpoint taken in a banded run, resumed unbanded (and the other way
+ * round): the straight unbanded run's bits and budget. */
+START_TEST(test_mei_banded_checkpoint_resumes_unbanded)
+{
+    const char *why;
+    er_vk_ctx *vk = open_or_null(&why);
+    ER_SKIP_IF(!vk, why);
+    mei_case base, straight, first, resumed;
+    er_error err = {{0}};
+    synthetic_sized(&base, 64);
+    base.p.mei.steps = 30;
+    base.keep = 1;
+    case_copy(&straight, &base);
+    case_copy(&first, &base);
+    case_copy(&resumed, &base);
+    ck_assert_int_eq(run_on(&er_backend_vulkan, vk, &straight, NULL, NULL, &err), ER_OK);
+    kept_states k = {.keep_at = 13};
+    er_run_hooks h = {keep_state, &k, NULL, NULL};
+    set_band_rows(vk, _i ? 64 : 17, 64);
+    ck_assert_int_eq(run_on(&er_backend_vulkan, vk, &first, NULL, &h, &err), ER_OK);
+    ck_assert_int_eq(vk->stats.bands, _i ? 1 : 6);
+    ck_assert_int_eq(k.n, 1);
+    er_run_hooks r = {NULL, NULL, &k.st[0], NULL};
+    set_band_rows(vk, _i ? 13 : 64, 64);
+    er_status st = run_on(&er_backend_vulkan, vk, &resumed, NULL, &r, &err);
+    ck_assert_msg(st == ER_OK, "resume: %s", err.msg);
+    ck_assert_int_eq(vk->stats.bands, _i ? 10 : 1);
+    assert_same_layers(&straight, &resumed, 1, "resumed");
+    ck_assert_msg(memcmp(&straight.bud, &resumed.bud, sizeof straight.bud) == 0,
+                  "budget: eroded %.17g vs %.17g", straight.bud.eroded, resumed.bud.eroded);
+    er_vk_set_band_bytes(vk, 0);
+    kept_free(&k);
+    case_free(&straight);
+    case_free(&first);
+    case_free(&resumed);
+    case_free(&base);
+    close_checked(vk);
+}
+END_TEST
+#endif
 
 /* The DenormPreserve build of the Mei shaders (mei_common.glsl
  * ER_DENORM_PRESERVE), which only devices offering
@@ -1570,7 +1735,7 @@ Suite *vulkan_suite(void)
     tcase_add_test(mei, test_mei_dem_matches_cpu);
     tcase_add_test(mei, test_mei_synthetic_matches_cpu);
     tcase_add_test(mei, test_mei_repeatable);
-    tcase_add_test(mei, test_mei_large_map_refused);
+    tcase_add_test(mei, test_mei_large_map_banded_or_refused);
     tcase_add_test(mei, test_mei_semi_lagrangian_matches_cpu);
     tcase_add_test(mei, test_mei_cfl_error_same_message);
     tcase_add_test(mei, test_mei_progress_cancel);
@@ -1584,11 +1749,23 @@ Suite *vulkan_suite(void)
     tcase_add_loop_test(mei, test_mei_maps_match_cpu, 0, N_MAP_SETS);
     tcase_add_loop_test(mei, test_mei_maps_window_matches_cpu, 0, 2);
     tcase_add_test(mei, test_mei_maps_resume_matches_cpu);
+#ifdef ER_HAVE_VULKAN
+#endif
     tcase_add_test(mei, test_mei_denorm_preserve_build);
     tcase_add_test(mei, test_validation_layer_silent);
     tcase_add_test(mei, test_validation_layer_counts);
     tcase_add_loop_test(mei, test_mei_tiny_maps_match_cpu, 0, N_TINY);
     tcase_add_loop_test(mei, test_droplet_tiny_maps_run, 0, N_TINY);
     suite_add_tcase(s, mei);
+#ifdef ER_HAVE_VULKAN
+    /* CK_RUN_CASE=band: Mei in row bands (ERODE_VK_BAND_BYTES's path) */
+    TCase *band = tcase_create("band");
+    tcase_set_timeout(band, 300);
+    tcase_add_loop_test(band, test_mei_banded_matches_unbanded, 0, N_BAND_FIT);
+    tcase_add_loop_test(band, test_mei_banded_semi_lagrangian, 0, N_BAND_FIT);
+    tcase_add_loop_test(band, test_mei_banded_checkpoint_resumes_unbanded, 0, 2);
+    tcase_add_test(band, test_mei_banded_fail_mid_submission);
+    suite_add_tcase(s, band);
+#endif
     return s;
 }

@@ -130,7 +130,18 @@ layout(push_constant) uniform Push {
     float amount;          // [m] raindrop depth
     int fr;                // floor(drop radius)
     uint r2_lo, r2_hi;     // floor(drop radius^2)
+    // The band this dispatch works on (vk_mei.c, README "Vulkan backend",
+    // large maps): its buffers hold the map's rows [band_y0, band_y0 +
+    // band_rows), and the dispatch's row 0 is the buffers' row row0.  Cell
+    // (x, y) of the map is at (y - band_y0) * w + x in them; the boundary
+    // tests use the map's y.  One band of all rows: 0, 0, h.
+    int band_y0;
+    uint row0, band_rows, pad_band;
 } pc;
+
+// The map row of dispatch row gy, and its row in the band's buffers.
+uint map_row(uint gy) { return gy + pc.row0 + uint(pc.band_y0); }
+uint band_row(uint gy) { return gy + pc.row0; }
 
 const float ER_MEI_FILM = 1e-9;
 

@@ -41,12 +41,14 @@ void main()
         int cx = int(((r & 0xffffffffUL) * uint64_t(k.world_w)) >> 32) - k.wx0;
         int cy = int(((r >> 32) * uint64_t(k.world_h)) >> 32) - k.wy0;
         int x0 = max(cx - pc.fr, 0), x1 = min(cx + pc.fr, w - 1);
-        int y0 = max(cy - pc.fr, 0), y1 = min(cy + pc.fr, h - 1);
+        // and to the band's rows
+        int y0 = max(cy - pc.fr, max(pc.band_y0, 0));
+        int y1 = min(cy + pc.fr, min(pc.band_y0 + int(pc.band_rows), h) - 1);
         int bw = x1 - x0 + 1, cells = x1 < x0 || y1 < y0 ? 0 : bw * (y1 - y0 + 1);
         for (int c = int(gl_LocalInvocationID.x); c < cells; c += 64) {
             int x = x0 + c % bw, y = y0 + c / bw;
             int64_t dx = int64_t(x - cx), dy = int64_t(y - cy);
-            uint i = uint(y) * uint(w) + uint(x);
+            uint i = uint(y - pc.band_y0) * uint(w) + uint(x);
             if (dx * dx + dy * dy > r2 || (k.has_wall != 0 && is_wall(i)))
                 continue;
             // times the rain map (pipe.c add_rain_cell); 1 without one

@@ -17,11 +17,11 @@ float surface(uint i, float rain)
 void main()
 {
     const Coef k = coef[pc.variant];
-    uint x = gl_GlobalInvocationID.x, y = gl_GlobalInvocationID.y;
+    uint x = gl_GlobalInvocationID.x, y = map_row(gl_GlobalInvocationID.y);
     if (x >= uint(k.w) || y >= uint(k.h))
         return;
     uint w = uint(k.w), h = uint(k.h);
-    uint i = y * w + x;
+    uint i = band_row(gl_GlobalInvocationID.y) * w + x;
     if (k.has_wall != 0 && is_wall(i)) {
         qL[i] = 0.0; qR[i] = 0.0; qT[i] = 0.0; qB[i] = 0.0;
         wq[i] = 0.0;

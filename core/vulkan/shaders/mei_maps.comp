@@ -10,10 +10,10 @@ layout(local_size_x = MEI_GROUP, local_size_y = 1) in;
 void main()
 {
     const Coef k = coef[pc.variant];
-    uint x = gl_GlobalInvocationID.x, y = gl_GlobalInvocationID.y;
+    uint x = gl_GlobalInvocationID.x, y = map_row(gl_GlobalInvocationID.y);
     if (x >= uint(k.w) || y >= uint(k.h))
         return;
-    uint i = y * uint(k.w) + x;
+    uint i = band_row(gl_GlobalInvocationID.y) * uint(k.w) + x;
     if (k.has_wall != 0 && is_wall(i))
         return;
     precise float dd = d[i];

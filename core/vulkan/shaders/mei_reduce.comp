@@ -13,12 +13,13 @@ layout(local_size_x = MEI_LANES, local_size_y = 1) in;
 void main()
 {
     const Coef k = coef[pc.variant];
-    uint j = gl_LocalInvocationID.x, y = gl_WorkGroupID.y;
+    uint j = gl_LocalInvocationID.x, y = map_row(gl_WorkGroupID.y);
+    uint by = band_row(gl_WorkGroupID.y);
     uint w = uint(k.w), h = uint(k.h);
     double se = 0.0, sd = 0.0, ls = 0.0, lw = 0.0;
     uint um = 0u, vm = 0u, bad = 0u;
     for (uint x = j; x < w; x += MEI_LANES) {
-        uint i = y * w + x;
+        uint i = by * w + x;
         se += double(er[i]);
         sd += double(de[i]);
         um = max(um, floatBitsToUint(u[i]) & 0x7fffffffu);
@@ -31,7 +32,7 @@ void main()
     if (k.open != 0 && j == 0u) {
         bool full = y == 0u || y + 1u == h;
         for (uint x = 0u; x < w; x = (full || x + 1u == w) ? x + 1u : w - 1u) {
-            uint i = y * w + x;
+            uint i = by * w + x;
             if (k.has_wall != 0 && is_wall(i))
                 continue;
             bool edge[4] = bool[4](x == 0u, x + 1u == w, y == 0u, y + 1u == h);

@@ -33,7 +33,7 @@ float sl_sample(Coef k, uint i, int xs, int ys, uint w, uint h)
 {
     if (ys < 0 || ys >= int(h) || xs < 0 || xs >= int(w))
         return s1[i];
-    uint j = uint(ys) * w + uint(xs);
+    uint j = uint(ys - pc.band_y0) * w + uint(xs);
     if (k.has_wall != 0 && is_wall(j))
         return s1[i];
     return s1[j];
@@ -73,11 +73,11 @@ void accumulate(Coef k, uint i)
 void main()
 {
     const Coef k = coef[pc.variant];
-    uint x = gl_GlobalInvocationID.x, y = gl_GlobalInvocationID.y;
+    uint x = gl_GlobalInvocationID.x, y = map_row(gl_GlobalInvocationID.y);
     if (x >= uint(k.w) || y >= uint(k.h))
         return;
     uint w = uint(k.w), h = uint(k.h);
-    uint i = y * w + x;
+    uint i = band_row(gl_GlobalInvocationID.y) * w + x;
     if (k.has_wall != 0 && is_wall(i)) {
         s[i] = 0.0;
         z[i] = z2[i];

@@ -21,11 +21,11 @@ float talus_pair(float dn, float talus, float f_in, float f_out)
 void main()
 {
     const Coef k = coef[pc.variant];
-    uint x = gl_GlobalInvocationID.x, y = gl_GlobalInvocationID.y;
+    uint x = gl_GlobalInvocationID.x, y = map_row(gl_GlobalInvocationID.y);
     if (x >= uint(k.w) || y >= uint(k.h))
         return;
     uint w = uint(k.w), h = uint(k.h);
-    uint i = y * w + x;
+    uint i = band_row(gl_GlobalInvocationID.y) * w + x;
     er[i] = 0.0;
     de[i] = 0.0;
     if (k.has_wall != 0 && is_wall(i)) {
