@@ -142,6 +142,10 @@ $(BUILD)/%.o: %.c
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(SRC_WARN) -MMD -MP -c -o $@ $<
 
+# Mei's square root (core/mei/mei_internal.h er_sqrt) vectorises only
+# without errno; no caller reads it and its argument is never negative.
+$(BUILD)/core/mei/%.o: ALL_CFLAGS += -fno-math-errno
+
 # Test and bench objects: the project's warnings less -Wconversion.
 $(BUILD)/tests/%.o: tests/%.c
 	@mkdir -p $(@D)

@@ -362,20 +362,15 @@ static inline int er_mei_run_from(const er_mei_sim *sim, const er_mei_rows *r, i
 #define ER_NOINLINE
 #endif
 
-/* Square root of x >= 0 from + - * alone: the classic bit-level estimate
- * of 1/sqrt(x) and three Newton steps, within 2.4e-7 of sqrtf for normal
- * x (0 gives 0).  Used instead of sqrtf because GCC does not vectorise
- * sqrtf without -fno-math-errno (which no pragma can switch on); it is as
- * deterministic as sqrtf. */
+/* Square root of x >= 0, the correctly rounded IEEE one (sqrtss / vsqrtps:
+ * as deterministic as + - * /; mei_common.glsl gets the same bits through
+ * float64).  It replaced a + - * Newton iteration (within 2.4e-7 of sqrtf)
+ * that cost a tenth of a step (README "Benchmarks").  GCC vectorises it
+ * only under -fno-math-errno, which the Makefile gives core/mei/'s sources:
+ * nothing reads errno, and x is never negative here. */
 static inline float er_sqrt(float x)
 {
-    union { float f; uint32_t u; } c = { x };
-    c.u = 0x5f375a86u - (c.u >> 1);
-    float y = c.f, hx = 0.5f * x;
-    y = y * (1.5f - hx * y * y);
-    y = y * (1.5f - hx * y * y);
-    y = y * (1.5f - hx * y * y);
-    return x * y;
+    return __builtin_sqrtf(x);
 }
 
 /* The span loops are also compiled for AVX2 and AVX-512 and the widest

@@ -58,7 +58,7 @@
  *
  * Agreement with the CPU: every shader expression keeps the CPU's order of
  * operations and is `precise` (no FMA contraction); the square root is the
- * CPU's er_sqrt (+ - * only).  What can still differ is division (Vulkan
+ * correctly rounded one on both (through float64 on the device).  What can still differ is division (Vulkan
  * allows 2.5 ulp for a / b; lavapipe divides exactly) and denormals
  * (devices may flush them).  Budget sums are per row in 64 interleaved
  * lanes, the rows then added top to bottom after every sub-step as the CPU

@@ -16,6 +16,7 @@
 #include <omp.h>
 #endif
 
+#include "../../core/mei/mei_internal.h"
 #include "../../core/model.h"
 #include "../../core/plan.h"
 #include "../../core/rng.h"
@@ -1407,12 +1408,53 @@ START_TEST(real_dem_no_nan)
 }
 END_TEST
 
+/* Eq. 10's square root: er_sqrt is the correctly rounded one (sqrtf), and
+ * mei_common.glsl's float(sqrt(double(x))) gives the same bits even when
+ * the device's float64 root is a few ulps off (Vulkan promises no
+ * correctly rounded float64 sqrt): for a float x, sqrt(x) lies at least
+ * about 2^-50 (relative) from every float32 rounding boundary.  A root
+ * 2^-40 off does round wrong somewhere, so the margin is real. */
+START_TEST(sqrt_premise)
+{
+    const uint64_t n = 1u << 22;
+    uint64_t denormal = 0, coarse_misses = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t r = er_rng_u64(15, 1, i);
+        uint32_t u = (uint32_t)(r % 0x7f800000u); /* every finite x >= 0 */
+        if (i % 4 == 1)
+            u = (uint32_t)(r % 0x00800000u); /* denormals */
+        float x;
+        memcpy(&x, &u, sizeof x);
+        float s = sqrtf(x), e = er_sqrt(x);
+        ck_assert_msg(memcmp(&s, &e, sizeof s) == 0, "er_sqrt(%a) = %a, sqrtf %a", (double)x,
+                      (double)e, (double)s);
+        double d = sqrt((double)x), lo = d, hi = d;
+        for (int k = 0; k < 4; k++) { /* 4 ulps of float64 either way */
+            lo = nextafter(lo, 0.0);
+            hi = nextafter(hi, INFINITY);
+        }
+        float g[3] = { (float)d, (float)lo, (float)hi };
+        for (int k = 0; k < 3; k++)
+            ck_assert_msg(memcmp(&s, &g[k], sizeof s) == 0, "sqrt(%a): %a vs %a", (double)x,
+                          (double)s, (double)g[k]);
+        coarse_misses += (float)(d * (1.0 + 0x1p-40)) != s;
+        denormal += x != 0.0f && x < FLT_MIN;
+    }
+    fprintf(stderr, "sqrt premise: %llu values, %llu denormal, a root 2^-40 off missed %llu\n",
+            (unsigned long long)n, (unsigned long long)denormal,
+            (unsigned long long)coarse_misses);
+    ck_assert_uint_gt(denormal, 1000);
+    ck_assert_uint_gt(coarse_misses, 0);
+}
+END_TEST
+
 Suite *mei_suite(void);
 Suite *mei_suite(void)
 {
     Suite *s = suite_create("mei");
     TCase *tc = tcase_create("physics");
     tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, sqrt_premise);
     tcase_add_test(tc, flat_rain_analytic);
     tcase_add_test(tc, tilted_plane_drains_to_low_edge);
     tcase_add_loop_test(tc, mirror_symmetry, 0, 4);

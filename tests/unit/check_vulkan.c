@@ -166,7 +166,7 @@ END_TEST
 /*
  * Vulkan against the CPU path (README "Vulkan backend", exactness rules).
  * The shaders do the CPU's operations in the CPU's order with no FMA
- * contraction, the CPU's square root (+ - * only) and correctly rounded
+ * contraction, correctly rounded square roots (er_sqrt) and
  * divisions (er_div), so the outputs are the CPU's bytes wherever float32
  * denormals survive: where the device's class (er_vk_mei_exactness) is
  * exact, every layer is compared with memcmp.  Elsewhere height and water

@@ -7,7 +7,7 @@
 // written as the CPU's select (a > 0 ? a : 0, NaN -> 0), not GLSL max().
 // What Vulkan does not round correctly is kept out (README "Vulkan backend",
 // exactness rules): every float division is er_div, the square root is
-// er_sqrt (+ - * only), no transcendental function and no integer-to-float
+// er_sqrt (through float64), no transcendental function and no integer-to-float
 // conversion; denormals are kept by the ER_DENORM_PRESERVE build below.
 #extension GL_ARB_gpu_shader_int64 : require
 
@@ -154,16 +154,16 @@ float max0(float a) { return a > 0.0 ? a : 0.0; }
 float minf(float a, float b) { return a < b ? a : b; }
 float maxf(float a, float b) { return a > b ? a : b; }
 
-// er_sqrt of core/mei/mei_internal.h: + - * only, so the same bits as the CPU.
+// er_sqrt of core/mei/mei_internal.h: the correctly rounded float32 square
+// root, as the CPU's sqrtss gives it.  The double root rounded to float32
+// is it: for a float x and a float32 rounding boundary m (25 bits), x - m^2
+// is 0 or at least about 2^-49 x, so sqrt(x) lies 0 or at least about
+// 2^-50 (relative) from m, and a double root a few ulps off (2^-53 each)
+// still rounds to the right side (Figueroa 1995: innocuous for p >= 2q + 2).
 float er_sqrt(float x)
 {
-    precise float y = uintBitsToFloat(0x5f375a86u - (floatBitsToUint(x) >> 1));
-    precise float hx = 0.5 * x;
-    y = y * (1.5 - hx * y * y);
-    y = y * (1.5 - hx * y * y);
-    y = y * (1.5 - hx * y * y);
-    precise float r = x * y;
-    return r;
+    precise double r = sqrt(double(x));
+    return float(r);
 }
 
 // a / b correctly rounded to float32, as the CPU's IEEE division gives it.
