@@ -165,21 +165,18 @@ static er_status simulate(er_job *j)
     const er_run_hooks *used = er_job_callbacks(j, &ctl, &hooks);
     er_run_opts o = {&layers, &ctl, used, &j->budget};
     /* Only the hooks (checkpoints, frames) read the heights before the run
-     * while it runs; without them they are computed again afterwards. */
-    if (!used) {
-        free(j->initial);
-        j->initial = NULL;
-    }
+     * while it runs; without them the outputs compute them afterwards. */
+    er_status st = used ? er_job_restore_initial(j) : ER_OK;
+    if (st != ER_OK)
+        return st;
     memset(&j->budget, 0, sizeof j->budget);
     er_progress_begin(&j->progress, show_progress(j), er_path_base(j->input));
-    er_status st = j->be->run(j->be_ctx, &j->plan, &j->terrain, &o, &j->err);
+    st = j->be->run(j->be_ctx, &j->plan, &j->terrain, &o, &j->err);
     er_progress_end(&j->progress);
     if (st == ER_ECANCELED && j->hook_status != ER_OK) {
         st = j->hook_status;
         j->err = j->hook_err;
     }
-    if (st == ER_OK)
-        st = er_job_restore_initial(j);
     if (st != ER_OK && st != ER_ECANCELED && !names_input(j))
         er_error_prefix(&j->err, j->input);
     return st;
