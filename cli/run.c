@@ -164,14 +164,9 @@ static er_status simulate(er_job *j)
     er_run_hooks hooks;
     const er_run_hooks *used = er_job_callbacks(j, &ctl, &hooks);
     er_run_opts o = {&layers, &ctl, used, &j->budget};
-    /* Only the hooks (checkpoints, frames) read the heights before the run
-     * while it runs; without them the outputs compute them afterwards. */
-    er_status st = used ? er_job_restore_initial(j) : ER_OK;
-    if (st != ER_OK)
-        return st;
     memset(&j->budget, 0, sizeof j->budget);
     er_progress_begin(&j->progress, show_progress(j), er_path_base(j->input));
-    st = j->be->run(j->be_ctx, &j->plan, &j->terrain, &o, &j->err);
+    er_status st = j->be->run(j->be_ctx, &j->plan, &j->terrain, &o, &j->err);
     er_progress_end(&j->progress);
     if (st == ER_ECANCELED && j->hook_status != ER_OK) {
         st = j->hook_status;

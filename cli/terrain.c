@@ -70,7 +70,8 @@ void er_job_working_heights(const er_job *j, float *out)
 /* The heights before the run are a pure function of the image, so a plain
  * run never keeps them (4 bytes a cell off the peak and a copy of the map
  * fewer, issue #15): the outputs compute them bit for bit where they need
- * them.  Only the run hooks and the preview ask for this copy. */
+ * them.  Only checkpoints (their input hash), the run hooks and
+ * the preview ask for this copy. */
 er_status er_job_restore_initial(er_job *j)
 {
     size_t n = (size_t)j->img.width * (size_t)j->img.height;
@@ -114,6 +115,12 @@ er_status er_job_prepare_terrain(er_job *j)
     er_job_working_heights(j, j->terrain.elevation);
     if (!all_finite(j->terrain.elevation, n))
         return not_finite(j);
+    /* the checkpoint's input hash and the run hooks read the copy */
+    er_status st = ER_OK;
+    if (j->s->checkpoint || j->s->resume || j->s->frames)
+        st = er_job_restore_initial(j);
+    if (st != ER_OK)
+        return st;
     unsigned want = j->s->layers;
     /* The picture shows both; a checkpoint holds both, so that a run
      * resumed with other --layers has them. */
