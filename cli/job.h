@@ -77,9 +77,12 @@ er_status er_job_check_memory(er_job *j, size_t limit);
 er_status er_job_resolve_sources(er_job *j);
 er_status er_job_resolve_cell_size(er_job *j);
 er_status er_job_prepare_terrain(er_job *j);
-/* Computes j->initial again when it was freed for the run (a plain run
- * needs it only for the outputs). */
+/* Computes j->initial, the heights before the run, when it is not there
+ * (a plain run does not keep it): the run hooks and the preview need it. */
 er_status er_job_restore_initial(er_job *j);
+/* Fills out (one float a cell) with the heights before the run, computed
+ * from the image. */
+void er_job_working_heights(const er_job *j, float *out);
 
 /* controls.c: the control rasters the recipe names, read, placed on the
  * input's grid and checked (exit 2 naming the raster). */

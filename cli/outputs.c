@@ -14,13 +14,13 @@
 
 /* The value written for one cell of one layer, back in the input's height
  * units: heights invert the vertical mapping, the other layers (thicknesses)
- * only divide by the scale. */
-static float layer_value(const er_job *j, unsigned layer, size_t i)
+ * only divide by the scale.  b0: the cell's height before the run. */
+static float layer_value(const er_job *j, unsigned layer, size_t i, float b0f)
 {
     double sc = j->params.terrain.vertical_scale, off = j->params.terrain.vertical_offset;
     if (j->img.nodata && j->img.nodata[i])
         return j->img.data[i];
-    double b = j->terrain.elevation[i], b0 = j->initial[i];
+    double b = j->terrain.elevation[i], b0 = b0f;
     switch (layer) {
     case ER_LAYER_HEIGHT:
         if (b == b0)
@@ -36,13 +36,36 @@ static float layer_value(const er_job *j, unsigned layer, size_t i)
     }
 }
 
+/* The buffer a layer of thicknesses is written from as it is: with a
+ * vertical scale of 1 and no nodata cells layer_value would copy it bit
+ * for bit (x / 1.0 is x), so the copy is skipped.  NULL otherwise. */
+static const float *as_is(const er_job *j, unsigned layer)
+{
+    if (j->params.terrain.vertical_scale != 1.0 || j->img.nodata)
+        return NULL;
+    switch (layer) {
+    case ER_LAYER_SEDIMENT: return j->sediment;
+    case ER_LAYER_WATER: return j->water;
+    case ER_LAYER_FLOW: return j->flow;
+    case ER_LAYER_WEAR: return j->wear;
+    default: return NULL;
+    }
+}
+
 /* One writer per cell and nothing summed: the same values for any thread
- * count, and a 16384^2 layer is filled on all cores instead of one. */
+ * count, and a 16384^2 layer is filled on all cores instead of one.  The
+ * heights before the run, when not kept, are first computed into buf,
+ * each cell then read before it is overwritten. */
 static void fill_layer(const er_job *j, unsigned layer, float *buf, size_t n)
 {
+    const float *b0 = j->initial;
+    if (!b0 && (layer & (ER_LAYER_HEIGHT | ER_LAYER_EROSION | ER_LAYER_DEPOSIT))) {
+        er_job_working_heights(j, buf);
+        b0 = buf;
+    }
     ER_OMP_FOR()
     for (long i = 0; i < (long)n; i++)
-        buf[i] = layer_value(j, layer, (size_t)i);
+        buf[i] = layer_value(j, layer, (size_t)i, b0 ? b0[i] : 0.0f);
 }
 
 /* Layer bit index b to j->outputs[b] in the format of extension `ext`. */
@@ -66,7 +89,7 @@ er_status er_job_write_layers(er_job *j)
     size_t n = (size_t)j->img.width * (size_t)j->img.height;
     const char *ext = er_path_ext(j->s, j->img.format);
     er_status st = ER_OK;
-    float *buf = er_calloc_large(n, sizeof(float));
+    float *buf = er_alloc_large(n, sizeof(float)); /* filled whole by fill_layer */
     char *prov = er_provenance_run(j->input, &j->params);
     if (!buf || !prov) {
         free(buf);
@@ -84,9 +107,13 @@ er_status er_job_write_layers(er_job *j)
         char what[32];
         snprintf(what, sizeof what, "writing %s", er_layer_name(layer));
         er_job_phase(j, what);
-        fill_layer(j, layer, buf, n);
+        const float *data = as_is(j, layer);
+        if (!data) {
+            fill_layer(j, layer, buf, n);
+            data = buf;
+        }
         er_path_output(j->outputs[b], PATH_MAX, j->s, j->input, er_layer_name(layer), ext);
-        er_layer_out out = {j->img.width, j->img.height, buf, j->img.nodata, j->img.nodata_value,
+        er_layer_out out = {j->img.width, j->img.height, data, j->img.nodata, j->img.nodata_value,
                             &j->img.georef, prov};
         st = write_layer(j, b, ext, &out);
         er_progress_end(&j->progress);
@@ -151,7 +178,9 @@ done:
 er_status er_job_write_preview(er_job *j)
 {
     er_path_pattern(j->preview, sizeof j->preview, j->s->preview, j->input);
-    er_status st = er_job_draw_picture(j, j->terrain.elevation, j->water, j->sediment, j->s->preview_pair,
+    er_status st = er_job_restore_initial(j);
+    if (st == ER_OK)
+        st = er_job_draw_picture(j, j->terrain.elevation, j->water, j->sediment, j->s->preview_pair,
                                 j->preview);
     if (st != ER_OK)
         j->preview[0] = '\0';

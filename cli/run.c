@@ -164,12 +164,6 @@ static er_status simulate(er_job *j)
     er_run_hooks hooks;
     const er_run_hooks *used = er_job_callbacks(j, &ctl, &hooks);
     er_run_opts o = {&layers, &ctl, used, &j->budget};
-    /* Only the hooks (checkpoints, frames) read the heights before the run
-     * while it runs; without them they are computed again afterwards. */
-    if (!used) {
-        free(j->initial);
-        j->initial = NULL;
-    }
     memset(&j->budget, 0, sizeof j->budget);
     er_progress_begin(&j->progress, show_progress(j), er_path_base(j->input));
     er_status st = j->be->run(j->be_ctx, &j->plan, &j->terrain, &o, &j->err);
@@ -178,8 +172,6 @@ static er_status simulate(er_job *j)
         st = j->hook_status;
         j->err = j->hook_err;
     }
-    if (st == ER_OK)
-        st = er_job_restore_initial(j);
     if (st != ER_OK && st != ER_ECANCELED && !names_input(j))
         er_error_prefix(&j->err, j->input);
     return st;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../core/mem.h"
+#include "../core/parallel.h"
 
 /* Cell size (DESIGN.md §3): an explicit terrain.cell_size wins, then the
  * georeferencing, then 1 m.  Georeferencing that places the raster but
@@ -56,19 +57,50 @@ static float working_height(const er_job *j, size_t i)
     return j->img.nodata && j->img.nodata[i] ? 0.0f : (float)((double)j->img.data[i] * sc + off);
 }
 
-/* The heights before the run are a pure function of the image, so they
- * can be dropped while the model runs (4 bytes a cell off the peak, issue
- * #15) and computed again bit for bit afterwards. */
+/* out[i] = the working height of cell i, on all threads (one writer per
+ * cell: the same values for any thread count). */
+void er_job_working_heights(const er_job *j, float *out)
+{
+    const long n = (long)j->img.width * (long)j->img.height;
+    ER_OMP_FOR()
+    for (long i = 0; i < n; i++)
+        out[i] = working_height(j, (size_t)i);
+}
+
+/* The heights before the run are a pure function of the image, so a plain
+ * run never keeps them (4 bytes a cell off the peak and a copy of the map
+ * fewer, issue #15): the outputs compute them bit for bit where they need
+ * them.  Only checkpoints (their input hash), the run hooks and
+ * the preview ask for this copy. */
 er_status er_job_restore_initial(er_job *j)
 {
     size_t n = (size_t)j->img.width * (size_t)j->img.height;
     if (j->initial)
         return ER_OK;
-    if (!(j->initial = er_calloc_large(n, sizeof(float))))
+    if (!(j->initial = er_alloc_large(n, sizeof(float))))
         return er_fail(&j->err, ER_ENOMEM, "%s: out of memory", j->input);
-    for (size_t i = 0; i < n; i++)
-        j->initial[i] = working_height(j, i);
+    er_job_working_heights(j, j->initial);
     return ER_OK;
+}
+
+/* The first cell whose working height is not finite, as an error. */
+static er_status not_finite(er_job *j)
+{
+    size_t i = 0, w = (size_t)j->img.width;
+    while (isfinite(j->terrain.elevation[i]))
+        i++;
+    return er_fail(&j->err, ER_EINVAL, "%s: the height at (%zu, %zu) is %g, not a finite "
+                   "number of metres (declare it nodata, or check terrain.vertical_scale "
+                   "and vertical_offset)", j->input, i % w, i / w, (double)j->img.data[i]);
+}
+
+static int all_finite(const float *v, size_t n)
+{
+    int bad = 0;
+    ER_OMP_FOR(reduction(| : bad))
+    for (long i = 0; i < (long)n; i++)
+        bad |= !isfinite(v[i]);
+    return !bad;
 }
 
 er_status er_job_prepare_terrain(er_job *j)
@@ -77,21 +109,18 @@ er_status er_job_prepare_terrain(er_job *j)
     j->terrain.width = j->img.width;
     j->terrain.height = j->img.height;
     j->terrain.wall = j->img.nodata;
-    /* the model's first touch of the heights is a read (core/mem.h) */
-    j->terrain.elevation = er_calloc_large(n, sizeof(float));
-    j->initial = er_calloc_large(n, sizeof(float));
-    if (!j->terrain.elevation || !j->initial)
+    /* filled whole here, on all threads: that is its first touch */
+    if (!(j->terrain.elevation = er_alloc_large(n, sizeof(float))))
         return er_fail(&j->err, ER_ENOMEM, "%s: out of memory", j->input);
-    for (size_t i = 0; i < n; i++) {
-        float v = j->img.data[i];
-        j->terrain.elevation[i] = working_height(j, i);
-        if (!isfinite(j->terrain.elevation[i]))
-            return er_fail(&j->err, ER_EINVAL, "%s: the height at (%zu, %zu) is %g, not a finite "
-                           "number of metres (declare it nodata, or check terrain.vertical_scale "
-                           "and vertical_offset)", j->input, i % (size_t)j->img.width,
-                           i / (size_t)j->img.width, (double)v);
-    }
-    memcpy(j->initial, j->terrain.elevation, n * sizeof(float));
+    er_job_working_heights(j, j->terrain.elevation);
+    if (!all_finite(j->terrain.elevation, n))
+        return not_finite(j);
+    /* the checkpoint's input hash and the run hooks read the copy */
+    er_status st = ER_OK;
+    if (j->s->checkpoint || j->s->resume || j->s->frames)
+        st = er_job_restore_initial(j);
+    if (st != ER_OK)
+        return st;
     unsigned want = j->s->layers;
     /* The picture shows both; a checkpoint holds both, so that a run
      * resumed with other --layers has them. */

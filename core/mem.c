@@ -11,19 +11,36 @@
 
 enum { HUGE_PAGE = 2 << 20 };
 
-void *er_calloc_large(size_t n, size_t size)
+/* n * size bytes aligned to a huge page and offered to THP, or NULL; *bytes
+ * their count.  Small arrays come from calloc. */
+static void *alloc_aligned(size_t n, size_t size, size_t *bytes)
 {
     if (size && n > SIZE_MAX / size)
         return NULL;
-    size_t bytes = n * size;
-    if (bytes < HUGE_PAGE)
+    *bytes = n * size;
+    if (*bytes < HUGE_PAGE)
         return calloc(n ? n : 1, size ? size : 1);
     void *p = NULL;
-    if (posix_memalign(&p, HUGE_PAGE, bytes) != 0)
+    if (posix_memalign(&p, HUGE_PAGE, *bytes) != 0)
         return NULL;
 #ifdef MADV_HUGEPAGE
-    (void)madvise(p, bytes, MADV_HUGEPAGE); /* advice: refused is fine */
+    (void)madvise(p, *bytes, MADV_HUGEPAGE); /* advice: refused is fine */
 #endif
+    return p;
+}
+
+void *er_alloc_large(size_t n, size_t size)
+{
+    size_t bytes;
+    return alloc_aligned(n, size, &bytes);
+}
+
+void *er_calloc_large(size_t n, size_t size)
+{
+    size_t bytes;
+    void *p = alloc_aligned(n, size, &bytes);
+    if (!p || bytes < HUGE_PAGE)
+        return p;
     /* First touch is a write, one huge page (or 512 small ones) per chunk. */
     const long chunks = (long)((bytes + HUGE_PAGE - 1) / HUGE_PAGE);
     unsigned char *c = p;

