@@ -82,7 +82,7 @@ static void sim_free(er_sph_sim *s)
     void *b[] = {s->bz,  s->bzr,  s->zb,   s->dz,    s->dep,    s->qd,   s->qok,  s->p,
                  s->tmp, s->rho,  s->pr,   s->pq,    s->irho,   s->ax,   s->ay,   s->az,
                  s->rem, s->hf,   s->ero,  s->cnew,  s->start,  s->key,  s->zs,   s->xs,
-                 s->ys,  s->pending, s->qero, s->qdep, s->srccum, s->nb, s->nbn, s->gsc, s->tsc};
+                 s->ys,  s->pending, s->qero, s->qdep, s->srccum, s->nb, s->nbn, s->gsc, s->tsc, s->bq, s->bqn, s->bqv};
     for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
         free(b[i]);
 }
@@ -142,6 +142,10 @@ static void set_constants(er_sph_sim *s, const er_plan *plan)
     for (int a = 0; a < s->k && a < 16; a++)
         s->boff[a] = (a + 0.5) / s->k;
     s->open = m->boundary == ER_BOUNDARY_OPEN;
+    /* a particle's boundary quads along one axis lie in an interval of
+     * 2 hk + boff[k-1] - boff[0] + a rounding margin < 2 hk + 1 cells */
+    int per = (int)floor(2.0 * s->hk + 1.0) + 1;
+    s->nbq = per * per;
     s->mass = lattice_mass(s);
     s->mass_b = boundary_mass(s);
     s->gw = (int)floor((s->w - 1) / s->hk) + 1;
@@ -482,6 +486,17 @@ static er_status lists_fit(er_sph_sim *s, er_error *err)
         return er_fail(err, ER_ENOMEM, "sph: out of memory for the neighbour lists of %lld "
                        "particles", (long long)cap);
     s->nbn = nbn;
+    int32_t *bq = realloc(s->bq, (size_t)cap * (size_t)s->nbq * sizeof *bq);
+    if (bq)
+        s->bq = bq;
+    int32_t *bqn = bq ? realloc(s->bqn, (size_t)cap * sizeof *bqn) : NULL;
+    if (bqn)
+        s->bqn = bqn;
+    double *bqv = bqn ? realloc(s->bqv, (size_t)cap * (size_t)s->nbq * 2 * sizeof *bqv) : NULL;
+    if (!bqv)
+        return er_fail(err, ER_ENOMEM, "sph: out of memory for the boundary lists of %lld "
+                       "particles", (long long)cap);
+    s->bqv = bqv;
     s->nb_cap = cap;
     return ER_OK;
 }

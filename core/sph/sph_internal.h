@@ -75,6 +75,15 @@ typedef struct er_sph_sim {
      * when particle i had more (those passes then walk its columns). */
     int32_t *nb, *nbn;
     int64_t nb_cap;        /* particles the lists have room for */
+    /* What each particle exchanged with each boundary quad this sub-step,
+     * summed by the particle's force pass and added to qd in particle
+     * order afterwards: up to nbq quads a particle (all its boundary
+     * quads can hold), bqn[i] of them used, bq their indices, bqv two per
+     * quad: the C settled onto it (eq. 20) and the volume eroded (eq. 10),
+     * before the particle's give and take scales. */
+    int nbq;
+    int32_t *bq, *bqn;
+    double *bqv;
     double *pending;       /* [cells^3] source volume not yet emitted, per source, the
                             * source map's last (ER_MAX_SOURCES + 1 slots) */
 } er_sph_sim;

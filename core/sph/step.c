@@ -8,6 +8,7 @@
  * A pair's exchange is computed by one function whichever side gathers it,
  * so what one side loses the other gains, bit for bit per pair.
  */
+#include <assert.h>
 #include <math.h>
 #include <string.h>
 
@@ -233,44 +234,6 @@ void er_sph_sort(er_sph_sim *s)
     }
 }
 
-/* The first particle of a..b-1 (sorted by height) at height z or above. */
-static int64_t first_at(const er_sph_sim *s, int64_t a, int64_t b, double z)
-{
-    while (a < b) {
-        int64_t m = a + (b - a) / 2;
-        if (s->zs[m] < z)
-            a = m + 1;
-        else
-            b = m;
-    }
-    return a;
-}
-
-/* The ranges of particles in the 3x3 columns around (x, y) with heights
- * in [z - hk, z + hk], in column then height order: pairs [r[2k],
- * r[2k+1]); returns their count. */
-static int64_t neighbour_ranges(const er_sph_sim *s, double x, double y, double z, int64_t *r)
-{
-    int cx = er_sph_col(s, x, s->gw), cy = er_sph_col(s, y, s->gh);
-    int64_t n = 0;
-    for (int v = cy - 1; v <= cy + 1; v++)
-        for (int u = cx - 1; u <= cx + 1; u++) {
-            if (u < 0 || v < 0 || u >= s->gw || v >= s->gh)
-                continue;
-            int64_t c = (int64_t)v * s->gw + u, a = s->start[c], b = s->start[c + 1];
-            if (a == b)
-                continue;
-            if (b - a > 8) { /* a search costs more than a few distances */
-                a = first_at(s, a, b, z - s->hk);
-                b = first_at(s, a, b, z + s->hk);
-            }
-            r[2 * n] = a;
-            r[2 * n + 1] = b;
-            n++;
-        }
-    return n;
-}
-
 /* The particles near those of one column, walked in height order: in
  * each of the 3x3 columns around it the run [lo, hi) of heights within hk
  * of the current particle's only moves up, so the whole column costs one
@@ -363,11 +326,6 @@ static int64_t cursor_at(const nb_cursor *cur, int64_t l)
     for (int64_t l_ = 0, m_ = (s)->nbn[i] >= 0 ? (s)->nbn[i] : cursor_count(cur); l_ < m_; l_++) \
         for (int64_t j = (s)->nbn[i] >= 0 ? (s)->nb[(i) * ER_SPH_NB + l_] : cursor_at(cur, l_), \
                      o_ = 1; o_; o_ = 0)
-
-/* Loops over the particles j near (x, y, z) (neighbour_ranges). */
-#define FOR_NEIGHBOURS(s, x, y, z, j)                                                          \
-    for (int64_t r_[18], nr_ = neighbour_ranges(s, x, y, z, r_), k_ = 0; k_ < nr_; k_++)      \
-        for (int64_t j = r_[2 * k_], e_##j = r_[2 * k_ + 1]; j < e_##j; j++)
 
 /* Whether the box around quad (qx, qy)'s boundary particles comes within
  * hk of (x, y, z).  Each component of the box distance is one particle's
@@ -508,30 +466,63 @@ static void fluid_force(const er_sph_sim *s, int64_t i, const nb_cursor *cur, do
         a[c] += f[c];
 }
 
+/* The pair terms of particle i and the boundary particles of quad (qx, qy)
+ * (control factors ke, kd): the force into a, the friction into *fr,
+ * and the C settled and the volume eroded into v[0], v[1]. */
+static void quad_pairs(const er_sph_sim *s, int64_t i, int qx, int qy, double ke, double kd,
+                       double *a, double *fr, double *v)
+{
+    const er_sph_particle *pi = &s->p[i];
+    double rb[3];
+    for (int b = 0; b < s->k; b++)
+        for (int c = 0; c < s->k; c++) {
+            bpos(s, qx, qy, c, b, rb);
+            double dx = pi->x - rb[0], dy = pi->y - rb[1], dz = pi->z - rb[2];
+            double r2 = dx * dx + dy * dy + dz * dz;
+            if (!(r2 < s->hk * s->hk) || r2 == 0.0)
+                continue;
+            double r = sqrt(r2), d = s->hk - r;
+            /* spiky dW/dr = -kdw d^2, viscosity Laplacian kdw d */
+            double fp = s->mass_b * s->pq[i] * s->kdw * d * d / r;
+            a[0] += fp * dx;
+            a[1] += fp * dy;
+            a[2] += fp * dz;
+            *fr += s->mu_b * s->s * s->s * (s->kdw * d);
+            v[1] += erode_pair(s, pi, rb, ke);
+            if (pi->c > 0.0)
+                v[0] += settle_r(s, pi->c, kd, dz, r);
+        }
+}
+
 /* Boundary forces: pressure mirrored on the boundary particles, the
  * no-slip friction of eqs. 7-8, and what particle i erodes and settles
- * onto the boundary this sub-step. */
+ * onto each boundary quad this sub-step: kept in its quad records (bq,
+ * bqv) for add_quads, so each pair's exchange is computed once, by the
+ * particle, for both sides. */
 static void boundary_force(er_sph_sim *s, int64_t i, double *a)
 {
     const er_sph_particle *pi = &s->p[i];
-    double rb[3], fr = 0;
-    double ero = 0, dep = 0;
-    FOR_BOUNDARY(s, pi->x, pi->y, pi->z, rb) {
-        double dx = pi->x - rb[0], dy = pi->y - rb[1], dz = pi->z - rb[2];
-        double r2 = dx * dx + dy * dy + dz * dz;
-        if (!(r2 < s->hk * s->hk) || r2 == 0.0)
-            continue;
-        double r = sqrt(r2), d = s->hk - r;
-        /* spiky dW/dr = -kdw d^2, viscosity Laplacian kdw d */
-        double fp = s->mass_b * s->pq[i] * s->kdw * d * d / r;
-        a[0] += fp * dx;
-        a[1] += fp * dy;
-        a[2] += fp * dz;
-        fr += s->mu_b * s->s * s->s * (s->kdw * d);
-        ero += erode_pair(s, pi, rb, quad_factor(s, s->qero, qx_, qy_));
-        if (pi->c > 0.0)
-            dep += settle_r(s, pi->c, quad_factor(s, s->qdep, qx_, qy_), dz, r);
-    }
+    double fr = 0, ero = 0, dep = 0;
+    int32_t nq = 0, *bq = &s->bq[i * s->nbq];
+    double *bv = &s->bqv[i * s->nbq * 2];
+    for (int qy = quad_lo(s, pi->y), qy1 = quad_hi(s, pi->y, s->h - 2); qy <= qy1; qy++)
+        for (int qx = quad_lo(s, pi->x), qx1 = quad_hi(s, pi->x, s->w - 2); qx <= qx1; qx++) {
+            if (!s->qok[er_sph_qi(s, qx, qy)] || !quad_near(s, qx, qy, pi->x, pi->y, pi->z))
+                continue;
+            double v[2] = {0, 0};
+            quad_pairs(s, i, qx, qy, quad_factor(s, s->qero, qx, qy),
+                       quad_factor(s, s->qdep, qx, qy), a, &fr, v);
+            if (v[0] == 0.0 && v[1] == 0.0)
+                continue;
+            assert(nq < s->nbq);
+            dep += v[0];
+            ero += v[1];
+            bq[nq] = (int32_t)er_sph_qi(s, qx, qy);
+            bv[2 * nq] = v[0];
+            bv[2 * nq + 1] = v[1];
+            nq++;
+        }
+    s->bqn[i] = nq;
     /* friction at most stops the particle within a sub-step */
     fr = fmin(fr, 1.0 / s->dt);
     a[0] -= fr * pi->vx;
@@ -606,49 +597,19 @@ static void exchange_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
     }
 }
 
-/* Whether any particle lies in the columns within hk of quad (qx, qy). */
-static int near_particles(const er_sph_sim *s, int qx, int qy)
+/* Eqs. 10 and 20 per quad: deposits minus erosion [cells^3], from the
+ * particles' quad records in particle order (serial: a fixed order for
+ * any thread count; a few records a particle near the ground, none above
+ * it), each record scaled as the particle's own change is (give_scale,
+ * take_scale), so what the quads gain the particles lose. */
+static void add_quads(er_sph_sim *s)
 {
-    int x0 = er_sph_col(s, qx - s->hk, s->gw), x1 = er_sph_col(s, qx + 1 + s->hk, s->gw);
-    int y0 = er_sph_col(s, qy - s->hk, s->gh), y1 = er_sph_col(s, qy + 1 + s->hk, s->gh);
-    for (int cy = y0; cy <= y1; cy++)
-        if (s->start[(int64_t)cy * s->gw + x1 + 1] > s->start[(int64_t)cy * s->gw + x0])
-            return 1;
-    return 0;
-}
-
-/* Eqs. 10 and 20 gathered per quad: deposits minus erosion [cells^3]. */
-static void exchange_quads(er_sph_sim *s)
-{
-    const int qw = s->w - 1, qh = s->h - 1;
-    /* rows by demand: the water covers some rows only */
-    ER_OMP_FOR_DYNAMIC()
-    for (int qy = 0; qy < qh; qy++)
-        for (int qx = 0; qx < qw; qx++) {
-            if (!s->qok[er_sph_qi(s, qx, qy)] || !near_particles(s, qx, qy))
-                continue;
-            double sum = 0, rb[3];
-            const double h2 = s->hk * s->hk;
-            const double ke = quad_factor(s, s->qero, qx, qy), kd = quad_factor(s, s->qdep, qx, qy);
-            for (int b = 0; b < s->k; b++)
-                for (int a = 0; a < s->k; a++) {
-                    bpos(s, qx, qy, a, b, rb);
-                    FOR_NEIGHBOURS(s, rb[0], rb[1], rb[2], j) {
-                        /* both terms are +0 beyond hk, or when zero: skipped */
-                        double dx = s->xs[j] - rb[0], dy = s->ys[j] - rb[1], dz = s->zs[j] - rb[2];
-                        if (!(dx * dx + dy * dy + dz * dz < h2))
-                            continue;
-                        const er_sph_particle *pj = &s->p[j];
-                        double rj[3] = {pj->x, pj->y, pj->z};
-                        double v = settle(s, rj, pj->c, rb, kd), e = erode_pair(s, pj, rb, ke);
-                        if (v != 0.0)
-                            sum += s->gsc[j] * v * s->vol;
-                        if (e != 0.0)
-                            sum -= s->tsc[j] * e;
-                    }
-                }
-            s->qd[er_sph_qi(s, qx, qy)] += sum;
-        }
+    for (int64_t i = 0; i < s->n; i++) {
+        const int32_t *bq = &s->bq[i * s->nbq];
+        const double *bv = &s->bqv[i * s->nbq * 2];
+        for (int32_t l = 0; l < s->bqn[i]; l++)
+            s->qd[bq[l]] += s->gsc[i] * bv[2 * l] * s->vol - s->tsc[i] * bv[2 * l + 1];
+    }
 }
 
 static int in_wall(const er_sph_sim *s, double x, double y)
@@ -754,7 +715,7 @@ er_status er_sph_substep(er_sph_sim *s, int64_t step, er_budget *bud, er_error *
     each_particle(s, 0, density_of);
     each_particle(s, 1, forces_of);
     each_particle(s, 1, exchange_of);
-    exchange_quads(s);
+    add_quads(s);
     move(s);
     return account(s, step, bud, err);
 }
