@@ -82,7 +82,7 @@ static void sim_free(er_sph_sim *s)
     void *b[] = {s->bz,  s->bzr,  s->zb,   s->dz,    s->dep,    s->qd,   s->qok,  s->p,
                  s->tmp, s->rho,  s->pr,   s->pq,    s->irho,   s->ax,   s->ay,   s->az,
                  s->rem, s->hf,   s->ero,  s->cnew,  s->start,  s->key,  s->zs,   s->xs,
-                 s->ys,  s->pending, s->qero, s->qdep, s->srccum, s->nb, s->nbn, s->gsc, s->tsc, s->bq, s->bqn, s->bqv};
+                 s->ys,  s->pending, s->qero, s->qdep, s->srccum, s->nb, s->nbn, s->gsc, s->tsc, s->bq, s->bqn, s->bqv, s->give, s->got, s->sv, s->svj, s->svn};
     for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
         free(b[i]);
 }
@@ -166,7 +166,8 @@ static er_status sim_alloc(er_sph_sim *s, const er_terrain *t, int64_t cap, er_e
     s->p = calloc(np, sizeof *s->p);
     s->tmp = calloc(np, sizeof *s->tmp);
     double **d[] = {&s->rho, &s->pr, &s->pq,  &s->irho, &s->ax, &s->ay,
-                    &s->az,  &s->rem, &s->hf, &s->ero,  &s->cnew, &s->gsc, &s->tsc};
+                    &s->az,  &s->rem, &s->hf, &s->ero,  &s->cnew, &s->gsc, &s->tsc,
+                    &s->give, &s->got};
     for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
         *d[i] = calloc(np, sizeof(double));
     s->start = calloc(ng, sizeof *s->start);
@@ -178,7 +179,7 @@ static er_status sim_alloc(er_sph_sim *s, const er_terrain *t, int64_t cap, er_e
     if (!s->bz || !s->bzr || !s->zb || !s->dz || !s->dep || !s->qd || !s->qok || !s->p ||
         !s->tmp || !s->rho || !s->pr || !s->pq || !s->irho || !s->ax || !s->ay || !s->az ||
         !s->rem || !s->hf || !s->ero || !s->cnew || !s->start || !s->key || !s->zs || !s->xs ||
-        !s->ys || !s->gsc || !s->tsc || !s->pending)
+        !s->ys || !s->gsc || !s->tsc || !s->give || !s->got || !s->pending)
         return er_fail(err, ER_ENOMEM, "sph: out of memory for %lld particles", (long long)cap);
     for (size_t i = 0; i < nv; i++)
         s->zb[i] = t->wall && t->wall[i] ? 0.0 : (double)t->elevation[i] / s->L;
@@ -497,6 +498,17 @@ static er_status lists_fit(er_sph_sim *s, er_error *err)
         return er_fail(err, ER_ENOMEM, "sph: out of memory for the boundary lists of %lld "
                        "particles", (long long)cap);
     s->bqv = bqv;
+    double *sv = realloc(s->sv, (size_t)cap * ER_SPH_NB * sizeof *sv);
+    if (sv)
+        s->sv = sv;
+    int32_t *svj = sv ? realloc(s->svj, (size_t)cap * ER_SPH_NB * sizeof *svj) : NULL;
+    if (svj)
+        s->svj = svj;
+    int32_t *svn = svj ? realloc(s->svn, (size_t)cap * sizeof *svn) : NULL;
+    if (!svn)
+        return er_fail(err, ER_ENOMEM, "sph: out of memory for the neighbour lists of %lld "
+                       "particles", (long long)cap);
+    s->svn = svn;
     s->nb_cap = cap;
     return ER_OK;
 }

@@ -63,6 +63,9 @@ typedef struct er_sph_sim {
                             * take_scale), set once its rem and ero are summed */
     double *ero;           /* [cells^3] erosion each particle takes this sub-step */
     double *cnew;
+    double *give, *got;    /* C each particle settles onto its fluid neighbours and takes
+                            * from them this sub-step, summed pair by pair (step.c
+                            * each_row) */
     int gw, gh;            /* columns of the neighbour grid, side hk */
     int64_t *start;        /* gw*gh + 1 offsets into p, sorted by column then index */
     int64_t *key;
@@ -74,6 +77,12 @@ typedef struct er_sph_sim {
      * particle (those within hk, in the density pass's order); nbn[i] < 0
      * when particle i had more (those passes then walk its columns). */
     int32_t *nb, *nbn;
+    /* The fluid pairs i < j between which C settles this sub-step (either
+     * way: the higher gives), kept by i's force pass for the take pass:
+     * up to ER_SPH_NB a particle, svn[i] of them (-1: more, recomputed),
+     * svj the j, sv the C. */
+    int32_t *svj, *svn;
+    double *sv;
     int64_t nb_cap;        /* particles the lists have room for */
     /* What each particle exchanged with each boundary quad this sub-step,
      * summed by the particle's force pass and added to qd in particle
