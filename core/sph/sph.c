@@ -82,7 +82,7 @@ static void sim_free(er_sph_sim *s)
     void *b[] = {s->bz,  s->bzr,  s->zb,   s->dz,    s->dep,    s->qd,   s->qok,  s->p,
                  s->tmp, s->rho,  s->pr,   s->pq,    s->irho,   s->ax,   s->ay,   s->az,
                  s->rem, s->hf,   s->ero,  s->cnew,  s->start,  s->key,  s->zs,   s->xs,
-                 s->ys,  s->pending, s->qero, s->qdep, s->srccum, s->nb, s->nbn, s->gsc, s->tsc, s->bq, s->bqn, s->bqv, s->give, s->got, s->sv, s->svj, s->svn};
+                 s->ys,  s->pending, s->qero, s->qdep, s->srccum, s->nb, s->nbn, s->gsc, s->tsc, s->bq, s->bqn, s->bqv, s->pk, s->acc, s->got, s->sv, s->svj, s->svn};
     for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
         free(b[i]);
 }
@@ -167,7 +167,7 @@ static er_status sim_alloc(er_sph_sim *s, const er_terrain *t, int64_t cap, er_e
     s->tmp = calloc(np, sizeof *s->tmp);
     double **d[] = {&s->rho, &s->pr, &s->pq,  &s->irho, &s->ax, &s->ay,
                     &s->az,  &s->rem, &s->hf, &s->ero,  &s->cnew, &s->gsc, &s->tsc,
-                    &s->give, &s->got};
+                    &s->got};
     for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
         *d[i] = calloc(np, sizeof(double));
     s->start = calloc(ng, sizeof *s->start);
@@ -176,10 +176,12 @@ static er_status sim_alloc(er_sph_sim *s, const er_terrain *t, int64_t cap, er_e
     s->xs = calloc(np, sizeof *s->xs);
     s->ys = calloc(np, sizeof *s->ys);
     s->pending = calloc(ER_MAX_SOURCES + 1, sizeof *s->pending);
+    s->pk = calloc(np, sizeof *s->pk);
+    s->acc = calloc(np, sizeof *s->acc);
     if (!s->bz || !s->bzr || !s->zb || !s->dz || !s->dep || !s->qd || !s->qok || !s->p ||
         !s->tmp || !s->rho || !s->pr || !s->pq || !s->irho || !s->ax || !s->ay || !s->az ||
         !s->rem || !s->hf || !s->ero || !s->cnew || !s->start || !s->key || !s->zs || !s->xs ||
-        !s->ys || !s->gsc || !s->tsc || !s->give || !s->got || !s->pending)
+        !s->ys || !s->gsc || !s->tsc || !s->got || !s->pending || !s->pk || !s->acc)
         return er_fail(err, ER_ENOMEM, "sph: out of memory for %lld particles", (long long)cap);
     for (size_t i = 0; i < nv; i++)
         s->zb[i] = t->wall && t->wall[i] ? 0.0 : (double)t->elevation[i] / s->L;

@@ -20,6 +20,18 @@ typedef struct er_sph_particle {
     double c;          /* solid volume fraction C carried (paper section 4) */
 } er_sph_particle;
 
+/* What the fluid pair pass reads of a particle, in one record (a pair
+ * touches two records, not ten arrays), and what it sums for it. */
+typedef struct er_sph_pk {
+    double x, y, z, vx, vy, vz, c; /* as er_sph_particle */
+    double pq, irho, hf;           /* p / rho^2, 1 / rho, f(C) of eq. 17 */
+} er_sph_pk;
+
+typedef struct er_sph_acc {
+    double f[3]; /* fluid force */
+    double give; /* C it settles onto its neighbours */
+} er_sph_acc;
+
 typedef struct er_sph_sim {
     int w, h;
     const uint8_t *wall;   /* 1 = nodata vertex; NULL = none */
@@ -63,9 +75,9 @@ typedef struct er_sph_sim {
                             * take_scale), set once its rem and ero are summed */
     double *ero;           /* [cells^3] erosion each particle takes this sub-step */
     double *cnew;
-    double *give, *got;    /* C each particle settles onto its fluid neighbours and takes
-                            * from them this sub-step, summed pair by pair (step.c
-                            * each_row) */
+    er_sph_pk *pk;         /* each particle's record for the pair passes */
+    er_sph_acc *acc;       /* and its sums there (step.c each_row) */
+    double *got;           /* C each particle takes from its fluid neighbours this sub-step */
     int gw, gh;            /* columns of the neighbour grid, side hk */
     int64_t *start;        /* gw*gh + 1 offsets into p, sorted by column then index */
     int64_t *key;

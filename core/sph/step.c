@@ -314,12 +314,12 @@ typedef void (*pair_fn)(er_sph_sim *s, int64_t i, int64_t j, int64_t l, double r
 
 HOT_INLINE void upper_pairs(er_sph_sim *s, int64_t i, const nb_cursor *cur, pair_fn pair)
 {
-    const double xi = s->xs[i], yi = s->ys[i], zi = s->zs[i];
+    const double xi = s->pk[i].x, yi = s->pk[i].y, zi = s->pk[i].z;
     if (s->nbn[i] >= 0) {
         const int32_t *nb = &s->nb[i * ER_SPH_NB];
         for (int32_t l = 0; l < s->nbn[i]; l++) {
             int64_t j = nb[l];
-            double dx = xi - s->xs[j], dy = yi - s->ys[j], dz = zi - s->zs[j];
+            double dx = xi - s->pk[j].x, dy = yi - s->pk[j].y, dz = zi - s->pk[j].z;
             pair(s, i, j, i * ER_SPH_NB + l, dx * dx + dy * dy + dz * dz);
         }
         return;
@@ -448,18 +448,20 @@ static void density_of(er_sph_sim *s, int64_t i)
     s->pq[i] = s->pr[i] / (rho * rho);
     s->irho[i] = 1.0 / rho;
     s->hf[i] = hindered(s, pi->c);
-    s->ax[i] = s->ay[i] = s->az[i] = 0.0; /* each_row's sums */
-    s->give[i] = s->got[i] = 0.0;
+    s->pk[i] = (er_sph_pk){s->xs[i], s->ys[i], s->zs[i], pi->vx, pi->vy, pi->vz, pi->c,
+                           s->pq[i], s->irho[i], s->hf[i]};
+    s->acc[i] = (er_sph_acc){{0.0, 0.0, 0.0}, 0.0}; /* each_row's sums */
+    s->got[i] = 0.0;
     s->svn[i] = 0;
 }
 
 /* Eq. 16 between fluid particles i and j at squared distance r2: the C
  * the higher one settles onto the lower (hindered by f(C) of the lower). */
-static double pair_settle(const er_sph_sim *s, int64_t i, int64_t j, double r2)
+static double pair_settle(const er_sph_sim *s, const er_sph_pk *pi, const er_sph_pk *pj,
+                          double r2)
 {
-    double dz = s->zs[i] - s->zs[j], r = sqrt(r2);
-    return dz > 0.0 ? settle_r(s, s->p[i].c, s->hf[j], dz, r)
-                    : settle_r(s, s->p[j].c, s->hf[i], -dz, r);
+    double dz = pi->z - pj->z, r = sqrt(r2);
+    return dz > 0.0 ? settle_r(s, pi->c, pj->hf, dz, r) : settle_r(s, pj->c, pi->hf, -dz, r);
 }
 
 /* Pressure and viscosity between fluid particles i < j with Mueller et
@@ -477,24 +479,23 @@ HOT_INLINE void force_pair(er_sph_sim *s, int64_t i, int64_t j, int64_t l, doubl
     (void)l;
     if (r2 == 0.0)
         return;
-    const er_sph_particle *pi = &s->p[i], *pj = &s->p[j];
-    double dx = s->xs[i] - s->xs[j], dy = s->ys[i] - s->ys[j], dz = s->zs[i] - s->zs[j];
+    const er_sph_pk *pi = &s->pk[i], *pj = &s->pk[j];
+    double dx = pi->x - pj->x, dy = pi->y - pj->y, dz = pi->z - pj->z;
     double r = sqrt(r2), d = s->hk - r;
     /* spiky dW/dr = -kdw d^2, viscosity Laplacian kdw d (Mueller 2003) */
-    double fp = s->mass * (s->pq[i] + s->pq[j]) * s->kdw * d * d / r;
-    double fv = s->nu * s->mass * s->kdw * d * (s->irho[i] * s->irho[j]);
+    double fp = s->mass * (pi->pq + pj->pq) * s->kdw * d * d / r;
+    double fv = s->nu * s->mass * s->kdw * d * (pi->irho * pj->irho);
     double t[3] = {fp * dx + fv * (pj->vx - pi->vx), fp * dy + fv * (pj->vy - pi->vy),
                    fp * dz + fv * (pj->vz - pi->vz)};
-    s->ax[i] += t[0];
-    s->ay[i] += t[1];
-    s->az[i] += t[2];
-    s->ax[j] -= t[0];
-    s->ay[j] -= t[1];
-    s->az[j] -= t[2];
-    double v = pi->c > 0.0 || pj->c > 0.0 ? pair_settle(s, i, j, r2) : 0.0;
+    er_sph_acc *ai = &s->acc[i], *aj = &s->acc[j];
+    for (int c = 0; c < 3; c++) {
+        ai->f[c] += t[c];
+        aj->f[c] -= t[c];
+    }
+    double v = pi->c > 0.0 || pj->c > 0.0 ? pair_settle(s, pi, pj, r2) : 0.0;
     if (v == 0.0)
         return;
-    s->give[dz > 0.0 ? i : j] += v;
+    (dz > 0.0 ? ai : aj)->give += v;
     int32_t k = s->svn[i];
     if (k >= 0 && k < ER_SPH_NB) {
         s->sv[i * ER_SPH_NB + k] = v;
@@ -519,8 +520,8 @@ static void take(er_sph_sim *s, int64_t i, int64_t j, double v)
 HOT_INLINE void take_pair(er_sph_sim *s, int64_t i, int64_t j, int64_t l, double r2)
 {
     (void)l;
-    double v = r2 != 0.0 && (s->p[i].c > 0.0 || s->p[j].c > 0.0) ? pair_settle(s, i, j, r2)
-                                                                 : 0.0;
+    const er_sph_pk *pi = &s->pk[i], *pj = &s->pk[j];
+    double v = r2 != 0.0 && (pi->c > 0.0 || pj->c > 0.0) ? pair_settle(s, pi, pj, r2) : 0.0;
     if (v != 0.0)
         take(s, i, j, v);
 }
@@ -641,11 +642,10 @@ static void forces_of(er_sph_sim *s, int64_t i)
     {
         double a[3] = {0, 0, -1.0}; /* g = 1 in model units */
         boundary_force(s, i, a);
-        a[0] += s->ax[i];
-        a[1] += s->ay[i];
-        a[2] += s->az[i];
+        for (int c = 0; c < 3; c++)
+            a[c] += s->acc[i].f[c];
         penalty(s, &s->p[i], a);
-        s->rem[i] += s->give[i];
+        s->rem[i] += s->acc[i].give;
         s->gsc[i] = give_scale(s, i);
         s->tsc[i] = take_scale(s, i);
         s->ax[i] = a[0];
