@@ -82,7 +82,7 @@ static void sim_free(er_sph_sim *s)
     void *b[] = {s->bz,  s->bzr,  s->zb,   s->dz,    s->dep,    s->qd,   s->qok,  s->p,
                  s->tmp, s->rho,  s->pr,   s->pq,    s->irho,   s->ax,   s->ay,   s->az,
                  s->rem, s->hf,   s->ero,  s->cnew,  s->start,  s->key,  s->zs,   s->xs,
-                 s->ys,  s->pending, s->qero, s->qdep, s->srccum, s->nb, s->nbn, s->gsc, s->tsc, s->bq, s->bqn, s->bqv, s->pk, s->acc, s->got, s->sv, s->svj, s->svn};
+                 s->ys,  s->pending, s->qero, s->qdep, s->srccum, s->nb, s->nbn, s->gsc, s->tsc, s->bq, s->bqn, s->bqv, s->pk, s->acc, s->got, s->sv, s->svj, s->svn, s->bh, s->bhn};
     for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
         free(b[i]);
 }
@@ -474,43 +474,26 @@ void er_sph_free(er_sph_sim *s)
     memset(s, 0, sizeof *s);
 }
 
-/* Room in the neighbour lists for the step's particles: they only leave
- * during its sub-steps, so the lists grow here, between steps, if at all. */
+/* Grows array p to n elements, through void pointer q; 0 when out of
+ * memory (p is kept then, for the destructor). */
+#define GROW(p, n, q) (((q) = realloc((p), (n) * sizeof *(p))) != NULL ? ((p) = (q), 1) : 0)
+
+/* Room in the neighbour lists (and the pair and quad records beside
+ * them) for the step's particles: they only leave during its sub-steps,
+ * so the lists grow here, between steps, if at all. */
 static er_status lists_fit(er_sph_sim *s, er_error *err)
 {
     if (s->n <= s->nb_cap)
         return ER_OK;
     int64_t cap = s->n + s->n / 2 < s->cap ? s->n + s->n / 2 : s->cap;
-    int32_t *nb = realloc(s->nb, (size_t)cap * ER_SPH_NB * sizeof *nb);
-    if (nb)
-        s->nb = nb;
-    int32_t *nbn = nb ? realloc(s->nbn, (size_t)cap * sizeof *nbn) : NULL;
-    if (!nbn)
+    size_t c = (size_t)cap, nb = ER_SPH_NB, nq = (size_t)s->nbq;
+    void *q;
+    if (!GROW(s->nb, c * nb, q) || !GROW(s->nbn, c, q) || !GROW(s->bq, c * nq, q) ||
+        !GROW(s->bqn, c, q) || !GROW(s->bqv, c * nq * 2, q) || !GROW(s->sv, c * nb, q) ||
+        !GROW(s->svj, c * nb, q) || !GROW(s->svn, c, q) || !GROW(s->bh, c * ER_SPH_NBB, q) ||
+        !GROW(s->bhn, c, q))
         return er_fail(err, ER_ENOMEM, "sph: out of memory for the neighbour lists of %lld "
                        "particles", (long long)cap);
-    s->nbn = nbn;
-    int32_t *bq = realloc(s->bq, (size_t)cap * (size_t)s->nbq * sizeof *bq);
-    if (bq)
-        s->bq = bq;
-    int32_t *bqn = bq ? realloc(s->bqn, (size_t)cap * sizeof *bqn) : NULL;
-    if (bqn)
-        s->bqn = bqn;
-    double *bqv = bqn ? realloc(s->bqv, (size_t)cap * (size_t)s->nbq * 2 * sizeof *bqv) : NULL;
-    if (!bqv)
-        return er_fail(err, ER_ENOMEM, "sph: out of memory for the boundary lists of %lld "
-                       "particles", (long long)cap);
-    s->bqv = bqv;
-    double *sv = realloc(s->sv, (size_t)cap * ER_SPH_NB * sizeof *sv);
-    if (sv)
-        s->sv = sv;
-    int32_t *svj = sv ? realloc(s->svj, (size_t)cap * ER_SPH_NB * sizeof *svj) : NULL;
-    if (svj)
-        s->svj = svj;
-    int32_t *svn = svj ? realloc(s->svn, (size_t)cap * sizeof *svn) : NULL;
-    if (!svn)
-        return er_fail(err, ER_ENOMEM, "sph: out of memory for the neighbour lists of %lld "
-                       "particles", (long long)cap);
-    s->svn = svn;
     s->nb_cap = cap;
     return ER_OK;
 }

@@ -12,6 +12,7 @@
 
 #include "../plan.h"
 
+#define ER_SPH_NBB 32 /* boundary particles listed per particle */
 #define ER_SPH_NB 64 /* neighbour list entries per particle (~33 in water at rest) */
 
 typedef struct er_sph_particle {
@@ -105,6 +106,11 @@ typedef struct er_sph_sim {
     int nbq;
     int32_t *bq, *bqn;
     double *bqv;
+    /* The boundary particles within hk of each particle, found by the
+     * density pass for the force pass: up to ER_SPH_NBB, bhn[i] of them
+     * (-1: more, the force pass walks the quads), as indices into bz. */
+    int64_t *bh;
+    int32_t *bhn;
     double *pending;       /* [cells^3] source volume not yet emitted, per source, the
                             * source map's last (ER_MAX_SOURCES + 1 slots) */
 } er_sph_sim;

@@ -213,12 +213,14 @@ void er_sph_sort(er_sph_sim *s)
     for (int64_t c = 0; c < nc; c++)
         sort_heights(s, s->start[c], s->start[c + 1]);
     /* the keys were the old order's: none is gone in the new one */
+    const double h2 = s->hk * s->hk;
     ER_OMP_FOR()
     for (int64_t i = 0; i < s->n; i++) {
         s->xs[i] = s->p[i].x;
         s->ys[i] = s->p[i].y;
         s->zs[i] = s->p[i].z;
         s->key[i] = 0;
+        s->rho[i] = h2 * h2 * h2; /* i's own density term (d = h2 - 0) for the pair pass */
     }
 }
 
@@ -367,12 +369,16 @@ static int quad_hi(const er_sph_sim *s, double v, int n)
     return q > (double)n ? n : (int)q;
 }
 
-/* Loops over the boundary particles rb near (x, y, z), quad by quad. */
-#define FOR_BOUNDARY(s, x, y, z, rb)                                                           \
+/* Loops over the quads (qx_, qy_) whose boundary particles may lie
+ * within hk of (x, y, z), and over those particles rb, quad by quad. */
+#define FOR_BOUNDARY_QUADS(s, x, y, z)                                                         \
     for (int qy_ = quad_lo(s, y), qy1_ = quad_hi(s, y, (s)->h - 2); qy_ <= qy1_; qy_++)          \
         for (int qx_ = quad_lo(s, x), qx1_ = quad_hi(s, x, (s)->w - 2); qx_ <= qx1_; qx_++)      \
             if ((s)->qok[(size_t)qy_ * (size_t)((s)->w - 1) + (size_t)qx_] &&                  \
-                quad_near(s, qx_, qy_, x, y, z))                                                \
+                quad_near(s, qx_, qy_, x, y, z))
+
+#define FOR_BOUNDARY(s, x, y, z, rb)                                                           \
+    FOR_BOUNDARY_QUADS(s, x, y, z)                                                             \
                 for (int b_ = 0; b_ < (s)->k; b_++)                                             \
                     for (int a_ = 0; a_ < (s)->k; a_++)                                         \
                         if (bpos(s, qx_, qy_, a_, b_, rb), 1)
@@ -438,11 +444,18 @@ static void density_of(er_sph_sim *s, int64_t i)
     const er_sph_particle *pi = &s->p[i];
     const double h2 = s->hk * s->hk;
     double rho = s->mass * s->kw * s->rho[i], rb[3];
+    int64_t *bh = &s->bh[i * ER_SPH_NBB];
+    int32_t nh = 0;
     FOR_BOUNDARY(s, pi->x, pi->y, pi->z, rb) {
         double d = h2 - dist2(pi, rb);
-        if (d > 0.0)
+        if (d > 0.0) {
             rho += s->mass_b * (s->kw * d * d * d);
+            if (nh < ER_SPH_NBB)
+                bh[nh] = ((int64_t)er_sph_qi(s, qx_, qy_) * s->k + b_) * s->k + a_;
+            nh++;
+        }
     }
+    s->bhn[i] = nh <= ER_SPH_NBB ? nh : -1;
     s->rho[i] = rho;
     s->pr[i] = s->c0 * s->c0 * (rho > 1.0 ? rho - 1.0 : 0.0);
     s->pq[i] = s->pr[i] / (rho * rho);
@@ -541,32 +554,72 @@ static void take_pairs_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
         take(s, i, s->svj[i * ER_SPH_NB + k], s->sv[i * ER_SPH_NB + k]);
 }
 
-/* The pair terms of particle i and the boundary particles of quad (qx, qy)
- * (control factors ke, kd): the force into a, the friction into *fr,
- * and the C settled and the volume eroded into v[0], v[1]. */
-static void quad_pairs(const er_sph_sim *s, int64_t i, int qx, int qy, double ke, double kd,
-                       double *a, double *fr, double *v)
+/* The pair terms of particle i and boundary particle rb of a quad with
+ * control factors ke, kd: the force into a, the friction into *fr, and
+ * the C settled and the volume eroded into v[0], v[1]. */
+static void boundary_pair(const er_sph_sim *s, int64_t i, const double *rb, double ke,
+                          double kd, double *a, double *fr, double *v)
 {
     const er_sph_particle *pi = &s->p[i];
-    double rb[3];
-    for (int b = 0; b < s->k; b++)
-        for (int c = 0; c < s->k; c++) {
-            bpos(s, qx, qy, c, b, rb);
-            double dx = pi->x - rb[0], dy = pi->y - rb[1], dz = pi->z - rb[2];
-            double r2 = dx * dx + dy * dy + dz * dz;
-            if (!(r2 < s->hk * s->hk) || r2 == 0.0)
-                continue;
-            double r = sqrt(r2), d = s->hk - r;
-            /* spiky dW/dr = -kdw d^2, viscosity Laplacian kdw d */
-            double fp = s->mass_b * s->pq[i] * s->kdw * d * d / r;
-            a[0] += fp * dx;
-            a[1] += fp * dy;
-            a[2] += fp * dz;
-            *fr += s->mu_b * s->s * s->s * (s->kdw * d);
-            v[1] += erode_pair(s, pi, rb, ke);
-            if (pi->c > 0.0)
-                v[0] += settle_r(s, pi->c, kd, dz, r);
+    double dx = pi->x - rb[0], dy = pi->y - rb[1], dz = pi->z - rb[2];
+    double r2 = dx * dx + dy * dy + dz * dz;
+    if (!(r2 < s->hk * s->hk) || r2 == 0.0)
+        return;
+    double r = sqrt(r2), d = s->hk - r;
+    /* spiky dW/dr = -kdw d^2, viscosity Laplacian kdw d */
+    double fp = s->mass_b * s->pq[i] * s->kdw * d * d / r;
+    a[0] += fp * dx;
+    a[1] += fp * dy;
+    a[2] += fp * dz;
+    *fr += s->mu_b * s->s * s->s * (s->kdw * d);
+    v[1] += erode_pair(s, pi, rb, ke);
+    if (pi->c > 0.0)
+        v[0] += settle_r(s, pi->c, kd, dz, r);
+}
+
+/* The running sums of boundary_force: friction, quad records, totals. */
+typedef struct bsum {
+    double fr, ero, dep;
+    int32_t nq;
+} bsum;
+
+/* Keeps quad q's terms v in particle i's records, when not zero. */
+static void quad_record(er_sph_sim *s, int64_t i, size_t q, const double *v, bsum *b)
+{
+    if (v[0] == 0.0 && v[1] == 0.0)
+        return;
+    assert(b->nq < s->nbq);
+    b->dep += v[0];
+    b->ero += v[1];
+    s->bq[i * s->nbq + b->nq] = (int32_t)q;
+    s->bqv[(i * s->nbq + b->nq) * 2] = v[0];
+    s->bqv[(i * s->nbq + b->nq) * 2 + 1] = v[1];
+    b->nq++;
+}
+
+/* boundary_force over the boundary particles the density pass found
+ * within hk (bh), quad by quad in its order: the same pairs in the same
+ * order as the walk over the quads, without the misses. */
+static void listed_boundary(er_sph_sim *s, int64_t i, double *a, bsum *b)
+{
+    const int64_t *bh = &s->bh[i * ER_SPH_NBB], kk = (int64_t)s->k * s->k;
+    double v[2] = {0, 0}, rb[3];
+    int64_t cq = -1;
+    for (int32_t h = 0; h < s->bhn[i]; h++) {
+        int64_t q = bh[h] / kk, ab = bh[h] % kk;
+        int qx = (int)(q % (s->w - 1)), qy = (int)(q / (s->w - 1));
+        if (q != cq) {
+            if (cq >= 0)
+                quad_record(s, i, (size_t)cq, v, b);
+            cq = q;
+            v[0] = v[1] = 0.0;
         }
+        bpos(s, qx, qy, (int)(ab % s->k), (int)(ab / s->k), rb);
+        boundary_pair(s, i, rb, quad_factor(s, s->qero, qx, qy), quad_factor(s, s->qdep, qx, qy),
+                      a, &b->fr, v);
+    }
+    if (cq >= 0)
+        quad_record(s, i, (size_t)cq, v, b);
 }
 
 /* Boundary forces: pressure mirrored on the boundary particles, the
@@ -577,34 +630,28 @@ static void quad_pairs(const er_sph_sim *s, int64_t i, int qx, int qy, double ke
 static void boundary_force(er_sph_sim *s, int64_t i, double *a)
 {
     const er_sph_particle *pi = &s->p[i];
-    double fr = 0, ero = 0, dep = 0;
-    int32_t nq = 0, *bq = &s->bq[i * s->nbq];
-    double *bv = &s->bqv[i * s->nbq * 2];
-    for (int qy = quad_lo(s, pi->y), qy1 = quad_hi(s, pi->y, s->h - 2); qy <= qy1; qy++)
-        for (int qx = quad_lo(s, pi->x), qx1 = quad_hi(s, pi->x, s->w - 2); qx <= qx1; qx++) {
-            if (!s->qok[er_sph_qi(s, qx, qy)] || !quad_near(s, qx, qy, pi->x, pi->y, pi->z))
-                continue;
-            double v[2] = {0, 0};
-            quad_pairs(s, i, qx, qy, quad_factor(s, s->qero, qx, qy),
-                       quad_factor(s, s->qdep, qx, qy), a, &fr, v);
-            if (v[0] == 0.0 && v[1] == 0.0)
-                continue;
-            assert(nq < s->nbq);
-            dep += v[0];
-            ero += v[1];
-            bq[nq] = (int32_t)er_sph_qi(s, qx, qy);
-            bv[2 * nq] = v[0];
-            bv[2 * nq + 1] = v[1];
-            nq++;
+    bsum b = {0, 0, 0, 0};
+    if (s->bhn[i] >= 0)
+        listed_boundary(s, i, a, &b);
+    else
+        FOR_BOUNDARY_QUADS(s, pi->x, pi->y, pi->z) {
+            double v[2] = {0, 0}, rb[3];
+            const double ke = quad_factor(s, s->qero, qx_, qy_), kd = quad_factor(s, s->qdep, qx_, qy_);
+            for (int bb = 0; bb < s->k; bb++)
+                for (int c = 0; c < s->k; c++) {
+                    bpos(s, qx_, qy_, c, bb, rb);
+                    boundary_pair(s, i, rb, ke, kd, a, &b.fr, v);
+                }
+            quad_record(s, i, er_sph_qi(s, qx_, qy_), v, &b);
         }
-    s->bqn[i] = nq;
+    s->bqn[i] = b.nq;
     /* friction at most stops the particle within a sub-step */
-    fr = fmin(fr, 1.0 / s->dt);
+    double fr = fmin(b.fr, 1.0 / s->dt);
     a[0] -= fr * pi->vx;
     a[1] -= fr * pi->vy;
     a[2] -= fr * pi->vz;
-    s->ero[i] = ero;
-    s->rem[i] = dep;
+    s->ero[i] = b.ero;
+    s->rem[i] = b.dep;
 }
 
 /* Eq. 6: penalty force below half a spacing above the terrain. */
@@ -707,7 +754,8 @@ static int edges(const er_sph_sim *s, er_sph_particle *p)
     return 0;
 }
 
-/* Leapfrog kick and drift, then walls, edges and the terrain surface. */
+/* The new C (exchange_of), leapfrog kick and drift, then walls, edges
+ * and the terrain surface. */
 static void move(er_sph_sim *s)
 {
     const int64_t gone = (int64_t)s->gw * s->gh;
@@ -715,6 +763,7 @@ static void move(er_sph_sim *s)
     for (int64_t i = 0; i < s->n; i++) {
         er_sph_particle *p = &s->p[i];
         double ox = p->x, oy = p->y;
+        exchange_of(s, i);
         p->c = s->cnew[i];
         p->vx += s->dt * s->ax[i];
         p->vy += s->dt * s->ay[i];
@@ -776,10 +825,6 @@ static er_status account(er_sph_sim *s, int64_t step, er_budget *bud, er_error *
 er_status er_sph_substep(er_sph_sim *s, int64_t step, er_budget *bud, er_error *err)
 {
     er_sph_sort(s);
-    const double h2 = s->hk * s->hk;
-    ER_OMP_FOR()
-    for (int64_t i = 0; i < s->n; i++)
-        s->rho[i] = h2 * h2 * h2; /* i's own term, d = h2 - 0 */
     each_row(s, 0, density_pairs_of);
     ER_OMP_FOR()
     for (int64_t i = 0; i < s->n; i++)
@@ -790,9 +835,6 @@ er_status er_sph_substep(er_sph_sim *s, int64_t step, er_budget *bud, er_error *
         forces_of(s, i);
     add_quads(s);
     each_row(s, 1, take_pairs_of);
-    ER_OMP_FOR()
-    for (int64_t i = 0; i < s->n; i++)
-        exchange_of(s, i);
     move(s);
     return account(s, step, bud, err);
 }
