@@ -13,7 +13,7 @@
 #include "../plan.h"
 
 #define ER_SPH_NBB 32 /* boundary particles listed per particle */
-#define ER_SPH_NB 64 /* neighbour list entries per particle (~33 in water at rest) */
+#define ER_SPH_NB 64 /* neighbour list entries per particle (~16 later ones in water at rest) */
 
 typedef struct er_sph_particle {
     double x, y, z;    /* [cells] x along a row, y down the rows, z up */
@@ -87,7 +87,7 @@ typedef struct er_sph_sim {
                             * contiguous bytes a particle, not the 56-byte records */
     /* Neighbour lists, built by the density pass and read by the force and
      * exchange passes of the same sub-step: up to ER_SPH_NB indices per
-     * particle (those within hk, in the density pass's order); nbn[i] < 0
+     * particle (those after it within hk, in index order); nbn[i] < 0
      * when particle i had more (those passes then walk its columns). */
     int32_t *nb, *nbn;
     /* The fluid pairs i < j between which C settles this sub-step (either

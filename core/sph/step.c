@@ -2,11 +2,13 @@
  * One SPH sub-step (Kristof et al. 2009, seed 004): the neighbour grid, the
  * fluid and boundary forces of sections 3.1-3.2, the sediment exchange of
  * section 4 and the leapfrog move.  Determinism (DESIGN.md §5): particles
- * are sorted into grid columns by a stable counting sort, every sum is a
- * gather over columns and particles in that order, each thread writes only
- * its own particle or quad, so the result is the same for any thread count.
- * A pair's exchange is computed by one function whichever side gathers it,
- * so what one side loses the other gains, bit for bit per pair.
+ * are sorted into grid columns by a stable counting sort; each fluid pair
+ * is computed once, by its lower index, for both particles, in rows of
+ * columns taken in two phases (each_row), and each boundary pair by its
+ * particle, the quads adding its records in particle order (add_quads):
+ * every sum runs in an order fixed by the particles, the same for any
+ * thread count.  Both sides of a pair's exchange use the one number
+ * computed, so what one side loses the other gains, per pair.
  */
 #include <assert.h>
 #include <math.h>
