@@ -82,7 +82,7 @@ static void sim_free(er_sph_sim *s)
     void *b[] = {s->bz,  s->bzr,  s->zb,   s->dz,    s->dep,    s->qd,   s->qok,  s->p,
                  s->tmp, s->rho,  s->pr,   s->pq,    s->irho,   s->ax,   s->ay,   s->az,
                  s->rem, s->hf,   s->ero,  s->cnew,  s->start,  s->key,  s->zs,   s->xs,
-                 s->ys,  s->pending, s->qero, s->qdep, s->srccum, s->nb, s->nbn, s->gsc, s->tsc};
+                 s->ys,  s->pending, s->qero, s->qdep, s->srccum, s->nb, s->nbn, s->gsc, s->tsc, s->bq, s->bqn, s->bqv, s->pk, s->acc, s->got, s->sv, s->svj, s->svn, s->bh, s->bhn};
     for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
         free(b[i]);
 }
@@ -142,6 +142,10 @@ static void set_constants(er_sph_sim *s, const er_plan *plan)
     for (int a = 0; a < s->k && a < 16; a++)
         s->boff[a] = (a + 0.5) / s->k;
     s->open = m->boundary == ER_BOUNDARY_OPEN;
+    /* a particle's boundary quads along one axis lie in an interval of
+     * 2 hk + boff[k-1] - boff[0] + a rounding margin < 2 hk + 1 cells */
+    int per = (int)floor(2.0 * s->hk + 1.0) + 1;
+    s->nbq = per * per;
     s->mass = lattice_mass(s);
     s->mass_b = boundary_mass(s);
     s->gw = (int)floor((s->w - 1) / s->hk) + 1;
@@ -162,7 +166,8 @@ static er_status sim_alloc(er_sph_sim *s, const er_terrain *t, int64_t cap, er_e
     s->p = calloc(np, sizeof *s->p);
     s->tmp = calloc(np, sizeof *s->tmp);
     double **d[] = {&s->rho, &s->pr, &s->pq,  &s->irho, &s->ax, &s->ay,
-                    &s->az,  &s->rem, &s->hf, &s->ero,  &s->cnew, &s->gsc, &s->tsc};
+                    &s->az,  &s->rem, &s->hf, &s->ero,  &s->cnew, &s->gsc, &s->tsc,
+                    &s->got};
     for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
         *d[i] = calloc(np, sizeof(double));
     s->start = calloc(ng, sizeof *s->start);
@@ -171,10 +176,12 @@ static er_status sim_alloc(er_sph_sim *s, const er_terrain *t, int64_t cap, er_e
     s->xs = calloc(np, sizeof *s->xs);
     s->ys = calloc(np, sizeof *s->ys);
     s->pending = calloc(ER_MAX_SOURCES + 1, sizeof *s->pending);
+    s->pk = calloc(np, sizeof *s->pk);
+    s->acc = calloc(np, sizeof *s->acc);
     if (!s->bz || !s->bzr || !s->zb || !s->dz || !s->dep || !s->qd || !s->qok || !s->p ||
         !s->tmp || !s->rho || !s->pr || !s->pq || !s->irho || !s->ax || !s->ay || !s->az ||
         !s->rem || !s->hf || !s->ero || !s->cnew || !s->start || !s->key || !s->zs || !s->xs ||
-        !s->ys || !s->gsc || !s->tsc || !s->pending)
+        !s->ys || !s->gsc || !s->tsc || !s->got || !s->pending || !s->pk || !s->acc)
         return er_fail(err, ER_ENOMEM, "sph: out of memory for %lld particles", (long long)cap);
     for (size_t i = 0; i < nv; i++)
         s->zb[i] = t->wall && t->wall[i] ? 0.0 : (double)t->elevation[i] / s->L;
@@ -467,21 +474,26 @@ void er_sph_free(er_sph_sim *s)
     memset(s, 0, sizeof *s);
 }
 
-/* Room in the neighbour lists for the step's particles: they only leave
- * during its sub-steps, so the lists grow here, between steps, if at all. */
+/* Grows array p to n elements, through void pointer q; 0 when out of
+ * memory (p is kept then, for the destructor). */
+#define GROW(p, n, q) (((q) = realloc((p), (n) * sizeof *(p))) != NULL ? ((p) = (q), 1) : 0)
+
+/* Room in the neighbour lists (and the pair and quad records beside
+ * them) for the step's particles: they only leave during its sub-steps,
+ * so the lists grow here, between steps, if at all. */
 static er_status lists_fit(er_sph_sim *s, er_error *err)
 {
     if (s->n <= s->nb_cap)
         return ER_OK;
     int64_t cap = s->n + s->n / 2 < s->cap ? s->n + s->n / 2 : s->cap;
-    int32_t *nb = realloc(s->nb, (size_t)cap * ER_SPH_NB * sizeof *nb);
-    if (nb)
-        s->nb = nb;
-    int32_t *nbn = nb ? realloc(s->nbn, (size_t)cap * sizeof *nbn) : NULL;
-    if (!nbn)
+    size_t c = (size_t)cap, nb = ER_SPH_NB, nq = (size_t)s->nbq;
+    void *q;
+    if (!GROW(s->nb, c * nb, q) || !GROW(s->nbn, c, q) || !GROW(s->bq, c * nq, q) ||
+        !GROW(s->bqn, c, q) || !GROW(s->bqv, c * nq * 2, q) || !GROW(s->sv, c * nb, q) ||
+        !GROW(s->svj, c * nb, q) || !GROW(s->svn, c, q) || !GROW(s->bh, c * ER_SPH_NBB, q) ||
+        !GROW(s->bhn, c, q))
         return er_fail(err, ER_ENOMEM, "sph: out of memory for the neighbour lists of %lld "
                        "particles", (long long)cap);
-    s->nbn = nbn;
     s->nb_cap = cap;
     return ER_OK;
 }

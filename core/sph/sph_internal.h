@@ -12,13 +12,26 @@
 
 #include "../plan.h"
 
-#define ER_SPH_NB 64 /* neighbour list entries per particle (~33 in water at rest) */
+#define ER_SPH_NBB 32 /* boundary particles listed per particle */
+#define ER_SPH_NB 64 /* neighbour list entries per particle (~16 later ones in water at rest) */
 
 typedef struct er_sph_particle {
     double x, y, z;    /* [cells] x along a row, y down the rows, z up */
     double vx, vy, vz; /* [cells / T] */
     double c;          /* solid volume fraction C carried (paper section 4) */
 } er_sph_particle;
+
+/* What the fluid pair pass reads of a particle, in one record (a pair
+ * touches two records, not ten arrays), and what it sums for it. */
+typedef struct er_sph_pk {
+    double x, y, z, vx, vy, vz, c; /* as er_sph_particle */
+    double pq, irho, hf;           /* p / rho^2, 1 / rho, f(C) of eq. 17 */
+} er_sph_pk;
+
+typedef struct er_sph_acc {
+    double f[3]; /* fluid force */
+    double give; /* C it settles onto its neighbours */
+} er_sph_acc;
 
 typedef struct er_sph_sim {
     int w, h;
@@ -63,6 +76,9 @@ typedef struct er_sph_sim {
                             * take_scale), set once its rem and ero are summed */
     double *ero;           /* [cells^3] erosion each particle takes this sub-step */
     double *cnew;
+    er_sph_pk *pk;         /* each particle's record for the pair passes */
+    er_sph_acc *acc;       /* and its sums there (step.c each_row) */
+    double *got;           /* C each particle takes from its fluid neighbours this sub-step */
     int gw, gh;            /* columns of the neighbour grid, side hk */
     int64_t *start;        /* gw*gh + 1 offsets into p, sorted by column then index */
     int64_t *key;
@@ -71,10 +87,30 @@ typedef struct er_sph_sim {
                             * contiguous bytes a particle, not the 56-byte records */
     /* Neighbour lists, built by the density pass and read by the force and
      * exchange passes of the same sub-step: up to ER_SPH_NB indices per
-     * particle (those within hk, in the density pass's order); nbn[i] < 0
+     * particle (those after it within hk, in index order); nbn[i] < 0
      * when particle i had more (those passes then walk its columns). */
     int32_t *nb, *nbn;
+    /* The fluid pairs i < j between which C settles this sub-step (either
+     * way: the higher gives), kept by i's force pass for the take pass:
+     * up to ER_SPH_NB a particle, svn[i] of them (-1: more, recomputed),
+     * svj the j, sv the C. */
+    int32_t *svj, *svn;
+    double *sv;
     int64_t nb_cap;        /* particles the lists have room for */
+    /* What each particle exchanged with each boundary quad this sub-step,
+     * summed by the particle's force pass and added to qd in particle
+     * order afterwards: up to nbq quads a particle (all its boundary
+     * quads can hold), bqn[i] of them used, bq their indices, bqv two per
+     * quad: the C settled onto it (eq. 20) and the volume eroded (eq. 10),
+     * before the particle's give and take scales. */
+    int nbq;
+    int32_t *bq, *bqn;
+    double *bqv;
+    /* The boundary particles within hk of each particle, found by the
+     * density pass for the force pass: up to ER_SPH_NBB, bhn[i] of them
+     * (-1: more, the force pass walks the quads), as indices into bz. */
+    int64_t *bh;
+    int32_t *bhn;
     double *pending;       /* [cells^3] source volume not yet emitted, per source, the
                             * source map's last (ER_MAX_SOURCES + 1 slots) */
 } er_sph_sim;

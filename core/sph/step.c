@@ -2,12 +2,15 @@
  * One SPH sub-step (Kristof et al. 2009, seed 004): the neighbour grid, the
  * fluid and boundary forces of sections 3.1-3.2, the sediment exchange of
  * section 4 and the leapfrog move.  Determinism (DESIGN.md §5): particles
- * are sorted into grid columns by a stable counting sort, every sum is a
- * gather over columns and particles in that order, each thread writes only
- * its own particle or quad, so the result is the same for any thread count.
- * A pair's exchange is computed by one function whichever side gathers it,
- * so what one side loses the other gains, bit for bit per pair.
+ * are sorted into grid columns by a stable counting sort; each fluid pair
+ * is computed once, by its lower index, for both particles, in rows of
+ * columns taken in two phases (each_row), and each boundary pair by its
+ * particle, the quads adding its records in particle order (add_quads):
+ * every sum runs in an order fixed by the particles, the same for any
+ * thread count.  Both sides of a pair's exchange use the one number
+ * computed, so what one side loses the other gains, per pair.
  */
+#include <assert.h>
 #include <math.h>
 #include <string.h>
 
@@ -15,6 +18,9 @@
 #include "sph_internal.h"
 
 #define PI 3.14159265358979323846
+/* the pair loops take their pair function as a pointer: inlined, the call
+ * and the pointer go */
+#define HOT_INLINE static inline __attribute__((always_inline))
 
 /* Mueller et al. 2003's poly6 kernel (their eq. 20) with support hk, of
  * r^2: the paper's density kernel (section 3.1, "kernels suggested by
@@ -112,30 +118,15 @@ static double hindered(const er_sph_sim *s, double c)
     return q >= 1.0 ? 0.0 : 1.0 - q * q * q * q * q;
 }
 
-/* Eq. 16 as settle() below, for a pair whose distance r (0 < r < hk) the
- * caller has, up the donor's height above the acceptor: the same number
- * (-dz is exact, and (a - b)^2 = (b - a)^2), one square root fewer. */
+/* Settling of C from a donor (C = cd) onto an acceptor up below it at
+ * distance r (0 < r < hk) (eq. 16), only downwards (vs points down):
+ * facc = f(C_a) for a particle acceptor, for a boundary particle 1 (eq.
+ * 20) times its quad's mask factor (quad_factor). */
 static double settle_r(const er_sph_sim *s, double cd, double facc, double up, double r)
 {
     if (cd == 0.0 || facc == 0.0 || up <= 0.0)
         return 0.0;
     return s->vol * cd * facc * s->vs0 * (up / r) * er_sph_spline_f(s, r) * s->dt;
-}
-
-/* Settling of C from donor d to acceptor a (eq. 16) as a change of C:
- * only downwards (vs points down), zero otherwise.  facc = f(C_a) for a
- * particle acceptor; for a boundary particle 1 (eq. 20) times its quad's
- * mask factor (quad_factor). */
-static double settle(const er_sph_sim *s, const double *rd, double cd, const double *ra,
-                     double facc)
-{
-    double dx = ra[0] - rd[0], dy = ra[1] - rd[1], dz = ra[2] - rd[2];
-    if (cd == 0.0 || facc == 0.0 || dz >= 0.0)
-        return 0.0;
-    double r2 = dx * dx + dy * dy + dz * dz;
-    if (!(r2 < s->hk * s->hk))
-        return 0.0;
-    return settle_r(s, cd, facc, -dz, sqrt(r2));
 }
 
 /* Erosion of boundary particle rb by fluid particle pi (eqs. 9-10) as a
@@ -224,51 +215,15 @@ void er_sph_sort(er_sph_sim *s)
     for (int64_t c = 0; c < nc; c++)
         sort_heights(s, s->start[c], s->start[c + 1]);
     /* the keys were the old order's: none is gone in the new one */
+    const double h2 = s->hk * s->hk;
     ER_OMP_FOR()
     for (int64_t i = 0; i < s->n; i++) {
         s->xs[i] = s->p[i].x;
         s->ys[i] = s->p[i].y;
         s->zs[i] = s->p[i].z;
         s->key[i] = 0;
+        s->rho[i] = h2 * h2 * h2; /* i's own density term (d = h2 - 0) for the pair pass */
     }
-}
-
-/* The first particle of a..b-1 (sorted by height) at height z or above. */
-static int64_t first_at(const er_sph_sim *s, int64_t a, int64_t b, double z)
-{
-    while (a < b) {
-        int64_t m = a + (b - a) / 2;
-        if (s->zs[m] < z)
-            a = m + 1;
-        else
-            b = m;
-    }
-    return a;
-}
-
-/* The ranges of particles in the 3x3 columns around (x, y) with heights
- * in [z - hk, z + hk], in column then height order: pairs [r[2k],
- * r[2k+1]); returns their count. */
-static int64_t neighbour_ranges(const er_sph_sim *s, double x, double y, double z, int64_t *r)
-{
-    int cx = er_sph_col(s, x, s->gw), cy = er_sph_col(s, y, s->gh);
-    int64_t n = 0;
-    for (int v = cy - 1; v <= cy + 1; v++)
-        for (int u = cx - 1; u <= cx + 1; u++) {
-            if (u < 0 || v < 0 || u >= s->gw || v >= s->gh)
-                continue;
-            int64_t c = (int64_t)v * s->gw + u, a = s->start[c], b = s->start[c + 1];
-            if (a == b)
-                continue;
-            if (b - a > 8) { /* a search costs more than a few distances */
-                a = first_at(s, a, b, z - s->hk);
-                b = first_at(s, a, b, z + s->hk);
-            }
-            r[2 * n] = a;
-            r[2 * n + 1] = b;
-            n++;
-        }
-    return n;
 }
 
 /* The particles near those of one column, walked in height order: in
@@ -284,8 +239,10 @@ static void cursor_init(const er_sph_sim *s, int64_t c, nb_cursor *cur)
 {
     int cx = (int)(c % s->gw), cy = (int)(c / s->gw);
     cur->n = 0;
-    for (int v = cy - 1; v <= cy + 1; v++)
-        for (int u = cx - 1; u <= cx + 1; u++) {
+    /* the columns that can hold a neighbour after (above in index) the
+     * column's particles: the column itself, the next, the row below */
+    for (int v = cy; v <= cy + 1; v++)
+        for (int u = v == cy ? cx : cx - 1; u <= cx + 1; u++) {
             if (u < 0 || v < 0 || u >= s->gw || v >= s->gh)
                 continue;
             int64_t d = (int64_t)v * s->gw + u;
@@ -311,63 +268,73 @@ static void cursor_advance(const er_sph_sim *s, nb_cursor *cur, double z)
     }
 }
 
-/* Calls body(s, i, cur) for every particle i with cur its neighbours,
- * threads taking whole columns; each body writes only particle i's data.
- * With lists set the bodies read the neighbour lists and need the cursor
- * only for a particle whose list overflowed: it is advanced then, from
- * where it was (its bounds only move up, so the same ranges result). */
-static void each_particle(er_sph_sim *s, int lists,
-                          void (*body)(er_sph_sim *, int64_t, const nb_cursor *))
+/* Calls body(s, i, cur) for every particle i of column c in order, cur
+ * its neighbours after it.  With lists set the bodies read the neighbour
+ * lists and need the cursor only for a particle whose list overflowed:
+ * it is advanced then, from where it was (its bounds only move up, so the
+ * same ranges result). */
+typedef void (*body_fn)(er_sph_sim *s, int64_t i, const nb_cursor *cur);
+
+static void column(er_sph_sim *s, int64_t c, int lists, body_fn body)
 {
-    const int64_t nc = (int64_t)s->gw * s->gh;
-    ER_OMP_FOR_DYNAMIC()
-    for (int64_t c = 0; c < nc; c++) {
-        if (s->start[c] == s->start[c + 1])
-            continue;
-        nb_cursor cur;
-        cursor_init(s, c, &cur);
-        for (int64_t i = s->start[c]; i < s->start[c + 1]; i++) {
-            if (!lists || s->nbn[i] < 0)
-                cursor_advance(s, &cur, s->p[i].z);
-            body(s, i, &cur);
-        }
+    if (s->start[c] == s->start[c + 1])
+        return;
+    nb_cursor cur;
+    cursor_init(s, c, &cur);
+    for (int64_t i = s->start[c]; i < s->start[c + 1]; i++) {
+        if (!lists || s->nbn[i] < 0)
+            cursor_advance(s, &cur, s->p[i].z);
+        body(s, i, &cur);
     }
 }
 
-/* Loops over the particles j of cursor cur. */
-#define FOR_CURSOR(cur, j)                                                                      \
+/* Calls column() for every column, a row of columns at a time, one thread
+ * a row, even rows and then odd ones: a body may then also write the
+ * particles after i (those within hk lie in its row of columns or the
+ * next), and each particle gets its terms in a fixed order for any thread
+ * count: its own row's in index order, the row above's before or after
+ * them by the rows' parity.  So each pair's terms are computed once, by
+ * its lower index, for both particles, without atomics. */
+static void each_row(er_sph_sim *s, int lists, body_fn body)
+{
+    for (int ph = 0; ph < 2; ph++) {
+        ER_OMP_FOR_DYNAMIC()
+        for (int cy = ph; cy < s->gh; cy += 2)
+            for (int cx = 0; cx < s->gw; cx++)
+                column(s, (int64_t)cy * s->gw + cx, lists, body);
+    }
+}
+
+/* Loops over the particles j > i of cursor cur, in index order. */
+#define FOR_UPPER(cur, i, j)                                                                    \
     for (int k_ = 0; k_ < (cur)->n; k_++)                                                       \
-        for (int64_t j = (cur)->lo[k_], e_##j = (cur)->hi[k_]; j < e_##j; j++)
+        for (int64_t j = (cur)->lo[k_] > (i) ? (cur)->lo[k_] : (i) + 1, e_##j = (cur)->hi[k_]; \
+             j < e_##j; j++)
 
-/* The l-th candidate of cursor cur; their count. */
-static int64_t cursor_count(const nb_cursor *cur)
+/* Calls pair(s, i, j, l, r2) for particle i's neighbours j > i within hk,
+ * r2 their squared distance, in index order: from its list (l the entry,
+ * after i's own), or, when it overflowed, from its cursor (l = -1). */
+typedef void (*pair_fn)(er_sph_sim *s, int64_t i, int64_t j, int64_t l, double r2);
+
+HOT_INLINE void upper_pairs(er_sph_sim *s, int64_t i, const nb_cursor *cur, pair_fn pair)
 {
-    int64_t m = 0;
-    for (int k = 0; k < cur->n; k++)
-        m += cur->hi[k] - cur->lo[k];
-    return m;
+    const double xi = s->pk[i].x, yi = s->pk[i].y, zi = s->pk[i].z;
+    if (s->nbn[i] >= 0) {
+        const int32_t *nb = &s->nb[i * ER_SPH_NB];
+        for (int32_t l = 0; l < s->nbn[i]; l++) {
+            int64_t j = nb[l];
+            double dx = xi - s->pk[j].x, dy = yi - s->pk[j].y, dz = zi - s->pk[j].z;
+            pair(s, i, j, i * ER_SPH_NB + l, dx * dx + dy * dy + dz * dz);
+        }
+        return;
+    }
+    FOR_UPPER(cur, i, j) {
+        double dx = xi - s->xs[j], dy = yi - s->ys[j], dz = zi - s->zs[j];
+        double r2 = dx * dx + dy * dy + dz * dz;
+        if (s->hk * s->hk - r2 > 0.0)
+            pair(s, i, j, -1, r2);
+    }
 }
-
-static int64_t cursor_at(const nb_cursor *cur, int64_t l)
-{
-    int k = 0;
-    for (; l >= cur->hi[k] - cur->lo[k]; k++)
-        l -= cur->hi[k] - cur->lo[k];
-    return cur->lo[k] + l;
-}
-
-/* Loops over particle i's neighbours j within hk (and, when its list
- * overflowed, the other candidates of its cursor), in the order of the
- * density pass: the list, or the cursor itself. */
-#define FOR_LIST(s, i, cur, j)                                                                  \
-    for (int64_t l_ = 0, m_ = (s)->nbn[i] >= 0 ? (s)->nbn[i] : cursor_count(cur); l_ < m_; l_++) \
-        for (int64_t j = (s)->nbn[i] >= 0 ? (s)->nb[(i) * ER_SPH_NB + l_] : cursor_at(cur, l_), \
-                     o_ = 1; o_; o_ = 0)
-
-/* Loops over the particles j near (x, y, z) (neighbour_ranges). */
-#define FOR_NEIGHBOURS(s, x, y, z, j)                                                          \
-    for (int64_t r_[18], nr_ = neighbour_ranges(s, x, y, z, r_), k_ = 0; k_ < nr_; k_++)      \
-        for (int64_t j = r_[2 * k_], e_##j = r_[2 * k_ + 1]; j < e_##j; j++)
 
 /* Whether the box around quad (qx, qy)'s boundary particles comes within
  * hk of (x, y, z).  Each component of the box distance is one particle's
@@ -404,12 +371,16 @@ static int quad_hi(const er_sph_sim *s, double v, int n)
     return q > (double)n ? n : (int)q;
 }
 
-/* Loops over the boundary particles rb near (x, y, z), quad by quad. */
-#define FOR_BOUNDARY(s, x, y, z, rb)                                                           \
+/* Loops over the quads (qx_, qy_) whose boundary particles may lie
+ * within hk of (x, y, z), and over those particles rb, quad by quad. */
+#define FOR_BOUNDARY_QUADS(s, x, y, z)                                                         \
     for (int qy_ = quad_lo(s, y), qy1_ = quad_hi(s, y, (s)->h - 2); qy_ <= qy1_; qy_++)          \
         for (int qx_ = quad_lo(s, x), qx1_ = quad_hi(s, x, (s)->w - 2); qx_ <= qx1_; qx_++)      \
             if ((s)->qok[(size_t)qy_ * (size_t)((s)->w - 1) + (size_t)qx_] &&                  \
-                quad_near(s, qx_, qy_, x, y, z))                                                \
+                quad_near(s, qx_, qy_, x, y, z))
+
+#define FOR_BOUNDARY(s, x, y, z, rb)                                                           \
+    FOR_BOUNDARY_QUADS(s, x, y, z)                                                             \
                 for (int b_ = 0; b_ < (s)->k; b_++)                                             \
                     for (int a_ = 0; a_ < (s)->k; a_++)                                         \
                         if (bpos(s, qx_, qy_, a_, b_, rb), 1)
@@ -420,125 +391,269 @@ static double dist2(const er_sph_particle *a, const double *r)
     return dx * dx + dy * dy + dz * dz;
 }
 
-/* sum + the cubes of d[0..m-1], in that order. */
-static double add_cubes(double sum, const double *d, int m)
+/* sum + the cubes of d[0..m-1], in that order, each also added to the
+ * sum of its particle j[k]. */
+static double add_cubes(er_sph_sim *s, double sum, const double *d, const int32_t *j, int m)
 {
-    for (int k = 0; k < m; k++)
-        sum += d[k] * d[k] * d[k];
+    for (int k = 0; k < m; k++) {
+        double w = d[k] * d[k] * d[k];
+        sum += w;
+        s->rho[j[k]] += w;
+    }
     return sum;
 }
 
 #define DENSITY_BLOCK 64
 
-/* Density with the boundary particles counted as fluid of volume m / rho0
- * (Akinci 2012); the equation of state clamps rho at rho0 so the free
- * surface does not pull (SPlisHSPlasH TimeStepWCSPH). */
-static void density_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
+/* The fluid part of the density, pair by pair for i < j (each_row): rho
+ * sums the kernels' d^3 (poly6 without its constant), which
+ * fluid_density starts at i's own term.  Candidates are filtered first,
+ * without a branch, and the hits summed a block at a time: a pair beyond
+ * hk would add +0, so the sum over the hits alone in the same order is
+ * the same number, without one dependent add per candidate (most are
+ * misses).  The hits are i's list: its neighbours after it, in index
+ * order. */
+static void density_pairs_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
 {
-    {
-        const er_sph_particle *pi = &s->p[i];
-        double rho = 0, rb[3];
-        const double h2 = s->hk * s->hk, px = s->xs[i], py = s->ys[i], pz = s->zs[i];
-        double sum = 0, dv[DENSITY_BLOCK];
-        int32_t *nb = &s->nb[i * ER_SPH_NB];
-        int64_t cnt = 0;
-        int m = 0;
-        /* Candidates are filtered first, without a branch, and the hits
-         * summed a block at a time: a pair beyond hk would add +0, so the
-         * sum over the hits alone in the same order is the same number,
-         * without one dependent add per candidate (most are misses). */
-        FOR_CURSOR(cur, j) {
-            double dx = px - s->xs[j], dy = py - s->ys[j], dz = pz - s->zs[j];
-            double d = h2 - (dx * dx + dy * dy + dz * dz);
-            nb[cnt < ER_SPH_NB - 1 ? cnt : ER_SPH_NB - 1] = (int32_t)j;
-            dv[m] = d;
-            cnt += d > 0.0;
-            m += d > 0.0;
-            if (m == DENSITY_BLOCK) {
-                sum = add_cubes(sum, dv, m);
-                m = 0;
-            }
+    const double h2 = s->hk * s->hk, px = s->xs[i], py = s->ys[i], pz = s->zs[i];
+    double sum = s->rho[i], dv[DENSITY_BLOCK];
+    int32_t *nb = &s->nb[i * ER_SPH_NB], jv[DENSITY_BLOCK];
+    int64_t cnt = 0;
+    int m = 0;
+    FOR_UPPER(cur, i, j) {
+        double dx = px - s->xs[j], dy = py - s->ys[j], dz = pz - s->zs[j];
+        double d = h2 - (dx * dx + dy * dy + dz * dz);
+        nb[cnt < ER_SPH_NB - 1 ? cnt : ER_SPH_NB - 1] = (int32_t)j;
+        dv[m] = d;
+        jv[m] = (int32_t)j;
+        cnt += d > 0.0;
+        m += d > 0.0;
+        if (m == DENSITY_BLOCK) {
+            sum = add_cubes(s, sum, dv, jv, m);
+            m = 0;
         }
-        sum = add_cubes(sum, dv, m);
-        s->nbn[i] = cnt <= ER_SPH_NB - 1 ? (int32_t)cnt : -1;
-        rho += s->mass * s->kw * sum;
-        FOR_BOUNDARY(s, pi->x, pi->y, pi->z, rb) {
-            double d = h2 - dist2(pi, rb);
-            if (d > 0.0)
-                rho += s->mass_b * (s->kw * d * d * d);
-        }
-        s->rho[i] = rho;
-        s->pr[i] = s->c0 * s->c0 * (rho > 1.0 ? rho - 1.0 : 0.0);
-        s->pq[i] = s->pr[i] / (rho * rho);
-        s->irho[i] = 1.0 / rho;
-        s->hf[i] = hindered(s, pi->c);
     }
+    s->rho[i] = add_cubes(s, sum, dv, jv, m);
+    s->nbn[i] = cnt <= ER_SPH_NB - 1 ? (int32_t)cnt : -1;
 }
 
-/* Pressure and viscosity between fluid particles with Mueller et al.'s
- * spiky and viscosity kernels.  The pressure takes Monaghan's (1992)
- * symmetric form m (p_i / rho_i^2 + p_j / rho_j^2), not Mueller's
- * (p_i + p_j) / 2 rho_j: the latter is not the gradient of an energy and
- * heated still water (kinetic energy grew ten-fold in 6 s in the bowl of
- * check_sph), the former lets it settle.  Adds what particle i settles
- * onto its neighbours to *give. */
-static void fluid_force(const er_sph_sim *s, int64_t i, const nb_cursor *cur, double *a,
-                        double *give)
+/* Density with the boundary particles counted as fluid of volume m / rho0
+ * (Akinci 2012); the equation of state clamps rho at rho0 so the free
+ * surface does not pull (SPlisHSPlasH TimeStepWCSPH).  Clears the sums of
+ * the force and take passes. */
+static void density_of(er_sph_sim *s, int64_t i)
 {
     const er_sph_particle *pi = &s->p[i];
     const double h2 = s->hk * s->hk;
-    double f[3] = {0, 0, 0};
-    FOR_LIST(s, i, cur, j) {
-        const er_sph_particle *pj = &s->p[j];
-        double dx = pi->x - pj->x, dy = pi->y - pj->y, dz = pi->z - pj->z;
-        double r2 = dx * dx + dy * dy + dz * dz;
-        if (!(r2 < h2) || r2 == 0.0)
-            continue;
-        double r = sqrt(r2), d = s->hk - r;
-        /* spiky dW/dr = -kdw d^2, viscosity Laplacian kdw d (Mueller 2003) */
-        double fp = s->mass * (s->pq[i] + s->pq[j]) * s->kdw * d * d / r;
-        double fv = s->nu * s->mass * s->irho[j] * s->kdw * d;
-        if (pi->c > 0.0)
-            *give += settle_r(s, pi->c, s->hf[j], dz, r);
-        f[0] += fp * dx + fv * s->irho[i] * (pj->vx - pi->vx);
-        f[1] += fp * dy + fv * s->irho[i] * (pj->vy - pi->vy);
-        f[2] += fp * dz + fv * s->irho[i] * (pj->vz - pi->vz);
+    double rho = s->mass * s->kw * s->rho[i], rb[3];
+    int64_t *bh = &s->bh[i * ER_SPH_NBB];
+    int32_t nh = 0;
+    FOR_BOUNDARY(s, pi->x, pi->y, pi->z, rb) {
+        double d = h2 - dist2(pi, rb);
+        if (d > 0.0) {
+            rho += s->mass_b * (s->kw * d * d * d);
+            if (nh < ER_SPH_NBB)
+                bh[nh] = ((int64_t)er_sph_qi(s, qx_, qy_) * s->k + b_) * s->k + a_;
+            nh++;
+        }
     }
-    for (int c = 0; c < 3; c++)
-        a[c] += f[c];
+    s->bhn[i] = nh <= ER_SPH_NBB ? nh : -1;
+    s->rho[i] = rho;
+    s->pr[i] = s->c0 * s->c0 * (rho > 1.0 ? rho - 1.0 : 0.0);
+    s->pq[i] = s->pr[i] / (rho * rho);
+    s->irho[i] = 1.0 / rho;
+    s->hf[i] = hindered(s, pi->c);
+    s->pk[i] = (er_sph_pk){s->xs[i], s->ys[i], s->zs[i], pi->vx, pi->vy, pi->vz, pi->c,
+                           s->pq[i], s->irho[i], s->hf[i]};
+    s->acc[i] = (er_sph_acc){{0.0, 0.0, 0.0}, 0.0}; /* each_row's sums */
+    s->got[i] = 0.0;
+    s->svn[i] = 0;
+}
+
+/* Eq. 16 between fluid particles i and j at squared distance r2: the C
+ * the higher one settles onto the lower (hindered by f(C) of the lower). */
+static double pair_settle(const er_sph_sim *s, const er_sph_pk *pi, const er_sph_pk *pj,
+                          double r2)
+{
+    double dz = pi->z - pj->z, r = sqrt(r2);
+    return dz > 0.0 ? settle_r(s, pi->c, pj->hf, dz, r) : settle_r(s, pj->c, pi->hf, -dz, r);
+}
+
+/* Pressure and viscosity between fluid particles i < j with Mueller et
+ * al.'s spiky and viscosity kernels, added to i and taken from j (ax..az
+ * hold the fluid force until forces_of), and what the higher settles
+ * onto the lower added to its give (kept in sv for take_pair).  The
+ * pressure takes Monaghan's (1992) symmetric form m (p_i / rho_i^2 +
+ * p_j / rho_j^2), not Mueller's (p_i + p_j) / 2 rho_j: the latter is not
+ * the gradient of an energy and heated still water (kinetic energy grew
+ * ten-fold in 6 s in the bowl of check_sph), the former lets it settle;
+ * the viscosity's m nu lap W (v_j - v_i) / (rho_i rho_j) is symmetric
+ * too, so i and j get opposite forces. */
+HOT_INLINE void force_pair(er_sph_sim *s, int64_t i, int64_t j, int64_t l, double r2)
+{
+    (void)l;
+    if (r2 == 0.0)
+        return;
+    const er_sph_pk *pi = &s->pk[i], *pj = &s->pk[j];
+    double dx = pi->x - pj->x, dy = pi->y - pj->y, dz = pi->z - pj->z;
+    double r = sqrt(r2), d = s->hk - r;
+    /* spiky dW/dr = -kdw d^2, viscosity Laplacian kdw d (Mueller 2003) */
+    double fp = s->mass * (pi->pq + pj->pq) * s->kdw * d * d / r;
+    double fv = s->nu * s->mass * s->kdw * d * (pi->irho * pj->irho);
+    double t[3] = {fp * dx + fv * (pj->vx - pi->vx), fp * dy + fv * (pj->vy - pi->vy),
+                   fp * dz + fv * (pj->vz - pi->vz)};
+    er_sph_acc *ai = &s->acc[i], *aj = &s->acc[j];
+    for (int c = 0; c < 3; c++) {
+        ai->f[c] += t[c];
+        aj->f[c] -= t[c];
+    }
+    double v = pi->c > 0.0 || pj->c > 0.0 ? pair_settle(s, pi, pj, r2) : 0.0;
+    if (v == 0.0)
+        return;
+    (dz > 0.0 ? ai : aj)->give += v;
+    int32_t k = s->svn[i];
+    if (k >= 0 && k < ER_SPH_NB) {
+        s->sv[i * ER_SPH_NB + k] = v;
+        s->svj[i * ER_SPH_NB + k] = (int32_t)j;
+    }
+    s->svn[i] = k >= 0 && k < ER_SPH_NB ? k + 1 : -1;
+}
+
+/* What the lower of i < j takes of the v the higher gave (eq. 16),
+ * scaled as the giver's loss is (give_scale): got and give match pair by
+ * pair. */
+static void take(er_sph_sim *s, int64_t i, int64_t j, double v)
+{
+    if (s->zs[i] > s->zs[j])
+        s->got[j] += s->gsc[i] * v;
+    else
+        s->got[i] += s->gsc[j] * v;
+}
+
+/* take() for a pair the force pass could not keep: v computed again, the
+ * same function of the same numbers. */
+HOT_INLINE void take_pair(er_sph_sim *s, int64_t i, int64_t j, int64_t l, double r2)
+{
+    (void)l;
+    const er_sph_pk *pi = &s->pk[i], *pj = &s->pk[j];
+    double v = r2 != 0.0 && (pi->c > 0.0 || pj->c > 0.0) ? pair_settle(s, pi, pj, r2) : 0.0;
+    if (v != 0.0)
+        take(s, i, j, v);
+}
+
+static void force_pairs_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
+{
+    upper_pairs(s, i, cur, force_pair);
+}
+
+static void take_pairs_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
+{
+    if (s->svn[i] < 0) {
+        upper_pairs(s, i, cur, take_pair);
+        return;
+    }
+    for (int32_t k = 0; k < s->svn[i]; k++)
+        take(s, i, s->svj[i * ER_SPH_NB + k], s->sv[i * ER_SPH_NB + k]);
+}
+
+/* The pair terms of particle i and boundary particle rb of a quad with
+ * control factors ke, kd: the force into a, the friction into *fr, and
+ * the C settled and the volume eroded into v[0], v[1]. */
+static void boundary_pair(const er_sph_sim *s, int64_t i, const double *rb, double ke,
+                          double kd, double *a, double *fr, double *v)
+{
+    const er_sph_particle *pi = &s->p[i];
+    double dx = pi->x - rb[0], dy = pi->y - rb[1], dz = pi->z - rb[2];
+    double r2 = dx * dx + dy * dy + dz * dz;
+    if (!(r2 < s->hk * s->hk) || r2 == 0.0)
+        return;
+    double r = sqrt(r2), d = s->hk - r;
+    /* spiky dW/dr = -kdw d^2, viscosity Laplacian kdw d */
+    double fp = s->mass_b * s->pq[i] * s->kdw * d * d / r;
+    a[0] += fp * dx;
+    a[1] += fp * dy;
+    a[2] += fp * dz;
+    *fr += s->mu_b * s->s * s->s * (s->kdw * d);
+    v[1] += erode_pair(s, pi, rb, ke);
+    if (pi->c > 0.0)
+        v[0] += settle_r(s, pi->c, kd, dz, r);
+}
+
+/* The running sums of boundary_force: friction, quad records, totals. */
+typedef struct bsum {
+    double fr, ero, dep;
+    int32_t nq;
+} bsum;
+
+/* Keeps quad q's terms v in particle i's records, when not zero. */
+static void quad_record(er_sph_sim *s, int64_t i, size_t q, const double *v, bsum *b)
+{
+    if (v[0] == 0.0 && v[1] == 0.0)
+        return;
+    assert(b->nq < s->nbq);
+    b->dep += v[0];
+    b->ero += v[1];
+    s->bq[i * s->nbq + b->nq] = (int32_t)q;
+    s->bqv[(i * s->nbq + b->nq) * 2] = v[0];
+    s->bqv[(i * s->nbq + b->nq) * 2 + 1] = v[1];
+    b->nq++;
+}
+
+/* boundary_force over the boundary particles the density pass found
+ * within hk (bh), quad by quad in its order: the same pairs in the same
+ * order as the walk over the quads, without the misses. */
+static void listed_boundary(er_sph_sim *s, int64_t i, double *a, bsum *b)
+{
+    const int64_t *bh = &s->bh[i * ER_SPH_NBB], kk = (int64_t)s->k * s->k;
+    double v[2] = {0, 0}, rb[3];
+    int64_t cq = -1;
+    for (int32_t h = 0; h < s->bhn[i]; h++) {
+        int64_t q = bh[h] / kk, ab = bh[h] % kk;
+        int qx = (int)(q % (s->w - 1)), qy = (int)(q / (s->w - 1));
+        if (q != cq) {
+            if (cq >= 0)
+                quad_record(s, i, (size_t)cq, v, b);
+            cq = q;
+            v[0] = v[1] = 0.0;
+        }
+        bpos(s, qx, qy, (int)(ab % s->k), (int)(ab / s->k), rb);
+        boundary_pair(s, i, rb, quad_factor(s, s->qero, qx, qy), quad_factor(s, s->qdep, qx, qy),
+                      a, &b->fr, v);
+    }
+    if (cq >= 0)
+        quad_record(s, i, (size_t)cq, v, b);
 }
 
 /* Boundary forces: pressure mirrored on the boundary particles, the
  * no-slip friction of eqs. 7-8, and what particle i erodes and settles
- * onto the boundary this sub-step. */
+ * onto each boundary quad this sub-step: kept in its quad records (bq,
+ * bqv) for add_quads, so each pair's exchange is computed once, by the
+ * particle, for both sides. */
 static void boundary_force(er_sph_sim *s, int64_t i, double *a)
 {
     const er_sph_particle *pi = &s->p[i];
-    double rb[3], fr = 0;
-    double ero = 0, dep = 0;
-    FOR_BOUNDARY(s, pi->x, pi->y, pi->z, rb) {
-        double dx = pi->x - rb[0], dy = pi->y - rb[1], dz = pi->z - rb[2];
-        double r2 = dx * dx + dy * dy + dz * dz;
-        if (!(r2 < s->hk * s->hk) || r2 == 0.0)
-            continue;
-        double r = sqrt(r2), d = s->hk - r;
-        /* spiky dW/dr = -kdw d^2, viscosity Laplacian kdw d */
-        double fp = s->mass_b * s->pq[i] * s->kdw * d * d / r;
-        a[0] += fp * dx;
-        a[1] += fp * dy;
-        a[2] += fp * dz;
-        fr += s->mu_b * s->s * s->s * (s->kdw * d);
-        ero += erode_pair(s, pi, rb, quad_factor(s, s->qero, qx_, qy_));
-        if (pi->c > 0.0)
-            dep += settle_r(s, pi->c, quad_factor(s, s->qdep, qx_, qy_), dz, r);
-    }
+    bsum b = {0, 0, 0, 0};
+    if (s->bhn[i] >= 0)
+        listed_boundary(s, i, a, &b);
+    else
+        FOR_BOUNDARY_QUADS(s, pi->x, pi->y, pi->z) {
+            double v[2] = {0, 0}, rb[3];
+            const double ke = quad_factor(s, s->qero, qx_, qy_), kd = quad_factor(s, s->qdep, qx_, qy_);
+            for (int bb = 0; bb < s->k; bb++)
+                for (int c = 0; c < s->k; c++) {
+                    bpos(s, qx_, qy_, c, bb, rb);
+                    boundary_pair(s, i, rb, ke, kd, a, &b.fr, v);
+                }
+            quad_record(s, i, er_sph_qi(s, qx_, qy_), v, &b);
+        }
+    s->bqn[i] = b.nq;
     /* friction at most stops the particle within a sub-step */
-    fr = fmin(fr, 1.0 / s->dt);
+    double fr = fmin(b.fr, 1.0 / s->dt);
     a[0] -= fr * pi->vx;
     a[1] -= fr * pi->vy;
     a[2] -= fr * pi->vz;
-    s->ero[i] = ero;
-    s->rem[i] = dep;
+    s->ero[i] = b.ero;
+    s->rem[i] = b.dep;
 }
 
 /* Eq. 6: penalty force below half a spacing above the terrain. */
@@ -569,15 +684,17 @@ static double take_scale(const er_sph_sim *s, int64_t i)
     return s->ero[i] > room ? room / s->ero[i] : 1.0;
 }
 
-static void forces_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
+/* Particle i's acceleration: gravity, the boundary, the fluid (summed by
+ * force_pair), the penalty; and its give and take scales. */
+static void forces_of(er_sph_sim *s, int64_t i)
 {
     {
         double a[3] = {0, 0, -1.0}; /* g = 1 in model units */
-        double give = 0;
         boundary_force(s, i, a);
-        fluid_force(s, i, cur, a, &give);
+        for (int c = 0; c < 3; c++)
+            a[c] += s->acc[i].f[c];
         penalty(s, &s->p[i], a);
-        s->rem[i] += give;
+        s->rem[i] += s->acc[i].give;
         s->gsc[i] = give_scale(s, i);
         s->tsc[i] = take_scale(s, i);
         s->ax[i] = a[0];
@@ -586,69 +703,26 @@ static void forces_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
     }
 }
 
-static void exchange_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
+static void exchange_of(er_sph_sim *s, int64_t i)
 {
-    {
-        const er_sph_particle *pi = &s->p[i];
-        double ri[3] = {pi->x, pi->y, pi->z}, got = 0, fi = s->hf[i];
-        /* a zero settle() would add +0 to got: skipped, first those below
-         * i (settle()'s own test, on zs alone), then the rest */
-        FOR_LIST(s, i, cur, j) {
-            if (ri[2] - s->zs[j] >= 0.0)
-                continue;
-            double rj[3] = {s->xs[j], s->ys[j], s->zs[j]};
-            double v = s->p[j].c > 0.0 ? settle(s, rj, s->p[j].c, ri, fi) : 0.0;
-            if (v != 0.0)
-                got += s->gsc[j] * v;
-        }
-        double c = pi->c - s->gsc[i] * s->rem[i] + got + s->tsc[i] * s->ero[i] / s->vol;
-        s->cnew[i] = fmax(c, 0.0);
+    const er_sph_particle *pi = &s->p[i];
+    double c = pi->c - s->gsc[i] * s->rem[i] + s->got[i] + s->tsc[i] * s->ero[i] / s->vol;
+    s->cnew[i] = fmax(c, 0.0);
+}
+
+/* Eqs. 10 and 20 per quad: deposits minus erosion [cells^3], from the
+ * particles' quad records in particle order (serial: a fixed order for
+ * any thread count; a few records a particle near the ground, none above
+ * it), each record scaled as the particle's own change is (give_scale,
+ * take_scale), so what the quads gain the particles lose. */
+static void add_quads(er_sph_sim *s)
+{
+    for (int64_t i = 0; i < s->n; i++) {
+        const int32_t *bq = &s->bq[i * s->nbq];
+        const double *bv = &s->bqv[i * s->nbq * 2];
+        for (int32_t l = 0; l < s->bqn[i]; l++)
+            s->qd[bq[l]] += s->gsc[i] * bv[2 * l] * s->vol - s->tsc[i] * bv[2 * l + 1];
     }
-}
-
-/* Whether any particle lies in the columns within hk of quad (qx, qy). */
-static int near_particles(const er_sph_sim *s, int qx, int qy)
-{
-    int x0 = er_sph_col(s, qx - s->hk, s->gw), x1 = er_sph_col(s, qx + 1 + s->hk, s->gw);
-    int y0 = er_sph_col(s, qy - s->hk, s->gh), y1 = er_sph_col(s, qy + 1 + s->hk, s->gh);
-    for (int cy = y0; cy <= y1; cy++)
-        if (s->start[(int64_t)cy * s->gw + x1 + 1] > s->start[(int64_t)cy * s->gw + x0])
-            return 1;
-    return 0;
-}
-
-/* Eqs. 10 and 20 gathered per quad: deposits minus erosion [cells^3]. */
-static void exchange_quads(er_sph_sim *s)
-{
-    const int qw = s->w - 1, qh = s->h - 1;
-    /* rows by demand: the water covers some rows only */
-    ER_OMP_FOR_DYNAMIC()
-    for (int qy = 0; qy < qh; qy++)
-        for (int qx = 0; qx < qw; qx++) {
-            if (!s->qok[er_sph_qi(s, qx, qy)] || !near_particles(s, qx, qy))
-                continue;
-            double sum = 0, rb[3];
-            const double h2 = s->hk * s->hk;
-            const double ke = quad_factor(s, s->qero, qx, qy), kd = quad_factor(s, s->qdep, qx, qy);
-            for (int b = 0; b < s->k; b++)
-                for (int a = 0; a < s->k; a++) {
-                    bpos(s, qx, qy, a, b, rb);
-                    FOR_NEIGHBOURS(s, rb[0], rb[1], rb[2], j) {
-                        /* both terms are +0 beyond hk, or when zero: skipped */
-                        double dx = s->xs[j] - rb[0], dy = s->ys[j] - rb[1], dz = s->zs[j] - rb[2];
-                        if (!(dx * dx + dy * dy + dz * dz < h2))
-                            continue;
-                        const er_sph_particle *pj = &s->p[j];
-                        double rj[3] = {pj->x, pj->y, pj->z};
-                        double v = settle(s, rj, pj->c, rb, kd), e = erode_pair(s, pj, rb, ke);
-                        if (v != 0.0)
-                            sum += s->gsc[j] * v * s->vol;
-                        if (e != 0.0)
-                            sum -= s->tsc[j] * e;
-                    }
-                }
-            s->qd[er_sph_qi(s, qx, qy)] += sum;
-        }
 }
 
 static int in_wall(const er_sph_sim *s, double x, double y)
@@ -682,7 +756,8 @@ static int edges(const er_sph_sim *s, er_sph_particle *p)
     return 0;
 }
 
-/* Leapfrog kick and drift, then walls, edges and the terrain surface. */
+/* The new C (exchange_of), leapfrog kick and drift, then walls, edges
+ * and the terrain surface. */
 static void move(er_sph_sim *s)
 {
     const int64_t gone = (int64_t)s->gw * s->gh;
@@ -690,6 +765,7 @@ static void move(er_sph_sim *s)
     for (int64_t i = 0; i < s->n; i++) {
         er_sph_particle *p = &s->p[i];
         double ox = p->x, oy = p->y;
+        exchange_of(s, i);
         p->c = s->cnew[i];
         p->vx += s->dt * s->ax[i];
         p->vy += s->dt * s->ay[i];
@@ -751,10 +827,16 @@ static er_status account(er_sph_sim *s, int64_t step, er_budget *bud, er_error *
 er_status er_sph_substep(er_sph_sim *s, int64_t step, er_budget *bud, er_error *err)
 {
     er_sph_sort(s);
-    each_particle(s, 0, density_of);
-    each_particle(s, 1, forces_of);
-    each_particle(s, 1, exchange_of);
-    exchange_quads(s);
+    each_row(s, 0, density_pairs_of);
+    ER_OMP_FOR()
+    for (int64_t i = 0; i < s->n; i++)
+        density_of(s, i);
+    each_row(s, 1, force_pairs_of);
+    ER_OMP_FOR()
+    for (int64_t i = 0; i < s->n; i++)
+        forces_of(s, i);
+    add_quads(s);
+    each_row(s, 1, take_pairs_of);
     move(s);
     return account(s, step, bud, err);
 }
