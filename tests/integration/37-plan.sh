@@ -68,9 +68,9 @@ b = bytearray(open(p, 'rb').read())
 done = struct.unpack_from('<q', b, 80)[0]
 struct.pack_into('<q', b, 80, done - 7)      # done no longer equals the boundary
 h = 0xcbf29ce484222325
-for x in b[:224]:                            # the header checksum of format 2
+for x in b[:232]:                            # the header checksum of format 3
     h = ((h ^ x) * 0x100000001b3) & 0xffffffffffffffff
-struct.pack_into('<Q', b, 224, h)
+struct.pack_into('<Q', b, 232, h)
 open(p, 'wb').write(b)
 EOF
     t_exit 2 "$ERODE" -q -s mei.steps=20 --resume "$d/ck/c.ckpt" -o "$d/out" "$W"
