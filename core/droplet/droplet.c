@@ -975,7 +975,8 @@ static void acc_add(er_dacc *a, const er_dacc *b)
  * cells of the world, at least SNAP_MIN (not BATCH_MIN: 4096 droplets on
  * the 111^2 Olinda DEM, a third of a droplet per cell reading one stale
  * snapshot, eroded 6 times what the blocks schedule does, a third of it
- * withheld by the depth clamp; at 64 a batch, 15 % more and 0.2 %).  A droplet of the default recipe
+ * withheld by the depth clamp the shares replaced; at 64 a batch, 15 %
+ * more and 0.2 %).  A droplet of the default recipe
  * touches about 400 cells (30 steps, a 13-tap brush), so each cell is read
  * stale by about 400 / 64 = 6 droplets of its batch, close to the blocks
  * schedule's behaviour; and 4096^2 gets 262,144 droplets a dispatch, the

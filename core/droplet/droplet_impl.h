@@ -135,7 +135,8 @@ static inline float er_start_water(const er_dctx *c, double x, double y)
 typedef struct er_dacc {
     double eroded, deposited, left_map, water_left;
     double water;
-    double withheld;          /* [m * cells] the snapshot resolve's clamp (er_snap_resolve) */
+    double withheld;          /* [m * cells] always 0: kept for checkpoint format 3 (the
+                                 snapshot schedule's shares need no clamp) */
     int64_t steps;
 } er_dacc;
 
