@@ -975,7 +975,8 @@ static void acc_add(er_dacc *a, const er_dacc *b)
  * cells of the world, at least SNAP_MIN (not BATCH_MIN: 4096 droplets on
  * the 111^2 Olinda DEM, a third of a droplet per cell reading one stale
  * snapshot, eroded 6 times what the blocks schedule does, a third of it
- * withheld by the depth clamp; at 64 a batch, 15 % more and 0.2 %).  A droplet of the default recipe
+ * withheld by the depth clamp the shares replaced; at 64 a batch, 15 %
+ * more and 0.2 %).  A droplet of the default recipe
  * touches about 400 cells (30 steps, a 13-tap brush), so each cell is read
  * stale by about 400 / 64 = 6 droplets of its batch, close to the blocks
  * schedule's behaviour; and 4096^2 gets 262,144 droplets a dispatch, the
@@ -1335,10 +1336,11 @@ done:
     return st;
 }
 
-/* One snapshot batch: every droplet reads sc's snapshot and sums into its
- * sink, each with its own accumulator (acc[i]), added in index order. */
-static void snapshot_batch(const er_dctx *sc, const er_droplet_batch *bt, size_t *trails,
-                           er_dacc *acc)
+/* One pass over a snapshot batch: every droplet reads sc's snapshot and
+ * writes into its sink (the counts in the count pass, the sums in the
+ * main one), each with its own accumulator (acc[i]). */
+static void snapshot_pass(const er_dctx *sc, const er_droplet_batch *bt, size_t *trails,
+                          er_dacc *acc)
 {
     ER_OMP_FOR()
     for (int i = 0; i < bt->n; i++) {
@@ -1400,15 +1402,16 @@ static er_status run_snapshot(const er_plan *plan, run_state *s, int64_t batch, 
         int n = (int)(s->count - lo > batch ? batch : s->count - lo);
         er_droplet_batch_draw(c, p->seed, (int)plan->block_side, b, lo, n, &bt);
         er_snap_begin(&k, c->height_m);
-        snapshot_batch(&sc, &bt, trails, acc);
+        k.counting = 1;
+        snapshot_pass(&sc, &bt, trails, acc);
+        k.counting = 0;
+        snapshot_pass(&sc, &bt, trails, acc);
         for (int i = 0; i < n; i++)
             acc_add(sum, &acc[i]);
-        int64_t w = er_snap_resolve(&k, c->height_m, c->deposit, c->wear, c->flow);
-        if (w < 0) {
+        if (er_snap_resolve(&k, c->height_m, c->deposit, c->wear, c->flow)) {
             st = er_fail(err, ER_ENUMERIC, "droplet: a snapshot sum overflowed");
             goto done;
         }
-        sum->withheld += (double)w / (double)k.h_scale;
         sum->water += er_droplet_batch_water(c, &bt);
         if ((ctl && ctl->progress && ctl->progress(ctl->user, (double)(lo + n) / (double)s->count)) ||
             at_boundary(p, s, full_batch, b + 1, hk, sum)) {
@@ -1607,9 +1610,6 @@ er_status er_droplet_run_plan(const er_plan *plan, er_terrain *t, const er_run_o
  *   straddle sea level, where the signed sum can be near 0); the measured
  *   misses and the failure mode it stands against are in droplet_impl.h.
  *
- * The snapshot schedule adds one: its clamp (er_snap_resolve) withheld at
- * most ER_SNAP_WITHHELD_MAX of the erosion.
- *
  * Walls (nodata) are not terrain and are left out.  The first failing cell
  * in row-major order is named.
  */
@@ -1635,11 +1635,6 @@ er_status er_droplet_guard(const er_droplet_setup *s, const er_terrain *t, const
                        "droplet: height %.9g m at cell (%zu, %zu) is below the input's lowest "
                        "%.9g m",
                        (double)t->elevation[low], low % w, low / w, (double)s->lo);
-    if (b->withheld > ER_SNAP_WITHHELD_MAX * b->eroded)
-        return er_fail(err, ER_ENUMERIC,
-                       "droplet: the snapshot batches are too dense: the depth bound withheld "
-                       "%.3g of the erosion; lower droplet.batch_size",
-                       b->withheld / b->eroded);
     double miss = fabs(b->material_before - b->material_after - b->left_map + b->withheld);
     double scale = s->scale > DBL_MIN ? s->scale : DBL_MIN;
     double tol = ER_DROPLET_BUDGET_TOL * (s->per_cell > 1 ? s->per_cell : 1.0);

@@ -51,8 +51,10 @@ typedef struct er_dsink {
     int64_t *ero;             /* erosion taken per cell (>= 0) */
     int64_t *dep;             /* deposits per cell (>= 0) */
     int64_t *flow;            /* water per cell; NULL = not wanted */
-    int32_t *stop;            /* lowest stop of the droplets that eroded the cell, as
+    int32_t *stop;            /* floor: lowest stop of the taps counted at the cell, as
                                  er_snap_ordered; INT32_MAX = none */
+    int32_t *count;           /* taps of the batch that may take from the cell */
+    int counting;             /* 1: the count pass (writes only count and stop) */
     float h_scale, w_scale;   /* 2^er_snap_height_shift, 2^er_snap_water_shift */
 } er_dsink;
 
@@ -133,7 +135,8 @@ static inline float er_start_water(const er_dctx *c, double x, double y)
 typedef struct er_dacc {
     double eroded, deposited, left_map, water_left;
     double water;
-    double withheld;          /* [m * cells] the snapshot resolve's clamp (er_snap_resolve) */
+    double withheld;          /* [m * cells] always 0: kept for checkpoint format 3 (the
+                                 snapshot schedule's shares need no clamp) */
     int64_t steps;
 } er_dacc;
 
@@ -344,19 +347,11 @@ int er_snap_water_shift(double water_max);
 int32_t er_snap_ordered(float f);
 float er_snap_from_ordered(int32_t o);
 
-/*
- * The most of a snapshot run's erosion its depth clamp may withhold
- * (er_droplet_guard).  The withheld material stays on the cells while the
- * droplets that demanded it lay it down elsewhere: material the batch
- * creates, counted in the budget, and it grows with the droplets per cell
- * in one batch.  Measured on the Olinda DEM (111^2, default recipe): 0.3 %
- * at the default batch (one droplet per 64 cells) and 10 or 50 a cell,
- * 2.8 % at 1000 a batch (0.08 a cell), 36 % at 4096 (0.33 a cell); at half
- * a droplet per cell and batch on a 48 x 40 fBm the created material fed
- * back (higher relief, more erosion, more withheld) until a sum overflowed.
- * Past 10 % the run is refused with advice instead.
- */
-#define ER_SNAP_WITHHELD_MAX 0.1
+/* A cell's room under the batch's taps, in units of 1/scale: snap - min(snap,
+ * floor) for floor = er_snap_from_ordered(stop), truncated (so never more
+ * than the float heights allow), capped below 2^62.  Each counted tap takes
+ * at most room / count, so the taps of a batch never take more than it. */
+int64_t er_snap_room(float snap, int32_t stop, float scale);
 
 /* Sets k's h_scale and w_scale for the run s was set up for from plan:
  * the heights' from the input's range, the water's from the largest start
@@ -367,19 +362,23 @@ void er_snap_scales(const er_plan *plan, const er_droplet_setup *s, er_dsink *k)
  * a failure).  ER_OK or ER_ENOMEM. */
 er_status er_snap_new(er_dsink *k, size_t cells, int want_flow, er_error *err);
 void er_snap_free(er_dsink *k);
-/* Copies the heights into k->snap and clears the sums: a batch's start. */
+/* Copies the heights into k->snap and clears the sums and counts: a
+ * batch's start. */
 void er_snap_begin(er_dsink *k, const float *height);
 /* Applies the sums to height (and the layers, each may be NULL): heights
- * of cells nothing touched are left as they are.  Returns the material
- * the depth-bound clamp withheld [units of 1/h_scale], -1 on overflow.
- * Parallel inside; the result is the same for any thread count. */
-int64_t er_snap_resolve(const er_dsink *k, float *height, float *deposit, float *wear,
+ * of cells nothing touched are left as they are.  Returns 0, or -1 when a
+ * sum wrapped or a cell's erosion exceeds its room (a defect: the shares
+ * make both impossible).  Parallel inside; the result is the same for any
+ * thread count. */
+int er_snap_resolve(const er_dsink *k, float *height, float *deposit, float *wear,
                         float *flow);
 
 /* The kernels' writers under a sink (c->sink != NULL), each the blocks
  * schedule's float arithmetic with its writes turned into sums:
  * brush_erode, er_brush_apply, deposit_bilinear (a: the four nodes'
- * amounts, mask applied) and the flow trail. */
+ * amounts, mask applied) and the flow trail.  In the count pass
+ * (sink->counting) er_snap_erode counts the taps and takes nothing, the
+ * others write nothing. */
 float er_snap_erode(const er_dctx *c, int cx, int cy, float amount, float stop);
 float er_snap_deposit(const er_dctx *c, int cx, int cy, float amount);
 void er_snap_deposit4(const er_dctx *c, size_t i00, const float a[4]);

@@ -7,6 +7,25 @@
  * resolve, do not depend on the order the droplets ran in: the same bits
  * for any thread count.  The per-droplet float arithmetic is the blocks
  * schedule's (core/droplet/droplet.c), on the snapshot.
+ *
+ * Shares (issue #14, follow-up).  All droplets of a batch read one height
+ * per cell, so together they could take a cell below every one's stop.
+ * In Lague's step the path, speed, water, the height drop dh and the stop
+ * depend only on the heights read, never on the load; the load only
+ * decides how much a step takes, and a step takes nothing where dh >= 0
+ * or where its load exceeds the capacity.  So a first pass runs every
+ * droplet with no load (the largest amount any step could ask for, as
+ * (cap - sed) <= cap) and counts, per cell, the taps that could take from
+ * it, with the lowest stop of those taps as the cell's floor (integer
+ * adds and an integer min: any order, so deterministic).  The main pass
+ * then reads the same heights, so its taps that take are among those
+ * counted, and each takes at most room / count (er_snap_room: the cell's
+ * height above the floor, in fixed point, truncated).  The sum of the
+ * takes never exceeds the room: no clamp, nothing withheld, no cell below
+ * its floor (a stop: a mean of nodes of the batch start, so never below
+ * the input's lowest), and the droplet carries what the cell gives up to
+ * the rounding of one tap to the unit.  The cost: each droplet's path is
+ * traced twice.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -89,13 +108,20 @@ float er_snap_from_ordered(int32_t o)
     return f;
 }
 
-/* Keeps in *a the lowest stop of the droplets that eroded the cell. */
+/* Keeps in *a the lowest stop of the taps counted at the cell. */
 static inline void min_stop(int32_t *a, float stop)
 {
     int32_t v = er_snap_ordered(stop), cur = __atomic_load_n(a, __ATOMIC_RELAXED);
     while (v < cur && !__atomic_compare_exchange_n(a, &cur, v, 1, __ATOMIC_RELAXED,
                                                    __ATOMIC_RELAXED))
         ;
+}
+
+int64_t er_snap_room(float snap, int32_t stop, float scale)
+{
+    float bound = er_minf(snap, er_snap_from_ordered(stop));
+    double span = ((double)snap - (double)bound) * (double)scale;
+    return (int64_t)(span < 0x1p62 ? span : 0x1p62);
 }
 
 /* The brush window around (cx, cy) clipped to the map, and the factor a
@@ -123,6 +149,22 @@ static float brush_window(const er_dctx *c, int cx, int cy, float amount, int *x
     return amount / sum;
 }
 
+/* What a tap that would give g > 0 [m] gives: its count pass's share at
+ * most (the file's comment), added to the erosion sum.  The float the
+ * droplet carries is g, or the share as a float where that binds. */
+static inline float tap_take(const er_dsink *k, size_t i, float o, float g)
+{
+    int64_t q = to_fixed(g, k->h_scale), n = k->count[i];
+    int64_t share = n > 0 ? er_snap_room(o, k->stop[i], k->h_scale) / n : 0;
+    if (q > share) {
+        q = share;
+        g = (float)((double)q / (double)k->h_scale);
+    }
+    if (q)
+        __atomic_fetch_add(k->ero + i, q, __ATOMIC_RELAXED);
+    return g;
+}
+
 float er_snap_erode(const er_dctx *c, int cx, int cy, float amount, float stop)
 {
     const er_dsink *k = c->sink;
@@ -140,12 +182,15 @@ float er_snap_erode(const er_dctx *c, int cx, int cy, float amount, float stop)
             float d = f * c->brush_w[(y - cy + r1) * side + (x - cx + r1)];
             if (c->ctl_erode)
                 d *= c->ctl_erode[i];
-            float o = c->height_m[i], v = er_maxf(o - d, er_minf(o, stop));
-            cs += o - v;
-            if (o - v > 0) {
-                add_fixed(k->ero + i, o - v, k->h_scale);
+            float o = c->height_m[i], g = o - er_maxf(o - d, er_minf(o, stop));
+            if (!(g > 0))
+                continue;
+            if (k->counting) {
+                __atomic_fetch_add(k->count + i, 1, __ATOMIC_RELAXED);
                 min_stop(k->stop + i, stop);
+                continue;
             }
+            cs += tap_take(k, i, o, g);
         }
         taken += cs;
     }
@@ -158,6 +203,8 @@ float er_snap_deposit(const er_dctx *c, int cx, int cy, float amount)
     const int side = c->brush_side, r1 = c->radius - 1;
     const size_t w = (size_t)c->width;
     int x0, x1, y0, y1;
+    if (k->counting)
+        return -amount;
     float f = brush_window(c, cx, cy, amount, &x0, &x1, &y0, &y1), laid = 0;
     for (int y = y0; y <= y1; y++)
         for (int x = x0; x <= x1; x++) {
@@ -176,12 +223,16 @@ float er_snap_deposit(const er_dctx *c, int cx, int cy, float amount)
 void er_snap_deposit4(const er_dctx *c, size_t i00, const float a[4])
 {
     const size_t w = (size_t)c->width, at[4] = {i00, i00 + 1, i00 + w, i00 + w + 1};
+    if (c->sink->counting)
+        return;
     for (int j = 0; j < 4; j++)
         add_fixed(c->sink->dep + at[j], a[j], c->sink->h_scale);
 }
 
 void er_snap_flow(const er_dctx *c, const size_t *trail, int n, float water)
 {
+    if (c->sink->counting)
+        return;
     for (int j = 0; j < n; j++) {
         add_fixed(c->sink->flow + trail[j], water, c->sink->w_scale);
         water *= c->keep_water;
@@ -196,8 +247,9 @@ er_status er_snap_new(er_dsink *k, size_t cells, int want_flow, er_error *err)
     k->ero = malloc(cells * sizeof *k->ero);
     k->dep = malloc(cells * sizeof *k->dep);
     k->stop = malloc(cells * sizeof *k->stop);
+    k->count = calloc(cells, sizeof *k->count);
     k->flow = want_flow ? malloc(cells * sizeof *k->flow) : NULL;
-    if (!k->snap || !k->ero || !k->dep || !k->stop || (want_flow && !k->flow)) {
+    if (!k->snap || !k->ero || !k->dep || !k->stop || !k->count || (want_flow && !k->flow)) {
         er_snap_free(k);
         return er_fail(err, ER_ENOMEM, "droplet: out of memory for the snapshot schedule");
     }
@@ -210,6 +262,7 @@ void er_snap_free(er_dsink *k)
     free(k->ero);
     free(k->dep);
     free(k->stop);
+    free(k->count);
     free(k->flow);
     memset(k, 0, sizeof *k);
 }
@@ -219,6 +272,7 @@ void er_snap_begin(er_dsink *k, const float *height)
     memcpy(k->snap, height, k->cells * sizeof *k->snap);
     memset(k->ero, 0, k->cells * sizeof *k->ero);
     memset(k->dep, 0, k->cells * sizeof *k->dep);
+    memset(k->count, 0, k->cells * sizeof *k->count);
     if (k->flow)
         memset(k->flow, 0, k->cells * sizeof *k->flow);
     for (size_t i = 0; i < k->cells; i++)
@@ -227,42 +281,28 @@ void er_snap_begin(er_dsink *k, const float *height)
 
 /*
  * The depth bound under many droplets (issue #12): each droplet's taps
- * stop at its own `stop`, but the droplets of a batch all read the same
- * snapshot height, so together they may take a cell below every one of
- * them.  The applied erosion is clamped to snap - (the lowest stop of the
- * droplets that took from the cell), itself >= the lowest height of the
- * batch start, so the terrain never goes below the input's lowest.  The
- * droplets carried the whole demand, so what the clamp withholds was laid
- * down or carried off by them without leaving the cell: it is counted in
- * the budget as `withheld` (before - after - left_map + withheld = 0).
- * Returns the withheld material in units of the height scale, or -1 when
- * a sum wrapped (overflow; never with the headroom above).
+ * stop at its own `stop`, and the shares (above) keep the batch's taps at
+ * a cell within its room above the lowest stop counted there, itself >=
+ * the lowest height of the batch start.  So the erosion sum never exceeds
+ * the room and is applied whole; a sum beyond it, or one that wrapped
+ * negative, is a defect, reported as -1.
  */
-int64_t er_snap_resolve(const er_dsink *k, float *height, float *deposit, float *wear,
-                        float *flow)
+int er_snap_resolve(const er_dsink *k, float *height, float *deposit, float *wear, float *flow)
 {
     const double hu = 1.0 / (double)k->h_scale, wu = 1.0 / (double)k->w_scale;
     const ptrdiff_t n = (ptrdiff_t)k->cells;
-    int64_t withheld = 0, bad = 0;
-    ER_OMP_FOR(reduction(+ : withheld, bad))
+    int64_t bad = 0;
+    ER_OMP_FOR(reduction(+ : bad))
     for (ptrdiff_t i = 0; i < n; i++) {
         int64_t e = k->ero[i], d = k->dep[i];
         if (k->flow && flow && k->flow[i])
             flow[i] += (float)((double)k->flow[i] * wu);
         if (e == 0 && d == 0)
             continue;
-        bad += e < 0 || d < 0;
-        float h0 = k->snap[i], bound = h0;
-        if (e > 0) {
-            bound = er_minf(h0, er_snap_from_ordered(k->stop[i]));
-            /* capped as to_fixed, so the conversion is defined for any span */
-            double span = ((double)h0 - (double)bound) * (double)k->h_scale;
-            int64_t room = (int64_t)(span < 0x1p62 ? span : 0x1p62);
-            if (e > room) {
-                withheld += e - room;
-                e = room;
-            }
-        }
+        float h0 = k->snap[i], bound = e > 0 ? er_minf(h0, er_snap_from_ordered(k->stop[i])) : h0;
+        bad += e < 0 || d < 0 || (e > 0 && e > er_snap_room(h0, k->stop[i], k->h_scale));
+        /* e <= room: the max only guards the floor against the rounding of
+         * the double span (never seen). */
         float h = (float)((double)h0 - (double)e * hu + (double)d * hu);
         height[i] = er_maxf(h, bound);
         if (wear && e)
@@ -270,5 +310,5 @@ int64_t er_snap_resolve(const er_dsink *k, float *height, float *deposit, float 
         if (deposit && d)
             deposit[i] += (float)((double)d * hu);
     }
-    return bad ? -1 : withheld;
+    return bad ? -1 : 0;
 }

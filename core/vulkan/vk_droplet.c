@@ -448,7 +448,7 @@ static er_status plan_run(er_vk_ctx *vk, const er_droplet_setup *s, int64_t size
 static er_status snap_features(const er_vk_ctx *vk, er_error *err);
 static er_status snap_sizes(er_vk_ctx *vk, const er_droplet_setup *s, int64_t batch,
                             VkDeviceSize *sz, er_error *err);
-#define SNAP_BUFFERS 16
+#define SNAP_BUFFERS 17
 
 er_status er_vk_droplet_check(er_vk_ctx *vk, const er_plan *plan, const er_terrain *t,
                               er_error *err)
@@ -618,19 +618,25 @@ static er_status run_device(er_vk_ctx *vk, const er_plan *plan, const er_droplet
  * droplet of a batch (droplet_snap.comp) reading the batch start's heights
  * and adding its changes into int64 fixed-point sums, then one invocation
  * per cell applying them (droplet_resolve.comp); core/droplet/snapshot.c
- * is the CPU's, operation for operation.  One batch per submission: the
- * starts and the zeroed droplet states go up through host-visible
- * buffers, the per-droplet sums and the withheld total come back the same
- * way and are added in droplet order.
+ * is the CPU's, operation for operation.  Each batch runs its droplets
+ * twice: a count pass (F_COUNT: the taps per cell and their lowest stop,
+ * the droplet states in the second half of the state buffer), then the
+ * main pass taking shares.  One batch per submission: the starts and the
+ * zeroed droplet states go up through host-visible buffers, the
+ * per-droplet sums and the defect count come back the same way and are
+ * added in droplet order.
  * --------------------------------------------------------------------- */
 
-/* droplet_snap.comp's bindings 0..10, then the resolve's other buffers. */
+/* droplet_snap.comp's bindings 0..11, then the resolve's other buffers. */
 enum { S_SNAP, S_FLOWACC, S_DEPACC, S_MASK, S_BRUSH, S_START, S_EROACC, S_STATE, S_ERODE,
-       S_DMASK, S_STOP, S_HEIGHT, S_FLOW, S_DEP, S_WEAR, S_TOTALS, S_COUNT };
+       S_DMASK, S_STOP, S_TAPS, S_HEIGHT, S_FLOW, S_DEP, S_WEAR, S_TOTALS, S_COUNT };
 _Static_assert((int)S_COUNT == SNAP_BUFFERS, "snapshot buffer count");
 
 /* Invocations per workgroup of both shaders (local_size_x). */
 #define SNAP_GROUP 64u
+/* droplet_snap.comp's count pass */
+#define F_COUNT 64u
+#define SNAP_BINDINGS 12
 
 static er_vk_snap_stats snap_stats;
 
@@ -642,6 +648,7 @@ void er_vk_droplet_snap_stats(er_vk_snap_stats *out)
 typedef struct vks_push {
     vkd_push base;
     float h_scale, w_scale;
+    uint32_t state0;          /* first droplet state of the pass */
 } vks_push;
 
 typedef struct vks_push_resolve {
@@ -697,13 +704,13 @@ static er_status snap_sizes(er_vk_ctx *vk, const er_droplet_setup *s, int64_t ba
     sz[S_MASK] = c->wall ? (s->cells + 3) / 4 * 4 : 4;
     sz[S_BRUSH] = side * side * sizeof(float);
     sz[S_START] = (VkDeviceSize)batch * sizeof(vkd_start);
-    sz[S_STATE] = (VkDeviceSize)batch * sizeof(vkd_block);
+    sz[S_STATE] = 2 * (VkDeviceSize)batch * sizeof(vkd_block);
     sz[S_ERODE] = c->ctl_erode ? f4 : 4;
     sz[S_DMASK] = c->ctl_mask ? f4 : 4;
-    sz[S_STOP] = s->cells * sizeof(int32_t);
+    sz[S_STOP] = sz[S_TAPS] = s->cells * sizeof(int32_t);
     sz[S_DEP] = c->deposit ? f4 : 4;
     sz[S_WEAR] = c->wear ? f4 : 4;
-    sz[S_TOTALS] = 2 * sizeof(int64_t);
+    sz[S_TOTALS] = sizeof(int64_t);
     sz[S_COUNT] = f4 > sz[S_MASK] ? f4 : sz[S_MASK];
     if (sz[S_BRUSH] > sz[S_COUNT])
         sz[S_COUNT] = sz[S_BRUSH];
@@ -728,7 +735,7 @@ static er_status snap_setup(vks_run *R, er_vk_ctx *vk, const er_droplet_setup *s
     static const char *const names[S_COUNT] = {
         "snapshot", "flow sums", "deposit sums", "wall mask", "brush", "droplet starts",
         "erosion sums", "droplet states", "erosion shares", "deposit mask", "lowest stops",
-        "height", "flow", "deposit", "wear", "totals"};
+        "tap counts", "height", "flow", "deposit", "wear", "totals"};
     const er_dctx *c = &s->ctx;
     const size_t bytes = s->cells * sizeof(float);
     er_status st = ER_OK;
@@ -740,15 +747,15 @@ static er_status snap_setup(vks_run *R, er_vk_ctx *vk, const er_droplet_setup *s
     if (!st)
         st = er_vk_buffer_new(vk, sz[S_COUNT], ER_VK_HOST, &R->staging, "staging", err);
     if (!st)
-        st = er_vk_pipeline_new(vk, er_spv_droplet_snap, sizeof er_spv_droplet_snap, 11,
+        st = er_vk_pipeline_new(vk, er_spv_droplet_snap, sizeof er_spv_droplet_snap, SNAP_BINDINGS,
                                 sizeof(vks_push), 1, &R->snap, err);
     if (!st)
         st = er_vk_pipeline_new(vk, er_spv_droplet_resolve, sizeof er_spv_droplet_resolve, 10,
                                 sizeof(vks_push_resolve), 1, &R->resolve, err);
     if (st)
         return st;
-    const er_vk_buffer *sb[11], *rb[10];
-    for (int i = 0; i < 11; i++)
+    const er_vk_buffer *sb[SNAP_BINDINGS], *rb[10];
+    for (int i = 0; i < SNAP_BINDINGS; i++)
         sb[i] = &R->b[i];
     const int ri[10] = {S_HEIGHT, S_FLOW, S_DEP, S_WEAR, S_SNAP, S_FLOWACC, S_DEPACC, S_EROACC,
                         S_STOP, S_TOTALS};
@@ -799,9 +806,35 @@ static er_status snap_read_back(vks_run *R, const er_droplet_setup *s, er_error 
     return st;
 }
 
+/* Records the n droplets of a batch in passes of at most
+ * base->steps_per_pass steps (calls: the most steps a droplet takes), as
+ * the count pass or the main one. */
+static void snap_droplets(vks_run *R, const vks_push *base, uint64_t calls, uint32_t n,
+                          int counting)
+{
+    er_vk_ctx *vk = R->vk;
+    uint64_t passes = (calls + base->base.steps_per_pass - 1) / base->base.steps_per_pass;
+    const uint32_t per = MAX_GROUPS * SNAP_GROUP;
+    for (uint64_t q = 0; q < passes; q++) {
+        for (uint32_t j0 = 0; j0 < n; j0 += per) {
+            vks_push pc = *base;
+            if (counting) {
+                pc.base.flags |= F_COUNT;
+                pc.state0 = (uint32_t)R->batch;
+            }
+            pc.base.job0 = j0;
+            pc.base.njobs = n - j0 < per ? n - j0 : per;
+            snap_stats.dispatches++;
+            if (pc.base.njobs > snap_stats.max_invocations)
+                snap_stats.max_invocations = pc.base.njobs;
+            er_vk_cmd_dispatch(vk, &R->snap, 0, &pc, (pc.base.njobs + SNAP_GROUP - 1) / SNAP_GROUP, 1);
+        }
+        er_vk_cmd_barrier(vk);
+    }
+}
+
 /* Records one batch of n droplets: the snapshot and zeroed sums, the
- * droplets in passes of at most base->steps_per_pass steps (calls: the
- * most steps a droplet takes), the resolve. */
+ * count pass, the main pass, the resolve. */
 static void snap_record(vks_run *R, const er_droplet_setup *s, const vks_push *base,
                         uint64_t calls, uint32_t n)
 {
@@ -812,37 +845,28 @@ static void snap_record(vks_run *R, const er_droplet_setup *s, const vks_push *b
     er_vk_cmd_fill(vk, &R->b[S_DEPACC], 0);
     er_vk_cmd_fill(vk, &R->b[S_EROACC], 0);
     er_vk_cmd_fill(vk, &R->b[S_STOP], 0x7fffffffu);
+    er_vk_cmd_fill(vk, &R->b[S_TAPS], 0);
     er_vk_cmd_fill(vk, &R->b[S_TOTALS], 0);
     er_vk_cmd_barrier(vk);
-    uint64_t passes = (calls + base->base.steps_per_pass - 1) / base->base.steps_per_pass;
-    const uint32_t per = MAX_GROUPS * SNAP_GROUP;
-    for (uint64_t q = 0; q < passes; q++) {
-        for (uint32_t j0 = 0; j0 < n; j0 += per) {
-            vks_push pc = *base;
-            pc.base.job0 = j0;
-            pc.base.njobs = n - j0 < per ? n - j0 : per;
-            snap_stats.dispatches++;
-            if (pc.base.njobs > snap_stats.max_invocations)
-                snap_stats.max_invocations = pc.base.njobs;
-            er_vk_cmd_dispatch(vk, &R->snap, 0, &pc, (pc.base.njobs + SNAP_GROUP - 1) / SNAP_GROUP, 1);
-        }
-        er_vk_cmd_barrier(vk);
-    }
+    snap_droplets(R, base, calls, n, 1);
+    snap_droplets(R, base, calls, n, 0);
     vks_push_resolve rp = {(uint32_t)s->cells, base->base.flags, base->h_scale, base->w_scale};
     er_vk_cmd_dispatch(vk, &R->resolve, 0, &rp,
                        (uint32_t)((s->cells + SNAP_GROUP - 1) / SNAP_GROUP), 1);
     host_barrier(vk);
 }
 
-/* Writes batch bt's starts and zeroed states into the host-visible buffers. */
+/* Writes batch bt's starts and zeroed states (the main pass's and, from
+ * R->batch, the count pass's) into the host-visible buffers. */
 static void snap_starts(vks_run *R, const er_dctx *c, const er_droplet_batch *bt)
 {
     vkd_start *starts = R->b[S_START].map;
-    vkd_block *states = R->b[S_STATE].map;
+    vkd_block *states = R->b[S_STATE].map, *counted = states + R->batch;
     memset(states, 0, (size_t)bt->n * sizeof *states);
+    memset(counted, 0, (size_t)bt->n * sizeof *counted);
     for (int i = 0; i < bt->n; i++) {
         if (!bt->ok[i]) {
-            states[i].next = 1; /* no start: done before it begins */
+            states[i].next = counted[i].next = 1; /* no start: done before it begins */
             continue;
         }
         er_lague_state st;
@@ -874,11 +898,10 @@ static er_status snap_batches(vks_run *R, const vkd_loop *L, const vks_push *bas
             break;
         for (int i = 0; i < n; i++)
             acc_add_block(sum, &states[i]);
-        if (totals[1] != 0 || totals[0] < 0) {
+        if (totals[0] != 0) {
             st = er_fail(err, ER_ENUMERIC, "droplet: a snapshot sum overflowed");
             break;
         }
-        sum->withheld += (double)totals[0] / (double)R->k.h_scale;
         sum->water += er_droplet_batch_water(&s->ctx, &bt);
         if (L->ctl && L->ctl->progress &&
             L->ctl->progress(L->ctl->user, (double)(lo + n) / (double)s->count)) {
@@ -926,7 +949,7 @@ static er_status run_snap_device(er_vk_ctx *vk, const er_plan *plan, const er_dr
         uint64_t calls;
         er_snap_scales(plan, s, &R.k);
         vks_push base = {make_push(&s->ctx, snap_steps_per_pass(vk, &s->ctx, steps), &calls),
-                         R.k.h_scale, R.k.w_scale};
+                         R.k.h_scale, R.k.w_scale, 0};
         vkd_loop L = {plan, s, NULL, NULL, calls, o->ctl, o->hooks};
         st = snap_batches(&R, &L, &base, b0, sum, err);
         if (!st || st == ER_ECANCELED) {

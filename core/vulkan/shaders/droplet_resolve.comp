@@ -1,10 +1,10 @@
 /*
  * The snapshot droplet schedule's resolve (core/droplet/snapshot.c's
  * er_snap_resolve, operation for operation): one invocation per cell
- * applies the batch's fixed-point sums to the heights and layers, the
- * erosion clamped so that no cell goes below the lowest stop of the
- * droplets that took from it (issue #12's depth bound), and adds what the
- * clamp withheld to one 64-bit counter (an integer sum: any order).  The
+ * applies the batch's fixed-point sums to the heights and layers.  The
+ * shares keep each cell's erosion within its room above the lowest stop
+ * counted there (issue #12's depth bound), so a sum beyond it, like one
+ * that wrapped, is a defect, counted in Totals.  The
  * conversions are IEEE: int64 to double and double to float correctly
  * rounded, double to int64 truncated, as the C casts.
  */
@@ -23,7 +23,7 @@ layout(std430, binding = 5) readonly buffer FlowAcc { int64_t flow_acc[]; };
 layout(std430, binding = 6) readonly buffer DepAcc { int64_t dep_acc[]; };
 layout(std430, binding = 7) readonly buffer EroAcc { int64_t ero_acc[]; };
 layout(std430, binding = 8) readonly buffer StopMin { int stopmin[]; };
-/* [0] withheld (units 1/h_scale), [1] sums found negative (overflow) */
+/* [0] cells whose sums wrapped or exceed the room (a defect) */
 layout(std430, binding = 9) buffer Totals { int64_t totals[]; };
 
 layout(push_constant) uniform Params {
@@ -57,18 +57,15 @@ void main()
     }
     if (e == 0l && d == 0l)
         return;
-    if (e < 0l || d < 0l)
-        atomicAdd(totals[1], 1l);
     float h0 = snap[i], bound = h0;
+    int64_t room = 0l;
     if (e > 0l) {
         bound = minf(h0, from_ordered(stopmin[i]));
         precise double span = (double(h0) - double(bound)) * double(pc.h_scale);
-        int64_t room = int64_t(span < 4611686018427387904.0lf ? span : 4611686018427387904.0lf);
-        if (e > room) {
-            atomicAdd(totals[0], e - room);
-            e = room;
-        }
+        room = int64_t(span < 4611686018427387904.0lf ? span : 4611686018427387904.0lf);
     }
+    if (e < 0l || d < 0l || e > room)
+        atomicAdd(totals[0], 1l);
     precise double hd = double(h0) - double(e) * hu + double(d) * hu;
     height[i] = maxf(float(hd), bound);
     if ((pc.flags & F_WEAR) != 0u && e != 0l) {

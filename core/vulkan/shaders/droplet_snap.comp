@@ -10,6 +10,13 @@
  * (lavapipe).  The step is droplet_lague.comp's (er_lague_step), with its
  * writes turned into sums as core/droplet/snapshot.c turns the CPU's.
  *
+ * Two passes per batch (snapshot.c's comment argues them): with F_COUNT
+ * every droplet runs with no load and only counts, per cell, the taps
+ * that could take from it (Count) and their lowest stop (StopMin), its
+ * state in the second half of Blocks (from pc.state0); then the main pass
+ * runs the droplets again and each tap takes at most its share, room /
+ * count.
+ *
  * Resumable passes as in droplet_lague.comp: a droplet's state lives in a
  * buffer between dispatches, each dispatch runs at most pc.steps_per_pass
  * steps of it; the host sizes that for lavapipe's loop budget, which the
@@ -31,9 +38,11 @@ layout(std430, binding = 1) buffer FlowAcc { int64_t flow[]; };
 layout(std430, binding = 2) buffer DepAcc { int64_t dep[]; };
 layout(std430, binding = 6) buffer EroAcc { int64_t ero[]; };
 
-/* the lowest stop of the droplets that eroded each cell, as an ordered int
+/* the lowest stop of the taps counted at each cell, as an ordered int
  * (er_snap_ordered); 0x7fffffff = none */
 layout(std430, binding = 10) buffer StopMin { int stopmin[]; };
+/* the taps of the batch that may take from each cell (the count pass) */
+layout(std430, binding = 11) buffer Count { int count[]; };
 
 layout(push_constant) uniform Params {
     int width, height, lifetime, radius;
@@ -45,9 +54,13 @@ layout(push_constant) uniform Params {
     uint njobs;
     uint steps_per_pass;
     float h_scale, w_scale;  /* 2^er_snap_height_shift, 2^er_snap_water_shift */
+    uint state0;             /* first droplet state of this pass in Blocks */
 } pc;
 
 #include "droplet_common.glsl"
+
+/* the count pass (flags) */
+const uint F_COUNT = 64u;
 
 /* v >= 0 in units of 1/scale, rounded to nearest even and capped below
  * 2^62 (snapshot.c's to_fixed: the product by a power of two is exact). */
@@ -59,6 +72,8 @@ int64_t to_fixed(float v, float scale)
 
 void add_dep(uint i, float v)
 {
+    if ((pc.flags & F_COUNT) != 0u)
+        return;
     int64_t q = to_fixed(v, pc.h_scale);
     if (q != 0l)
         atomicAdd(dep[i], q);
@@ -69,6 +84,36 @@ int ordered(float f)
 {
     int b = floatBitsToInt(f);
     return b >= 0 ? b : b ^ 0x7fffffff;
+}
+
+/* er_snap_from_ordered */
+float from_ordered(int o)
+{
+    return intBitsToFloat(o >= 0 ? o : o ^ 0x7fffffff);
+}
+
+/* snapshot.c's er_snap_room */
+int64_t room(float snap, int stop)
+{
+    float bound = minf(snap, from_ordered(stop));
+    precise double span = (double(snap) - double(bound)) * double(pc.h_scale);
+    return int64_t(span < 4611686018427387904.0lf ? span : 4611686018427387904.0lf);
+}
+
+/* snapshot.c's tap_take: a tap that would give g > 0 gives at most its
+ * share of the cell's room; returns what the droplet carries. */
+float tap_take(uint i, float o, float g)
+{
+    int64_t q = to_fixed(g, pc.h_scale);
+    int n = count[i];
+    int64_t share = n > 0 ? room(o, stopmin[i]) / int64_t(n) : 0l;
+    if (q > share) {
+        q = share;
+        g = float(double(q) * (1.0lf / double(pc.h_scale)));
+    }
+    if (q != 0l)
+        atomicAdd(ero[i], q);
+    return g;
 }
 
 /* Erodes up to `amount` (> 0) through the brush centred on node (cx, cy),
@@ -104,13 +149,14 @@ float brush_apply(int cx, int cy, float amount, float stop)
                 float o = h[i];
                 precise float v = maxf(o - d, minf(o, stop));
                 precise float g = o - v;
-                cs += g;
-                if (g > 0.0) {
-                    int64_t q = to_fixed(g, pc.h_scale);
-                    if (q != 0l)
-                        atomicAdd(ero[i], q);
+                if (g > 0.0 && (pc.flags & F_COUNT) != 0u) {
+                    atomicAdd(count[i], 1);
                     atomicMin(stopmin[i], so);
+                    g = 0.0;
+                } else if (g > 0.0) {
+                    g = tap_take(i, o, g);
                 }
+                cs += g;
             }
             if (y == y1) {
                 taken += cs;
@@ -157,6 +203,8 @@ float deposit_bilinear(uint i00, float fx, float fy, float amount)
 
 void add_flow(uint c, float water)
 {
+    if ((pc.flags & F_COUNT) != 0u)
+        return;
     int64_t q = to_fixed(water, pc.w_scale);
     if (q != 0l)
         atomicAdd(flow[c], q);
@@ -168,7 +216,7 @@ void main()
     if (g >= pc.njobs)
         return;
     uint id = pc.job0 + g;
-    Block T = blocks[id];
+    Block T = blocks[pc.state0 + id];
     if (T.next != 0u && T.live == 0u)
         return;
     load_state(T);
@@ -183,5 +231,5 @@ void main()
     store_state(T);
     T.next = 1u;
     T.live = live ? 1u : 0u;
-    blocks[id] = T;
+    blocks[pc.state0 + id] = T;
 }
