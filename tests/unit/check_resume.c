@@ -463,6 +463,30 @@ static void write_bytes(const char *path, const unsigned char *p, size_t n)
     ck_assert_int_eq(fclose(f), 0);
 }
 
+/* A current-format file rewritten as an older format: its version, the
+ * header checksum over its shorter header, the arrays moved up behind it. */
+static void write_old_format(const char *path, const unsigned char *cur, size_t n, int version,
+                             size_t sum_at, size_t header)
+{
+    unsigned char *b = malloc(n);
+    ck_assert_ptr_nonnull(b);
+    memcpy(b, cur, n);
+    b[8] = (unsigned char)version;
+    uint64_t h = er_fnv1a64(ER_FNV1A64_INIT, b, sum_at);
+    for (int i = 0; i < 8; i++)
+        b[sum_at + i] = (unsigned char)(h >> (8 * i));
+    memmove(b + header, b + ER_CHECKPOINT_HEADER, n - ER_CHECKPOINT_HEADER);
+    write_bytes(path, b, n - (ER_CHECKPOINT_HEADER - header));
+    free(b);
+}
+
+static void assert_same_state(const er_checkpoint *a, const er_checkpoint *b, size_t cells)
+{
+    ck_assert(memcmp(&a->state.budget, &b->state.budget, sizeof a->state.budget) == 0);
+    for (int i = 0; i < ER_STATE_ARRAYS; i++)
+        if (b->state.array[i])
+            ck_assert(memcmp(a->state.array[i], b->state.array[i], cells * sizeof(float)) == 0);
+}
 
 /* The backend that wrote a checkpoint comes back, and only that backend
  * may go on from it; a format-1 file (no backend recorded, 168-byte
@@ -501,37 +525,19 @@ START_TEST(checkpoint_backend)
     fclose(f);
     ck_assert_uint_eq(n, sizeof buf);
     /* the same file as format 2: header without withheld, checksum at 224 */
-    static unsigned char v2buf[sizeof buf];
-    memcpy(v2buf, buf, n);
-    v2buf[8] = 2;
-    uint64_t h2 = er_fnv1a64(ER_FNV1A64_INIT, v2buf, 224);
-    for (int i = 0; i < 8; i++)
-        v2buf[224 + i] = (unsigned char)(h2 >> (8 * i));
-    memmove(v2buf + ER_CHECKPOINT_HEADER_V2, v2buf + ER_CHECKPOINT_HEADER, n - ER_CHECKPOINT_HEADER);
-    write_bytes(old, v2buf, n - (ER_CHECKPOINT_HEADER - ER_CHECKPOINT_HEADER_V2));
+    write_old_format(old, buf, n, 2, 224, ER_CHECKPOINT_HEADER_V2);
     er_checkpoint v2;
     ck_assert_msg(er_checkpoint_read(old, &id, &v2, &err) == ER_OK, "%s", err.msg);
     ck_assert_str_eq(v2.backend, ck.backend);
-    ck_assert(memcmp(&v2.state.budget, &ck.state.budget, sizeof v2.state.budget) == 0);
-    for (int i = 0; i < ER_STATE_ARRAYS; i++)
-        if (ck.state.array[i])
-            ck_assert(memcmp(v2.state.array[i], ck.state.array[i], cells(&input) * sizeof(float)) == 0);
+    assert_same_state(&v2, &ck, cells(&input));
     er_checkpoint_free(&v2);
     /* the same file as format 1: header without the backend, checksum at 160 */
-    buf[8] = 1;
-    uint64_t h = er_fnv1a64(ER_FNV1A64_INIT, buf, 160);
-    for (int i = 0; i < 8; i++)
-        buf[160 + i] = (unsigned char)(h >> (8 * i));
-    memmove(buf + ER_CHECKPOINT_HEADER_V1, buf + ER_CHECKPOINT_HEADER, n - ER_CHECKPOINT_HEADER);
-    write_bytes(old, buf, n - (ER_CHECKPOINT_HEADER - ER_CHECKPOINT_HEADER_V1));
+    write_old_format(old, buf, n, 1, 160, ER_CHECKPOINT_HEADER_V1);
     er_checkpoint v1;
     ck_assert_msg(er_checkpoint_read(old, &id, &v1, &err) == ER_OK, "%s", err.msg);
     ck_assert_str_eq(v1.backend, "cpu");
     ck_assert_int_eq(er_checkpoint_same_backend(&v1, old, "", &err), ER_OK);
-    ck_assert(memcmp(&v1.state.budget, &ck.state.budget, sizeof v1.state.budget) == 0);
-    for (int i = 0; i < ER_STATE_ARRAYS; i++)
-        if (ck.state.array[i])
-            ck_assert(memcmp(v1.state.array[i], ck.state.array[i], cells(&input) * sizeof(float)) == 0);
+    assert_same_state(&v1, &ck, cells(&input));
     er_checkpoint_free(&v1);
     er_checkpoint_free(&ck);
     recorder_free(&rec);
