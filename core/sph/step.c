@@ -433,7 +433,9 @@ static void density_pairs_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
             m = 0;
         }
     }
-    s->rho[i] = add_cubes(s, sum, dv, jv, m);
+    /* (only when a block was begun: gcc's -fsanitize builds cannot see
+     * that m counts what was written, and warn) */
+    s->rho[i] = m > 0 ? add_cubes(s, sum, dv, jv, m) : sum;
     s->nbn[i] = cnt <= ER_SPH_NB - 1 ? (int32_t)cnt : -1;
 }
 
