@@ -153,7 +153,7 @@ static CODEC_CLONES void fp_diff_row(const float *row, uint32_t w, uint8_t *out)
     for (uint32_t p = 0; p < 4; p++) {
         const uint32_t shift = 24 - 8 * p;
         uint8_t *o = out + (size_t)p * w;
-        uint8_t before = p ? (uint8_t)(float_bits(row[w - 1]) >> (shift + 8)) : 0;
+        uint8_t before = (uint8_t)(p ? float_bits(row[w - 1]) >> (shift + 8) : 0u);
         o[0] = (uint8_t)((uint8_t)(float_bits(row[0]) >> shift) - before);
         for (uint32_t x = 1; x < w; x++)
             o[x] = (uint8_t)((float_bits(row[x]) >> shift) - (float_bits(row[x - 1]) >> shift));
