@@ -56,6 +56,14 @@ double er_sph_lapv(const er_sph_sim *s, double r)
     return r < s->hk ? 45.0 / (PI * h3 * h3) * (s->hk - r) : 0.0;
 }
 
+/* er_sph_spline_f for 0 <= r < hk, without a branch: the same numbers. */
+static inline double spline_f(const er_sph_sim *s, double r)
+{
+    double hp = 0.5 * s->hk, q = r / hp, sig = s->ksp;
+    double a = sig * (3.0 * q - 2.25 * q * q), b = sig * 0.75 * (2.0 - q) * (2.0 - q);
+    return q < 1.0 ? a : b;
+}
+
 /* |dW/dr| of Monaghan's cubic spline with support 2h' = hk. */
 double er_sph_spline_f(const er_sph_sim *s, double r)
 {
@@ -67,11 +75,19 @@ double er_sph_spline_f(const er_sph_sim *s, double r)
     return 0.0;
 }
 
+/* fmin(fmax(v, 0), hi) without the libm calls (NaN gives 0 as there):
+ * the surface is asked for twice a particle a sub-step. */
+static inline double clamp_to(double v, double hi)
+{
+    return v > 0.0 ? (v < hi ? v : hi) : 0.0;
+}
+
 double er_sph_surface(const er_sph_sim *s, double x, double y, double *gx, double *gy)
 {
-    double xc = fmin(fmax(x, 0.0), (double)(s->w - 1)), yc = fmin(fmax(y, 0.0), (double)(s->h - 1));
-    int i = s->w > 1 ? (int)fmin(floor(xc), (double)(s->w - 2)) : 0;
-    int j = s->h > 1 ? (int)fmin(floor(yc), (double)(s->h - 2)) : 0;
+    double xc = clamp_to(x, (double)(s->w - 1)), yc = clamp_to(y, (double)(s->h - 1));
+    int i = s->w > 1 ? (int)floor(xc) : 0, j = s->h > 1 ? (int)floor(yc) : 0;
+    i = i > s->w - 2 && s->w > 1 ? s->w - 2 : i;
+    j = j > s->h - 2 && s->h > 1 ? s->h - 2 : j;
     int i1 = s->w > 1 ? i + 1 : i, j1 = s->h > 1 ? j + 1 : j;
     double u = xc - i, v = yc - j;
     const double *z = s->zb;
@@ -507,10 +523,16 @@ HOT_INLINE void force_pair(er_sph_sim *s, int64_t i, int64_t j, int64_t l, doubl
         ai->f[c] += t[c];
         aj->f[c] -= t[c];
     }
-    double v = pi->c > 0.0 || pj->c > 0.0 ? pair_settle(s, pi, pj, r2) : 0.0;
+    if (!(pi->c > 0.0 || pj->c > 0.0))
+        return;
+    /* settle_r's eq. 16 without its branches (which way C falls is a coin
+     * toss a pair): the same products, 0 where settle_r returns 0 */
+    int down = dz > 0.0;
+    double cd = down ? pi->c : pj->c, fa = down ? pj->hf : pi->hf, up = down ? dz : -dz;
+    double v = s->vol * cd * fa * s->vs0 * (up / r) * spline_f(s, r) * s->dt;
     if (v == 0.0)
         return;
-    (dz > 0.0 ? ai : aj)->give += v;
+    (down ? ai : aj)->give += v;
     int32_t k = s->svn[i];
     if (k >= 0 && k < ER_SPH_NB) {
         s->sv[i * ER_SPH_NB + k] = v;
