@@ -356,17 +356,18 @@ HOT_INLINE void upper_pairs(er_sph_sim *s, int64_t i, const nb_cursor *cur, pair
  * hk of (x, y, z).  Each component of the box distance is one particle's
  * (or 0) and rounding is monotone, so no particle within hk is skipped:
  * the loops see the same pairs, with fewer misses. */
+static inline double box_gap(double lo, double hi, double p)
+{
+    double u = lo - p, v = p - hi, d = u > v ? u : v; /* max(lo - p, p - hi, 0) */
+    return d > 0.0 ? d : 0.0;
+}
+
 static inline int quad_near(const er_sph_sim *s, int qx, int qy, double x, double y, double z)
 {
     const double *r = &s->bzr[2 * er_sph_qi(s, qx, qy)], b0 = s->boff[0], b1 = s->boff[s->k - 1];
-    double lo[3] = {qx + b0, qy + b0, r[0]}, hi[3] = {qx + b1, qy + b1, r[1]}, p[3] = {x, y, z};
-    double d[3];
-    for (int c = 0; c < 3; c++) { /* max(lo - p, p - hi, 0), without branches */
-        double u = lo[c] - p[c], v = p[c] - hi[c];
-        d[c] = u > v ? u : v;
-        d[c] = d[c] > 0.0 ? d[c] : 0.0;
-    }
-    return d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < s->hk * s->hk;
+    double dx = box_gap(qx + b0, qx + b1, x), dy = box_gap(qy + b0, qy + b1, y);
+    double dz = box_gap(r[0], r[1], z);
+    return dx * dx + dy * dy + dz * dz < s->hk * s->hk;
 }
 
 /* The range of quads whose boundary particles (offsets boff[0] ..
@@ -457,6 +458,10 @@ static void density_pairs_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
  * (Akinci 2012); the equation of state clamps rho at rho0 so the free
  * surface does not pull (SPlisHSPlasH TimeStepWCSPH).  Clears the sums of
  * the force and take passes. */
+/* A boundary particle (a, b) of quad (qx, qy) as kept in bh: k <= 10, so
+ * a and b take 4 bits each; unpacked with shifts, not divisions. */
+#define BH_PACK(qx, qy, a, b) (((int64_t)(qy) << 32) | ((int64_t)(qx) << 8) | ((b) << 4) | (a))
+
 static void density_of(er_sph_sim *s, int64_t i)
 {
     const er_sph_particle *pi = &s->p[i];
@@ -469,7 +474,7 @@ static void density_of(er_sph_sim *s, int64_t i)
         if (d > 0.0) {
             rho += s->mass_b * (s->kw * d * d * d);
             if (nh < ER_SPH_NBB)
-                bh[nh] = ((int64_t)er_sph_qi(s, qx_, qy_) * s->k + b_) * s->k + a_;
+                bh[nh] = BH_PACK(qx_, qy_, a_, b_);
             nh++;
         }
     }
@@ -626,24 +631,26 @@ static void quad_record(er_sph_sim *s, int64_t i, size_t q, const double *v, bsu
  * order as the walk over the quads, without the misses. */
 static void listed_boundary(er_sph_sim *s, int64_t i, double *a, bsum *b)
 {
-    const int64_t *bh = &s->bh[i * ER_SPH_NBB], kk = (int64_t)s->k * s->k;
-    double v[2] = {0, 0}, rb[3];
+    const int64_t *bh = &s->bh[i * ER_SPH_NBB];
+    double v[2] = {0, 0}, rb[3], ke = 1.0, kd = 1.0;
     int64_t cq = -1;
+    size_t qi = 0;
     for (int32_t h = 0; h < s->bhn[i]; h++) {
-        int64_t q = bh[h] / kk, ab = bh[h] % kk;
-        int qx = (int)(q % (s->w - 1)), qy = (int)(q / (s->w - 1));
-        if (q != cq) {
+        int qx = (int)((bh[h] >> 8) & 0xffffff), qy = (int)(bh[h] >> 32);
+        if (bh[h] >> 8 != cq) {
             if (cq >= 0)
-                quad_record(s, i, (size_t)cq, v, b);
-            cq = q;
+                quad_record(s, i, qi, v, b);
+            cq = bh[h] >> 8;
+            qi = er_sph_qi(s, qx, qy);
+            ke = quad_factor(s, s->qero, qx, qy);
+            kd = quad_factor(s, s->qdep, qx, qy);
             v[0] = v[1] = 0.0;
         }
-        bpos(s, qx, qy, (int)(ab % s->k), (int)(ab / s->k), rb);
-        boundary_pair(s, i, rb, quad_factor(s, s->qero, qx, qy), quad_factor(s, s->qdep, qx, qy),
-                      a, &b->fr, v);
+        bpos(s, qx, qy, (int)(bh[h] & 15), (int)((bh[h] >> 4) & 15), rb);
+        boundary_pair(s, i, rb, ke, kd, a, &b->fr, v);
     }
     if (cq >= 0)
-        quad_record(s, i, (size_t)cq, v, b);
+        quad_record(s, i, qi, v, b);
 }
 
 /* Boundary forces: pressure mirrored on the boundary particles, the
@@ -670,7 +677,7 @@ static void boundary_force(er_sph_sim *s, int64_t i, double *a)
         }
     s->bqn[i] = b.nq;
     /* friction at most stops the particle within a sub-step */
-    double fr = fmin(b.fr, 1.0 / s->dt);
+    double fr = b.fr < 1.0 / s->dt ? b.fr : 1.0 / s->dt; /* fmin, no libm call */
     a[0] -= fr * pi->vx;
     a[1] -= fr * pi->vy;
     a[2] -= fr * pi->vz;
