@@ -491,13 +491,28 @@ static void density_of(er_sph_sim *s, int64_t i)
     s->svn[i] = 0;
 }
 
-/* Eq. 16 between fluid particles i and j at squared distance r2: the C
- * the higher one settles onto the lower (hindered by f(C) of the lower). */
-static double pair_settle(const er_sph_sim *s, const er_sph_pk *pi, const er_sph_pk *pj,
-                          double r2)
+/* The terms of fluid pair i < j at squared distance r2 > 0, into t: the
+ * force on i (force_pair) and the C the higher settles onto the lower
+ * (eq. 16, hindered by f(C) of the lower), as settle_r computes it but
+ * without its branches (which way C falls is a coin toss a pair; 0
+ * where settle_r gives 0). */
+HOT_INLINE void pair_terms(const er_sph_sim *s, const er_sph_pk *pi, const er_sph_pk *pj,
+                           double r2, double *t)
 {
-    double dz = pi->z - pj->z, r = sqrt(r2);
-    return dz > 0.0 ? settle_r(s, pi->c, pj->hf, dz, r) : settle_r(s, pj->c, pi->hf, -dz, r);
+    double dx = pi->x - pj->x, dy = pi->y - pj->y, dz = pi->z - pj->z;
+    double r = sqrt(r2), d = s->hk - r;
+    /* spiky dW/dr = -kdw d^2, viscosity Laplacian kdw d (Mueller 2003) */
+    double fp = s->mass * (pi->pq + pj->pq) * s->kdw * d * d / r;
+    double fv = s->nu * s->mass * s->kdw * d * (pi->irho * pj->irho);
+    t[0] = fp * dx + fv * (pj->vx - pi->vx);
+    t[1] = fp * dy + fv * (pj->vy - pi->vy);
+    t[2] = fp * dz + fv * (pj->vz - pi->vz);
+    t[3] = 0.0;
+    if (!(pi->c > 0.0 || pj->c > 0.0))
+        return;
+    int down = dz > 0.0;
+    double cd = down ? pi->c : pj->c, fa = down ? pj->hf : pi->hf, up = down ? dz : -dz;
+    t[3] = s->vol * cd * fa * s->vs0 * (up / r) * spline_f(s, r) * s->dt;
 }
 
 /* Pressure and viscosity between fluid particles i < j with Mueller et
@@ -516,31 +531,19 @@ HOT_INLINE void force_pair(er_sph_sim *s, int64_t i, int64_t j, int64_t l, doubl
     if (r2 == 0.0)
         return;
     const er_sph_pk *pi = &s->pk[i], *pj = &s->pk[j];
-    double dx = pi->x - pj->x, dy = pi->y - pj->y, dz = pi->z - pj->z;
-    double r = sqrt(r2), d = s->hk - r;
-    /* spiky dW/dr = -kdw d^2, viscosity Laplacian kdw d (Mueller 2003) */
-    double fp = s->mass * (pi->pq + pj->pq) * s->kdw * d * d / r;
-    double fv = s->nu * s->mass * s->kdw * d * (pi->irho * pj->irho);
-    double t[3] = {fp * dx + fv * (pj->vx - pi->vx), fp * dy + fv * (pj->vy - pi->vy),
-                   fp * dz + fv * (pj->vz - pi->vz)};
+    double t[4];
+    pair_terms(s, pi, pj, r2, t);
     er_sph_acc *ai = &s->acc[i], *aj = &s->acc[j];
     for (int c = 0; c < 3; c++) {
         ai->f[c] += t[c];
         aj->f[c] -= t[c];
     }
-    if (!(pi->c > 0.0 || pj->c > 0.0))
+    if (t[3] == 0.0)
         return;
-    /* settle_r's eq. 16 without its branches (which way C falls is a coin
-     * toss a pair): the same products, 0 where settle_r returns 0 */
-    int down = dz > 0.0;
-    double cd = down ? pi->c : pj->c, fa = down ? pj->hf : pi->hf, up = down ? dz : -dz;
-    double v = s->vol * cd * fa * s->vs0 * (up / r) * spline_f(s, r) * s->dt;
-    if (v == 0.0)
-        return;
-    (down ? ai : aj)->give += v;
+    (pi->z - pj->z > 0.0 ? ai : aj)->give += t[3];
     int32_t k = s->svn[i];
     if (k >= 0 && k < ER_SPH_NB) {
-        s->sv[i * ER_SPH_NB + k] = v;
+        s->sv[i * ER_SPH_NB + k] = t[3];
         s->svj[i * ER_SPH_NB + k] = (int32_t)j;
     }
     s->svn[i] = k >= 0 && k < ER_SPH_NB ? k + 1 : -1;
@@ -563,14 +566,49 @@ HOT_INLINE void take_pair(er_sph_sim *s, int64_t i, int64_t j, int64_t l, double
 {
     (void)l;
     const er_sph_pk *pi = &s->pk[i], *pj = &s->pk[j];
-    double v = r2 != 0.0 && (pi->c > 0.0 || pj->c > 0.0) ? pair_settle(s, pi, pj, r2) : 0.0;
-    if (v != 0.0)
-        take(s, i, j, v);
+    double t[4] = {0, 0, 0, 0};
+    if (r2 != 0.0)
+        pair_terms(s, pi, pj, r2, t);
+    if (t[3] != 0.0)
+        take(s, i, j, t[3]);
 }
 
+/* force_pair over i's list, the common case, with i's sums and settling
+ * records held in locals (force_pair's stores to j could be i's, as far
+ * as the compiler knows): the same sums in the same order. */
 static void force_pairs_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
 {
-    upper_pairs(s, i, cur, force_pair);
+    if (s->nbn[i] < 0) {
+        upper_pairs(s, i, cur, force_pair);
+        return;
+    }
+    const er_sph_pk *pi = &s->pk[i];
+    const int32_t *nb = &s->nb[i * ER_SPH_NB];
+    double f[3] = {s->acc[i].f[0], s->acc[i].f[1], s->acc[i].f[2]}, give = s->acc[i].give;
+    int32_t ns = 0, n = s->nbn[i];
+    for (int32_t l = 0; l < n; l++) {
+        const er_sph_pk *pj = &s->pk[nb[l]];
+        double dx = pi->x - pj->x, dy = pi->y - pj->y, dz = pi->z - pj->z, t[4];
+        double r2 = dx * dx + dy * dy + dz * dz;
+        if (r2 == 0.0)
+            continue;
+        pair_terms(s, pi, pj, r2, t);
+        er_sph_acc *aj = &s->acc[nb[l]];
+        for (int c = 0; c < 3; c++) {
+            f[c] += t[c];
+            aj->f[c] -= t[c];
+        }
+        if (t[3] == 0.0)
+            continue;
+        if (dz > 0.0)
+            give += t[3];
+        else
+            aj->give += t[3];
+        s->sv[i * ER_SPH_NB + ns] = t[3]; /* n < ER_SPH_NB: room for all */
+        s->svj[i * ER_SPH_NB + ns++] = nb[l];
+    }
+    s->acc[i] = (er_sph_acc){{f[0], f[1], f[2]}, give};
+    s->svn[i] = ns;
 }
 
 static void take_pairs_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
