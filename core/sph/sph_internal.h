@@ -44,6 +44,8 @@ typedef struct er_sph_sim {
     double c0, nu, mu_b;   /* sound speed, viscosity, boundary friction */
     double kw, kdw;        /* poly6 and spiky/viscosity kernel coefficients */
     double ksp;            /* the cubic spline's 1 / (pi h'^4), h' = hk / 2 */
+    double kfp, kfv, ksv;  /* m kdw, nu m kdw, vol vs0 dt ksp: the fluid pair terms' factors */
+    double ihp;            /* 1 / h' */
     double ke, tauc;       /* eq. 10 */
     double vs0, cmax;      /* eq. 17: settling speed, largest C */
     double ks, kd;         /* eq. 6 penalty stiffness and damping */

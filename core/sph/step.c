@@ -56,14 +56,6 @@ double er_sph_lapv(const er_sph_sim *s, double r)
     return r < s->hk ? 45.0 / (PI * h3 * h3) * (s->hk - r) : 0.0;
 }
 
-/* er_sph_spline_f for 0 <= r < hk, without a branch: the same numbers. */
-static inline double spline_f(const er_sph_sim *s, double r)
-{
-    double hp = 0.5 * s->hk, q = r / hp, sig = s->ksp;
-    double a = sig * (3.0 * q - 2.25 * q * q), b = sig * 0.75 * (2.0 - q) * (2.0 - q);
-    return q < 1.0 ? a : b;
-}
-
 /* |dW/dr| of Monaghan's cubic spline with support 2h' = hk. */
 double er_sph_spline_f(const er_sph_sim *s, double r)
 {
@@ -494,25 +486,24 @@ static void density_of(er_sph_sim *s, int64_t i)
 /* The terms of fluid pair i < j at squared distance r2 > 0, into t: the
  * force on i (force_pair) and the C the higher settles onto the lower
  * (eq. 16, hindered by f(C) of the lower), as settle_r computes it but
- * without its branches (which way C falls is a coin toss a pair; 0
- * where settle_r gives 0). */
+ * without its branches (which way C falls, and whether either carries
+ * any, is a coin toss a pair; 0 where settle_r gives 0: C = 0 below). */
 HOT_INLINE void pair_terms(const er_sph_sim *s, const er_sph_pk *pi, const er_sph_pk *pj,
                            double r2, double *t)
 {
     double dx = pi->x - pj->x, dy = pi->y - pj->y, dz = pi->z - pj->z;
-    double r = sqrt(r2), d = s->hk - r;
-    /* spiky dW/dr = -kdw d^2, viscosity Laplacian kdw d (Mueller 2003) */
-    double fp = s->mass * (pi->pq + pj->pq) * s->kdw * d * d / r;
-    double fv = s->nu * s->mass * s->kdw * d * (pi->irho * pj->irho);
+    double r = sqrt(r2), ir = 1.0 / r, d = s->hk - r;
+    /* spiky dW/dr = -kdw d^2, viscosity Laplacian kdw d (Mueller 2003);
+     * the constant factors folded once (sph.c), one division a pair */
+    double fp = s->kfp * (pi->pq + pj->pq) * (d * d * ir);
+    double fv = s->kfv * d * (pi->irho * pj->irho);
     t[0] = fp * dx + fv * (pj->vx - pi->vx);
     t[1] = fp * dy + fv * (pj->vy - pi->vy);
     t[2] = fp * dz + fv * (pj->vz - pi->vz);
-    t[3] = 0.0;
-    if (!(pi->c > 0.0 || pj->c > 0.0))
-        return;
     int down = dz > 0.0;
     double cd = down ? pi->c : pj->c, fa = down ? pj->hf : pi->hf, up = down ? dz : -dz;
-    t[3] = s->vol * cd * fa * s->vs0 * (up / r) * spline_f(s, r) * s->dt;
+    double q = r * s->ihp, sa = 3.0 * q - 2.25 * q * q, sb = 0.75 * (2.0 - q) * (2.0 - q);
+    t[3] = s->ksv * (cd * fa) * (up * ir) * (q < 1.0 ? sa : sb);
 }
 
 /* Pressure and viscosity between fluid particles i < j with Mueller et
@@ -598,14 +589,12 @@ static void force_pairs_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
             f[c] += t[c];
             aj->f[c] -= t[c];
         }
-        if (t[3] == 0.0)
-            continue;
-        if (dz > 0.0)
-            give += t[3];
-        else
-            aj->give += t[3];
+        /* without branches: adding +0 changes no sum */
+        give += dz > 0.0 ? t[3] : 0.0;
+        aj->give += dz > 0.0 ? 0.0 : t[3];
         s->sv[i * ER_SPH_NB + ns] = t[3]; /* n < ER_SPH_NB: room for all */
-        s->svj[i * ER_SPH_NB + ns++] = nb[l];
+        s->svj[i * ER_SPH_NB + ns] = nb[l];
+        ns += t[3] != 0.0;
     }
     s->acc[i] = (er_sph_acc){{f[0], f[1], f[2]}, give};
     s->svn[i] = ns;
@@ -891,8 +880,18 @@ static er_status account(er_sph_sim *s, int64_t step, er_budget *bud, er_error *
     return ER_OK;
 }
 
+/* The constant factors of the fluid pair terms (pair_terms). */
+static void pair_constants(er_sph_sim *s)
+{
+    s->kfp = s->mass * s->kdw;
+    s->kfv = s->nu * s->mass * s->kdw;
+    s->ksv = s->vol * s->vs0 * s->dt * s->ksp;
+    s->ihp = 2.0 / s->hk;
+}
+
 er_status er_sph_substep(er_sph_sim *s, int64_t step, er_budget *bud, er_error *err)
 {
+    pair_constants(s);
     er_sph_sort(s);
     each_row(s, 0, density_pairs_of);
     ER_OMP_FOR()
