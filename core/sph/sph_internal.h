@@ -83,6 +83,9 @@ typedef struct er_sph_sim {
     double *got;           /* C each particle takes from its fluid neighbours this sub-step */
     int gw, gh;            /* columns of the neighbour grid, side hk */
     int64_t *start;        /* gw*gh + 1 offsets into p, sorted by column then index */
+    double *ctop;          /* [cells] per column, the highest boundary particle its
+                            * particles' quad search can reach (step.c column_tops) */
+    int ctop_dirty;        /* 1: bz changed since ctop was set */
     int64_t *key;
     double *zs;            /* [cells] z of each sorted particle, for the height search */
     double *xs, *ys;       /* [cells] x and y beside it: the candidate loops read 24

@@ -102,6 +102,7 @@ static void bpos(const er_sph_sim *s, int qx, int qy, int a, int b, double *r)
 
 void er_sph_boundary_heights(er_sph_sim *s, int qx0, int qy0, int qx1, int qy1)
 {
+    s->ctop_dirty = 1;
     for (int qy = qy0; qy <= qy1; qy++)
         for (int qx = qx0; qx <= qx1; qx++) {
             double *bz = &s->bz[er_sph_qi(s, qx, qy) * (size_t)s->k * (size_t)s->k];
@@ -394,6 +395,34 @@ static int quad_hi(const er_sph_sim *s, double v, int n)
                     for (int a_ = 0; a_ < (s)->k; a_++)                                         \
                         if (bpos(s, qx_, qy_, a_, b_, rb), 1)
 
+/* For each column, the highest boundary particle of the quads that
+ * FOR_BOUNDARY_QUADS visits from any point of it (-inf: none), so that
+ * density_of skips the quad search of a particle hk or more above it:
+ * each quad's box test would fail (its z gap alone is hk or more, and
+ * rounding is monotone), so the same boundary particles are found.  The
+ * column's x range is widened by a hundredth of hk against the rounding
+ * of er_sph_col's division. */
+static void column_tops(er_sph_sim *s)
+{
+    ER_OMP_FOR()
+    for (int64_t c = 0; c < (int64_t)s->gw * s->gh; c++) {
+        int cx = (int)(c % s->gw), cy = (int)(c / s->gw);
+        int qx0 = cx > 0 ? quad_lo(s, (cx - 0.01) * s->hk) : 0;
+        int qy0 = cy > 0 ? quad_lo(s, (cy - 0.01) * s->hk) : 0;
+        int qx1 = cx < s->gw - 1 ? quad_hi(s, (cx + 1.01) * s->hk, s->w - 2) : s->w - 2;
+        int qy1 = cy < s->gh - 1 ? quad_hi(s, (cy + 1.01) * s->hk, s->h - 2) : s->h - 2;
+        double top = -HUGE_VAL;
+        for (int qy = qy0; qy <= qy1; qy++)
+            for (int qx = qx0; qx <= qx1; qx++) {
+                size_t q = er_sph_qi(s, qx, qy);
+                if (s->qok[q] && s->bzr[2 * q + 1] > top)
+                    top = s->bzr[2 * q + 1];
+            }
+        s->ctop[c] = top;
+    }
+    s->ctop_dirty = 0;
+}
+
 static double dist2(const er_sph_particle *a, const double *r)
 {
     double dx = a->x - r[0], dy = a->y - r[1], dz = a->z - r[2];
@@ -461,6 +490,8 @@ static void density_of(er_sph_sim *s, int64_t i)
     double rho = s->mass * s->kw * s->rho[i], rb[3];
     int64_t *bh = &s->bh[i * ER_SPH_NBB];
     int32_t nh = 0;
+    int64_t col = (int64_t)er_sph_col(s, pi->y, s->gh) * s->gw + er_sph_col(s, pi->x, s->gw);
+    if (!(pi->z - s->hk >= s->ctop[col])) /* most particles: above the reach of the ground */
     FOR_BOUNDARY(s, pi->x, pi->y, pi->z, rb) {
         double d = h2 - dist2(pi, rb);
         if (d > 0.0) {
@@ -892,6 +923,8 @@ static void pair_constants(er_sph_sim *s)
 er_status er_sph_substep(er_sph_sim *s, int64_t step, er_budget *bud, er_error *err)
 {
     pair_constants(s);
+    if (s->ctop_dirty)
+        column_tops(s);
     er_sph_sort(s);
     each_row(s, 0, density_pairs_of);
     ER_OMP_FOR()
