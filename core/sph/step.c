@@ -429,50 +429,54 @@ static double dist2(const er_sph_particle *a, const double *r)
     return dx * dx + dy * dy + dz * dz;
 }
 
-/* sum + the cubes of d[0..m-1], in that order, each also added to the
- * sum of its particle j[k]. */
-static double add_cubes(er_sph_sim *s, double sum, const double *d, const int32_t *j, int m)
-{
-    for (int k = 0; k < m; k++) {
-        double w = d[k] * d[k] * d[k];
-        sum += w;
-        s->rho[j[k]] += w;
-    }
-    return sum;
-}
-
-#define DENSITY_BLOCK 64
-
 /* The fluid part of the density, pair by pair for i < j (each_row): rho
- * sums the kernels' d^3 (poly6 without its constant), which
- * fluid_density starts at i's own term.  Candidates are filtered first,
- * without a branch, and the hits summed a block at a time: a pair beyond
- * hk would add +0, so the sum over the hits alone in the same order is
- * the same number, without one dependent add per candidate (most are
- * misses).  The hits are i's list: its neighbours after it, in index
- * order. */
-static void density_pairs_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
+ * sums the kernels' d^3 (poly6 without its constant), which er_sph_sort
+ * starts at i's own term; the hits are i's list, its neighbours after it
+ * in index order.  density_pairs_of first lists them, filtering the
+ * candidates without a branch (most are misses) and storing nothing else,
+ * then sums over the list, d computed again for the few hits; this walk
+ * sums over the candidates for a particle whose list overflowed.  Both
+ * add the same d^3 in the same order. */
+static void density_pairs_walk(er_sph_sim *s, int64_t i, const nb_cursor *cur)
 {
     const double h2 = s->hk * s->hk, px = s->xs[i], py = s->ys[i], pz = s->zs[i];
-    double sum = s->rho[i], dv[DENSITY_BLOCK];
-    int32_t *nb = &s->nb[i * ER_SPH_NB], jv[DENSITY_BLOCK];
-    int64_t cnt = 0;
-    int m = 0;
+    double sum = s->rho[i];
     FOR_UPPER(cur, i, j) {
         double dx = px - s->xs[j], dy = py - s->ys[j], dz = pz - s->zs[j];
         double d = h2 - (dx * dx + dy * dy + dz * dz);
-        nb[cnt < ER_SPH_NB - 1 ? cnt : ER_SPH_NB - 1] = (int32_t)j;
-        dv[m] = d;
-        jv[m] = (int32_t)j;
-        cnt += d > 0.0;
-        m += d > 0.0;
-        if (m == DENSITY_BLOCK) {
-            sum = add_cubes(s, sum, dv, jv, m);
-            m = 0;
+        if (d > 0.0) {
+            double w = d * d * d;
+            sum += w;
+            s->rho[j] += w;
         }
     }
-    s->rho[i] = add_cubes(s, sum, dv, jv, m);
+    s->rho[i] = sum;
+}
+
+static void density_pairs_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
+{
+    const double h2 = s->hk * s->hk, px = s->xs[i], py = s->ys[i], pz = s->zs[i];
+    int32_t *nb = &s->nb[i * ER_SPH_NB];
+    int64_t cnt = 0;
+    FOR_UPPER(cur, i, j) {
+        double dx = px - s->xs[j], dy = py - s->ys[j], dz = pz - s->zs[j];
+        nb[cnt < ER_SPH_NB - 1 ? cnt : ER_SPH_NB - 1] = (int32_t)j;
+        cnt += h2 - (dx * dx + dy * dy + dz * dz) > 0.0;
+    }
     s->nbn[i] = cnt <= ER_SPH_NB - 1 ? (int32_t)cnt : -1;
+    if (cnt > ER_SPH_NB - 1) {
+        density_pairs_walk(s, i, cur);
+        return;
+    }
+    double sum = s->rho[i];
+    for (int64_t l = 0; l < cnt; l++) { /* the same d as above, of the hits */
+        int64_t j = nb[l];
+        double dx = px - s->xs[j], dy = py - s->ys[j], dz = pz - s->zs[j];
+        double d = h2 - (dx * dx + dy * dy + dz * dz), w = d * d * d;
+        sum += w;
+        s->rho[j] += w;
+    }
+    s->rho[i] = sum;
 }
 
 /* Density with the boundary particles counted as fluid of volume m / rho0
