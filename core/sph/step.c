@@ -220,18 +220,18 @@ void er_sph_sort(er_sph_sim *s)
     s->p = s->tmp;
     s->tmp = t;
     s->n = s->start[nc];
-    ER_OMP_FOR()
-    for (int64_t c = 0; c < nc; c++)
-        sort_heights(s, s->start[c], s->start[c + 1]);
-    /* the keys were the old order's: none is gone in the new one */
     const double h2 = s->hk * s->hk;
     ER_OMP_FOR()
-    for (int64_t i = 0; i < s->n; i++) {
-        s->xs[i] = s->p[i].x;
-        s->ys[i] = s->p[i].y;
-        s->zs[i] = s->p[i].z;
-        s->key[i] = 0;
-        s->rho[i] = h2 * h2 * h2; /* i's own density term (d = h2 - 0) for the pair pass */
+    for (int64_t c = 0; c < nc; c++) {
+        sort_heights(s, s->start[c], s->start[c + 1]);
+        /* the keys were the old order's: none is gone in the new one */
+        for (int64_t i = s->start[c]; i < s->start[c + 1]; i++) {
+            s->xs[i] = s->p[i].x;
+            s->ys[i] = s->p[i].y;
+            s->zs[i] = s->p[i].z;
+            s->key[i] = 0;
+            s->rho[i] = h2 * h2 * h2; /* i's own density term (d = h2 - 0) for the pair pass */
+        }
     }
 }
 
@@ -303,14 +303,26 @@ static void column(er_sph_sim *s, int64_t c, int lists, body_fn body)
  * next), and each particle gets its terms in a fixed order for any thread
  * count: its own row's in index order, the row above's before or after
  * them by the rows' parity.  So each pair's terms are computed once, by
- * its lower index, for both particles, without atomics. */
-static void each_row(er_sph_sim *s, int lists, body_fn body)
+ * its lower index, for both particles, without atomics.  pre (or NULL)
+ * is called for each particle before its row's and the row above's
+ * bodies: by the even row for itself and the odd row after it (the rows
+ * its bodies read and write), so a per-particle loop needs no pass and
+ * barrier of its own. */
+typedef void (*each_fn)(er_sph_sim *s, int64_t i);
+
+static void each_row(er_sph_sim *s, int lists, body_fn body, each_fn pre)
 {
     for (int ph = 0; ph < 2; ph++) {
         ER_OMP_FOR_DYNAMIC()
-        for (int cy = ph; cy < s->gh; cy += 2)
+        for (int cy = ph; cy < s->gh; cy += 2) {
+            int64_t rows = cy + 2 <= s->gh ? 2 : 1;
+            if (pre && ph == 0)
+                for (int64_t i = s->start[(int64_t)cy * s->gw];
+                     i < s->start[(int64_t)(cy + rows) * s->gw]; i++)
+                    pre(s, i);
             for (int cx = 0; cx < s->gw; cx++)
                 column(s, (int64_t)cy * s->gw + cx, lists, body);
+        }
     }
 }
 
@@ -930,16 +942,10 @@ er_status er_sph_substep(er_sph_sim *s, int64_t step, er_budget *bud, er_error *
     if (s->ctop_dirty)
         column_tops(s);
     er_sph_sort(s);
-    each_row(s, 0, density_pairs_of);
-    ER_OMP_FOR()
-    for (int64_t i = 0; i < s->n; i++)
-        density_of(s, i);
-    each_row(s, 1, force_pairs_of);
-    ER_OMP_FOR()
-    for (int64_t i = 0; i < s->n; i++)
-        forces_of(s, i);
+    each_row(s, 0, density_pairs_of, NULL);
+    each_row(s, 1, force_pairs_of, density_of);
+    each_row(s, 1, take_pairs_of, forces_of);
     add_quads(s);
-    each_row(s, 1, take_pairs_of);
     move(s);
     return account(s, step, bud, err);
 }
