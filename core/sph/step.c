@@ -138,25 +138,22 @@ static double settle_r(const er_sph_sim *s, double cd, double facc, double up, d
     return s->vol * cd * facc * s->vs0 * (up / r) * er_sph_spline_f(s, r) * s->dt;
 }
 
-/* Erosion of boundary particle rb by fluid particle pi (eqs. 9-10) as a
- * volume [cells^3], times kq, its quad's control factor (quad_factor):
- * theta = |v| / l, tau = K theta^n with K = 1 and
- * n = 0.5 (a square root), eps = K_eps (tau - tau_c), over area s^2. */
-static double erode_pair(const er_sph_sim *s, const er_sph_particle *pi, const double *rb,
+/* Erosion of a boundary particle at distance l (0 < l < hk, l2 = l^2)
+ * by fluid particle pi (eqs. 9-10) as a volume [cells^3], times kq, its
+ * quad's control factor (quad_factor): theta = |v| / l, tau = K theta^n
+ * with K = 1 and n = 0.5 (a square root), eps = K_eps (tau - tau_c), over
+ * area s^2. */
+static double erode_pair(const er_sph_sim *s, const er_sph_particle *pi, double l2, double l,
                          double kq)
 {
-    if (kq == 0.0)
-        return 0.0;
-    double dx = pi->x - rb[0], dy = pi->y - rb[1], dz = pi->z - rb[2];
-    double l2 = dx * dx + dy * dy + dz * dz;
-    if (!(l2 < s->hk * s->hk) || l2 == 0.0 || s->ke == 0.0)
+    if (kq == 0.0 || s->ke == 0.0)
         return 0.0;
     /* tau <= tau_c, i.e. |v|^2 <= tau_c^4 l^2, before any square root:
      * most pairs stop here */
     double v2 = pi->vx * pi->vx + pi->vy * pi->vy + pi->vz * pi->vz, t2 = s->tauc * s->tauc;
     if (v2 <= t2 * t2 * l2)
         return 0.0;
-    double tau = sqrt(sqrt(v2) / sqrt(l2));
+    double tau = sqrt(sqrt(v2) / l);
     return tau > s->tauc ? kq * (s->ke * (tau - s->tauc) * s->s * s->s * s->dt) : 0.0;
 }
 
@@ -682,7 +679,7 @@ static void boundary_pair(const er_sph_sim *s, int64_t i, const double *rb, doub
     a[1] += fp * dy;
     a[2] += fp * dz;
     *fr += s->mu_b * s->s * s->s * (s->kdw * d);
-    v[1] += erode_pair(s, pi, rb, ke);
+    v[1] += erode_pair(s, pi, r2, r, ke);
     if (pi->c > 0.0)
         v[0] += settle_r(s, pi->c, kd, dz, r);
 }
