@@ -113,7 +113,8 @@ typedef struct er_sph_sim {
     double *bqv;
     /* The boundary particles within hk of each particle, found by the
      * density pass for the force pass: up to ER_SPH_NBB, bhn[i] of them
-     * (-1: more, the force pass walks the quads), packed by step.c BH_PACK (quad and place in it). */
+     * (-1: more, the force pass walks the quads), each its quad and its
+     * place there packed in one number (step.c BH_PACK). */
     int64_t *bh;
     int32_t *bhn;
     double *pending;       /* [cells^3] source volume not yet emitted, per source, the
