@@ -350,6 +350,7 @@ static void emit(er_sph_sim *s, const er_plan *plan, int64_t step, int i, const 
             continue;
         }
         s->key[s->n] = 0;
+        s->keys_fresh = 0; /* er_sph_sort sets its key */
         s->p[s->n++] = (er_sph_particle){x, y, z, 0, 0, 0, 0};
         s->pending[i] -= s->vol;
         bud->water_added += s->vol * s->L;

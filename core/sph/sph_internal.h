@@ -86,7 +86,8 @@ typedef struct er_sph_sim {
     double *ctop;          /* [cells] per column, the highest boundary particle its
                             * particles' quad search can reach (step.c column_tops) */
     int ctop_dirty;        /* 1: bz changed since ctop was set */
-    int64_t *key;
+    int64_t *key;          /* each particle's column (gw*gh: gone), set by er_sph_sort */
+    int keys_fresh;        /* 1: move set every key since, so er_sph_sort need not */
     double *zs;            /* [cells] z of each sorted particle, for the height search */
     double *xs, *ys;       /* [cells] x and y beside it: the candidate loops read 24
                             * contiguous bytes a particle, not the 56-byte records */
