@@ -82,7 +82,8 @@ static void sim_free(er_sph_sim *s)
     void *b[] = {s->bz,  s->bzr,  s->zb,   s->dz,    s->dep,    s->qd,   s->qok,  s->p,
                  s->tmp, s->rho,  s->pr,   s->pq,    s->irho,   s->ax,   s->ay,   s->az,
                  s->rem, s->hf,   s->ero,  s->cnew,  s->start,  s->key,  s->zs,   s->xs,
-                 s->ys,  s->pending, s->qero, s->qdep, s->srccum, s->nb, s->nbn, s->gsc, s->tsc, s->bq, s->bqn, s->bqv, s->pk, s->acc, s->got, s->sv, s->svj, s->svn, s->bh, s->bhn};
+                 s->ys,  s->pending, s->qero, s->qdep, s->srccum, s->nb, s->nbn, s->gsc, s->tsc, s->bq, s->bqn, s->bqv, s->pk, s->acc, s->got, s->sv, s->svj, s->svn, s->bh, s->bhn,
+                 s->ctop};
     for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
         free(b[i]);
 }
@@ -171,6 +172,7 @@ static er_status sim_alloc(er_sph_sim *s, const er_terrain *t, int64_t cap, er_e
     for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
         *d[i] = calloc(np, sizeof(double));
     s->start = calloc(ng, sizeof *s->start);
+    s->ctop = calloc(ng, sizeof *s->ctop);
     s->key = calloc(np, sizeof *s->key);
     s->zs = calloc(np, sizeof *s->zs);
     s->xs = calloc(np, sizeof *s->xs);
@@ -181,7 +183,7 @@ static er_status sim_alloc(er_sph_sim *s, const er_terrain *t, int64_t cap, er_e
     if (!s->bz || !s->bzr || !s->zb || !s->dz || !s->dep || !s->qd || !s->qok || !s->p ||
         !s->tmp || !s->rho || !s->pr || !s->pq || !s->irho || !s->ax || !s->ay || !s->az ||
         !s->rem || !s->hf || !s->ero || !s->cnew || !s->start || !s->key || !s->zs || !s->xs ||
-        !s->ys || !s->gsc || !s->tsc || !s->got || !s->pending || !s->pk || !s->acc)
+        !s->ys || !s->gsc || !s->tsc || !s->got || !s->pending || !s->pk || !s->acc || !s->ctop)
         return er_fail(err, ER_ENOMEM, "sph: out of memory for %lld particles", (long long)cap);
     for (size_t i = 0; i < nv; i++)
         s->zb[i] = t->wall && t->wall[i] ? 0.0 : (double)t->elevation[i] / s->L;
@@ -348,6 +350,7 @@ static void emit(er_sph_sim *s, const er_plan *plan, int64_t step, int i, const 
             continue;
         }
         s->key[s->n] = 0;
+        s->keys_fresh = 0; /* er_sph_sort sets its key */
         s->p[s->n++] = (er_sph_particle){x, y, z, 0, 0, 0, 0};
         s->pending[i] -= s->vol;
         bud->water_added += s->vol * s->L;

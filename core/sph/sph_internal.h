@@ -44,6 +44,8 @@ typedef struct er_sph_sim {
     double c0, nu, mu_b;   /* sound speed, viscosity, boundary friction */
     double kw, kdw;        /* poly6 and spiky/viscosity kernel coefficients */
     double ksp;            /* the cubic spline's 1 / (pi h'^4), h' = hk / 2 */
+    double kfp, kfv, ksv;  /* m kdw, nu m kdw, vol vs0 dt ksp: the fluid pair terms' factors */
+    double ihp;            /* 1 / h' */
     double ke, tauc;       /* eq. 10 */
     double vs0, cmax;      /* eq. 17: settling speed, largest C */
     double ks, kd;         /* eq. 6 penalty stiffness and damping */
@@ -81,7 +83,11 @@ typedef struct er_sph_sim {
     double *got;           /* C each particle takes from its fluid neighbours this sub-step */
     int gw, gh;            /* columns of the neighbour grid, side hk */
     int64_t *start;        /* gw*gh + 1 offsets into p, sorted by column then index */
-    int64_t *key;
+    double *ctop;          /* [cells] per column, the highest boundary particle its
+                            * particles' quad search can reach (step.c column_tops) */
+    int ctop_dirty;        /* 1: bz changed since ctop was set */
+    int64_t *key;          /* each particle's column (gw*gh: gone), set by er_sph_sort */
+    int keys_fresh;        /* 1: move set every key since, so er_sph_sort need not */
     double *zs;            /* [cells] z of each sorted particle, for the height search */
     double *xs, *ys;       /* [cells] x and y beside it: the candidate loops read 24
                             * contiguous bytes a particle, not the 56-byte records */
@@ -108,7 +114,8 @@ typedef struct er_sph_sim {
     double *bqv;
     /* The boundary particles within hk of each particle, found by the
      * density pass for the force pass: up to ER_SPH_NBB, bhn[i] of them
-     * (-1: more, the force pass walks the quads), as indices into bz. */
+     * (-1: more, the force pass walks the quads), each its quad and its
+     * place there packed in one number (step.c BH_PACK). */
     int64_t *bh;
     int32_t *bhn;
     double *pending;       /* [cells^3] source volume not yet emitted, per source, the

@@ -67,11 +67,19 @@ double er_sph_spline_f(const er_sph_sim *s, double r)
     return 0.0;
 }
 
+/* fmin(fmax(v, 0), hi) without the libm calls (NaN gives 0 as there):
+ * the surface is asked for twice a particle a sub-step. */
+static inline double clamp_to(double v, double hi)
+{
+    return v > 0.0 ? (v < hi ? v : hi) : 0.0;
+}
+
 double er_sph_surface(const er_sph_sim *s, double x, double y, double *gx, double *gy)
 {
-    double xc = fmin(fmax(x, 0.0), (double)(s->w - 1)), yc = fmin(fmax(y, 0.0), (double)(s->h - 1));
-    int i = s->w > 1 ? (int)fmin(floor(xc), (double)(s->w - 2)) : 0;
-    int j = s->h > 1 ? (int)fmin(floor(yc), (double)(s->h - 2)) : 0;
+    double xc = clamp_to(x, (double)(s->w - 1)), yc = clamp_to(y, (double)(s->h - 1));
+    int i = s->w > 1 ? (int)floor(xc) : 0, j = s->h > 1 ? (int)floor(yc) : 0;
+    i = i > s->w - 2 && s->w > 1 ? s->w - 2 : i;
+    j = j > s->h - 2 && s->h > 1 ? s->h - 2 : j;
     int i1 = s->w > 1 ? i + 1 : i, j1 = s->h > 1 ? j + 1 : j;
     double u = xc - i, v = yc - j;
     const double *z = s->zb;
@@ -94,6 +102,7 @@ static void bpos(const er_sph_sim *s, int qx, int qy, int a, int b, double *r)
 
 void er_sph_boundary_heights(er_sph_sim *s, int qx0, int qy0, int qx1, int qy1)
 {
+    s->ctop_dirty = 1;
     for (int qy = qy0; qy <= qy1; qy++)
         for (int qx = qx0; qx <= qx1; qx++) {
             double *bz = &s->bz[er_sph_qi(s, qx, qy) * (size_t)s->k * (size_t)s->k];
@@ -129,25 +138,22 @@ static double settle_r(const er_sph_sim *s, double cd, double facc, double up, d
     return s->vol * cd * facc * s->vs0 * (up / r) * er_sph_spline_f(s, r) * s->dt;
 }
 
-/* Erosion of boundary particle rb by fluid particle pi (eqs. 9-10) as a
- * volume [cells^3], times kq, its quad's control factor (quad_factor):
- * theta = |v| / l, tau = K theta^n with K = 1 and
- * n = 0.5 (a square root), eps = K_eps (tau - tau_c), over area s^2. */
-static double erode_pair(const er_sph_sim *s, const er_sph_particle *pi, const double *rb,
+/* Erosion of a boundary particle at distance l (0 < l < hk, l2 = l^2)
+ * by fluid particle pi (eqs. 9-10) as a volume [cells^3], times kq, its
+ * quad's control factor (quad_factor): theta = |v| / l, tau = K theta^n
+ * with K = 1 and n = 0.5 (a square root), eps = K_eps (tau - tau_c), over
+ * area s^2. */
+static double erode_pair(const er_sph_sim *s, const er_sph_particle *pi, double l2, double l,
                          double kq)
 {
-    if (kq == 0.0)
-        return 0.0;
-    double dx = pi->x - rb[0], dy = pi->y - rb[1], dz = pi->z - rb[2];
-    double l2 = dx * dx + dy * dy + dz * dz;
-    if (!(l2 < s->hk * s->hk) || l2 == 0.0 || s->ke == 0.0)
+    if (kq == 0.0 || s->ke == 0.0)
         return 0.0;
     /* tau <= tau_c, i.e. |v|^2 <= tau_c^4 l^2, before any square root:
      * most pairs stop here */
     double v2 = pi->vx * pi->vx + pi->vy * pi->vy + pi->vz * pi->vz, t2 = s->tauc * s->tauc;
     if (v2 <= t2 * t2 * l2)
         return 0.0;
-    double tau = sqrt(sqrt(v2) / sqrt(l2));
+    double tau = sqrt(sqrt(v2) / l);
     return tau > s->tauc ? kq * (s->ke * (tau - s->tauc) * s->s * s->s * s->dt) : 0.0;
 }
 
@@ -195,7 +201,9 @@ static void sort_heights(er_sph_sim *s, int64_t a, int64_t b)
  * thread count. */
 void er_sph_sort(er_sph_sim *s)
 {
-    set_keys(s);
+    if (!s->keys_fresh)
+        set_keys(s);
+    s->keys_fresh = 0;
     const int64_t nc = (int64_t)s->gw * s->gh;
     memset(s->start, 0, (size_t)(nc + 2) * sizeof *s->start);
     for (int64_t i = 0; i < s->n; i++)
@@ -211,18 +219,18 @@ void er_sph_sort(er_sph_sim *s)
     s->p = s->tmp;
     s->tmp = t;
     s->n = s->start[nc];
-    ER_OMP_FOR()
-    for (int64_t c = 0; c < nc; c++)
-        sort_heights(s, s->start[c], s->start[c + 1]);
-    /* the keys were the old order's: none is gone in the new one */
     const double h2 = s->hk * s->hk;
     ER_OMP_FOR()
-    for (int64_t i = 0; i < s->n; i++) {
-        s->xs[i] = s->p[i].x;
-        s->ys[i] = s->p[i].y;
-        s->zs[i] = s->p[i].z;
-        s->key[i] = 0;
-        s->rho[i] = h2 * h2 * h2; /* i's own density term (d = h2 - 0) for the pair pass */
+    for (int64_t c = 0; c < nc; c++) {
+        sort_heights(s, s->start[c], s->start[c + 1]);
+        /* the keys were the old order's: none is gone in the new one */
+        for (int64_t i = s->start[c]; i < s->start[c + 1]; i++) {
+            s->xs[i] = s->p[i].x;
+            s->ys[i] = s->p[i].y;
+            s->zs[i] = s->p[i].z;
+            s->key[i] = 0;
+            s->rho[i] = h2 * h2 * h2; /* i's own density term (d = h2 - 0) for the pair pass */
+        }
     }
 }
 
@@ -294,14 +302,26 @@ static void column(er_sph_sim *s, int64_t c, int lists, body_fn body)
  * next), and each particle gets its terms in a fixed order for any thread
  * count: its own row's in index order, the row above's before or after
  * them by the rows' parity.  So each pair's terms are computed once, by
- * its lower index, for both particles, without atomics. */
-static void each_row(er_sph_sim *s, int lists, body_fn body)
+ * its lower index, for both particles, without atomics.  pre (or NULL)
+ * is called for each particle before its row's and the row above's
+ * bodies: by the even row for itself and the odd row after it (the rows
+ * its bodies read and write), so a per-particle loop needs no pass and
+ * barrier of its own. */
+typedef void (*each_fn)(er_sph_sim *s, int64_t i);
+
+static void each_row(er_sph_sim *s, int lists, body_fn body, each_fn pre)
 {
     for (int ph = 0; ph < 2; ph++) {
         ER_OMP_FOR_DYNAMIC()
-        for (int cy = ph; cy < s->gh; cy += 2)
+        for (int cy = ph; cy < s->gh; cy += 2) {
+            int64_t rows = cy + 2 <= s->gh ? 2 : 1;
+            if (pre && ph == 0)
+                for (int64_t i = s->start[(int64_t)cy * s->gw];
+                     i < s->start[(int64_t)(cy + rows) * s->gw]; i++)
+                    pre(s, i);
             for (int cx = 0; cx < s->gw; cx++)
                 column(s, (int64_t)cy * s->gw + cx, lists, body);
+        }
     }
 }
 
@@ -340,17 +360,18 @@ HOT_INLINE void upper_pairs(er_sph_sim *s, int64_t i, const nb_cursor *cur, pair
  * hk of (x, y, z).  Each component of the box distance is one particle's
  * (or 0) and rounding is monotone, so no particle within hk is skipped:
  * the loops see the same pairs, with fewer misses. */
+static inline double box_gap(double lo, double hi, double p)
+{
+    double u = lo - p, v = p - hi, d = u > v ? u : v; /* max(lo - p, p - hi, 0) */
+    return d > 0.0 ? d : 0.0;
+}
+
 static inline int quad_near(const er_sph_sim *s, int qx, int qy, double x, double y, double z)
 {
     const double *r = &s->bzr[2 * er_sph_qi(s, qx, qy)], b0 = s->boff[0], b1 = s->boff[s->k - 1];
-    double lo[3] = {qx + b0, qy + b0, r[0]}, hi[3] = {qx + b1, qy + b1, r[1]}, p[3] = {x, y, z};
-    double d[3];
-    for (int c = 0; c < 3; c++) { /* max(lo - p, p - hi, 0), without branches */
-        double u = lo[c] - p[c], v = p[c] - hi[c];
-        d[c] = u > v ? u : v;
-        d[c] = d[c] > 0.0 ? d[c] : 0.0;
-    }
-    return d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < s->hk * s->hk;
+    double dx = box_gap(qx + b0, qx + b1, x), dy = box_gap(qy + b0, qy + b1, y);
+    double dz = box_gap(r[0], r[1], z);
+    return dx * dx + dy * dy + dz * dz < s->hk * s->hk;
 }
 
 /* The range of quads whose boundary particles (offsets boff[0] ..
@@ -385,64 +406,98 @@ static int quad_hi(const er_sph_sim *s, double v, int n)
                     for (int a_ = 0; a_ < (s)->k; a_++)                                         \
                         if (bpos(s, qx_, qy_, a_, b_, rb), 1)
 
+/* For each column, the highest boundary particle of the quads that
+ * FOR_BOUNDARY_QUADS visits from any point of it (-inf: none), so that
+ * density_of skips the quad search of a particle hk or more above it:
+ * each quad's box test would fail (its z gap alone is hk or more, and
+ * rounding is monotone), so the same boundary particles are found.  The
+ * column's x range is widened by a hundredth of hk against the rounding
+ * of er_sph_col's division. */
+static void column_tops(er_sph_sim *s)
+{
+    ER_OMP_FOR()
+    for (int64_t c = 0; c < (int64_t)s->gw * s->gh; c++) {
+        int cx = (int)(c % s->gw), cy = (int)(c / s->gw);
+        int qx0 = cx > 0 ? quad_lo(s, (cx - 0.01) * s->hk) : 0;
+        int qy0 = cy > 0 ? quad_lo(s, (cy - 0.01) * s->hk) : 0;
+        int qx1 = cx < s->gw - 1 ? quad_hi(s, (cx + 1.01) * s->hk, s->w - 2) : s->w - 2;
+        int qy1 = cy < s->gh - 1 ? quad_hi(s, (cy + 1.01) * s->hk, s->h - 2) : s->h - 2;
+        double top = -HUGE_VAL;
+        for (int qy = qy0; qy <= qy1; qy++)
+            for (int qx = qx0; qx <= qx1; qx++) {
+                size_t q = er_sph_qi(s, qx, qy);
+                if (s->qok[q] && s->bzr[2 * q + 1] > top)
+                    top = s->bzr[2 * q + 1];
+            }
+        s->ctop[c] = top;
+    }
+    s->ctop_dirty = 0;
+}
+
 static double dist2(const er_sph_particle *a, const double *r)
 {
     double dx = a->x - r[0], dy = a->y - r[1], dz = a->z - r[2];
     return dx * dx + dy * dy + dz * dz;
 }
 
-/* sum + the cubes of d[0..m-1], in that order, each also added to the
- * sum of its particle j[k]. */
-static double add_cubes(er_sph_sim *s, double sum, const double *d, const int32_t *j, int m)
-{
-    for (int k = 0; k < m; k++) {
-        double w = d[k] * d[k] * d[k];
-        sum += w;
-        s->rho[j[k]] += w;
-    }
-    return sum;
-}
-
-#define DENSITY_BLOCK 64
-
 /* The fluid part of the density, pair by pair for i < j (each_row): rho
- * sums the kernels' d^3 (poly6 without its constant), which
- * fluid_density starts at i's own term.  Candidates are filtered first,
- * without a branch, and the hits summed a block at a time: a pair beyond
- * hk would add +0, so the sum over the hits alone in the same order is
- * the same number, without one dependent add per candidate (most are
- * misses).  The hits are i's list: its neighbours after it, in index
- * order. */
-static void density_pairs_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
+ * sums the kernels' d^3 (poly6 without its constant), which er_sph_sort
+ * starts at i's own term; the hits are i's list, its neighbours after it
+ * in index order.  density_pairs_of first lists them, filtering the
+ * candidates without a branch (most are misses) and storing nothing else,
+ * then sums over the list, d computed again for the few hits; this walk
+ * sums over the candidates for a particle whose list overflowed.  Both
+ * add the same d^3 in the same order. */
+static void density_pairs_walk(er_sph_sim *s, int64_t i, const nb_cursor *cur)
 {
     const double h2 = s->hk * s->hk, px = s->xs[i], py = s->ys[i], pz = s->zs[i];
-    double sum = s->rho[i], dv[DENSITY_BLOCK];
-    int32_t *nb = &s->nb[i * ER_SPH_NB], jv[DENSITY_BLOCK];
-    int64_t cnt = 0;
-    int m = 0;
+    double sum = s->rho[i];
     FOR_UPPER(cur, i, j) {
         double dx = px - s->xs[j], dy = py - s->ys[j], dz = pz - s->zs[j];
         double d = h2 - (dx * dx + dy * dy + dz * dz);
-        nb[cnt < ER_SPH_NB - 1 ? cnt : ER_SPH_NB - 1] = (int32_t)j;
-        dv[m] = d;
-        jv[m] = (int32_t)j;
-        cnt += d > 0.0;
-        m += d > 0.0;
-        if (m == DENSITY_BLOCK) {
-            sum = add_cubes(s, sum, dv, jv, m);
-            m = 0;
+        if (d > 0.0) {
+            double w = d * d * d;
+            sum += w;
+            s->rho[j] += w;
         }
     }
-    /* (only when a block was begun: gcc's -fsanitize builds cannot see
-     * that m counts what was written, and warn) */
-    s->rho[i] = m > 0 ? add_cubes(s, sum, dv, jv, m) : sum;
+    s->rho[i] = sum;
+}
+
+static void density_pairs_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
+{
+    const double h2 = s->hk * s->hk, px = s->xs[i], py = s->ys[i], pz = s->zs[i];
+    int32_t *nb = &s->nb[i * ER_SPH_NB];
+    int64_t cnt = 0;
+    FOR_UPPER(cur, i, j) {
+        double dx = px - s->xs[j], dy = py - s->ys[j], dz = pz - s->zs[j];
+        nb[cnt < ER_SPH_NB - 1 ? cnt : ER_SPH_NB - 1] = (int32_t)j;
+        cnt += h2 - (dx * dx + dy * dy + dz * dz) > 0.0;
+    }
     s->nbn[i] = cnt <= ER_SPH_NB - 1 ? (int32_t)cnt : -1;
+    if (cnt > ER_SPH_NB - 1) {
+        density_pairs_walk(s, i, cur);
+        return;
+    }
+    double sum = s->rho[i];
+    for (int64_t l = 0; l < cnt; l++) { /* the same d as above, of the hits */
+        int64_t j = nb[l];
+        double dx = px - s->xs[j], dy = py - s->ys[j], dz = pz - s->zs[j];
+        double d = h2 - (dx * dx + dy * dy + dz * dz), w = d * d * d;
+        sum += w;
+        s->rho[j] += w;
+    }
+    s->rho[i] = sum;
 }
 
 /* Density with the boundary particles counted as fluid of volume m / rho0
  * (Akinci 2012); the equation of state clamps rho at rho0 so the free
  * surface does not pull (SPlisHSPlasH TimeStepWCSPH).  Clears the sums of
  * the force and take passes. */
+/* A boundary particle (a, b) of quad (qx, qy) as kept in bh: k <= 10, so
+ * a and b take 4 bits each; unpacked with shifts, not divisions. */
+#define BH_PACK(qx, qy, a, b) (((int64_t)(qy) << 32) | ((int64_t)(qx) << 8) | ((b) << 4) | (a))
+
 static void density_of(er_sph_sim *s, int64_t i)
 {
     const er_sph_particle *pi = &s->p[i];
@@ -450,12 +505,14 @@ static void density_of(er_sph_sim *s, int64_t i)
     double rho = s->mass * s->kw * s->rho[i], rb[3];
     int64_t *bh = &s->bh[i * ER_SPH_NBB];
     int32_t nh = 0;
+    int64_t col = (int64_t)er_sph_col(s, pi->y, s->gh) * s->gw + er_sph_col(s, pi->x, s->gw);
+    if (!(pi->z - s->hk >= s->ctop[col])) /* most particles: above the reach of the ground */
     FOR_BOUNDARY(s, pi->x, pi->y, pi->z, rb) {
         double d = h2 - dist2(pi, rb);
         if (d > 0.0) {
             rho += s->mass_b * (s->kw * d * d * d);
             if (nh < ER_SPH_NBB)
-                bh[nh] = ((int64_t)er_sph_qi(s, qx_, qy_) * s->k + b_) * s->k + a_;
+                bh[nh] = BH_PACK(qx_, qy_, a_, b_);
             nh++;
         }
     }
@@ -472,13 +529,30 @@ static void density_of(er_sph_sim *s, int64_t i)
     s->svn[i] = 0;
 }
 
-/* Eq. 16 between fluid particles i and j at squared distance r2: the C
- * the higher one settles onto the lower (hindered by f(C) of the lower). */
-static double pair_settle(const er_sph_sim *s, const er_sph_pk *pi, const er_sph_pk *pj,
-                          double r2)
+/* The terms of fluid pair i < j at squared distance r2 > 0, into t: the
+ * force on i (force_pair) and the C the higher settles onto the lower
+ * (eq. 16, hindered by f(C) of the lower), as settle_r computes it but
+ * without its branches (which way C falls, and whether either carries
+ * any, is a coin toss a pair; 0 where settle_r gives 0: C = 0 below). */
+HOT_INLINE void pair_terms(const er_sph_sim *s, const er_sph_pk *pi, const er_sph_pk *pj,
+                           double r2, double *t)
 {
-    double dz = pi->z - pj->z, r = sqrt(r2);
-    return dz > 0.0 ? settle_r(s, pi->c, pj->hf, dz, r) : settle_r(s, pj->c, pi->hf, -dz, r);
+    double dx = pi->x - pj->x, dy = pi->y - pj->y, dz = pi->z - pj->z;
+    double r = sqrt(r2), ir = 1.0 / r, d = s->hk - r;
+    /* spiky dW/dr = -kdw d^2, viscosity Laplacian kdw d (Mueller 2003);
+     * the constant factors folded once (sph.c), one division a pair */
+    double fp = s->kfp * (pi->pq + pj->pq) * (d * d * ir);
+    double fv = s->kfv * d * (pi->irho * pj->irho);
+    t[0] = fp * dx + fv * (pj->vx - pi->vx);
+    t[1] = fp * dy + fv * (pj->vy - pi->vy);
+    t[2] = fp * dz + fv * (pj->vz - pi->vz);
+    /* selections as products with 1 and 0, exact for finite numbers: a
+     * compiler may turn ?: into a branch, mispredicted half the time */
+    double m = (double)(dz > 0.0), n = 1.0 - m;
+    double cd = pi->c * m + pj->c * n, fa = pj->hf * m + pi->hf * n, up = dz * (m - n);
+    double q = r * s->ihp, sa = 3.0 * q - 2.25 * q * q, sb = 0.75 * (2.0 - q) * (2.0 - q);
+    double k = (double)(q < 1.0);
+    t[3] = s->ksv * (cd * fa) * (up * ir) * (sa * k + sb * (1.0 - k));
 }
 
 /* Pressure and viscosity between fluid particles i < j with Mueller et
@@ -497,25 +571,19 @@ HOT_INLINE void force_pair(er_sph_sim *s, int64_t i, int64_t j, int64_t l, doubl
     if (r2 == 0.0)
         return;
     const er_sph_pk *pi = &s->pk[i], *pj = &s->pk[j];
-    double dx = pi->x - pj->x, dy = pi->y - pj->y, dz = pi->z - pj->z;
-    double r = sqrt(r2), d = s->hk - r;
-    /* spiky dW/dr = -kdw d^2, viscosity Laplacian kdw d (Mueller 2003) */
-    double fp = s->mass * (pi->pq + pj->pq) * s->kdw * d * d / r;
-    double fv = s->nu * s->mass * s->kdw * d * (pi->irho * pj->irho);
-    double t[3] = {fp * dx + fv * (pj->vx - pi->vx), fp * dy + fv * (pj->vy - pi->vy),
-                   fp * dz + fv * (pj->vz - pi->vz)};
+    double t[4];
+    pair_terms(s, pi, pj, r2, t);
     er_sph_acc *ai = &s->acc[i], *aj = &s->acc[j];
     for (int c = 0; c < 3; c++) {
         ai->f[c] += t[c];
         aj->f[c] -= t[c];
     }
-    double v = pi->c > 0.0 || pj->c > 0.0 ? pair_settle(s, pi, pj, r2) : 0.0;
-    if (v == 0.0)
+    if (t[3] == 0.0)
         return;
-    (dz > 0.0 ? ai : aj)->give += v;
+    (pi->z - pj->z > 0.0 ? ai : aj)->give += t[3];
     int32_t k = s->svn[i];
     if (k >= 0 && k < ER_SPH_NB) {
-        s->sv[i * ER_SPH_NB + k] = v;
+        s->sv[i * ER_SPH_NB + k] = t[3];
         s->svj[i * ER_SPH_NB + k] = (int32_t)j;
     }
     s->svn[i] = k >= 0 && k < ER_SPH_NB ? k + 1 : -1;
@@ -538,14 +606,51 @@ HOT_INLINE void take_pair(er_sph_sim *s, int64_t i, int64_t j, int64_t l, double
 {
     (void)l;
     const er_sph_pk *pi = &s->pk[i], *pj = &s->pk[j];
-    double v = r2 != 0.0 && (pi->c > 0.0 || pj->c > 0.0) ? pair_settle(s, pi, pj, r2) : 0.0;
-    if (v != 0.0)
-        take(s, i, j, v);
+    double t[4] = {0, 0, 0, 0};
+    if (r2 != 0.0)
+        pair_terms(s, pi, pj, r2, t);
+    if (t[3] != 0.0)
+        take(s, i, j, t[3]);
 }
 
+/* force_pair over i's list, the common case, with i's sums and settling
+ * records held in locals (force_pair's stores to j could be i's, as far
+ * as the compiler knows): the same sums in the same order. */
 static void force_pairs_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
 {
-    upper_pairs(s, i, cur, force_pair);
+    if (s->nbn[i] < 0) {
+        upper_pairs(s, i, cur, force_pair);
+        return;
+    }
+    const er_sph_pk *pi = &s->pk[i];
+    const int32_t *nb = &s->nb[i * ER_SPH_NB];
+    double f0 = s->acc[i].f[0], f1 = s->acc[i].f[1], f2 = s->acc[i].f[2], give = s->acc[i].give;
+    int32_t ns = 0, n = s->nbn[i];
+    for (int32_t l = 0; l < n; l++) {
+        const er_sph_pk *pj = &s->pk[nb[l]];
+        double dx = pi->x - pj->x, dy = pi->y - pj->y, dz = pi->z - pj->z, t[4];
+        double r2 = dx * dx + dy * dy + dz * dz;
+        if (r2 == 0.0)
+            continue;
+        pair_terms(s, pi, pj, r2, t);
+        er_sph_acc *aj = &s->acc[nb[l]];
+        f0 += t[0];
+        f1 += t[1];
+        f2 += t[2];
+        aj->f[0] -= t[0];
+        aj->f[1] -= t[1];
+        aj->f[2] -= t[2];
+        /* to the lower one, without a branch: t[3] times 1 or 0, and
+         * adding +0 changes no sum */
+        double m = (double)(dz > 0.0);
+        give += t[3] * m;
+        aj->give += t[3] * (1.0 - m);
+        s->sv[i * ER_SPH_NB + ns] = t[3]; /* n < ER_SPH_NB: room for all */
+        s->svj[i * ER_SPH_NB + ns] = nb[l];
+        ns += t[3] != 0.0;
+    }
+    s->acc[i] = (er_sph_acc){{f0, f1, f2}, give};
+    s->svn[i] = ns;
 }
 
 static void take_pairs_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
@@ -576,7 +681,7 @@ static void boundary_pair(const er_sph_sim *s, int64_t i, const double *rb, doub
     a[1] += fp * dy;
     a[2] += fp * dz;
     *fr += s->mu_b * s->s * s->s * (s->kdw * d);
-    v[1] += erode_pair(s, pi, rb, ke);
+    v[1] += erode_pair(s, pi, r2, r, ke);
     if (pi->c > 0.0)
         v[0] += settle_r(s, pi->c, kd, dz, r);
 }
@@ -606,24 +711,26 @@ static void quad_record(er_sph_sim *s, int64_t i, size_t q, const double *v, bsu
  * order as the walk over the quads, without the misses. */
 static void listed_boundary(er_sph_sim *s, int64_t i, double *a, bsum *b)
 {
-    const int64_t *bh = &s->bh[i * ER_SPH_NBB], kk = (int64_t)s->k * s->k;
-    double v[2] = {0, 0}, rb[3];
+    const int64_t *bh = &s->bh[i * ER_SPH_NBB];
+    double v[2] = {0, 0}, rb[3], ke = 1.0, kd = 1.0;
     int64_t cq = -1;
+    size_t qi = 0;
     for (int32_t h = 0; h < s->bhn[i]; h++) {
-        int64_t q = bh[h] / kk, ab = bh[h] % kk;
-        int qx = (int)(q % (s->w - 1)), qy = (int)(q / (s->w - 1));
-        if (q != cq) {
+        int qx = (int)((bh[h] >> 8) & 0xffffff), qy = (int)(bh[h] >> 32);
+        if (bh[h] >> 8 != cq) {
             if (cq >= 0)
-                quad_record(s, i, (size_t)cq, v, b);
-            cq = q;
+                quad_record(s, i, qi, v, b);
+            cq = bh[h] >> 8;
+            qi = er_sph_qi(s, qx, qy);
+            ke = quad_factor(s, s->qero, qx, qy);
+            kd = quad_factor(s, s->qdep, qx, qy);
             v[0] = v[1] = 0.0;
         }
-        bpos(s, qx, qy, (int)(ab % s->k), (int)(ab / s->k), rb);
-        boundary_pair(s, i, rb, quad_factor(s, s->qero, qx, qy), quad_factor(s, s->qdep, qx, qy),
-                      a, &b->fr, v);
+        bpos(s, qx, qy, (int)(bh[h] & 15), (int)((bh[h] >> 4) & 15), rb);
+        boundary_pair(s, i, rb, ke, kd, a, &b->fr, v);
     }
     if (cq >= 0)
-        quad_record(s, i, (size_t)cq, v, b);
+        quad_record(s, i, qi, v, b);
 }
 
 /* Boundary forces: pressure mirrored on the boundary particles, the
@@ -650,7 +757,7 @@ static void boundary_force(er_sph_sim *s, int64_t i, double *a)
         }
     s->bqn[i] = b.nq;
     /* friction at most stops the particle within a sub-step */
-    double fr = fmin(b.fr, 1.0 / s->dt);
+    double fr = b.fr < 1.0 / s->dt ? b.fr : 1.0 / s->dt; /* fmin, no libm call */
     a[0] -= fr * pi->vx;
     a[1] -= fr * pi->vy;
     a[2] -= fr * pi->vz;
@@ -797,8 +904,9 @@ static void move(er_sph_sim *s)
                 p->vz -= vn * n[2];
             }
         }
-        s->key[i] = 0;
+        s->key[i] = (int64_t)er_sph_col(s, p->y, s->gh) * s->gw + er_sph_col(s, p->x, s->gw);
     }
+    s->keys_fresh = 1; /* the sort's set_keys, one parallel loop and barrier fewer */
 }
 
 /* Serial, in index order: what left through open edges, and the checks. */
@@ -826,19 +934,25 @@ static er_status account(er_sph_sim *s, int64_t step, er_budget *bud, er_error *
     return ER_OK;
 }
 
+/* The constant factors of the fluid pair terms (pair_terms). */
+static void pair_constants(er_sph_sim *s)
+{
+    s->kfp = s->mass * s->kdw;
+    s->kfv = s->nu * s->mass * s->kdw;
+    s->ksv = s->vol * s->vs0 * s->dt * s->ksp;
+    s->ihp = 2.0 / s->hk;
+}
+
 er_status er_sph_substep(er_sph_sim *s, int64_t step, er_budget *bud, er_error *err)
 {
+    pair_constants(s);
+    if (s->ctop_dirty)
+        column_tops(s);
     er_sph_sort(s);
-    each_row(s, 0, density_pairs_of);
-    ER_OMP_FOR()
-    for (int64_t i = 0; i < s->n; i++)
-        density_of(s, i);
-    each_row(s, 1, force_pairs_of);
-    ER_OMP_FOR()
-    for (int64_t i = 0; i < s->n; i++)
-        forces_of(s, i);
+    each_row(s, 0, density_pairs_of, NULL);
+    each_row(s, 1, force_pairs_of, density_of);
+    each_row(s, 1, take_pairs_of, forces_of);
     add_quads(s);
-    each_row(s, 1, take_pairs_of);
     move(s);
     return account(s, step, bud, err);
 }
