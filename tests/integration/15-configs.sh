@@ -163,6 +163,32 @@ for n in $names; do
         near=$(stat near "$T/sph/whitebox_dem_f32_utm18n.water.tif" 30 $srcs) || t_fail "$near"
         fgt "${near% *}" "${near#* }" 3 || t_fail "water share near the springs ${near% *}, area share ${near#* }"
         ;;
+    sph-lake)
+        # The lake let go: no water anywhere the input was above the fill
+        # level, the water on the map (the water layer over the cell area)
+        # and the water that left it add up to the lake's volume, some of
+        # it left through the open edges, and the erosion lies where the
+        # lake was (99.99 % of it measured within 10 m above the level).
+        $PY - "$W" "$T/$n/whitebox_dem_f32_utm18n" "$T/$n.json" "$CONF/$n.json" << 'EOF' ||
+import json, sys
+import numpy as np
+from osgeo import gdal
+ds = gdal.Open(sys.argv[1]); z = ds.ReadAsArray().astype(np.float64)
+gt = ds.GetGeoTransform(); area = abs(gt[1] * gt[5])
+w, h = (gdal.Open(sys.argv[2] + "." + l + ".tif").ReadAsArray().astype(np.float64) for l in ("water", "height"))
+b = json.load(open(sys.argv[3]))["budget"]
+level = json.load(open(sys.argv[4]))["sph"]["fill_level"]
+assert b["water_added"] > 0 and b["water_left"] > 0, "no lake, or none of it left: %s" % b
+assert not (w[z >= level] > 0).any(), "water above the lake's level"
+on_map = w.sum() * area
+assert abs(on_map + b["water_left"] - b["water_added"]) <= 1e-6 * b["water_added"], \
+    "water: %.9g on the map + %.9g left != %.9g" % (on_map, b["water_left"], b["water_added"])
+e = np.maximum(z - h, 0)
+assert e.sum() > 0, "nothing eroded"
+assert e[z < level + 10].sum() >= 0.99 * e.sum(), "erosion away from the lake"
+EOF
+            t_fail "the lake did not drain as its comment says"
+        ;;
     mountain-gullies)
         # Deeper incision than droplet.json: the deepest 1 % of cuts go 1.3x deeper.
         fgt "$(v mountain-gullies erosion_p99)" "$(v droplet erosion_p99)" 1.3 ||
