@@ -468,29 +468,27 @@ static void density_pairs_walk(er_sph_sim *s, int64_t i, const nb_cursor *cur)
     s->rho[i] = sum;
 }
 
-/* i's list from its Verlet list: the hits within hk, in index order,
- * filtered without a branch, then summed (d computed again for them). */
+/* i's list from its Verlet list, the hits within hk in index order, and
+ * its sums, in one pass without a branch: a miss adds d^3 times 0, +-0,
+ * which changes no sum (each holds a positive own term). */
 static void density_from_list(er_sph_sim *s, int64_t i)
 {
     const double h2 = s->hk * s->hk, px = s->xs[i], py = s->ys[i], pz = s->zs[i];
     const int32_t *vl = &s->vl[i * ER_SPH_NB];
     int32_t *nb = &s->nb[i * ER_SPH_NB];
     int32_t cnt = 0;
+    double sum = s->rho[i];
     for (int32_t l = 0; l < s->vln[i]; l++) {
         int64_t j = vl[l];
         double dx = px - s->xs[j], dy = py - s->ys[j], dz = pz - s->zs[j];
+        double d = h2 - (dx * dx + dy * dy + dz * dz), hit = (double)(d > 0.0);
+        double w = d * d * d * hit;
         nb[cnt] = (int32_t)j;
-        cnt += h2 - (dx * dx + dy * dy + dz * dz) > 0.0;
-    }
-    s->nbn[i] = cnt;
-    double sum = s->rho[i];
-    for (int32_t l = 0; l < cnt; l++) {
-        int64_t j = nb[l];
-        double dx = px - s->xs[j], dy = py - s->ys[j], dz = pz - s->zs[j];
-        double d = h2 - (dx * dx + dy * dy + dz * dz), w = d * d * d;
+        cnt += d > 0.0;
         sum += w;
         s->rho[j] += w;
     }
+    s->nbn[i] = cnt;
     s->rho[i] = sum;
 }
 
