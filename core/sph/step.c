@@ -303,10 +303,11 @@ static void column(er_sph_sim *s, int64_t c, int lists, body_fn body)
 /* Calls column() for every column, a row of columns at a time, one thread
  * a row, even rows and then odd ones: a body may then also write the
  * particles after i (those within hg, its Verlet list's, lie in its row
- * of columns or the next, the rows of the last sort), and each particle gets its terms in a fixed order for any thread
- * count: its own row's in index order, the row above's before or after
- * them by the rows' parity.  So each pair's terms are computed once, by
- * its lower index, for both particles, without atomics.  pre (or NULL)
+ * of columns or the next, the rows of the last sort), and each particle
+ * gets its terms in a fixed order for any thread count: its own row's in
+ * index order, the row above's before or after them by the rows' parity.
+ * So each pair's terms are computed once, by its lower index, for both
+ * particles, without atomics.  pre (or NULL)
  * is called for each particle before its row's and the row above's
  * bodies: by the even row for itself and the odd row after it (the rows
  * its bodies read and write), so a per-particle loop needs no pass and
