@@ -83,7 +83,7 @@ static void sim_free(er_sph_sim *s)
                  s->tmp, s->rho,  s->pr,   s->pq,    s->irho,   s->ax,   s->ay,   s->az,
                  s->rem, s->hf,   s->ero,  s->cnew,  s->start,  s->key,  s->zs,   s->xs,
                  s->ys,  s->pending, s->qero, s->qdep, s->srccum, s->nb, s->nbn, s->gsc, s->tsc, s->bq, s->bqn, s->bqv, s->pk, s->acc, s->got, s->sv, s->svj, s->svn, s->bh, s->bhn,
-                 s->ctop};
+                 s->ctop, s->vl, s->vln, s->ox, s->oy, s->oz};
     for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
         free(b[i]);
 }
@@ -149,8 +149,9 @@ static void set_constants(er_sph_sim *s, const er_plan *plan)
     s->nbq = per * per;
     s->mass = lattice_mass(s);
     s->mass_b = boundary_mass(s);
-    s->gw = (int)floor((s->w - 1) / s->hk) + 1;
-    s->gh = (int)floor((s->h - 1) / s->hk) + 1;
+    s->hg = s->hk * (1.0 + ER_SPH_MARGIN);
+    s->gw = (int)floor((s->w - 1) / s->hg) + 1;
+    s->gh = (int)floor((s->h - 1) / s->hg) + 1;
 }
 
 static er_status sim_alloc(er_sph_sim *s, const er_terrain *t, int64_t cap, er_error *err)
@@ -168,7 +169,7 @@ static er_status sim_alloc(er_sph_sim *s, const er_terrain *t, int64_t cap, er_e
     s->tmp = calloc(np, sizeof *s->tmp);
     double **d[] = {&s->rho, &s->pr, &s->pq,  &s->irho, &s->ax, &s->ay,
                     &s->az,  &s->rem, &s->hf, &s->ero,  &s->cnew, &s->gsc, &s->tsc,
-                    &s->got};
+                    &s->got, &s->ox, &s->oy, &s->oz};
     for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
         *d[i] = calloc(np, sizeof(double));
     s->start = calloc(ng, sizeof *s->start);
@@ -183,7 +184,8 @@ static er_status sim_alloc(er_sph_sim *s, const er_terrain *t, int64_t cap, er_e
     if (!s->bz || !s->bzr || !s->zb || !s->dz || !s->dep || !s->qd || !s->qok || !s->p ||
         !s->tmp || !s->rho || !s->pr || !s->pq || !s->irho || !s->ax || !s->ay || !s->az ||
         !s->rem || !s->hf || !s->ero || !s->cnew || !s->start || !s->key || !s->zs || !s->xs ||
-        !s->ys || !s->gsc || !s->tsc || !s->got || !s->pending || !s->pk || !s->acc || !s->ctop)
+        !s->ys || !s->gsc || !s->tsc || !s->got || !s->pending || !s->pk || !s->acc || !s->ctop ||
+        !s->ox || !s->oy || !s->oz)
         return er_fail(err, ER_ENOMEM, "sph: out of memory for %lld particles", (long long)cap);
     for (size_t i = 0; i < nv; i++)
         s->zb[i] = t->wall && t->wall[i] ? 0.0 : (double)t->elevation[i] / s->L;
@@ -494,7 +496,7 @@ static er_status lists_fit(er_sph_sim *s, er_error *err)
     if (!GROW(s->nb, c * nb, q) || !GROW(s->nbn, c, q) || !GROW(s->bq, c * nq, q) ||
         !GROW(s->bqn, c, q) || !GROW(s->bqv, c * nq * 2, q) || !GROW(s->sv, c * nb, q) ||
         !GROW(s->svj, c * nb, q) || !GROW(s->svn, c, q) || !GROW(s->bh, c * ER_SPH_NBB, q) ||
-        !GROW(s->bhn, c, q))
+        !GROW(s->bhn, c, q) || !GROW(s->vl, c * nb, q) || !GROW(s->vln, c, q))
         return er_fail(err, ER_ENOMEM, "sph: out of memory for the neighbour lists of %lld "
                        "particles", (long long)cap);
     s->nb_cap = cap;

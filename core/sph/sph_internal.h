@@ -14,6 +14,7 @@
 
 #define ER_SPH_NBB 32 /* boundary particles listed per particle */
 #define ER_SPH_NB 64 /* neighbour list entries per particle (~16 later ones in water at rest) */
+#define ER_SPH_MARGIN 0.15 /* Verlet list margin, a fraction of hk (step.c) */
 
 typedef struct er_sph_particle {
     double x, y, z;    /* [cells] x along a row, y down the rows, z up */
@@ -81,7 +82,9 @@ typedef struct er_sph_sim {
     er_sph_pk *pk;         /* each particle's record for the pair passes */
     er_sph_acc *acc;       /* and its sums there (step.c each_row) */
     double *got;           /* C each particle takes from its fluid neighbours this sub-step */
-    int gw, gh;            /* columns of the neighbour grid, side hk */
+    double hg;             /* [cells] hk + the Verlet margin: the grid's side, so that a
+                            * list's pairs lie in adjacent columns */
+    int gw, gh;            /* columns of the neighbour grid, side hg */
     int64_t *start;        /* gw*gh + 1 offsets into p, sorted by column then index */
     double *ctop;          /* [cells] per column, the highest boundary particle its
                             * particles' quad search can reach (step.c column_tops) */
@@ -96,6 +99,15 @@ typedef struct er_sph_sim {
      * particle (those after it within hk, in index order); nbn[i] < 0
      * when particle i had more (those passes then walk its columns). */
     int32_t *nb, *nbn;
+    /* Verlet lists (step.c density_build_of): the particles after each
+     * within hk + ER_SPH_MARGIN at the last sort, in index order, up to
+     * ER_SPH_NB - 1 (vln[i] < 0: more), and the positions then (ox..oz).
+     * They stand while no particle has moved half the margin since, none
+     * left and none overflowed (lists_ok); er_sph_sort clears lists_ok, so
+     * each step starts from a sort and fresh lists. */
+    int32_t *vl, *vln;
+    double *ox, *oy, *oz;
+    int lists_ok;
     /* The fluid pairs i < j between which C settles this sub-step (either
      * way: the higher gives), kept by i's force pass for the take pass:
      * up to ER_SPH_NB a particle, svn[i] of them (-1: more, recomputed),

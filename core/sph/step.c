@@ -166,7 +166,7 @@ static double quad_factor(const er_sph_sim *s, const double *f, int qx, int qy)
 
 int er_sph_col(const er_sph_sim *s, double v, int n)
 {
-    int c = (int)floor(v / s->hk);
+    int c = (int)floor(v / s->hg);
     return c < 0 ? 0 : c >= n ? n - 1 : c;
 }
 
@@ -228,14 +228,18 @@ void er_sph_sort(er_sph_sim *s)
             s->xs[i] = s->p[i].x;
             s->ys[i] = s->p[i].y;
             s->zs[i] = s->p[i].z;
+            s->ox[i] = s->p[i].x; /* where the Verlet lists are built */
+            s->oy[i] = s->p[i].y;
+            s->oz[i] = s->p[i].z;
             s->key[i] = 0;
             s->rho[i] = h2 * h2 * h2; /* i's own density term (d = h2 - 0) for the pair pass */
         }
     }
+    s->lists_ok = 0;
 }
 
 /* The particles near those of one column, walked in height order: in
- * each of the 3x3 columns around it the run [lo, hi) of heights within hk
+ * each of the 3x3 columns around it the run [lo, hi) of heights within hg
  * of the current particle's only moves up, so the whole column costs one
  * pass over its neighbours' particles, not a search per particle. */
 typedef struct nb_cursor {
@@ -265,11 +269,11 @@ static void cursor_advance(const er_sph_sim *s, nb_cursor *cur, double z)
 {
     for (int k = 0; k < cur->n; k++) {
         int64_t lo = cur->lo[k], hi = cur->hi[k];
-        while (lo < cur->end[k] && s->zs[lo] < z - s->hk)
+        while (lo < cur->end[k] && s->zs[lo] < z - s->hg)
             lo++;
         if (hi < lo)
             hi = lo;
-        while (hi < cur->end[k] && s->zs[hi] < z + s->hk)
+        while (hi < cur->end[k] && s->zs[hi] < z + s->hg)
             hi++;
         cur->lo[k] = lo;
         cur->hi[k] = hi;
@@ -298,11 +302,12 @@ static void column(er_sph_sim *s, int64_t c, int lists, body_fn body)
 
 /* Calls column() for every column, a row of columns at a time, one thread
  * a row, even rows and then odd ones: a body may then also write the
- * particles after i (those within hk lie in its row of columns or the
- * next), and each particle gets its terms in a fixed order for any thread
- * count: its own row's in index order, the row above's before or after
- * them by the rows' parity.  So each pair's terms are computed once, by
- * its lower index, for both particles, without atomics.  pre (or NULL)
+ * particles after i (those within hg, its Verlet list's, lie in its row
+ * of columns or the next, the rows of the last sort), and each particle
+ * gets its terms in a fixed order for any thread count: its own row's in
+ * index order, the row above's before or after them by the rows' parity.
+ * So each pair's terms are computed once, by its lower index, for both
+ * particles, without atomics.  pre (or NULL)
  * is called for each particle before its row's and the row above's
  * bodies: by the even row for itself and the odd row after it (the rows
  * its bodies read and write), so a per-particle loop needs no pass and
@@ -411,17 +416,17 @@ static int quad_hi(const er_sph_sim *s, double v, int n)
  * density_of skips the quad search of a particle hk or more above it:
  * each quad's box test would fail (its z gap alone is hk or more, and
  * rounding is monotone), so the same boundary particles are found.  The
- * column's x range is widened by a hundredth of hk against the rounding
+ * column's x range is widened by a hundredth of hg against the rounding
  * of er_sph_col's division. */
 static void column_tops(er_sph_sim *s)
 {
     ER_OMP_FOR()
     for (int64_t c = 0; c < (int64_t)s->gw * s->gh; c++) {
         int cx = (int)(c % s->gw), cy = (int)(c / s->gw);
-        int qx0 = cx > 0 ? quad_lo(s, (cx - 0.01) * s->hk) : 0;
-        int qy0 = cy > 0 ? quad_lo(s, (cy - 0.01) * s->hk) : 0;
-        int qx1 = cx < s->gw - 1 ? quad_hi(s, (cx + 1.01) * s->hk, s->w - 2) : s->w - 2;
-        int qy1 = cy < s->gh - 1 ? quad_hi(s, (cy + 1.01) * s->hk, s->h - 2) : s->h - 2;
+        int qx0 = cx > 0 ? quad_lo(s, (cx - 0.01) * s->hg) : 0;
+        int qy0 = cy > 0 ? quad_lo(s, (cy - 0.01) * s->hg) : 0;
+        int qx1 = cx < s->gw - 1 ? quad_hi(s, (cx + 1.01) * s->hg, s->w - 2) : s->w - 2;
+        int qy1 = cy < s->gh - 1 ? quad_hi(s, (cy + 1.01) * s->hg, s->h - 2) : s->h - 2;
         double top = -HUGE_VAL;
         for (int qy = qy0; qy <= qy1; qy++)
             for (int qx = qx0; qx <= qx1; qx++) {
@@ -464,30 +469,67 @@ static void density_pairs_walk(er_sph_sim *s, int64_t i, const nb_cursor *cur)
     s->rho[i] = sum;
 }
 
-static void density_pairs_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
+/* i's list from its Verlet list, the hits within hk in index order, and
+ * its sums, in one pass without a branch: a miss adds d^3 times 0, +-0,
+ * which changes no sum (each holds a positive own term). */
+static void density_from_list(er_sph_sim *s, int64_t i)
 {
     const double h2 = s->hk * s->hk, px = s->xs[i], py = s->ys[i], pz = s->zs[i];
+    const int32_t *vl = &s->vl[i * ER_SPH_NB];
     int32_t *nb = &s->nb[i * ER_SPH_NB];
-    int64_t cnt = 0;
-    FOR_UPPER(cur, i, j) {
-        double dx = px - s->xs[j], dy = py - s->ys[j], dz = pz - s->zs[j];
-        nb[cnt < ER_SPH_NB - 1 ? cnt : ER_SPH_NB - 1] = (int32_t)j;
-        cnt += h2 - (dx * dx + dy * dy + dz * dz) > 0.0;
-    }
-    s->nbn[i] = cnt <= ER_SPH_NB - 1 ? (int32_t)cnt : -1;
-    if (cnt > ER_SPH_NB - 1) {
-        density_pairs_walk(s, i, cur);
-        return;
-    }
+    int32_t cnt = 0;
     double sum = s->rho[i];
-    for (int64_t l = 0; l < cnt; l++) { /* the same d as above, of the hits */
-        int64_t j = nb[l];
+    for (int32_t l = 0; l < s->vln[i]; l++) {
+        int64_t j = vl[l];
         double dx = px - s->xs[j], dy = py - s->ys[j], dz = pz - s->zs[j];
-        double d = h2 - (dx * dx + dy * dy + dz * dz), w = d * d * d;
+        double d = h2 - (dx * dx + dy * dy + dz * dz), hit = (double)(d > 0.0);
+        double w = d * d * d * hit;
+        nb[cnt] = (int32_t)j;
+        cnt += d > 0.0;
         sum += w;
         s->rho[j] += w;
     }
+    s->nbn[i] = cnt;
     s->rho[i] = sum;
+}
+
+/* After a sort: i's Verlet list from its cursor, the candidates within
+ * hk + the margin (stored without a branch), then its sums from it.  An
+ * overflowing list (vln < 0) is walked instead, and keeps the lists from
+ * standing past this sub-step (move). */
+static void density_build_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
+{
+    const double hm = s->hk * (1.0 + ER_SPH_MARGIN), h2 = hm * hm;
+    const double px = s->xs[i], py = s->ys[i], pz = s->zs[i];
+    int32_t *vl = &s->vl[i * ER_SPH_NB];
+    int64_t cnt = 0;
+    FOR_UPPER(cur, i, j) {
+        double dx = px - s->xs[j], dy = py - s->ys[j], dz = pz - s->zs[j];
+        vl[cnt < ER_SPH_NB - 1 ? cnt : ER_SPH_NB - 1] = (int32_t)j;
+        cnt += h2 - (dx * dx + dy * dy + dz * dz) > 0.0;
+    }
+    if (cnt > ER_SPH_NB - 1) {
+        s->vln[i] = s->nbn[i] = -1;
+        density_pairs_walk(s, i, cur);
+        return;
+    }
+    s->vln[i] = (int32_t)cnt;
+    density_from_list(s, i);
+}
+
+/* The sub-steps between sorts: the Verlet lists still hold every pair
+ * within hk (move). */
+static void density_listed_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
+{
+    (void)cur;
+    density_from_list(s, i);
+}
+
+/* i's own density term (d = h2 - 0), where er_sph_sort sets it after a sort. */
+static void density_start(er_sph_sim *s, int64_t i)
+{
+    const double h2 = s->hk * s->hk;
+    s->rho[i] = h2 * h2 * h2;
 }
 
 /* Density with the boundary particles counted as fluid of volume m / rho0
@@ -870,7 +912,9 @@ static int edges(const er_sph_sim *s, er_sph_particle *p)
 static void move(er_sph_sim *s)
 {
     const int64_t gone = (int64_t)s->gw * s->gh;
-    ER_OMP_FOR()
+    double moved = 0.0; /* the largest squared distance from a list's build */
+    int stale = 0;
+    ER_OMP_FOR(reduction(max : moved) reduction(| : stale))
     for (int64_t i = 0; i < s->n; i++) {
         er_sph_particle *p = &s->p[i];
         double ox = p->x, oy = p->y;
@@ -884,6 +928,7 @@ static void move(er_sph_sim *s)
         p->z += s->dt * p->vz;
         if (edges(s, p)) {
             s->key[i] = gone;
+            stale = 1;
             continue;
         }
         if (in_wall(s, p->x, p->y)) {
@@ -905,8 +950,20 @@ static void move(er_sph_sim *s)
             }
         }
         s->key[i] = (int64_t)er_sph_col(s, p->y, s->gh) * s->gw + er_sph_col(s, p->x, s->gw);
+        s->xs[i] = p->x;
+        s->ys[i] = p->y;
+        s->zs[i] = p->z;
+        double dx = p->x - s->ox[i], dy = p->y - s->oy[i], dz = p->z - s->oz[i];
+        double d2 = dx * dx + dy * dy + dz * dz;
+        moved = d2 > moved ? d2 : moved;
+        stale |= s->vln[i] < 0;
     }
     s->keys_fresh = 1; /* the sort's set_keys, one parallel loop and barrier fewer */
+    /* Two particles within hk now were within hk + 2 max|moved| at the
+     * build: inside the margin while each moved less than half of it (a
+     * hundredth spare against rounding).  Max is exact in any order. */
+    double half = 0.49 * ER_SPH_MARGIN * s->hk;
+    s->lists_ok = !stale && moved < half * half;
 }
 
 /* Serial, in index order: what left through open edges, and the checks. */
@@ -948,8 +1005,12 @@ er_status er_sph_substep(er_sph_sim *s, int64_t step, er_budget *bud, er_error *
     pair_constants(s);
     if (s->ctop_dirty)
         column_tops(s);
-    er_sph_sort(s);
-    each_row(s, 0, density_pairs_of, NULL);
+    if (s->lists_ok) {
+        each_row(s, 1, density_listed_of, density_start);
+    } else {
+        er_sph_sort(s);
+        each_row(s, 0, density_build_of, NULL);
+    }
     each_row(s, 1, force_pairs_of, density_of);
     each_row(s, 1, take_pairs_of, forces_of);
     add_quads(s);
