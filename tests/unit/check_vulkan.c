@@ -759,43 +759,70 @@ END_TEST
 /* A Vulkan run resumed from a mid-run Vulkan state gives the straight
  * run's bits, budget included; a state that does not fit the plan is
  * refused. */
+/* A run stopped at one boundary and resumed from the state kept there,
+ * beside the straight run (resume_begin runs it): flow and wear are
+ * carried through the state. */
+typedef struct resume_run {
+    mei_case base, straight, first, resumed;
+    kept_states k;
+    er_run_hooks keep, resume;
+} resume_run;
+
+static void resume_begin(er_vk_ctx *vk, resume_run *x, int64_t steps, int64_t keep_at)
+{
+    er_error err = {{0}};
+    synthetic_sized(&x->base, 64);
+    x->base.p.mei.steps = steps;
+    x->base.keep = 1;
+    case_copy(&x->straight, &x->base);
+    case_copy(&x->first, &x->base);
+    case_copy(&x->resumed, &x->base);
+    ck_assert_int_eq(run_on(&er_backend_vulkan, vk, &x->straight, NULL, NULL, &err), ER_OK);
+    x->k = (kept_states){.keep_at = keep_at};
+    x->keep = (er_run_hooks){keep_state, &x->k, NULL, NULL};
+    x->resume = (er_run_hooks){NULL, NULL, &x->k.st[0], NULL};
+}
+
+/* Resumes from the kept state: the straight run's bits and budget. */
+static void resume_check(er_vk_ctx *vk, resume_run *x)
+{
+    er_error err = {{0}};
+    er_status st = run_on(&er_backend_vulkan, vk, &x->resumed, NULL, &x->resume, &err);
+    ck_assert_msg(st == ER_OK, "resume: %s", err.msg);
+    assert_same_layers(&x->straight, &x->resumed, 1, "resumed");
+    ck_assert_msg(memcmp(&x->straight.bud, &x->resumed.bud, sizeof x->straight.bud) == 0,
+                  "budget: eroded %.17g vs %.17g", x->straight.bud.eroded, x->resumed.bud.eroded);
+}
+
+static void resume_end(resume_run *x)
+{
+    kept_free(&x->k);
+    case_free(&x->straight);
+    case_free(&x->first);
+    case_free(&x->resumed);
+    case_free(&x->base);
+}
+
 START_TEST(test_mei_resume_matches_straight)
 {
     const char *why;
     er_vk_ctx *vk = open_or_null(&why);
     ER_SKIP_IF(!vk, why);
-    mei_case base, straight, first, resumed;
+    resume_run x;
     er_error err = {{0}};
-    synthetic_sized(&base, 64);
-    base.p.mei.steps = 40;
-    base.keep = 1; /* flow and wear carried through the state */
-    case_copy(&straight, &base);
-    case_copy(&first, &base);
-    case_copy(&resumed, &base);
-    ck_assert_int_eq(run_on(&er_backend_vulkan, vk, &straight, NULL, NULL, &err), ER_OK);
-    kept_states k = {.keep_at = 17};
-    er_run_hooks h = {keep_state, &k, NULL, NULL};
-    ck_assert_int_eq(run_on(&er_backend_vulkan, vk, &first, NULL, &h, &err), ER_OK);
-    ck_assert_int_eq(k.calls, 41);
-    ck_assert_int_eq(k.n, 1);
-    ck_assert_int_eq(k.st[0].boundary, 17);
-    er_run_hooks r = {NULL, NULL, &k.st[0], NULL};
-    er_status st = run_on(&er_backend_vulkan, vk, &resumed, NULL, &r, &err);
-    ck_assert_msg(st == ER_OK, "resume: %s", err.msg);
-    assert_same_layers(&straight, &resumed, 1, "resumed");
-    ck_assert_msg(memcmp(&straight.bud, &resumed.bud, sizeof straight.bud) == 0,
-                  "budget: eroded %.17g vs %.17g", straight.bud.eroded, resumed.bud.eroded);
+    resume_begin(vk, &x, 40, 17);
+    ck_assert_int_eq(run_on(&er_backend_vulkan, vk, &x.first, NULL, &x.keep, &err), ER_OK);
+    ck_assert_int_eq(x.k.calls, 41);
+    ck_assert_int_eq(x.k.n, 1);
+    ck_assert_int_eq(x.k.st[0].boundary, 17);
+    resume_check(vk, &x);
     /* the resumed state must fit: another step count does not */
     mei_case other;
-    case_copy(&other, &base);
+    case_copy(&other, &x.base);
     other.p.mei.steps = 39;
-    ck_assert_int_eq(run_on(&er_backend_vulkan, vk, &other, NULL, &r, &err), ER_EINVAL);
+    ck_assert_int_eq(run_on(&er_backend_vulkan, vk, &other, NULL, &x.resume, &err), ER_EINVAL);
     case_free(&other);
-    kept_free(&k);
-    case_free(&straight);
-    case_free(&first);
-    case_free(&resumed);
-    case_free(&base);
+    resume_end(&x);
     close_checked(vk);
 }
 END_TEST
@@ -1298,35 +1325,18 @@ START_TEST(test_mei_banded_checkpoint_resumes_unbanded)
     const char *why;
     er_vk_ctx *vk = open_or_null(&why);
     ER_SKIP_IF(!vk, why);
-    mei_case base, straight, first, resumed;
+    resume_run x;
     er_error err = {{0}};
-    synthetic_sized(&base, 64);
-    base.p.mei.steps = 30;
-    base.keep = 1;
-    case_copy(&straight, &base);
-    case_copy(&first, &base);
-    case_copy(&resumed, &base);
-    ck_assert_int_eq(run_on(&er_backend_vulkan, vk, &straight, NULL, NULL, &err), ER_OK);
-    kept_states k = {.keep_at = 13};
-    er_run_hooks h = {keep_state, &k, NULL, NULL};
+    resume_begin(vk, &x, 30, 13);
     set_band_rows(vk, _i ? 64 : 17, 64);
-    ck_assert_int_eq(run_on(&er_backend_vulkan, vk, &first, NULL, &h, &err), ER_OK);
+    ck_assert_int_eq(run_on(&er_backend_vulkan, vk, &x.first, NULL, &x.keep, &err), ER_OK);
     ck_assert_int_eq(vk->stats.bands, _i ? 1 : 6);
-    ck_assert_int_eq(k.n, 1);
-    er_run_hooks r = {NULL, NULL, &k.st[0], NULL};
+    ck_assert_int_eq(x.k.n, 1);
     set_band_rows(vk, _i ? 13 : 64, 64);
-    er_status st = run_on(&er_backend_vulkan, vk, &resumed, NULL, &r, &err);
-    ck_assert_msg(st == ER_OK, "resume: %s", err.msg);
+    resume_check(vk, &x);
     ck_assert_int_eq(vk->stats.bands, _i ? 10 : 1);
-    assert_same_layers(&straight, &resumed, 1, "resumed");
-    ck_assert_msg(memcmp(&straight.bud, &resumed.bud, sizeof straight.bud) == 0,
-                  "budget: eroded %.17g vs %.17g", straight.bud.eroded, resumed.bud.eroded);
     er_vk_set_band_bytes(vk, 0);
-    kept_free(&k);
-    case_free(&straight);
-    case_free(&first);
-    case_free(&resumed);
-    case_free(&base);
+    resume_end(&x);
     close_checked(vk);
 }
 END_TEST
