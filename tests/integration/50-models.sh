@@ -23,7 +23,11 @@ for variant in "mei" "droplet" "droplet-mt"; do
         # run in the unit tests and the quick start; here what counts is
         # -j identity and finiteness, and the suite must stay quick (ASan too).
         short=""
-        case $name in puget*) short="-s mei.steps=200 -s droplet.per_cell=0.03" ;; esac
+        # (mass-transfer particles run hundreds of steps each: fewer of them)
+        case $variant/$name in
+            droplet-mt/puget*) short="-s droplet.per_cell=0.01" ;;
+            */puget*) short="-s mei.steps=200 -s droplet.per_cell=0.03" ;;
+        esac
         # -j2 against -j1 is 25-value-checksums.sh's (every bundled DEM
         # and recipe); -j3 gives uneven chunks on any machine
         t_case "$variant on $name: -j1, -j3 byte-identical, finite"
@@ -34,11 +38,11 @@ for variant in "mei" "droplet" "droplet-mt"; do
             [ $j -eq 1 ] && cp "$T/stdout" "$T/$variant-$stem.json"
         done
         for l in height sediment water; do
-            a=$T/$variant-1/$stem.$l.$ext
-            cmp -s "$a" "$T/$variant-3/$stem.$l.$ext" || t_fail "$l: -j1 and -j3 differ"
-            set -- $($O stats "$a")
-            [ "${5:-0}" = 1 ] || t_fail "$l: non-finite values"
+            cmp -s "$T/$variant-1/$stem.$l.$ext" "$T/$variant-3/$stem.$l.$ext" || t_fail "$l: -j1 and -j3 differ"
         done
+        $O stats "$T/$variant-1/$stem".height.$ext "$T/$variant-1/$stem".sediment.$ext \
+            "$T/$variant-1/$stem".water.$ext > "$T/stats" || t_fail "GDAL could not read the outputs"
+        [ "$(cut -d' ' -f5 "$T/stats")" = "$(printf '1\n1\n1')" ] || t_fail "non-finite values: $(cat "$T/stats")"
         # the height changed somewhere (the default recipes do erode)
         $O same-values "$dem" "$T/$variant-1/$stem.height.$ext" 0 > /dev/null && t_fail "nothing eroded"
         jq -e '.budget.relative_error < 1e-3' "$T/$variant-$stem.json" > /dev/null \
