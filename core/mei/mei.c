@@ -664,25 +664,30 @@ void er_mei_sim_free(er_mei_sim *sim)
 }
 
 /* The seven state layers.  Each starts at its own offset in the L1 cache's
- * sets (ER_MEI_SKEW); a borrowed sediment layer starts at the caller's
- * (huge-page) alignment, offset 0, so z takes s's offset instead.  Using
- * the caller's buffer for s keeps a whole layer (4 bytes a cell) off the
- * peak: every page a run touches first costs the most on shared virtual
+ * sets (ER_MEI_SKEW); borrowed water and sediment layers start at the
+ * caller's (huge-page) alignment, offset 0, so the layers of the sim's own
+ * then skip offset 0 (two layers on one offset measured within the noise
+ * of 1024^2 on one thread; all seven on one cost 60 %).  Using the
+ * caller's buffers keeps two whole layers (8 bytes a cell) off the peak:
+ * every page a run touches first costs the most on shared virtual
  * machines, whose free memory goes back to the host (issue #15). */
-static int alloc_state(er_mei_sim *sim, size_t n, float *sediment)
+static int alloc_state(er_mei_sim *sim, size_t n, float *water, float *sediment)
 {
     float **layer[ER_SNAP_LAYERS] = { &sim->z, &sim->d, &sim->s, &sim->q[0], &sim->q[1],
                                       &sim->q[2], &sim->q[3] };
+    float *lent[ER_SNAP_LAYERS] = { NULL, water, sediment, NULL, NULL, NULL, NULL };
+    const size_t shift = water || sediment;
     for (int l = 0; l < ER_SNAP_LAYERS; l++) {
-        if (l == 2 && sediment) {
+        if (lent[l]) {
+            float *a = lent[l];
             const long cells = (long)n;
             ER_OMP_FOR()
             for (long i = 0; i < cells; i++)
-                sediment[i] = 0.0f;
-            sim->s = sediment;
+                a[i] = 0.0f;
+            *layer[l] = a;
             continue;
         }
-        size_t skew = (size_t)(l == 0 && sediment ? 2 : l) * ER_MEI_SKEW;
+        size_t skew = ((size_t)l + shift) * ER_MEI_SKEW;
         if (!(sim->state_mem[l] = er_calloc_large(n + skew, sizeof(float))))
             return 0;
         *layer[l] = sim->state_mem[l] + skew;
@@ -712,11 +717,11 @@ static int chunk_rows(int h, int threads)
 er_status er_mei_sim_alloc(er_mei_sim *sim, const er_terrain *t, const er_window *win,
                            er_error *err)
 {
-    return er_mei_sim_alloc_in(sim, t, win, NULL, err);
+    return er_mei_sim_alloc_in(sim, t, win, NULL, NULL, err);
 }
 
 er_status er_mei_sim_alloc_in(er_mei_sim *sim, const er_terrain *t, const er_window *win,
-                              float *sediment, er_error *err)
+                              float *water, float *sediment, er_error *err)
 {
     const size_t n = (size_t)t->width * (size_t)t->height;
     size_t state, sbytes, snap;
@@ -741,13 +746,13 @@ er_status er_mei_sim_alloc_in(er_mei_sim *sim, const er_terrain *t, const er_win
     sim->chunk_rows = chunk_rows(sim->h, sim->nthreads);
     sim->nchunks = (sim->h + sim->chunk_rows - 1) / sim->chunk_rows;
     sim->scr_stride = ((sim->w + 15) & ~15) + 16; /* see ER_MEI_SKEW */
-    if (!er_mul_size(n + ER_SNAP_LAYERS * ER_MEI_SKEW, 7 * sizeof(float), &state) ||
+    if (!er_mul_size(n + (ER_SNAP_LAYERS + 1) * ER_MEI_SKEW, 7 * sizeof(float), &state) ||
         !er_mul_size((size_t)sim->scr_stride * ER_MEI_SCRATCH_ROWS * sizeof(float),
                      (size_t)sim->nthreads, &sbytes) ||
         !er_mul_size((size_t)sim->w * ER_SNAP_LAYERS * ER_SNAP_ROWS * sizeof(float),
                      (size_t)sim->nchunks, &snap))
         return er_fail(err, ER_ENOMEM, "mei: a %dx%d map is too large", t->width, t->height);
-    int ok = alloc_state(sim, n, sediment);
+    int ok = alloc_state(sim, n, water, sediment);
     ok = ok && (sim->snap = malloc(snap));
     ok = ok && (sim->acc = calloc((size_t)sim->h, sizeof *sim->acc));
     ok = ok && (sim->acc2 = calloc((size_t)sim->h, sizeof *sim->acc2));
@@ -902,7 +907,8 @@ er_status er_mei_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts 
     const int64_t nsub = plan->substeps;
     memset(&bud, 0, sizeof bud);
     if ((st = er_mei_sim_alloc_in(&sim, t, plan->windowed ? &plan->win : NULL,
-                                  layers ? layers->sediment : NULL, err)))
+                                  layers ? layers->water : NULL, layers ? layers->sediment : NULL,
+                                  err)))
         return st;
     er_mei_keep_layers(&sim, layers);
     const int64_t cells = er_mei_terrain_cells(&sim);

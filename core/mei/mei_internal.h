@@ -228,11 +228,12 @@ void er_mei_make_coef(const er_mei_sim *sim, const er_mei_params *m, double dt, 
  * the state zeroed; free with er_mei_sim_free (also after a failure). */
 er_status er_mei_sim_alloc(er_mei_sim *sim, const er_terrain *t, const er_window *win,
                            er_error *err);
-/* er_mei_sim_alloc, the suspended sediment kept in `sediment` (NULL: its
- * own), a map's worth of floats that the sim zeroes and copy-out leaves as
- * the sediment layer; sim does not free it. */
+/* er_mei_sim_alloc, the suspended sediment kept in `sediment` and the
+ * water depth in `water` (NULL: its own), each a map's worth of floats
+ * that the sim zeroes and copy-out leaves as the sediment and water
+ * layers; sim does not free them. */
 er_status er_mei_sim_alloc_in(er_mei_sim *sim, const er_terrain *t, const er_window *win,
-                              float *sediment, er_error *err);
+                              float *water, float *sediment, er_error *err);
 void er_mei_sim_free(er_mei_sim *sim);
 /* Points sim's flow and wear accumulators at the layers' buffers (NULL:
  * none) and zeroes them. */
