@@ -18,6 +18,10 @@
 #include "blocks.h"
 #include "../tiles.h"
 
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(ER_NO_CLONES)
+#include <immintrin.h>
+#endif
+
 /* Element-wise loops the compiler may vectorise at -O2: each element's
  * result is one IEEE product and difference either way, so vector and
  * scalar code give the same bits (no reduction is ever reordered). */
@@ -255,6 +259,42 @@ ER_HOT_INLINE float brush_erode_clean(const er_dctx *c, size_t top, float amount
     return taken;
 }
 
+/* The radius-3 brush as one AVX-512VL vector a row, 5 lanes under a mask:
+ * no cell outside the 5x5 window is read or written (neighbouring blocks'
+ * cells may belong to other threads).  The same operations as
+ * brush_erode_clean tap by tap (amount * bw[i], tap_erode as max(o - d,
+ * min(o, stop)) with vmaxps/vminps, which return their first operand
+ * exactly when er_maxf/er_minf do) and the same sums in the same order
+ * (each column from 0 down the rows, then taken from 0 over the columns
+ * left to right), so the same bits.  GCC's vectoriser makes a 4-wide vector
+ * and a scalar tap of each row even in an AVX-512 clone. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(ER_NO_CLONES)
+#define ER_BRUSH5_AVX512 1
+__attribute__((target("avx512f,avx512vl"), noinline)) static float
+brush5_avx512(float *restrict row, size_t w, const float *restrict bw, float amount, float stop)
+{
+    const __mmask8 m = 0x1f;
+    const __m256 a = _mm256_set1_ps(amount), s = _mm256_set1_ps(stop);
+    __m256 col = _mm256_setzero_ps();
+#pragma GCC unroll 5
+    for (int j = 0; j < 5; j++, row += w, bw += 5) {
+        __m256 o = _mm256_maskz_loadu_ps(m, row);
+        __m256 d = _mm256_mul_ps(a, _mm256_maskz_loadu_ps(m, bw));
+        __m256 v = _mm256_max_ps(_mm256_sub_ps(o, d), _mm256_min_ps(o, s));
+        _mm256_mask_storeu_ps(row, m, v);
+        col = _mm256_add_ps(col, _mm256_sub_ps(o, v));
+    }
+    __m128 lo = _mm256_castps256_ps128(col);
+    float taken = 0;
+    taken += _mm_cvtss_f32(lo);
+    taken += _mm_cvtss_f32(_mm_movehdup_ps(lo));
+    taken += _mm_cvtss_f32(_mm_movehl_ps(lo, lo));
+    taken += _mm_cvtss_f32(_mm_shuffle_ps(lo, lo, 3));
+    taken += _mm_cvtss_f32(_mm256_extractf128_ps(col, 1));
+    return taken;
+}
+#endif
+
 static float brush_erode(const er_dctx *c, int cx, int cy, float amount, float stop)
 {
     const int side = c->brush_side, r1 = c->radius - 1;
@@ -298,6 +338,20 @@ static float brush_erode(const er_dctx *c, int cx, int cy, float amount, float s
         taken += cs;
     }
     return taken;
+}
+
+/* brush_erode with the test for brush5_avx512 where the step can inline
+ * it: the call into brush_erode costs more than the brush's vector rows. */
+ER_HOT_INLINE float brush_erode_hot(const er_dctx *c, int cx, int cy, float amount, float stop)
+{
+#ifdef ER_BRUSH5_AVX512
+    if (c->brush5_simd && !c->sink && brush_clean(c, cx, cy)) {
+        const size_t w = (size_t)c->width;
+        return brush5_avx512(c->height_m + (size_t)(cy - 2) * w + (size_t)(cx - 2), w, c->brush_w,
+                             amount, stop);
+    }
+#endif
+    return brush_erode(c, cx, cy, amount, stop);
 }
 
 /* brush_erode's clean window (top-left cell o) with hardness or mask: each
@@ -559,7 +613,7 @@ ER_HOT_INLINE void lague_apply(const er_dctx *c, er_lague_state *s, er_dacc *acc
          * reference cell: area_k), and no tap below k->stop. */
         float amount = er_minf((cap - sed) * c->erode_speed, -dh * c->area_k);
         if (amount > 0) {
-            float taken = brush_erode(c, k->cx, k->cy, amount, k->stop);
+            float taken = brush_erode_hot(c, k->cx, k->cy, amount, k->stop);
             sed += taken;
             acc->eroded += (double)taken;
         }
@@ -924,6 +978,10 @@ static er_status run_setup(const er_plan *plan, er_terrain *t, er_layers *layers
     if (!s->brush)
         return er_fail(err, ER_ENOMEM, "droplet: out of memory for the brush");
     c->brush_w = s->brush;
+#ifdef ER_BRUSH5_AVX512
+    c->brush5_simd = c->brush_side == 5 && !c->wear && !c->ctl_erode &&
+                     __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+#endif
 
     if (t->wall) {
         int *run = malloc((size_t)t->width * sizeof *run);
