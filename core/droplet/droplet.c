@@ -75,7 +75,7 @@ static inline int brush_clean(const er_dctx *c, int cx, int cy)
  * whose floor node is i00 and offsets fx, fy (all four are valid), each
  * node's share times its mask value; returns what was laid down (amount
  * without a mask map; never more than amount). */
-static inline float deposit_bilinear(const er_dctx *c, size_t i00, float fx, float fy,
+ER_HOT_INLINE float deposit_bilinear(const er_dctx *c, size_t i00, float fx, float fy,
                                      float amount)
 {
     size_t w = (size_t)c->width;
@@ -1260,6 +1260,21 @@ static int grab_block(int *next)
     return k;
 }
 
+/* Fetches the start of the lane's next droplet while this one flies: the
+ * batch arrays are indexed by droplet, which the block order visits at
+ * random, so each start was a cache miss (a twentieth of the time).
+ * Always inlined: GCC deems a function of prefetches alone const and
+ * drops its calls. */
+ER_HOT_INLINE void lane_prefetch(const batch_view *bv, const lane *ln)
+{
+    if (ln->j < bv->start[ln->block + 1]) {
+        int i = bv->order[ln->j];
+        __builtin_prefetch(bv->ok + i);
+        __builtin_prefetch(bv->sx + i);
+        __builtin_prefetch(bv->sy + i);
+    }
+}
+
 /* Starts the lane's next droplet: the next one with a valid start in its
  * block, else the first of the next unclaimed block of this colour (storing
  * the finished block's sums).  Returns 0 when no block is left. */
@@ -1272,6 +1287,7 @@ static int lane_next(const er_dctx *c, const batch_view *bv, lane *ln, int *next
                 if (bv->ok[i]) {
                     er_lague_begin(c, &ln->st, bv->sx[i], bv->sy[i], ln->trail);
                     ln->j++;
+                    lane_prefetch(bv, ln);
                     return 1;
                 }
             }
