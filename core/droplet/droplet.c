@@ -979,8 +979,8 @@ static er_status run_setup(const er_plan *plan, er_terrain *t, er_layers *layers
         return er_fail(err, ER_ENOMEM, "droplet: out of memory for the brush");
     c->brush_w = s->brush;
 #ifdef ER_BRUSH5_AVX512
-    c->brush5_simd = c->brush_side == 5 && !c->wear && !c->ctl_erode &&
-                     __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+    c->avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+    c->brush5_simd = c->avx512 && c->brush_side == 5 && !c->wear && !c->ctl_erode;
 #endif
 
     if (t->wall) {
@@ -1304,6 +1304,51 @@ static int lane_next(const er_dctx *c, const batch_view *bv, lane *ln, int *next
     }
 }
 
+/* A thread's share of a colour's blocks, LANES droplets in flight. */
+ER_HOT_INLINE void run_lanes(const er_dctx *c, const batch_view *bv, size_t *trails, int *next,
+                             int k1)
+{
+    lane ln[LANES];
+    int active = 0;
+    for (int l = 0; l < LANES; l++) {
+        ln[l].trail = trails + ((size_t)er_thread_id() * LANES + (size_t)l) * (size_t)c->lifetime;
+        ln[l].block = -1;
+        active += lane_next(c, bv, &ln[l], next, k1);
+    }
+    while (active > 0) {
+        /* Every lane's look first, then every lane's apply: the looks'
+         * long dependent chains (loads, sqrt, divide, the move) are
+         * independent, and side by side the core overlaps them. */
+        lague_look_t k[LANES];
+        int ended[LANES];
+        for (int l = 0; l < LANES; l++)
+            ended[l] = ln[l].block >= 0 && lague_look(c, &ln[l].st, &ln[l].acc, &k[l]);
+        for (int l = 0; l < LANES; l++)
+            if (ln[l].block >= 0 && !ended[l])
+                lague_apply(c, &ln[l].st, &ln[l].acc, &k[l]);
+        for (int l = 0; l < LANES; l++)
+            if (ended[l] && !lane_next(c, bv, &ln[l], next, k1))
+                active--;
+    }
+}
+
+static void run_lanes_base(const er_dctx *c, const batch_view *bv, size_t *trails, int *next,
+                           int k1)
+{
+    run_lanes(c, bv, trails, next, k1);
+}
+
+/* The same code compiled for AVX-512 (the same values: no FMA under
+ * -ffp-contract=off, no reassociation): 32 vector registers keep the two
+ * lanes' state out of the stack. */
+#ifdef ER_BRUSH5_AVX512
+__attribute__((target("avx512f,avx512vl"))) static void
+run_lanes_avx512(const er_dctx *c, const batch_view *bv, size_t *trails, int *next, int k1)
+{
+    run_lanes(c, bv, trails, next, k1);
+}
+#endif
+
 /* Runs the blocks colour_blocks[k0 .. k1) of one colour in parallel, each
  * block's droplets in index order. */
 static void run_colour(const er_dctx *c, const batch_view *bv, size_t *trails, int k0, int k1)
@@ -1325,28 +1370,12 @@ static void run_colour(const er_dctx *c, const batch_view *bv, size_t *trails, i
     }
     ER_OMP_PARALLEL(shared(next))
     {
-        lane ln[LANES];
-        int active = 0;
-        for (int l = 0; l < LANES; l++) {
-            ln[l].trail = trails + ((size_t)er_thread_id() * LANES + (size_t)l) * (size_t)c->lifetime;
-            ln[l].block = -1;
-            active += lane_next(c, bv, &ln[l], &next, k1);
-        }
-        while (active > 0) {
-            /* Every lane's look first, then every lane's apply: the looks'
-             * long dependent chains (loads, sqrt, divide, the move) are
-             * independent, and side by side the core overlaps them. */
-            lague_look_t k[LANES];
-            int ended[LANES];
-            for (int l = 0; l < LANES; l++)
-                ended[l] = ln[l].block >= 0 && lague_look(c, &ln[l].st, &ln[l].acc, &k[l]);
-            for (int l = 0; l < LANES; l++)
-                if (ln[l].block >= 0 && !ended[l])
-                    lague_apply(c, &ln[l].st, &ln[l].acc, &k[l]);
-            for (int l = 0; l < LANES; l++)
-                if (ended[l] && !lane_next(c, bv, &ln[l], &next, k1))
-                    active--;
-        }
+#ifdef ER_BRUSH5_AVX512
+        if (c->avx512)
+            run_lanes_avx512(c, bv, trails, &next, k1);
+        else
+#endif
+            run_lanes_base(c, bv, trails, &next, k1);
     }
 }
 

@@ -90,9 +90,11 @@ typedef struct er_dctx {
     float area_k;             /* plan->area_k: a step's height on one cell as a volume
                                  over the reference cell (er_droplet_at_cell_size) */
     int brush_side;           /* 2 * radius - 1 */
-    int brush5_simd;          /* 1: the CPU has AVX-512VL and the clean radius-3 brush
-                                 without wear or maps runs as one masked vector a row
-                                 (droplet.c brush5_avx512); the same values either way */
+    int avx512;               /* 1: the CPU has AVX-512F and VL: the lanes run the
+                                 AVX-512 build of the step (droplet.c run_lanes_avx512) */
+    int brush5_simd;          /* 1: avx512, and the clean radius-3 brush without wear or
+                                 maps runs as one masked vector a row (brush5_avx512);
+                                 the same values either way */
     const float *brush_w;     /* brush_side^2 weights (0 outside the disc), sum 1;
                                  both variants (a particle's load where it stops) */
 
