@@ -25,8 +25,10 @@
  * dispatch, er_vk_droplet_snap_stats; blocks: at most a colour's blocks,
  * a quarter of a batch's, rounded up) and identical_to_cpu against the
  * same schedule's 1-thread CPU run.
- * Usage: bench_droplet [size [droplets [max_threads [maps [vulkan]]]]]; vulkan = 0
- * skips the Vulkan column (on lavapipe it takes a minute); maps = 1 runs
+ * Usage: bench_droplet [size [droplets [max_threads [maps [vulkan [snapshot]]]]]];
+ * vulkan = 0 skips the Vulkan column (on lavapipe it takes a minute);
+ * snapshot = 0 skips the snapshot schedule's runs (ten times the blocked
+ * runs' time on the CPU), for A/B turns of the blocked path; maps = 1 runs
  * every run with all three droplet control maps (core/controls.h: graded
  * hardness, a mask 0 .. 1 and rain 0 .. 2, value noise like the terrain),
  * the cost of the per-tap shares against a run without (maps=0).
@@ -234,8 +236,10 @@ int main(int argc, char **argv)
     int max_threads = argc > 3 ? atoi(argv[3]) : 2;
     int maps = argc > 4 ? atoi(argv[4]) : 0;
     int vulkan = argc > 5 ? atoi(argv[5]) : 1;
+    int snapshot = argc > 6 ? atoi(argv[6]) : 1;
     if (n < 16 || count < 1 || max_threads < 1 || maps < 0 || maps > 1) {
-        fprintf(stderr, "usage: bench_droplet [size [droplets [max_threads [maps [vulkan]]]]]\n");
+        fprintf(stderr,
+                "usage: bench_droplet [size [droplets [max_threads [maps [vulkan [snapshot]]]]]]\n");
         return 2;
     }
     size_t nc = (size_t)n * (size_t)n;
@@ -266,13 +270,15 @@ int main(int argc, char **argv)
     report("sequential", n, 1, &seq, seq.seconds, NULL);
     if (schedule_runs("blocked", &p, h0, n, max_threads, seq.seconds, vulkan, &one))
         return 1;
-    result snap;
-    p.droplet.schedule = ER_DROPLET_SNAPSHOT;
-    if (schedule_runs("snapshot", &p, h0, n, max_threads, seq.seconds, vulkan, &snap))
-        return 1;
-    free(snap.h);
-    free(snap.flow);
-    free(snap.dep);
+    if (snapshot) {
+        result snap;
+        p.droplet.schedule = ER_DROPLET_SNAPSHOT;
+        if (schedule_runs("snapshot", &p, h0, n, max_threads, seq.seconds, vulkan, &snap))
+            return 1;
+        free(snap.h);
+        free(snap.flow);
+        free(snap.dep);
+    }
     free(seq.h);
     free(seq.flow);
     free(seq.dep);
