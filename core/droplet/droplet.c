@@ -482,7 +482,8 @@ typedef struct lague_look_t {
     float dx, dy, nlx, nly;   /* the new direction and position */
     float dh, cap;            /* [m] height change, capacity */
     float stop;               /* [m] the lowest a tap may be eroded to */
-    float hold;               /* [m] height at the old position (lague_look_a) */
+    float h4[4];              /* [m] the old position's four nodes (lague_look_pos) */
+    float hold;               /* [m] height at the old position (lague_look_dir) */
 } lague_look_t;
 
 /*
@@ -512,18 +513,19 @@ typedef struct lague_look_t {
  * exactly, at any density; the run guard (er_droplet_guard) relies on it.
  *
  * A step runs as lague_look then lague_apply (er_lague_step).  The look,
- * in two halves (lague_look_a: the height and gradient at the position and
- * the new direction; lague_look_b: the move, the height there and the
- * capacity), writes the terrain only when the droplet ends.  Each half
- * returns 1 when the droplet has ended (its end written), 0 with its part
- * of *k filled.  It touches only cells of its droplet's block, so the
- * lanes' halves and applies may run in any interleaving (run_lanes). */
-ER_HOT_INLINE int lague_look_a(const er_dctx *c, er_lague_state *s, er_dacc *acc, lague_look_t *k)
+ * in three parts (lague_look_pos: the position and its four nodes' loads;
+ * lague_look_dir: the height, the gradient and the new direction;
+ * lague_look_move: the move, the height there and the capacity), writes
+ * the terrain only when the droplet ends.  Each part returns 1 when the
+ * droplet has ended (its end written), 0 with its part of *k filled.  It
+ * touches only cells of its droplet's block, so the lanes' parts and
+ * applies may run in any interleaving (run_lanes). */
+ER_HOT_INLINE int lague_look_pos(const er_dctx *c, er_lague_state *s, er_dacc *acc,
+                                 lague_look_t *k)
 {
     const size_t w = (size_t)c->width;
     const float *restrict h = c->height_m;
     const float lx = s->lx, ly = s->ly;
-    float dx = s->dx, dy = s->dy;
 
     if (s->it >= c->lifetime) {
         lague_end(c, s, acc);
@@ -539,9 +541,27 @@ ER_HOT_INLINE int lague_look_a(const er_dctx *c, er_lague_state *s, er_dacc *acc
     if (c->flow)
         ER_PREFETCH_W(c->flow + (size_t)cy * w + (size_t)cx);
     acc->steps++;
+    k->i00 = i00;
+    k->cx = cx;
+    k->cy = cy;
+    k->fx = fx;
+    k->fy = fy;
+    k->h4[0] = h[i00];
+    k->h4[1] = h[i00 + 1];
+    k->h4[2] = h[i00 + w];
+    k->h4[3] = h[i00 + w + 1];
+    return 0;
+}
 
+/* The look's second part: the height and gradient from the loaded nodes,
+ * and the new direction. */
+ER_HOT_INLINE int lague_look_dir(const er_dctx *c, er_lague_state *s, er_dacc *acc,
+                                 lague_look_t *k)
+{
+    const float fx = k->fx, fy = k->fy;
+    float dx = s->dx, dy = s->dy;
     /* Bilinear height and gradient at the position. */
-    float h00 = h[i00], h10 = h[i00 + 1], h01 = h[i00 + w], h11 = h[i00 + w + 1];
+    float h00 = k->h4[0], h10 = k->h4[1], h01 = k->h4[2], h11 = k->h4[3];
     float gx = (h10 - h00) * (1 - fy) + (h11 - h01) * fy;
     float gy = (h01 - h00) * (1 - fx) + (h11 - h10) * fx;
     float hold = (h00 * (1 - fx) + h10 * fx) * (1 - fy) + (h01 * (1 - fx) + h11 * fx) * fy;
@@ -557,19 +577,15 @@ ER_HOT_INLINE int lague_look_a(const er_dctx *c, er_lague_state *s, er_dacc *acc
     float inv = 1.0f / sqrtf(len2);
     dx *= inv;
     dy *= inv;
-    k->i00 = i00;
-    k->cx = cx;
-    k->cy = cy;
-    k->fx = fx;
-    k->fy = fy;
     k->dx = dx;
     k->dy = dy;
     k->hold = hold;
     return 0;
 }
 
-/* The look's second half: the move, the height there and the capacity. */
-ER_HOT_INLINE int lague_look_b(const er_dctx *c, er_lague_state *s, er_dacc *acc, lague_look_t *k)
+/* The look's third part: the move, the height there and the capacity. */
+ER_HOT_INLINE int lague_look_move(const er_dctx *c, er_lague_state *s, er_dacc *acc,
+                                  lague_look_t *k)
 {
     const int W = c->width, H = c->height;
     const size_t w = (size_t)W;
@@ -620,7 +636,8 @@ ER_HOT_INLINE int lague_look_b(const er_dctx *c, er_lague_state *s, er_dacc *acc
 
 ER_HOT_INLINE int lague_look(const er_dctx *c, er_lague_state *s, er_dacc *acc, lague_look_t *k)
 {
-    return lague_look_a(c, s, acc, k) || lague_look_b(c, s, acc, k);
+    return lague_look_pos(c, s, acc, k) || lague_look_dir(c, s, acc, k) ||
+           lague_look_move(c, s, acc, k);
 }
 
 /* The second half of a step: the erosion or deposit the look decided, and
@@ -1270,12 +1287,12 @@ typedef struct batch_view {
  * next step reads what this one wrote), so one droplet leaves most of a
  * core idle; stepping droplets of LANES different blocks in turn lets the
  * core overlap their chains.  Blocks of one colour share no cell, so the
- * interleaving changes no result.  With the step in three phases, each
- * run for every lane before the next (run_lanes), 4 lanes ran about 1.1x
- * the droplets a CPU second of 2 on one thread (1024^2, default recipe;
- * 3 about as many as 4, 6 and 8 fewer); unsplit, more than 2 gained
- * nothing: a whole step of each lane put the others' chains beyond the
- * reach of the core's out-of-order window. */
+ * interleaving changes no result.  With the step in phases, each run for
+ * every lane before the next (run_lanes), 4 lanes ran about 1.1x the
+ * droplets a CPU second of 2 on one thread (1024^2, default recipe, the
+ * look in two parts; 3 about as many as 4, 6 and 8 fewer); unsplit, more
+ * than 2 gained nothing: a whole step of each lane put the others' chains
+ * beyond the reach of the core's out-of-order window. */
 #define LANES 4
 
 typedef struct lane {
@@ -1353,16 +1370,20 @@ ER_HOT_INLINE void run_lanes(const er_dctx *c, const batch_view *bv, size_t *tra
     }
     while (active > 0) {
         /* Each phase of the step for every lane before the next phase
-         * (the look's halves, then the apply): the lanes' long dependent
-         * chains (loads, sqrt, divide, the move, the loads there) are
-         * independent, and side by side the core overlaps them. */
+         * (the look's three parts, then the apply): the lanes' long
+         * dependent chains (loads, sqrt, divide, the move, the loads
+         * there) are independent, and side by side the core overlaps
+         * them. */
         lague_look_t k[LANES];
         int ended[LANES];
         for (int l = 0; l < LANES; l++)
-            ended[l] = ln[l].block >= 0 && lague_look_a(c, &ln[l].st, &ln[l].acc, &k[l]);
+            ended[l] = ln[l].block >= 0 && lague_look_pos(c, &ln[l].st, &ln[l].acc, &k[l]);
         for (int l = 0; l < LANES; l++)
             if (ln[l].block >= 0 && !ended[l])
-                ended[l] = lague_look_b(c, &ln[l].st, &ln[l].acc, &k[l]);
+                ended[l] = lague_look_dir(c, &ln[l].st, &ln[l].acc, &k[l]);
+        for (int l = 0; l < LANES; l++)
+            if (ln[l].block >= 0 && !ended[l])
+                ended[l] = lague_look_move(c, &ln[l].st, &ln[l].acc, &k[l]);
         for (int l = 0; l < LANES; l++)
             if (ln[l].block >= 0 && !ended[l])
                 lague_apply(c, &ln[l].st, &ln[l].acc, &k[l]);
