@@ -268,6 +268,10 @@ ER_HOT_INLINE float brush_erode_clean(const er_dctx *c, size_t top, float amount
  * (each column from 0 down the rows, then taken from 0 over the columns
  * left to right), so the same bits.  GCC's vectoriser makes a 4-wide vector
  * and a scalar tap of each row even in an AVX-512 clone. */
+static int avx512_allowed = 1;
+
+void er_droplet_allow_avx512(int on) { avx512_allowed = on; }
+
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(ER_NO_CLONES)
 #define ER_BRUSH5_AVX512 1
 __attribute__((target("avx512f,avx512vl"), noinline)) static float
@@ -1027,7 +1031,8 @@ static er_status run_setup(const er_plan *plan, er_terrain *t, er_layers *layers
         return er_fail(err, ER_ENOMEM, "droplet: out of memory for the brush");
     c->brush_w = s->brush;
 #ifdef ER_BRUSH5_AVX512
-    c->avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+    c->avx512 = avx512_allowed && __builtin_cpu_supports("avx512f") &&
+                __builtin_cpu_supports("avx512vl");
     c->brush5_simd = c->avx512 && c->brush_side == 5 && !c->wear && !c->ctl_erode;
 #endif
 

@@ -171,6 +171,12 @@ typedef struct er_droplet_setup {
  * er_droplet_run_plan sets up its run.  Returns ER_OK or ER_ENOMEM.
  * Thread-safe for distinct terrains.
  */
+/* 0: runs set up from now on take the portable build of the step even on
+ * a CPU with AVX-512 (1, the default: the AVX-512 build where the CPU has
+ * it).  The two give the same bytes; tests compare them on one machine.
+ * Not thread-safe: call between runs. */
+void er_droplet_allow_avx512(int on);
+
 er_status er_droplet_prepare(const er_plan *plan, er_terrain *t, er_layers *layers,
                              er_droplet_setup *s, er_error *err);
 
