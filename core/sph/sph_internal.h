@@ -29,6 +29,14 @@ typedef struct er_sph_pk {
     double pq, irho, hf;           /* p / rho^2, 1 / rho, f(C) of eq. 17 */
 } er_sph_pk;
 
+/* A sorted particle's position where the density pass sees it and its
+ * density sum there, in one record: a listed pair reads one cache line,
+ * not four arrays. */
+typedef struct er_sph_xr {
+    double x, y, z; /* [cells] */
+    double rho;     /* the density (step.c density_of), the pair sums' d^3 before it */
+} er_sph_xr;
+
 typedef struct er_sph_acc {
     double f[3]; /* fluid force */
     double give; /* C it settles onto its neighbours */
@@ -71,7 +79,7 @@ typedef struct er_sph_sim {
     double *srccum;        /* [m/s] w*h+1 running sums of the source map, row-major; NULL = none */
     er_sph_particle *p, *tmp;
     int64_t n, cap;
-    double *rho, *pr, *ax, *ay, *az;
+    double *pr, *ax, *ay, *az;
     double *pq, *irho;     /* p / rho^2 and 1 / rho of each particle */
     double *rem;           /* C each particle gives away this sub-step (settling, deposition) */
     double *hf;            /* f(C) of eq. 17 of each particle this sub-step */
@@ -91,9 +99,9 @@ typedef struct er_sph_sim {
     int ctop_dirty;        /* 1: bz changed since ctop was set */
     int64_t *key;          /* each particle's column (gw*gh: gone), set by er_sph_sort */
     int keys_fresh;        /* 1: move set every key since, so er_sph_sort need not */
-    double *zs;            /* [cells] z of each sorted particle, for the height search */
-    double *xs, *ys;       /* [cells] x and y beside it: the candidate loops read 24
-                            * contiguous bytes a particle, not the 56-byte records */
+    er_sph_xr *xr;         /* each sorted particle's position and density: the
+                            * candidate loops read 32 contiguous bytes a particle,
+                            * not the 56-byte records */
     /* Neighbour lists, built by the density pass and read by the force and
      * exchange passes of the same sub-step: up to ER_SPH_NB indices per
      * particle (those after it within hk, in index order); nbn[i] < 0

@@ -225,14 +225,14 @@ void er_sph_sort(er_sph_sim *s)
         sort_heights(s, s->start[c], s->start[c + 1]);
         /* the keys were the old order's: none is gone in the new one */
         for (int64_t i = s->start[c]; i < s->start[c + 1]; i++) {
-            s->xs[i] = s->p[i].x;
-            s->ys[i] = s->p[i].y;
-            s->zs[i] = s->p[i].z;
+            s->xr[i].x = s->p[i].x;
+            s->xr[i].y = s->p[i].y;
+            s->xr[i].z = s->p[i].z;
             s->ox[i] = s->p[i].x; /* where the Verlet lists are built */
             s->oy[i] = s->p[i].y;
             s->oz[i] = s->p[i].z;
             s->key[i] = 0;
-            s->rho[i] = h2 * h2 * h2; /* i's own density term (d = h2 - 0) for the pair pass */
+            s->xr[i].rho = h2 * h2 * h2; /* i's own density term (d = h2 - 0) for the pair pass */
         }
     }
     s->lists_ok = 0;
@@ -269,11 +269,11 @@ static void cursor_advance(const er_sph_sim *s, nb_cursor *cur, double z)
 {
     for (int k = 0; k < cur->n; k++) {
         int64_t lo = cur->lo[k], hi = cur->hi[k];
-        while (lo < cur->end[k] && s->zs[lo] < z - s->hg)
+        while (lo < cur->end[k] && s->xr[lo].z < z - s->hg)
             lo++;
         if (hi < lo)
             hi = lo;
-        while (hi < cur->end[k] && s->zs[hi] < z + s->hg)
+        while (hi < cur->end[k] && s->xr[hi].z < z + s->hg)
             hi++;
         cur->lo[k] = lo;
         cur->hi[k] = hi;
@@ -354,7 +354,7 @@ HOT_INLINE void upper_pairs(er_sph_sim *s, int64_t i, const nb_cursor *cur, pair
         return;
     }
     FOR_UPPER(cur, i, j) {
-        double dx = xi - s->xs[j], dy = yi - s->ys[j], dz = zi - s->zs[j];
+        double dx = xi - s->xr[j].x, dy = yi - s->xr[j].y, dz = zi - s->xr[j].z;
         double r2 = dx * dx + dy * dy + dz * dz;
         if (s->hk * s->hk - r2 > 0.0)
             pair(s, i, j, -1, r2);
@@ -455,18 +455,18 @@ static double dist2(const er_sph_particle *a, const double *r)
  * add the same d^3 in the same order. */
 static void density_pairs_walk(er_sph_sim *s, int64_t i, const nb_cursor *cur)
 {
-    const double h2 = s->hk * s->hk, px = s->xs[i], py = s->ys[i], pz = s->zs[i];
-    double sum = s->rho[i];
+    const double h2 = s->hk * s->hk, px = s->xr[i].x, py = s->xr[i].y, pz = s->xr[i].z;
+    double sum = s->xr[i].rho;
     FOR_UPPER(cur, i, j) {
-        double dx = px - s->xs[j], dy = py - s->ys[j], dz = pz - s->zs[j];
+        double dx = px - s->xr[j].x, dy = py - s->xr[j].y, dz = pz - s->xr[j].z;
         double d = h2 - (dx * dx + dy * dy + dz * dz);
         if (d > 0.0) {
             double w = d * d * d;
             sum += w;
-            s->rho[j] += w;
+            s->xr[j].rho += w;
         }
     }
-    s->rho[i] = sum;
+    s->xr[i].rho = sum;
 }
 
 /* i's list from its Verlet list, the hits within hk in index order, and
@@ -474,23 +474,23 @@ static void density_pairs_walk(er_sph_sim *s, int64_t i, const nb_cursor *cur)
  * which changes no sum (each holds a positive own term). */
 static void density_from_list(er_sph_sim *s, int64_t i)
 {
-    const double h2 = s->hk * s->hk, px = s->xs[i], py = s->ys[i], pz = s->zs[i];
+    const double h2 = s->hk * s->hk, px = s->xr[i].x, py = s->xr[i].y, pz = s->xr[i].z;
     const int32_t *vl = &s->vl[i * ER_SPH_NB];
     int32_t *nb = &s->nb[i * ER_SPH_NB];
     int32_t cnt = 0;
-    double sum = s->rho[i];
+    double sum = s->xr[i].rho;
     for (int32_t l = 0; l < s->vln[i]; l++) {
         int64_t j = vl[l];
-        double dx = px - s->xs[j], dy = py - s->ys[j], dz = pz - s->zs[j];
+        double dx = px - s->xr[j].x, dy = py - s->xr[j].y, dz = pz - s->xr[j].z;
         double d = h2 - (dx * dx + dy * dy + dz * dz), hit = (double)(d > 0.0);
         double w = d * d * d * hit;
         nb[cnt] = (int32_t)j;
         cnt += d > 0.0;
         sum += w;
-        s->rho[j] += w;
+        s->xr[j].rho += w;
     }
     s->nbn[i] = cnt;
-    s->rho[i] = sum;
+    s->xr[i].rho = sum;
 }
 
 /* After a sort: i's Verlet list from its cursor, the candidates within
@@ -500,11 +500,11 @@ static void density_from_list(er_sph_sim *s, int64_t i)
 static void density_build_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
 {
     const double hm = s->hk * (1.0 + ER_SPH_MARGIN), h2 = hm * hm;
-    const double px = s->xs[i], py = s->ys[i], pz = s->zs[i];
+    const double px = s->xr[i].x, py = s->xr[i].y, pz = s->xr[i].z;
     int32_t *vl = &s->vl[i * ER_SPH_NB];
     int64_t cnt = 0;
     FOR_UPPER(cur, i, j) {
-        double dx = px - s->xs[j], dy = py - s->ys[j], dz = pz - s->zs[j];
+        double dx = px - s->xr[j].x, dy = py - s->xr[j].y, dz = pz - s->xr[j].z;
         vl[cnt < ER_SPH_NB - 1 ? cnt : ER_SPH_NB - 1] = (int32_t)j;
         cnt += h2 - (dx * dx + dy * dy + dz * dz) > 0.0;
     }
@@ -529,7 +529,7 @@ static void density_listed_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
 static void density_start(er_sph_sim *s, int64_t i)
 {
     const double h2 = s->hk * s->hk;
-    s->rho[i] = h2 * h2 * h2;
+    s->xr[i].rho = h2 * h2 * h2;
 }
 
 /* Density with the boundary particles counted as fluid of volume m / rho0
@@ -544,7 +544,7 @@ static void density_of(er_sph_sim *s, int64_t i)
 {
     const er_sph_particle *pi = &s->p[i];
     const double h2 = s->hk * s->hk;
-    double rho = s->mass * s->kw * s->rho[i], rb[3];
+    double rho = s->mass * s->kw * s->xr[i].rho, rb[3];
     int64_t *bh = &s->bh[i * ER_SPH_NBB];
     int32_t nh = 0;
     int64_t col = (int64_t)er_sph_col(s, pi->y, s->gh) * s->gw + er_sph_col(s, pi->x, s->gw);
@@ -559,12 +559,12 @@ static void density_of(er_sph_sim *s, int64_t i)
         }
     }
     s->bhn[i] = nh <= ER_SPH_NBB ? nh : -1;
-    s->rho[i] = rho;
+    s->xr[i].rho = rho;
     s->pr[i] = s->c0 * s->c0 * (rho > 1.0 ? rho - 1.0 : 0.0);
     s->pq[i] = s->pr[i] / (rho * rho);
     s->irho[i] = 1.0 / rho;
     s->hf[i] = hindered(s, pi->c);
-    s->pk[i] = (er_sph_pk){s->xs[i], s->ys[i], s->zs[i], pi->vx, pi->vy, pi->vz, pi->c,
+    s->pk[i] = (er_sph_pk){s->xr[i].x, s->xr[i].y, s->xr[i].z, pi->vx, pi->vy, pi->vz, pi->c,
                            s->pq[i], s->irho[i], s->hf[i]};
     s->acc[i] = (er_sph_acc){{0.0, 0.0, 0.0}, 0.0}; /* each_row's sums */
     s->got[i] = 0.0;
@@ -636,7 +636,7 @@ HOT_INLINE void force_pair(er_sph_sim *s, int64_t i, int64_t j, int64_t l, doubl
  * pair. */
 static void take(er_sph_sim *s, int64_t i, int64_t j, double v)
 {
-    if (s->zs[i] > s->zs[j])
+    if (s->xr[i].z > s->xr[j].z)
         s->got[j] += s->gsc[i] * v;
     else
         s->got[i] += s->gsc[j] * v;
@@ -950,9 +950,9 @@ static void move(er_sph_sim *s)
             }
         }
         s->key[i] = (int64_t)er_sph_col(s, p->y, s->gh) * s->gw + er_sph_col(s, p->x, s->gw);
-        s->xs[i] = p->x;
-        s->ys[i] = p->y;
-        s->zs[i] = p->z;
+        s->xr[i].x = p->x;
+        s->xr[i].y = p->y;
+        s->xr[i].z = p->z;
         double dx = p->x - s->ox[i], dy = p->y - s->oy[i], dz = p->z - s->oz[i];
         double d2 = dx * dx + dy * dy + dz * dz;
         moved = d2 > moved ? d2 : moved;
