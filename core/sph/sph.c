@@ -174,7 +174,7 @@ static er_status sim_alloc(er_sph_sim *s, const er_terrain *t, int64_t cap, er_e
     for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
         *d[i] = calloc(np, sizeof(double));
     s->start = calloc(ng, sizeof *s->start);
-    s->ctop = calloc(ng, sizeof *s->ctop);
+    s->ctop = calloc(2 * ng, sizeof *s->ctop);
     s->key = calloc(np, sizeof *s->key);
     s->xr = calloc(np, sizeof *s->xr);
     s->pending = calloc(ER_MAX_SOURCES + 1, sizeof *s->pending);

@@ -94,8 +94,9 @@ typedef struct er_sph_sim {
                             * list's pairs lie in adjacent columns */
     int gw, gh;            /* columns of the neighbour grid, side hg */
     int64_t *start;        /* gw*gh + 1 offsets into p, sorted by column then index */
-    double *ctop;          /* [cells] per column, the highest boundary particle its
-                            * particles' quad search can reach (step.c column_tops) */
+    double *ctop;          /* [cells] per column, two: the highest boundary particle its
+                            * particles' quad search can reach, and the highest
+                            * vertex their surface can (step.c column_tops) */
     int ctop_dirty;        /* 1: bz changed since ctop was set */
     int64_t *key;          /* each particle's column (gw*gh: gone), set by er_sph_sort */
     int keys_fresh;        /* 1: move set every key since, so er_sph_sort need not */

@@ -223,7 +223,8 @@ void er_sph_sort(er_sph_sim *s)
     ER_OMP_FOR()
     for (int64_t c = 0; c < nc; c++) {
         sort_heights(s, s->start[c], s->start[c + 1]);
-        /* the keys were the old order's: none is gone in the new one */
+        /* the keys were the old order's: each now its column, as move
+         * keeps them, for the passes' column look-ups */
         for (int64_t i = s->start[c]; i < s->start[c + 1]; i++) {
             s->xr[i].x = s->p[i].x;
             s->xr[i].y = s->p[i].y;
@@ -231,7 +232,7 @@ void er_sph_sort(er_sph_sim *s)
             s->ox[i] = s->p[i].x; /* where the Verlet lists are built */
             s->oy[i] = s->p[i].y;
             s->oz[i] = s->p[i].z;
-            s->key[i] = 0;
+            s->key[i] = c;
             s->xr[i].rho = h2 * h2 * h2; /* i's own density term (d = h2 - 0) for the pair pass */
         }
     }
@@ -415,9 +416,25 @@ static int quad_hi(const er_sph_sim *s, double v, int n)
  * FOR_BOUNDARY_QUADS visits from any point of it (-inf: none), so that
  * density_of skips the quad search of a particle hk or more above it:
  * each quad's box test would fail (its z gap alone is hk or more, and
- * rounding is monotone), so the same boundary particles are found.  The
- * column's x range is widened by a hundredth of hg against the rounding
- * of er_sph_col's division. */
+ * rounding is monotone), so the same boundary particles are found; and
+ * the highest vertex of the quads er_sph_surface reads from any point of
+ * it, so that penalty and move skip the surface of a particle well above
+ * it (SURFACE_CLEAR).  The column's x range is widened by a hundredth of
+ * hg against the rounding of er_sph_col's division. */
+static double vertex_top(const er_sph_sim *s, int cx, int cy)
+{
+    double x0 = cx > 0 ? floor((cx - 0.01) * s->hg) : 0.0, x1 = floor((cx + 1.01) * s->hg) + 1.0;
+    double y0 = cy > 0 ? floor((cy - 0.01) * s->hg) : 0.0, y1 = floor((cy + 1.01) * s->hg) + 1.0;
+    int i0 = x0 > 0.0 ? (int)x0 : 0, j0 = y0 > 0.0 ? (int)y0 : 0;
+    int i1 = cx < s->gw - 1 && x1 < s->w - 1 ? (int)x1 : s->w - 1;
+    int j1 = cy < s->gh - 1 && y1 < s->h - 1 ? (int)y1 : s->h - 1;
+    double top = -HUGE_VAL;
+    for (int j = j0; j <= j1; j++)
+        for (int i = i0; i <= i1; i++)
+            top = s->zb[er_sph_vi(s, i, j)] > top ? s->zb[er_sph_vi(s, i, j)] : top;
+    return top;
+}
+
 static void column_tops(er_sph_sim *s)
 {
     ER_OMP_FOR()
@@ -434,9 +451,19 @@ static void column_tops(er_sph_sim *s)
                 if (s->qok[q] && s->bzr[2 * q + 1] > top)
                     top = s->bzr[2 * q + 1];
             }
-        s->ctop[c] = top;
+        s->ctop[2 * c] = top;
+        s->ctop[2 * c + 1] = vertex_top(s, cx, cy);
     }
     s->ctop_dirty = 0;
+}
+
+/* Whether z lies more than dz above every vertex column c's surface can
+ * read: the bilinear surface there is a convex combination of them, so
+ * at most their highest plus a few ulps, far below the 1e-6 cells
+ * spared. */
+static inline int surface_clear(const er_sph_sim *s, int64_t c, double z, double dz)
+{
+    return z - dz >= s->ctop[2 * c + 1] + 1e-6;
 }
 
 static double dist2(const er_sph_particle *a, const double *r)
@@ -547,8 +574,7 @@ static void density_of(er_sph_sim *s, int64_t i)
     double rho = s->mass * s->kw * s->xr[i].rho, rb[3];
     int64_t *bh = &s->bh[i * ER_SPH_NBB];
     int32_t nh = 0;
-    int64_t col = (int64_t)er_sph_col(s, pi->y, s->gh) * s->gw + er_sph_col(s, pi->x, s->gw);
-    if (!(pi->z - s->hk >= s->ctop[col])) /* most particles: above the reach of the ground */
+    if (!(pi->z - s->hk >= s->ctop[2 * s->key[i]])) /* most particles: above the reach of the ground */
     FOR_BOUNDARY(s, pi->x, pi->y, pi->z, rb) {
         double d = h2 - dist2(pi, rb);
         if (d > 0.0) {
@@ -808,8 +834,11 @@ static void boundary_force(er_sph_sim *s, int64_t i, double *a)
 }
 
 /* Eq. 6: penalty force below half a spacing above the terrain. */
-static void penalty(const er_sph_sim *s, const er_sph_particle *pi, double *a)
+static void penalty(const er_sph_sim *s, int64_t i, double *a)
 {
+    const er_sph_particle *pi = &s->p[i];
+    if (surface_clear(s, s->key[i], pi->z, 0.5 * s->s))
+        return;
     double gx, gy, zs = er_sph_surface(s, pi->x, pi->y, &gx, &gy);
     double d = zs + 0.5 * s->s - pi->z;
     if (d <= 0.0)
@@ -844,7 +873,7 @@ static void forces_of(er_sph_sim *s, int64_t i)
         boundary_force(s, i, a);
         for (int c = 0; c < 3; c++)
             a[c] += s->acc[i].f[c];
-        penalty(s, &s->p[i], a);
+        penalty(s, i, a);
         s->rem[i] += s->acc[i].give;
         s->gsc[i] = give_scale(s, i);
         s->tsc[i] = take_scale(s, i);
@@ -936,7 +965,9 @@ static void move(er_sph_sim *s)
             p->y = oy;
             p->vx = p->vy = 0.0;
         }
-        double gx, gy, zs = er_sph_surface(s, p->x, p->y, &gx, &gy);
+        int64_t col = (int64_t)er_sph_col(s, p->y, s->gh) * s->gw + er_sph_col(s, p->x, s->gw);
+        double gx, gy, zs = surface_clear(s, col, p->z, -0.5 * s->s)
+                                ? p->z : er_sph_surface(s, p->x, p->y, &gx, &gy);
         /* a last guard only: a particle pushed back up to the surface from
          * inside the penalty zone would carry the spring's energy with it */
         if (p->z < zs - 0.5 * s->s) {
@@ -949,7 +980,7 @@ static void move(er_sph_sim *s)
                 p->vz -= vn * n[2];
             }
         }
-        s->key[i] = (int64_t)er_sph_col(s, p->y, s->gh) * s->gw + er_sph_col(s, p->x, s->gw);
+        s->key[i] = col;
         s->xr[i].x = p->x;
         s->xr[i].y = p->y;
         s->xr[i].z = p->z;
