@@ -42,6 +42,15 @@ typedef struct er_sph_acc {
     double give; /* C it settles onto its neighbours */
 } er_sph_acc;
 
+/* What the move found in a run of rows (step.c move_rows). */
+typedef struct er_sph_moved {
+    double moved;   /* [cells^2] the largest squared distance from a list's build */
+    double vmax;    /* [cells / T] the largest speed */
+    int stale;      /* a Verlet list overflowed */
+    int left;       /* a particle left through an open edge */
+    int bad;        /* a particle not finite */
+} er_sph_moved;
+
 typedef struct er_sph_sim {
     int w, h;
     const uint8_t *wall;   /* 1 = nodata vertex; NULL = none */
@@ -93,6 +102,7 @@ typedef struct er_sph_sim {
     double hg;             /* [cells] hk + the Verlet margin: the grid's side, so that a
                             * list's pairs lie in adjacent columns */
     int gw, gh;            /* columns of the neighbour grid, side hg */
+    er_sph_moved *mv;      /* gh / 2 + 1: the move's findings, a run of rows each */
     int64_t *start;        /* gw*gh + 1 offsets into p, sorted by column then index */
     double *ctop;          /* [cells] per column, two: the highest boundary particle its
                             * particles' quad search can reach, and the highest

@@ -312,21 +312,32 @@ static void column(er_sph_sim *s, int64_t c, int lists, body_fn body)
  * is called for each particle before its row's and the row above's
  * bodies: by the even row for itself and the odd row after it (the rows
  * its bodies read and write), so a per-particle loop needs no pass and
- * barrier of its own. */
+ * barrier of its own.  post (or NULL) is called once for every row after
+ * the last body that writes its particles: by each odd row, after its
+ * bodies, for itself and the even row after it (an even row's particles
+ * are written by its own bodies and the odd row's before it), and for
+ * row 0 by a task of its own (cy = -1) in the odd rows' phase; so the
+ * particles of rows it is given are no longer read or written by the
+ * bodies still running.  Its last argument numbers its call, 0 ..
+ * gh / 2. */
 typedef void (*each_fn)(er_sph_sim *s, int64_t i);
+typedef void (*rows_fn)(er_sph_sim *s, int64_t a, int64_t b, int slot);
 
-static void each_row(er_sph_sim *s, int lists, body_fn body, each_fn pre)
+static void each_row(er_sph_sim *s, int lists, body_fn body, each_fn pre, rows_fn post)
 {
     for (int ph = 0; ph < 2; ph++) {
         ER_OMP_FOR_DYNAMIC()
-        for (int cy = ph; cy < s->gh; cy += 2) {
+        for (int cy = ph && post ? -1 : ph; cy < s->gh; cy += 2) {
             int64_t rows = cy + 2 <= s->gh ? 2 : 1;
             if (pre && ph == 0)
                 for (int64_t i = s->start[(int64_t)cy * s->gw];
                      i < s->start[(int64_t)(cy + rows) * s->gw]; i++)
                     pre(s, i);
-            for (int cx = 0; cx < s->gw; cx++)
+            for (int cx = 0; cx < s->gw && cy >= 0; cx++)
                 column(s, (int64_t)cy * s->gw + cx, lists, body);
+            if (post && ph == 1)
+                post(s, s->start[(int64_t)(cy > 0 ? cy : 0) * s->gw],
+                     s->start[(int64_t)(cy + 2 < s->gh ? cy + 2 : s->gh) * s->gw], (cy + 1) / 2);
         }
     }
 }
@@ -937,14 +948,14 @@ static int edges(const er_sph_sim *s, er_sph_particle *p)
 }
 
 /* The new C (exchange_of), leapfrog kick and drift, then walls, edges
- * and the terrain surface. */
-static void move(er_sph_sim *s)
+ * and the terrain surface, of particles a..b-1 (each_row's post, after
+ * their take pass); what account and the lists need of them into slot
+ * (max and | of the slots are exact in any order). */
+static void move_rows(er_sph_sim *s, int64_t a, int64_t b, int slot)
 {
     const int64_t gone = (int64_t)s->gw * s->gh;
-    double moved = 0.0; /* the largest squared distance from a list's build */
-    int stale = 0;
-    ER_OMP_FOR(reduction(max : moved) reduction(| : stale))
-    for (int64_t i = 0; i < s->n; i++) {
+    er_sph_moved m = {0.0, 0.0, 0, 0, 0};
+    for (int64_t i = a; i < b; i++) {
         er_sph_particle *p = &s->p[i];
         double ox = p->x, oy = p->y;
         exchange_of(s, i);
@@ -957,7 +968,7 @@ static void move(er_sph_sim *s)
         p->z += s->dt * p->vz;
         if (edges(s, p)) {
             s->key[i] = gone;
-            stale = 1;
+            m.left = 1;
             continue;
         }
         if (in_wall(s, p->x, p->y)) {
@@ -986,39 +997,47 @@ static void move(er_sph_sim *s)
         s->xr[i].z = p->z;
         double dx = p->x - s->ox[i], dy = p->y - s->oy[i], dz = p->z - s->oz[i];
         double d2 = dx * dx + dy * dy + dz * dz;
-        moved = d2 > moved ? d2 : moved;
-        stale |= s->vln[i] < 0;
+        m.moved = d2 > m.moved ? d2 : m.moved;
+        m.stale |= s->vln[i] < 0;
+        double v = sqrt(p->vx * p->vx + p->vy * p->vy + p->vz * p->vz);
+        m.bad |= !isfinite(v) || !isfinite(p->z) || !isfinite(p->c);
+        m.vmax = v > m.vmax ? v : m.vmax;
+    }
+    s->mv[slot] = m;
+}
+
+/* The slots of move_rows combined (max and |), the lists' fate, what
+ * left through open edges (serial, in index order) and the checks. */
+static er_status account(er_sph_sim *s, int64_t step, er_budget *bud, er_error *err)
+{
+    er_sph_moved m = {0.0, 0.0, 0, 0, 0};
+    for (int k = 0; k <= s->gh / 2; k++) {
+        const er_sph_moved *q = &s->mv[k];
+        m.moved = q->moved > m.moved ? q->moved : m.moved;
+        m.vmax = q->vmax > m.vmax ? q->vmax : m.vmax;
+        m.stale |= q->stale;
+        m.left |= q->left;
+        m.bad |= q->bad;
     }
     s->keys_fresh = 1; /* the sort's set_keys, one parallel loop and barrier fewer */
     /* Two particles within hk now were within hk + 2 max|moved| at the
      * build: inside the margin while each moved less than half of it (a
-     * hundredth spare against rounding).  Max is exact in any order. */
+     * hundredth spare against rounding). */
     double half = 0.49 * ER_SPH_MARGIN * s->hk;
-    s->lists_ok = !stale && moved < half * half;
-}
-
-/* Serial, in index order: what left through open edges, and the checks. */
-static er_status account(er_sph_sim *s, int64_t step, er_budget *bud, er_error *err)
-{
+    s->lists_ok = !m.stale && !m.left && m.moved < half * half;
     const int64_t gone = (int64_t)s->gw * s->gh;
-    double vmax = 0.0;
-    for (int64_t i = 0; i < s->n; i++) {
-        const er_sph_particle *p = &s->p[i];
+    for (int64_t i = 0; i < s->n && m.left; i++)
         if (s->key[i] == gone) {
             bud->water_left += s->vol * s->L;
-            bud->left_map += p->c * s->vol * s->L;
-            continue;
+            bud->left_map += s->p[i].c * s->vol * s->L;
         }
-        double v = sqrt(p->vx * p->vx + p->vy * p->vy + p->vz * p->vz);
-        if (!isfinite(v) || !isfinite(p->z) || !isfinite(p->c))
-            return er_fail(err, ER_ENUMERIC, "sph: non-finite particle at step %lld",
-                           (long long)step);
-        vmax = fmax(vmax, v);
-    }
-    if (vmax * s->dt > 0.5 * s->hk)
+    if (m.bad)
+        return er_fail(err, ER_ENUMERIC, "sph: non-finite particle at step %lld",
+                       (long long)step);
+    if (m.vmax * s->dt > 0.5 * s->hk)
         return er_fail(err, ER_ENUMERIC, "sph: cfl violated at step %lld: |v| = %.4g m/s, "
                        "more than half the kernel radius a sub-step; lower sph.dt or raise "
-                       "sph.sound_speed", (long long)step, vmax * s->L / s->T);
+                       "sph.sound_speed", (long long)step, m.vmax * s->L / s->T);
     return ER_OK;
 }
 
@@ -1037,14 +1056,13 @@ er_status er_sph_substep(er_sph_sim *s, int64_t step, er_budget *bud, er_error *
     if (s->ctop_dirty)
         column_tops(s);
     if (s->lists_ok) {
-        each_row(s, 1, density_listed_of, density_start);
+        each_row(s, 1, density_listed_of, density_start, NULL);
     } else {
         er_sph_sort(s);
-        each_row(s, 0, density_build_of, NULL);
+        each_row(s, 0, density_build_of, NULL, NULL);
     }
-    each_row(s, 1, force_pairs_of, density_of);
-    each_row(s, 1, take_pairs_of, forces_of);
+    each_row(s, 1, force_pairs_of, density_of, NULL);
+    each_row(s, 1, take_pairs_of, forces_of, move_rows);
     add_quads(s);
-    move(s);
     return account(s, step, bud, err);
 }
