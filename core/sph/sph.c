@@ -22,7 +22,6 @@
 #include <string.h>
 
 #include "../mei/mei_internal.h"
-#include "../mem.h"
 #include "../rng.h"
 #include "sph_internal.h"
 
@@ -477,11 +476,10 @@ void er_sph_free(er_sph_sim *s)
     memset(s, 0, sizeof *s);
 }
 
-/* Replaces array p with one of n elements, uninitialised, through
- * er_alloc_large: the lists are rewritten every sub-step, and read at
- * random places pass after pass, so huge pages spare the TLB misses of
- * some 10,000 small ones.  0 when out of memory (p is NULL then). */
-#define RENEW(p, n) (free(p), ((p) = er_alloc_large((n), sizeof *(p))) != NULL)
+/* Replaces array p with one of n elements, uninitialised (nothing in
+ * the lists outlives a step, so realloc's copy is not needed); 0 when
+ * out of memory (p is NULL then, for the destructor). */
+#define RENEW(p, n) (free(p), ((p) = malloc((n) * sizeof *(p))) != NULL)
 
 /* Room in the neighbour lists (and the pair records and quad records
  * beside them) for the step's particles: they only leave during its
