@@ -492,8 +492,8 @@ static er_status lists_fit(er_sph_sim *s, er_error *err)
     int64_t cap = s->n + s->n / 2 < s->cap ? s->n + s->n / 2 : s->cap;
     size_t c = (size_t)cap, nb = ER_SPH_NB, nq = (size_t)s->nbq;
     if (!RENEW(s->nb, c * nb) || !RENEW(s->nbn, c) || !RENEW(s->bq, c * nq) ||
-        !RENEW(s->bqn, c) || !RENEW(s->bqv, c * nq * 2) || !RENEW(s->sv, c * nb) ||
-        !RENEW(s->svj, c * nb) || !RENEW(s->svn, c) || !RENEW(s->bh, c * ER_SPH_NBB) ||
+        !RENEW(s->bqn, c) || !RENEW(s->bqv, c * nq * 2) || !RENEW(s->sv, c * ER_SPH_NS) ||
+        !RENEW(s->svj, c * ER_SPH_NS) || !RENEW(s->svn, c) || !RENEW(s->bh, c * ER_SPH_NBB) ||
         !RENEW(s->bhn, c) || !RENEW(s->vl, c * nb) || !RENEW(s->vln, c) ||
         !RENEW(s->pk, c) || !RENEW(s->acc, c))
         return er_fail(err, ER_ENOMEM, "sph: out of memory for the neighbour lists of %lld "

@@ -14,6 +14,7 @@
 
 #define ER_SPH_NBB 32 /* boundary particles listed per particle */
 #define ER_SPH_NB 64 /* neighbour list entries per particle (~16 later ones in water at rest) */
+#define ER_SPH_NS 32 /* settling pair records per particle (bench: at most 28, most 0-10) */
 #define ER_SPH_MARGIN 0.15 /* Verlet list margin, a fraction of hk (step.c) */
 
 typedef struct er_sph_particle {
@@ -129,7 +130,7 @@ typedef struct er_sph_sim {
     int lists_ok;
     /* The fluid pairs i < j between which C settles this sub-step (either
      * way: the higher gives), kept by i's force pass for the take pass:
-     * up to ER_SPH_NB a particle, svn[i] of them (-1: more, recomputed),
+     * up to ER_SPH_NS - 1 a particle, svn[i] of them (-1: more, recomputed),
      * svj the j, sv the C. */
     int32_t *svj, *svn;
     double *sv;

@@ -680,11 +680,11 @@ HOT_INLINE void force_pair(er_sph_sim *s, int64_t i, int64_t j, int64_t l, doubl
         return;
     (pi->z - pj->z > 0.0 ? ai : aj)->give += t[3];
     int32_t k = s->svn[i];
-    if (k >= 0 && k < ER_SPH_NB) {
-        s->sv[i * ER_SPH_NB + k] = t[3];
-        s->svj[i * ER_SPH_NB + k] = (int32_t)j;
+    if (k >= 0 && k < ER_SPH_NS) {
+        s->sv[i * ER_SPH_NS + k] = t[3];
+        s->svj[i * ER_SPH_NS + k] = (int32_t)j;
     }
-    s->svn[i] = k >= 0 && k < ER_SPH_NB ? k + 1 : -1;
+    s->svn[i] = k >= 0 && k < ER_SPH_NS ? k + 1 : -1;
 }
 
 /* What the lower of i < j takes of the v the higher gave (eq. 16),
@@ -721,8 +721,8 @@ static void force_pairs_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
         return;
     }
     PREFETCH_ROW(s, s->nb, i, ER_SPH_NB, 0);
-    PREFETCH_ROW(s, s->sv, i, ER_SPH_NB, 1);
-    PREFETCH_ROW(s, s->svj, i, ER_SPH_NB, 1);
+    PREFETCH_ROW(s, s->sv, i, ER_SPH_NS, 1);
+    PREFETCH_ROW(s, s->svj, i, ER_SPH_NS, 1);
     const er_sph_pk *pi = &s->pk[i];
     const int32_t *nb = &s->nb[i * ER_SPH_NB];
     double f0 = s->acc[i].f[0], f1 = s->acc[i].f[1], f2 = s->acc[i].f[2], give = s->acc[i].give;
@@ -746,12 +746,15 @@ static void force_pairs_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
         double m = (double)(dz > 0.0);
         give += t[3] * m;
         aj->give += t[3] * (1.0 - m);
-        s->sv[i * ER_SPH_NB + ns] = t[3]; /* n < ER_SPH_NB: room for all */
-        s->svj[i * ER_SPH_NB + ns] = nb[l];
+        /* the last slot takes the zeros and what does not fit: up to
+         * ER_SPH_NS - 1 kept, more recomputed (take_pairs_of) */
+        int32_t at = ns < ER_SPH_NS - 1 ? ns : ER_SPH_NS - 1;
+        s->sv[i * ER_SPH_NS + at] = t[3];
+        s->svj[i * ER_SPH_NS + at] = nb[l];
         ns += t[3] != 0.0;
     }
     s->acc[i] = (er_sph_acc){{f0, f1, f2}, give};
-    s->svn[i] = ns;
+    s->svn[i] = ns < ER_SPH_NS ? ns : -1;
 }
 
 static void take_pairs_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
@@ -760,10 +763,10 @@ static void take_pairs_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
         upper_pairs(s, i, cur, take_pair);
         return;
     }
-    PREFETCH_ROW(s, s->sv, i, ER_SPH_NB, 0);
-    PREFETCH_ROW(s, s->svj, i, ER_SPH_NB, 0);
+    PREFETCH_ROW(s, s->sv, i, ER_SPH_NS, 0);
+    PREFETCH_ROW(s, s->svj, i, ER_SPH_NS, 0);
     for (int32_t k = 0; k < s->svn[i]; k++)
-        take(s, i, s->svj[i * ER_SPH_NB + k], s->sv[i * ER_SPH_NB + k]);
+        take(s, i, s->svj[i * ER_SPH_NS + k], s->sv[i * ER_SPH_NS + k]);
 }
 
 /* The pair terms of particle i and boundary particle rb of a quad with
