@@ -83,7 +83,7 @@ static void sim_free(er_sph_sim *s)
                  s->tmp, s->xr,  s->pr,   s->pq,    s->irho,   s->ax,   s->ay,   s->az,
                  s->rem, s->hf,   s->ero,  s->cnew,  s->start,  s->key,
                  s->pending, s->qero, s->qdep, s->srccum, s->nb, s->nbn, s->gsc, s->tsc, s->bq, s->bqn, s->bqv, s->pk, s->acc, s->got, s->sv, s->svj, s->svn, s->bh, s->bhn,
-                 s->ctop, s->mv, s->vl, s->vln, s->ox, s->oy, s->oz};
+                 s->ctop, s->mv, s->rord, s->vl, s->vln, s->ox, s->oy, s->oz};
     for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
         free(b[i]);
 }
@@ -175,13 +175,14 @@ static er_status sim_alloc(er_sph_sim *s, const er_terrain *t, int64_t cap, er_e
     s->start = calloc(ng, sizeof *s->start);
     s->ctop = calloc(2 * ng, sizeof *s->ctop);
     s->mv = calloc((size_t)s->gh / 2 + 1, sizeof *s->mv);
+    s->rord = calloc(2 * ((size_t)s->gh / 2 + 2), sizeof *s->rord);
     s->key = calloc(np, sizeof *s->key);
     s->xr = calloc(np, sizeof *s->xr);
     s->pending = calloc(ER_MAX_SOURCES + 1, sizeof *s->pending);
     if (!s->bz || !s->bzr || !s->zb || !s->dz || !s->dep || !s->qd || !s->qok || !s->p ||
         !s->tmp || !s->xr || !s->pr || !s->pq || !s->irho || !s->ax || !s->ay || !s->az ||
         !s->rem || !s->hf || !s->ero || !s->cnew || !s->start || !s->key ||
-        !s->gsc || !s->tsc || !s->got || !s->pending || !s->ctop || !s->mv ||
+        !s->gsc || !s->tsc || !s->got || !s->pending || !s->ctop || !s->mv || !s->rord ||
         !s->ox || !s->oy || !s->oz)
         return er_fail(err, ER_ENOMEM, "sph: out of memory for %lld particles", (long long)cap);
     for (size_t i = 0; i < nv; i++)

@@ -52,6 +52,12 @@ typedef struct er_sph_moved {
     int bad;        /* a particle not finite */
 } er_sph_moved;
 
+/* A row of neighbour grid columns and its particle count (step.c row_order). */
+typedef struct er_sph_row {
+    int64_t w;
+    int cy;
+} er_sph_row;
+
 typedef struct er_sph_sim {
     int w, h;
     const uint8_t *wall;   /* 1 = nodata vertex; NULL = none */
@@ -104,6 +110,8 @@ typedef struct er_sph_sim {
                             * list's pairs lie in adjacent columns */
     int gw, gh;            /* columns of the neighbour grid, side hg */
     er_sph_moved *mv;      /* gh / 2 + 1: the move's findings, a run of rows each */
+    er_sph_row *rord;      /* 2 (gh / 2 + 2): each_row's order of the even rows, then of
+                            * the odd ones and -1 (step.c row_order) */
     int64_t *start;        /* gw*gh + 1 offsets into p, sorted by column then index */
     double *ctop;          /* [cells] per column, two: the highest boundary particle its
                             * particles' quad search can reach, and the highest

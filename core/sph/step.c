@@ -12,6 +12,7 @@
  */
 #include <assert.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../parallel.h"
@@ -207,6 +208,29 @@ static void sort_heights(er_sph_sim *s, int64_t a, int64_t b)
     }
 }
 
+/* The order in which each_row hands out the rows of a phase: the most
+ * particles first (ties by row), so that the last rows taken are short
+ * and a thread waits less at the phase's end.  Which thread runs a row
+ * changes no value: the rows of a phase touch disjoint particles. */
+static int by_weight(const void *a, const void *b)
+{
+    const er_sph_row *x = a, *y = b;
+    return x->w != y->w ? (x->w < y->w) - (x->w > y->w) : (x->cy > y->cy) - (x->cy < y->cy);
+}
+
+static void row_order(er_sph_sim *s)
+{
+    for (int ph = 0; ph < 2; ph++) {
+        er_sph_row *o = &s->rord[ph * (s->gh / 2 + 2)];
+        int m = 0;
+        for (int cy = ph ? -1 : 0; cy < s->gh; cy += 2, m++) {
+            int c = cy < 0 ? 0 : cy;
+            o[m] = (er_sph_row){s->start[(int64_t)(c + 1) * s->gw] - s->start[(int64_t)c * s->gw], cy};
+        }
+        qsort(o, (size_t)m, sizeof *o, by_weight);
+    }
+}
+
 /* Stable counting sort into grid columns; particles marked gone (key
  * gw*gh) go last and are dropped.  Then each column is sorted by height,
  * so a neighbour query reads, in each of the 3x3 columns around it, the
@@ -251,6 +275,7 @@ void er_sph_sort(er_sph_sim *s)
         }
     }
     s->lists_ok = 0;
+    row_order(s);
 }
 
 /* The particles near those of one column, walked in height order: in
@@ -316,7 +341,8 @@ static void column(er_sph_sim *s, int64_t c, int lists, body_fn body)
 }
 
 /* Calls column() for every column, a row of columns at a time, one thread
- * a row, even rows and then odd ones: a body may then also write the
+ * a row, even rows and then odd ones (each phase's heaviest first,
+ * row_order): a body may then also write the
  * particles after i (those within hg, its Verlet list's, lie in its row
  * of columns or the next, the rows of the last sort), and each particle
  * gets its terms in a fixed order for any thread count: its own row's in
@@ -340,8 +366,13 @@ typedef void (*rows_fn)(er_sph_sim *s, int64_t a, int64_t b, int slot);
 static void each_row(er_sph_sim *s, int lists, body_fn body, each_fn pre, rows_fn post)
 {
     for (int ph = 0; ph < 2; ph++) {
+        const er_sph_row *ord = &s->rord[ph * (s->gh / 2 + 2)];
+        const int nt = ph ? (s->gh + 2) / 2 : (s->gh + 1) / 2;
         ER_OMP_FOR_DYNAMIC()
-        for (int cy = ph && post ? -1 : ph; cy < s->gh; cy += 2) {
+        for (int k = 0; k < nt; k++) {
+            int cy = ord[k].cy;
+            if (cy < 0 && !post)
+                continue;
             int64_t rows = cy + 2 <= s->gh ? 2 : 1;
             if (pre && ph == 0)
                 for (int64_t i = s->start[(int64_t)cy * s->gw];
