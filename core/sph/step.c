@@ -663,11 +663,11 @@ static void density_of(er_sph_sim *s, int64_t i)
  * (eq. 16, hindered by f(C) of the lower), as settle_r computes it but
  * without its branches (which way C falls, and whether either carries
  * any, is a coin toss a pair; 0 where settle_r gives 0: C = 0 below). */
-HOT_INLINE void pair_terms(const er_sph_sim *s, const er_sph_pk *pi, const er_sph_pk *pj,
-                           double r2, double *t)
+HOT_INLINE void pair_terms_r(const er_sph_sim *s, const er_sph_pk *pi, const er_sph_pk *pj,
+                             double r, double ir, double *t)
 {
     double dx = pi->x - pj->x, dy = pi->y - pj->y, dz = pi->z - pj->z;
-    double r = sqrt(r2), ir = 1.0 / r, d = s->hk - r;
+    double d = s->hk - r;
     /* spiky dW/dr = -kdw d^2, viscosity Laplacian kdw d (Mueller 2003);
      * the constant factors folded once (sph.c), one division a pair */
     double fp = s->kfp * (pi->pq + pj->pq) * (d * d * ir);
@@ -682,6 +682,13 @@ HOT_INLINE void pair_terms(const er_sph_sim *s, const er_sph_pk *pi, const er_sp
     double q = r * s->ihp, sa = 3.0 * q - 2.25 * q * q, sb = 0.75 * (2.0 - q) * (2.0 - q);
     double k = (double)(q < 1.0);
     t[3] = s->ksv * (cd * fa) * (up * ir) * (sa * k + sb * (1.0 - k));
+}
+
+HOT_INLINE void pair_terms(const er_sph_sim *s, const er_sph_pk *pi, const er_sph_pk *pj,
+                           double r2, double *t)
+{
+    double r = sqrt(r2);
+    pair_terms_r(s, pi, pj, r, 1.0 / r, t);
 }
 
 /* Pressure and viscosity between fluid particles i < j with Mueller et
@@ -758,13 +765,25 @@ static void force_pairs_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
     const int32_t *nb = &s->nb[i * ER_SPH_NB];
     double f0 = s->acc[i].f[0], f1 = s->acc[i].f[1], f2 = s->acc[i].f[2], give = s->acc[i].give;
     int32_t ns = 0, n = s->nbn[i];
+    /* r and 1 / r of every pair first, in a loop of their own: the square
+     * roots and divisions of different pairs then overlap, where in the
+     * pair loop each waited for its pair's loads */
+    double rr[ER_SPH_NB], ri[ER_SPH_NB];
     for (int32_t l = 0; l < n; l++) {
         const er_sph_pk *pj = &s->pk[nb[l]];
-        double dx = pi->x - pj->x, dy = pi->y - pj->y, dz = pi->z - pj->z, t[4];
-        double r2 = dx * dx + dy * dy + dz * dz;
-        if (r2 == 0.0)
+        double dx = pi->x - pj->x, dy = pi->y - pj->y, dz = pi->z - pj->z;
+        rr[l] = dx * dx + dy * dy + dz * dz;
+    }
+    for (int32_t l = 0; l < n; l++) {
+        rr[l] = sqrt(rr[l]);
+        ri[l] = 1.0 / rr[l];
+    }
+    for (int32_t l = 0; l < n; l++) {
+        const er_sph_pk *pj = &s->pk[nb[l]];
+        double dz = pi->z - pj->z, t[4];
+        if (rr[l] == 0.0)
             continue;
-        pair_terms(s, pi, pj, r2, t);
+        pair_terms_r(s, pi, pj, rr[l], ri[l], t);
         er_sph_acc *aj = &s->acc[nb[l]];
         f0 += t[0];
         f1 += t[1];
