@@ -635,6 +635,7 @@ static void density_of(er_sph_sim *s, int64_t i)
     int64_t *bh = &s->bh[i * ER_SPH_NBB];
     int32_t nh = 0;
     PREFETCH_ROW(s, s->bh, i, ER_SPH_NBB, 1);
+    PREFETCH_ROW(s, s->bh + 8, i, ER_SPH_NBB, 1);
     if (!(pi->z - s->hk >= s->ctop[2 * s->key[i]])) /* most particles: above the reach of the ground */
     FOR_BOUNDARY(s, pi->x, pi->y, pi->z, rb) {
         double d = h2 - dist2(pi, rb);
@@ -959,6 +960,7 @@ static void forces_of(er_sph_sim *s, int64_t i)
     {
         double a[3] = {0, 0, -1.0}; /* g = 1 in model units */
         PREFETCH_ROW(s, s->bh, i, ER_SPH_NBB, 0);
+        PREFETCH_ROW(s, s->bh + 8, i, ER_SPH_NBB, 0); /* up to 16 of them */
         PREFETCH_ROW(s, s->bq, i, s->nbq, 1);
         PREFETCH_ROW(s, s->bqv, i, 2 * s->nbq, 1);
         boundary_force(s, i, a);
