@@ -546,6 +546,7 @@ er_status er_sph_step(er_sph_sim *s, const er_plan *plan, int64_t step, er_budge
             flow_add(s);
         bud->substeps++;
     }
+    er_sph_quads_flush(s);
     er_sph_terrain_update(s, bud);
     /* a canonical boundary: particles sorted and those gone dropped, so
      * that the state a checkpoint keeps is all the next step reads */

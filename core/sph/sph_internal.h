@@ -84,6 +84,8 @@ typedef struct er_sph_sim {
     float *flow, *wear;    /* [m] er_layers' flow and wear, accumulated in place
                             * (state arrays ER_STATE_SPH_FLOW, _WEAR); NULL = not kept */
     double *qd;            /* [cells^3] volume change of each quad this step */
+    int64_t quads_pending; /* > 0: the last sub-step's quad records, of its this many
+                            * particles, are not in qd yet (er_sph_quads_flush) */
     double *bz;            /* [cells] boundary particle heights, k*k per quad */
     double *bzr;           /* [cells] lowest and highest of them, 2 per quad */
     uint8_t *qok;          /* quad (w-1)*(h-1): 1 = all four vertices valid */
@@ -216,6 +218,10 @@ int er_sph_col(const er_sph_sim *s, double v, int n);
 /* One sub-step (core/sph/step.c): sort, density, forces, sediment, move.
  * Adds water and sediment leaving open edges to bud (metres * cells). */
 er_status er_sph_substep(er_sph_sim *s, int64_t step, er_budget *bud, er_error *err);
+
+/* Adds the last sub-step's quad records to qd, if not yet done (the next
+ * sub-step does it beside its first pass). */
+void er_sph_quads_flush(er_sph_sim *s);
 
 /* Applies the quads' volume changes to the vertices with slippage (paper
  * section 4.6) and clears them; adds to bud's eroded and deposited. */

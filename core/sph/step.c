@@ -340,6 +340,16 @@ static void column(er_sph_sim *s, int64_t c, int lists, body_fn body)
     }
 }
 
+/* The worksharing inside each_row's parallel region (ER_OMP_FOR* are
+ * whole parallel loops): nothing without OpenMP, as those. */
+#ifdef _OPENMP
+#define SINGLE_NOWAIT ER_PRAGMA(omp single nowait)
+#define FOR_DYNAMIC_INNER ER_PRAGMA(omp for schedule(dynamic, 1))
+#else
+#define SINGLE_NOWAIT
+#define FOR_DYNAMIC_INNER
+#endif
+
 /* Calls column() for every column, a row of columns at a time, one thread
  * a row, even rows and then odd ones (each phase's heaviest first,
  * row_order): a body may then also write the
@@ -363,27 +373,49 @@ static void column(er_sph_sim *s, int64_t c, int lists, body_fn body)
 typedef void (*each_fn)(er_sph_sim *s, int64_t i);
 typedef void (*rows_fn)(er_sph_sim *s, int64_t a, int64_t b, int slot);
 
+static void each_row_phase(er_sph_sim *s, int ph, int lists, body_fn body, each_fn pre,
+                           rows_fn post)
+{
+    const er_sph_row *ord = &s->rord[ph * (s->gh / 2 + 2)];
+    const int nt = ph ? (s->gh + 2) / 2 : (s->gh + 1) / 2;
+    FOR_DYNAMIC_INNER
+    for (int k = 0; k < nt; k++) {
+        int cy = ord[k].cy;
+        if (cy < 0 && !post)
+            continue;
+        int64_t rows = cy + 2 <= s->gh ? 2 : 1;
+        if (pre && ph == 0)
+            for (int64_t i = s->start[(int64_t)cy * s->gw];
+                 i < s->start[(int64_t)(cy + rows) * s->gw]; i++)
+                pre(s, i);
+        for (int cx = 0; cx < s->gw && cy >= 0; cx++)
+            column(s, (int64_t)cy * s->gw + cx, lists, body);
+        if (post && ph == 1)
+            post(s, s->start[(int64_t)(cy > 0 ? cy : 0) * s->gw],
+                 s->start[(int64_t)(cy + 2 < s->gh ? cy + 2 : s->gh) * s->gw], (cy + 1) / 2);
+    }
+}
+
+static void add_quads(er_sph_sim *s, int64_t n);
+
+/* Both phases run in one parallel region; when the last sub-step's quad
+ * records wait (quads_pending), one thread adds them (add_quads, serial
+ * in particle order) while the others start on the rows: the passes
+ * before the next take pass neither read nor write them, so the serial
+ * loop costs one thread a while, not the sub-step. */
 static void each_row(er_sph_sim *s, int lists, body_fn body, each_fn pre, rows_fn post)
 {
-    for (int ph = 0; ph < 2; ph++) {
-        const er_sph_row *ord = &s->rord[ph * (s->gh / 2 + 2)];
-        const int nt = ph ? (s->gh + 2) / 2 : (s->gh + 1) / 2;
-        ER_OMP_FOR_DYNAMIC()
-        for (int k = 0; k < nt; k++) {
-            int cy = ord[k].cy;
-            if (cy < 0 && !post)
-                continue;
-            int64_t rows = cy + 2 <= s->gh ? 2 : 1;
-            if (pre && ph == 0)
-                for (int64_t i = s->start[(int64_t)cy * s->gw];
-                     i < s->start[(int64_t)(cy + rows) * s->gw]; i++)
-                    pre(s, i);
-            for (int cx = 0; cx < s->gw && cy >= 0; cx++)
-                column(s, (int64_t)cy * s->gw + cx, lists, body);
-            if (post && ph == 1)
-                post(s, s->start[(int64_t)(cy > 0 ? cy : 0) * s->gw],
-                     s->start[(int64_t)(cy + 2 < s->gh ? cy + 2 : s->gh) * s->gw], (cy + 1) / 2);
+    const int64_t quads = s->quads_pending;
+    s->quads_pending = 0;
+    ER_OMP_PARALLEL()
+    {
+        SINGLE_NOWAIT
+        {
+            if (quads)
+                add_quads(s, quads);
         }
+        for (int ph = 0; ph < 2; ph++)
+            each_row_phase(s, ph, lists, body, pre, post);
     }
 }
 
@@ -988,9 +1020,16 @@ static void exchange_of(er_sph_sim *s, int64_t i)
  * any thread count; a few records a particle near the ground, none above
  * it), each record scaled as the particle's own change is (give_scale,
  * take_scale), so what the quads gain the particles lose. */
-static void add_quads(er_sph_sim *s)
+void er_sph_quads_flush(er_sph_sim *s)
 {
-    for (int64_t i = 0; i < s->n; i++) {
+    if (s->quads_pending)
+        add_quads(s, s->quads_pending);
+    s->quads_pending = 0;
+}
+
+static void add_quads(er_sph_sim *s, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
         const int32_t *bq = &s->bq[i * s->nbq];
         const double *bv = &s->bqv[i * s->nbq * 2];
         for (int32_t l = 0; l < s->bqn[i]; l++)
@@ -1145,6 +1184,8 @@ er_status er_sph_substep(er_sph_sim *s, int64_t step, er_budget *bud, er_error *
     }
     each_row(s, 1, force_pairs_of, density_of, NULL);
     each_row(s, 1, take_pairs_of, forces_of, move_rows);
-    add_quads(s);
+    /* added by the next pass (each_row) or er_sph_quads_flush, for the
+     * particles of this sub-step: a sort may drop some before */
+    s->quads_pending = s->n;
     return account(s, step, bud, err);
 }
