@@ -216,7 +216,8 @@ void er_sph_sort(er_sph_sim *s);
 int er_sph_col(const er_sph_sim *s, double v, int n);
 
 /* One sub-step (core/sph/step.c): sort, density, forces, sediment, move.
- * Adds water and sediment leaving open edges to bud (metres * cells). */
+ * Adds water and sediment leaving open edges to bud (metres * cells).  Its
+ * quads' changes reach qd in the next sub-step or er_sph_quads_flush. */
 er_status er_sph_substep(er_sph_sim *s, int64_t step, er_budget *bud, er_error *err);
 
 /* Adds the last sub-step's quad records to qd, if not yet done (the next

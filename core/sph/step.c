@@ -507,7 +507,7 @@ static int quad_hi(const er_sph_sim *s, double v, int n)
  * rounding is monotone), so the same boundary particles are found; and
  * the highest vertex of the quads er_sph_surface reads from any point of
  * it, so that penalty and move skip the surface of a particle well above
- * it (SURFACE_CLEAR).  The column's x range is widened by a hundredth of
+ * it (surface_clear).  The column's x range is widened by a hundredth of
  * hg against the rounding of er_sph_col's division. */
 static double vertex_top(const er_sph_sim *s, int cx, int cy)
 {
