@@ -80,10 +80,10 @@ size_t er_sph_bytes_per_cell(const er_params *p)
 static void sim_free(er_sph_sim *s)
 {
     void *b[] = {s->bz,  s->bzr,  s->zb,   s->dz,    s->dep,    s->qd,   s->qok,  s->p,
-                 s->tmp, s->rho,  s->pr,   s->pq,    s->irho,   s->ax,   s->ay,   s->az,
-                 s->rem, s->hf,   s->ero,  s->cnew,  s->start,  s->key,  s->zs,   s->xs,
-                 s->ys,  s->pending, s->qero, s->qdep, s->srccum, s->nb, s->nbn, s->gsc, s->tsc, s->bq, s->bqn, s->bqv, s->pk, s->acc, s->got, s->sv, s->svj, s->svn, s->bh, s->bhn,
-                 s->ctop, s->vl, s->vln, s->ox, s->oy, s->oz};
+                 s->tmp, s->xr,  s->pr,   s->pq,    s->irho,   s->ax,   s->ay,   s->az,
+                 s->rem, s->hf,   s->ero,  s->cnew,  s->start,  s->key,
+                 s->pending, s->qero, s->qdep, s->srccum, s->nb, s->nbn, s->gsc, s->tsc, s->bq, s->bqn, s->bqv, s->pk, s->acc, s->got, s->sv, s->svj, s->svn, s->bh, s->bhn,
+                 s->ctop, s->mv, s->rord, s->vl, s->vln, s->ox, s->oy, s->oz};
     for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
         free(b[i]);
 }
@@ -167,24 +167,22 @@ static er_status sim_alloc(er_sph_sim *s, const er_terrain *t, int64_t cap, er_e
     s->bzr = calloc(2 * nq, sizeof *s->bzr);
     s->p = calloc(np, sizeof *s->p);
     s->tmp = calloc(np, sizeof *s->tmp);
-    double **d[] = {&s->rho, &s->pr, &s->pq,  &s->irho, &s->ax, &s->ay,
+    double **d[] = {&s->pr, &s->pq,  &s->irho, &s->ax, &s->ay,
                     &s->az,  &s->rem, &s->hf, &s->ero,  &s->cnew, &s->gsc, &s->tsc,
                     &s->got, &s->ox, &s->oy, &s->oz};
     for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
         *d[i] = calloc(np, sizeof(double));
     s->start = calloc(ng, sizeof *s->start);
-    s->ctop = calloc(ng, sizeof *s->ctop);
+    s->ctop = calloc(2 * ng, sizeof *s->ctop);
+    s->mv = calloc((size_t)s->gh / 2 + 1, sizeof *s->mv);
+    s->rord = calloc(2 * ((size_t)s->gh / 2 + 2), sizeof *s->rord);
     s->key = calloc(np, sizeof *s->key);
-    s->zs = calloc(np, sizeof *s->zs);
-    s->xs = calloc(np, sizeof *s->xs);
-    s->ys = calloc(np, sizeof *s->ys);
+    s->xr = calloc(np, sizeof *s->xr);
     s->pending = calloc(ER_MAX_SOURCES + 1, sizeof *s->pending);
-    s->pk = calloc(np, sizeof *s->pk);
-    s->acc = calloc(np, sizeof *s->acc);
     if (!s->bz || !s->bzr || !s->zb || !s->dz || !s->dep || !s->qd || !s->qok || !s->p ||
-        !s->tmp || !s->rho || !s->pr || !s->pq || !s->irho || !s->ax || !s->ay || !s->az ||
-        !s->rem || !s->hf || !s->ero || !s->cnew || !s->start || !s->key || !s->zs || !s->xs ||
-        !s->ys || !s->gsc || !s->tsc || !s->got || !s->pending || !s->pk || !s->acc || !s->ctop ||
+        !s->tmp || !s->xr || !s->pr || !s->pq || !s->irho || !s->ax || !s->ay || !s->az ||
+        !s->rem || !s->hf || !s->ero || !s->cnew || !s->start || !s->key ||
+        !s->gsc || !s->tsc || !s->got || !s->pending || !s->ctop || !s->mv || !s->rord ||
         !s->ox || !s->oy || !s->oz)
         return er_fail(err, ER_ENOMEM, "sph: out of memory for %lld particles", (long long)cap);
     for (size_t i = 0; i < nv; i++)
@@ -479,24 +477,26 @@ void er_sph_free(er_sph_sim *s)
     memset(s, 0, sizeof *s);
 }
 
-/* Grows array p to n elements, through void pointer q; 0 when out of
- * memory (p is kept then, for the destructor). */
-#define GROW(p, n, q) (((q) = realloc((p), (n) * sizeof *(p))) != NULL ? ((p) = (q), 1) : 0)
+/* Replaces array p with one of n elements, uninitialised (nothing in
+ * the lists outlives a step, so realloc's copy is not needed); 0 when
+ * out of memory (p is NULL then, for the destructor). */
+#define RENEW(p, n) (free(p), ((p) = malloc((n) * sizeof *(p))) != NULL)
 
-/* Room in the neighbour lists (and the pair and quad records beside
- * them) for the step's particles: they only leave during its sub-steps,
- * so the lists grow here, between steps, if at all. */
+/* Room in the neighbour lists (and the pair records and quad records
+ * beside them) for the step's particles: they only leave during its
+ * sub-steps, so the lists grow here, between steps, if at all; nothing in
+ * them outlives a step (each starts from a sort and fresh lists). */
 static er_status lists_fit(er_sph_sim *s, er_error *err)
 {
     if (s->n <= s->nb_cap)
         return ER_OK;
     int64_t cap = s->n + s->n / 2 < s->cap ? s->n + s->n / 2 : s->cap;
     size_t c = (size_t)cap, nb = ER_SPH_NB, nq = (size_t)s->nbq;
-    void *q;
-    if (!GROW(s->nb, c * nb, q) || !GROW(s->nbn, c, q) || !GROW(s->bq, c * nq, q) ||
-        !GROW(s->bqn, c, q) || !GROW(s->bqv, c * nq * 2, q) || !GROW(s->sv, c * nb, q) ||
-        !GROW(s->svj, c * nb, q) || !GROW(s->svn, c, q) || !GROW(s->bh, c * ER_SPH_NBB, q) ||
-        !GROW(s->bhn, c, q) || !GROW(s->vl, c * nb, q) || !GROW(s->vln, c, q))
+    if (!RENEW(s->nb, c * nb) || !RENEW(s->nbn, c) || !RENEW(s->bq, c * nq) ||
+        !RENEW(s->bqn, c) || !RENEW(s->bqv, c * nq * 2) || !RENEW(s->sv, c * ER_SPH_NS) ||
+        !RENEW(s->svj, c * ER_SPH_NS) || !RENEW(s->svn, c) || !RENEW(s->bh, c * ER_SPH_NBB) ||
+        !RENEW(s->bhn, c) || !RENEW(s->vl, c * nb) || !RENEW(s->vln, c) ||
+        !RENEW(s->pk, c) || !RENEW(s->acc, c))
         return er_fail(err, ER_ENOMEM, "sph: out of memory for the neighbour lists of %lld "
                        "particles", (long long)cap);
     s->nb_cap = cap;
@@ -546,6 +546,7 @@ er_status er_sph_step(er_sph_sim *s, const er_plan *plan, int64_t step, er_budge
             flow_add(s);
         bud->substeps++;
     }
+    er_sph_quads_flush(s);
     er_sph_terrain_update(s, bud);
     /* a canonical boundary: particles sorted and those gone dropped, so
      * that the state a checkpoint keeps is all the next step reads */

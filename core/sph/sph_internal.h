@@ -14,6 +14,7 @@
 
 #define ER_SPH_NBB 32 /* boundary particles listed per particle */
 #define ER_SPH_NB 64 /* neighbour list entries per particle (~16 later ones in water at rest) */
+#define ER_SPH_NS 32 /* settling pair records per particle (bench: at most 28, most 0-10) */
 #define ER_SPH_MARGIN 0.15 /* Verlet list margin, a fraction of hk (step.c) */
 
 typedef struct er_sph_particle {
@@ -29,10 +30,33 @@ typedef struct er_sph_pk {
     double pq, irho, hf;           /* p / rho^2, 1 / rho, f(C) of eq. 17 */
 } er_sph_pk;
 
+/* A sorted particle's position where the density pass sees it and its
+ * density sum there, in one record: a listed pair reads one cache line,
+ * not four arrays. */
+typedef struct er_sph_xr {
+    double x, y, z; /* [cells] */
+    double rho;     /* the density (step.c density_of), the pair sums' d^3 before it */
+} er_sph_xr;
+
 typedef struct er_sph_acc {
     double f[3]; /* fluid force */
     double give; /* C it settles onto its neighbours */
 } er_sph_acc;
+
+/* What the move found in a run of rows (step.c move_rows). */
+typedef struct er_sph_moved {
+    double moved;   /* [cells^2] the largest squared distance from a list's build */
+    double vmax;    /* [cells / T] the largest speed */
+    int stale;      /* a Verlet list overflowed */
+    int left;       /* a particle left through an open edge */
+    int bad;        /* a particle not finite */
+} er_sph_moved;
+
+/* A row of neighbour grid columns and its particle count (step.c row_order). */
+typedef struct er_sph_row {
+    int64_t w;
+    int cy;
+} er_sph_row;
 
 typedef struct er_sph_sim {
     int w, h;
@@ -60,6 +84,8 @@ typedef struct er_sph_sim {
     float *flow, *wear;    /* [m] er_layers' flow and wear, accumulated in place
                             * (state arrays ER_STATE_SPH_FLOW, _WEAR); NULL = not kept */
     double *qd;            /* [cells^3] volume change of each quad this step */
+    int64_t quads_pending; /* > 0: the last sub-step's quad records, of its this many
+                            * particles, are not in qd yet (er_sph_quads_flush) */
     double *bz;            /* [cells] boundary particle heights, k*k per quad */
     double *bzr;           /* [cells] lowest and highest of them, 2 per quad */
     uint8_t *qok;          /* quad (w-1)*(h-1): 1 = all four vertices valid */
@@ -71,7 +97,7 @@ typedef struct er_sph_sim {
     double *srccum;        /* [m/s] w*h+1 running sums of the source map, row-major; NULL = none */
     er_sph_particle *p, *tmp;
     int64_t n, cap;
-    double *rho, *pr, *ax, *ay, *az;
+    double *pr, *ax, *ay, *az;
     double *pq, *irho;     /* p / rho^2 and 1 / rho of each particle */
     double *rem;           /* C each particle gives away this sub-step (settling, deposition) */
     double *hf;            /* f(C) of eq. 17 of each particle this sub-step */
@@ -85,15 +111,19 @@ typedef struct er_sph_sim {
     double hg;             /* [cells] hk + the Verlet margin: the grid's side, so that a
                             * list's pairs lie in adjacent columns */
     int gw, gh;            /* columns of the neighbour grid, side hg */
+    er_sph_moved *mv;      /* gh / 2 + 1: the move's findings, a run of rows each */
+    er_sph_row *rord;      /* 2 (gh / 2 + 2): each_row's order of the even rows, then of
+                            * the odd ones and -1 (step.c row_order) */
     int64_t *start;        /* gw*gh + 1 offsets into p, sorted by column then index */
-    double *ctop;          /* [cells] per column, the highest boundary particle its
-                            * particles' quad search can reach (step.c column_tops) */
+    double *ctop;          /* [cells] per column, two: the highest boundary particle its
+                            * particles' quad search can reach, and the highest
+                            * vertex their surface can (step.c column_tops) */
     int ctop_dirty;        /* 1: bz changed since ctop was set */
     int64_t *key;          /* each particle's column (gw*gh: gone), set by er_sph_sort */
     int keys_fresh;        /* 1: move set every key since, so er_sph_sort need not */
-    double *zs;            /* [cells] z of each sorted particle, for the height search */
-    double *xs, *ys;       /* [cells] x and y beside it: the candidate loops read 24
-                            * contiguous bytes a particle, not the 56-byte records */
+    er_sph_xr *xr;         /* each sorted particle's position and density: the
+                            * candidate loops read 32 contiguous bytes a particle,
+                            * not the 56-byte records */
     /* Neighbour lists, built by the density pass and read by the force and
      * exchange passes of the same sub-step: up to ER_SPH_NB indices per
      * particle (those after it within hk, in index order); nbn[i] < 0
@@ -110,7 +140,7 @@ typedef struct er_sph_sim {
     int lists_ok;
     /* The fluid pairs i < j between which C settles this sub-step (either
      * way: the higher gives), kept by i's force pass for the take pass:
-     * up to ER_SPH_NB a particle, svn[i] of them (-1: more, recomputed),
+     * up to ER_SPH_NS - 1 a particle, svn[i] of them (-1: more, recomputed),
      * svj the j, sv the C. */
     int32_t *svj, *svn;
     double *sv;
@@ -186,8 +216,13 @@ void er_sph_sort(er_sph_sim *s);
 int er_sph_col(const er_sph_sim *s, double v, int n);
 
 /* One sub-step (core/sph/step.c): sort, density, forces, sediment, move.
- * Adds water and sediment leaving open edges to bud (metres * cells). */
+ * Adds water and sediment leaving open edges to bud (metres * cells).  Its
+ * quads' changes reach qd in the next sub-step or er_sph_quads_flush. */
 er_status er_sph_substep(er_sph_sim *s, int64_t step, er_budget *bud, er_error *err);
+
+/* Adds the last sub-step's quad records to qd, if not yet done (the next
+ * sub-step does it beside its first pass). */
+void er_sph_quads_flush(er_sph_sim *s);
 
 /* Applies the quads' volume changes to the vertices with slippage (paper
  * section 4.6) and clears them; adds to bud's eroded and deposited. */

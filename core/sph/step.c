@@ -12,6 +12,7 @@
  */
 #include <assert.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../parallel.h"
@@ -21,6 +22,20 @@
 /* the pair loops take their pair function as a pointer: inlined, the call
  * and the pointer go */
 #define HOT_INLINE static inline __attribute__((always_inline))
+
+/* The per-particle lists are rows of ER_SPH_NB entries (ER_SPH_NBB,
+ * nbq), a few cache lines used of each, 256 bytes or more apart: the
+ * hardware prefetcher does not follow such rows across pages, and the
+ * passes stalled on each row's first load (perf: a quarter of the force
+ * loop's samples on the load of its first neighbour).  So a pass over
+ * particle i asks for the row of particle i + AHEAD, within the lists
+ * (a prefetch changes no value). */
+#define AHEAD 4
+#define PREFETCH_ROW(s, a, i, stride, rw)                                                        \
+    do {                                                                                       \
+        if ((i) + AHEAD < (s)->n)                                                              \
+            __builtin_prefetch(&(a)[((i) + AHEAD) * (stride)], rw);                              \
+    } while (0)
 
 /* Mueller et al. 2003's poly6 kernel (their eq. 20) with support hk, of
  * r^2: the paper's density kernel (section 3.1, "kernels suggested by
@@ -193,6 +208,29 @@ static void sort_heights(er_sph_sim *s, int64_t a, int64_t b)
     }
 }
 
+/* The order in which each_row hands out the rows of a phase: the most
+ * particles first (ties by row), so that the last rows taken are short
+ * and a thread waits less at the phase's end.  Which thread runs a row
+ * changes no value: the rows of a phase touch disjoint particles. */
+static int by_weight(const void *a, const void *b)
+{
+    const er_sph_row *x = a, *y = b;
+    return x->w != y->w ? (x->w < y->w) - (x->w > y->w) : (x->cy > y->cy) - (x->cy < y->cy);
+}
+
+static void row_order(er_sph_sim *s)
+{
+    for (int ph = 0; ph < 2; ph++) {
+        er_sph_row *o = &s->rord[ph * (s->gh / 2 + 2)];
+        int m = 0;
+        for (int cy = ph ? -1 : 0; cy < s->gh; cy += 2, m++) {
+            int c = cy < 0 ? 0 : cy;
+            o[m] = (er_sph_row){s->start[(int64_t)(c + 1) * s->gw] - s->start[(int64_t)c * s->gw], cy};
+        }
+        qsort(o, (size_t)m, sizeof *o, by_weight);
+    }
+}
+
 /* Stable counting sort into grid columns; particles marked gone (key
  * gw*gh) go last and are dropped.  Then each column is sorted by height,
  * so a neighbour query reads, in each of the 3x3 columns around it, the
@@ -223,19 +261,21 @@ void er_sph_sort(er_sph_sim *s)
     ER_OMP_FOR()
     for (int64_t c = 0; c < nc; c++) {
         sort_heights(s, s->start[c], s->start[c + 1]);
-        /* the keys were the old order's: none is gone in the new one */
+        /* the keys were the old order's: each now its column, as move
+         * keeps them, for the passes' column look-ups */
         for (int64_t i = s->start[c]; i < s->start[c + 1]; i++) {
-            s->xs[i] = s->p[i].x;
-            s->ys[i] = s->p[i].y;
-            s->zs[i] = s->p[i].z;
+            s->xr[i].x = s->p[i].x;
+            s->xr[i].y = s->p[i].y;
+            s->xr[i].z = s->p[i].z;
             s->ox[i] = s->p[i].x; /* where the Verlet lists are built */
             s->oy[i] = s->p[i].y;
             s->oz[i] = s->p[i].z;
-            s->key[i] = 0;
-            s->rho[i] = h2 * h2 * h2; /* i's own density term (d = h2 - 0) for the pair pass */
+            s->key[i] = c;
+            s->xr[i].rho = h2 * h2 * h2; /* i's own density term (d = h2 - 0) for the pair pass */
         }
     }
     s->lists_ok = 0;
+    row_order(s);
 }
 
 /* The particles near those of one column, walked in height order: in
@@ -269,11 +309,11 @@ static void cursor_advance(const er_sph_sim *s, nb_cursor *cur, double z)
 {
     for (int k = 0; k < cur->n; k++) {
         int64_t lo = cur->lo[k], hi = cur->hi[k];
-        while (lo < cur->end[k] && s->zs[lo] < z - s->hg)
+        while (lo < cur->end[k] && s->xr[lo].z < z - s->hg)
             lo++;
         if (hi < lo)
             hi = lo;
-        while (hi < cur->end[k] && s->zs[hi] < z + s->hg)
+        while (hi < cur->end[k] && s->xr[hi].z < z + s->hg)
             hi++;
         cur->lo[k] = lo;
         cur->hi[k] = hi;
@@ -300,8 +340,19 @@ static void column(er_sph_sim *s, int64_t c, int lists, body_fn body)
     }
 }
 
+/* The worksharing inside each_row's parallel region (ER_OMP_FOR* are
+ * whole parallel loops): nothing without OpenMP, as those. */
+#ifdef _OPENMP
+#define SINGLE_NOWAIT ER_PRAGMA(omp single nowait)
+#define FOR_DYNAMIC_INNER ER_PRAGMA(omp for schedule(dynamic, 1))
+#else
+#define SINGLE_NOWAIT
+#define FOR_DYNAMIC_INNER
+#endif
+
 /* Calls column() for every column, a row of columns at a time, one thread
- * a row, even rows and then odd ones: a body may then also write the
+ * a row, even rows and then odd ones (each phase's heaviest first,
+ * row_order): a body may then also write the
  * particles after i (those within hg, its Verlet list's, lie in its row
  * of columns or the next, the rows of the last sort), and each particle
  * gets its terms in a fixed order for any thread count: its own row's in
@@ -311,22 +362,60 @@ static void column(er_sph_sim *s, int64_t c, int lists, body_fn body)
  * is called for each particle before its row's and the row above's
  * bodies: by the even row for itself and the odd row after it (the rows
  * its bodies read and write), so a per-particle loop needs no pass and
- * barrier of its own. */
+ * barrier of its own.  post (or NULL) is called once for every row after
+ * the last body that writes its particles: by each odd row, after its
+ * bodies, for itself and the even row after it (an even row's particles
+ * are written by its own bodies and the odd row's before it), and for
+ * row 0 by a task of its own (cy = -1) in the odd rows' phase; so the
+ * particles of rows it is given are no longer read or written by the
+ * bodies still running.  Its last argument numbers its call, 0 ..
+ * gh / 2. */
 typedef void (*each_fn)(er_sph_sim *s, int64_t i);
+typedef void (*rows_fn)(er_sph_sim *s, int64_t a, int64_t b, int slot);
 
-static void each_row(er_sph_sim *s, int lists, body_fn body, each_fn pre)
+static void each_row_phase(er_sph_sim *s, int ph, int lists, body_fn body, each_fn pre,
+                           rows_fn post)
 {
-    for (int ph = 0; ph < 2; ph++) {
-        ER_OMP_FOR_DYNAMIC()
-        for (int cy = ph; cy < s->gh; cy += 2) {
-            int64_t rows = cy + 2 <= s->gh ? 2 : 1;
-            if (pre && ph == 0)
-                for (int64_t i = s->start[(int64_t)cy * s->gw];
-                     i < s->start[(int64_t)(cy + rows) * s->gw]; i++)
-                    pre(s, i);
-            for (int cx = 0; cx < s->gw; cx++)
-                column(s, (int64_t)cy * s->gw + cx, lists, body);
+    const er_sph_row *ord = &s->rord[ph * (s->gh / 2 + 2)];
+    const int nt = ph ? (s->gh + 2) / 2 : (s->gh + 1) / 2;
+    FOR_DYNAMIC_INNER
+    for (int k = 0; k < nt; k++) {
+        int cy = ord[k].cy;
+        if (cy < 0 && !post)
+            continue;
+        int64_t rows = cy + 2 <= s->gh ? 2 : 1;
+        if (pre && ph == 0)
+            for (int64_t i = s->start[(int64_t)cy * s->gw];
+                 i < s->start[(int64_t)(cy + rows) * s->gw]; i++)
+                pre(s, i);
+        for (int cx = 0; cx < s->gw && cy >= 0; cx++)
+            column(s, (int64_t)cy * s->gw + cx, lists, body);
+        if (post && ph == 1)
+            post(s, s->start[(int64_t)(cy > 0 ? cy : 0) * s->gw],
+                 s->start[(int64_t)(cy + 2 < s->gh ? cy + 2 : s->gh) * s->gw], (cy + 1) / 2);
+    }
+}
+
+static void add_quads(er_sph_sim *s, int64_t n);
+
+/* Both phases run in one parallel region; when the last sub-step's quad
+ * records wait (quads_pending), one thread adds them (add_quads, serial
+ * in particle order) while the others start on the rows: the passes
+ * before the next take pass neither read nor write them, so the serial
+ * loop costs one thread a while, not the sub-step. */
+static void each_row(er_sph_sim *s, int lists, body_fn body, each_fn pre, rows_fn post)
+{
+    const int64_t quads = s->quads_pending;
+    s->quads_pending = 0;
+    ER_OMP_PARALLEL()
+    {
+        SINGLE_NOWAIT
+        {
+            if (quads)
+                add_quads(s, quads);
         }
+        for (int ph = 0; ph < 2; ph++)
+            each_row_phase(s, ph, lists, body, pre, post);
     }
 }
 
@@ -354,7 +443,7 @@ HOT_INLINE void upper_pairs(er_sph_sim *s, int64_t i, const nb_cursor *cur, pair
         return;
     }
     FOR_UPPER(cur, i, j) {
-        double dx = xi - s->xs[j], dy = yi - s->ys[j], dz = zi - s->zs[j];
+        double dx = xi - s->xr[j].x, dy = yi - s->xr[j].y, dz = zi - s->xr[j].z;
         double r2 = dx * dx + dy * dy + dz * dz;
         if (s->hk * s->hk - r2 > 0.0)
             pair(s, i, j, -1, r2);
@@ -415,9 +504,25 @@ static int quad_hi(const er_sph_sim *s, double v, int n)
  * FOR_BOUNDARY_QUADS visits from any point of it (-inf: none), so that
  * density_of skips the quad search of a particle hk or more above it:
  * each quad's box test would fail (its z gap alone is hk or more, and
- * rounding is monotone), so the same boundary particles are found.  The
- * column's x range is widened by a hundredth of hg against the rounding
- * of er_sph_col's division. */
+ * rounding is monotone), so the same boundary particles are found; and
+ * the highest vertex of the quads er_sph_surface reads from any point of
+ * it, so that penalty and move skip the surface of a particle well above
+ * it (surface_clear).  The column's x range is widened by a hundredth of
+ * hg against the rounding of er_sph_col's division. */
+static double vertex_top(const er_sph_sim *s, int cx, int cy)
+{
+    double x0 = cx > 0 ? floor((cx - 0.01) * s->hg) : 0.0, x1 = floor((cx + 1.01) * s->hg) + 1.0;
+    double y0 = cy > 0 ? floor((cy - 0.01) * s->hg) : 0.0, y1 = floor((cy + 1.01) * s->hg) + 1.0;
+    int i0 = x0 > 0.0 ? (int)x0 : 0, j0 = y0 > 0.0 ? (int)y0 : 0;
+    int i1 = cx < s->gw - 1 && x1 < s->w - 1 ? (int)x1 : s->w - 1;
+    int j1 = cy < s->gh - 1 && y1 < s->h - 1 ? (int)y1 : s->h - 1;
+    double top = -HUGE_VAL;
+    for (int j = j0; j <= j1; j++)
+        for (int i = i0; i <= i1; i++)
+            top = s->zb[er_sph_vi(s, i, j)] > top ? s->zb[er_sph_vi(s, i, j)] : top;
+    return top;
+}
+
 static void column_tops(er_sph_sim *s)
 {
     ER_OMP_FOR()
@@ -434,9 +539,19 @@ static void column_tops(er_sph_sim *s)
                 if (s->qok[q] && s->bzr[2 * q + 1] > top)
                     top = s->bzr[2 * q + 1];
             }
-        s->ctop[c] = top;
+        s->ctop[2 * c] = top;
+        s->ctop[2 * c + 1] = vertex_top(s, cx, cy);
     }
     s->ctop_dirty = 0;
+}
+
+/* Whether z lies more than dz above every vertex column c's surface can
+ * read: the bilinear surface there is a convex combination of them, so
+ * at most their highest plus a few ulps, far below the 1e-6 cells
+ * spared. */
+static inline int surface_clear(const er_sph_sim *s, int64_t c, double z, double dz)
+{
+    return z - dz >= s->ctop[2 * c + 1] + 1e-6;
 }
 
 static double dist2(const er_sph_particle *a, const double *r)
@@ -455,18 +570,18 @@ static double dist2(const er_sph_particle *a, const double *r)
  * add the same d^3 in the same order. */
 static void density_pairs_walk(er_sph_sim *s, int64_t i, const nb_cursor *cur)
 {
-    const double h2 = s->hk * s->hk, px = s->xs[i], py = s->ys[i], pz = s->zs[i];
-    double sum = s->rho[i];
+    const double h2 = s->hk * s->hk, px = s->xr[i].x, py = s->xr[i].y, pz = s->xr[i].z;
+    double sum = s->xr[i].rho;
     FOR_UPPER(cur, i, j) {
-        double dx = px - s->xs[j], dy = py - s->ys[j], dz = pz - s->zs[j];
+        double dx = px - s->xr[j].x, dy = py - s->xr[j].y, dz = pz - s->xr[j].z;
         double d = h2 - (dx * dx + dy * dy + dz * dz);
         if (d > 0.0) {
             double w = d * d * d;
             sum += w;
-            s->rho[j] += w;
+            s->xr[j].rho += w;
         }
     }
-    s->rho[i] = sum;
+    s->xr[i].rho = sum;
 }
 
 /* i's list from its Verlet list, the hits within hk in index order, and
@@ -474,23 +589,26 @@ static void density_pairs_walk(er_sph_sim *s, int64_t i, const nb_cursor *cur)
  * which changes no sum (each holds a positive own term). */
 static void density_from_list(er_sph_sim *s, int64_t i)
 {
-    const double h2 = s->hk * s->hk, px = s->xs[i], py = s->ys[i], pz = s->zs[i];
+    const double h2 = s->hk * s->hk, px = s->xr[i].x, py = s->xr[i].y, pz = s->xr[i].z;
     const int32_t *vl = &s->vl[i * ER_SPH_NB];
     int32_t *nb = &s->nb[i * ER_SPH_NB];
+    PREFETCH_ROW(s, s->vl, i, ER_SPH_NB, 0);
+    PREFETCH_ROW(s, s->vl + 16, i, ER_SPH_NB, 0); /* a second line: about 20 entries */
+    PREFETCH_ROW(s, s->nb, i, ER_SPH_NB, 1);
     int32_t cnt = 0;
-    double sum = s->rho[i];
+    double sum = s->xr[i].rho;
     for (int32_t l = 0; l < s->vln[i]; l++) {
         int64_t j = vl[l];
-        double dx = px - s->xs[j], dy = py - s->ys[j], dz = pz - s->zs[j];
+        double dx = px - s->xr[j].x, dy = py - s->xr[j].y, dz = pz - s->xr[j].z;
         double d = h2 - (dx * dx + dy * dy + dz * dz), hit = (double)(d > 0.0);
         double w = d * d * d * hit;
         nb[cnt] = (int32_t)j;
         cnt += d > 0.0;
         sum += w;
-        s->rho[j] += w;
+        s->xr[j].rho += w;
     }
     s->nbn[i] = cnt;
-    s->rho[i] = sum;
+    s->xr[i].rho = sum;
 }
 
 /* After a sort: i's Verlet list from its cursor, the candidates within
@@ -500,11 +618,12 @@ static void density_from_list(er_sph_sim *s, int64_t i)
 static void density_build_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
 {
     const double hm = s->hk * (1.0 + ER_SPH_MARGIN), h2 = hm * hm;
-    const double px = s->xs[i], py = s->ys[i], pz = s->zs[i];
+    const double px = s->xr[i].x, py = s->xr[i].y, pz = s->xr[i].z;
     int32_t *vl = &s->vl[i * ER_SPH_NB];
     int64_t cnt = 0;
+    PREFETCH_ROW(s, s->vl, i, ER_SPH_NB, 1);
     FOR_UPPER(cur, i, j) {
-        double dx = px - s->xs[j], dy = py - s->ys[j], dz = pz - s->zs[j];
+        double dx = px - s->xr[j].x, dy = py - s->xr[j].y, dz = pz - s->xr[j].z;
         vl[cnt < ER_SPH_NB - 1 ? cnt : ER_SPH_NB - 1] = (int32_t)j;
         cnt += h2 - (dx * dx + dy * dy + dz * dz) > 0.0;
     }
@@ -529,7 +648,7 @@ static void density_listed_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
 static void density_start(er_sph_sim *s, int64_t i)
 {
     const double h2 = s->hk * s->hk;
-    s->rho[i] = h2 * h2 * h2;
+    s->xr[i].rho = h2 * h2 * h2;
 }
 
 /* Density with the boundary particles counted as fluid of volume m / rho0
@@ -544,11 +663,12 @@ static void density_of(er_sph_sim *s, int64_t i)
 {
     const er_sph_particle *pi = &s->p[i];
     const double h2 = s->hk * s->hk;
-    double rho = s->mass * s->kw * s->rho[i], rb[3];
+    double rho = s->mass * s->kw * s->xr[i].rho, rb[3];
     int64_t *bh = &s->bh[i * ER_SPH_NBB];
     int32_t nh = 0;
-    int64_t col = (int64_t)er_sph_col(s, pi->y, s->gh) * s->gw + er_sph_col(s, pi->x, s->gw);
-    if (!(pi->z - s->hk >= s->ctop[col])) /* most particles: above the reach of the ground */
+    PREFETCH_ROW(s, s->bh, i, ER_SPH_NBB, 1);
+    PREFETCH_ROW(s, s->bh + 8, i, ER_SPH_NBB, 1);
+    if (!(pi->z - s->hk >= s->ctop[2 * s->key[i]])) /* most particles: above the reach of the ground */
     FOR_BOUNDARY(s, pi->x, pi->y, pi->z, rb) {
         double d = h2 - dist2(pi, rb);
         if (d > 0.0) {
@@ -559,12 +679,12 @@ static void density_of(er_sph_sim *s, int64_t i)
         }
     }
     s->bhn[i] = nh <= ER_SPH_NBB ? nh : -1;
-    s->rho[i] = rho;
+    s->xr[i].rho = rho;
     s->pr[i] = s->c0 * s->c0 * (rho > 1.0 ? rho - 1.0 : 0.0);
     s->pq[i] = s->pr[i] / (rho * rho);
     s->irho[i] = 1.0 / rho;
     s->hf[i] = hindered(s, pi->c);
-    s->pk[i] = (er_sph_pk){s->xs[i], s->ys[i], s->zs[i], pi->vx, pi->vy, pi->vz, pi->c,
+    s->pk[i] = (er_sph_pk){s->xr[i].x, s->xr[i].y, s->xr[i].z, pi->vx, pi->vy, pi->vz, pi->c,
                            s->pq[i], s->irho[i], s->hf[i]};
     s->acc[i] = (er_sph_acc){{0.0, 0.0, 0.0}, 0.0}; /* each_row's sums */
     s->got[i] = 0.0;
@@ -576,11 +696,11 @@ static void density_of(er_sph_sim *s, int64_t i)
  * (eq. 16, hindered by f(C) of the lower), as settle_r computes it but
  * without its branches (which way C falls, and whether either carries
  * any, is a coin toss a pair; 0 where settle_r gives 0: C = 0 below). */
-HOT_INLINE void pair_terms(const er_sph_sim *s, const er_sph_pk *pi, const er_sph_pk *pj,
-                           double r2, double *t)
+HOT_INLINE void pair_terms_r(const er_sph_sim *s, const er_sph_pk *pi, const er_sph_pk *pj,
+                             double r, double ir, double *t)
 {
     double dx = pi->x - pj->x, dy = pi->y - pj->y, dz = pi->z - pj->z;
-    double r = sqrt(r2), ir = 1.0 / r, d = s->hk - r;
+    double d = s->hk - r;
     /* spiky dW/dr = -kdw d^2, viscosity Laplacian kdw d (Mueller 2003);
      * the constant factors folded once (sph.c), one division a pair */
     double fp = s->kfp * (pi->pq + pj->pq) * (d * d * ir);
@@ -595,6 +715,13 @@ HOT_INLINE void pair_terms(const er_sph_sim *s, const er_sph_pk *pi, const er_sp
     double q = r * s->ihp, sa = 3.0 * q - 2.25 * q * q, sb = 0.75 * (2.0 - q) * (2.0 - q);
     double k = (double)(q < 1.0);
     t[3] = s->ksv * (cd * fa) * (up * ir) * (sa * k + sb * (1.0 - k));
+}
+
+HOT_INLINE void pair_terms(const er_sph_sim *s, const er_sph_pk *pi, const er_sph_pk *pj,
+                           double r2, double *t)
+{
+    double r = sqrt(r2);
+    pair_terms_r(s, pi, pj, r, 1.0 / r, t);
 }
 
 /* Pressure and viscosity between fluid particles i < j with Mueller et
@@ -624,11 +751,11 @@ HOT_INLINE void force_pair(er_sph_sim *s, int64_t i, int64_t j, int64_t l, doubl
         return;
     (pi->z - pj->z > 0.0 ? ai : aj)->give += t[3];
     int32_t k = s->svn[i];
-    if (k >= 0 && k < ER_SPH_NB) {
-        s->sv[i * ER_SPH_NB + k] = t[3];
-        s->svj[i * ER_SPH_NB + k] = (int32_t)j;
+    if (k >= 0 && k < ER_SPH_NS) {
+        s->sv[i * ER_SPH_NS + k] = t[3];
+        s->svj[i * ER_SPH_NS + k] = (int32_t)j;
     }
-    s->svn[i] = k >= 0 && k < ER_SPH_NB ? k + 1 : -1;
+    s->svn[i] = k >= 0 && k < ER_SPH_NS ? k + 1 : -1;
 }
 
 /* What the lower of i < j takes of the v the higher gave (eq. 16),
@@ -636,7 +763,7 @@ HOT_INLINE void force_pair(er_sph_sim *s, int64_t i, int64_t j, int64_t l, doubl
  * pair. */
 static void take(er_sph_sim *s, int64_t i, int64_t j, double v)
 {
-    if (s->zs[i] > s->zs[j])
+    if (s->xr[i].z > s->xr[j].z)
         s->got[j] += s->gsc[i] * v;
     else
         s->got[i] += s->gsc[j] * v;
@@ -664,17 +791,32 @@ static void force_pairs_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
         upper_pairs(s, i, cur, force_pair);
         return;
     }
+    PREFETCH_ROW(s, s->nb, i, ER_SPH_NB, 0);
+    PREFETCH_ROW(s, s->sv, i, ER_SPH_NS, 1);
+    PREFETCH_ROW(s, s->svj, i, ER_SPH_NS, 1);
     const er_sph_pk *pi = &s->pk[i];
     const int32_t *nb = &s->nb[i * ER_SPH_NB];
     double f0 = s->acc[i].f[0], f1 = s->acc[i].f[1], f2 = s->acc[i].f[2], give = s->acc[i].give;
     int32_t ns = 0, n = s->nbn[i];
+    /* r and 1 / r of every pair first, in a loop of their own: the square
+     * roots and divisions of different pairs then overlap, where in the
+     * pair loop each waited for its pair's loads */
+    double rr[ER_SPH_NB], ri[ER_SPH_NB];
     for (int32_t l = 0; l < n; l++) {
         const er_sph_pk *pj = &s->pk[nb[l]];
-        double dx = pi->x - pj->x, dy = pi->y - pj->y, dz = pi->z - pj->z, t[4];
-        double r2 = dx * dx + dy * dy + dz * dz;
-        if (r2 == 0.0)
+        double dx = pi->x - pj->x, dy = pi->y - pj->y, dz = pi->z - pj->z;
+        rr[l] = dx * dx + dy * dy + dz * dz;
+    }
+    for (int32_t l = 0; l < n; l++) {
+        rr[l] = sqrt(rr[l]);
+        ri[l] = 1.0 / rr[l];
+    }
+    for (int32_t l = 0; l < n; l++) {
+        const er_sph_pk *pj = &s->pk[nb[l]];
+        double dz = pi->z - pj->z, t[4];
+        if (rr[l] == 0.0)
             continue;
-        pair_terms(s, pi, pj, r2, t);
+        pair_terms_r(s, pi, pj, rr[l], ri[l], t);
         er_sph_acc *aj = &s->acc[nb[l]];
         f0 += t[0];
         f1 += t[1];
@@ -687,12 +829,15 @@ static void force_pairs_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
         double m = (double)(dz > 0.0);
         give += t[3] * m;
         aj->give += t[3] * (1.0 - m);
-        s->sv[i * ER_SPH_NB + ns] = t[3]; /* n < ER_SPH_NB: room for all */
-        s->svj[i * ER_SPH_NB + ns] = nb[l];
+        /* the last slot takes the zeros and what does not fit: up to
+         * ER_SPH_NS - 1 kept, more recomputed (take_pairs_of) */
+        int32_t at = ns < ER_SPH_NS - 1 ? ns : ER_SPH_NS - 1;
+        s->sv[i * ER_SPH_NS + at] = t[3];
+        s->svj[i * ER_SPH_NS + at] = nb[l];
         ns += t[3] != 0.0;
     }
     s->acc[i] = (er_sph_acc){{f0, f1, f2}, give};
-    s->svn[i] = ns;
+    s->svn[i] = ns < ER_SPH_NS ? ns : -1;
 }
 
 static void take_pairs_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
@@ -701,8 +846,10 @@ static void take_pairs_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
         upper_pairs(s, i, cur, take_pair);
         return;
     }
+    PREFETCH_ROW(s, s->sv, i, ER_SPH_NS, 0);
+    PREFETCH_ROW(s, s->svj, i, ER_SPH_NS, 0);
     for (int32_t k = 0; k < s->svn[i]; k++)
-        take(s, i, s->svj[i * ER_SPH_NB + k], s->sv[i * ER_SPH_NB + k]);
+        take(s, i, s->svj[i * ER_SPH_NS + k], s->sv[i * ER_SPH_NS + k]);
 }
 
 /* The pair terms of particle i and boundary particle rb of a quad with
@@ -808,8 +955,11 @@ static void boundary_force(er_sph_sim *s, int64_t i, double *a)
 }
 
 /* Eq. 6: penalty force below half a spacing above the terrain. */
-static void penalty(const er_sph_sim *s, const er_sph_particle *pi, double *a)
+static void penalty(const er_sph_sim *s, int64_t i, double *a)
 {
+    const er_sph_particle *pi = &s->p[i];
+    if (surface_clear(s, s->key[i], pi->z, 0.5 * s->s))
+        return;
     double gx, gy, zs = er_sph_surface(s, pi->x, pi->y, &gx, &gy);
     double d = zs + 0.5 * s->s - pi->z;
     if (d <= 0.0)
@@ -841,10 +991,14 @@ static void forces_of(er_sph_sim *s, int64_t i)
 {
     {
         double a[3] = {0, 0, -1.0}; /* g = 1 in model units */
+        PREFETCH_ROW(s, s->bh, i, ER_SPH_NBB, 0);
+        PREFETCH_ROW(s, s->bh + 8, i, ER_SPH_NBB, 0); /* up to 16 of them */
+        PREFETCH_ROW(s, s->bq, i, s->nbq, 1);
+        PREFETCH_ROW(s, s->bqv, i, 2 * s->nbq, 1);
         boundary_force(s, i, a);
         for (int c = 0; c < 3; c++)
             a[c] += s->acc[i].f[c];
-        penalty(s, &s->p[i], a);
+        penalty(s, i, a);
         s->rem[i] += s->acc[i].give;
         s->gsc[i] = give_scale(s, i);
         s->tsc[i] = take_scale(s, i);
@@ -866,9 +1020,16 @@ static void exchange_of(er_sph_sim *s, int64_t i)
  * any thread count; a few records a particle near the ground, none above
  * it), each record scaled as the particle's own change is (give_scale,
  * take_scale), so what the quads gain the particles lose. */
-static void add_quads(er_sph_sim *s)
+void er_sph_quads_flush(er_sph_sim *s)
 {
-    for (int64_t i = 0; i < s->n; i++) {
+    if (s->quads_pending)
+        add_quads(s, s->quads_pending);
+    s->quads_pending = 0;
+}
+
+static void add_quads(er_sph_sim *s, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
         const int32_t *bq = &s->bq[i * s->nbq];
         const double *bv = &s->bqv[i * s->nbq * 2];
         for (int32_t l = 0; l < s->bqn[i]; l++)
@@ -908,14 +1069,14 @@ static int edges(const er_sph_sim *s, er_sph_particle *p)
 }
 
 /* The new C (exchange_of), leapfrog kick and drift, then walls, edges
- * and the terrain surface. */
-static void move(er_sph_sim *s)
+ * and the terrain surface, of particles a..b-1 (each_row's post, after
+ * their take pass); what account and the lists need of them into slot
+ * (max and | of the slots are exact in any order). */
+static void move_rows(er_sph_sim *s, int64_t a, int64_t b, int slot)
 {
     const int64_t gone = (int64_t)s->gw * s->gh;
-    double moved = 0.0; /* the largest squared distance from a list's build */
-    int stale = 0;
-    ER_OMP_FOR(reduction(max : moved) reduction(| : stale))
-    for (int64_t i = 0; i < s->n; i++) {
+    er_sph_moved m = {0.0, 0.0, 0, 0, 0};
+    for (int64_t i = a; i < b; i++) {
         er_sph_particle *p = &s->p[i];
         double ox = p->x, oy = p->y;
         exchange_of(s, i);
@@ -928,7 +1089,7 @@ static void move(er_sph_sim *s)
         p->z += s->dt * p->vz;
         if (edges(s, p)) {
             s->key[i] = gone;
-            stale = 1;
+            m.left = 1;
             continue;
         }
         if (in_wall(s, p->x, p->y)) {
@@ -936,7 +1097,9 @@ static void move(er_sph_sim *s)
             p->y = oy;
             p->vx = p->vy = 0.0;
         }
-        double gx, gy, zs = er_sph_surface(s, p->x, p->y, &gx, &gy);
+        int64_t col = (int64_t)er_sph_col(s, p->y, s->gh) * s->gw + er_sph_col(s, p->x, s->gw);
+        double gx, gy, zs = surface_clear(s, col, p->z, -0.5 * s->s)
+                                ? p->z : er_sph_surface(s, p->x, p->y, &gx, &gy);
         /* a last guard only: a particle pushed back up to the surface from
          * inside the penalty zone would carry the spring's energy with it */
         if (p->z < zs - 0.5 * s->s) {
@@ -949,45 +1112,53 @@ static void move(er_sph_sim *s)
                 p->vz -= vn * n[2];
             }
         }
-        s->key[i] = (int64_t)er_sph_col(s, p->y, s->gh) * s->gw + er_sph_col(s, p->x, s->gw);
-        s->xs[i] = p->x;
-        s->ys[i] = p->y;
-        s->zs[i] = p->z;
+        s->key[i] = col;
+        s->xr[i].x = p->x;
+        s->xr[i].y = p->y;
+        s->xr[i].z = p->z;
         double dx = p->x - s->ox[i], dy = p->y - s->oy[i], dz = p->z - s->oz[i];
         double d2 = dx * dx + dy * dy + dz * dz;
-        moved = d2 > moved ? d2 : moved;
-        stale |= s->vln[i] < 0;
+        m.moved = d2 > m.moved ? d2 : m.moved;
+        m.stale |= s->vln[i] < 0;
+        double v = sqrt(p->vx * p->vx + p->vy * p->vy + p->vz * p->vz);
+        m.bad |= !isfinite(v) || !isfinite(p->z) || !isfinite(p->c);
+        m.vmax = v > m.vmax ? v : m.vmax;
+    }
+    s->mv[slot] = m;
+}
+
+/* The slots of move_rows combined (max and |), the lists' fate, what
+ * left through open edges (serial, in index order) and the checks. */
+static er_status account(er_sph_sim *s, int64_t step, er_budget *bud, er_error *err)
+{
+    er_sph_moved m = {0.0, 0.0, 0, 0, 0};
+    for (int k = 0; k <= s->gh / 2; k++) {
+        const er_sph_moved *q = &s->mv[k];
+        m.moved = q->moved > m.moved ? q->moved : m.moved;
+        m.vmax = q->vmax > m.vmax ? q->vmax : m.vmax;
+        m.stale |= q->stale;
+        m.left |= q->left;
+        m.bad |= q->bad;
     }
     s->keys_fresh = 1; /* the sort's set_keys, one parallel loop and barrier fewer */
     /* Two particles within hk now were within hk + 2 max|moved| at the
      * build: inside the margin while each moved less than half of it (a
-     * hundredth spare against rounding).  Max is exact in any order. */
+     * hundredth spare against rounding). */
     double half = 0.49 * ER_SPH_MARGIN * s->hk;
-    s->lists_ok = !stale && moved < half * half;
-}
-
-/* Serial, in index order: what left through open edges, and the checks. */
-static er_status account(er_sph_sim *s, int64_t step, er_budget *bud, er_error *err)
-{
+    s->lists_ok = !m.stale && !m.left && m.moved < half * half;
     const int64_t gone = (int64_t)s->gw * s->gh;
-    double vmax = 0.0;
-    for (int64_t i = 0; i < s->n; i++) {
-        const er_sph_particle *p = &s->p[i];
+    for (int64_t i = 0; i < s->n && m.left; i++)
         if (s->key[i] == gone) {
             bud->water_left += s->vol * s->L;
-            bud->left_map += p->c * s->vol * s->L;
-            continue;
+            bud->left_map += s->p[i].c * s->vol * s->L;
         }
-        double v = sqrt(p->vx * p->vx + p->vy * p->vy + p->vz * p->vz);
-        if (!isfinite(v) || !isfinite(p->z) || !isfinite(p->c))
-            return er_fail(err, ER_ENUMERIC, "sph: non-finite particle at step %lld",
-                           (long long)step);
-        vmax = fmax(vmax, v);
-    }
-    if (vmax * s->dt > 0.5 * s->hk)
+    if (m.bad)
+        return er_fail(err, ER_ENUMERIC, "sph: non-finite particle at step %lld",
+                       (long long)step);
+    if (m.vmax * s->dt > 0.5 * s->hk)
         return er_fail(err, ER_ENUMERIC, "sph: cfl violated at step %lld: |v| = %.4g m/s, "
                        "more than half the kernel radius a sub-step; lower sph.dt or raise "
-                       "sph.sound_speed", (long long)step, vmax * s->L / s->T);
+                       "sph.sound_speed", (long long)step, m.vmax * s->L / s->T);
     return ER_OK;
 }
 
@@ -1006,14 +1177,15 @@ er_status er_sph_substep(er_sph_sim *s, int64_t step, er_budget *bud, er_error *
     if (s->ctop_dirty)
         column_tops(s);
     if (s->lists_ok) {
-        each_row(s, 1, density_listed_of, density_start);
+        each_row(s, 1, density_listed_of, density_start, NULL);
     } else {
         er_sph_sort(s);
-        each_row(s, 0, density_build_of, NULL);
+        each_row(s, 0, density_build_of, NULL, NULL);
     }
-    each_row(s, 1, force_pairs_of, density_of);
-    each_row(s, 1, take_pairs_of, forces_of);
-    add_quads(s);
-    move(s);
+    each_row(s, 1, force_pairs_of, density_of, NULL);
+    each_row(s, 1, take_pairs_of, forces_of, move_rows);
+    /* added by the next pass (each_row) or er_sph_quads_flush, for the
+     * particles of this sub-step: a sort may drop some before */
+    s->quads_pending = s->n;
     return account(s, step, bud, err);
 }

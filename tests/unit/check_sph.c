@@ -733,9 +733,9 @@ static int64_t check_lists(const er_sph_sim *s, double spacing, int age)
     int64_t listed = 0;
     for (int64_t i = 0; i < s->n; i++) {
         double r = brute_density(s, i);
-        ck_assert_msg(memcmp(&r, &s->rho[i], sizeof r) == 0,
+        ck_assert_msg(memcmp(&r, &s->xr[i].rho, sizeof r) == 0,
                       "spacing %g lists of age %d, particle %lld: rho %.17g, all pairs %.17g",
-                      spacing, age, (long long)i, s->rho[i], r);
+                      spacing, age, (long long)i, s->xr[i].rho, r);
         if (s->nbn[i] < 0)
             continue;
         int64_t l = 0;
