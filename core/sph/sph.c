@@ -147,6 +147,7 @@ static void set_constants(er_sph_sim *s, const er_plan *plan)
      * 2 hk + boff[k-1] - boff[0] + a rounding margin < 2 hk + 1 cells */
     int per = (int)floor(2.0 * s->hk + 1.0) + 1;
     s->nbq = per * per;
+    s->ns_keep = ER_SPH_NS;
     s->mass = lattice_mass(s);
     s->mass_b = boundary_mass(s);
     s->hg = s->hk * (1.0 + ER_SPH_MARGIN);

@@ -140,9 +140,11 @@ typedef struct er_sph_sim {
     int lists_ok;
     /* The fluid pairs i < j between which C settles this sub-step (either
      * way: the higher gives), kept by i's force pass for the take pass:
-     * up to ER_SPH_NS - 1 a particle, svn[i] of them (-1: more, recomputed),
-     * svj the j, sv the C. */
+     * up to ns_keep - 1 a particle, svn[i] of them (-1: more, recomputed),
+     * svj the j, sv the C, rows ER_SPH_NS apart.  ns_keep is ER_SPH_NS;
+     * tests lower it so that the recompute path runs. */
     int32_t *svj, *svn;
+    int32_t ns_keep;
     double *sv;
     int64_t nb_cap;        /* particles the lists have room for */
     /* What each particle exchanged with each boundary quad this sub-step,

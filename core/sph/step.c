@@ -751,11 +751,11 @@ HOT_INLINE void force_pair(er_sph_sim *s, int64_t i, int64_t j, int64_t l, doubl
         return;
     (pi->z - pj->z > 0.0 ? ai : aj)->give += t[3];
     int32_t k = s->svn[i];
-    if (k >= 0 && k < ER_SPH_NS) {
+    if (k >= 0 && k < s->ns_keep) {
         s->sv[i * ER_SPH_NS + k] = t[3];
         s->svj[i * ER_SPH_NS + k] = (int32_t)j;
     }
-    s->svn[i] = k >= 0 && k < ER_SPH_NS ? k + 1 : -1;
+    s->svn[i] = k >= 0 && k < s->ns_keep ? k + 1 : -1;
 }
 
 /* What the lower of i < j takes of the v the higher gave (eq. 16),
@@ -798,6 +798,7 @@ static void force_pairs_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
     const int32_t *nb = &s->nb[i * ER_SPH_NB];
     double f0 = s->acc[i].f[0], f1 = s->acc[i].f[1], f2 = s->acc[i].f[2], give = s->acc[i].give;
     int32_t ns = 0, n = s->nbn[i];
+    const int32_t keep = s->ns_keep;
     /* r and 1 / r of every pair first, in a loop of their own: the square
      * roots and divisions of different pairs then overlap, where in the
      * pair loop each waited for its pair's loads */
@@ -830,14 +831,14 @@ static void force_pairs_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
         give += t[3] * m;
         aj->give += t[3] * (1.0 - m);
         /* the last slot takes the zeros and what does not fit: up to
-         * ER_SPH_NS - 1 kept, more recomputed (take_pairs_of) */
-        int32_t at = ns < ER_SPH_NS - 1 ? ns : ER_SPH_NS - 1;
+         * keep - 1 kept, more recomputed (take_pairs_of) */
+        int32_t at = ns < keep - 1 ? ns : keep - 1;
         s->sv[i * ER_SPH_NS + at] = t[3];
         s->svj[i * ER_SPH_NS + at] = nb[l];
         ns += t[3] != 0.0;
     }
     s->acc[i] = (er_sph_acc){{f0, f1, f2}, give};
-    s->svn[i] = ns < ER_SPH_NS ? ns : -1;
+    s->svn[i] = ns < keep ? ns : -1;
 }
 
 static void take_pairs_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)

@@ -787,6 +787,50 @@ START_TEST(neighbours_exact)
 }
 END_TEST
 
+/* The settling pairs a particle keeps for the take pass (ns_keep, 32)
+ * are recomputed when it has more: with room for only 2 that path runs
+ * for many particles, and an eroding lake gives the same particles and
+ * terrain bit for bit as with room for all. */
+static void settling_run(int keep, er_sph_sim *s, er_budget *b, int64_t *recomputed)
+{
+    const int w = 14;
+    float *z = bowl(w);
+    er_terrain t = {w, w, z, NULL, 1.0, 1.0, NULL};
+    er_params p = sph_params();
+    p.sph.erosion_rate = 0.05;
+    p.sph.critical_shear = 0.0;
+    er_plan plan;
+    er_error e;
+    start_lake(s, &plan, &t, &p, 2.5, b);
+    s->ns_keep = keep;
+    *recomputed = 0;
+    for (int64_t k = 0; k < 3; k++) {
+        ck_assert_msg(er_sph_step(s, &plan, k, b, &e) == ER_OK, "%s", e.msg);
+        for (int64_t i = 0; i < s->n; i++)
+            *recomputed += s->svn[i] < 0;
+    }
+    free(z);
+}
+
+START_TEST(settling_overflow_recomputed)
+{
+    er_sph_sim a, c;
+    er_budget ba, bc;
+    int64_t ra, rc;
+    settling_run(ER_SPH_NS, &a, &ba, &ra);
+    settling_run(2, &c, &bc, &rc);
+    ck_assert_int_gt(rc, 0);
+    ck_assert_int_eq(ra, 0);
+    ck_assert_double_gt(ba.eroded, 0.0);
+    ck_assert_int_eq(a.n, c.n);
+    ck_assert_int_eq(memcmp(a.p, c.p, (size_t)a.n * sizeof *a.p), 0);
+    ck_assert_int_eq(memcmp(a.zb, c.zb, 14 * 14 * sizeof *a.zb), 0);
+    ck_assert_int_eq(memcmp(&ba, &bc, sizeof ba), 0);
+    er_sph_free(&a);
+    er_sph_free(&c);
+}
+END_TEST
+
 Suite *sph_suite(void);
 Suite *sph_suite(void)
 {
@@ -796,6 +840,7 @@ Suite *sph_suite(void)
     tcase_add_test(tc, still_water);
     tcase_add_test(tc, dam_break);
     tcase_add_test(tc, dem_erodes);
+    tcase_add_test(tc, settling_overflow_recomputed);
     tcase_add_test(tc, no_erosion_without_k);
     tcase_add_test(tc, no_erosion_below_critical_shear);
     tcase_add_test(tc, threads_identical);
