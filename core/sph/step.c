@@ -231,6 +231,14 @@ static void row_order(er_sph_sim *s)
     }
 }
 
+/* i's own density term (d = h2 - 0), set after a sort and, on listed
+ * sub-steps, by the density pass's pre. */
+static void density_start(er_sph_sim *s, int64_t i)
+{
+    const double h2 = s->hk * s->hk;
+    s->xr[i].rho = h2 * h2 * h2;
+}
+
 /* Stable counting sort into grid columns; particles marked gone (key
  * gw*gh) go last and are dropped.  Then each column is sorted by height,
  * so a neighbour query reads, in each of the 3x3 columns around it, the
@@ -257,7 +265,6 @@ void er_sph_sort(er_sph_sim *s)
     s->p = s->tmp;
     s->tmp = t;
     s->n = s->start[nc];
-    const double h2 = s->hk * s->hk;
     ER_OMP_FOR()
     for (int64_t c = 0; c < nc; c++) {
         sort_heights(s, s->start[c], s->start[c + 1]);
@@ -271,7 +278,7 @@ void er_sph_sort(er_sph_sim *s)
             s->oy[i] = s->p[i].y;
             s->oz[i] = s->p[i].z;
             s->key[i] = c;
-            s->xr[i].rho = h2 * h2 * h2; /* i's own density term (d = h2 - 0) for the pair pass */
+            density_start(s, i); /* for the pair pass */
         }
     }
     s->lists_ok = 0;
@@ -617,7 +624,7 @@ static void density_from_list(er_sph_sim *s, int64_t i)
  * standing past this sub-step (move). */
 static void density_build_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
 {
-    const double hm = s->hk * (1.0 + ER_SPH_MARGIN), h2 = hm * hm;
+    const double h2 = s->hg * s->hg; /* hg: hk + the margin */
     const double px = s->xr[i].x, py = s->xr[i].y, pz = s->xr[i].z;
     int32_t *vl = &s->vl[i * ER_SPH_NB];
     int64_t cnt = 0;
@@ -642,13 +649,6 @@ static void density_listed_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
 {
     (void)cur;
     density_from_list(s, i);
-}
-
-/* i's own density term (d = h2 - 0), where er_sph_sort sets it after a sort. */
-static void density_start(er_sph_sim *s, int64_t i)
-{
-    const double h2 = s->hk * s->hk;
-    s->xr[i].rho = h2 * h2 * h2;
 }
 
 /* Density with the boundary particles counted as fluid of volume m / rho0
