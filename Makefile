@@ -71,7 +71,7 @@ VK_LIBS   :=
 VK_SRC    := core/vulkan/none.c
 VK_SPV_H  :=
 endif
-CHECK_LIBS   := $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
+CHECK_LIBS   := $(shell $(PKG_CONFIG) --libs check zlib 2>/dev/null)
 
 # Warnings after the user's CFLAGS (redis WARN).  -Wconversion applies to the
 # project's own code; the Check macros in tests are not clean under it.

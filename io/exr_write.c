@@ -7,7 +7,8 @@
  * temporary, so the file joins the run's output set like the GeoTIFFs.
  * ZIP compression (16 lines a chunk, lossless, read everywhere) on one
  * thread: the library writes no time stamp, so the same layer gives the
- * same bytes on every run.
+ * same bytes on every run.  A chunk that compression does not shrink is
+ * stored raw (see compress_or_store_raw).
  */
 #include <errno.h>
 #include <math.h>
@@ -113,12 +114,40 @@ static exr_result_t write_header(exr_context_t c, const er_layer_out *l, int use
     return r;
 }
 
+/* The library's own compressor for the part, called by the wrapper below. */
+typedef struct exr_codec {
+    exr_result_t (*compress)(exr_encode_pipeline_t *enc);
+} exr_codec;
+
+/* The EXR format stores a chunk raw when compression does not make it
+ * smaller, and a reader tells raw from compressed only by the chunk's size:
+ * packed size == unpacked size means raw.  OpenEXRCore's ZIP encoder (3.1
+ * in Debian 12, and later releases) stores a zlib stream of exactly the
+ * raw size as it is, so every reader decodes the stream's bytes as pixels
+ * (+-3e38 and NaNs over the chunk's 16 rows).  So: run the library's
+ * compressor, and whenever its result is not smaller than the raw chunk,
+ * store the raw bytes instead. */
+static exr_result_t compress_or_store_raw(exr_encode_pipeline_t *enc)
+{
+    const exr_codec *codec = enc->encoding_user_data;
+    exr_result_t r = codec->compress(enc);
+    if (r != EXR_ERR_SUCCESS || enc->compressed_bytes < enc->packed_bytes)
+        return r;
+    /* The library sizes the buffer for zlib's worst case, above the raw size. */
+    if (enc->compressed_alloc_size < enc->packed_bytes)
+        return EXR_ERR_OUT_OF_MEMORY;
+    memcpy(enc->compressed_buffer, enc->packed_buffer, enc->packed_bytes);
+    enc->compressed_bytes = enc->packed_bytes;
+    return EXR_ERR_SUCCESS;
+}
+
 /* Encodes the pixels chunk by chunk, top row first. */
 static exr_result_t write_chunks(exr_context_t c, const er_layer_out *l, int use_half, const void *px)
 {
     int lines;
     size_t bpe = use_half ? 2 : 4;
     exr_encode_pipeline_t enc = {0};
+    exr_codec codec = {NULL};
     int started = 0;
     exr_result_t r = exr_get_scanlines_per_chunk(c, 0, &lines);
     for (int y = 0; !r && y < l->height; y += lines) {
@@ -135,8 +164,12 @@ static exr_result_t write_chunks(exr_context_t c, const er_layer_out *l, int use
         enc.channels[0].user_line_stride = (int32_t)((size_t)l->width * bpe);
         enc.channels[0].user_bytes_per_element = (int16_t)bpe;
         enc.channels[0].user_data_type = (uint16_t)(use_half ? EXR_PIXEL_HALF : EXR_PIXEL_FLOAT);
-        if (y == 0)
-            r = exr_encoding_choose_default_routines(c, 0, &enc);
+        if (y == 0 && (r = exr_encoding_choose_default_routines(c, 0, &enc)) == EXR_ERR_SUCCESS &&
+            enc.compress_fn) {
+            codec.compress = enc.compress_fn;
+            enc.encoding_user_data = &codec;
+            enc.compress_fn = compress_or_store_raw;
+        }
         if (!r)
             r = exr_encoding_run(c, 0, &enc);
     }

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <openexr.h>
 #include <stdint.h>
+#include <zlib.h>
 
 #include "../../io/image.h"
 #include "test_util.h"
@@ -54,7 +55,9 @@ typedef struct exr_back {
     int width, height;
     int is_half;
     float *v;      /* width * height values, widened from half when is_half */
+    uint16_t *bits; /* the half bit patterns as stored (is_half only) */
     char *prov;    /* the "erode" attribute, NULL when absent */
+    int chunks, raw_chunks; /* blocks, and those stored uncompressed */
 } exr_back;
 
 static void read_chunks(exr_context_t c, exr_back *b)
@@ -68,6 +71,9 @@ static void read_chunks(exr_context_t c, exr_back *b)
     for (int y = 0; y < b->height; y += lines) {
         exr_chunk_info_t ci;
         ck_assert_int_eq(exr_read_scanline_chunk_info(c, 0, y, &ci), EXR_ERR_SUCCESS);
+        ck_assert_uint_le(ci.packed_size, ci.unpacked_size);
+        b->chunks++;
+        b->raw_chunks += ci.packed_size == ci.unpacked_size;
         ck_assert_int_eq(y ? exr_decoding_update(c, 0, &ci, &dec) : exr_decoding_initialize(c, 0, &ci, &dec),
                          EXR_ERR_SUCCESS);
         dec.channels[0].decode_to_ptr = raw + (size_t)y * (size_t)b->width * bpe;
@@ -81,11 +87,13 @@ static void read_chunks(exr_context_t c, exr_back *b)
     }
     exr_decoding_destroy(c, &dec);
     b->v = malloc(n * sizeof *b->v);
+    b->bits = b->is_half ? malloc(n * sizeof *b->bits) : NULL;
     ck_assert_ptr_nonnull(b->v);
     for (size_t i = 0; i < n; i++) {
         if (b->is_half) {
             uint16_t h;
             memcpy(&h, raw + 2 * i, 2);
+            b->bits[i] = h;
             b->v[i] = half_value(h);
         } else {
             memcpy(&b->v[i], raw + 4 * i, 4);
@@ -125,6 +133,7 @@ static exr_back read_exr(const char *path)
 static void back_free(exr_back *b)
 {
     free(b->v);
+    free(b->bits);
     free(b->prov);
 }
 
@@ -221,6 +230,166 @@ START_TEST(half_range_rule)
 }
 END_TEST
 
+/* A counter-based generator (splitmix64's finaliser) for test layers. */
+static uint64_t mix(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15u;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
+    return x ^ (x >> 31);
+}
+
+/* A float with random bits and any exponent but all ones: finite, from
+ * subnormals and -0 to +-3.4e38, as incompressible as floats get. */
+static float random_finite(uint64_t key)
+{
+    uint32_t u = (uint32_t)mix(key);
+    if (((u >> 23) & 0xff) == 0xff)
+        u ^= 1u << 30;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* Every cell of b equal to want bit for bit, nodata cells NaN. */
+static void assert_bits(const exr_back *b, const float *want, const uint8_t *nd, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (nd && nd[i])
+            ck_assert_msg(isnan(b->v[i]), "cell %d (row %d): nodata read as %g", i, i / b->width, b->v[i]);
+        else
+            ck_assert_msg(memcmp(&b->v[i], &want[i], 4) == 0, "cell %d (row %d): %.9g != %.9g", i,
+                          i / b->width, b->v[i], want[i]);
+    }
+}
+
+/* 53 x 87: five 16-row blocks and a 7-row one; the even blocks and the
+ * last are random bits (no compression shrinks them: stored raw), the odd
+ * ones smooth (compressed).  Every block read back by OpenEXRCore's
+ * decoder, every bit compared. */
+START_TEST(incompressible_blocks_exact)
+{
+    enum { RW = 53, RH = 87 };
+    static float v[RW * RH];
+    static uint8_t nd[RW * RH];
+    for (int i = 0; i < RW * RH; i++) {
+        int block = i / RW / 16;
+        v[i] = block % 2 == 0 || block == RH / 16 ? random_finite((uint64_t)i) : 100.0f + 0.25f * (float)(i % RW);
+        nd[i] = i % 211 == 17;
+    }
+    er_layer_out l = {RW, RH, v, nd, 0, NULL, NULL};
+    er_error err = {0};
+    char p[1200];
+    ck_assert_int_eq(er_exr_write(in_dir(p, sizeof p, "rand.exr"), &l, 0, &err), ER_OK);
+    exr_back b = read_exr(p);
+    ck_assert_int_eq(b.chunks, 6);
+    ck_assert_int_eq(b.raw_chunks, 4);
+    assert_bits(&b, v, nd, RW * RH);
+    back_free(&b);
+}
+END_TEST
+
+/* The same with half: random 16-bit patterns (any exponent but all ones)
+ * widened to float, which half holds exactly, so every stored pattern must
+ * be the one drawn. */
+START_TEST(incompressible_half_exact)
+{
+    enum { RW = 41, RH = 50 };
+    static float v[RW * RH];
+    static uint16_t want[RW * RH];
+    for (int i = 0; i < RW * RH; i++) {
+        int block = i / RW / 16;
+        uint16_t h = (uint16_t)mix((uint64_t)i + 77);
+        if ((h & 0x7c00) == 0x7c00)
+            h ^= 0x4000;
+        want[i] = block == 1 ? 0x3c00 : h;
+        v[i] = half_value(want[i]);
+    }
+    er_layer_out l = {RW, RH, v, NULL, 0, NULL, NULL};
+    er_error err = {0};
+    char p[1200];
+    ck_assert_int_eq(er_exr_write(in_dir(p, sizeof p, "rand-h.exr"), &l, 1, &err), ER_OK);
+    exr_back b = read_exr(p);
+    ck_assert_int_eq(b.chunks, 4);
+    ck_assert_int_eq(b.raw_chunks, 3);
+    for (int i = 0; i < RW * RH; i++)
+        ck_assert_msg(b.bits[i] == want[i], "cell %d: 0x%04x != 0x%04x", i, b.bits[i], want[i]);
+    back_free(&b);
+}
+END_TEST
+
+/* The size of the zlib stream of OpenEXR's ZIP block (the format's
+ * definition: the even bytes then the odd ones, each replaced by its
+ * difference from the one before plus 128, then zlib at the library's
+ * default level, with the zlib OpenEXRCore 3.1 links). */
+static size_t zip_stream_size(const void *block, size_t n, int level)
+{
+    const uint8_t *raw = block;
+    uint8_t *t = malloc(n);
+    uLongf zn = compressBound((uLong)n);
+    Bytef *z = malloc(zn);
+    ck_assert(t && z);
+    size_t half = (n + 1) / 2;
+    for (size_t i = 0; i < n; i++)
+        t[i % 2 ? half + i / 2 : i / 2] = raw[i];
+    for (size_t i = n - 1; i > 0; i--)
+        t[i] = (uint8_t)(t[i] - t[i - 1] + 128);
+    ck_assert_int_eq(compress2(z, &zn, t, (uLong)n, level), Z_OK);
+    free(t);
+    free(z);
+    return zn;
+}
+
+/* Fills blk (n floats) with k random cells then a constant, for the first
+ * (seed, k) whose ZIP stream is exactly n * 4 bytes: the stream shrinks
+ * as k falls and crosses the block's length near k = n, so each seed
+ * scans down to the crossing.  Returns 0 when no seed gives one. */
+static int block_as_long_as_its_stream(float *blk, int n, int level)
+{
+    for (uint64_t seed = 1; seed <= 2000; seed++) {
+        for (int k = n; k > 0; k--) {
+            for (int i = 0; i < n; i++)
+                blk[i] = i < k ? random_finite(seed << 32 | (uint64_t)i) : 1.0f;
+            size_t z = zip_stream_size(blk, (size_t)n * 4, level);
+            if (z == (size_t)n * 4)
+                return 1;
+            if (z < (size_t)n * 4)
+                break;
+        }
+    }
+    return 0;
+}
+
+/* The case that broke files: a block whose zlib stream is exactly as long
+ * as the block.  OpenEXR stored the stream, and every reader, seeing
+ * packed size = unpacked size, decoded the stream's bytes as pixels (+-3e38
+ * and NaNs in 16 rows).  The block, the second of three after a
+ * compressed one, must be stored raw and read back bit for bit. */
+START_TEST(zip_stream_as_long_as_block)
+{
+    enum { RW = 64, RH = 40 };
+    static float v[RW * RH];
+    int level;
+    exr_get_default_zip_compression_level(&level);
+    ck_assert_msg(block_as_long_as_its_stream(v + RW * 16, RW * 16, level), "no block found");
+    for (int i = 0; i < RW * RH; i++) {
+        if (i < RW * 16)
+            v[i] = 7.0f + 0.5f * (float)(i % RW);
+        else if (i >= RW * 32)
+            v[i] = random_finite((uint64_t)i);
+    }
+    er_layer_out l = {RW, RH, v, NULL, 0, NULL, NULL};
+    er_error err = {0};
+    char p[1200];
+    ck_assert_int_eq(er_exr_write(in_dir(p, sizeof p, "edge.exr"), &l, 0, &err), ER_OK);
+    exr_back b = read_exr(p);
+    ck_assert_int_eq(b.chunks, 3);
+    ck_assert_int_eq(b.raw_chunks, 2);
+    assert_bits(&b, v, NULL, RW * RH);
+    back_free(&b);
+}
+END_TEST
+
 static void *slurp(const char *path, size_t *n)
 {
     FILE *f = fopen(path, "rb");
@@ -271,6 +440,9 @@ Suite *exr_suite(void)
     tcase_add_test(t, half_range_rule);
     tcase_add_loop_test(t, deterministic_bytes, 0, 2);
     tcase_add_test(t, missing_dir);
+    tcase_add_test(t, incompressible_blocks_exact);
+    tcase_add_test(t, incompressible_half_exact);
+    tcase_add_test(t, zip_stream_as_long_as_block);
     suite_add_tcase(s, t);
     return s;
 }
