@@ -195,12 +195,14 @@ er_status er_tiff_write_progress(const char *path, const er_layer_out *layer, co
 er_status er_png_write_progress(const char *path, const er_layer_out *layer, const er_io_progress *pg,
                                 er_error *err);
 
-/* OpenEXR (OpenEXRCore): one scanline part, one "Y" channel, ZIP, the
- * provenance in the string attribute "erode".  half = 0: float32, nodata
- * cells NaN, every value exact; half = 1: IEEE half (round to nearest
- * even), nodata NaN, and ER_EINVAL naming the cell when a value lies
- * beyond +-65504 (refused, never clamped).  Byte-identical for the same
- * layer. */
+/* OpenEXR (OpenEXRCore): one scanline part, one "Y" channel, ZIP (a chunk
+ * that compression does not shrink stored raw), the provenance in the
+ * string attribute "erode".  half = 0: float32, nodata cells NaN, every
+ * value exact; half = 1: IEEE half, rounded to nearest even: the error is
+ * at most 2^-11 of |v| for |v| >= 2^-14, at most 2^-25 below 2^-14
+ * (subnormal halves), and |v| <= 2^-25 becomes a zero of v's sign; nodata
+ * NaN, and ER_EINVAL naming the cell when a value lies beyond +-65504
+ * (refused, never clamped).  Byte-identical for the same layer. */
 er_status er_exr_write(const char *path, const er_layer_out *layer, int half, er_error *err);
 
 /* Headerless RAW for game engines: bits = 16 writes little-endian uint16,

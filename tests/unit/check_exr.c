@@ -137,6 +137,27 @@ static void back_free(exr_back *b)
     free(b->prov);
 }
 
+/* A counter-based generator (splitmix64's finaliser) for test layers. */
+static uint64_t mix(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15u;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
+    return x ^ (x >> 31);
+}
+
+/* A float with random bits and any exponent but all ones: finite, from
+ * subnormals and -0 to +-3.4e38, as incompressible as floats get. */
+static float random_finite(uint64_t key)
+{
+    uint32_t u = (uint32_t)mix(key);
+    if (((u >> 23) & 0xff) == 0xff)
+        u ^= 1u << 30;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
 /* A 37 x 23 layer (neither side a multiple of the 16-line chunk) of
  * values across many binades, a few nodata cells. */
 enum { W = 37, H = 23 };
@@ -202,6 +223,70 @@ START_TEST(half_within_rounding)
 }
 END_TEST
 
+/* The half nearest to v by the definition, ties to the even pattern:
+ * positive finite halves 0x0000..0x7bff grow with their bit pattern, so
+ * the two around |v| are found by bisection. */
+static uint16_t nearest_half(float v)
+{
+    double a = fabs((double)v);
+    uint16_t lo = 0, hi = 0x7bff;
+    while (hi - lo > 1) {
+        uint16_t mid = (uint16_t)((lo + hi) / 2);
+        if ((double)half_value(mid) <= a)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    double dl = a - (double)half_value(lo), dh = (double)half_value(hi) - a;
+    uint16_t h = dl < dh ? lo : dh < dl ? hi : (lo % 2 == 0 ? lo : hi);
+    if (a >= (double)half_value(0x7bff))
+        h = 0x7bff;
+    return (uint16_t)(h | (signbit(v) ? 0x8000 : 0));
+}
+
+/* Every value class half writes: signed zeros, float subnormals, values
+ * below, at and just above 2^-25 (the last that rounds to zero), half's
+ * subnormals and its ties, the normal range binade by binade with ties,
+ * up to +-65504.  Each stored pattern must be the nearest half (ties to
+ * even), within the bound erode(1) states: 2^-11 of the value for normal
+ * halves, 2^-25 below 2^-14, and a signed zero at 2^-25 and under. */
+START_TEST(half_every_value_class)
+{
+    enum { N = 64 * 48 };
+    static float v[N];
+    static const float fixed[] = {
+        0.0f, -0.0f, 1e-45f, -1e-45f, 1e-40f, 0x1p-26f, 0x1p-25f, -0x1p-25f, 0x1.000002p-25f,
+        0x1.8p-25f, 0x1p-24f, 0x1.8p-24f, 0x1.4p-23f, 0x1.ff8p-15f, 0x1.ffcp-15f, 0x1p-14f, -0x1p-14f,
+        0x1.002p-14f, 0x1.001p-14f, 1.0f, 0x1.002p0f, 0x1.006p0f, 0x1.001p0f, 0x1.003p0f, 2048.0f, 2049.0f,
+        2051.0f, 65504.0f, -65504.0f, 65503.0f, 32768.5f, 65487.0f, 3.0e-8f, -3.0e-8f};
+    int n = 0;
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        v[n++] = fixed[i];
+    /* random significands in every binade from 2^-30 to 2^15, both signs */
+    while (n < N) {
+        uint64_t r = mix((uint64_t)n * 31 + 5);
+        int e = (int)(r % 46) - 30;
+        float m = 1.0f + (float)((r >> 8) & 0xffffff) / 16777216.0f;
+        float x = ldexpf(m, e);
+        v[n++] = (r >> 40) & 1 ? -fminf(x, 65504.0f) : fminf(x, 65504.0f);
+    }
+    er_layer_out l = {64, N / 64, v, NULL, 0, NULL, NULL};
+    er_error err = {0};
+    char p[1200];
+    ck_assert_int_eq(er_exr_write(in_dir(p, sizeof p, "classes.exr"), &l, 1, &err), ER_OK);
+    exr_back b = read_exr(p);
+    for (int i = 0; i < N; i++) {
+        double x = (double)v[i], got = (double)b.v[i];
+        ck_assert_msg(b.bits[i] == nearest_half(v[i]), "%a: stored 0x%04x, nearest 0x%04x", x, b.bits[i],
+                      nearest_half(v[i]));
+        ck_assert_msg(fabs(got - x) <= fmax(fabs(x) * 0x1p-11, 0x1p-25), "%a: %a beyond the bound", x, got);
+        if (fabs(x) <= 0x1p-25)
+            ck_assert_msg(got == 0 && signbit(got) == signbit(x), "%a: %a is not a signed zero", x, got);
+    }
+    back_free(&b);
+}
+END_TEST
+
 /* The rule: |v| <= 65504 (the largest half) is written, anything beyond
  * is refused and nothing is left behind. */
 START_TEST(half_range_rule)
@@ -229,27 +314,6 @@ START_TEST(half_range_rule)
     ck_assert_int_eq(er_exr_write(p, &l, 0, &err), ER_OK);
 }
 END_TEST
-
-/* A counter-based generator (splitmix64's finaliser) for test layers. */
-static uint64_t mix(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15u;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
-    return x ^ (x >> 31);
-}
-
-/* A float with random bits and any exponent but all ones: finite, from
- * subnormals and -0 to +-3.4e38, as incompressible as floats get. */
-static float random_finite(uint64_t key)
-{
-    uint32_t u = (uint32_t)mix(key);
-    if (((u >> 23) & 0xff) == 0xff)
-        u ^= 1u << 30;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
 
 /* Every cell of b equal to want bit for bit, nodata cells NaN. */
 static void assert_bits(const exr_back *b, const float *want, const uint8_t *nd, int n)
@@ -437,6 +501,7 @@ Suite *exr_suite(void)
     tcase_add_checked_fixture(t, setup, teardown);
     tcase_add_test(t, float32_exact);
     tcase_add_test(t, half_within_rounding);
+    tcase_add_test(t, half_every_value_class);
     tcase_add_test(t, half_range_rule);
     tcase_add_loop_test(t, deterministic_bytes, 0, 2);
     tcase_add_test(t, missing_dir);
