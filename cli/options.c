@@ -32,7 +32,7 @@ static const struct er_option {
     {"inputs-from", required_argument, OPT_INPUTS_FROM, "FILE", "read more input paths from FILE, one a line or NUL-separated as find -print0 writes (- = standard input)"},
     {"output-dir", required_argument, 'o', "DIR", "where outputs go (default: .)"},
     {"format", required_argument, 'f', "tif|png|exr|r16|r32", "output format (default: the input's); exr: OpenEXR; r16, r32: RAW for game engines, with a .json sidecar"},
-    {"co", required_argument, OPT_CO, "KEY=VALUE", "creation option (repeatable): COMPRESS=DEFLATE|ZSTD|LZW|NONE, LEVEL=N, PREDICTOR=1|2|3, BLOCKSIZE=N, COG=YES|NO for GeoTIFF, PIXEL_TYPE=FLOAT|HALF for -f exr"},
+    {"co", required_argument, OPT_CO, "KEY=VALUE", "creation option (repeatable): COMPRESS=DEFLATE|ZSTD|LZW|NONE, LEVEL=N, PREDICTOR=1|2|3, BLOCKSIZE=N, COG=YES|NO for GeoTIFF, PIXEL_TYPE=FLOAT|HALF for -f exr, ROW_ORDER=TOP_DOWN|BOTTOM_UP for -f r16 and r32"},
     {"precision", required_argument, OPT_PRECISION, "[LAYER=]STEP", "round a GeoTIFF layer to STEP (file units, error <= STEP/2) before compression; no LAYER: sediment and water (repeatable)"},
     {"layers", required_argument, OPT_LAYERS, "LIST", "comma list of height,sediment,water,erosion,deposit,flow,wear (default: height,sediment,water)"},
     {"threads", required_argument, 'j', "N", "worker threads (default: all cores)"},
@@ -208,6 +208,17 @@ static int parse_exr_type(er_settings *s, const char *v)
     return 1;
 }
 
+/* --co ROW_ORDER=TOP_DOWN|BOTTOM_UP: the RAW row order (Unity's Import
+ * Raw reads the first row as the south edge). */
+static int parse_row_order(er_settings *s, const char *v)
+{
+    if (strcasecmp(v, "TOP_DOWN") != 0 && strcasecmp(v, "BOTTOM_UP") != 0)
+        return 0;
+    s->raw_bottom_up = strcasecmp(v, "BOTTOM_UP") == 0;
+    s->raw_order_given = 1;
+    return 1;
+}
+
 static int apply(er_settings *s, int c, const char *arg)
 {
     const char *path_opt = path_option(c);
@@ -278,6 +289,8 @@ static int apply(er_settings *s, int c, const char *arg)
         const char *why;
         if (strncasecmp(arg, "PIXEL_TYPE=", 11) == 0)
             return parse_exr_type(s, arg + 11) ? 0 : bad("--co", arg, "expected PIXEL_TYPE=FLOAT or HALF");
+        if (strncasecmp(arg, "ROW_ORDER=", 10) == 0)
+            return parse_row_order(s, arg + 10) ? 0 : bad("--co", arg, "expected ROW_ORDER=TOP_DOWN or BOTTOM_UP");
         return er_tiff_create_set(&s->co, arg, &why) ? 0 : bad("--co", arg, why);
     }
     case OPT_PRECISION:
@@ -313,6 +326,10 @@ static int check_render_format(const er_settings *s)
     int render = s->format >= ER_OUT_EXR;
     if (s->exr_type_given && s->format != ER_OUT_EXR) {
         er_msg_error("--co PIXEL_TYPE: needs -f exr");
+        return 2;
+    }
+    if (s->raw_order_given && s->format != ER_OUT_R16 && s->format != ER_OUT_R32) {
+        er_msg_error("--co ROW_ORDER: needs -f r16 or -f r32");
         return 2;
     }
     if (render && (s->tile_set || s->stitch)) {

@@ -62,6 +62,8 @@ typedef struct er_settings {
     er_tiff_create co;           /* --co KEY=VALUE: GeoTIFF creation options */
     int exr_half;                /* --co PIXEL_TYPE=HALF: -f exr writes half, not float32 */
     int exr_type_given;          /* --co PIXEL_TYPE was given (needs -f exr) */
+    int raw_bottom_up;           /* --co ROW_ORDER=BOTTOM_UP: -f r16/r32 write the bottom row first */
+    int raw_order_given;         /* --co ROW_ORDER was given (needs -f r16 or r32) */
     double precision[ER_LAYER_COUNT]; /* --precision: rounding step per layer bit index, file units; 0 = exact */
 } er_settings;
 

@@ -80,7 +80,8 @@ static er_status write_layer(er_job *j, unsigned b, const char *ext, const er_la
     if (strcmp(ext, "exr") == 0)
         return er_exr_write(path, out, j->s->exr_half, &j->err);
     if (strcmp(ext, "r16") == 0 || strcmp(ext, "r32") == 0)
-        return er_raw_write(path, out, strcmp(ext, "r16") == 0 ? 16 : 32, &j->err);
+        return er_raw_write(path, out, strcmp(ext, "r16") == 0 ? 16 : 32,
+                            j->s->raw_bottom_up ? ER_ROWS_BOTTOM_UP : ER_ROWS_TOP_DOWN, &j->err);
     return er_tiff_write_progress(path, out, &co, &pg, &j->err);
 }
 

@@ -205,18 +205,28 @@ er_status er_png_write_progress(const char *path, const er_layer_out *layer, con
  * (refused, never clamped).  Byte-identical for the same layer. */
 er_status er_exr_write(const char *path, const er_layer_out *layer, int half, er_error *err);
 
-/* Headerless RAW for game engines: bits = 16 writes little-endian uint16,
- * the range [min, max] of the valid cells mapped onto 0..65535 (nodata 0);
- * bits = 32 float32 little-endian (nodata NaN).  Row-major, top row
- * first.  Also writes the JSON sidecar "<path>.json" (size, byte order,
- * min, max, scale, nodata, the numbers Unity's and Unreal's importers ask
- * for, provenance); both files go through io/atomic.h as one output set
- * member each. */
-er_status er_raw_write(const char *path, const er_layer_out *layer, int bits, er_error *err);
-/* The r16 code of value v for the range [lo, hi]: round((v - lo) /
- * (hi - lo) * 65535), clamped; 0 when hi <= lo or v is not finite.
- * A reader gets v back as lo + code * (hi - lo) / 65535, within half a
- * step. */
+/* The order of a RAW file's rows: the layer's top row first, or its
+ * bottom row first (what Unity's Import Raw reads as north up without
+ * "Flip Vertically"). */
+typedef enum er_row_order { ER_ROWS_TOP_DOWN = 0, ER_ROWS_BOTTOM_UP = 1 } er_row_order;
+
+/* Headerless RAW for game engines, row-major in the order `rows`.
+ * bits = 16: little-endian uint16, valid cells coded 1..65535 by
+ * er_raw_r16_code over the range [min, max] of the valid cells, nodata
+ * cells (masked or not finite) code 0 and nothing else.  bits = 32:
+ * float32 little-endian, values exact, nodata NaN.  Also writes the JSON
+ * sidecar "<path>.json": size, byte order, row order, type, min, max,
+ * scale, nodata and nodata_cells, the decoding, the numbers Unity's,
+ * Unreal's and Terrain3D's importers ask for (or why an engine cannot
+ * import the file, and the nearest size it can), and the provenance.
+ * Both files go through io/atomic.h as one output set member each. */
+er_status er_raw_write(const char *path, const er_layer_out *layer, int bits, er_row_order rows, er_error *err);
+/* The r16 code of value v for the range [lo, hi] of a layer's valid
+ * cells: 1 + round((v - lo) / (hi - lo) * 65534), clamped to 1..65535;
+ * 1 for every value when hi <= lo (a flat layer); 0, the nodata code,
+ * when v is not finite.  A reader gets v back as lo + (code - 1) * scale
+ * with scale = (hi - lo) / 65534, within half a step (exactly for a flat
+ * layer). */
 uint16_t er_raw_r16_code(float v, double lo, double hi);
 
 /* An 8-bit RGB picture (a preview from core/preview.h): width * height

@@ -40,7 +40,7 @@ _erode_load()
         if [[ $opt == --co ]]; then
             local item rest=${line#*): }
             for item in ${rest//,/ }; do
-                [[ $item =~ ^([A-Z_]+)=([A-Za-z0-9|]+)$ ]] && _erode_co[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
+                [[ $item =~ ^([A-Z_]+)=([A-Za-z0-9_|]+)$ ]] && _erode_co[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
             done
         fi
     done < <("$bin" --help 2> /dev/null)

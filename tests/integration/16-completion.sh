@@ -51,6 +51,7 @@ expect "exr png r16 r32 tif" -f ""
 expect "r16 r32" -f r
 expect "PIXEL_TYPE= PREDICTOR=" --co P
 expect "HALF" --co PIXEL_TYPE = H
+expect "BOTTOM_UP" --co ROW_ORDER = B
 expect "vulkan" --backend v
 expect "tif" --format = t
 expect "height,sediment" --layers height,se
