@@ -121,12 +121,12 @@ typedef struct exr_codec {
 
 /* The EXR format stores a chunk raw when compression does not make it
  * smaller, and a reader tells raw from compressed only by the chunk's size:
- * packed size == unpacked size means raw.  OpenEXRCore's ZIP encoder (3.1
- * in Debian 12, and later releases) stores a zlib stream of exactly the
+ * packed size == unpacked size means raw.  OpenEXRCore's ZIP encoder
+ * before 3.4.8 (3.1.5 in Debian 12) stores a zlib stream of exactly the
  * raw size as it is, so every reader decodes the stream's bytes as pixels
  * (+-3e38 and NaNs over the chunk's 16 rows).  So: run the library's
  * compressor, and whenever its result is not smaller than the raw chunk,
- * store the raw bytes instead. */
+ * store the raw bytes instead (a no-op with a fixed library). */
 static exr_result_t compress_or_store_raw(exr_encode_pipeline_t *enc)
 {
     const exr_codec *codec = enc->encoding_user_data;
