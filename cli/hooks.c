@@ -108,9 +108,9 @@ er_status er_job_check_frames(er_job *j)
         name_max = 255;
     const char *base = er_path_base(path);
     if ((long)strlen(base) + ER_ATOMIC_TEMP_EXTRA > name_max)
-        return er_fail(&j->err, ER_EINVAL, "%s: --frames: the name of frame %lld, '%s', is too "
-                       "long for its directory (at most %ld characters, so that its temporary "
-                       "name fits)", j->input, last, base, name_max - ER_ATOMIC_TEMP_EXTRA);
+        return er_fail(&j->err, ER_EINVAL, "%s: --frames: the name of frame %lld (%zu characters) "
+                       "is too long for its directory (at most %ld, so that its temporary name "
+                       "fits)", j->input, last, strlen(base), name_max - ER_ATOMIC_TEMP_EXTRA);
     return ER_OK;
 }
 

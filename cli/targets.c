@@ -426,7 +426,7 @@ static void clean_stale(plan *p)
             continue;
         for (struct dirent *de; (de = readdir(dir));) {
             size_t len = strlen(de->d_name);
-            if (de->d_name[0] != '.' || len <= TEMP_EXTRA + 1)
+            if (de->d_name[0] != '.' || len <= TEMP_EXTRA)
                 continue;
             char key[PATH_MAX];
             snprintf(key, sizeof key, "%s/%.*s", p->d[k].real, (int)(len - TEMP_EXTRA),
