@@ -100,7 +100,7 @@ int er_run_list_devices(void)
                (double)d->max_storage_buffer_range / 1048576.0,
                d->has_compute ? "" : ", no compute queue", mei);
     }
-    return fflush(stdout) == 0 ? 0 : EXIT_RUN_FAILED;
+    return er_msg_stdout_done("the device list") ? EXIT_RUN_FAILED : 0;
 }
 
 /* ERODE_VK_BAND_BYTES=N: the most bytes of one Mei layer buffer, so that
@@ -142,6 +142,17 @@ static int cache_path(char *path, size_t n, int *own_dir)
     else
         len = -1;
     return len > 0 && (size_t)len < n;
+}
+
+int er_backend_cache_path(const er_settings *s, char *path, size_t n)
+{
+    int own_dir;
+#ifdef ER_HAVE_VULKAN
+    return s->backend != ER_BACKEND_CPU && cache_path(path, n, &own_dir);
+#else
+    (void)s, (void)path, (void)n, (void)own_dir;
+    return 0;
+#endif
 }
 
 /* The cache file's bytes (malloc'd) when it is a regular file of a sane

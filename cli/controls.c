@@ -50,6 +50,18 @@ static int grid_offset(const double in[6], const double rs[6], long *ox, long *o
     return 1;
 }
 
+/* A raster in another coordinate reference system lies on another grid,
+ * whatever its numbers say: it would be cut at the wrong place. */
+static er_status other_crs(const er_georef *in, const er_georef *rs, er_error *e)
+{
+    int a = er_georef_epsg(in), b = er_georef_epsg(rs);
+    if (a && b)
+        return er_fail(e, ER_EINVAL, "another coordinate reference system (EPSG:%d, the input's "
+                       "EPSG:%d); reproject it first, e.g. gdalwarp -t_srs EPSG:%d", b, a, a);
+    return er_fail(e, ER_EINVAL, "another coordinate reference system than the input's; "
+                   "reproject it first (gdalwarp)");
+}
+
 /* The input's window in raster rs: *ox, *oy, or ER_EINVAL naming the
  * mismatch (the caller adds the raster's name). */
 static er_status place(const er_job *j, const er_image *rs, long *ox, long *oy, er_error *e)
@@ -58,6 +70,8 @@ static er_status place(const er_job *j, const er_image *rs, long *ox, long *oy, 
     char why[200];
     int w = j->img.width, h = j->img.height;
     if (er_georef_affine(&j->img.georef, a) && er_georef_affine(&rs->georef, b)) {
+        if (er_georef_same_crs(&j->img.georef, &rs->georef) == 0)
+            return other_crs(&j->img.georef, &rs->georef, e);
         if (!grid_offset(a, b, ox, oy, why, sizeof why))
             return er_fail(e, ER_EINVAL, "%s", why);
         if (*ox < 0 || *oy < 0 || *ox + w > rs->width || *oy + h > rs->height)
@@ -79,7 +93,7 @@ static er_status place(const er_job *j, const er_image *rs, long *ox, long *oy, 
 static er_status read_map(er_job *j, const char *path, size_t limit, float **out, er_error *e)
 {
     er_image rs = { 0 };
-    er_read_opts ro = { 0, limit };
+    er_read_opts ro = { .max_bytes = limit, .png_codes = 1 };
     long ox = 0, oy = 0;
     const char *what = er_not_regular(path);
     if (what)

@@ -4,7 +4,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "../io/atomic.h"
 #include "../io/recipe.h"
 #include "paths.h"
 #include "run.h"
@@ -89,6 +91,27 @@ static int wants_cb(void *user, int64_t boundary, int64_t boundaries)
     return j->ck_path[0] && boundary > j->first_boundary &&
            ((s->checkpoint_every > 0 && boundary % s->checkpoint_every == 0) ||
             boundary == boundaries);
+}
+
+er_status er_job_check_frames(er_job *j)
+{
+    const er_settings *s = j->s;
+    if (!s->frames)
+        return ER_OK;
+    char path[PATH_MAX];
+    long long last = (long long)((j->plan.boundaries + s->frame_every - 1) / s->frame_every);
+    if (!er_path_frame(path, sizeof path, s->frames, j->input, last))
+        return er_fail(&j->err, ER_EINVAL, "%s: --frames: the path of frame %lld is too long",
+                       j->input, last);
+    long name_max = pathconf(s->frames, _PC_NAME_MAX);
+    if (name_max <= 0)
+        name_max = 255;
+    const char *base = er_path_base(path);
+    if ((long)strlen(base) + ER_ATOMIC_TEMP_EXTRA > name_max)
+        return er_fail(&j->err, ER_EINVAL, "%s: --frames: the name of frame %lld (%zu characters) "
+                       "is too long for its directory (at most %ld, so that its temporary name "
+                       "fits)", j->input, last, strlen(base), name_max - ER_ATOMIC_TEMP_EXTRA);
+    return ER_OK;
 }
 
 /* The checkpoint identity of this run, and the --resume state if asked. */

@@ -92,12 +92,19 @@ er_status er_job_read_controls(er_job *j, size_t limit);
  * progress control and the run hooks, and returns the hooks the run uses
  * (NULL: a plain run). */
 er_status er_job_prepare_checkpoint(er_job *j, const er_params *recipe);
+/* With --frames: the last frame's name fits its directory (checked once
+ * the plan knows how many boundaries the run has, before any work). */
+er_status er_job_check_frames(er_job *j);
 const er_run_hooks *er_job_callbacks(er_job *j, er_run_ctl *ctl, er_run_hooks *hooks);
 
 /* backends.c: which backend runs an input; open and close the Vulkan one
  * (exit status 0, or 2 with one error line printed). */
 int er_backend_open(const er_settings *s, er_vk_ctx **vk);
 int er_backend_close(er_vk_ctx *vk, int status);
+/* The Vulkan pipeline cache file a run with these settings may write
+ * (--backend vulkan|auto, ERODE_VK_PIPELINE_CACHE, XDG_CACHE_HOME): 1 and
+ * path, or 0 when it writes none.  A write target like any output. */
+int er_backend_cache_path(const er_settings *s, char *path, size_t n);
 er_status er_job_choose_backend(er_job *j, er_vk_ctx *vk);
 /* Records the chosen backend in the checkpoint identity and refuses a
  * --resume state written by another backend, device or driver. */

@@ -18,8 +18,11 @@
 #include "run.h"
 #include "tiles.h"
 
-/* First SIGINT/SIGTERM: stop at the next step boundary and clean up.  A
- * second one: remove the temporaries now and leave at once. */
+/* First SIGINT, SIGTERM, SIGHUP (the terminal closed) or SIGPIPE (a
+ * reader of --json or of the progress went away): stop at the next step
+ * boundary and clean up, exit 128 + the signal.  A second one: remove the
+ * temporaries now and leave at once.  Their default actions would kill
+ * the process with temporaries left beside the outputs. */
 static void on_signal(int sig)
 {
     if (er_stop_signal) {
@@ -37,6 +40,8 @@ static void install_signal_handlers(void)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    sigaction(SIGPIPE, &sa, NULL);
 }
 
 /* A write beyond the file size limit (ulimit -f) raises SIGXFSZ, whose
@@ -75,7 +80,7 @@ static int print_recipe(const er_params *p)
     }
     fputs(text, stdout);
     free(text);
-    return fflush(stdout) == 0 ? 0 : 1;
+    return er_msg_stdout_done("the recipe");
 }
 
 /* Render-farm nodes are shared: with another process busy on a core,

@@ -1,7 +1,10 @@
 #include "msg.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <time.h>
+
+#include "../io/atomic.h"
 
 /* Control bytes as C escapes (\n, \t, \x1b, ...) and a backslash doubled,
  * so that a file name holding a newline or a terminal escape sequence
@@ -86,4 +89,13 @@ void er_progress_end(er_progress *p)
         fflush(stderr);
     }
     p->drawn = 0;
+}
+
+int er_msg_stdout_done(const char *what)
+{
+    errno = 0;
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return 0;
+    er_msg_error("cannot write %s to standard output: %s", what, er_atomic_reason(errno ? errno : EIO));
+    return 1;
 }

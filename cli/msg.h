@@ -16,6 +16,11 @@ void er_msg_error(const char *fmt, ...)
 #endif
     ;
 
+/* Flushes standard output after `what` ("the help", "the recipe", ...)
+ * was printed to it: 0, or 1 after one error line saying why it could not
+ * be written (a full disk, a closed pipe): never a silent failure. */
+int er_msg_stdout_done(const char *what);
+
 /* Writes `text` to f with control bytes escaped as \n, \t, \r, \xNN and
  * backslashes doubled. */
 void er_msg_escape(FILE *f, const char *text);

@@ -279,7 +279,12 @@ static int apply(er_settings *s, int c, const char *arg)
         s->device_set = 1;
         return 0;
     case OPT_LIST_DEVICES: s->list_devices = 1; return 0;
-    case OPT_INPUTS_FROM: s->inputs_from = arg; return 0;
+    case OPT_INPUTS_FROM:
+        for (int k = 0; k < s->n_inputs_from; k++)
+            if (strcmp(arg, "-") == 0 && strcmp(s->inputs_from[k], "-") == 0)
+                return bad("--inputs-from", arg, "standard input can be read only once");
+        s->inputs_from[s->n_inputs_from++] = arg;
+        return 0;
     case OPT_TILE_SET: s->tile_set = arg; return 0;
     case OPT_HALO:
         if (!er_parse_int(arg, 0, 1000000, &s->halo))
@@ -340,41 +345,54 @@ static int check_render_format(const er_settings *s)
     return 0;
 }
 
-/* Appends the paths in s->inputs_from.  Names separated by NUL bytes
- * (`find -print0`, `xargs -0`'s convention) when the text holds one, taken
- * exactly as they are; otherwise one a line, blank lines and surrounding
- * whitespace ignored, so `find | erode --inputs-from -` works. */
-static int read_inputs_from(er_settings *s)
+/* Appends the paths of list `list` (a file, or "-" for standard input).
+ * Names separated by NUL bytes (`find -print0`, `xargs -0`'s convention)
+ * when the text holds one, taken exactly as they are; otherwise one a
+ * line, blank lines and surrounding whitespace ignored, so `find | erode
+ * --inputs-from -` works.  At most ER_INPUTS_FROM_MAX_BYTES of text and
+ * ER_MAX_INPUTS inputs in all. */
+static int read_inputs_from(er_settings *s, const char *list)
 {
-    int from_stdin = strcmp(s->inputs_from, "-") == 0;
-    FILE *f = from_stdin ? stdin : fopen(s->inputs_from, "r");
+    int from_stdin = strcmp(list, "-") == 0;
+    FILE *f = from_stdin ? stdin : fopen(list, "r");
     if (!f) {
-        er_msg_error("--inputs-from: cannot read '%s': %s", s->inputs_from, strerror(errno));
+        er_msg_error("--inputs-from: cannot read '%s': %s", list, strerror(errno));
         return 2;
     }
     size_t len = 0;
-    char *buf = er_read_all(f, &len);
+    int over = 0;
+    char *buf = er_read_all_max(f, ER_INPUTS_FROM_MAX_BYTES, &len, &over);
     int failed = ferror(f);
     if (!from_stdin)
         fclose(f);
-    if (!buf || failed) {
+    if (!buf || failed || over) {
         free(buf);
-        er_msg_error("--inputs-from: cannot read '%s'", s->inputs_from);
-        return 2;
+        if (over)
+            er_msg_error("--inputs-from: '%s': more than %u MiB of names; split the list",
+                         list, ER_INPUTS_FROM_MAX_BYTES >> 20);
+        else if (!buf)
+            er_msg_error("out of memory");
+        else
+            er_msg_error("--inputs-from: cannot read '%s'", list);
+        return buf || over ? 2 : 1;
     }
+    s->inputs_bufs[s->n_inputs_from_read++] = buf;
     int nul_separated = memchr(buf, '\0', len) != NULL;
     char sep = nul_separated ? '\0' : '\n';
     size_t names = 1;
     for (size_t i = 0; i < len; i++)
         names += buf[i] == sep;
+    if (names > (size_t)ER_MAX_INPUTS - (size_t)s->n_inputs + 1) {
+        er_msg_error("--inputs-from: '%s': more than %d inputs in one run; split the list", list,
+                     ER_MAX_INPUTS);
+        return 2;
+    }
     const char **more = realloc(s->inputs, ((size_t)s->n_inputs + names + 1) * sizeof *more);
     if (!more) {
-        free(buf);
         er_msg_error("out of memory");
         return 1;
     }
     s->inputs = more;
-    s->inputs_buf = buf;
     for (size_t at = 0; at < len;) {
         char *name = buf + at;
         char *end = memchr(name, sep, len - at);
@@ -417,7 +435,9 @@ int er_options_parse(int argc, char **argv, er_settings *s)
     s->co = er_tiff_create_defaults();
     s->overrides = calloc((size_t)argc + 1, sizeof *s->overrides);
     s->inputs = calloc((size_t)argc + 1, sizeof *s->inputs);
-    if (!s->overrides || !s->inputs) {
+    s->inputs_from = calloc((size_t)argc + 1, sizeof *s->inputs_from);
+    s->inputs_bufs = calloc((size_t)argc + 1, sizeof *s->inputs_bufs);
+    if (!s->overrides || !s->inputs || !s->inputs_from || !s->inputs_bufs) {
         er_msg_error("out of memory");
         return 1;
     }
@@ -436,13 +456,12 @@ int er_options_parse(int argc, char **argv, er_settings *s)
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-        if (c == 'h') {
-            usage(stdout);
-            return fflush(stdout) == 0 ? -1 : 1;
-        }
-        if (c == 'V') {
-            printf("erode %s\n", ERODE_VERSION);
-            return fflush(stdout) == 0 ? -1 : 1;
+        if (c == 'h' || c == 'V') {
+            if (c == 'h')
+                usage(stdout);
+            else
+                printf("erode %s\n", ERODE_VERSION);
+            return er_msg_stdout_done(c == 'h' ? "the help" : "the version") ? 1 : -1;
         }
         if (c == '?' || c == ':') {
             const char *what = c == '?' ? "unknown option" : "option needs a value";
@@ -463,8 +482,12 @@ int er_options_parse(int argc, char **argv, er_settings *s)
     }
     for (int i = optind; i < argc; i++)
         s->inputs[s->n_inputs++] = argv[i];
-    if (s->inputs_from) {
-        int rc = read_inputs_from(s);
+    if (s->n_inputs > ER_MAX_INPUTS) {
+        er_msg_error("more than %d inputs in one run; split them", ER_MAX_INPUTS);
+        return 2;
+    }
+    for (int l = 0; l < s->n_inputs_from; l++) {
+        int rc = read_inputs_from(s, s->inputs_from[l]);
         if (rc)
             return rc;
     }
@@ -485,11 +508,11 @@ int er_options_parse(int argc, char **argv, er_settings *s)
         er_msg_error("--halo: needs --tile-set LIST");
         return 2;
     }
-    if (s->tile_set && s->inputs_from && strcmp(s->tile_set, "-") == 0 &&
-        strcmp(s->inputs_from, "-") == 0) {
-        er_msg_error("--tile-set: only one of --tile-set and --inputs-from can read standard input");
-        return 2;
-    }
+    for (int l = 0; l < s->n_inputs_from && s->tile_set; l++)
+        if (strcmp(s->tile_set, "-") == 0 && strcmp(s->inputs_from[l], "-") == 0) {
+            er_msg_error("--tile-set: only one of --tile-set and --inputs-from can read standard input");
+            return 2;
+        }
     if (s->n_inputs == 0 && !s->print_recipe && !s->list_devices) {
         er_msg_error("no input file given (see erode --help)");
         return 2;
@@ -521,7 +544,10 @@ void er_settings_free(er_settings *s)
 {
     free(s->overrides);
     free(s->inputs);
-    free(s->inputs_buf);
-    s->overrides = s->inputs = NULL;
-    s->inputs_buf = NULL;
+    for (int k = 0; s->inputs_bufs && k < s->n_inputs_from_read; k++)
+        free(s->inputs_bufs[k]);
+    free(s->inputs_bufs);
+    free(s->inputs_from);
+    s->overrides = s->inputs = s->inputs_from = NULL;
+    s->inputs_bufs = NULL;
 }

@@ -52,8 +52,10 @@ typedef struct er_settings {
     long long frame_every;       /* Mei steps / droplet batches between frames */
     const char **inputs;         /* from argv and --inputs-from */
     int n_inputs;
-    const char *inputs_from;     /* file of input paths, "-" = stdin; NULL = none */
-    char *inputs_buf;            /* owned: the text the --inputs-from paths point into */
+    const char **inputs_from;    /* --inputs-from files of input paths in order, "-" = stdin */
+    int n_inputs_from;
+    char **inputs_bufs;          /* owned: the texts the --inputs-from paths point into */
+    int n_inputs_from_read;      /* of inputs_bufs */
     const char *tile_set;        /* --tile-set LIST: the tiles of a mosaic; NULL = none */
     int halo;                    /* --halo N [cells]; -1 = not given */
     int stitch;                  /* 1: `erode stitch` (cross-fade halo outputs) */
@@ -73,6 +75,11 @@ typedef struct er_settings {
  * argv and an array the caller frees with er_settings_free. */
 int er_options_parse(int argc, char **argv, er_settings *s);
 void er_settings_free(er_settings *s);
+
+/* --inputs-from bounds: an endless stream (`yes | erode --inputs-from -`)
+ * is refused, not read until memory runs out. */
+#define ER_INPUTS_FROM_MAX_BYTES (64u << 20)  /* a list's text */
+#define ER_MAX_INPUTS 1000000                 /* inputs of one run, all lists and argv */
 
 /* Names of layer bits, in output order. */
 const char *er_layer_name(unsigned bit);

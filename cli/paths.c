@@ -25,8 +25,11 @@ const char *er_path_ext(const er_settings *s, er_file_format in)
     return ext[f];
 }
 
-er_file_format er_path_guess_format(const char *path)
+er_file_format er_path_input_format(const char *path)
 {
+    er_file_format f;
+    if (er_image_sniff(path, &f))
+        return f;
     const char *dot = strrchr(er_path_base(path), '.');
     return dot && strcasecmp(dot, ".png") == 0 ? ER_FORMAT_PNG : ER_FORMAT_TIFF;
 }

@@ -21,9 +21,11 @@ int er_path_stem_len(const char *base);
  * an input of format `in` (an r16/r32 layer's sidecar is "<name>.json"). */
 const char *er_path_ext(const er_settings *s, er_file_format in);
 
-/* The input's format as its name says (".png" or else TIFF), for naming
- * outputs before the input is read. */
-er_file_format er_path_guess_format(const char *path);
+/* The input's format, for naming outputs before the input is read: what
+ * its first bytes say, as the reader decides (a "dem.png" holding a TIFF
+ * is a TIFF); only a file that cannot be read, and so will fail its run,
+ * is named by its extension (".png" or else TIFF). */
+er_file_format er_path_input_format(const char *path);
 
 /* "<dir>/<stem>.<layer>.<ext>", or "<dir>/<stem>.<layer>.halo.<ext>" for a
  * tile of a --tile-set run (erode stitch makes the final outputs).

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "paths.h"
 #include "run.h"
 #include "targets.h"
 #include "tiles.h"
@@ -38,15 +39,29 @@ static int probe_dir(const char *dir, const char *what)
     return 0;
 }
 
-/* Probes the directory a file pattern's files go to. */
-static int probe_parent(const char *pattern, const char *what)
+/* Probes the directory each input's file of `pattern` goes to ("{stem}"
+ * expanded, so "out/{stem}/p.png" probes out/dem/), each directory once
+ * when consecutive inputs share it. */
+static int probe_parents(const er_settings *s, const char *pattern, const char *what)
 {
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", pattern);
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        *slash = '\0';
-    return probe_dir(slash ? (dir[0] ? dir : "/") : ".", what);
+    char dir[PATH_MAX], last[PATH_MAX] = "";
+    for (int i = 0; i < s->n_inputs; i++) {
+        if (!er_path_pattern(dir, sizeof dir, pattern, s->inputs[i])) {
+            er_msg_error("%s: %s: the path of '%s' is too long", s->inputs[i], what, pattern);
+            return EXIT_USAGE;
+        }
+        char *slash = strrchr(dir, '/');
+        if (slash)
+            *slash = '\0';
+        const char *d = slash ? (dir[0] ? dir : "/") : ".";
+        if (strcmp(d, last) == 0)
+            continue;
+        int rc = probe_dir(d, what);
+        if (rc)
+            return rc;
+        snprintf(last, sizeof last, "%s", d);
+    }
+    return 0;
 }
 
 /* Checks of a --tile-set run that need no pixels: every input is one of
@@ -77,9 +92,9 @@ int er_run_preflight(const er_settings *s, const er_params *recipe)
         return rc;
     if (s->stitch)
         return 0;
-    if (s->preview && (rc = probe_parent(s->preview, "--preview directory")) != 0)
+    if (s->preview && (rc = probe_parents(s, s->preview, "--preview directory")) != 0)
         return rc;
-    if (s->checkpoint && (rc = probe_parent(s->checkpoint, "--checkpoint directory")) != 0)
+    if (s->checkpoint && (rc = probe_parents(s, s->checkpoint, "--checkpoint directory")) != 0)
         return rc;
     if (s->frames && (rc = probe_dir(s->frames, "--frames directory")) != 0)
         return rc;

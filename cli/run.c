@@ -108,7 +108,7 @@ void er_job_io_progress(void *user, double fraction)
 static er_status read_input(er_job *j, size_t limit)
 {
     const er_settings *s = j->s;
-    er_read_opts ro = {s->band, limit};
+    er_read_opts ro = {.band = s->band, .max_bytes = limit};
     er_io_progress pg = {er_job_io_progress, j};
     er_status st = er_job_check_input(j);
     if (st != ER_OK)
@@ -148,6 +148,8 @@ static er_status prepare(er_job *j, const er_params *recipe, size_t limit, er_vk
     if (st == ER_OK)
         st = plan_run(j);
     if (st == ER_OK)
+        st = er_job_check_frames(j);
+    if (st == ER_OK)
         st = er_job_prepare_checkpoint(j, recipe);
     if (st == ER_OK)
         st = er_job_choose_backend(j, vk);
@@ -172,8 +174,14 @@ static er_status simulate(er_job *j)
         st = j->hook_status;
         j->err = j->hook_err;
     }
-    if (st != ER_OK && st != ER_ECANCELED && !names_input(j))
+    if (st == ER_ECANCELED && er_stop_signal) {
+        char where[sizeof j->err.msg];
+        snprintf(where, sizeof where, "%s", j->err.msg);
+        er_fail(&j->err, st, "%s: interrupted by %s (%s); no output written", j->input,
+                er_signal_name((int)er_stop_signal), where);
+    } else if (st != ER_OK && !names_input(j)) {
         er_error_prefix(&j->err, j->input);
+    }
     return st;
 }
 
@@ -227,6 +235,28 @@ static int run_one(const er_settings *s, const er_params *recipe, const char *in
     return status;
 }
 
+const char *er_signal_name(int sig)
+{
+    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP"
+         : sig == SIGPIPE ? "SIGPIPE" : "a signal";
+}
+
+/* A signal that came between inputs or while an input's outputs were
+ * being renamed into place (signals wait for the renames, io/atomic.h):
+ * that input is complete, yet the user asked erode to stop, which the
+ * exit status must say (DESIGN.md §1: 128 + the signal). */
+static int interrupted_between(const er_settings *s, int done)
+{
+    int sig = (int)er_stop_signal;
+    const char *name = er_signal_name(sig);
+    if (done > 0)
+        er_msg_error("interrupted (%s) after '%s' was written whole%s", name, s->inputs[done - 1],
+                     done < s->n_inputs ? "; the inputs after it were not started" : "");
+    else
+        er_msg_error("interrupted (%s) before any input was started", name);
+    return 128 + sig;
+}
+
 int er_run_all(const er_settings *s, const er_params *recipe)
 {
     size_t limit = s->max_memory ? s->max_memory : er_machine_memory();
@@ -238,16 +268,15 @@ int er_run_all(const er_settings *s, const er_params *recipe)
 #endif
     if ((worst = er_backend_open(s, &vk)) != 0)
         return worst;
-    for (int i = 0; i < s->n_inputs; i++) {
-        if (er_stop_signal) {
-            worst = 128 + (int)er_stop_signal;
-            break;
-        }
+    int i = 0;
+    for (; i < s->n_inputs && !er_stop_signal; i++) {
         int st = run_one(s, recipe, s->inputs[i], limit, vk);
         if (st > worst)
             worst = st;
         if (st >= 128)
             break;
     }
+    if (er_stop_signal && worst < 128)
+        worst = interrupted_between(s, i);
     return er_backend_close(vk, worst);
 }

@@ -10,9 +10,13 @@
 #include "../core/params.h"
 #include "options.h"
 
-/* Set by the SIGINT/SIGTERM handler to the signal number; read between
- * steps through the progress callback. */
+/* Set by the SIGINT/SIGTERM/SIGHUP/SIGPIPE handler to the signal number;
+ * read between steps through the progress callback. */
 extern volatile sig_atomic_t er_stop_signal;
+
+/* "SIGINT", "SIGTERM", "SIGHUP", "SIGPIPE" (the signals erode stops on),
+ * "a signal" for another. */
+const char *er_signal_name(int sig);
 
 /* Checks what can be checked before any work (output directory, output
  * names); returns 0 or exit status 2 after printing one error line. */

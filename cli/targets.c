@@ -14,6 +14,7 @@
 
 #include "../io/atomic.h"
 #include "../io/checkpoint.h"
+#include "job.h"
 #include "msg.h"
 #include "paths.h"
 #include "tiles.h"
@@ -28,6 +29,7 @@ typedef struct entry {
     const char *owner;  /* the input it belongs to */
     int role;
     int lock;           /* an output directory's lock file (shared by all) */
+    int written;        /* also a target: --checkpoint F --resume F */
     int has_id;         /* exists: dev and ino valid */
     dev_t dev;
     ino_t ino;
@@ -59,9 +61,7 @@ typedef struct plan {
     int failed;
 } plan;
 
-/* ".<name>.tmp-XXXXXX" (io/atomic.c) and ".<name>.old-XXXXXX", its backup
- * while an output set replaces the previous one. */
-enum { TEMP_EXTRA = 1 + 11 };
+enum { TEMP_EXTRA = ER_ATOMIC_TEMP_EXTRA };
 
 static uint64_t hash_bytes(const void *p, size_t n, uint64_t h)
 {
@@ -298,6 +298,8 @@ static void add(plan *p, const char *path, const char *what, const char *owner, 
         y = find_id(p, x.dev, x.ino);
     if (y && !may_share(&x, &p->e[y - 1]))
         report_clash(p, &x, &p->e[y - 1]);
+    else if (y && role == ROLE_TARGET)
+        p->e[y - 1].written = 1;
     else if (!y && x.has_id && role == ROLE_TARGET)
         check_existing(p, &x, &st);
     if (p->failed || y) {
@@ -331,11 +333,22 @@ static void add(plan *p, const char *path, const char *what, const char *owner, 
     p->n++;
 }
 
-/* The stems of the run's inputs, for telling a frame's name. */
+static int is_stem(const plan *p, const char *stem);
+
+/* The stems of the run's inputs, for telling a frame's name.  Frames are
+ * named by stem alone, so two inputs of one stem ("dem.png", "dem.tif")
+ * would write one series of frames over the other. */
 static void add_stem(plan *p, const char *input)
 {
     const char *base = er_path_base(input);
     char *stem = strndup(base, (size_t)er_path_stem_len(base));
+    if (stem && is_stem(p, stem)) {
+        er_msg_error("%s: --frames: its frames '%s.frame-*.png' would replace those of another "
+                     "input of the same stem; give them separate runs or names", input, stem);
+        free(stem);
+        p->failed = 1;
+        return;
+    }
     char **more = realloc(p->stems, (p->n_stems + 1) * sizeof *more);
     if (!stem || !more || !table_reserve(&p->stem_set, p->n_stems, stem_hash, p)) {
         free(stem);
@@ -413,13 +426,13 @@ static void clean_stale(plan *p)
             continue;
         for (struct dirent *de; (de = readdir(dir));) {
             size_t len = strlen(de->d_name);
-            if (de->d_name[0] != '.' || len <= TEMP_EXTRA + 1)
+            if (de->d_name[0] != '.' || len <= TEMP_EXTRA)
                 continue;
             char key[PATH_MAX];
             snprintf(key, sizeof key, "%s/%.*s", p->d[k].real, (int)(len - TEMP_EXTRA),
                      de->d_name + 1);
             size_t y = find_key(p, key);
-            if (y && p->e[y - 1].role == ROLE_TARGET &&
+            if (y && (p->e[y - 1].role == ROLE_TARGET || p->e[y - 1].written) &&
                 er_atomic_remove_stale(p->d[k].real, de->d_name))
                 er_msg_error("warning: removed '%s/%s', left by an interrupted erode", p->d[k].real,
                              de->d_name);
@@ -434,11 +447,14 @@ static void clean_stale(plan *p)
 static void add_read_files(plan *p, const er_settings *s, const er_params *recipe)
 {
     const char *owner = s->n_inputs ? s->inputs[0] : "erode";
-    const char *file[] = {s->recipe_path, s->inputs_from, s->tile_set};
-    const char *what[] = {"the recipe", "the --inputs-from list", "the --tile-set list"};
+    const char *file[] = {s->recipe_path, s->tile_set};
+    const char *what[] = {"the recipe", "the --tile-set list"};
     for (size_t k = 0; k < sizeof file / sizeof file[0]; k++)
         if (file[k] && strcmp(file[k], "-") != 0)
             add(p, file[k], what[k], owner, ROLE_INPUT, 0);
+    for (int k = 0; k < s->n_inputs_from; k++)
+        if (strcmp(s->inputs_from[k], "-") != 0)
+            add(p, s->inputs_from[k], "the --inputs-from list", owner, ROLE_INPUT, 0);
     if (!recipe)
         return;
     const er_control_paths *m = &recipe->maps;
@@ -463,7 +479,7 @@ static void add_run(plan *p, const er_settings *s, const er_params *recipe)
     }
     for (int i = 0; i < s->n_inputs && !p->failed; i++) {
         const char *in = s->inputs[i];
-        const char *ext = er_path_ext(s, er_path_guess_format(in));
+        const char *ext = er_path_ext(s, er_path_input_format(in));
         static const char *const what[ER_LAYER_COUNT] = {
             "the height layer", "the sediment layer", "the water layer", "the erosion layer",
             "the deposit layer", "the flow layer", "the wear layer"};
@@ -498,6 +514,8 @@ static void add_run(plan *p, const er_settings *s, const er_params *recipe)
         snprintf(path, sizeof path, "%s/" ER_ATOMIC_LOCK_NAME, s->output_dir);
         add(p, path, "the lock file", in, ROLE_TARGET, 1);
     }
+    if (s->n_inputs && er_backend_cache_path(s, path, sizeof path))
+        add(p, path, "the Vulkan pipeline cache", s->inputs[0], ROLE_TARGET, 0);
     if (s->frames && !p->failed) {
         const dir_info *d = resolve_dir(p, s->frames);
         if (!d) {

@@ -9,20 +9,28 @@
 #include "../core/mem.h"
 #include "../core/parallel.h"
 
-/* Cell size (DESIGN.md §3): an explicit terrain.cell_size wins, then the
- * georeferencing, then 1 m.  Georeferencing that places the raster but
- * gives no usable cell size (an unknown unit, a zero pixel size, a pole)
- * is refused: guessing 1 m would scale every dimensioned rate silently. */
+/* Cell size (DESIGN.md §3): the georeferencing's, else terrain.cell_size,
+ * else 1 m.  A georeferenced input keeps its own cell size whatever the
+ * recipe says (one recipe serves PNG and GeoTIFF tiles alike), and a
+ * differing terrain.cell_size is named in a warning, never applied
+ * silently.  Georeferencing that places the raster but gives no usable
+ * cell size (an unknown unit, a zero pixel size, a pole) is refused unless
+ * terrain.cell_size is given: guessing 1 m would scale every dimensioned
+ * rate silently. */
 er_status er_job_resolve_cell_size(er_job *j)
 {
     const er_terrain_params *tp = &j->params.terrain;
     double dx = 1.0, dy = 1.0;
     const char *why = NULL;
-    if (tp->cell_size_set)
-        dx = dy = tp->cell_size;
-    else if (er_georef_cell_size_why(&j->img.georef, j->img.width, j->img.height, &dx, &dy, &why) < 0)
+    int geo = er_georef_cell_size_why(&j->img.georef, j->img.width, j->img.height, &dx, &dy, &why);
+    if (geo < 0 && !tp->cell_size_set)
         return er_fail(&j->err, ER_EINVAL, "%s: georeferencing gives no usable cell size: %s "
                        "(set terrain.cell_size to run it anyway)", j->input, why);
+    if (geo <= 0 && tp->cell_size_set)
+        dx = dy = tp->cell_size;
+    if (geo > 0 && tp->cell_size_set && (dx != tp->cell_size || dy != tp->cell_size))
+        er_msg_error("%s: warning: terrain.cell_size (%g m) ignored: the input's georeferencing "
+                     "gives %g x %g m cells", j->input, tp->cell_size, dx, dy);
     j->terrain.cell_x = dx;
     j->terrain.cell_y = dy;
     return ER_OK;

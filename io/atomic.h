@@ -22,6 +22,11 @@ typedef struct er_atomic {
                             temporary from one a killed run left */
 } er_atomic;
 
+/* What a temporary's file name adds to its final name's: "." in front,
+ * ".tmp-XXXXXX" (or the backup's ".old-XXXXXX") behind.  A final name
+ * must leave this much room below the directory's name limit. */
+#define ER_ATOMIC_TEMP_EXTRA 12
+
 /* Creates the temporary for `final_path` (mode 0644 less umask). */
 er_status er_atomic_open(er_atomic *a, const char *final_path, er_error *err);
 

@@ -25,6 +25,13 @@
 #define RASTER_PIXEL_IS_POINT 2
 #define USER_DEFINED 32767
 #define TAG_GEODOUBLES 34736
+#define TAG_GEOASCII 34737
+#define KEY_GT_CITATION 1026         /* GTCitationGeoKey (text) */
+#define KEY_GEOGRAPHIC_TYPE 2048     /* GeographicTypeGeoKey: an EPSG code */
+#define KEY_GEOG_CITATION 2049       /* GeogCitationGeoKey (text) */
+#define KEY_PROJECTED_TYPE 3072      /* ProjectedCSTypeGeoKey: an EPSG code */
+#define KEY_PCS_CITATION 3073        /* PCSCitationGeoKey (text) */
+#define USER_DEFINED 32767
 
 #define PI 3.14159265358979323846
 
@@ -406,4 +413,74 @@ er_status er_georef_shifted(er_georef *dst, const er_georef *src, int dx, int dy
         t[7] += t[4] * dx + t[5] * dy;
     }
     return ER_OK;
+}
+
+/* The EPSG code that names g's CRS (ProjectedCSType for a projected model,
+ * GeographicType for a geographic one), or 0 when there is none: no keys,
+ * a user-defined CRS spelled out in parameters, another model. */
+int er_georef_epsg(const er_georef *g)
+{
+    unsigned model, code;
+    if (!g || !key_short(g, KEY_MODEL_TYPE, &model))
+        return 0;
+    if (model == 1 && key_short(g, KEY_PROJECTED_TYPE, &code) && code && code != USER_DEFINED)
+        return (int)code;
+    if (model == 2 && key_short(g, KEY_GEOGRAPHIC_TYPE, &code) && code && code != USER_DEFINED)
+        return (int)code;
+    return 0;
+}
+
+/* Keys that name or place nothing: citations (free text that differs
+ * between the tools that wrote the same CRS) and the raster type, which
+ * er_georef_affine has already applied. */
+static int crs_key(uint16_t id)
+{
+    return id != KEY_GT_CITATION && id != KEY_GEOG_CITATION && id != KEY_PCS_CITATION &&
+           id != KEY_RASTER_TYPE;
+}
+
+/* 1 when key entry e of a has the same value in b. */
+static int same_key(const er_georef *a, const uint16_t *e, const er_georef *b)
+{
+    const uint16_t *f = find_key(b, e[0]);
+    if (!f || f[1] != e[1] || f[2] != e[2])
+        return 0;
+    if (e[1] == 0)
+        return e[3] == f[3];
+    if (e[1] == TAG_GEODOUBLES)
+        return a->geodoubles && b->geodoubles && (size_t)e[3] + e[2] <= a->n_geodoubles &&
+               (size_t)f[3] + f[2] <= b->n_geodoubles &&
+               memcmp(a->geodoubles + e[3], b->geodoubles + f[3], e[2] * sizeof(double)) == 0;
+    if (e[1] == TAG_GEOASCII)
+        return a->geoascii && b->geoascii && (size_t)e[3] + e[2] <= strlen(a->geoascii) &&
+               (size_t)f[3] + f[2] <= strlen(b->geoascii) &&
+               memcmp(a->geoascii + e[3], b->geoascii + f[3], e[2]) == 0;
+    return 0;
+}
+
+/* 1 when every CRS key of a has the same value in b. */
+static int keys_within(const er_georef *a, const er_georef *b)
+{
+    size_t n = a->geokeys[3];
+    if (n > (a->n_geokeys - 4) / 4)
+        n = (a->n_geokeys - 4) / 4;
+    for (size_t k = 0; k < n; k++) {
+        const uint16_t *e = a->geokeys + 4 + 4 * k;
+        if (crs_key(e[0]) && !same_key(a, e, b))
+            return 0;
+    }
+    return 1;
+}
+
+int er_georef_same_crs(const er_georef *a, const er_georef *b)
+{
+    if (!a || !b || !a->geokeys || a->n_geokeys < 4 || !b->geokeys || b->n_geokeys < 4)
+        return -1;
+    unsigned ma, mb;
+    if (key_short(a, KEY_MODEL_TYPE, &ma) && key_short(b, KEY_MODEL_TYPE, &mb) && ma != mb)
+        return 0;
+    int ca = er_georef_epsg(a), cb = er_georef_epsg(b);
+    if (ca && cb)
+        return ca == cb;
+    return keys_within(a, b) && keys_within(b, a);
 }

@@ -48,6 +48,9 @@ typedef struct er_image {
 typedef struct er_read_opts {
     int band;               /* 1-based band to read; 0 = the file must have one */
     size_t max_bytes;       /* largest allowed float copy of the image (0 = no limit) */
+    int png_codes;          /* 1: a PNG without erode's height mapping reads as its
+                             * sample values (0..2^depth - 1), not 0..1: a control
+                             * raster is never rescaled (erode-recipe(5)) */
 } er_read_opts;
 
 /* Progress of one read or write of a large map: fn(user, fraction) with the
@@ -72,6 +75,11 @@ void er_image_free(er_image *img);
 void er_georef_free(er_georef *g);
 /* Deep copy; returns ER_ENOMEM on failure (dst is then empty). */
 er_status er_georef_copy(er_georef *dst, const er_georef *src, er_error *err);
+
+/* The format of the file at `path` as its first bytes say (PNG or TIFF
+ * signature), whatever its name says: 1 and *fmt, or 0 when the file
+ * cannot be read or has neither signature (*fmt untouched). */
+int er_image_sniff(const char *path, er_file_format *fmt);
 
 /* Reads a GeoTIFF or PNG, chosen by the file's first bytes (not its name).
  * On failure *img is empty and err names the file and the reason. */
@@ -121,6 +129,17 @@ int er_georef_cell_size_why(const er_georef *g, int width, int height, double *d
 /* Removes the input's STATISTICS_* items from GDAL_METADATA (they would be
  * wrong for an eroded layer); drops the tag when nothing else is left. */
 void er_georef_drop_statistics(er_georef *g);
+
+/* The EPSG code naming g's coordinate reference system (the projected or
+ * geographic CRS key), or 0 when the keys give none (no keys, a CRS
+ * spelled out in parameters). */
+int er_georef_epsg(const er_georef *g);
+
+/* Whether a and b state one coordinate reference system: 1 yes, 0 no, -1
+ * cannot tell (one has no GeoKeys).  Both with EPSG codes: the codes
+ * decide; otherwise every key but the citations and the raster type must
+ * have the same value in both. */
+int er_georef_same_crs(const er_georef *a, const er_georef *b);
 
 /* Pixel (column, row) of a map coordinate; returns 0 without georeferencing
  * or with a rotated transformation. */

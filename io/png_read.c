@@ -306,6 +306,7 @@ static er_status read_body(read_ctx *c, const er_read_opts *opts, er_error *err)
 
     /* 1/2/4-bit grey expands to 8 bits by bit replication (v * 255 / (2^d -
      * 1) exactly), so v8 / 255 == v / (2^d - 1): the original scale. */
+    const double sample_max = (double)((1u << depth) - 1);
     if (depth < 8)
         png_set_expand_gray_1_2_4_to_8(c->png);
     if (png_get_valid(c->png, c->info, PNG_INFO_tRNS))
@@ -359,8 +360,13 @@ static er_status read_body(read_ctx *c, const er_read_opts *opts, er_error *err)
     int mapped = find_mapping(c, &min, &max, &st);
     if (mapped < 0)
         return er_fail(err, st, "cannot read '%s': %s", c->path, c->why);
+    /* Sample values as the file holds them: v * sample_max / rawmax is a
+     * whole number (bit replication), exact in double. */
+    int codes = opts && opts->png_codes;
     for (size_t v = 0; v < levels; v++)
-        c->lut[v] = mapped ? (float)(min + (double)v / rawmax * (max - min)) : (float)((double)v / rawmax);
+        c->lut[v] = mapped ? (float)(min + (double)v / rawmax * (max - min))
+                  : codes  ? (float)((double)v * sample_max / rawmax)
+                           : (float)((double)v / rawmax);
     for (size_t i = 0; i < cells; i++)
         c->data[i] = c->lut[(size_t)c->data[i]];
     return ER_OK;

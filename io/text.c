@@ -5,10 +5,23 @@
 
 char *er_read_all(FILE *f, size_t *len)
 {
+    return er_read_all_max(f, 0, len, NULL);
+}
+
+char *er_read_all_max(FILE *f, size_t max, size_t *len, int *over)
+{
     size_t cap = 1 << 12, n = 0, got;
     char *buf = malloc(cap);
+    if (over)
+        *over = 0;
     while (buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
         n += got;
+        if (max && n > max) {
+            n = max;
+            if (over)
+                *over = 1;
+            break;
+        }
         if (cap - n < 2) {
             char *bigger = realloc(buf, cap * 2);
             if (!bigger) {

@@ -15,6 +15,11 @@
  * caller's ferror(f), the text read so far returned. */
 char *er_read_all(FILE *f, size_t *len);
 
+/* The same, reading at most max bytes (0 = no limit): when the stream holds
+ * more, *over (may be NULL) is set to 1 and the first max bytes are
+ * returned; a reader of an endless stream stops there. */
+char *er_read_all_max(FILE *f, size_t max, size_t *len, int *over);
+
 /* 1 and *out when s is a whole decimal integer in [lo, hi], else 0. */
 int er_parse_int(const char *s, int lo, int hi, int *out);
 

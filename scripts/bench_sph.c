@@ -132,7 +132,7 @@ int main(int argc, char **argv)
     int steps = argc > 2 ? atoi(argv[2]) : 3;
     int max_threads = argc > 3 ? atoi(argv[3]) : 2;
     er_image img;
-    er_read_opts ro = {0, 0};
+    er_read_opts ro = {0};
     er_error err;
     if (er_image_read(DEM, &ro, &img, &err)) {
         fprintf(stderr, "bench_sph: %s\n", err.msg);

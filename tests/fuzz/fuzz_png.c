@@ -59,7 +59,7 @@ static void roundtrip(const er_image *img)
     er_status st = er_png_write(path, &out, &err);
     ER_FUZZ_CHECK(st == ER_OK, "cannot write what was read: %s", err.msg);
     er_image back;
-    er_read_opts opts = {0, ER_FUZZ_MAX_BYTES};
+    er_read_opts opts = {.max_bytes = ER_FUZZ_MAX_BYTES};
     st = er_png_read(path, &opts, &back, &err);
     ER_FUZZ_CHECK(st == ER_OK, "cannot read back what was written: %s", err.msg);
     check_image(&back);
@@ -93,7 +93,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *path = er_fuzz_file(data, size);
     er_image img;
     er_error err = {{0}};
-    er_read_opts opts = {0, ER_FUZZ_MAX_BYTES};
+    er_read_opts opts = {.max_bytes = ER_FUZZ_MAX_BYTES};
     er_status st = er_png_read(path, &opts, &img, &err);
     if (st != ER_OK) {
         char prefix[PATH_MAX + 16];

@@ -72,7 +72,7 @@ static void roundtrip(const er_image *img)
         return;
     }
     er_image back;
-    er_read_opts opts = {0, ER_FUZZ_MAX_BYTES};
+    er_read_opts opts = {.max_bytes = ER_FUZZ_MAX_BYTES};
     st = er_tiff_read(path, &opts, &back, &err);
     ER_FUZZ_CHECK(st == ER_OK, "cannot read back what was written: %s", err.msg);
     check_image(&back);
@@ -112,7 +112,7 @@ static void roundtrip(const er_image *img)
 
 static er_status read_band(const char *path, int band, er_image *img, er_error *err)
 {
-    er_read_opts opts = {band, ER_FUZZ_MAX_BYTES};
+    er_read_opts opts = {.band = band, .max_bytes = ER_FUZZ_MAX_BYTES};
     er_status st = er_tiff_read(path, &opts, img, err);
     if (st != ER_OK) {
         char prefix[PATH_MAX + 16];

@@ -128,7 +128,7 @@ fs=$(($(pages "$T/ref/$SS".*.tif "$T/ref/$BS.height.tif") * 4 + $(size "$T/ref/$
 if [ "$(id -u)" -ne 0 ] || ! mount -t tmpfs -o size=${fs}k,mode=0755 erode-test "$mnt" 2> /dev/null; then
     t_skip "cannot mount a small tmpfs here (needs root and mount permission)"
 else
-    trap 'umount "$mnt" 2> /dev/null; rm -rf "$T"' EXIT
+    trap 'umount "$mnt" 2> /dev/null; t_exit_trap' EXIT
     t_exit 1 "$ERODE" $RUN --json -o "$mnt" "$S" "$B"
     t_one_error_line "^erode: cannot write '$mnt/$BS.sediment.tif': no space left on device"
     same_outputs "$mnt" "$SS" tif "$T/ref"

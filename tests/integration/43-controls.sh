@@ -37,6 +37,18 @@ mk('short.tif', m[:-3, :])
 mk('shifted.tif', m, (gt[0] + 2 * gt[1], gt[1], 0, gt[3], 0, gt[5]))
 mk('range.tif', m * 1.5)
 n = m.copy(); n[7, 80] = -9999; mk('nodata.tif', n, nodata=-9999)
+# PNG masks: control values are the samples, never rescaled (0/1 is a
+# mask as it is, 0/255 a picture out of range); no georeferencing, so
+# the same size as the input
+def png(name, a, bits):
+    mem = gdal.GetDriverByName('MEM').Create('', w, h, 1, gdal.GDT_Byte)
+    mem.GetRasterBand(1).WriteArray(a.astype(np.uint8))
+    opts = ['NBITS=%d' % bits] if bits < 8 else []
+    gdal.GetDriverByName('PNG').CreateCopy(out + '/' + name, mem, options=opts); mem = None
+png('mask01.png', m, 8); png('mask01-1bit.png', m, 1); png('mask255.png', m * 255, 8)
+# the mask's grid, in another CRS (geographic WGS 84 instead of UTM 25S)
+d = gdal.GetDriverByName('GTiff').Create(out + '/other-crs.tif', w, h, 1, gdal.GDT_Float32)
+d.SetGeoTransform(gt); d.SetProjection('EPSG:4326'); d.GetRasterBand(1).WriteArray(m); d = None
 rs = np.random.RandomState(17)
 mk('hard.tif', rs.uniform(0, 1, (h, w)).astype(np.float32))
 mk('rain.tif', rs.uniform(0, 2, (h, w)).astype(np.float32))
@@ -62,6 +74,8 @@ refused "another cell size" mask "$T/other-cell.tif" "another grid (cell size"
 refused "a value out of range" mask "$T/range.tif" "1.5 at column 55, row 0 is outside \[0, 1\]"
 refused "nodata on terrain" sources "$T/nodata.tif" "no value (nodata) at column 80, row 7 where the input has terrain"
 refused "a missing file" mask "$T/none.tif" "cannot read"
+refused "another CRS on the same numbers" mask "$T/other-crs.tif" "another coordinate reference system than the input's"
+refused "an 8-bit PNG mask of 0 and 255 (never rescaled)" mask "$T/mask255.png" "255 at column 55, row 0 is outside \[0, 1\]; an 8-bit picture?"
 
 t_case "a mask keeps its cells; a larger raster on the grid gives the same run"
 rm -rf "$T/a" "$T/b"; mkdir -p "$T/a" "$T/b"
@@ -77,6 +91,19 @@ assert np.array_equal(a, b), "the larger raster's run differs"
 assert np.array_equal(a[:, :w], d[:, :w]), "a masked cell changed"
 assert (a[:, w:] != d[:, w:]).sum() > 100, "the unmasked half did not change"
 EOF
+t_ok
+
+t_case "a PNG mask of 0 and 1 (8-bit and 1-bit) is the same mask as the float TIFF's"
+for f in mask01.png mask01-1bit.png; do
+    rm -rf "$T/p"; mkdir -p "$T/p"
+    t_exit 0 "$ERODE" -q $MEI -s mask="$T/$f" --layers height -o "$T/p" "$D"
+    $PY -c "
+import sys, numpy as np
+from osgeo import gdal
+a, p = (gdal.Open(f).ReadAsArray() for f in sys.argv[1:3])
+assert np.array_equal(a, p)" "$T/a/olinda_dem_f32_utm25s.height.tif" "$T/p/olinda_dem_f32_utm25s.height.tif" ||
+        t_fail "$f: the run differs from the TIFF mask's"
+done
 t_ok
 
 t_case "a recipe's relative path is taken from the recipe's directory"

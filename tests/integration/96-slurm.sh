@@ -24,7 +24,7 @@ pids=""
 stop() {
     for p in $pids; do kill "$p" 2> /dev/null; done
     for p in $pids; do wait "$p" 2> /dev/null; done
-    rm -rf "$T"
+    t_exit_trap
 }
 trap stop EXIT
 

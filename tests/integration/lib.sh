@@ -10,7 +10,9 @@ SRCDIR=${SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 DEM=${ER_SHARED_DEM:-$SRCDIR/../shared/data/dem}
 DATA=$SRCDIR/tests/data
 T=$(mktemp -d "${TMPDIR:-/tmp}/erode-it-XXXXXX")
-trap 'rm -rf "$T"' EXIT
+# A script that sets its own EXIT trap calls t_exit_trap in it.
+t_exit_trap() { _unfinished; rm -rf "$T"; }
+trap t_exit_trap EXIT
 # the Vulkan pipeline cache (and any other per-user cache) stays in $T
 export XDG_CACHE_HOME="$T/.cache"
 _case=""
@@ -18,7 +20,14 @@ _case_failed=0
 
 _record() { printf '%s %s: %s\n' "$1" "$(basename "$0" .sh)" "$2" >> "${ER_RESULTS:-/dev/null}.lines"; }
 
-t_case() { _case=$1; _case_failed=0; }
+# A case that ends neither in t_ok, t_fail nor t_skip (the script went on to
+# the next case or exited in the middle of it) is a failure, not a silence.
+_unfinished() {
+    [ -n "$_case" ] && [ "$_case_failed" -eq 0 ] &&
+        { _record fail "$_case: never reached t_ok, t_fail or t_skip"; echo "  FAIL $_case: unfinished"; }
+    _case=""
+}
+t_case() { _unfinished; _case=$1; _case_failed=0; }
 t_ok() { [ "$_case_failed" -eq 0 ] && { _record pass "$_case"; echo "  ok   $_case"; }; _case=""; }
 t_fail() {
     [ "$_case_failed" -eq 0 ] && { _record fail "$_case"; echo "  FAIL $_case: $*"; }

@@ -102,7 +102,7 @@ static void get_entry(int index, entry *e)
  * default limit is 1 GiB (every valid map here is tiny). */
 static er_read_opts read_opts(const entry *e)
 {
-    er_read_opts o = {0, (size_t)1 << 30};
+    er_read_opts o = {.max_bytes = (size_t)1 << 30};
     const char *b = strstr(e->options, "--band ");
     const char *m = strstr(e->options, "--max-memory ");
     if (b)

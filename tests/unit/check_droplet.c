@@ -401,7 +401,7 @@ static map olinda(void)
 {
     char buf[PATH_MAX];
     er_image img;
-    er_read_opts ro = {0, 0};
+    er_read_opts ro = {0};
     er_error e;
     const char *path = er_test_path(buf, sizeof buf, "tests/data/olinda_dem_f32_utm25s.tif");
     ck_assert_msg(er_image_read(path, &ro, &img, &e) == ER_OK, "%s", e.msg);
@@ -1087,7 +1087,7 @@ END_TEST
 static void real_dem(const char *path, int has_nodata)
 {
     er_image img;
-    er_read_opts ro = {0, 0};
+    er_read_opts ro = {0};
     er_error e;
     ck_assert_msg(er_image_read(path, &ro, &img, &e) == ER_OK, "%s", e.msg);
     ck_assert(img.width > 0 && img.height > 0);
@@ -1159,7 +1159,7 @@ START_TEST(resolution_independence)
 {
     char buf[PATH_MAX];
     er_image img;
-    er_read_opts ro = {0, 0};
+    er_read_opts ro = {0};
     er_error e;
     ck_assert_msg(er_image_read(er_test_path(buf, sizeof buf, "tests/data/whitebox_dem_f32_utm18n.tif"),
                                 &ro, &img, &e) == ER_OK, "%s", e.msg);

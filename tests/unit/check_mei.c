@@ -759,7 +759,7 @@ START_TEST(resolution_independence)
 {
     char buf[PATH_MAX];
     er_image img;
-    er_read_opts ro = { 0, 0 };
+    er_read_opts ro = { 0 };
     er_error e;
     ck_assert_msg(er_image_read(er_test_path(buf, sizeof buf, "tests/data/whitebox_dem_f32_utm18n.tif"),
                                 &ro, &img, &e) == ER_OK, "%s", e.msg);
@@ -1380,7 +1380,7 @@ START_TEST(real_dem_no_nan)
         strncat(src, dc->file, sizeof src - strlen(src) - 1);
     }
     er_image img;
-    er_read_opts ro = { 0, 0 };
+    er_read_opts ro = { 0 };
     er_error e;
     ck_assert_msg(er_image_read(src, &ro, &img, &e) == ER_OK, "%s", e.msg);
     ck_assert_int_eq(img.width, dc->w);

@@ -269,7 +269,7 @@ START_TEST(read_grey16_exact)
     fixture fx = {W, H, PNG_COLOR_TYPE_GRAY, 16, 0, s, NULL, -1, TEXT_ITXT, 0, 0};
     write_fixture(in_dir(p, sizeof p, "g16.png"), &fx);
     er_image img;
-    er_read_opts o = {1, 0};
+    er_read_opts o = {.band = 1};
     read_ok(p, &o, &img);
     ck_assert_int_eq(img.width, W);
     ck_assert_int_eq(img.height, H);
@@ -585,7 +585,7 @@ START_TEST(read_oversize_header)
     put32(iend + 8, crc32_png(iend + 4, 4));
     char p[PATH_MAX];
     spill(in_dir(p, sizeof p, "huge.png"), f, sizeof f);
-    er_read_opts o = {0, (size_t)100 << 20};
+    er_read_opts o = {.max_bytes = (size_t)100 << 20};
     er_image img;
     er_error err = {""};
     ck_assert_int_eq(er_png_read(p, &o, &img, &err), ER_ENOMEM);
@@ -608,7 +608,7 @@ START_TEST(read_max_bytes_boundary)
     char p[PATH_MAX];
     fixture fx = {W, H, PNG_COLOR_TYPE_GRAY, 8, 0, s, NULL, -1, TEXT_ITXT, 0, 0};
     write_fixture(in_dir(p, sizeof p, "small.png"), &fx);
-    er_read_opts o = {0, W * H * sizeof(float)};
+    er_read_opts o = {.max_bytes = W * H * sizeof(float)};
     er_image img;
     er_error err = {""};
     read_ok(p, &o, &img);
@@ -627,7 +627,7 @@ START_TEST(read_band)
     write_fixture(in_dir(p, sizeof p, "b.png"), &fx);
     er_image img;
     er_error err = {""};
-    er_read_opts o = {2, 0};
+    er_read_opts o = {.band = 2};
     ck_assert_int_eq(er_png_read(p, &o, &img, &err), ER_EINVAL);
     ck_assert_msg(strstr(err.msg, "band 2") && strstr(err.msg, "one band"), "%s", err.msg);
     assert_empty_image(&img);

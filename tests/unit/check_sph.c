@@ -273,7 +273,7 @@ static void dem_load(dem *d)
     char path[PATH_MAX];
     er_test_path(path, sizeof path, "tests/data/whitebox_dem_f32_utm18n.tif");
     er_image img;
-    er_read_opts ro = {0, 0};
+    er_read_opts ro = {0};
     er_error e;
     ck_assert_msg(er_image_read(path, &ro, &img, &e) == ER_OK, "%s", e.msg);
     size_t n = (size_t)img.width * img.height;

@@ -368,7 +368,7 @@ START_TEST(reads_every_layout)
     char path[PATH_MAX];
     er_image img;
     er_error err = {{0}};
-    er_read_opts opts = {c->band, 0};
+    er_read_opts opts = {.band = c->band};
     ER_SKIP_IF(!TIFFIsCODECConfigured(c->f.compression), "codec not built into libtiff");
     in_dir(path, sizeof path, "layout.tif");
     write_fixture(path, &c->f, pattern_value);
@@ -452,7 +452,7 @@ START_TEST(multiband_needs_a_band)
     ck_assert_ptr_nonnull(strstr(err.msg, path));
     ck_assert_ptr_null(img.data);
 
-    er_read_opts four = {4, 0}, minus = {-1, 0}, two = {2, 0};
+    er_read_opts four = {.band = 4}, minus = {.band = -1}, two = {.band = 2};
     ck_assert_int_eq(er_tiff_read(path, &four, &img, &err), ER_EINVAL);
     ck_assert_ptr_nonnull(strstr(err.msg, "band 4"));
     ck_assert_int_eq(er_tiff_read(path, &minus, &img, &err), ER_EINVAL);
@@ -604,7 +604,7 @@ START_TEST(over_max_bytes_refused_before_allocating)
     in_dir(path, sizeof path, "huge.tif");
     write_fixture(path, &f, pattern_value);
     ck_assert_uint_lt(file_size(path), 4096);
-    er_read_opts opts = {0, (size_t)1 << 30};
+    er_read_opts opts = {.max_bytes = (size_t)1 << 30};
     er_status st = er_tiff_read(path, &opts, &img, &err);
     ck_assert_int_eq(st, ER_ENOMEM);
     ck_assert_msg(strstr(err.msg, "100000x100000") && strstr(err.msg, "37.3 GiB") && strstr(err.msg, "1.0 GiB"),

@@ -230,7 +230,7 @@ static int dem_case(mei_case *c)
     char path[PATH_MAX];
     er_image img;
     er_error err = {{0}};
-    er_read_opts ro = {0, 0};
+    er_read_opts ro = {0};
     memset(c, 0, sizeof *c);
     memset(&img, 0, sizeof img);
     if (er_image_read(er_test_path(path, sizeof path, "tests/data/puget_sound_1k_u16.png"), &ro,
