@@ -25,6 +25,12 @@ const char *er_path_ext(const er_settings *s, er_file_format in);
  * outputs before the input is read. */
 er_file_format er_path_guess_format(const char *path);
 
+/* The name an input's outputs are named after: the input as given, or
+ * for a tile of a --tile-set run its entry in the list (the name erode
+ * stitch looks for), whatever spelling of the file (a symbolic or hard
+ * link) the command line used. */
+const char *er_path_name(const er_settings *s, const char *input);
+
 /* "<dir>/<stem>.<layer>.<ext>", or "<dir>/<stem>.<layer>.halo.<ext>" for a
  * tile of a --tile-set run (erode stitch makes the final outputs).
  * Returns 0 when the name did not fit in n bytes. */

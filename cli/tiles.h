@@ -14,6 +14,13 @@
  * or exit status 2; the caller frees *ts with er_tile_set_free. */
 int er_tile_set_load(const char *list, er_tile_set *ts);
 
+/* One tile `erode stitch` writes: its index in the tile set and the layers
+ * (er_layer_bit mask) it stitches. */
+typedef struct er_stitch_tile {
+    int k;
+    unsigned layers;
+} er_stitch_tile;
+
 /* `erode stitch`: for each tile (s->inputs, or every tile of the set when
  * none are given) and each layer in s->layers (without --layers: each
  * layer the tile's run wrote), cross-fades the halo

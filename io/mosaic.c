@@ -99,22 +99,41 @@ static er_status check_tile(const er_tile_set *ts, int i, const er_image *img,
     return ER_OK;
 }
 
+/* Tile i is not the file of an earlier entry under another spelling (a
+ * link): its outputs would be named twice.  id[] holds the entries' files. */
+static er_status check_identity(const er_tile_set *ts, int i, struct stat *id, er_error *err)
+{
+    if (stat(ts->paths[i], &id[i]) != 0)
+        return er_fail(err, ER_EIO, "cannot read '%s': %s", ts->paths[i], strerror(errno));
+    for (int j = 0; j < i; j++)
+        if (id[j].st_dev == id[i].st_dev && id[j].st_ino == id[i].st_ino)
+            return er_fail(err, ER_EINVAL, "'%s' and '%s' are the same file", ts->paths[j],
+                           ts->paths[i]);
+    return ER_OK;
+}
+
 static er_status read_headers(er_tile_set *ts, er_error *err)
 {
     er_image first;
     er_status st = ER_OK;
+    struct stat *id = malloc((size_t)ts->n * sizeof *id);
+    if (!id)
+        return er_fail(err, ER_ENOMEM, "out of memory");
     memset(&first, 0, sizeof first);
     for (int i = 0; i < ts->n && st == ER_OK; i++) {
         er_image img;
         if ((st = er_tiff_read_info(ts->paths[i], NULL, &img, err)) != ER_OK)
             break;
-        st = check_tile(ts, i, &img, &first, err);
+        st = check_identity(ts, i, id, err);
+        if (st == ER_OK)
+            st = check_tile(ts, i, &img, &first, err);
         if (i == 0)
             first = img;
         else
             er_image_free(&img);
     }
     er_image_free(&first);
+    free(id);
     return st;
 }
 
@@ -126,8 +145,12 @@ static er_status lay_out(er_tile_set *ts, er_error *err)
     er_status st = er_mosaic_layout(ts->geom, ts->n, ts->place, &ts->world_w, &ts->world_h, &e);
     if (st == ER_OK)
         return ER_OK;
+    long a = 0, b = 0;
+    if (sscanf(e.msg, "tiles %ld and %ld overlap", &a, &b) == 2 && a >= 1 && a <= ts->n &&
+        b >= 1 && b <= ts->n)
+        return er_fail(err, st, "'%s' and '%s' overlap", ts->paths[a - 1], ts->paths[b - 1]);
     char *num = strstr(e.msg, "tile ");
-    long a = num ? strtol(num + 5, NULL, 10) : 0;
+    a = num ? strtol(num + 5, NULL, 10) : 0;
     if (a >= 1 && a <= ts->n)
         return er_fail(err, st, "'%s': %s", ts->paths[a - 1], e.msg);
     return er_fail(err, st, "%s", e.msg);

@@ -24,7 +24,7 @@ typedef struct er_tile_set {
  * lays them out (er_mosaic_layout).  Refuses in one line a tile that is
  * not a GeoTIFF with an affine, unrotated georeferencing, a CRS other than
  * the first tile's, another cell size, a misaligned or overlapping tile,
- * two tiles of the same file name.  ER_ENOMEM ("out of memory") or another
+ * two entries that are one file (a link), two tiles of the same file name.  ER_ENOMEM ("out of memory") or another
  * status with err naming the list or the tile; the caller frees *ts with
  * er_tile_set_free either way. */
 er_status er_tile_set_read(const char *list, er_tile_set *ts, er_error *err);

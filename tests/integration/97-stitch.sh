@@ -279,3 +279,11 @@ t_one_error_line "link.tif"
 grep -q "dem_r0_c0.tif" "$T/stderr" || t_fail "the first entry is not named: $(cat "$T/stderr")"
 t_empty_dir "$T/e"
 t_ok
+
+t_case "two overlapping tiles are refused, naming both"
+cp "$A" "$T/copy.tif"
+printf '%s\n%s\n' "$A" "$T/copy.tif" > "$T/over.list"
+t_exit 2 "$ERODE" stitch --tile-set "$T/over.list" -o "$T/e"
+t_one_error_line "'$A' and '$T/copy.tif' overlap"
+t_empty_dir "$T/e"
+t_ok
