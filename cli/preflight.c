@@ -75,6 +75,8 @@ int er_run_preflight(const er_settings *s, const er_params *recipe)
         return rc;
     if (s->tiles && (rc = preflight_tiles(s)) != 0)
         return rc;
+    /* erode stitch checks its write targets in er_stitch_all, once it
+     * knows which tiles and layers it writes, still before any work. */
     if (s->stitch)
         return 0;
     if (s->preview && (rc = probe_parent(s->preview, "--preview directory")) != 0)

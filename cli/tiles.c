@@ -460,6 +460,13 @@ int er_stitch_all(const er_settings *s, const er_tile_set *ts)
         if (status > worst)
             worst = status;
     }
+    /* A signal held back while the last tile's layers were renamed: the
+     * work is whole, but the caller asked to stop and is told so. */
+    if (worst < 128 && er_stop_signal) {
+        er_msg_error("stitch: %s: interrupted after its stitched layers were in place",
+                     ts->paths[r.job[r.n - 1].k]);
+        worst = 128 + (int)er_stop_signal;
+    }
     run_free(&r);
     return worst;
 }

@@ -186,11 +186,11 @@ t_ok
 
 # --- signals ------------------------------------------------------------
 
-# signal_while_locked SIG STATUS: stitches A then Z into $T/o (previous set
-# the 3-step one, halo outputs the 4-step ones) while another process holds
-# the output lock, so A's layers wait, written, for their renames; sends
-# SIG once they are there.  A and Z keep their previous sets.
-signal_while_locked() {
+# locked_stitch: starts stitching A then Z into $T/o (previous set the
+# 3-step one, halo outputs the 4-step ones) while another process ($holder)
+# holds the output lock, and returns once A's three layers are written and
+# wait for their renames ($pid: the stitch).
+locked_stitch() {
     rm -rf "$T/o"; mkdir -p "$T/o"
     cp "$T/h4"/*.halo.tif "$T/o/"
     for l in $LAYERS; do cp "$T/h3/dem_r0_c0.$l.tif" "$T/h3/dem_r2_c2.$l.tif" "$T/o/"; done
@@ -200,15 +200,23 @@ signal_while_locked() {
     while [ ! -e "$T/o/.erode.lock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
     "$ERODE" stitch -q --tile-set "$T/tiles.list" -o "$T/o" "$A" "$Z" > "$T/stdout" 2> "$T/stderr" &
     pid=$!
-    # Wait (up to a minute) until A's three layers are written and held.
     i=0
-    while [ "$(ls -A "$T/o" | grep -c '^\.dem_r0_c0\..*\.tif\.tmp-')" -lt 3 ] && [ $i -lt 600 ]; do
+    while [ "$(ls -A "$T/o" | grep -c '^\.dem_r0_c0\..*\.tif\.tmp-')" -lt 3 ] && [ $i -lt 600 ] &&
+        kill -0 $pid 2> /dev/null; do
         sleep 0.1; i=$((i + 1))
     done
-    [ $i -lt 600 ] || t_fail "the stitch never wrote its layers"
-    kill -"$1" $pid
+    kill -0 $pid 2> /dev/null || t_fail "the stitch did not wait for the lock: $(cat "$T/stderr")"
+}
+# release: ends the lock's holder.
+release() { kill $holder 2> /dev/null; wait $holder 2> /dev/null; }
+
+# signal_while_locked SIG STATUS: SIG to a locked_stitch: A and Z keep
+# their previous sets.
+signal_while_locked() {
+    locked_stitch
+    kill -"$1" $pid 2> /dev/null
     wait $pid; rc=$?
-    kill $holder 2> /dev/null; wait $holder 2> /dev/null
+    release
     [ "$rc" -eq "$2" ] || t_fail "exit $rc, expected $2: $(cat "$T/stderr")"
     t_one_error_line "dem_r0_c0.tif.*interrupted"
     same_files "$T/h3" "$T/o" dem_r0_c0
@@ -217,6 +225,18 @@ signal_while_locked() {
     no_temporaries "$T/o"
 }
 if have flock; then
+    t_case "a halo output deleted after the checks: that tile fails, its previous set whole"
+    locked_stitch
+    rm "$T/o/dem_r2_c2.height.halo.tif"
+    release
+    wait $pid; rc=$?
+    [ "$rc" -eq 2 ] || t_fail "exit $rc, expected 2: $(cat "$T/stderr")"
+    t_one_error_line "cannot read '$T/o/dem_r2_c2.height.halo.tif'"
+    same_files "$T/h4" "$T/o" dem_r0_c0
+    same_files "$T/h3" "$T/o" dem_r2_c2
+    no_temporaries "$T/o"
+    t_ok
+
     t_case "SIGINT while a tile's layers wait to be renamed: exit 130, one line, previous sets whole"
     signal_while_locked INT 130
     t_ok
