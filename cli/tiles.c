@@ -301,7 +301,8 @@ static int add_output(stitch_run *r, int k, int j, unsigned b, er_stitch *acc, c
 /* Stitches layer b of job t into its temporary (held by the output set):
  * `tile` is the tile's header (georeferencing, nodata).  Returns an exit
  * status, message printed. */
-static int stitch_layer(stitch_run *r, const tile_job *t, unsigned b, er_image *tile, char *out)
+static int stitch_layer(stitch_run *r, const tile_job *t, unsigned b, const er_image *tile,
+                        char *out)
 {
     const er_settings *s = r->s;
     const er_tile_place *p = &r->ts->place[t->k];
@@ -309,7 +310,7 @@ static int stitch_layer(stitch_run *r, const tile_job *t, unsigned b, er_image *
     size_t n = (size_t)p->width * (size_t)p->height;
     er_stitch acc;
     float *res = malloc(n * sizeof *res);
-    char **from = calloc((size_t)t->n_from[b] + 1, sizeof *from), *prov = NULL;
+    char **from = calloc((size_t)t->n_from[b] + 1, sizeof *from), *prov = NULL, *nan_tag = NULL;
     er_error err = {{0}};
     er_tiff_create co = s->co; /* the stitched tile is written as the run's outputs */
     int rc = 1, n_from = 0;
@@ -326,13 +327,16 @@ static int stitch_layer(stitch_run *r, const tile_job *t, unsigned b, er_image *
     int any_nodata = er_stitch_finish(&acc, ndv, res);
     prov = er_provenance_stitch(name, r->ref.recipe, (const char *const *)from, n_from);
     er_path_stitched(out, PATH_MAX, s->output_dir, name, er_layer_name(1u << b), "");
-    if (!prov || (any_nodata && !tile->georef.gdal_nodata &&
-                  !(tile->georef.gdal_nodata = strdup("nan")))) {
+    /* A layer with nodata cells declares it, even when the tile has none;
+     * the tile's header serves every layer, so the tag goes on a copy. */
+    er_georef geo = tile->georef;
+    if (any_nodata && !geo.gdal_nodata)
+        geo.gdal_nodata = nan_tag = strdup("nan");
+    if (!prov || (any_nodata && !geo.gdal_nodata)) {
         er_msg_error("%s: out of memory", name);
         goto done;
     }
-    er_layer_out lo = {p->width, p->height, res, any_nodata ? acc.nodata : NULL, ndv,
-                       &tile->georef, prov};
+    er_layer_out lo = {p->width, p->height, res, any_nodata ? acc.nodata : NULL, ndv, &geo, prov};
     if (er_tiff_write_co(out, &lo, &co, &err) != ER_OK) {
         er_msg_error("stitch: %s: %s", name, err.msg);
         goto done;
@@ -342,6 +346,7 @@ done:
     er_stitch_free(&acc);
     free(res);
     free(prov);
+    free(nan_tag);
     for (int i = 0; from && i < n_from; i++)
         free(from[i]);
     free(from);

@@ -99,14 +99,18 @@ static er_status check_tile(const er_tile_set *ts, int i, const er_image *img,
     return ER_OK;
 }
 
-/* Tile i is not the file of an earlier entry under another spelling (a
- * link): its outputs would be named twice.  id[] holds the entries' files. */
-static er_status check_identity(const er_tile_set *ts, int i, struct stat *id, er_error *err)
+/* Records tile i's file; refuses it when it is the file of an earlier
+ * entry under another spelling (a link): its outputs would be named
+ * twice. */
+static er_status check_identity(er_tile_set *ts, int i, er_error *err)
 {
-    if (stat(ts->paths[i], &id[i]) != 0)
+    struct stat st;
+    if (stat(ts->paths[i], &st) != 0)
         return er_fail(err, ER_EIO, "cannot read '%s': %s", ts->paths[i], strerror(errno));
+    ts->id[i].dev = (unsigned long long)st.st_dev;
+    ts->id[i].ino = (unsigned long long)st.st_ino;
     for (int j = 0; j < i; j++)
-        if (id[j].st_dev == id[i].st_dev && id[j].st_ino == id[i].st_ino)
+        if (ts->id[j].dev == ts->id[i].dev && ts->id[j].ino == ts->id[i].ino)
             return er_fail(err, ER_EINVAL, "'%s' and '%s' are the same file", ts->paths[j],
                            ts->paths[i]);
     return ER_OK;
@@ -116,15 +120,12 @@ static er_status read_headers(er_tile_set *ts, er_error *err)
 {
     er_image first;
     er_status st = ER_OK;
-    struct stat *id = malloc((size_t)ts->n * sizeof *id);
-    if (!id)
-        return er_fail(err, ER_ENOMEM, "out of memory");
     memset(&first, 0, sizeof first);
     for (int i = 0; i < ts->n && st == ER_OK; i++) {
         er_image img;
         if ((st = er_tiff_read_info(ts->paths[i], NULL, &img, err)) != ER_OK)
             break;
-        st = check_identity(ts, i, id, err);
+        st = check_identity(ts, i, err);
         if (st == ER_OK)
             st = check_tile(ts, i, &img, &first, err);
         if (i == 0)
@@ -133,7 +134,6 @@ static er_status read_headers(er_tile_set *ts, er_error *err)
             er_image_free(&img);
     }
     er_image_free(&first);
-    free(id);
     return st;
 }
 
@@ -164,7 +164,8 @@ er_status er_tile_set_read(const char *list, er_tile_set *ts, er_error *err)
         return st;
     ts->place = calloc((size_t)ts->n, sizeof *ts->place);
     ts->geom = calloc((size_t)ts->n, sizeof *ts->geom);
-    if (!ts->place || !ts->geom)
+    ts->id = calloc((size_t)ts->n, sizeof *ts->id);
+    if (!ts->place || !ts->geom || !ts->id)
         return er_fail(err, ER_ENOMEM, "out of memory");
     if ((st = read_headers(ts, err)) != ER_OK)
         return st;
@@ -179,16 +180,18 @@ void er_tile_set_free(er_tile_set *ts)
     free(ts->list_buf);
     free(ts->place);
     free(ts->geom);
+    free(ts->id);
     memset(ts, 0, sizeof *ts);
 }
 
 int er_tile_set_find(const er_tile_set *ts, const char *path)
 {
-    struct stat a, b;
+    struct stat a;
     if (stat(path, &a) != 0)
         return -1;
     for (int i = 0; i < ts->n; i++)
-        if (stat(ts->paths[i], &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+        if (ts->id[i].dev == (unsigned long long)a.st_dev &&
+            ts->id[i].ino == (unsigned long long)a.st_ino)
             return i;
     return -1;
 }

@@ -10,9 +10,15 @@
 #include "../core/tiles.h"
 #include "image.h"
 
+/* A file's identity, so any spelling of its path finds it. */
+typedef struct er_tile_id {
+    unsigned long long dev, ino;
+} er_tile_id;
+
 typedef struct er_tile_set {
     int n;
     char **paths;             /* n paths as listed (owned) */
+    er_tile_id *id;           /* n files' device and inode when the list was read (owned) */
     char *list_buf;           /* the list's text (owned) */
     er_tile_place *place;     /* n places in world cells */
     er_tile_geom *geom;       /* n geometries from the georeferencing */
@@ -30,8 +36,9 @@ typedef struct er_tile_set {
 er_status er_tile_set_read(const char *list, er_tile_set *ts, er_error *err);
 void er_tile_set_free(er_tile_set *ts);
 
-/* Index of the tile that is the file `path` (same device and inode, so
- * any spelling of the path works), or -1. */
+/* Index of the tile that is the file `path` (same device and inode as
+ * when the list was read, so any spelling of the path works), or -1.
+ * One stat() whatever the number of tiles. */
 int er_tile_set_find(const er_tile_set *ts, const char *path);
 
 /* Reads tile k extended by `halo` cells from its neighbours into *img
