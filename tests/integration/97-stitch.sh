@@ -194,10 +194,11 @@ locked_stitch() {
     rm -rf "$T/o"; mkdir -p "$T/o"
     cp "$T/h4"/*.halo.tif "$T/o/"
     for l in $LAYERS; do cp "$T/h3/dem_r0_c0.$l.tif" "$T/h3/dem_r2_c2.$l.tif" "$T/o/"; done
-    flock "$T/o/.erode.lock" sleep 30 &
+    # The lock's holder is the sleep itself, so killing it frees the lock.
+    sh -c 'exec 9> "$1" && flock 9 && exec sleep 60' sh "$T/o/.erode.lock" &
     holder=$!
     i=0
-    while [ ! -e "$T/o/.erode.lock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+    while flock -n "$T/o/.erode.lock" true && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
     "$ERODE" stitch -q --tile-set "$T/tiles.list" -o "$T/o" "$A" "$Z" > "$T/stdout" 2> "$T/stderr" &
     pid=$!
     i=0
