@@ -45,21 +45,19 @@ typedef struct stitch_ref {
     char first[PATH_MAX];  /* that output */
 } stitch_ref;
 
-/* One tile to stitch: for each layer, the halo outputs (tile-set indices,
- * in the set's order, so the sums are formed in one fixed order) that
- * reach into it, as found before any tile was written. */
-typedef struct tile_job {
-    int k;
-    unsigned layers;
+/* What tile sel[i] reads: for each layer, the halo outputs (tile-set
+ * indices, in the set's order, so the sums are formed in one fixed order)
+ * that reach into it, as found before any tile was written. */
+typedef struct tile_sources {
     int *from[ER_LAYER_COUNT];
     int n_from[ER_LAYER_COUNT];
-} tile_job;
+} tile_sources;
 
 typedef struct stitch_run {
     const er_settings *s;
     const er_tile_set *ts;
-    tile_job *job;
-    er_stitch_tile *sel;   /* job[i].k and .layers, for the write-target check */
+    er_stitch_tile *sel;   /* the n tiles to stitch and their layers */
+    tile_sources *src;     /* n: what each reads */
     int n;
     stitch_ref ref;
 } stitch_run;
@@ -131,9 +129,9 @@ static int select_tiles(stitch_run *r)
     const er_tile_set *ts = r->ts;
     int n = s->n_inputs > 0 ? s->n_inputs : ts->n;
     char *seen = calloc((size_t)ts->n, 1);
-    r->job = calloc((size_t)n, sizeof *r->job);
     r->sel = calloc((size_t)n, sizeof *r->sel);
-    if (!seen || !r->job || !r->sel) {
+    r->src = calloc((size_t)n, sizeof *r->src);
+    if (!seen || !r->sel || !r->src) {
         free(seen);
         er_msg_error("out of memory");
         return 1;
@@ -149,11 +147,9 @@ static int select_tiles(stitch_run *r)
             rc = 2;
         } else {
             seen[k] = 1;
-            r->job[r->n].k = k;
-            r->job[r->n].layers = s->layers_given ? s->layers : halo_layers(r, k);
-            rc = r->job[r->n].layers ? 0 : 2;
             r->sel[r->n].k = k;
-            r->sel[r->n].layers = r->job[r->n].layers;
+            r->sel[r->n].layers = s->layers_given ? s->layers : halo_layers(r, k);
+            rc = r->sel[r->n].layers ? 0 : 2;
             r->n++;
         }
     }
@@ -161,15 +157,15 @@ static int select_tiles(stitch_run *r)
     return rc;
 }
 
-/* Adds halo output j to the sources of every job it reaches (layer b),
+/* Adds halo output j to the sources of every tile it reaches (layer b),
  * checking its recipe when it reaches any.  Returns an exit status. */
 static int plan_output(stitch_run *r, int j, unsigned b, const er_window *win, int w, int h,
                        const char *path, const char *description)
 {
     int checked = 0;
     for (int i = 0; i < r->n; i++) {
-        tile_job *t = &r->job[i];
-        if (!(t->layers & (1u << b)) || !reaches(win, w, h, &r->ts->place[t->k]))
+        tile_sources *t = &r->src[i];
+        if (!(r->sel[i].layers & (1u << b)) || !reaches(win, w, h, &r->ts->place[r->sel[i].k]))
             continue;
         if (!checked++ && same_recipe(&r->ref, path, description) != 0)
             return 2;
@@ -219,7 +215,7 @@ static int check_neighbours(const stitch_run *r, unsigned b, const char *exists)
 {
     char path[PATH_MAX];
     for (int i = 0; i < r->n; i++) {
-        const tile_job *t = &r->job[i];
+        const er_stitch_tile *t = &r->sel[i];
         if (!(t->layers & (1u << b)))
             continue;
         for (int j = 0; j < r->ts->n; j++) {
@@ -250,7 +246,7 @@ static int plan_sources(stitch_run *r)
         return 1;
     }
     for (int i = 0; i < r->n; i++)
-        all |= r->job[i].layers;
+        all |= r->sel[i].layers;
     int rc = 0;
     for (unsigned b = 0; b < ER_LAYER_COUNT && rc == 0; b++) {
         if (!(all & (1u << b)))
@@ -298,15 +294,16 @@ static int add_output(stitch_run *r, int k, int j, unsigned b, er_stitch *acc, c
     return rc;
 }
 
-/* Stitches layer b of job t into its temporary (held by the output set):
- * `tile` is the tile's header (georeferencing, nodata).  Returns an exit
- * status, message printed. */
-static int stitch_layer(stitch_run *r, const tile_job *t, unsigned b, const er_image *tile,
-                        char *out)
+/* Stitches layer b of tile sel[i] into its temporary (held by the output
+ * set): `tile` is the tile's header (georeferencing, nodata).  Returns an
+ * exit status, message printed. */
+static int stitch_layer(stitch_run *r, int i, unsigned b, const er_image *tile, char *out)
 {
     const er_settings *s = r->s;
-    const er_tile_place *p = &r->ts->place[t->k];
-    const char *name = r->ts->paths[t->k];
+    const tile_sources *t = &r->src[i];
+    const int k = r->sel[i].k;
+    const er_tile_place *p = &r->ts->place[k];
+    const char *name = r->ts->paths[k];
     size_t n = (size_t)p->width * (size_t)p->height;
     er_stitch acc;
     float *res = malloc(n * sizeof *res);
@@ -319,8 +316,8 @@ static int stitch_layer(stitch_run *r, const tile_job *t, unsigned b, const er_i
         er_msg_error("%s: out of memory", name);
         goto done;
     }
-    for (int i = 0; i < t->n_from[b]; i++)
-        if ((rc = add_output(r, t->k, t->from[b][i], b, &acc, from, &n_from)) != 0)
+    for (int f = 0; f < t->n_from[b]; f++)
+        if ((rc = add_output(r, k, t->from[b][f], b, &acc, from, &n_from)) != 0)
             goto done;
     rc = 1;
     double ndv = tile->has_nodata_value ? tile->nodata_value : NAN;
@@ -347,8 +344,8 @@ done:
     free(res);
     free(prov);
     free(nan_tag);
-    for (int i = 0; from && i < n_from; i++)
-        free(from[i]);
+    for (int f = 0; from && f < n_from; f++)
+        free(from[f]);
     free(from);
     return rc;
 }
@@ -390,11 +387,12 @@ static int interrupted(const char *tile)
     return 128 + (int)er_stop_signal;
 }
 
-/* Stitches every layer of job t into one output set, which replaces the
- * previous stitched set together or not at all; a signal stops it at the
- * next layer, leaving the previous set.  Returns an exit status. */
-static int stitch_tile(stitch_run *r, const tile_job *t)
+/* Stitches every layer of tile sel[i] into one output set, which replaces
+ * the previous stitched set together or not at all; a signal stops it at
+ * the next layer, leaving the previous set.  Returns an exit status. */
+static int stitch_tile(stitch_run *r, int i)
 {
+    const er_stitch_tile *t = &r->sel[i];
     const char *name = r->ts->paths[t->k];
     double t0 = er_msg_now();
     char outs[ER_LAYER_COUNT][PATH_MAX];
@@ -410,7 +408,7 @@ static int stitch_tile(stitch_run *r, const tile_job *t)
     for (unsigned b = 0; b < ER_LAYER_COUNT && status == 0; b++) {
         if (!(t->layers & (1u << b)))
             continue;
-        status = er_stop_signal ? interrupted(name) : stitch_layer(r, t, b, &tile, outs[b]);
+        status = er_stop_signal ? interrupted(name) : stitch_layer(r, i, b, &tile, outs[b]);
     }
     if (status == 0 && er_stop_signal)
         status = interrupted(name);
@@ -433,10 +431,10 @@ static int stitch_tile(stitch_run *r, const tile_job *t)
 
 static void run_free(stitch_run *r)
 {
-    for (int i = 0; r->job && i < r->n; i++)
+    for (int i = 0; r->src && i < r->n; i++)
         for (unsigned b = 0; b < ER_LAYER_COUNT; b++)
-            free(r->job[i].from[b]);
-    free(r->job);
+            free(r->src[i].from[b]);
+    free(r->src);
     free(r->sel);
     free(r->ref.recipe);
 }
@@ -460,8 +458,7 @@ int er_stitch_all(const er_settings *s, const er_tile_set *ts)
      * keeps its previous set and the next one is stitched; a signal stops
      * at the next tile. */
     for (int i = 0; i < r.n && worst < 128; i++) {
-        int status = er_stop_signal ? interrupted(ts->paths[r.job[i].k])
-                                    : stitch_tile(&r, &r.job[i]);
+        int status = er_stop_signal ? interrupted(ts->paths[r.sel[i].k]) : stitch_tile(&r, i);
         if (status > worst)
             worst = status;
     }
@@ -469,7 +466,7 @@ int er_stitch_all(const er_settings *s, const er_tile_set *ts)
      * work is whole, but the caller asked to stop and is told so. */
     if (worst < 128 && er_stop_signal) {
         er_msg_error("stitch: %s: interrupted after its stitched layers were in place",
-                     ts->paths[r.job[r.n - 1].k]);
+                     ts->paths[r.sel[r.n - 1].k]);
         worst = 128 + (int)er_stop_signal;
     }
     run_free(&r);
