@@ -69,7 +69,7 @@ er_status er_job_check_resume_backend(er_job *j)
         return ER_OK;
     er_error e = {{0}};
     char path[PATH_MAX];
-    er_path_pattern(path, sizeof path, j->s->resume, j->input);
+    er_path_pattern(path, sizeof path, j->s->resume, j->name);
     if (er_checkpoint_same_backend(&j->resumed, path, j->ck_id.backend, &e))
         return er_fail(&j->err, ER_EINVAL, "%s: --resume: %s", j->input, e.msg);
     return ER_OK;

@@ -32,7 +32,7 @@ static er_status write_frame(er_job *j, const er_run_state *state)
     er_status st = ER_ENOMEM;
     if (elev && water && sed) {
         char path[PATH_MAX];
-        er_path_frame(path, sizeof path, j->s->frames, j->input, (long long)k);
+        er_path_frame(path, sizeof path, j->s->frames, j->name, (long long)k);
         er_run_state_layers(state, j->initial, j->img.nodata, elev, water, sed);
         st = er_job_draw_picture(j, elev, water, sed, 0, path);
         if (st == ER_OK)
@@ -100,7 +100,7 @@ er_status er_job_check_frames(er_job *j)
         return ER_OK;
     char path[PATH_MAX];
     long long last = (long long)((j->plan.boundaries + s->frame_every - 1) / s->frame_every);
-    if (!er_path_frame(path, sizeof path, s->frames, j->input, last))
+    if (!er_path_frame(path, sizeof path, s->frames, j->name, last))
         return er_fail(&j->err, ER_EINVAL, "%s: --frames: the path of frame %lld is too long",
                        j->input, last);
     long name_max = pathconf(s->frames, _PC_NAME_MAX);
@@ -136,10 +136,10 @@ er_status er_job_prepare_checkpoint(er_job *j, const er_params *recipe)
         maps[m] = er_checkpoint_map_hash(j->ctl_data[m], (size_t)j->img.width * (size_t)j->img.height);
     j->ck_id.input_hash = er_checkpoint_fold_maps(j->ck_id.input_hash, maps);
     if (s->checkpoint)
-        er_path_pattern(j->ck_path, sizeof j->ck_path, s->checkpoint, j->input);
+        er_path_pattern(j->ck_path, sizeof j->ck_path, s->checkpoint, j->name);
     if (s->resume) {
         char path[PATH_MAX];
-        er_path_pattern(path, sizeof path, s->resume, j->input);
+        er_path_pattern(path, sizeof path, s->resume, j->name);
         er_error e = {{0}};
         er_status st = er_checkpoint_read(path, &j->ck_id, &j->resumed, &e);
         er_layers keep = {j->water, j->sediment, j->flow, j->wear};

@@ -25,6 +25,7 @@ enum { EXIT_RUN_FAILED = 1, EXIT_USAGE = 2 };
 typedef struct er_job {
     const er_settings *s;
     const char *input;
+    const char *name;          /* what its outputs are named after (er_path_name) */
     er_params params;          /* the recipe with map coordinates resolved */
     er_image img;
     er_window window;          /* --tile-set: where img lies in the mosaic */

@@ -85,9 +85,11 @@ static void usage(FILE *out)
             snprintf(left + n, sizeof left - (size_t)n, " %s", o->arg);
         fprintf(out, "  %-33s %s\n", left, o->help);
     }
-    fprintf(out, "\nOutputs are DIR/<stem>.<layer>.<ext>; with --tile-set DIR/<stem>.<layer>.halo.tif,\n"
-                 "which erode stitch cross-fades into DIR/<stem>.<layer>.tif.  Exit status: 0 success, 1 a run\n"
-                 "failed, 2 usage, recipe or input error, 130/143 interrupted.\n"
+    fprintf(out, "\nOutputs are DIR/<stem>.<layer>.<ext>; with --tile-set DIR/<stem>.<layer>.halo.tif\n"
+                 "(<stem> of the tile's entry in LIST), which erode stitch cross-fades into\n"
+                 "DIR/<stem>.<layer>.tif, each tile's layers replacing the previous ones together.\n"
+                 "Exit status: 0 success, 1 a run failed, 2 usage, recipe or input error (before any\n"
+                 "work, nothing written), 130/143 interrupted.\n"
                  "See erode(1) and erode-recipe(5).\n");
 }
 

@@ -91,7 +91,7 @@ er_status er_job_write_layers(er_job *j)
     const char *ext = er_path_ext(j->s, j->img.format);
     er_status st = ER_OK;
     float *buf = er_alloc_large(n, sizeof(float)); /* filled whole by fill_layer */
-    char *prov = er_provenance_run(j->input, &j->params);
+    char *prov = er_provenance_run(j->name, &j->params);
     if (!buf || !prov) {
         free(buf);
         free(prov);
@@ -113,7 +113,7 @@ er_status er_job_write_layers(er_job *j)
             fill_layer(j, layer, buf, n);
             data = buf;
         }
-        er_path_output(j->outputs[b], PATH_MAX, j->s, j->input, er_layer_name(layer), ext);
+        er_path_output(j->outputs[b], PATH_MAX, j->s, j->name, er_layer_name(layer), ext);
         er_layer_out out = {j->img.width, j->img.height, data, j->img.nodata, j->img.nodata_value,
                             &j->img.georef, prov};
         st = write_layer(j, b, ext, &out);
@@ -178,7 +178,7 @@ done:
 /* The picture of the result (--preview). */
 er_status er_job_write_preview(er_job *j)
 {
-    er_path_pattern(j->preview, sizeof j->preview, j->s->preview, j->input);
+    er_path_pattern(j->preview, sizeof j->preview, j->s->preview, j->name);
     er_status st = er_job_restore_initial(j);
     if (st == ER_OK)
         st = er_job_draw_picture(j, j->terrain.elevation, j->water, j->sediment, j->s->preview_pair,

@@ -4,6 +4,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../io/mosaic.h"
+
 const char *er_path_base(const char *path)
 {
     const char *slash = strrchr(path, '/');
@@ -32,6 +34,12 @@ er_file_format er_path_input_format(const char *path)
         return f;
     const char *dot = strrchr(er_path_base(path), '.');
     return dot && strcasecmp(dot, ".png") == 0 ? ER_FORMAT_PNG : ER_FORMAT_TIFF;
+}
+
+const char *er_path_name(const er_settings *s, const char *input)
+{
+    int k = s->tiles && !s->stitch ? er_tile_set_find(s->tiles, input) : -1;
+    return k >= 0 ? s->tiles->paths[k] : input;
 }
 
 static int fits(int written, size_t n)

@@ -27,6 +27,12 @@ const char *er_path_ext(const er_settings *s, er_file_format in);
  * is named by its extension (".png" or else TIFF). */
 er_file_format er_path_input_format(const char *path);
 
+/* The name an input's outputs are named after: the input as given, or
+ * for a tile of a --tile-set run its entry in the list (the name erode
+ * stitch looks for), whatever spelling of the file (a symbolic or hard
+ * link) the command line used. */
+const char *er_path_name(const er_settings *s, const char *input);
+
 /* "<dir>/<stem>.<layer>.<ext>", or "<dir>/<stem>.<layer>.halo.<ext>" for a
  * tile of a --tile-set run (erode stitch makes the final outputs).
  * Returns 0 when the name did not fit in n bytes. */

@@ -46,7 +46,7 @@ static int probe_parents(const er_settings *s, const char *pattern, const char *
 {
     char dir[PATH_MAX], last[PATH_MAX] = "";
     for (int i = 0; i < s->n_inputs; i++) {
-        if (!er_path_pattern(dir, sizeof dir, pattern, s->inputs[i])) {
+        if (!er_path_pattern(dir, sizeof dir, pattern, er_path_name(s, s->inputs[i]))) {
             er_msg_error("%s: %s: the path of '%s' is too long", s->inputs[i], what, pattern);
             return EXIT_USAGE;
         }
@@ -90,6 +90,8 @@ int er_run_preflight(const er_settings *s, const er_params *recipe)
         return rc;
     if (s->tiles && (rc = preflight_tiles(s)) != 0)
         return rc;
+    /* erode stitch checks its write targets in er_stitch_all, once it
+     * knows which tiles and layers it writes, still before any work. */
     if (s->stitch)
         return 0;
     if (s->preview && (rc = probe_parents(s, s->preview, "--preview directory")) != 0)

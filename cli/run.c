@@ -217,6 +217,7 @@ static int run_one(const er_settings *s, const er_params *recipe, const char *in
     memset(&j, 0, sizeof j);
     j.s = s;
     j.input = input;
+    j.name = er_path_name(s, input);
     j.params = *recipe;
     j.saved_at = -1;
     double t0 = er_msg_now();

@@ -466,19 +466,27 @@ static void add_read_files(plan *p, const er_settings *s, const er_params *recip
             add(p, map[k], map_what[k], owner, ROLE_INPUT, 0);
 }
 
-static void add_run(plan *p, const er_settings *s, const er_params *recipe)
+static void add_tiles(plan *p, const er_tile_set *ts);
+
+/* A run reads its inputs (with --tile-set: every tile of the set, the
+ * neighbours' too) and writes their outputs, named after each input, or
+ * for a tile after its entry in the set (er_path_name). */
+static void add_run(plan *p, const er_settings *s, const er_tile_set *ts, const er_params *recipe)
 {
     char path[PATH_MAX];
     add_read_files(p, s, recipe);
+    if (ts)
+        add_tiles(p, ts);
     for (int i = 0; i < s->n_inputs; i++) {
+        const char *name = er_path_name(s, s->inputs[i]);
         add(p, s->inputs[i], "the input", s->inputs[i], ROLE_INPUT, 0);
-        if (s->resume && er_path_pattern(path, sizeof path, s->resume, s->inputs[i]))
+        if (s->resume && er_path_pattern(path, sizeof path, s->resume, name))
             add(p, path, "the --resume file", s->inputs[i], ROLE_RESUME, 0);
         if (s->frames)
-            add_stem(p, s->inputs[i]);
+            add_stem(p, name);
     }
     for (int i = 0; i < s->n_inputs && !p->failed; i++) {
-        const char *in = s->inputs[i];
+        const char *in = s->inputs[i], *name = er_path_name(s, in);
         const char *ext = er_path_ext(s, er_path_input_format(in));
         static const char *const what[ER_LAYER_COUNT] = {
             "the height layer", "the sediment layer", "the water layer", "the erosion layer",
@@ -491,7 +499,7 @@ static void add_run(plan *p, const er_settings *s, const er_params *recipe)
         const int raw = strcmp(ext, "r16") == 0 || strcmp(ext, "r32") == 0;
         for (unsigned b = 0; b < ER_LAYER_COUNT; b++) {
             if (!(s->layers & (1u << b)) ||
-                !er_path_output(path, sizeof path, s, in, er_layer_name(1u << b), ext))
+                !er_path_output(path, sizeof path, s, name, er_layer_name(1u << b), ext))
                 continue;
             add(p, path, what[b], in, ROLE_TARGET, 0);
             /* A RAW layer's "<file>.json" (io/raw_write.c) is written too. */
@@ -500,7 +508,7 @@ static void add_run(plan *p, const er_settings *s, const er_params *recipe)
                 add(p, path, sidecar[b], in, ROLE_TARGET, 0);
             }
         }
-        if (s->preview && er_path_pattern(path, sizeof path, s->preview, in)) {
+        if (s->preview && er_path_pattern(path, sizeof path, s->preview, name)) {
             add(p, path, "the preview", in, ROLE_TARGET, 0);
             const char *base;
             const dir_info *d = dir_of(p, path, &base);
@@ -509,7 +517,7 @@ static void add_run(plan *p, const er_settings *s, const er_params *recipe)
                 add(p, path, "the lock file", in, ROLE_TARGET, 1);
             }
         }
-        if (s->checkpoint && er_path_pattern(path, sizeof path, s->checkpoint, in))
+        if (s->checkpoint && er_path_pattern(path, sizeof path, s->checkpoint, name))
             add(p, path, "the checkpoint", in, ROLE_TARGET, 0);
         snprintf(path, sizeof path, "%s/" ER_ATOMIC_LOCK_NAME, s->output_dir);
         add(p, path, "the lock file", in, ROLE_TARGET, 1);
@@ -527,26 +535,35 @@ static void add_run(plan *p, const er_settings *s, const er_params *recipe)
     }
 }
 
-/* erode stitch reads every tile and the halo outputs, and writes one file
- * a layer for each tile it stitches. */
-static void add_stitch(plan *p, const er_settings *s, const er_tile_set *ts)
+/* Every tile of the set is read: by a stitch, or as a neighbour's halo. */
+static void add_tiles(plan *p, const er_tile_set *ts)
+{
+    for (int k = 0; k < ts->n && !p->failed; k++)
+        add(p, ts->paths[k], "the tile", ts->paths[k], ROLE_INPUT, 0);
+}
+
+/* erode stitch reads every tile and the halo outputs of the layers it
+ * stitches, and writes one file a layer for each tile it stitches, named
+ * after the tile's entry in the set. */
+static void add_stitch(plan *p, const er_settings *s, const er_tile_set *ts,
+                       const er_stitch_tile *sel, int n)
 {
     char path[PATH_MAX];
-    unsigned layers = s->layers_given ? s->layers : (1u << ER_LAYER_COUNT) - 1;
+    unsigned layers = 0;
+    for (int i = 0; i < n; i++)
+        layers |= sel[i].layers;
     add_read_files(p, s, NULL);
-    for (int k = 0; k < ts->n; k++) {
-        add(p, ts->paths[k], "the tile", ts->paths[k], ROLE_INPUT, 0);
+    add_tiles(p, ts);
+    for (int k = 0; k < ts->n && !p->failed; k++)
         for (unsigned b = 0; b < ER_LAYER_COUNT; b++)
             if ((layers & (1u << b)) && er_path_stitched(path, sizeof path, s->output_dir,
                                                          ts->paths[k], er_layer_name(1u << b), ".halo"))
                 add(p, path, "the halo output", ts->paths[k], ROLE_INPUT, 0);
-    }
-    int n = s->n_inputs ? s->n_inputs : ts->n;
     for (int i = 0; i < n && !p->failed; i++) {
-        const char *tile = s->n_inputs ? s->inputs[i] : ts->paths[i];
+        const char *tile = ts->paths[sel[i].k];
         for (unsigned b = 0; b < ER_LAYER_COUNT; b++)
-            if ((layers & (1u << b)) && er_path_stitched(path, sizeof path, s->output_dir, tile,
-                                                         er_layer_name(1u << b), ""))
+            if ((sel[i].layers & (1u << b)) &&
+                er_path_stitched(path, sizeof path, s->output_dir, tile, er_layer_name(1u << b), ""))
                 add(p, path, "the stitched layer", tile, ROLE_TARGET, 0);
         snprintf(path, sizeof path, "%s/" ER_ATOMIC_LOCK_NAME, s->output_dir);
         add(p, path, "the lock file", tile, ROLE_TARGET, 1);
@@ -574,17 +591,29 @@ static void plan_free(plan *p)
     free(p->stem_set.slot);
 }
 
+/* The check's end: the leftovers of killed runs removed when it passed. */
+static int finish(plan *p)
+{
+    if (!p->failed)
+        clean_stale(p);
+    int failed = p->failed;
+    plan_free(p);
+    return failed ? 2 : 0;
+}
+
 int er_targets_check(const er_settings *s, const er_tile_set *ts, const er_params *recipe)
 {
     plan p;
     memset(&p, 0, sizeof p);
-    if (s->stitch && ts)
-        add_stitch(&p, s, ts);
-    else
-        add_run(&p, s, recipe);
-    if (!p.failed)
-        clean_stale(&p);
-    int failed = p.failed;
-    plan_free(&p);
-    return failed ? 2 : 0;
+    add_run(&p, s, ts, recipe);
+    return finish(&p);
+}
+
+int er_targets_check_stitch(const er_settings *s, const er_tile_set *ts, const er_stitch_tile *sel,
+                            int n)
+{
+    plan p;
+    memset(&p, 0, sizeof p);
+    add_stitch(&p, s, ts, sel, n);
+    return finish(&p);
 }

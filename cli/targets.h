@@ -17,6 +17,8 @@
 
 struct er_tile_set;
 
+struct er_stitch_tile;
+
 /* Checks the run's write targets.  Returns 0, or exit status 2 after
  * printing one error line naming the input and the clashing paths: an
  * output that is (or would replace) an input, two outputs that are one
@@ -24,8 +26,14 @@ struct er_tile_set;
  * name too long for its temporary.  Removes, with a warning line each,
  * the temporaries and backups a killed run left next to a target (never a
  * live one: er_atomic_remove_stale).
- * For `erode stitch`, ts is the tile set whose halo outputs are read.
+ * ts (may be NULL): the --tile-set, every tile of which a run may read.
  * recipe (may be NULL): the loaded recipe, whose control rasters are read. */
 int er_targets_check(const er_settings *s, const struct er_tile_set *ts, const er_params *recipe);
+
+/* The same for `erode stitch` of the n tiles sel[] of the set ts: it
+ * reads every tile, the list and the halo outputs of the layers asked for,
+ * and writes each selected tile's stitched layers and the output lock. */
+int er_targets_check_stitch(const er_settings *s, const struct er_tile_set *ts,
+                            const struct er_stitch_tile *sel, int n);
 
 #endif

@@ -54,10 +54,14 @@ static er_status read_list(const char *list, er_tile_set *ts, er_error *err)
     FILE *f = from_stdin ? stdin : fopen(list, "r");
     if (!f)
         return er_fail(err, ER_EIO, "cannot read '%s': %s", list, strerror(errno));
-    ts->list_buf = er_read_all(f, NULL);
+    int over = 0;
+    ts->list_buf = er_read_all_max(f, ER_TILE_LIST_MAX_BYTES, NULL, &over);
     int failed = ferror(f);
     if (!from_stdin)
         fclose(f);
+    if (over)
+        return er_fail(err, ER_EINVAL, "'%s': more than %u MiB of names", list,
+                       ER_TILE_LIST_MAX_BYTES >> 20);
     if (!ts->list_buf || failed)
         return er_fail(err, ER_EIO, "cannot read '%s'", list);
     size_t lines = 1;
@@ -99,6 +103,23 @@ static er_status check_tile(const er_tile_set *ts, int i, const er_image *img,
     return ER_OK;
 }
 
+/* Records tile i's file; refuses it when it is the file of an earlier
+ * entry under another spelling (a link): its outputs would be named
+ * twice. */
+static er_status check_identity(er_tile_set *ts, int i, er_error *err)
+{
+    struct stat st;
+    if (stat(ts->paths[i], &st) != 0)
+        return er_fail(err, ER_EIO, "cannot read '%s': %s", ts->paths[i], strerror(errno));
+    ts->id[i].dev = (unsigned long long)st.st_dev;
+    ts->id[i].ino = (unsigned long long)st.st_ino;
+    for (int j = 0; j < i; j++)
+        if (ts->id[j].dev == ts->id[i].dev && ts->id[j].ino == ts->id[i].ino)
+            return er_fail(err, ER_EINVAL, "'%s' and '%s' are the same file", ts->paths[j],
+                           ts->paths[i]);
+    return ER_OK;
+}
+
 static er_status read_headers(er_tile_set *ts, er_error *err)
 {
     er_image first;
@@ -108,7 +129,9 @@ static er_status read_headers(er_tile_set *ts, er_error *err)
         er_image img;
         if ((st = er_tiff_read_info(ts->paths[i], NULL, &img, err)) != ER_OK)
             break;
-        st = check_tile(ts, i, &img, &first, err);
+        st = check_identity(ts, i, err);
+        if (st == ER_OK)
+            st = check_tile(ts, i, &img, &first, err);
         if (i == 0)
             first = img;
         else
@@ -126,8 +149,12 @@ static er_status lay_out(er_tile_set *ts, er_error *err)
     er_status st = er_mosaic_layout(ts->geom, ts->n, ts->place, &ts->world_w, &ts->world_h, &e);
     if (st == ER_OK)
         return ER_OK;
+    long a = 0, b = 0;
+    if (sscanf(e.msg, "tiles %ld and %ld overlap", &a, &b) == 2 && a >= 1 && a <= ts->n &&
+        b >= 1 && b <= ts->n)
+        return er_fail(err, st, "'%s' and '%s' overlap", ts->paths[a - 1], ts->paths[b - 1]);
     char *num = strstr(e.msg, "tile ");
-    long a = num ? strtol(num + 5, NULL, 10) : 0;
+    a = num ? strtol(num + 5, NULL, 10) : 0;
     if (a >= 1 && a <= ts->n)
         return er_fail(err, st, "'%s': %s", ts->paths[a - 1], e.msg);
     return er_fail(err, st, "%s", e.msg);
@@ -141,7 +168,8 @@ er_status er_tile_set_read(const char *list, er_tile_set *ts, er_error *err)
         return st;
     ts->place = calloc((size_t)ts->n, sizeof *ts->place);
     ts->geom = calloc((size_t)ts->n, sizeof *ts->geom);
-    if (!ts->place || !ts->geom)
+    ts->id = calloc((size_t)ts->n, sizeof *ts->id);
+    if (!ts->place || !ts->geom || !ts->id)
         return er_fail(err, ER_ENOMEM, "out of memory");
     if ((st = read_headers(ts, err)) != ER_OK)
         return st;
@@ -156,16 +184,18 @@ void er_tile_set_free(er_tile_set *ts)
     free(ts->list_buf);
     free(ts->place);
     free(ts->geom);
+    free(ts->id);
     memset(ts, 0, sizeof *ts);
 }
 
 int er_tile_set_find(const er_tile_set *ts, const char *path)
 {
-    struct stat a, b;
+    struct stat a;
     if (stat(path, &a) != 0)
         return -1;
     for (int i = 0; i < ts->n; i++)
-        if (stat(ts->paths[i], &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+        if (ts->id[i].dev == (unsigned long long)a.st_dev &&
+            ts->id[i].ino == (unsigned long long)a.st_ino)
             return i;
     return -1;
 }

@@ -12,11 +12,13 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/erode-vg-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 vg="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite"
 status=0 n=0
-run() { # expected exit status, then erode's arguments
+run() { # expected exit status, then erode's arguments (a subcommand first)
     want=$1; shift
+    sub=
+    [ "$1" = stitch ] && { sub=stitch; shift; }
     n=$((n + 1))
     # shellcheck disable=SC2086
-    OMP_WAIT_POLICY=passive OMP_NUM_THREADS=2 $vg "$erode" -q "$@" > /dev/null 2> "$tmp/log"; got=$?
+    OMP_WAIT_POLICY=passive OMP_NUM_THREADS=2 $vg "$erode" $sub -q "$@" > /dev/null 2> "$tmp/log"; got=$?
     if [ "$got" -ne "$want" ]; then
         echo "valgrind: erode $* exited $got (expected $want):"; sed 's/^/  /' "$tmp/log" | head -40
         status=1
@@ -52,5 +54,13 @@ run 2 -s mei.ke=100 -s mei.dt=0.02 -o "$tmp" "$O"
 head -c 3000 "$O" > "$tmp/cut.tif"
 run 2 -o "$tmp" "$tmp/cut.tif"
 run 2 -s mei.stpes=2 -o "$tmp" "$O"
+# a one-tile set: the halo run and erode stitch, then a stitch refused
+# before work (its water layer would replace the list)
+echo "$O" > "$tmp/tiles.list"
+mkdir -p "$tmp/t"
+run 0 --tile-set "$tmp/tiles.list" --halo 4 -s mei.steps=2 -o "$tmp/t" "$O"
+run 0 stitch --tile-set "$tmp/tiles.list" -o "$tmp/t"
+cp "$tmp/tiles.list" "$tmp/t/olinda_dem_f32_utm25s.water.tif"
+run 2 stitch --tile-set "$tmp/t/olinda_dem_f32_utm25s.water.tif" -o "$tmp/t"
 [ $status -eq 0 ] && echo "valgrind: $n runs clean"
 exit $status

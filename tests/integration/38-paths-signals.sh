@@ -40,7 +40,7 @@ done
 ls "$T/lie" | grep -q '\.png$' | grep -v '^a\.png$' && t_fail "a PNG output was written"
 t_ok
 
-t_case "--inputs-from twice reads both lists; standard input only once; an endless stream is refused"
+t_case "--inputs-from twice reads both lists; standard input only once; an endless stream (inputs, tiles) is refused"
 mkdir -p "$T/lists/out"
 cp "$S" "$T/lists/one.tif"; cp "$S" "$T/lists/two.tif"
 echo "$T/lists/one.tif" > "$T/lists/a.txt"; echo "$T/lists/two.tif" > "$T/lists/b.txt"
@@ -52,6 +52,9 @@ t_one_error_line "standard input can be read only once"
 yes "$T/lists/one.tif" | "$ERODE" $RUN --inputs-from - -o "$T/lists/out" > "$T/stdout" 2> "$T/stderr"
 [ $? -eq 2 ] || t_fail "an endless list was not refused with exit 2"
 t_one_error_line "more than 64 MiB of names; split the list"
+yes "$T/lists/one.tif" | "$ERODE" $RUN --tile-set - --halo 2 -o "$T/lists/out" "$T/lists/one.tif" > "$T/stdout" 2> "$T/stderr"
+[ $? -eq 2 ] || t_fail "an endless tile list was not refused with exit 2"
+t_one_error_line "more than 64 MiB of names"
 yes a | head -n 1000001 > "$T/lists/many.txt"
 t_exit 2 "$ERODE" $RUN --inputs-from "$T/lists/many.txt" -o "$T/lists/out"
 t_one_error_line "more than 1000000 inputs in one run"
