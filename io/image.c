@@ -1,9 +1,12 @@
 #include "image.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 void er_georef_free(er_georef *g)
 {
@@ -108,7 +111,13 @@ static long read_head(const char *path, unsigned char head[8])
 int er_image_sniff(const char *path, er_file_format *fmt)
 {
     unsigned char head[8] = {0};
-    long got = read_head(path, head);
+    /* never blocks: a FIFO or a device is not opened for reading here */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return 0;
+    ssize_t got = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, head, sizeof head) : -1;
+    close(fd);
     return got > 0 && sniff_bytes(head, (size_t)got, fmt);
 }
 

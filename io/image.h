@@ -78,7 +78,8 @@ er_status er_georef_copy(er_georef *dst, const er_georef *src, er_error *err);
 
 /* The format of the file at `path` as its first bytes say (PNG or TIFF
  * signature), whatever its name says: 1 and *fmt, or 0 when the file
- * cannot be read or has neither signature (*fmt untouched). */
+ * cannot be read, is not a regular file (a FIFO is never opened for
+ * reading: nothing blocks) or has neither signature (*fmt untouched). */
 int er_image_sniff(const char *path, er_file_format *fmt);
 
 /* Reads a GeoTIFF or PNG, chosen by the file's first bytes (not its name).
