@@ -11,8 +11,11 @@
 #include "image.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "xml.h"
 
 #define KEY_MODEL_TYPE 1024          /* GTModelTypeGeoKey */
 #define KEY_RASTER_TYPE 1025         /* GTRasterTypeGeoKey */
@@ -406,4 +409,66 @@ er_status er_georef_shifted(er_georef *dst, const er_georef *src, int dx, int dy
         t[7] += t[4] * dx + t[5] * dy;
     }
     return ER_OK;
+}
+
+/* Band 1's description item in GDAL_METADATA, as GDAL's GTiff driver
+ * writes and reads it; NULL when there is none. */
+static const char *description_item(const char *md, const char **body, const char **end)
+{
+    for (const char *p = md; (p = er_xml_element(p, "Item", body, end)) != NULL; p = *end)
+        if (er_xml_attr_is(p, "name", "DESCRIPTION") && er_xml_attr_is(p, "sample", "0")
+            && er_xml_attr_is(p, "role", "description"))
+            return p;
+    return NULL;
+}
+
+char *er_gdal_metadata_description(const char *md)
+{
+    const char *body, *end;
+    if (!md || !description_item(md, &body, &end))
+        return NULL;
+    return er_xml_text(body, (size_t)(end - body));
+}
+
+char *er_gdal_metadata_with_description(const char *md, const char *desc)
+{
+    static const char root[] = "<GDALMetadata>", close_root[] = "</GDALMetadata>";
+    const char *close = md ? strstr(md, close_root) : NULL, *body = NULL, *end = NULL;
+    if (md && (!strstr(md, root) || !close))
+        return strdup(md);
+    /* [cut, resume) of md is replaced: by new text inside the item, or by
+     * a whole new item (none yet, or an empty "<Item .../>"). */
+    const char *item = md ? description_item(md, &body, &end) : NULL;
+    const char *cut = body, *resume = end;
+    int whole = !item || (body == end && body[-2] == '/');
+    if (item && whole) {
+        cut = item;
+        while (cut > md && (cut[-1] == ' ' || cut[-1] == '\t'))
+            cut--;
+        resume = end;
+        if (*resume == '\n')
+            resume++;
+    } else if (md && !item) {
+        cut = close;
+        while (cut > md && (cut[-1] == ' ' || cut[-1] == '\t'))
+            cut--;
+        resume = cut;
+    }
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    if (!f)
+        return NULL;
+    int ok = md ? fwrite(md, 1, (size_t)(cut - md), f) == (size_t)(cut - md) : fprintf(f, "%s\n", root) > 0;
+    if (ok && whole)
+        ok = fputs("  <Item name=\"DESCRIPTION\" sample=\"0\" role=\"description\">", f) >= 0;
+    ok = ok && er_xml_put_text(f, desc);
+    if (ok && whole)
+        ok = fputs("</Item>\n", f) >= 0;
+    ok = ok && (md ? fputs(resume, f) >= 0 : fprintf(f, "%s\n", close_root) > 0);
+    if (fclose(f) != 0 || !ok) {
+        free(out);
+        return NULL;
+    }
+    return out;
 }

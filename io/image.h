@@ -122,6 +122,20 @@ int er_georef_cell_size_why(const er_georef *g, int width, int height, double *d
  * wrong for an eroded layer); drops the tag when nothing else is left. */
 void er_georef_drop_statistics(er_georef *g);
 
+/* The band description GDAL reads from a GDAL_METADATA tag (md): the text
+ * of its <Item name="DESCRIPTION" sample="0" role="description">, with the
+ * XML references decoded.  A new string the caller frees; NULL when md is
+ * NULL or has no such item (or a malformed one), or out of memory. */
+char *er_gdal_metadata_description(const char *md);
+
+/* md (may be NULL) with band 1's description set to desc: the text of its
+ * DESCRIPTION item replaced, or the item added before </GDALMetadata>
+ * (GDAL's layout, two spaces in), or a new <GDALMetadata> holding only it
+ * when md is NULL.  Every other byte of md is kept; an md that is not a
+ * <GDALMetadata> element comes back unchanged.  A new string the caller
+ * frees; NULL when out of memory. */
+char *er_gdal_metadata_with_description(const char *md, const char *desc);
+
 /* Pixel (column, row) of a map coordinate; returns 0 without georeferencing
  * or with a rotated transformation. */
 int er_georef_map_to_pixel(const er_georef *g, double mx, double my, double *px, double *py);
@@ -143,8 +157,14 @@ typedef struct er_layer_out {
     int width, height;
     const float *data;        /* values in file units */
     const uint8_t *nodata;    /* cells to write as nodata; NULL = none */
-    double nodata_value;      /* value written in those cells (TIFF) */
-    const er_georef *georef;  /* copied into the TIFF unchanged; may be NULL */
+    double nodata_value;      /* the value that marks them where the format
+                               * has one (GeoTIFF's GDAL_NODATA): the input's,
+                               * NaN when it declared none; the writer takes
+                               * NaN when a valid cell holds it */
+    const er_georef *georef;  /* copied into the TIFF unchanged (band 1's
+                               * description is GDAL_METADATA's); a PNG's
+                               * .aux.xml and world file come from it; may
+                               * be NULL */
     const char *provenance;   /* erode version + effective recipe; may be NULL */
 } er_layer_out;
 

@@ -578,6 +578,75 @@ START_TEST(statistics_dropped)
 }
 END_TEST
 
+/* Band 1's description in GDAL_METADATA: read with its references decoded,
+ * replaced in place, added before the closing tag (or as a new element),
+ * every other byte kept; XML specials and control bytes survive a round
+ * trip. */
+START_TEST(description_read_and_set)
+{
+    static const char with[] = "<GDALMetadata>\n"
+                               "  <Item name=\"OFFSET\" sample=\"0\" role=\"offset\">0</Item>\n"
+                               "  <Item name=\"DESCRIPTION\" sample=\"0\" role=\"description\">DEM &amp; more</Item>\n"
+                               "</GDALMetadata>\n";
+    static const char without[] = "<GDALMetadata>\n"
+                                  "  <Item name=\"OFFSET\" sample=\"0\" role=\"offset\">0</Item>\n"
+                                  "  <Item name=\"DESCRIPTION\" sample=\"1\" role=\"description\">band 2</Item>\n"
+                                  "</GDALMetadata>\n";
+    char *d = er_gdal_metadata_description(with);
+    ck_assert_str_eq(d, "DEM & more");
+    free(d);
+    ck_assert_ptr_null(er_gdal_metadata_description(without));
+    ck_assert_ptr_null(er_gdal_metadata_description(NULL));
+
+    char *m = er_gdal_metadata_with_description(with, "water");
+    ck_assert_str_eq(m, "<GDALMetadata>\n"
+                        "  <Item name=\"OFFSET\" sample=\"0\" role=\"offset\">0</Item>\n"
+                        "  <Item name=\"DESCRIPTION\" sample=\"0\" role=\"description\">water</Item>\n"
+                        "</GDALMetadata>\n");
+    free(m);
+    m = er_gdal_metadata_with_description(without, "water");
+    ck_assert_str_eq(m, "<GDALMetadata>\n"
+                        "  <Item name=\"OFFSET\" sample=\"0\" role=\"offset\">0</Item>\n"
+                        "  <Item name=\"DESCRIPTION\" sample=\"1\" role=\"description\">band 2</Item>\n"
+                        "  <Item name=\"DESCRIPTION\" sample=\"0\" role=\"description\">water</Item>\n"
+                        "</GDALMetadata>\n");
+    free(m);
+    m = er_gdal_metadata_with_description(NULL, "sediment");
+    ck_assert_str_eq(m, "<GDALMetadata>\n"
+                        "  <Item name=\"DESCRIPTION\" sample=\"0\" role=\"description\">sediment</Item>\n"
+                        "</GDALMetadata>\n");
+    free(m);
+    m = er_gdal_metadata_with_description("<GDALMetadata>\n  <Item role=\"description\" name=\"DESCRIPTION\" "
+                                          "sample=\"0\"/>\n  <Item name=\"X\">1</Item>\n</GDALMetadata>\n", "a");
+    ck_assert_str_eq(m, "<GDALMetadata>\n"
+                        "  <Item name=\"DESCRIPTION\" sample=\"0\" role=\"description\">a</Item>\n"
+                        "  <Item name=\"X\">1</Item>\n"
+                        "</GDALMetadata>\n");
+    free(m);
+    m = er_gdal_metadata_with_description("<GDALMetadata><Item name=\"DESCRIPTION\" sample=\"0\" "
+                                          "role=\"description\"></Item></GDALMetadata>", "b");
+    ck_assert_str_eq(m, "<GDALMetadata><Item name=\"DESCRIPTION\" sample=\"0\" role=\"description\">b</Item>"
+                        "</GDALMetadata>");
+    free(m);
+    /* Not GDAL's element: kept as it is. */
+    m = er_gdal_metadata_with_description("<Other/>", "x");
+    ck_assert_str_eq(m, "<Other/>");
+    free(m);
+    /* Escaping round trip. */
+    static const char odd[] = "a<b>&\"c'\td\ne\r\x01\x7f h\xc3\xa9";
+    m = er_gdal_metadata_with_description(NULL, odd);
+    d = er_gdal_metadata_description(m);
+    ck_assert_str_eq(d, odd);
+    ck_assert_ptr_null(strpbrk(m, "\t\r\x01\x7f")); /* written as references */
+    ck_assert_ptr_nonnull(strstr(m, "e&#13;&#1;&#127; h\xc3\xa9"));
+    free(d);
+    free(m);
+    /* A malformed reference is no description. */
+    ck_assert_ptr_null(er_gdal_metadata_description("<GDALMetadata><Item name=\"DESCRIPTION\" sample=\"0\" "
+                                                    "role=\"description\">a &bogus; b</Item></GDALMetadata>"));
+}
+END_TEST
+
 Suite *geotags_suite(void);
 Suite *geotags_suite(void)
 {
@@ -598,6 +667,7 @@ Suite *geotags_suite(void)
     tcase_add_test(t, map_to_pixel_area_and_point);
     tcase_add_test(t, projected_dems);
     tcase_add_test(t, statistics_dropped);
+    tcase_add_test(t, description_read_and_set);
     tcase_add_loop_test(t, geographic_dems, 0, (int)(sizeof geo_dems / sizeof geo_dems[0]));
     suite_add_tcase(s, t);
     return s;
