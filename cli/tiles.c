@@ -119,7 +119,7 @@ static int stitch_layer(const er_settings *s, const er_tile_set *ts, int k, int 
     size_t n = (size_t)p->width * (size_t)p->height;
     er_stitch acc;
     float *res = malloc(n * sizeof *res);
-    char **from = calloc((size_t)ts->n, sizeof *from), *prov = NULL;
+    char **from = calloc((size_t)ts->n, sizeof *from), *prov = NULL, *md = NULL;
     er_image tile;
     er_error err = {{0}};
     const char *layer = er_layer_name(1u << b);
@@ -151,14 +151,22 @@ static int stitch_layer(const er_settings *s, const er_tile_set *ts, int k, int 
         er_msg_error("%s: out of memory", ts->paths[k]);
         goto done;
     }
-    er_layer_out lo = {p->width, p->height, res, any_nodata ? acc.nodata : NULL, ndv,
-                       &tile.georef, prov};
+    /* The layer's own band description, as a run's outputs have it. */
+    er_georef g = tile.georef;
+    if (!er_path_layer_metadata(g.gdal_metadata, 1u << b, &md)) {
+        er_msg_error("%s: out of memory", ts->paths[k]);
+        goto done;
+    }
+    if (md)
+        g.gdal_metadata = md;
+    er_layer_out lo = {p->width, p->height, res, any_nodata ? acc.nodata : NULL, ndv, &g, prov};
     if (er_tiff_write_co(out, &lo, &co, &err) != ER_OK) {
         er_msg_error("%s", err.msg);
         goto done;
     }
     rc = 0;
 done:
+    free(md);
     er_stitch_free(&acc);
     free(res);
     free(prov);

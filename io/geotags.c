@@ -23,6 +23,10 @@
 #define KEY_ANGULAR_UNIT_SIZE 2055   /* GeogAngularUnitSizeGeoKey [radians] */
 #define KEY_LINEAR_UNITS 3076        /* ProjLinearUnitsGeoKey */
 #define KEY_LINEAR_UNIT_SIZE 3077    /* ProjLinearUnitSizeGeoKey [metres] */
+#define KEY_GEOGRAPHIC_TYPE 2048     /* GeographicTypeGeoKey */
+#define KEY_PROJECTED_TYPE 3072      /* ProjectedCSTypeGeoKey */
+#define KEY_VERTICAL_TYPE 4096       /* VerticalCSTypeGeoKey */
+#define MODEL_PROJECTED 1
 #define MODEL_GEOGRAPHIC 2
 #define MODEL_GEOCENTRIC 3
 #define RASTER_PIXEL_IS_POINT 2
@@ -471,4 +475,30 @@ char *er_gdal_metadata_with_description(const char *md, const char *desc)
         return NULL;
     }
     return out;
+}
+
+int er_georef_pixel_is_point(const er_georef *g)
+{
+    unsigned raster_type = 0;
+    return g && key_short(g, KEY_RASTER_TYPE, &raster_type) && raster_type == RASTER_PIXEL_IS_POINT;
+}
+
+/* EPSG codes of coordinate reference systems lie in 1024..32766 (GeoTIFF
+ * 1.1, 6.3.1: 32767 is user-defined, 32768 and above private). */
+static int epsg_code(const er_georef *g, uint16_t key, unsigned *code)
+{
+    return key_short(g, key, code) && *code >= 1024 && *code < USER_DEFINED;
+}
+
+int er_georef_epsg(const er_georef *g, char *buf, size_t n)
+{
+    unsigned model = 0, h, v;
+    if (!g || !key_short(g, KEY_MODEL_TYPE, &model))
+        return 0;
+    if (!(model == MODEL_PROJECTED ? epsg_code(g, KEY_PROJECTED_TYPE, &h)
+                                   : model == MODEL_GEOGRAPHIC && epsg_code(g, KEY_GEOGRAPHIC_TYPE, &h)))
+        return 0;
+    int k = epsg_code(g, KEY_VERTICAL_TYPE, &v) ? snprintf(buf, n, "EPSG:%u+%u", h, v)
+                                                 : snprintf(buf, n, "EPSG:%u", h);
+    return k > 0 && (size_t)k < n;
 }

@@ -37,7 +37,7 @@ typedef struct er_image {
     uint8_t *nodata;        /* 1 = nodata cell; NULL when the file has none */
     int has_nodata_value;   /* a nodata value is declared (GDAL_NODATA) */
     double nodata_value;    /* the declared value (may be NaN) */
-    er_georef georef;       /* empty for PNG */
+    er_georef georef;       /* PNG: from erode's .aux.xml sidecar, else empty */
     er_file_format format;
     int png_alpha;          /* PNG had an alpha channel */
     char *description;      /* TIFF ImageDescription (erode's provenance in
@@ -147,6 +147,24 @@ int er_georef_map_to_pixel(const er_georef *g, double mx, double my, double *px,
  * without an affine map. */
 int er_georef_affine(const er_georef *g, double m[6]);
 
+/* 1 when the raster's points are cell centres (GTRasterTypeGeoKey
+ * PixelIsPoint, GDAL's AREA_OR_POINT=Point), else 0. */
+int er_georef_pixel_is_point(const er_georef *g);
+
+/* The CRS as an EPSG code in GDAL's user-input syntax, "EPSG:<h>" or, with
+ * a coded VerticalCSTypeGeoKey, the compound "EPSG:<h>+<v>": h is the
+ * ProjectedCSTypeGeoKey of a projected model (GTModelTypeGeoKey 1) or the
+ * GeographicTypeGeoKey of a geographic one (2).  Writes it to buf (n
+ * bytes) and returns 1; returns 0 when the keys name no code (a
+ * user-defined CRS, a geocentric model, no keys). */
+int er_georef_epsg(const er_georef *g, char *buf, size_t n);
+
+/* Reads a GDAL_NODATA string as GDAL writes it ("%.18g", "nan", "inf"):
+ * a number and optional trailing white space.  Returns 1 and sets *v, or
+ * 0 for anything else (an empty string, trailing garbage), which would
+ * otherwise read as 0 and turn every sea-level cell into nodata. */
+int er_nodata_parse(const char *s, double *v);
+
 /* A deep copy of src for a raster whose top-left cell is cell (dx, dy) of
  * src's raster: the tie point (or transformation) is moved, everything
  * else is kept.  ER_EINVAL without an affine map, ER_ENOMEM. */
@@ -214,6 +232,12 @@ er_status er_tiff_write_progress(const char *path, const er_layer_out *layer, co
                                  const er_io_progress *pg, er_error *err);
 er_status er_png_write_progress(const char *path, const er_layer_out *layer, const er_io_progress *pg,
                                 er_error *err);
+
+/* The sidecars er_png_write writes beside a georeferenced PNG `png`:
+ * GDAL's PAM file "<png>.aux.xml" into aux and the world file (the name
+ * with its extension replaced by ".pgw", as GDAL's PNG driver looks for
+ * it) into world.  Returns 0 when a name does not fit its buffer. */
+int er_png_sidecar_paths(const char *png, char *aux, size_t aux_n, char *world, size_t world_n);
 
 /* OpenEXR (OpenEXRCore): one scanline part, one "Y" channel, ZIP, the
  * provenance in the string attribute "erode".  half = 0: float32, nodata

@@ -647,6 +647,45 @@ START_TEST(description_read_and_set)
 }
 END_TEST
 
+/* The EPSG code GDAL is told in a PNG's .aux.xml: the projected or
+ * geographic code the model type names, a coded vertical CRS as a
+ * compound; nothing for a user-defined CRS (GDAL reads its parts, erode
+ * cannot name them), a geocentric model, a private code, or no keys. */
+START_TEST(epsg_code_of_the_keys)
+{
+    static struct {
+        uint16_t keys[24];
+        const char *want; /* NULL: none */
+    } cases[] = {
+        {{1, 1, 0, 2, 1024, 0, 1, 1, 3072, 0, 1, 26918}, "EPSG:26918"},
+        {{1, 1, 0, 2, 1024, 0, 1, 2, 2048, 0, 1, 4326}, "EPSG:4326"},
+        {{1, 1, 0, 3, 1024, 0, 1, 1, 3072, 0, 1, 26918, 4096, 0, 1, 5703}, "EPSG:26918+5703"},
+        {{1, 1, 0, 3, 1024, 0, 1, 1, 3072, 0, 1, 26918, 4096, 0, 1, 32767}, "EPSG:26918"},
+        {{1, 1, 0, 2, 1024, 0, 1, 1, 3072, 0, 1, 32767}, NULL},
+        {{1, 1, 0, 2, 1024, 0, 1, 2, 3072, 0, 1, 26918}, NULL}, /* geographic model, projected key */
+        {{1, 1, 0, 2, 1024, 0, 1, 3, 2048, 0, 1, 4326}, NULL},
+        {{1, 1, 0, 1, 3072, 0, 1, 26918}, NULL},                 /* no model type */
+        {{1, 1, 0, 2, 1024, 0, 1, 1, 3072, 0, 1, 40000}, NULL},
+    };
+    er_georef g;
+    char buf[64];
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        memset(&g, 0, sizeof g);
+        g.geokeys = cases[k].keys;
+        g.n_geokeys = 4 + 4 * (size_t)cases[k].keys[3];
+        int got = er_georef_epsg(&g, buf, sizeof buf);
+        ck_assert_msg(got == (cases[k].want != NULL), "case %zu", k);
+        if (got)
+            ck_assert_str_eq(buf, cases[k].want);
+    }
+    ck_assert_int_eq(er_georef_epsg(NULL, buf, sizeof buf), 0);
+    memset(&g, 0, sizeof g);
+    g.geokeys = cases[2].keys;
+    g.n_geokeys = 16;
+    ck_assert_int_eq(er_georef_epsg(&g, buf, 10), 0); /* does not fit */
+}
+END_TEST
+
 Suite *geotags_suite(void);
 Suite *geotags_suite(void)
 {
@@ -668,6 +707,7 @@ Suite *geotags_suite(void)
     tcase_add_test(t, projected_dems);
     tcase_add_test(t, statistics_dropped);
     tcase_add_test(t, description_read_and_set);
+    tcase_add_test(t, epsg_code_of_the_keys);
     tcase_add_loop_test(t, geographic_dems, 0, (int)(sizeof geo_dems / sizeof geo_dems[0]));
     suite_add_tcase(s, t);
     return s;
