@@ -316,7 +316,7 @@ static int read_domain(const char *text, er_image *img, int *found, char *what, 
 
 er_status er_png_sidecars_read(const char *png, er_image *img, er_error *err)
 {
-    char aux[4096], world[4096], what[80];
+    char aux[4096], world[4096], what[160];
     char *text;
     if (!er_png_sidecar_paths(png, aux, sizeof aux, world, sizeof world))
         return ER_OK; /* no sidecar can have such a name */
