@@ -54,10 +54,10 @@ static int grid_offset(const double in[6], const double rs[6], long *ox, long *o
  * whatever its numbers say: it would be cut at the wrong place. */
 static er_status other_crs(const er_georef *in, const er_georef *rs, er_error *e)
 {
-    int a = er_georef_epsg(in), b = er_georef_epsg(rs);
-    if (a && b)
-        return er_fail(e, ER_EINVAL, "another coordinate reference system (EPSG:%d, the input's "
-                       "EPSG:%d); reproject it first, e.g. gdalwarp -t_srs EPSG:%d", b, a, a);
+    char a[32], b[32];
+    if (er_georef_epsg(in, a, sizeof a) && er_georef_epsg(rs, b, sizeof b))
+        return er_fail(e, ER_EINVAL, "another coordinate reference system (%s, the input's %s); "
+                       "reproject it first, e.g. gdalwarp -t_srs %s", b, a, a);
     return er_fail(e, ER_EINVAL, "another coordinate reference system than the input's; "
                    "reproject it first (gdalwarp)");
 }

@@ -2,6 +2,7 @@
  * --preview picture and the pictures of --frames. */
 #include "job.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,9 +115,21 @@ er_status er_job_write_layers(er_job *j)
             data = buf;
         }
         er_path_output(j->outputs[b], PATH_MAX, j->s, j->name, er_layer_name(layer), ext);
-        er_layer_out out = {j->img.width, j->img.height, data, j->img.nodata, j->img.nodata_value,
-                            &j->img.georef, prov};
+        /* The input's georeferencing with the layer's own description;
+         * the input's nodata value where it declared one (the writer
+         * takes NaN where a valid cell of this layer holds it). */
+        er_georef g = j->img.georef;
+        char *md;
+        if (!er_path_layer_metadata(g.gdal_metadata, layer, &md)) {
+            st = er_fail(&j->err, ER_ENOMEM, "%s: out of memory", j->input);
+            break;
+        }
+        if (md)
+            g.gdal_metadata = md;
+        er_layer_out out = {j->img.width, j->img.height, data, j->img.nodata,
+                            j->img.has_nodata_value ? j->img.nodata_value : NAN, &g, prov};
         st = write_layer(j, b, ext, &out);
+        free(md);
         er_progress_end(&j->progress);
         if (st == ER_OK)
             j->written |= layer;

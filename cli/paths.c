@@ -1,6 +1,7 @@
 #include "paths.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -78,4 +79,17 @@ int er_path_stitched(char *buf, size_t n, const char *dir, const char *tile, con
     const char *base = er_path_base(tile);
     return fits(snprintf(buf, n, "%s/%.*s.%s%s.tif", dir, er_path_stem_len(base), base, layer,
                          suffix), n);
+}
+
+int er_path_layer_metadata(const char *md, unsigned bit, char **out)
+{
+    *out = NULL;
+    char *own = er_gdal_metadata_description(md);
+    if (own && bit == ER_LAYER_HEIGHT) {
+        free(own);
+        return 1;
+    }
+    free(own);
+    *out = er_gdal_metadata_with_description(md, er_layer_name(bit));
+    return *out != NULL;
 }

@@ -51,4 +51,14 @@ int er_path_frame(char *buf, size_t n, const char *frames_dir, const char *input
 int er_path_stitched(char *buf, size_t n, const char *dir, const char *tile, const char *layer,
                      const char *suffix);
 
+/* The GDAL_METADATA of layer `bit` written from an input whose
+ * GDAL_METADATA is md (may be NULL), so that its band description says
+ * what the layer is: height keeps the input's own description ("DEM",
+ * "elevation"), the eroded terrain being the quantity the input
+ * described, and is "height" when the input has none; every other layer
+ * is described by its name ("water", "sediment", ...).  Sets *out to a
+ * new string the caller frees, or to NULL when md serves as it is;
+ * returns 0 when out of memory. */
+int er_path_layer_metadata(const char *md, unsigned bit, char **out);
+
 #endif

@@ -480,6 +480,11 @@ static void add_run(plan *p, const er_settings *s, const er_tile_set *ts, const 
     for (int i = 0; i < s->n_inputs; i++) {
         const char *name = er_path_name(s, s->inputs[i]);
         add(p, s->inputs[i], "the input", s->inputs[i], ROLE_INPUT, 0);
+        /* A PNG input's georeferencing is read from its .aux.xml. */
+        char world[PATH_MAX];
+        if (er_path_input_format(s->inputs[i]) == ER_FORMAT_PNG &&
+            er_png_sidecar_paths(s->inputs[i], path, sizeof path, world, sizeof world))
+            add(p, path, "the input's .aux.xml", s->inputs[i], ROLE_INPUT, 0);
         if (s->resume && er_path_pattern(path, sizeof path, s->resume, name))
             add(p, path, "the --resume file", s->inputs[i], ROLE_RESUME, 0);
         if (s->frames)
@@ -496,7 +501,13 @@ static void add_run(plan *p, const er_settings *s, const er_tile_set *ts, const 
             "the water layer's sidecar", "the erosion layer's sidecar",
             "the deposit layer's sidecar", "the flow layer's sidecar",
             "the wear layer's sidecar"};
+        static const char *const world[ER_LAYER_COUNT] = {
+            "the height layer's world file", "the sediment layer's world file",
+            "the water layer's world file", "the erosion layer's world file",
+            "the deposit layer's world file", "the flow layer's world file",
+            "the wear layer's world file"};
         const int raw = strcmp(ext, "r16") == 0 || strcmp(ext, "r32") == 0;
+        const int png = strcmp(ext, "png") == 0;
         for (unsigned b = 0; b < ER_LAYER_COUNT; b++) {
             if (!(s->layers & (1u << b)) ||
                 !er_path_output(path, sizeof path, s, name, er_layer_name(1u << b), ext))
@@ -506,6 +517,14 @@ static void add_run(plan *p, const er_settings *s, const er_tile_set *ts, const 
             if (raw && strlen(path) + 5 < sizeof path) {
                 strcat(path, ".json");
                 add(p, path, sidecar[b], in, ROLE_TARGET, 0);
+            }
+            /* A PNG layer's .aux.xml and world file are written, or
+             * removed when the input has no georeferencing (known only
+             * once it is read): io/png_sidecar.c. */
+            char aux[PATH_MAX], wld[PATH_MAX];
+            if (png && er_png_sidecar_paths(path, aux, sizeof aux, wld, sizeof wld)) {
+                add(p, aux, sidecar[b], in, ROLE_TARGET, 0);
+                add(p, wld, world[b], in, ROLE_TARGET, 0);
             }
         }
         if (s->preview && er_path_pattern(path, sizeof path, s->preview, name)) {

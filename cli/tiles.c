@@ -308,6 +308,7 @@ static int stitch_layer(stitch_run *r, int i, unsigned b, const er_image *tile, 
     er_stitch acc;
     float *res = malloc(n * sizeof *res);
     char **from = calloc((size_t)t->n_from[b] + 1, sizeof *from), *prov = NULL, *nan_tag = NULL;
+    char *md = NULL;
     er_error err = {{0}};
     er_tiff_create co = s->co; /* the stitched tile is written as the run's outputs */
     int rc = 1, n_from = 0;
@@ -333,6 +334,13 @@ static int stitch_layer(stitch_run *r, int i, unsigned b, const er_image *tile, 
         er_msg_error("%s: out of memory", name);
         goto done;
     }
+    /* The layer's own band description, as a run's outputs have it. */
+    if (!er_path_layer_metadata(geo.gdal_metadata, 1u << b, &md)) {
+        er_msg_error("%s: out of memory", name);
+        goto done;
+    }
+    if (md)
+        geo.gdal_metadata = md;
     er_layer_out lo = {p->width, p->height, res, any_nodata ? acc.nodata : NULL, ndv, &geo, prov};
     if (er_tiff_write_co(out, &lo, &co, &err) != ER_OK) {
         er_msg_error("stitch: %s: %s", name, err.msg);
@@ -340,6 +348,7 @@ static int stitch_layer(stitch_run *r, int i, unsigned b, const er_image *tile, 
     }
     rc = 0;
 done:
+    free(md);
     er_stitch_free(&acc);
     free(res);
     free(prov);

@@ -162,6 +162,50 @@ er_status er_atomic_commit(er_atomic *a, er_error *err)
     return ER_OK;
 }
 
+er_status er_atomic_write_file(const char *path, const void *buf, size_t n, er_error *err)
+{
+    er_atomic a;
+    er_status st = er_atomic_open(&a, path, err);
+    if (st)
+        return st;
+    const char *p = buf;
+    while (n > 0) {
+        ssize_t k = write(a.fd, p, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            int e = k < 0 ? errno : EIO;
+            er_atomic_abort(&a);
+            return er_fail(err, ER_EIO, "cannot write '%s': %s", path, er_atomic_reason(e));
+        }
+        p += k;
+        n -= (size_t)k;
+    }
+    return er_atomic_commit(&a, err);
+}
+
+er_status er_atomic_remove(const char *final_path, er_error *err)
+{
+    if (!set.active) {
+        if (unlink(final_path) == 0 || errno == ENOENT)
+            return ER_OK;
+        return er_fail(err, ER_EIO, "cannot remove '%s': %s", final_path, er_atomic_reason(errno));
+    }
+    if (set.n == ER_ATOMIC_SLOTS)
+        return er_fail(err, ER_EIO, "cannot remove '%s': too many files in one set", final_path);
+    /* A member without a temporary: replace_all removes its final name. */
+    er_atomic *a = &set.held[set.n];
+    a->fd = -1;
+    a->slot = -1;
+    a->live_fd = -1;
+    a->tmp_path = NULL;
+    a->final_path = strdup(final_path);
+    if (!a->final_path)
+        return er_fail(err, ER_ENOMEM, "'%s': out of memory", final_path);
+    set.n++;
+    return ER_OK;
+}
+
 void er_atomic_abort(er_atomic *a)
 {
     if (a->fd >= 0)
@@ -312,9 +356,10 @@ static void drop_backup(char *b)
     free(b);
 }
 
-/* Renames the held temporaries onto their final names; when one rename
- * fails, puts every earlier final name back as it was (the previous file
- * from its backup link, or no file) and removes the temporaries. */
+/* Renames the held temporaries onto their final names (and removes the
+ * names of members without one, er_atomic_remove); when one fails, puts
+ * every earlier final name back as it was (the previous file from its
+ * backup link, or no file) and removes the temporaries. */
 static er_status replace_all(er_error *err)
 {
     char *backup[ER_ATOMIC_SLOTS] = {0};
@@ -330,10 +375,15 @@ static er_status replace_all(er_error *err)
         }
         backup[i] = backup_of(set.held[i].final_path, &lost[i]);
     }
-    for (; st == ER_OK && done < set.n; done++)
-        if (rename(set.held[done].tmp_path, set.held[done].final_path) != 0)
-            st = er_fail(err, ER_EIO, "cannot write '%s': %s", set.held[done].final_path,
-                         er_atomic_reason(errno));
+    for (; st == ER_OK && done < set.n; done++) {
+        const er_atomic *a = &set.held[done];
+        if (!a->tmp_path) {
+            if (unlink(a->final_path) != 0 && errno != ENOENT)
+                st = er_fail(err, ER_EIO, "cannot remove '%s': %s", a->final_path, er_atomic_reason(errno));
+        } else if (rename(a->tmp_path, a->final_path) != 0) {
+            st = er_fail(err, ER_EIO, "cannot write '%s': %s", a->final_path, er_atomic_reason(errno));
+        }
+    }
     if (st != ER_OK && done > 0)
         done--; /* the failed one was not renamed */
     for (int i = 0; i < set.n; i++) {
@@ -344,7 +394,7 @@ static er_status replace_all(er_error *err)
             else if (!existed[i])
                 unlink(a->final_path);
             /* else: no hard links here; the new file stays (better than none) */
-        } else if (st != ER_OK) {
+        } else if (st != ER_OK && a->tmp_path) {
             unlink(a->tmp_path);
         }
         if (backup[i] && (st == ER_OK || i >= done))

@@ -35,6 +35,16 @@ er_status er_atomic_open(er_atomic *a, const char *final_path, er_error *err);
  * it set a->fd = -1 after flushing it itself. */
 er_status er_atomic_commit(er_atomic *a, er_error *err);
 
+/* Writes n bytes of buf as the file `path` (open, write, commit): one
+ * member of the current output set, if any. */
+er_status er_atomic_write_file(const char *path, const void *buf, size_t n, er_error *err);
+
+/* Removes `final_path` with the output set: when the set commits, with
+ * its guarantees (a failed commit puts the file back from its backup);
+ * at once outside a set.  A name with no file is no error.  For a file an
+ * output makes stale, e.g. a sidecar the new output does not have. */
+er_status er_atomic_remove(const char *final_path, er_error *err);
+
 /* Closes and removes the temporary; accepts an already finished *a. */
 void er_atomic_abort(er_atomic *a);
 

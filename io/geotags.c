@@ -11,8 +11,11 @@
 #include "image.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "xml.h"
 
 #define KEY_MODEL_TYPE 1024          /* GTModelTypeGeoKey */
 #define KEY_RASTER_TYPE 1025         /* GTRasterTypeGeoKey */
@@ -20,6 +23,10 @@
 #define KEY_ANGULAR_UNIT_SIZE 2055   /* GeogAngularUnitSizeGeoKey [radians] */
 #define KEY_LINEAR_UNITS 3076        /* ProjLinearUnitsGeoKey */
 #define KEY_LINEAR_UNIT_SIZE 3077    /* ProjLinearUnitSizeGeoKey [metres] */
+#define KEY_GEOGRAPHIC_TYPE 2048     /* GeographicTypeGeoKey */
+#define KEY_PROJECTED_TYPE 3072      /* ProjectedCSTypeGeoKey */
+#define KEY_VERTICAL_TYPE 4096       /* VerticalCSTypeGeoKey */
+#define MODEL_PROJECTED 1
 #define MODEL_GEOGRAPHIC 2
 #define MODEL_GEOCENTRIC 3
 #define RASTER_PIXEL_IS_POINT 2
@@ -27,11 +34,8 @@
 #define TAG_GEODOUBLES 34736
 #define TAG_GEOASCII 34737
 #define KEY_GT_CITATION 1026         /* GTCitationGeoKey (text) */
-#define KEY_GEOGRAPHIC_TYPE 2048     /* GeographicTypeGeoKey: an EPSG code */
 #define KEY_GEOG_CITATION 2049       /* GeogCitationGeoKey (text) */
-#define KEY_PROJECTED_TYPE 3072      /* ProjectedCSTypeGeoKey: an EPSG code */
 #define KEY_PCS_CITATION 3073        /* PCSCitationGeoKey (text) */
-#define USER_DEFINED 32767
 
 #define PI 3.14159265358979323846
 
@@ -415,19 +419,92 @@ er_status er_georef_shifted(er_georef *dst, const er_georef *src, int dx, int dy
     return ER_OK;
 }
 
-/* The EPSG code that names g's CRS (ProjectedCSType for a projected model,
- * GeographicType for a geographic one), or 0 when there is none: no keys,
- * a user-defined CRS spelled out in parameters, another model. */
-int er_georef_epsg(const er_georef *g)
+/* Band 1's description item in GDAL_METADATA, as GDAL's GTiff driver
+ * writes and reads it; NULL when there is none. */
+static const char *description_item(const char *md, const char **body, const char **end)
 {
-    unsigned model, code;
+    for (const char *p = md; (p = er_xml_element(p, "Item", body, end)) != NULL; p = *end)
+        if (er_xml_attr_is(p, "name", "DESCRIPTION") && er_xml_attr_is(p, "sample", "0")
+            && er_xml_attr_is(p, "role", "description"))
+            return p;
+    return NULL;
+}
+
+char *er_gdal_metadata_description(const char *md)
+{
+    const char *body, *end;
+    if (!md || !description_item(md, &body, &end))
+        return NULL;
+    return er_xml_text(body, (size_t)(end - body));
+}
+
+char *er_gdal_metadata_with_description(const char *md, const char *desc)
+{
+    static const char root[] = "<GDALMetadata>", close_root[] = "</GDALMetadata>";
+    const char *close = md ? strstr(md, close_root) : NULL, *body = NULL, *end = NULL;
+    if (md && (!strstr(md, root) || !close))
+        return strdup(md);
+    /* [cut, resume) of md is replaced: by new text inside the item, or by
+     * a whole new item (none yet, or an empty "<Item .../>"). */
+    const char *item = md ? description_item(md, &body, &end) : NULL;
+    const char *cut = body, *resume = end;
+    int whole = !item || (body == end && body[-2] == '/');
+    if (item && whole) {
+        cut = item;
+        while (cut > md && (cut[-1] == ' ' || cut[-1] == '\t'))
+            cut--;
+        resume = end;
+        if (*resume == '\n')
+            resume++;
+    } else if (md && !item) {
+        cut = close;
+        while (cut > md && (cut[-1] == ' ' || cut[-1] == '\t'))
+            cut--;
+        resume = cut;
+    }
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    if (!f)
+        return NULL;
+    int ok = md ? fwrite(md, 1, (size_t)(cut - md), f) == (size_t)(cut - md) : fprintf(f, "%s\n", root) > 0;
+    if (ok && whole)
+        ok = fputs("  <Item name=\"DESCRIPTION\" sample=\"0\" role=\"description\">", f) >= 0;
+    ok = ok && er_xml_put_text(f, desc);
+    if (ok && whole)
+        ok = fputs("</Item>\n", f) >= 0;
+    ok = ok && (md ? fputs(resume, f) >= 0 : fprintf(f, "%s\n", close_root) > 0);
+    if (fclose(f) != 0 || !ok) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+int er_georef_pixel_is_point(const er_georef *g)
+{
+    unsigned raster_type = 0;
+    return g && key_short(g, KEY_RASTER_TYPE, &raster_type) && raster_type == RASTER_PIXEL_IS_POINT;
+}
+
+/* EPSG codes of coordinate reference systems lie in 1024..32766 (GeoTIFF
+ * 1.1, 6.3.1: 32767 is user-defined, 32768 and above private). */
+static int epsg_code(const er_georef *g, uint16_t key, unsigned *code)
+{
+    return key_short(g, key, code) && *code >= 1024 && *code < USER_DEFINED;
+}
+
+int er_georef_epsg(const er_georef *g, char *buf, size_t n)
+{
+    unsigned model = 0, h, v;
     if (!g || !key_short(g, KEY_MODEL_TYPE, &model))
         return 0;
-    if (model == 1 && key_short(g, KEY_PROJECTED_TYPE, &code) && code && code != USER_DEFINED)
-        return (int)code;
-    if (model == 2 && key_short(g, KEY_GEOGRAPHIC_TYPE, &code) && code && code != USER_DEFINED)
-        return (int)code;
-    return 0;
+    if (!(model == MODEL_PROJECTED ? epsg_code(g, KEY_PROJECTED_TYPE, &h)
+                                   : model == MODEL_GEOGRAPHIC && epsg_code(g, KEY_GEOGRAPHIC_TYPE, &h)))
+        return 0;
+    int k = epsg_code(g, KEY_VERTICAL_TYPE, &v) ? snprintf(buf, n, "EPSG:%u+%u", h, v)
+                                                 : snprintf(buf, n, "EPSG:%u", h);
+    return k > 0 && (size_t)k < n;
 }
 
 /* Keys that name or place nothing: citations (free text that differs
@@ -479,8 +556,9 @@ int er_georef_same_crs(const er_georef *a, const er_georef *b)
     unsigned ma, mb;
     if (key_short(a, KEY_MODEL_TYPE, &ma) && key_short(b, KEY_MODEL_TYPE, &mb) && ma != mb)
         return 0;
-    int ca = er_georef_epsg(a), cb = er_georef_epsg(b);
-    if (ca && cb)
-        return ca == cb;
+    /* the horizontal CRS places the grid: "EPSG:h" or "EPSG:h+v" */
+    char ca[32], cb[32];
+    if (er_georef_epsg(a, ca, sizeof ca) && er_georef_epsg(b, cb, sizeof cb))
+        return strcspn(ca, "+") == strcspn(cb, "+") && strncmp(ca, cb, strcspn(ca, "+")) == 0;
     return keys_within(a, b) && keys_within(b, a);
 }

@@ -75,6 +75,18 @@ er_status er_georef_copy(er_georef *dst, const er_georef *src, er_error *err)
     return ER_OK;
 }
 
+/* GDAL writes the value with %.18g or as "nan"/"inf"; strtod reads both. */
+int er_nodata_parse(const char *s, double *v)
+{
+    char *end;
+    *v = strtod(s, &end);
+    if (end == s)
+        return 0;
+    while (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r')
+        end++;
+    return *end == '\0';
+}
+
 er_status er_image_read(const char *path, const er_read_opts *opts, er_image *img, er_error *err)
 {
     return er_image_read_progress(path, opts, NULL, img, err);

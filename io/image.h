@@ -37,7 +37,7 @@ typedef struct er_image {
     uint8_t *nodata;        /* 1 = nodata cell; NULL when the file has none */
     int has_nodata_value;   /* a nodata value is declared (GDAL_NODATA) */
     double nodata_value;    /* the declared value (may be NaN) */
-    er_georef georef;       /* empty for PNG */
+    er_georef georef;       /* PNG: from erode's .aux.xml sidecar, else empty */
     er_file_format format;
     int png_alpha;          /* PNG had an alpha channel */
     char *description;      /* TIFF ImageDescription (erode's provenance in
@@ -131,14 +131,23 @@ int er_georef_cell_size_why(const er_georef *g, int width, int height, double *d
  * wrong for an eroded layer); drops the tag when nothing else is left. */
 void er_georef_drop_statistics(er_georef *g);
 
-/* The EPSG code naming g's coordinate reference system (the projected or
- * geographic CRS key), or 0 when the keys give none (no keys, a CRS
- * spelled out in parameters). */
-int er_georef_epsg(const er_georef *g);
+/* The band description GDAL reads from a GDAL_METADATA tag (md): the text
+ * of its <Item name="DESCRIPTION" sample="0" role="description">, with the
+ * XML references decoded.  A new string the caller frees; NULL when md is
+ * NULL or has no such item (or a malformed one), or out of memory. */
+char *er_gdal_metadata_description(const char *md);
+
+/* md (may be NULL) with band 1's description set to desc: the text of its
+ * DESCRIPTION item replaced, or the item added before </GDALMetadata>
+ * (GDAL's layout, two spaces in), or a new <GDALMetadata> holding only it
+ * when md is NULL.  Every other byte of md is kept; an md that is not a
+ * <GDALMetadata> element comes back unchanged.  A new string the caller
+ * frees; NULL when out of memory. */
+char *er_gdal_metadata_with_description(const char *md, const char *desc);
 
 /* Whether a and b state one coordinate reference system: 1 yes, 0 no, -1
- * cannot tell (one has no GeoKeys).  Both with EPSG codes: the codes
- * decide; otherwise every key but the citations and the raster type must
+ * cannot tell (one has no GeoKeys).  Both with EPSG codes: the
+ * horizontal codes decide (er_georef_epsg); otherwise every key but the citations and the raster type must
  * have the same value in both. */
 int er_georef_same_crs(const er_georef *a, const er_georef *b);
 
@@ -153,6 +162,24 @@ int er_georef_map_to_pixel(const er_georef *g, double mx, double my, double *px,
  * without an affine map. */
 int er_georef_affine(const er_georef *g, double m[6]);
 
+/* 1 when the raster's points are cell centres (GTRasterTypeGeoKey
+ * PixelIsPoint, GDAL's AREA_OR_POINT=Point), else 0. */
+int er_georef_pixel_is_point(const er_georef *g);
+
+/* The CRS as an EPSG code in GDAL's user-input syntax, "EPSG:<h>" or, with
+ * a coded VerticalCSTypeGeoKey, the compound "EPSG:<h>+<v>": h is the
+ * ProjectedCSTypeGeoKey of a projected model (GTModelTypeGeoKey 1) or the
+ * GeographicTypeGeoKey of a geographic one (2).  Writes it to buf (n
+ * bytes) and returns 1; returns 0 when the keys name no code (a
+ * user-defined CRS, a geocentric model, no keys). */
+int er_georef_epsg(const er_georef *g, char *buf, size_t n);
+
+/* Reads a GDAL_NODATA string as GDAL writes it ("%.18g", "nan", "inf"):
+ * a number and optional trailing white space.  Returns 1 and sets *v, or
+ * 0 for anything else (an empty string, trailing garbage), which would
+ * otherwise read as 0 and turn every sea-level cell into nodata. */
+int er_nodata_parse(const char *s, double *v);
+
 /* A deep copy of src for a raster whose top-left cell is cell (dx, dy) of
  * src's raster: the tie point (or transformation) is moved, everything
  * else is kept.  ER_EINVAL without an affine map, ER_ENOMEM. */
@@ -163,8 +190,14 @@ typedef struct er_layer_out {
     int width, height;
     const float *data;        /* values in file units */
     const uint8_t *nodata;    /* cells to write as nodata; NULL = none */
-    double nodata_value;      /* value written in those cells (TIFF) */
-    const er_georef *georef;  /* copied into the TIFF unchanged; may be NULL */
+    double nodata_value;      /* the value that marks them where the format
+                               * has one (GeoTIFF's GDAL_NODATA): the input's,
+                               * NaN when it declared none; the writer takes
+                               * NaN when a valid cell holds it */
+    const er_georef *georef;  /* copied into the TIFF unchanged (band 1's
+                               * description is GDAL_METADATA's); a PNG's
+                               * .aux.xml and world file come from it; may
+                               * be NULL */
     const char *provenance;   /* erode version + effective recipe; may be NULL */
 } er_layer_out;
 
@@ -214,6 +247,12 @@ er_status er_tiff_write_progress(const char *path, const er_layer_out *layer, co
                                  const er_io_progress *pg, er_error *err);
 er_status er_png_write_progress(const char *path, const er_layer_out *layer, const er_io_progress *pg,
                                 er_error *err);
+
+/* The sidecars er_png_write writes beside a georeferenced PNG `png`:
+ * GDAL's PAM file "<png>.aux.xml" into aux and the world file (the name
+ * with its extension replaced by ".pgw", as GDAL's PNG driver looks for
+ * it) into world.  Returns 0 when a name does not fit its buffer. */
+int er_png_sidecar_paths(const char *png, char *aux, size_t aux_n, char *world, size_t world_n);
 
 /* OpenEXR (OpenEXRCore): one scanline part, one "Y" channel, ZIP (a chunk
  * that compression does not shrink stored raw), the provenance in the

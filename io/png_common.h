@@ -19,8 +19,40 @@
 #ifndef ER_PNG_COMMON_H
 #define ER_PNG_COMMON_H
 
+#include "image.h"
+
 #define ER_PNG_KEY_MAPPING "erode:height-mapping"
 #define ER_PNG_KEY_PROVENANCE "erode:provenance"
+
+/* The sidecars of a georeferenced PNG (io/png_sidecar.c): GDAL's PAM
+ * file "<name>.png.aux.xml", whose metadata domain ER_PNG_DOMAIN holds the
+ * input's GeoTIFF tags verbatim (keys RASTER_SIZE "<w> <h>",
+ * MODEL_PIXEL_SCALE, MODEL_TIEPOINT, MODEL_TRANSFORMATION and
+ * GEO_DOUBLE_PARAMS as %.17g numbers, GEO_KEY_DIRECTORY as integers,
+ * GEO_ASCII_PARAMS, GDAL_NODATA and GDAL_METADATA as text), and the world
+ * file "<name>.pgw". */
+#define ER_PNG_AUX_SUFFIX ".aux.xml"
+#define ER_PNG_WORLD_EXT "pgw"
+#define ER_PNG_DOMAIN "ERODE_GEOTIFF"
+
+/* Writes the sidecars of the PNG `png` holding layer, whose valid cells
+ * span [min, max] (the mapping of its iTXt chunk), through io/atomic.h:
+ * members of the current output set.  Without georeferencing (no
+ * placement and no GeoKeys in layer->georef) it writes none and removes
+ * those an earlier output left under their names; without an affine map
+ * it writes the PAM file only (and removes the world file).  ER_OK, or
+ * ER_EIO / ER_ENOMEM / ER_EINVAL (a name too long) with err set. */
+er_status er_png_sidecars_write(const char *png, const er_layer_out *layer, double min, double max,
+                                er_error *err);
+
+/* Reads the ER_PNG_DOMAIN of the PNG's PAM file, if it has one, into
+ * img->georef (which must be empty) and, from its GDAL_NODATA,
+ * img->has_nodata_value and img->nodata_value; img->width and height must
+ * be set.  No PAM file, or one without the domain (GDAL's own statistics),
+ * changes nothing.  ER_EFORMAT when the domain is damaged or describes a
+ * raster of another size, ER_EIO when the file cannot be read: img->georef
+ * is then empty again. */
+er_status er_png_sidecars_read(const char *png, er_image *img, er_error *err);
 
 /* Largest ancillary chunk libpng may allocate while reading, inflated text
  * included (a provenance recipe is a few KiB), and the most text chunks it

@@ -376,14 +376,21 @@ static er_status read_body(read_ctx *c, const er_read_opts *opts, er_error *err)
  * Reads a greyscale PNG (see io/image.h).  Values: raw / (2^depth - 1), or
  * erode's mapping when the file has one (io/png_common.h).  Cells with alpha
  * 0 (an alpha channel or a tRNS grey value) are nodata; their values are the
- * decoded grey samples, and has_nodata_value is 0.  img->nodata is NULL when
- * no cell is nodata; img->png_alpha says whether the file had alpha.
+ * decoded grey samples.  img->nodata is NULL when no cell is nodata;
+ * img->png_alpha says whether the file had alpha.  Georeferencing comes
+ * from the PNG's "<path>.aux.xml" when erode wrote it (its ER_PNG_DOMAIN,
+ * io/png_sidecar.c): the GeoTIFF tags of the raster it was made from, and
+ * with them that raster's declared nodata value (has_nodata_value,
+ * nodata_value; otherwise 0 and NaN).  A world file alone is not read: it
+ * says nothing of the CRS, nor so whether its numbers are metres or
+ * degrees.
  *
  * opts (may be NULL): band must be 0 or 1; max_bytes bounds the float copy
  * and is checked on the header before anything large is allocated.
  * Returns ER_OK, or ER_EIO (open/read), ER_EFORMAT (not a PNG, damaged or
- * truncated), ER_EUNSUPPORTED (colour), ER_EINVAL (band), ER_ENOMEM (limit
- * or allocation); on failure *img is empty.  The caller frees *img with
+ * truncated, a damaged sidecar or one for another raster size),
+ * ER_EUNSUPPORTED (colour), ER_EINVAL (band), ER_ENOMEM (limit or
+ * allocation); on failure *img is empty.  The caller frees *img with
  * er_image_free.  Thread-safe (no shared state).
  */
 er_status er_png_read(const char *path, const er_read_opts *opts, er_image *img, er_error *err)
@@ -447,5 +454,9 @@ er_status er_png_read_progress(const char *path, const er_read_opts *opts, const
     img->nodata = c.mask;
     img->format = ER_FORMAT_PNG;
     img->png_alpha = c.alpha;
-    return ER_OK;
+    img->nodata_value = NAN;
+    st = er_png_sidecars_read(path, img, err);
+    if (st)
+        er_image_free(img);
+    return st;
 }

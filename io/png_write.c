@@ -281,9 +281,13 @@ done:
 /*
  * Writes layer as a 16-bit greyscale PNG at path (see the comment at the top
  * of this file for the value mapping and its precision).  Cells flagged in
- * layer->nodata get alpha 0 (and grey 0); layer->georef and nodata_value are
- * not used (PNG has no place for them).  layer->provenance, when not NULL,
- * is stored verbatim in an iTXt chunk (it should be UTF-8 JSON).
+ * layer->nodata get alpha 0 (and grey 0); nodata_value is not used.  PNG
+ * has no place for georeferencing: when layer->georef places the raster or
+ * names its CRS, the sidecars of io/png_sidecar.c (GDAL's "<path>.aux.xml"
+ * and the world file) are written after the PNG, as members of the same
+ * output set; without, sidecars an earlier run left under those names are
+ * removed with the set.  layer->provenance, when not NULL, is stored
+ * verbatim in an iTXt chunk (it should be UTF-8 JSON).
  *
  * Returns ER_OK; ER_EINVAL for an empty layer or a non-finite value in a
  * valid cell (the message gives its zero-based column and row); ER_EIO when the file cannot be created or written (the reason
@@ -322,7 +326,8 @@ er_status er_png_write_progress(const char *path, const er_layer_out *layer, con
     c.row = malloc(rowbytes);
     if (!c.row)
         return er_fail(err, ER_ENOMEM, "cannot write '%s': out of memory", path);
-    return write_file(&c, err);
+    st = write_file(&c, err);
+    return st ? st : er_png_sidecars_write(path, layer, c.min, c.max, err);
 }
 
 /*

@@ -575,19 +575,6 @@ static const char *printable(char *buf, size_t n, const char *s)
     return buf;
 }
 
-/* GDAL writes the value with %.18g or as "nan"/"inf"; strtod reads both.
- * Anything else (an empty string, trailing garbage) is refused rather than
- * read as 0, which would turn every sea-level cell into nodata. */
-static int parse_nodata(const char *s, double *v)
-{
-    char *end;
-    *v = strtod(s, &end);
-    if (end == s)
-        return 0;
-    while (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r')
-        end++;
-    return *end == '\0';
-}
 
 static er_status check_layout(reader *r, const er_read_opts *opts, er_error *err)
 {
@@ -740,7 +727,7 @@ static er_status tiff_read(const char *path, const er_read_opts *opts, const er_
     img->nodata_value = NAN;
     if (img->georef.gdal_nodata) {
         double nd;
-        if (!parse_nodata(img->georef.gdal_nodata, &nd)) {
+        if (!er_nodata_parse(img->georef.gdal_nodata, &nd)) {
             char what[ER_ERROR_MAX], shown[68];
             snprintf(what, sizeof what, "invalid GDAL_NODATA value '%s'",
                      printable(shown, sizeof shown, img->georef.gdal_nodata));

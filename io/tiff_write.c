@@ -87,9 +87,9 @@ static int same_value(double a, double b)
     return (isnan(a) && isnan(b)) || a == b;
 }
 
-/* The GDAL_NODATA string to write, or NULL for none: the input's own string
- * when it still names the value the cells hold, else a fresh one. */
-static const char *nodata_tag(const er_layer_out *layer, size_t cells, char *buf, size_t n)
+/* The GDAL_NODATA string to write for nodata value nd, or NULL for none:
+ * the input's own string when it still names nd, else a fresh one. */
+static const char *nodata_tag(const er_layer_out *layer, double nd, size_t cells, char *buf, size_t n)
 {
     const char *declared = layer->georef ? layer->georef->gdal_nodata : NULL;
     int any = 0;
@@ -101,10 +101,10 @@ static const char *nodata_tag(const er_layer_out *layer, size_t cells, char *buf
     if (declared) {
         char *end;
         double v = strtod(declared, &end);
-        if (end != declared && same_value(v, layer->nodata_value))
+        if (end != declared && same_value(v, nd))
             return declared;
     }
-    format_nodata(buf, n, layer->nodata_value);
+    format_nodata(buf, n, nd);
     return buf;
 }
 
@@ -283,6 +283,39 @@ static int set_tags(const writer *wr, const level *lv, int overview, const er_la
         && (wr->predictor == 1 || TIFFSetField(tif, TIFFTAG_PREDICTOR, wr->predictor))
         && (overview || !layer->provenance || TIFFSetField(tif, TIFFTAG_IMAGEDESCRIPTION, layer->provenance))
         && (overview || set_georef(tif, layer->georef)) && (!ndtag || TIFFSetField(tif, ER_TAG_GDAL_NODATA, ndtag));
+}
+
+/* Whether GDAL's nodata mask takes the float32 cell v for the nodata
+ * value nd: ARE_REAL_EQUAL of GDAL's gcore/gdal_priv.h (equal, or within
+ * 2 * FLT_EPSILON * |v + nd|), with twice its margin. */
+static int reads_as_nodata(float v, float nd)
+{
+    return v == nd || fabsf(v - nd) < FLT_EPSILON * fabsf(v + nd) * 4.0f;
+}
+
+/* The nodata value the file declares: the layer's, unless a valid cell
+ * of some level, as written (rounded to the quantum), would read as it,
+ * such as a dry cell's 0 of water under an input nodata value of 0; then
+ * NaN, which no finite cell holds.  Rows in parallel, flags combined by
+ * |: the same answer for any thread count. */
+static double layer_nodata(const er_layer_out *layer, const level *lv, int nlev, const writer *wr)
+{
+    float nd = nodata_as_float(layer->nodata_value);
+    if (isnan(nd))
+        return layer->nodata_value;
+    int clash = 0;
+    for (int l = 0; l < nlev && !clash; l++) {
+        const level *v = &lv[l];
+        long rows = (long)v->h;
+        ER_OMP_FOR(reduction(| : clash))
+        for (long y = 0; y < rows; y++) {
+            const float *d = v->data + (size_t)y * v->w;
+            const uint8_t *m = v->nodata ? v->nodata + (size_t)y * v->w : NULL;
+            for (uint32_t x = 0; x < v->w; x++)
+                clash |= !(m && m[x]) && reads_as_nodata(round_to(d[x], wr->quantum), nd);
+        }
+    }
+    return clash ? NAN : layer->nodata_value;
 }
 
 /* Per-thread scratch for encoding, allocated before the parallel region. */
@@ -482,6 +515,7 @@ static er_status tiff_write(const char *path, const er_layer_out *layer, const e
     int nlev = 0;
     er_status st;
     char ndbuf[64];
+    const char *ndtag = NULL;
 
     if (!layer || !layer->data || layer->width <= 0 || layer->height <= 0)
         return er_fail(err, ER_EINVAL, "cannot write '%s': empty layer", path);
@@ -491,7 +525,6 @@ static er_status tiff_write(const char *path, const er_layer_out *layer, const e
                  tile_side((uint32_t)layer->height, co->blocksize), nodata_as_float(layer->nodata_value),
                  quantum_of(co->precision), co->compress == ER_COMPRESS_NONE ? 1 : co->predictor,
                  co->compress != ER_COMPRESS_LZW};
-    const char *ndtag = nodata_tag(layer, (size_t)layer->width * (size_t)layer->height, ndbuf, sizeof ndbuf);
     int big = opts->force_bigtiff || needs_bigtiff(&wr, (uint32_t)layer->width, (uint32_t)layer->height);
 
     memset(&io, 0, sizeof io);
@@ -501,6 +534,9 @@ static er_status tiff_write(const char *path, const er_layer_out *layer, const e
         st = er_fail(err, ER_ENOMEM, "cannot write '%s': out of memory", path);
         goto cleanup;
     }
+    double nd = layer_nodata(layer, lv, nlev, &wr);
+    wr.ndv = nodata_as_float(nd);
+    ndtag = nodata_tag(layer, nd, (size_t)layer->width * (size_t)layer->height, ndbuf, sizeof ndbuf);
     b.pg = pg;
     for (int l = 0; l < nlev; l++)
         b.total += level_tiles(&wr, &lv[l]);
@@ -540,12 +576,14 @@ er_status er_tiff_write_ex(const char *path, const er_layer_out *layer, const er
 /* Writes layer as a float32 GeoTIFF at path (see the top of this file for
  * the layout) with the creation options co.  layer->georef's tags are
  * written unchanged except GDAL_NODATA, which is written when the layer
- * has nodata cells or the georef declares one: the georef's own string
- * when it parses to layer->nodata_value (NaN matching NaN), else that
- * value formatted ("nan", or the shortest %.15g-%.17g that reads back
- * exactly).  Cells where layer->nodata[i] is set hold
- * (float)layer->nodata_value.  layer->provenance, when not NULL, becomes
- * the ImageDescription.
+ * has nodata cells or the georef declares one.  Its value nd is
+ * layer->nodata_value unless a valid cell (of any level, as written)
+ * would read as it in GDAL, then NaN; it is written as the georef's own
+ * string when that parses to nd (NaN matching NaN), else formatted
+ * ("nan", or the shortest %.15g-%.17g that reads back exactly).  Cells
+ * where layer->nodata[i] is set hold (float)nd, so GDAL's mask is exactly
+ * layer->nodata.  layer->provenance, when not NULL, becomes the
+ * ImageDescription.
  *
  * Returns ER_OK once the file is complete under its final name, or
  * ER_EINVAL (empty layer, inconsistent options), ER_ENOMEM, ER_EIO (cannot

@@ -578,6 +578,114 @@ START_TEST(statistics_dropped)
 }
 END_TEST
 
+/* Band 1's description in GDAL_METADATA: read with its references decoded,
+ * replaced in place, added before the closing tag (or as a new element),
+ * every other byte kept; XML specials and control bytes survive a round
+ * trip. */
+START_TEST(description_read_and_set)
+{
+    static const char with[] = "<GDALMetadata>\n"
+                               "  <Item name=\"OFFSET\" sample=\"0\" role=\"offset\">0</Item>\n"
+                               "  <Item name=\"DESCRIPTION\" sample=\"0\" role=\"description\">DEM &amp; more</Item>\n"
+                               "</GDALMetadata>\n";
+    static const char without[] = "<GDALMetadata>\n"
+                                  "  <Item name=\"OFFSET\" sample=\"0\" role=\"offset\">0</Item>\n"
+                                  "  <Item name=\"DESCRIPTION\" sample=\"1\" role=\"description\">band 2</Item>\n"
+                                  "</GDALMetadata>\n";
+    char *d = er_gdal_metadata_description(with);
+    ck_assert_str_eq(d, "DEM & more");
+    free(d);
+    ck_assert_ptr_null(er_gdal_metadata_description(without));
+    ck_assert_ptr_null(er_gdal_metadata_description(NULL));
+
+    char *m = er_gdal_metadata_with_description(with, "water");
+    ck_assert_str_eq(m, "<GDALMetadata>\n"
+                        "  <Item name=\"OFFSET\" sample=\"0\" role=\"offset\">0</Item>\n"
+                        "  <Item name=\"DESCRIPTION\" sample=\"0\" role=\"description\">water</Item>\n"
+                        "</GDALMetadata>\n");
+    free(m);
+    m = er_gdal_metadata_with_description(without, "water");
+    ck_assert_str_eq(m, "<GDALMetadata>\n"
+                        "  <Item name=\"OFFSET\" sample=\"0\" role=\"offset\">0</Item>\n"
+                        "  <Item name=\"DESCRIPTION\" sample=\"1\" role=\"description\">band 2</Item>\n"
+                        "  <Item name=\"DESCRIPTION\" sample=\"0\" role=\"description\">water</Item>\n"
+                        "</GDALMetadata>\n");
+    free(m);
+    m = er_gdal_metadata_with_description(NULL, "sediment");
+    ck_assert_str_eq(m, "<GDALMetadata>\n"
+                        "  <Item name=\"DESCRIPTION\" sample=\"0\" role=\"description\">sediment</Item>\n"
+                        "</GDALMetadata>\n");
+    free(m);
+    m = er_gdal_metadata_with_description("<GDALMetadata>\n  <Item role=\"description\" name=\"DESCRIPTION\" "
+                                          "sample=\"0\"/>\n  <Item name=\"X\">1</Item>\n</GDALMetadata>\n", "a");
+    ck_assert_str_eq(m, "<GDALMetadata>\n"
+                        "  <Item name=\"DESCRIPTION\" sample=\"0\" role=\"description\">a</Item>\n"
+                        "  <Item name=\"X\">1</Item>\n"
+                        "</GDALMetadata>\n");
+    free(m);
+    m = er_gdal_metadata_with_description("<GDALMetadata><Item name=\"DESCRIPTION\" sample=\"0\" "
+                                          "role=\"description\"></Item></GDALMetadata>", "b");
+    ck_assert_str_eq(m, "<GDALMetadata><Item name=\"DESCRIPTION\" sample=\"0\" role=\"description\">b</Item>"
+                        "</GDALMetadata>");
+    free(m);
+    /* Not GDAL's element: kept as it is. */
+    m = er_gdal_metadata_with_description("<Other/>", "x");
+    ck_assert_str_eq(m, "<Other/>");
+    free(m);
+    /* Escaping round trip. */
+    static const char odd[] = "a<b>&\"c'\td\ne\r\x01\x7f h\xc3\xa9";
+    m = er_gdal_metadata_with_description(NULL, odd);
+    d = er_gdal_metadata_description(m);
+    ck_assert_str_eq(d, odd);
+    ck_assert_ptr_null(strpbrk(m, "\t\r\x01\x7f")); /* written as references */
+    ck_assert_ptr_nonnull(strstr(m, "e&#13;&#1;&#127; h\xc3\xa9"));
+    free(d);
+    free(m);
+    /* A malformed reference is no description. */
+    ck_assert_ptr_null(er_gdal_metadata_description("<GDALMetadata><Item name=\"DESCRIPTION\" sample=\"0\" "
+                                                    "role=\"description\">a &bogus; b</Item></GDALMetadata>"));
+}
+END_TEST
+
+/* The EPSG code GDAL is told in a PNG's .aux.xml: the projected or
+ * geographic code the model type names, a coded vertical CRS as a
+ * compound; nothing for a user-defined CRS (GDAL reads its parts, erode
+ * cannot name them), a geocentric model, a private code, or no keys. */
+START_TEST(epsg_code_of_the_keys)
+{
+    static struct {
+        uint16_t keys[24];
+        const char *want; /* NULL: none */
+    } cases[] = {
+        {{1, 1, 0, 2, 1024, 0, 1, 1, 3072, 0, 1, 26918}, "EPSG:26918"},
+        {{1, 1, 0, 2, 1024, 0, 1, 2, 2048, 0, 1, 4326}, "EPSG:4326"},
+        {{1, 1, 0, 3, 1024, 0, 1, 1, 3072, 0, 1, 26918, 4096, 0, 1, 5703}, "EPSG:26918+5703"},
+        {{1, 1, 0, 3, 1024, 0, 1, 1, 3072, 0, 1, 26918, 4096, 0, 1, 32767}, "EPSG:26918"},
+        {{1, 1, 0, 2, 1024, 0, 1, 1, 3072, 0, 1, 32767}, NULL},
+        {{1, 1, 0, 2, 1024, 0, 1, 2, 3072, 0, 1, 26918}, NULL}, /* geographic model, projected key */
+        {{1, 1, 0, 2, 1024, 0, 1, 3, 2048, 0, 1, 4326}, NULL},
+        {{1, 1, 0, 1, 3072, 0, 1, 26918}, NULL},                 /* no model type */
+        {{1, 1, 0, 2, 1024, 0, 1, 1, 3072, 0, 1, 40000}, NULL},
+    };
+    er_georef g;
+    char buf[64];
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        memset(&g, 0, sizeof g);
+        g.geokeys = cases[k].keys;
+        g.n_geokeys = 4 + 4 * (size_t)cases[k].keys[3];
+        int got = er_georef_epsg(&g, buf, sizeof buf);
+        ck_assert_msg(got == (cases[k].want != NULL), "case %zu", k);
+        if (got)
+            ck_assert_str_eq(buf, cases[k].want);
+    }
+    ck_assert_int_eq(er_georef_epsg(NULL, buf, sizeof buf), 0);
+    memset(&g, 0, sizeof g);
+    g.geokeys = cases[2].keys;
+    g.n_geokeys = 16;
+    ck_assert_int_eq(er_georef_epsg(&g, buf, 10), 0); /* does not fit */
+}
+END_TEST
+
 Suite *geotags_suite(void);
 Suite *geotags_suite(void)
 {
@@ -598,6 +706,8 @@ Suite *geotags_suite(void)
     tcase_add_test(t, map_to_pixel_area_and_point);
     tcase_add_test(t, projected_dems);
     tcase_add_test(t, statistics_dropped);
+    tcase_add_test(t, description_read_and_set);
+    tcase_add_test(t, epsg_code_of_the_keys);
     tcase_add_loop_test(t, geographic_dems, 0, (int)(sizeof geo_dems / sizeof geo_dems[0]));
     suite_add_tcase(s, t);
     return s;

@@ -14,6 +14,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include "../../io/atomic.h"
 #include "../../io/image.h"
 #include "../../io/png_common.h"
 #include "test_util.h"
@@ -1350,6 +1351,230 @@ START_TEST(gdal_reads_written_png)
 }
 END_TEST
 
+/* ---- sidecars (io/png_sidecar.c) ---- */
+
+static int exists(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+/* Every kind of GeoTIFF tag, with XML's specials and control bytes in the
+ * strings: the georef a second pass must get back byte for byte. */
+static void full_georef(er_georef *g)
+{
+    static double scale[] = {30.0, 30.0, 0.0};
+    static double tie[] = {0, 0, 0, 500000.125, 4500000.0625, 0};
+    static uint16_t keys[] = {1, 1, 0, 4, 1024, 0, 1, 1, 1025, 0, 1, 1, 1026, 34737, 12, 0, 3072, 0, 1, 32618};
+    static double doubles[] = {0.1, 1e300, -0.0};
+    static char ascii[] = "UTM <18N> & \"x\"|\ttab\r\n|";
+    static char nodata[] = "-9999";
+    static char md[] = "<GDALMetadata>\n  <Item name=\"DESCRIPTION\" sample=\"0\" role=\"description\">"
+                       "water &amp; more</Item>\n</GDALMetadata>\n";
+    memset(g, 0, sizeof *g);
+    g->pixel_scale = scale;
+    g->n_pixel_scale = 3;
+    g->tiepoints = tie;
+    g->n_tiepoints = 6;
+    g->geokeys = keys;
+    g->n_geokeys = sizeof keys / sizeof keys[0];
+    g->geodoubles = doubles;
+    g->n_geodoubles = 3;
+    g->geoascii = ascii;
+    g->gdal_nodata = nodata;
+    g->gdal_metadata = md;
+}
+
+static void assert_doubles_same(const double *a, size_t na, const double *b, size_t nb)
+{
+    ck_assert_uint_eq(na, nb);
+    ck_assert(na == 0 || memcmp(a, b, na * sizeof *a) == 0);
+}
+
+/* A georeferenced layer gets its PAM file and world file; reading the PNG
+ * gives back every tag byte for byte and the declared nodata value; the
+ * values are those of a PNG without sidecars. */
+START_TEST(sidecars_round_trip)
+{
+    enum { W = 31, H = 17 };
+    float v[W * H];
+    uint8_t nd[W * H];
+    ramp(v, nd, W, H);
+    er_georef g;
+    full_georef(&g);
+    er_layer_out l = layer_of(W, H, v, nd);
+    l.georef = &g;
+    char p[PATH_MAX], aux[PATH_MAX], world[PATH_MAX];
+    write_ok(in_dir(p, sizeof p, "geo.height.png"), &l);
+    ck_assert(er_png_sidecar_paths(p, aux, sizeof aux, world, sizeof world));
+    ck_assert_str_eq(strrchr(aux, '/'), "/geo.height.png.aux.xml");
+    ck_assert_str_eq(strrchr(world, '/'), "/geo.height.pgw");
+    ck_assert(exists(aux) && exists(world));
+    ck_assert_int_eq(dir_entries(dir), 3);
+
+    er_image img;
+    read_ok(p, NULL, &img);
+    assert_doubles_same(img.georef.pixel_scale, img.georef.n_pixel_scale, g.pixel_scale, g.n_pixel_scale);
+    assert_doubles_same(img.georef.tiepoints, img.georef.n_tiepoints, g.tiepoints, g.n_tiepoints);
+    assert_doubles_same(img.georef.geodoubles, img.georef.n_geodoubles, g.geodoubles, g.n_geodoubles);
+    ck_assert_ptr_null(img.georef.transformation);
+    ck_assert_uint_eq(img.georef.n_geokeys, g.n_geokeys);
+    ck_assert(memcmp(img.georef.geokeys, g.geokeys, g.n_geokeys * sizeof *g.geokeys) == 0);
+    ck_assert_str_eq(img.georef.geoascii, g.geoascii);
+    ck_assert_str_eq(img.georef.gdal_nodata, g.gdal_nodata);
+    ck_assert_str_eq(img.georef.gdal_metadata, g.gdal_metadata);
+    ck_assert_int_eq(img.has_nodata_value, 1);
+    ck_assert(img.nodata_value == -9999.0);
+    double dx, dy;
+    ck_assert(er_georef_cell_size(&img.georef, W, H, &dx, &dy) && dx == 30.0 && dy == 30.0);
+
+    /* The same pixels without the sidecars: the same values and mask. */
+    char q[PATH_MAX];
+    l.georef = NULL;
+    write_ok(in_dir(q, sizeof q, "plain.png"), &l);
+    er_image plain;
+    read_ok(q, NULL, &plain);
+    ck_assert(memcmp(plain.data, img.data, sizeof v) == 0);
+    ck_assert(memcmp(plain.nodata, img.nodata, sizeof nd) == 0);
+    ck_assert_int_eq(plain.has_nodata_value, 0);
+    ck_assert(isnan(plain.nodata_value));
+    ck_assert_ptr_null(plain.georef.geokeys);
+    er_image_free(&plain);
+    er_image_free(&img);
+}
+END_TEST
+
+/* What GDAL is told: the EPSG code, the geotransform, Area, band 1's
+ * description, Offset = min and Scale = (max - min) / 65535 of the iTXt
+ * mapping; no NoDataValue (alpha is the mask).  The world file holds the
+ * centre of the top-left cell. */
+START_TEST(sidecar_contents)
+{
+    float v[4] = {10.0f, 20.0f, 30.0f, 75.5f};
+    er_georef g;
+    full_georef(&g);
+    er_layer_out l = layer_of(2, 2, v, NULL);
+    l.georef = &g;
+    char p[PATH_MAX], aux[PATH_MAX], world[PATH_MAX];
+    write_ok(in_dir(p, sizeof p, "c.png"), &l);
+    ck_assert(er_png_sidecar_paths(p, aux, sizeof aux, world, sizeof world));
+    size_t n;
+    char *x = (char *)slurp(aux, &n);
+    x[n] = '\0';
+    ck_assert_ptr_nonnull(strstr(x, "<SRS>EPSG:32618</SRS>"));
+    ck_assert_ptr_nonnull(strstr(x, "<GeoTransform>500000.125, 30, 0, 4500000.0625, 0, -30</GeoTransform>"));
+    ck_assert_ptr_nonnull(strstr(x, "<MDI key=\"AREA_OR_POINT\">Area</MDI>"));
+    ck_assert_ptr_nonnull(strstr(x, "<Description>water &amp; more</Description>"));
+    ck_assert_ptr_nonnull(strstr(x, "<Offset>10</Offset>"));
+    char want[64];
+    snprintf(want, sizeof want, "<Scale>%.17g</Scale>", 65.5 / 65535.0);
+    ck_assert_ptr_nonnull(strstr(x, want));
+    ck_assert_ptr_null(strstr(x, "NoDataValue"));
+    free(x);
+    x = (char *)slurp(world, &n);
+    x[n] = '\0';
+    ck_assert_str_eq(x, "30\n0\n0\n-30\n500015.125\n4499985.0625\n");
+    free(x);
+}
+END_TEST
+
+/* No georeferencing (none, or only GDAL_NODATA / GDAL_METADATA): no
+ * sidecars, and those an earlier output left are removed, with the output
+ * set: kept when the set is abandoned, gone once it commits. */
+START_TEST(sidecars_none_without_georef)
+{
+    float v[4] = {1, 2, 3, 4};
+    er_georef g;
+    memset(&g, 0, sizeof g);
+    static char md[] = "<GDALMetadata>\n</GDALMetadata>\n";
+    g.gdal_metadata = md;
+    er_layer_out l = layer_of(2, 2, v, NULL);
+    char p[PATH_MAX], aux[PATH_MAX], world[PATH_MAX];
+    in_dir(p, sizeof p, "n.png");
+    ck_assert(er_png_sidecar_paths(p, aux, sizeof aux, world, sizeof world));
+    for (int k = 0; k < 2; k++) {
+        l.georef = k ? &g : NULL;
+        write_ok(p, &l);
+        ck_assert_int_eq(dir_entries(dir), 1);
+    }
+    er_error err = {""};
+    for (int commit = 0; commit < 2; commit++) {
+        spill(aux, "<PAMDataset/>", 13);
+        spill(world, "1\n0\n0\n-1\n0\n0\n", 14);
+        er_atomic_set_begin();
+        write_ok(p, &l);
+        ck_assert(exists(aux) && exists(world));
+        if (commit) {
+            ck_assert_int_eq(er_atomic_set_commit(NULL, NULL, &err), ER_OK);
+            ck_assert(!exists(aux) && !exists(world));
+        } else {
+            er_atomic_set_abort();
+            ck_assert(exists(aux) && exists(world));
+        }
+    }
+    ck_assert_int_eq(dir_entries(dir), 1);
+}
+END_TEST
+
+/* A PAM file without erode's domain (GDAL's statistics, a world file's
+ * companion) changes nothing; a damaged domain, or one for a raster of
+ * another size, is refused naming the sidecar. */
+START_TEST(sidecar_read_errors)
+{
+    float v[6] = {1, 2, 3, 4, 5, 6};
+    er_layer_out l = layer_of(3, 2, v, NULL);
+    char p[PATH_MAX], aux[PATH_MAX], world[PATH_MAX];
+    write_ok(in_dir(p, sizeof p, "e.png"), &l);
+    ck_assert(er_png_sidecar_paths(p, aux, sizeof aux, world, sizeof world));
+    static const char foreign[] = "<PAMDataset><PAMRasterBand band=\"1\"><Metadata><MDI key=\"STATISTICS_MINIMUM\">0"
+                                  "</MDI></Metadata></PAMRasterBand></PAMDataset>\n";
+    spill(aux, foreign, sizeof foreign - 1);
+    spill(world, "30\n0\n0\n-30\n0\n0\n", 16);
+    er_image img;
+    read_ok(p, NULL, &img);
+    ck_assert_ptr_null(img.georef.pixel_scale);
+    ck_assert_ptr_null(img.georef.geokeys);
+    er_image_free(&img);
+
+    static const struct {
+        const char *items;
+        const char *why;
+    } bad[] = {
+        {"<MDI key=\"RASTER_SIZE\">4 2</MDI>", "is for a 4x2 raster, the PNG is 3x2"},
+        {"<MDI key=\"MODEL_PIXEL_SCALE\">1 1 0</MDI>", "has no " ER_PNG_DOMAIN " RASTER_SIZE"},
+        {"<MDI key=\"RASTER_SIZE\">3 2</MDI><MDI key=\"MODEL_TIEPOINT\">0 0 x</MDI>",
+         "has a bad " ER_PNG_DOMAIN " MODEL_TIEPOINT"},
+        {"<MDI key=\"RASTER_SIZE\">3 2</MDI><MDI key=\"GEO_KEY_DIRECTORY\">1 1 0 70000</MDI>",
+         "has a bad " ER_PNG_DOMAIN " GEO_KEY_DIRECTORY"},
+        {"<MDI key=\"RASTER_SIZE\">3 2</MDI><MDI key=\"GEO_ASCII_PARAMS\">a &bogus; b</MDI>",
+         "has a bad " ER_PNG_DOMAIN " GEO_ASCII_PARAMS"},
+        {"<MDI key=\"RASTER_SIZE\">3 2</MDI><MDI key=\"GDAL_NODATA\">none</MDI>",
+         "has a bad " ER_PNG_DOMAIN " GDAL_NODATA"},
+        {"<MDI key=\"RASTER_SIZE\">3 2</MDI><MDI key=\"MODEL_TIEPOINT\">0 0 0 1 2 0</MDI>"
+         "<MDI key=\"MODEL_TIEPOINT\">0 0 0 1 2 0</MDI>", "has a bad " ER_PNG_DOMAIN " MODEL_TIEPOINT"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        char text[1024], want[3 * PATH_MAX];
+        int n = snprintf(text, sizeof text, "<PAMDataset>\n  <Metadata domain=\"%s\">%s</Metadata>\n</PAMDataset>\n",
+                         ER_PNG_DOMAIN, bad[k].items);
+        spill(aux, text, (size_t)n);
+        er_error err = {""};
+        memset(&img, 0xa5, sizeof img);
+        ck_assert_int_eq(er_png_read(p, NULL, &img, &err), ER_EFORMAT);
+        assert_empty_image(&img);
+        ck_assert_ptr_null(img.georef.pixel_scale);
+        snprintf(want, sizeof want, "cannot read '%s': its sidecar '%s' %s", p, aux, bad[k].why);
+        ck_assert_str_eq(err.msg, want);
+    }
+    /* Unknown keys of a later erode are ignored. */
+    static const char later[] = "<PAMDataset><Metadata domain=\"" ER_PNG_DOMAIN "\"><MDI key=\"RASTER_SIZE\">3 2"
+                                "</MDI><MDI key=\"SOMETHING_NEW\">?</MDI></Metadata></PAMDataset>";
+    spill(aux, later, sizeof later - 1);
+    read_ok(p, NULL, &img);
+    er_image_free(&img);
+}
+END_TEST
+
 Suite *png_suite(void);
 Suite *png_suite(void)
 {
@@ -1392,6 +1617,10 @@ Suite *png_suite(void)
     tcase_add_test(w, write_readonly_dir);
     tcase_add_test(w, write_disk_full);
     tcase_add_test(w, gdal_reads_written_png);
+    tcase_add_test(w, sidecars_round_trip);
+    tcase_add_test(w, sidecar_contents);
+    tcase_add_test(w, sidecars_none_without_georef);
+    tcase_add_test(w, sidecar_read_errors);
     suite_add_tcase(s, w);
     return s;
 }

@@ -1077,6 +1077,62 @@ START_TEST(writer_nodata_tag)
 }
 END_TEST
 
+/* The nodata value is never one a valid cell holds, as written: a dry
+ * cell's 0 of water under an input nodata value of 0, a cell GDAL reads
+ * as the value (within its ARE_REAL_EQUAL margin), a value --precision
+ * rounds onto it, or a COG overview's average that lands on it.  Then the
+ * file declares NaN and its mask is still exactly layer->nodata; when no
+ * valid cell clashes the value stays. */
+START_TEST(writer_nodata_never_a_valid_value)
+{
+    enum { W = 40, H = 40 };
+    static const struct {
+        double nodata;     /* the caller's value */
+        float valid;       /* put in valid cell 5 */
+        double precision;  /* --precision */
+        int cog;
+        const char *tag;   /* GDAL_NODATA written */
+    } cases[] = {
+        {0.0, 0.0f, 0, 0, "nan"},
+        {0.0, 0.25f, 0, 0, "0"},
+        {-32768.0, -32768.0f, 0, 0, "nan"},
+        {-32768.0, -32767.996f, 0, 0, "nan"},       /* one float step off: GDAL masks it */
+        {-32768.0, -32767.0f, 0, 0, "-32768"},
+        {0.0, 0.001f, 0.01, 0, "nan"},              /* rounded to 0 */
+        {0.0, 0.001f, 0, 0, "0"},
+        {5.0, 0, 0, 1, "nan"},                      /* an overview cell averages 4 and 6 */
+    };
+    int k = _i;
+    float d[W * H];
+    uint8_t mask[W * H];
+    for (int i = 0; i < W * H; i++) {
+        d[i] = 100.0f + (float)(i % 7);
+        mask[i] = (uint8_t)(i % 11 == 3);
+    }
+    d[5] = cases[k].valid;
+    if (cases[k].cog) {
+        for (int i = 0; i < W * H; i++)
+            d[i] = (i / W + i % W) % 2 ? 4.0f : 6.0f;
+    }
+    er_layer_out layer = {W, H, d, mask, cases[k].nodata, NULL, NULL};
+    er_tiff_create co = er_tiff_create_defaults();
+    co.precision = cases[k].precision;
+    co.cog = cases[k].cog;
+    co.blocksize = 16;
+    char path[PATH_MAX];
+    er_error err = {{0}};
+    er_image img;
+    in_dir(path, sizeof path, "ndv.tif");
+    ck_assert_int_eq(er_tiff_write_co(path, &layer, &co, &err), ER_OK);
+    ck_assert_int_eq(er_tiff_read(path, NULL, &img, &err), ER_OK);
+    ck_assert_str_eq(img.georef.gdal_nodata, cases[k].tag);
+    ck_assert_ptr_nonnull(img.nodata);
+    for (int i = 0; i < W * H; i++)
+        ck_assert_msg(img.nodata[i] == mask[i], "case %d cell %d: mask %d, want %d", k, i, img.nodata[i], mask[i]);
+    er_image_free(&img);
+}
+END_TEST
+
 START_TEST(writer_bigtiff)
 {
     char path[PATH_MAX];
@@ -1715,6 +1771,7 @@ Suite *tiff_suite(void)
     tcase_add_loop_test(w, write_round_trip_bit_exact, 0, (int)(sizeof sizes / sizeof sizes[0]));
     tcase_add_test(w, two_writes_are_byte_identical);
     tcase_add_test(w, writer_nodata_tag);
+    tcase_add_loop_test(w, writer_nodata_never_a_valid_value, 0, 8);
     tcase_add_test(w, writer_bigtiff);
     tcase_add_test(w, write_failure_leaves_nothing);
     tcase_add_test(w, write_into_read_only_dir);
