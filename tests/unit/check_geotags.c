@@ -686,6 +686,48 @@ START_TEST(epsg_code_of_the_keys)
 }
 END_TEST
 
+/* One CRS or two, as a control raster is checked against its input: EPSG
+ * codes decide by their horizontal part; user-defined keys by every key
+ * but the citations and the raster type; no keys on one side: unknown. */
+START_TEST(same_crs_of_two_rasters)
+{
+    uint16_t utm[] = {1, 1, 0, 2, 1024, 0, 1, 1, 3072, 0, 1, 26918};
+    uint16_t utm_v[] = {1, 1, 0, 3, 1024, 0, 1, 1, 3072, 0, 1, 26918, 4096, 0, 1, 5703};
+    uint16_t other[] = {1, 1, 0, 2, 1024, 0, 1, 1, 3072, 0, 1, 32725};
+    uint16_t wgs84[] = {1, 1, 0, 2, 1024, 0, 1, 2, 2048, 0, 1, 4326};
+    /* user-defined: a false northing in GeoDoubleParams, a citation in
+     * GeoAsciiParams that the second raster spells another way */
+    uint16_t user[] = {1, 1, 0, 4, 1024, 0, 1, 1, 1026, 34737, 4, 0, 3072, 0, 1, 32767,
+                       3082, 34736, 1, 0};
+    double fn_a[] = {10000000.0}, fn_b[] = {0.0};
+    char cite_a[] = "UTM|", cite_b[] = "utm|";
+    er_georef a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+#define KEYS(g, k) ((g).geokeys = (k), (g).n_geokeys = sizeof(k) / sizeof(k)[0])
+    KEYS(a, utm), KEYS(b, utm_v);
+    ck_assert_int_eq(er_georef_same_crs(&a, &b), 1);
+    KEYS(b, other);
+    ck_assert_int_eq(er_georef_same_crs(&a, &b), 0);
+    KEYS(b, wgs84);
+    ck_assert_int_eq(er_georef_same_crs(&a, &b), 0);
+    KEYS(a, user), KEYS(b, user);
+    a.geodoubles = b.geodoubles = fn_a;
+    a.n_geodoubles = b.n_geodoubles = 1;
+    a.geoascii = cite_a;
+    b.geoascii = cite_b;
+    ck_assert_int_eq(er_georef_same_crs(&a, &b), 1);
+    b.geodoubles = fn_b;
+    ck_assert_int_eq(er_georef_same_crs(&a, &b), 0);
+    KEYS(b, utm);
+    ck_assert_int_eq(er_georef_same_crs(&a, &b), 0);
+    b.geokeys = NULL;
+    b.n_geokeys = 0;
+    ck_assert_int_eq(er_georef_same_crs(&a, &b), -1);
+#undef KEYS
+}
+END_TEST
+
 Suite *geotags_suite(void);
 Suite *geotags_suite(void)
 {
@@ -708,6 +750,7 @@ Suite *geotags_suite(void)
     tcase_add_test(t, statistics_dropped);
     tcase_add_test(t, description_read_and_set);
     tcase_add_test(t, epsg_code_of_the_keys);
+    tcase_add_test(t, same_crs_of_two_rasters);
     tcase_add_loop_test(t, geographic_dems, 0, (int)(sizeof geo_dems / sizeof geo_dems[0]));
     suite_add_tcase(s, t);
     return s;
