@@ -221,22 +221,13 @@ static void cache_write(er_vk_ctx *vk)
     void *data = NULL;
     size_t size = 0;
     er_error e = {{0}};
-    er_atomic a;
     if (!cache_path(path, sizeof path, &own_dir) ||
         er_vk_cache_save(vk, &data, &size, &e) != ER_OK || !data)
         return;
     if (own_dir)
         cache_mkdirs(path);
-    if (cache_ours(path) && er_atomic_open(&a, path, &e) == ER_OK) {
-        size_t done = 0;
-        ssize_t w = 1;
-        while (done < size && (w = write(a.fd, (char *)data + done, size - done)) > 0)
-            done += (size_t)w;
-        if (done == size)
-            er_atomic_commit(&a, &e);
-        else
-            er_atomic_abort(&a);
-    }
+    if (cache_ours(path))
+        er_atomic_write_file(path, data, size, &e);
     free(data);
 }
 

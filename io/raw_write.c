@@ -18,12 +18,10 @@
  * are written through io/atomic.h and so join the caller's output set:
  * they replace their names together or not at all.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "atomic.h"
 #include "image.h"
@@ -187,29 +185,6 @@ static char *sidecar_text(const er_layer_out *l, int bits, er_row_order rows, do
     return s;
 }
 
-/* One file of the set through io/atomic.h. */
-static er_status write_bytes(const char *path, const void *buf, size_t n, er_error *err)
-{
-    er_atomic a;
-    er_status st = er_atomic_open(&a, path, err);
-    if (st)
-        return st;
-    const char *p = buf;
-    while (n > 0) {
-        ssize_t k = write(a.fd, p, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0) {
-            int e = k < 0 ? errno : EIO;
-            er_atomic_abort(&a);
-            return er_fail(err, ER_EIO, "cannot write '%s': %s", path, er_atomic_reason(e));
-        }
-        p += k;
-        n -= (size_t)k;
-    }
-    return er_atomic_commit(&a, err);
-}
-
 er_status er_raw_write(const char *path, const er_layer_out *layer, int bits, er_row_order rows, er_error *err)
 {
     double lo, hi;
@@ -220,10 +195,10 @@ er_status er_raw_write(const char *path, const er_layer_out *layer, int bits, er
     value_range(layer, &lo, &hi, &n_nodata);
     uint8_t *bytes = encode(layer, bits, rows, lo, hi);
     char *text = bytes ? sidecar_text(layer, bits, rows, lo, hi, n_nodata) : NULL;
-    er_status st = text ? write_bytes(path, bytes, n * (size_t)(bits / 8), err)
+    er_status st = text ? er_atomic_write_file(path, bytes, n * (size_t)(bits / 8), err)
                         : er_fail(err, ER_ENOMEM, "cannot write '%s': out of memory", path);
     if (st == ER_OK)
-        st = write_bytes(side, text, strlen(text), err);
+        st = er_atomic_write_file(side, text, strlen(text), err);
     free(bytes);
     free(text);
     return st;
