@@ -91,10 +91,8 @@ ER_HOT_INLINE float deposit_bilinear(const er_dctx *c, size_t i00, float fx, flo
         a11 *= m[i00 + w + 1];
         laid = er_minf(a00 + a10 + a01 + a11, amount);
     }
-    if (c->sink) {
-        er_snap_deposit4(c, i00, (const float[4]){a00, a10, a01, a11});
-        return laid;
-    }
+    if (c->sink)
+        return er_snap_deposit4(c, i00, (const float[4]){a00, a10, a01, a11}, laid);
     h[i00] += a00;
     h[i00 + 1] += a10;
     h[i00 + w] += a01;
@@ -644,6 +642,26 @@ ER_HOT_INLINE int lague_look(const er_dctx *c, er_lague_state *s, er_dacc *acc, 
            lague_look_move(c, s, acc, k);
 }
 
+/* The snapshot schedule's count pass (core/droplet/snapshot.c) for one
+ * step: counts the taps the main pass may take from or lay on, and
+ * returns the load carried on, the most the main pass's can be.  The main
+ * pass erodes only where dh <= 0, each tap giving at most what it gives
+ * for the amount with no load (the largest); so with every such step's
+ * takes added and nothing laid, this load bounds the main pass's
+ * (rounding is monotone and the sums run in the same order), and where it
+ * is at most cap, or 0 on an uphill step, the main pass cannot deposit. */
+static float lague_count(const er_dctx *c, float sed, const lague_look_t *k)
+{
+    if ((k->dh > 0 && sed > 0) || sed > k->cap)
+        er_snap_count4(c, k->i00);
+    if (!(k->dh > 0)) {
+        float amount = er_minf(k->cap * c->erode_speed, -k->dh * c->area_k);
+        if (amount > 0)
+            sed += brush_erode_hot(c, k->cx, k->cy, amount, k->stop);
+    }
+    return sed;
+}
+
 /* The second half of a step: the erosion or deposit the look decided, and
  * the new state. */
 ER_HOT_INLINE void lague_apply(const er_dctx *c, er_lague_state *s, er_dacc *acc,
@@ -652,7 +670,9 @@ ER_HOT_INLINE void lague_apply(const er_dctx *c, er_lague_state *s, er_dacc *acc
     const size_t w = (size_t)c->width;
     const float dh = k->dh, cap = k->cap, speed = s->speed, water = s->water;
     float sed = s->sed;
-    if (dh > 0 || sed > cap) {
+    if (c->sink && c->sink->counting) {
+        sed = lague_count(c, sed, k);
+    } else if (dh > 0 || sed > cap) {
         /* Uphill: fill the pit behind, at most dh; else drop a part of the
          * excess.  Onto the four nodes around the old position. */
         float amount = dh > 0 ? er_minf(dh * c->area_k, sed) : (sed - cap) * c->deposit_speed;
@@ -1552,7 +1572,7 @@ static er_status run_snapshot(const er_plan *plan, run_state *s, int64_t batch, 
     er_dsink k;
     er_status st = er_droplet_batch_new(&bt, c, (int)plan->block_side, batch, err);
     if (!st)
-        st = er_snap_new(&k, s->cells, c->flow != NULL, err);
+        st = er_snap_new(&k, c, c->flow != NULL, err);
     if (st) {
         er_droplet_batch_free(&bt);
         return st;
@@ -1579,7 +1599,8 @@ static er_status run_snapshot(const er_plan *plan, run_state *s, int64_t batch, 
         for (int i = 0; i < n; i++)
             acc_add(sum, &acc[i]);
         if (er_snap_resolve(&k, c->height_m, c->deposit, c->wear, c->flow)) {
-            st = er_fail(err, ER_ENUMERIC, "droplet: a snapshot sum overflowed");
+            st = er_fail(err, ER_ENUMERIC,
+                         "droplet: a snapshot sum wrapped or exceeded its cell's room");
             goto done;
         }
         sum->water += er_droplet_batch_water(c, &bt);
