@@ -75,3 +75,58 @@ t_exit 2 "$ERODE" -q -r "$R" -s sph.steps=2 --tile-set "$T/list" --halo 4 -o "$T
 t_one_error_line "sph: tile sets (windows) are not supported"
 t_empty_dir "$T/ts"
 t_ok
+
+t_case "sph.sound_speed below 10 sqrt(g H) for the springs' drop: exit 2, one line, nothing written"
+mkdir -p "$T/slow"
+t_exit 2 "$ERODE" -q -r "$R" -s sph.sound_speed=0.001 -o "$T/slow" "$W"
+t_one_error_line "^erode: .*$stem.tif: .*sph.json: sph.sound_speed: 0.001 is below 27.2 = 10 sqrt(g H)"
+t_empty_dir "$T/slow"
+t_ok
+
+# A checkpoint of configs/sph.json after a step or two, in $T/ck/$stem.ckpt:
+# a run of many steps saving one every step, killed once the first is in
+# place (it is renamed into place whole).
+sph_checkpoint() {
+    rm -rf "$T/ck" "$T/ck-out"; mkdir -p "$T/ck" "$T/ck-out"
+    "$ERODE" -q -r "$R" -s sph.steps=100000 --checkpoint "$T/ck/$stem.ckpt" --checkpoint-every 1 \
+        -o "$T/ck-out" "$W" > /dev/null 2>&1 &
+    pid=$! i=0
+    while [ ! -f "$T/ck/$stem.ckpt" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
+    kill -KILL $pid 2> /dev/null
+    wait $pid 2> /dev/null
+    [ -f "$T/ck/$stem.ckpt" ] || t_fail "no checkpoint after 60 s"
+}
+# ck_edit FILE INDEX FIELD VALUE: sets field FIELD (x y z vx vy vz c, or n:
+# the particle count) of particle INDEX in the SPH section of checkpoint
+# FILE (io/checkpoint.h) and its checksum, as a crafted file would.
+ck_edit() {
+    $PY - "$@" << 'PYEOF'
+import struct, sys
+path, index, field, value = sys.argv[1], int(sys.argv[2]), sys.argv[3], float(sys.argv[4])
+b = bytearray(open(path, 'rb').read())
+def fnv(data, h=0xcbf29ce484222325):
+    for c in data:
+        h = ((h ^ c) * 0x100000001b3) & 0xffffffffffffffff
+    return h
+w, h = struct.unpack_from('<II', b, 32)
+n_arrays, mask = struct.unpack_from('<II', b, 40)
+sec = 240 + bin(mask & ((1 << n_arrays) - 1)).count('1') * w * h * 4 + 8
+names = ['x', 'y', 'z', 'vx', 'vy', 'vz', 'c']
+if field == 'n':
+    struct.pack_into('<Q', b, sec, int(value))
+else:
+    struct.pack_into('<d', b, sec + 16 + 8 * (7 * index + names.index(field)), value)
+struct.pack_into('<Q', b, len(b) - 8, fnv(b[sec:len(b) - 8]))
+open(path, 'wb').write(b)
+PYEOF
+}
+
+t_case "sph resumed with a particle past the speed the sound speed allows: exit 1, one line naming the input"
+sph_checkpoint
+cp "$T/ck/$stem.ckpt" "$T/fast.ckpt"
+ck_edit "$T/fast.ckpt" 0 vx 1000
+mkdir -p "$T/fast"
+t_exit 1 "$ERODE" -q -r "$R" -s sph.steps=100000 --resume "$T/fast.ckpt" -o "$T/fast" "$W"
+t_one_error_line "^erode: .*$stem.tif: sph: a particle reached .* m/s at step [0-9]*, more than 0.2 times sph.sound_speed"
+t_empty_dir "$T/fast"
+t_ok
