@@ -1704,7 +1704,13 @@ static er_status at_map_cells(er_plan *plan, er_error *err)
      * not always x in floating point. */
     if (!(ref > 0) || cell == ref)
         return ER_OK;
-    er_droplet_at_cell_size(d, cell / ref, &plan->area_k);
+    /* capacity is divided by r^3, per_cell multiplied by r^2: both must
+     * stay finite numbers (per_cell's count is bounded in er_droplet_plan) */
+    const double r = cell / ref;
+    if (!isfinite(r * r * r) || !(r * r * r > 0))
+        return er_fail(err, ER_EINVAL, "droplet.reference_cell_size: %g m against %g m "
+                       "cells: the keys converted by their ratio would not be finite", ref, cell);
+    er_droplet_at_cell_size(d, r, &plan->area_k);
     if (d->radius > 64 || d->lifetime > 100000 || d->mt_max_distance > 100000)
         return er_fail(err, ER_EINVAL,
                        "droplet.reference_cell_size: %g m makes radius %lld, lifetime %lld and "
@@ -1712,6 +1718,28 @@ static er_status at_map_cells(er_plan *plan, er_error *err)
                        ref, (long long)d->radius, (long long)d->lifetime,
                        (long long)d->mt_max_distance, cell);
     return ER_OK;
+}
+
+/* droplet.count's limit: the most droplets a run may have, however they
+ * are asked for (a count, or per_cell times the cells, times r^2 under
+ * droplet.reference_cell_size). */
+#define DROPLETS_MAX 1e12
+
+/* per_cell (as converted) times `cells` as a count within DROPLETS_MAX,
+ * else ER_EINVAL naming the key that made it larger. */
+static er_status droplets_fit(const er_plan *plan, double cells, er_error *err)
+{
+    const er_droplet_params *d = &plan->p.droplet;
+    const double want = d->per_cell * cells;
+    if (d->count >= 0 || want <= DROPLETS_MAX)
+        return ER_OK;
+    const double ref = d->reference_cell_size, cell = sqrt(plan->cell_x * plan->cell_y);
+    if (ref > 0 && cell != ref)
+        return er_fail(err, ER_EINVAL, "droplet.reference_cell_size: %g m on %g m cells makes "
+                       "%.4g droplets a cell, %.4g on the %.0f cells, more than 1e12 (the "
+                       "limit of droplet.count)", ref, cell, d->per_cell, want, cells);
+    return er_fail(err, ER_EINVAL, "droplet.per_cell: %g droplets a cell on %.0f cells make "
+                   "%.4g, more than 1e12 (the limit of droplet.count)", d->per_cell, cells, want);
 }
 
 er_status er_droplet_plan(er_plan *plan, const er_terrain *t, er_error *err)
@@ -1734,6 +1762,8 @@ er_status er_droplet_plan(er_plan *plan, const er_terrain *t, er_error *err)
     const er_window *w = &plan->win;
     double cells = plan->windowed ? (double)w->world_width * (double)w->world_height
                                   : (double)plan->valid;
+    if ((st = droplets_fit(plan, cells, err)))
+        return st;
     plan->droplets = d->count >= 0 ? d->count : (int64_t)(d->per_cell * cells + 0.5);
     plan->per_cell = cells > 0 ? (double)plan->droplets / cells : 0.0;
     /* The height unit: "relief" is the valid cells' max - min; a flat map

@@ -19,7 +19,9 @@ cases='ke * dt above 1|recipe: mei.ke: ke \* dt = 2|-s mei.ke=100 -s mei.dt=0.02
 a river source off the map|recipe: mei.sources\[0\]: (5000, 5000) radius 3 lies outside|-s mei.sources=[{"x":5000,"y":5000,"radius":3,"rate":0.01}]
 a second source off the map|recipe: mei.sources\[1\]:|-s mei.sources=[{"x":5,"y":5,"rate":0.01},{"x":-40,"y":5,"rate":0.01}]
 an unstable time step under cfl "error"|recipe: mei.dt: .*stable for dt <=|-s mei.cfl="error" -s mei.dt=10
-more sub-steps than max_substeps|recipe: mei.max_substeps: .*needs [0-9]* sub-steps|-s mei.dt=10 -s mei.max_substeps=2'
+more sub-steps than max_substeps|recipe: mei.max_substeps: .*needs [0-9]* sub-steps|-s mei.dt=10 -s mei.max_substeps=2
+droplets per cell past the limit of droplet.count under a tiny reference cell|recipe: droplet.reference_cell_size: 0.001 m on 90 m cells makes 2.43e+09 droplets a cell, .* more than 1e12|-s model=droplet -s droplet.reference_cell_size=0.001
+a reference cell whose ratio to the cells converts to no finite key|recipe: droplet.reference_cell_size: 1e-310 m against 90 m cells|-s model=droplet -s droplet.reference_cell_size=1e-310'
 
 for be in $backends; do
     printf '%s\n' "$cases" | while IFS='|' read -r c_name c_want c_opts; do

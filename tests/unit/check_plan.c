@@ -224,6 +224,50 @@ START_TEST(test_plan_map_must_match)
     t.width = W - 1;
     ck_assert_int_eq(er_backend_cpu.run(NULL, &plan, &t, NULL, &err), ER_EINVAL);
 }
+/* droplet.reference_cell_size multiplies per_cell by r^2 (r = cell /
+ * reference): the droplets per_cell r^2 cells must stay a count the run
+ * can hold, droplet.count's 1e12, and every converted key finite, or the
+ * plan refuses it naming the key (before, 1e-3 m under 10 m cells made
+ * 8.4e11 a cell: a count past INT64_MAX, converted with undefined
+ * behaviour).  The hill's 1200 cells of 10 m with a reference of 1 mm
+ * (r = 1e4): per_cell 8.3 makes 9.96e11 droplets and passes, 8.4 makes
+ * 1.008e12 and is refused; a reference of 1e-310 m (r past 1e102, r^3
+ * infinite) and one that makes the brush radius 3e21 cells are refused;
+ * in a window of a 1e6 x 1e6 world per_cell 1 makes 1e12 and passes,
+ * 1.01 is refused naming droplet.per_cell. */
+START_TEST(test_droplet_count_bounded)
+{
+    er_terrain t = hill();
+    er_params p = mei_recipe();
+    p.model = ER_MODEL_DROPLET;
+    er_plan plan;
+    er_error err = {{0}};
+    p.droplet.reference_cell_size = 1e-3;
+    p.droplet.per_cell = 8.3;
+    ck_assert_msg(er_plan_make(&p, &t, NULL, &plan, &err) == ER_OK, "%s", err.msg);
+    ck_assert(plan.droplets > 990000000000 && plan.droplets <= 1000000000000);
+    const double refs[] = {1e-3, 1e-310, 1e6};
+    const double cell[] = {10.0, 10.0, 1e-15};
+    for (int k = 0; k < 3; k++) {
+        p.droplet.per_cell = 8.4;
+        p.droplet.reference_cell_size = refs[k];
+        t.cell_x = t.cell_y = cell[k];
+        err.msg[0] = '\0';
+        ck_assert_int_eq(er_plan_make(&p, &t, NULL, &plan, &err), ER_EINVAL);
+        ck_assert_msg(strncmp(err.msg, "droplet.reference_cell_size: ", 29) == 0, "%s", err.msg);
+    }
+    t = hill();
+    p.droplet.reference_cell_size = 0;
+    p.droplet.height_unit = 1.0;
+    er_window win = {0, 0, 1000000, 1000000};
+    p.droplet.per_cell = 1.0;
+    ck_assert_msg(er_plan_make(&p, &t, &win, &plan, &err) == ER_OK, "%s", err.msg);
+    ck_assert(plan.droplets == 1000000000000);
+    p.droplet.per_cell = 1.01;
+    ck_assert_int_eq(er_plan_make(&p, &t, &win, &plan, &err), ER_EINVAL);
+    ck_assert_msg(strncmp(err.msg, "droplet.per_cell: ", 18) == 0, "%s", err.msg);
+}
+END_TEST
 END_TEST
 
 Suite *plan_suite(void);
@@ -236,6 +280,7 @@ Suite *plan_suite(void)
     tcase_add_loop_test(tc, test_plan_is_the_run, 0, 2);
     tcase_add_loop_test(tc, test_resume_fits, 0, 2);
     tcase_add_test(tc, test_plan_map_must_match);
+    tcase_add_test(tc, test_droplet_count_bounded);
     suite_add_tcase(s, tc);
     return s;
 }
