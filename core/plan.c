@@ -83,6 +83,69 @@ er_status er_plan_make(const er_params *p, const er_terrain *t, const er_window 
     return er_fail(err, ER_EINVAL, "model: unknown model %d", (int)p->model);
 }
 
+/* The first of n values that is not finite (or below lo), or -1. */
+static int64_t first_bad(const double *v, int64_t n, double lo)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (!(isfinite(v[i]) && v[i] >= lo))
+            return i;
+    return -1;
+}
+
+static int64_t first_bad_float(const float *v, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (!isfinite(v[i]))
+            return i;
+    return -1;
+}
+
+/* Every value of an SPH state the model reads (a checkpoint is a file: it
+ * may say anything its checksums allow): the particles where the run can
+ * have left them, on the map (a position is a column and a quad index)
+ * with finite speeds and a volume fraction in [0, 1]; the heights, the
+ * change, the deposits and the layers it keeps finite; the source volumes
+ * pending finite and >= 0.  Speeds are not bounded here: a particle faster
+ * than the sound speed allows fails the run at its first sub-step. */
+static er_status check_sph_values(const er_plan *plan, const er_run_state *r, er_error *err)
+{
+    const er_run_sph *q = r->sph;
+    const double xmax = plan->width - 1, ymax = plan->height - 1;
+    for (int64_t i = 0; i < q->n; i++) {
+        const double *v = q->particles + i * ER_SPH_PARTICLE_DOUBLES;
+        int bad = !(v[0] >= 0.0 && v[0] <= xmax && v[1] >= 0.0 && v[1] <= ymax);
+        for (int k = 2; k < ER_SPH_PARTICLE_DOUBLES; k++)
+            bad |= !isfinite(v[k]);
+        if (bad || !(v[6] >= 0.0 && v[6] <= 1.0))
+            return er_fail(err, ER_EINVAL, "the state's particle %lld (at %g, %g, %g, speed %g, "
+                           "%g, %g, load %g) is not one the run can hold: off the %dx%d map, "
+                           "not finite or a load outside [0, 1]", (long long)i, v[0], v[1],
+                           v[2], v[3], v[4], v[5], v[6], plan->width, plan->height);
+    }
+    const int64_t nv = (int64_t)plan->width * plan->height;
+    const double *grid[3] = {q->zb, q->dz, q->dep};
+    static const char *const grid_name[3] = {"working heights", "height changes", "deposits"};
+    for (int k = 0; k < 3; k++) {
+        int64_t i = first_bad(grid[k], nv, -INFINITY);
+        if (i >= 0)
+            return er_fail(err, ER_EINVAL, "the state's %s are not finite at cell (%lld, %lld)",
+                           grid_name[k], (long long)(i % plan->width),
+                           (long long)(i / plan->width));
+    }
+    int64_t i = first_bad(q->pending, q->n_pending, 0.0);
+    if (i >= 0)
+        return er_fail(err, ER_EINVAL, "the state's pending source volume %lld (%g) is not a "
+                       "finite volume >= 0", (long long)i, q->pending[i]);
+    for (int k = ER_STATE_SPH_WEAR; k <= ER_STATE_SPH_FLOW; k++) {
+        int64_t j = k < r->n_arrays && r->array[k] ? first_bad_float(r->array[k], nv) : -1;
+        if (j >= 0)
+            return er_fail(err, ER_EINVAL, "the state's %s layer is not finite at cell (%lld, "
+                           "%lld)", k == ER_STATE_SPH_FLOW ? "flow" : "wear",
+                           (long long)(j % plan->width), (long long)(j / plan->width));
+    }
+    return ER_OK;
+}
+
 /* An SPH state: a step boundary of this run with its particles. */
 static er_status check_resume_sph(const er_plan *plan, const er_run_state *r,
                                   const er_layers *keep, er_error *err)
@@ -110,7 +173,7 @@ static er_status check_resume_sph(const er_plan *plan, const er_run_state *r,
         (q->n_pending > 0 && !q->pending))
         return er_fail(err, ER_EINVAL, "the state's particles (%lld) or source slots (%d) do "
                        "not fit this run", (long long)q->n, q->n_pending);
-    return ER_OK;
+    return check_sph_values(plan, r, err);
 }
 
 /* Whether array i of a Mei or droplet state is one the run needs. */
@@ -159,6 +222,18 @@ er_status er_plan_check_resume(const er_plan *plan, const er_run_state *r,
                            "it): resume without it, or start again",
                            mei && i == ER_STATE_MEI_FLOW ? "flow" : "wear");
         return er_fail(err, ER_EINVAL, "the state lacks a layer the run keeps (array %d)", i);
+    }
+    /* Mei's arrays hold model values on every cell (0 on walls), and a
+     * value that is not finite is never one a run leaves: refused here,
+     * not found steps later.  The droplets' hold the input's nodata on
+     * walls; er_droplet_begin checks them with the walls at hand. */
+    for (int i = 0; mei && i < r->n_arrays; i++) {
+        int64_t j = r->array[i] && array_needed(mei, i, keep)
+                        ? first_bad_float(r->array[i], (int64_t)plan->width * plan->height)
+                        : -1;
+        if (j >= 0)
+            return er_fail(err, ER_EINVAL, "the state's array %d is not finite at cell (%lld, "
+                           "%lld)", i, (long long)(j % plan->width), (long long)(j / plan->width));
     }
     return ER_OK;
 }

@@ -130,3 +130,18 @@ t_exit 1 "$ERODE" -q -r "$R" -s sph.steps=100000 --resume "$T/fast.ckpt" -o "$T/
 t_one_error_line "^erode: .*$stem.tif: sph: a particle reached .* m/s at step [0-9]*, more than 0.2 times sph.sound_speed"
 t_empty_dir "$T/fast"
 t_ok
+
+t_case "sph resumed from crafted checkpoints (a position not finite or off the map, a speed not finite, a load below 0, a count the file does not hold): exit 2, one line, nothing written"
+for edit in "0 x nan" "3 y 1e9" "1 vz inf" "2 c -1" "0 n 1000000"; do
+    cp "$T/ck/$stem.ckpt" "$T/bad.ckpt"
+    # shellcheck disable=SC2086
+    ck_edit "$T/bad.ckpt" $edit
+    rm -rf "$T/bad"; mkdir -p "$T/bad"
+    t_exit 2 "$ERODE" -q -r "$R" -s sph.steps=100000 --resume "$T/bad.ckpt" -o "$T/bad" "$W"
+    case $edit in
+    *" n "*) t_one_error_line "^erode: .*$stem.tif: .*bad.ckpt': corrupt checkpoint (sph section)$" ;;
+    *) t_one_error_line "^erode: .*$stem.tif: --resume: the state's particle [0-9]* (at .*) is not one the run can hold" ;;
+    esac
+    t_empty_dir "$T/bad"
+done
+t_ok
