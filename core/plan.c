@@ -238,6 +238,11 @@ er_status er_plan_check_resume(const er_plan *plan, const er_run_state *r,
     return ER_OK;
 }
 
+size_t er_plan_bytes_fixed(const er_params *p)
+{
+    return p->model == ER_MODEL_SPH ? er_sph_bytes_fixed(p) : 0;
+}
+
 size_t er_plan_bytes_per_cell(const er_params *p)
 {
     switch (p->model) {

@@ -80,3 +80,23 @@ EOF
     t_empty_dir "$d/out"
     t_ok
 fi
+
+t_case "--tile-set: the halo window's memory is checked before any tile is read"
+if ! have gdal_translate; then
+    t_skip "needs gdal-bin"
+else
+    # Tile a (20 x 20 cells of whitebox) and its neighbour b (217 x 20):
+    # with --halo 30, a's window is 50 x 20 cells, whose run needs 44.9 KiB,
+    # more than --max-memory 10K, while b's own float copy (17,360 bytes)
+    # would be refused by its reader: the window's check must come first
+    # (its size follows from the tile set), before any pixel is read.
+    d=$T/halo
+    mkdir -p "$d/out"
+    gdal_translate -q -srcwin 0 0 20 20 "$W" "$d/a.tif"
+    gdal_translate -q -srcwin 20 0 217 20 "$W" "$d/b.tif"
+    printf '%s\n%s\n' "$d/a.tif" "$d/b.tif" > "$d/list"
+    t_exit 2 "$ERODE" -q --tile-set "$d/list" --halo 30 --max-memory 10K -o "$d/out" "$d/a.tif"
+    t_one_error_line "^erode: .*a.tif: a 50x20 run needs 44.9 KiB, more than --max-memory (10.0 KiB)$"
+    t_empty_dir "$d/out"
+    t_ok
+fi

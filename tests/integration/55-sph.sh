@@ -145,3 +145,21 @@ for edit in "0 x nan" "3 y 1e9" "1 vz inf" "2 c -1" "0 n 1000000"; do
     t_empty_dir "$T/bad"
 done
 t_ok
+
+t_case "sph.fill_level needing more than sph.max_particles: exit 2 before any work, one line, nothing written"
+L=$SRCDIR/configs/sph-lake.json
+mkdir -p "$T/full"
+t_exit 2 "$ERODE" -q -r "$L" -s sph.max_particles=1000 --checkpoint "$T/full/c.ckpt" -o "$T/full" "$W"
+t_one_error_line "^erode: .*$stem.tif: .*sph-lake.json: sph.fill_level: 330 m needs [0-9]* particles, more than sph.max_particles = 1000$"
+t_empty_dir "$T/full"
+t_ok
+
+t_case "--max-memory counts sph.max_particles: exit 2, one line, nothing written"
+# configs/sph.json on whitebox: 67 bytes a cell (2,985,252 bytes) and
+# 1,884 a particle: 200,000 particles need 376,800,000 bytes more
+mkdir -p "$T/mem"
+t_exit 2 "$ERODE" -q -r "$R" -s sph.steps=1 --max-memory 300M -o "$T/mem" "$W"
+t_one_error_line "^erode: .*$stem.tif: a 237x188 run needs 362.2 MiB (359.3 MiB of it for 200000 particles), more than --max-memory (300.0 MiB)$"
+t_empty_dir "$T/mem"
+t_exit 0 "$ERODE" -q -r "$R" -s sph.steps=1 --max-memory 400M --layers height -o "$T/mem" "$W"
+t_ok

@@ -899,6 +899,73 @@ START_TEST(sound_speed_enforced)
 }
 END_TEST
 
+/* The plan counts the fill's particles (core/sph/sph.c fill_lattice), so
+ * a fill past sph.max_particles is a recipe error before any work, not a
+ * set-up failure once the run started: on the 20 x 20 bowl filled to 4 m,
+ * alone and with a rain map (0 on the left half, 2 on the right), the
+ * plan's count is what er_sph_init places; max_particles equal to it
+ * runs, one fewer is refused naming sph.fill_level.  Sources that reach
+ * max_particles before the last step with closed edges are a warning the
+ * plan carries (they stop adding water there), absent when they fit or
+ * water may leave through open edges; the
+ * memory a run needs whatever the map grows with max_particles. */
+START_TEST(fill_counted_in_plan)
+{
+    const int w = 20;
+    float *z = bowl(w), rain[400];
+    for (int i = 0; i < w * w; i++)
+        rain[i] = i % w < 10 ? 0.0f : 2.0f;
+    er_controls c = {NULL, rain, NULL, NULL};
+    for (int r = 0; r < 2; r++) {
+        er_terrain t = {w, w, z, NULL, 1.0, 1.0, r ? &c : NULL};
+        er_params p = sph_params();
+        p.sph.fill_level = 4.0;
+        p.sph.fill_level_set = 1;
+        er_plan plan;
+        er_error e;
+        ck_assert_msg(er_plan_make(&p, &t, NULL, &plan, &e) == ER_OK, "%s", e.msg);
+        ck_assert_int_gt(plan.particles, 1000);
+        ck_assert_str_eq(plan.warning, "");
+        er_sph_sim s;
+        er_budget b;
+        memset(&b, 0, sizeof b);
+        p.sph.max_particles = plan.particles;
+        ck_assert_msg(er_plan_make(&p, &t, NULL, &plan, &e) == ER_OK, "%s", e.msg);
+        ck_assert_msg(er_sph_init(&s, &plan, &t, &b, &e) == ER_OK, "%s", e.msg);
+        ck_assert_int_eq(s.n, plan.particles);
+        er_sph_free(&s);
+        p.sph.max_particles = plan.particles - 1;
+        ck_assert_int_eq(er_plan_make(&p, &t, NULL, &plan, &e), ER_EINVAL);
+        ck_assert_msg(strncmp(e.msg, "sph.fill_level: 4 m needs ", 26) == 0, "%s", e.msg);
+    }
+    er_terrain t = {w, w, z, NULL, 1.0, 1.0, NULL};
+    er_params p = sph_params();
+    p.sph.sound_speed = 40.0;
+    p.mei.n_sources = 1;
+    p.mei.sources[0] = (er_source){10.0, 10.0, 0, 2.0, 0.01}; /* 13 cells, 1.04 particles a step */
+    p.sph.steps = 100;
+    p.sph.max_particles = 105;
+    p.sph.boundary = ER_BOUNDARY_CLOSED;
+    er_plan plan;
+    er_error e;
+    ck_assert_msg(er_plan_make(&p, &t, NULL, &plan, &e) == ER_OK, "%s", e.msg);
+    ck_assert_str_eq(plan.warning, "");
+    p.sph.max_particles = 100;
+    ck_assert_msg(er_plan_make(&p, &t, NULL, &plan, &e) == ER_OK, "%s", e.msg);
+    ck_assert_msg(strcmp(plan.warning, "sph.max_particles: the fill's 0 particles and the "
+                         "sources' 1.04 a step reach 100 at step 97 of 100 (the edges are "
+                         "closed): the sources add no water after it") == 0, "%s", plan.warning);
+    p.sph.boundary = ER_BOUNDARY_OPEN; /* water leaves: nothing certain */
+    ck_assert_msg(er_plan_make(&p, &t, NULL, &plan, &e) == ER_OK, "%s", e.msg);
+    ck_assert_str_eq(plan.warning, "");
+    size_t m100 = er_plan_bytes_fixed(&p);
+    p.sph.max_particles = 200;
+    ck_assert_uint_eq(er_plan_bytes_fixed(&p), 2 * m100);
+    ck_assert_uint_gt(m100, 100 * sizeof(er_sph_particle));
+    free(z);
+}
+END_TEST
+
 Suite *sph_suite(void);
 Suite *sph_suite(void)
 {
@@ -919,6 +986,7 @@ Suite *sph_suite(void)
     tcase_add_test(tc, neighbours_exact);
     tcase_add_test(tc, sound_speed_planned);
     tcase_add_test(tc, sound_speed_enforced);
+    tcase_add_test(tc, fill_counted_in_plan);
     suite_add_tcase(s, tc);
     return s;
 }
