@@ -7,6 +7,7 @@
 #include "plan.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "tiles.h"
@@ -38,6 +39,79 @@ void er_terrain_measure(const er_terrain *t, er_terrain_stats *m)
     m->lo = lo;
     m->hi = hi;
     m->valid = valid;
+}
+
+/* Whether map m (NULL: none) holds a value v on a valid cell with
+ * pred(v); a missing map counts as the value `none`. */
+static int any_valid(const er_terrain *t, const float *m, float none, int (*pred)(float))
+{
+    const size_t n = (size_t)t->width * (size_t)t->height;
+    if (!m)
+        return pred(none);
+    for (size_t i = 0; i < n; i++)
+        if (!(t->wall && t->wall[i]) && pred(m[i]))
+            return 1;
+    return 0;
+}
+
+static int positive(float v) { return v > 0.0f; }
+static int below_one(float v) { return v < 1.0f; }
+
+/* A valid cell where (1 - hardness) * mask > 0: one a model may lower. */
+static int any_erodible(const er_terrain *t)
+{
+    const er_controls *c = t->controls;
+    const size_t n = (size_t)t->width * (size_t)t->height;
+    for (size_t i = 0; i < n; i++)
+        if (!(t->wall && t->wall[i]) && (!c->hardness || c->hardness[i] < 1.0f) &&
+            (!c->mask || c->mask[i] > 0.0f))
+            return 1;
+    return 0;
+}
+
+/* Mei's water: rain (rain_rate or drops, times the rain map) or a source. */
+static int mei_has_water(const er_plan *plan, const er_terrain *t)
+{
+    const er_mei_params *m = &plan->p.mei;
+    const er_controls *c = t->controls;
+    int water = (m->rain_rate > 0 || m->drops_per_step > 0) &&
+                any_valid(t, c ? c->rain : NULL, 1.0f, positive);
+    for (int i = 0; i < m->n_sources; i++)
+        water |= m->sources[i].rate > 0;
+    return water || (c && c->source && any_valid(t, c->source, 0.0f, positive));
+}
+
+/*
+ * A run that will change nothing, though the recipe asks for work (steps,
+ * droplets): the plan says why in plan->warning, for the caller to show
+ * (the run itself is valid, exit 0).  Models note their own (SPH: no
+ * particle); here what the control maps and Mei's water settle: no valid
+ * cell may be lowered (hardness 1 or mask 0 everywhere: nothing erodes,
+ * so nothing is deposited either), no droplet starts (rain 0 everywhere),
+ * Mei with no water and no weathering.
+ */
+static void note_no_op(er_plan *plan, const er_terrain *t)
+{
+    const er_controls *c = t->controls;
+    if (plan->warning[0] || plan->boundaries == 0)
+        return;
+    if (c && (c->hardness || c->mask) && !any_erodible(t)) {
+        const int hard = c->hardness && !any_valid(t, c->hardness, 1.0f, below_one);
+        const int masked = c->mask && !any_valid(t, c->mask, 0.0f, positive);
+        snprintf(plan->warning, sizeof plan->warning, "%s: no valid cell can be lowered "
+                 "(%s): nothing erodes or deposits, the terrain stays as it is",
+                 hard ? "hardness" : masked ? "mask" : "hardness and mask",
+                 hard ? "hardness 1 everywhere" : masked ? "mask 0 everywhere"
+                                                         : "(1 - hardness) * mask is 0 everywhere");
+        return;
+    }
+    if (plan->p.model == ER_MODEL_DROPLET && c && c->rain && !any_valid(t, c->rain, 0.0f, positive))
+        snprintf(plan->warning, sizeof plan->warning, "rain: 0 on every valid cell: no droplet "
+                 "starts and the run changes nothing");
+    else if (plan->p.model == ER_MODEL_MEI && !mei_has_water(plan, t) &&
+             !(plan->p.mei.thermal_rate > 0))
+        snprintf(plan->warning, sizeof plan->warning, "mei: no water falls or flows in (rain, "
+                 "drops and sources are 0) and mei.thermal_rate is 0: the run changes nothing");
 }
 
 er_status er_plan_make(const er_params *p, const er_terrain *t, const er_window *win,
@@ -76,11 +150,14 @@ er_status er_plan_make(const er_params *p, const er_terrain *t, const er_window 
     plan->lo = m.lo;
     plan->hi = m.hi;
     switch (p->model) {
-    case ER_MODEL_MEI: return er_mei_plan(plan, t, err);
-    case ER_MODEL_DROPLET: return er_droplet_plan(plan, t, err);
-    case ER_MODEL_SPH: return er_sph_plan(plan, t, err);
+    case ER_MODEL_MEI: st = er_mei_plan(plan, t, err); break;
+    case ER_MODEL_DROPLET: st = er_droplet_plan(plan, t, err); break;
+    case ER_MODEL_SPH: st = er_sph_plan(plan, t, err); break;
+    default: return er_fail(err, ER_EINVAL, "model: unknown model %d", (int)p->model);
     }
-    return er_fail(err, ER_EINVAL, "model: unknown model %d", (int)p->model);
+    if (st == ER_OK)
+        note_no_op(plan, t);
+    return st;
 }
 
 /* The first of n values that is not finite (or below lo), or -1. */

@@ -454,6 +454,17 @@ static er_status check_particles(er_plan *plan, const er_terrain *t, er_error *e
                        "sph.max_particles = %lld", m->fill_level, (long long)plan->particles,
                        (long long)m->max_particles);
     double per_step = source_particles(plan, t);
+    if (m->steps > 0 && (m->max_particles == 0 || (plan->particles == 0 && !(per_step > 0.0)))) {
+        snprintf(plan->warning, sizeof plan->warning, "%s",
+                 m->max_particles == 0 ? "sph.max_particles: 0 particles: there is no water and "
+                                         "the run changes nothing"
+                 : m->fill_level_set ? "sph.fill_level: below the particle lattice (one spacing "
+                                       "above the ground) on every cell, and no source adds "
+                                       "water: there is no water and the run changes nothing"
+                                     : "sph: the map starts dry (sph.fill_level null) and no "
+                                       "source adds water: the run changes nothing");
+        return ER_OK;
+    }
     double room = (double)(m->max_particles - plan->particles);
     if (m->boundary != ER_BOUNDARY_CLOSED || !(per_step > 0.0) || per_step * (double)m->steps < room)
         return ER_OK;

@@ -100,3 +100,49 @@ else
     t_empty_dir "$d/out"
     t_ok
 fi
+
+# Runs that change nothing though the recipe asks for work: exit 0, the
+# outputs written, and one warning line saying why.
+if ! $PY -c 'from osgeo import gdal; import numpy' 2> /dev/null; then
+    t_case "runs that change nothing"; t_skip "needs python3-gdal and numpy"
+else
+    D=$DATA/olinda_dem_f32_utm25s.tif
+    d=$T/noop
+    mkdir -p "$d"
+    $PY - "$D" "$d" << 'PYEOF'
+import sys
+import numpy as np
+from osgeo import gdal
+src = gdal.Open(sys.argv[1])
+for name, v in (('zeros.tif', 0.0), ('ones.tif', 1.0), ('one-cell.tif', 0.0)):
+    a = np.full((src.RasterYSize, src.RasterXSize), v, np.float32)
+    if name == 'one-cell.tif':
+        a[55, 55] = 1.0
+    o = gdal.GetDriverByName('GTiff').Create(sys.argv[2] + '/' + name, src.RasterXSize,
+                                             src.RasterYSize, 1, gdal.GDT_Float32)
+    o.SetGeoTransform(src.GetGeoTransform()); o.SetProjection(src.GetProjection())
+    o.GetRasterBand(1).WriteArray(a)
+    o = None
+PYEOF
+    # name | expected warning | options
+    noops="mei, mask 0|mask: no valid cell can be lowered (mask 0 everywhere): nothing erodes or deposits|-s mei.steps=5 -s mask=$d/zeros.tif
+droplets, mask 0|mask: no valid cell can be lowered (mask 0 everywhere)|-s model=droplet -s mask=$d/zeros.tif
+droplets, hardness 1|hardness: no valid cell can be lowered (hardness 1 everywhere)|-s model=droplet -s hardness=$d/ones.tif
+droplets, rain 0|rain: 0 on every valid cell: no droplet starts and the run changes nothing|-s model=droplet -s rain=$d/zeros.tif
+mei without water or weathering|mei: no water falls or flows in (rain, drops and sources are 0) and mei.thermal_rate is 0|-s mei.steps=5 -s mei.rain_rate=0"
+    stem_o=olinda_dem_f32_utm25s
+    printf '%s\n' "$noops" | while IFS='|' read -r n_name n_want n_opts; do
+        t_case "$n_name changes nothing: exit 0, the outputs, one warning line"
+        rm -rf "$d/out"; mkdir -p "$d/out"
+        # shellcheck disable=SC2086
+        t_exit 0 "$ERODE" -q $n_opts --layers height -o "$d/out" "$D"
+        t_one_error_line "^erode: .*$stem_o.tif: warning: $n_want"
+        [ -f "$d/out/$stem_o.height.tif" ] || t_fail "no height output"
+        t_ok
+    done
+    t_case "a mask with one cell of 1: no warning"
+    rm -rf "$d/out"; mkdir -p "$d/out"
+    t_exit 0 "$ERODE" -q -s model=droplet -s mask="$d/one-cell.tif" --layers height -o "$d/out" "$D"
+    [ -s "$T/stderr" ] && t_fail "a mask with a cell of 1: $(cat "$T/stderr")"
+    t_ok
+fi

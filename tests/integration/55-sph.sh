@@ -163,3 +163,10 @@ t_one_error_line "^erode: .*$stem.tif: a 237x188 run needs 362.2 MiB (359.3 MiB 
 t_empty_dir "$T/mem"
 t_exit 0 "$ERODE" -q -r "$R" -s sph.steps=1 --max-memory 400M --layers height -o "$T/mem" "$W"
 t_ok
+
+t_case "sph.fill_level below the particle lattice and no source: exit 0, the outputs, one warning line"
+mkdir -p "$T/dry"
+t_exit 0 "$ERODE" -q -r "$L" -s sph.fill_level=100 -s sph.steps=2 -o "$T/dry" "$W"
+t_one_error_line "^erode: .*$stem.tif: warning: sph.fill_level: below the particle lattice (one spacing above the ground) on every cell, and no source adds water: there is no water and the run changes nothing$"
+[ -f "$T/dry/$stem.height.tif" ] || t_fail "no height output"
+t_ok

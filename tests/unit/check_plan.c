@@ -268,6 +268,60 @@ START_TEST(test_droplet_count_bounded)
     ck_assert_msg(strncmp(err.msg, "droplet.per_cell: ", 18) == 0, "%s", err.msg);
 }
 END_TEST
+/* A run that will change nothing though it asks for work is valid (the
+ * plan succeeds) and says why in plan.warning: a mask of 0 or hardness 1
+ * on every valid cell (Mei, droplets, SPH), a rain map of 0 (droplets), Mei
+ * with no water and no weathering, SPH with no particle; none with one
+ * cell that may change, with a wall holding the only 1, or when the
+ * recipe asks for no work (0 steps). */
+START_TEST(test_no_op_warned)
+{
+    er_terrain t = hill();
+    static float zero[W * H], one[W * H], cell[W * H];
+    static uint8_t wall[W * H];
+    for (int i = 0; i < W * H; i++) {
+        zero[i] = 0.0f;
+        one[i] = 1.0f;
+        cell[i] = i == 77 ? 1.0f : 0.0f;
+    }
+    er_controls mask0 = {NULL, NULL, zero, NULL}, hard1 = {one, NULL, NULL, NULL};
+    er_controls rain0 = {NULL, zero, NULL, NULL}, mask1 = {NULL, NULL, cell, NULL};
+    const struct {
+        er_model_kind model;
+        const er_controls *c;
+        int walled;
+        const char *want; /* NULL: no warning */
+    } cases[] = {{ER_MODEL_MEI, &mask0, 0, "mask: no valid cell can be lowered (mask 0 everywhere)"},
+                 {ER_MODEL_DROPLET, &mask0, 0, "mask: no valid cell"},
+                 {ER_MODEL_SPH, &mask0, 0, "sph: the map starts dry"},
+                 {ER_MODEL_DROPLET, &hard1, 0, "hardness: no valid cell can be lowered (hardness 1"},
+                 {ER_MODEL_DROPLET, &rain0, 0, "rain: 0 on every valid cell: no droplet starts"},
+                 {ER_MODEL_MEI, &rain0, 0, "mei: no water falls"},
+                 {ER_MODEL_DROPLET, &mask1, 0, NULL},
+                 {ER_MODEL_DROPLET, &mask1, 1, "mask: no valid cell"},
+                 {ER_MODEL_MEI, NULL, 0, NULL}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        er_params p = mei_recipe();
+        p.model = cases[k].model;
+        t.controls = cases[k].c;
+        memset(wall, 0, sizeof wall);
+        wall[77] = (uint8_t)cases[k].walled;
+        t.wall = cases[k].walled ? wall : NULL;
+        er_plan plan;
+        er_error err = {{0}};
+        for (int steps = 1; steps >= 0; steps--) {
+            p.mei.steps = p.sph.steps = steps;
+            p.droplet.count = steps ? -1 : 0;
+            ck_assert_msg(er_plan_make(&p, &t, NULL, &plan, &err) == ER_OK, "%zu: %s", k, err.msg);
+            if (!steps || !cases[k].want)
+                ck_assert_msg(plan.warning[0] == '\0', "%zu: '%s'", k, plan.warning);
+            else
+                ck_assert_msg(strncmp(plan.warning, cases[k].want, strlen(cases[k].want)) == 0,
+                              "%zu: '%s' is not '%s'", k, plan.warning, cases[k].want);
+        }
+    }
+}
+END_TEST
 END_TEST
 
 Suite *plan_suite(void);
@@ -281,6 +335,7 @@ Suite *plan_suite(void)
     tcase_add_loop_test(tc, test_resume_fits, 0, 2);
     tcase_add_test(tc, test_plan_map_must_match);
     tcase_add_test(tc, test_droplet_count_bounded);
+    tcase_add_test(tc, test_no_op_warned);
     suite_add_tcase(s, tc);
     return s;
 }
