@@ -1756,6 +1756,28 @@ static er_status at_map_cells(er_plan *plan, er_error *err)
     return ER_OK;
 }
 
+/* The snapshot schedule counts, per cell and batch, the taps that may take
+ * from it and those that may lay on it in 32-bit integers (snapshot.c, and
+ * the shader's buffers): a droplet's step touches a cell at most once with
+ * its brush and once among its four nodes, its end once more, so a cell's
+ * counts stay below batch * (lifetime + 1).  A batch_size past that is
+ * refused (a count that wrapped would make a share 0, or one larger than
+ * the room); the automatic size, one droplet per 64 cells, is held under
+ * it on maps that large. */
+static er_status snap_batch_fits(const er_droplet_params *d, int64_t *batch, er_error *err)
+{
+    const int64_t most = INT32_MAX / (d->lifetime + 1);
+    if (*batch <= most)
+        return ER_OK;
+    if (d->batch_size == 0) {
+        *batch = most;
+        return ER_OK;
+    }
+    return er_fail(err, ER_EINVAL, "droplet.batch_size: %lld droplets a batch under the snapshot "
+                   "schedule with lifetime %lld may count more taps at a cell than 32 bits hold; "
+                   "at most %lld", (long long)*batch, (long long)d->lifetime, (long long)most);
+}
+
 /* droplet.count's limit: the most droplets a run may have, however they
  * are asked for (a count, or per_cell times the cells, times r^2 under
  * droplet.reference_cell_size). */
@@ -1810,6 +1832,8 @@ er_status er_droplet_plan(er_plan *plan, const er_terrain *t, er_error *err)
     plan->height_unit = unit;
     plan->reach = droplet_reach(d);
     plan->batch = auto_batch(d, w->world_width, w->world_height, plan->block_side);
+    if (d->schedule == ER_DROPLET_SNAPSHOT && (st = snap_batch_fits(d, &plan->batch, err)))
+        return st;
     plan->boundaries = plan->droplets > 0 ? (plan->droplets + plan->batch - 1) / plan->batch : 0;
     return ER_OK;
 }

@@ -268,6 +268,38 @@ START_TEST(test_droplet_count_bounded)
     ck_assert_msg(strncmp(err.msg, "droplet.per_cell: ", 18) == 0, "%s", err.msg);
 }
 END_TEST
+/* The snapshot schedule's per-cell tap counts are 32-bit (the CPU's and
+ * the shader's): a batch whose counts could pass INT32_MAX, batch *
+ * (lifetime + 1), is refused naming droplet.batch_size (at the edge:
+ * INT32_MAX / 31 passes with the default lifetime 30, one more does not;
+ * lifetime 1e5 allows 21,474); the blocks schedule counts nothing and
+ * takes any batch. */
+START_TEST(test_snapshot_batch_counts_fit)
+{
+    er_terrain t = hill();
+    er_params p = mei_recipe();
+    p.model = ER_MODEL_DROPLET;
+    p.droplet.schedule = ER_DROPLET_SNAPSHOT;
+    er_plan plan;
+    er_error err = {{0}};
+    const struct {
+        int64_t lifetime, batch;
+        er_status want;
+    } cases[] = {{30, INT32_MAX / 31, ER_OK}, {30, INT32_MAX / 31 + 1, ER_EINVAL},
+                 {100000, 21474, ER_OK}, {100000, 21475, ER_EINVAL}, {30, 100000000, ER_EINVAL}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        p.droplet.lifetime = cases[k].lifetime;
+        p.droplet.batch_size = cases[k].batch;
+        err.msg[0] = '\0';
+        ck_assert_int_eq(er_plan_make(&p, &t, NULL, &plan, &err), cases[k].want);
+        if (cases[k].want)
+            ck_assert_msg(strncmp(err.msg, "droplet.batch_size: ", 20) == 0, "%s", err.msg);
+    }
+    p.droplet.schedule = ER_DROPLET_BLOCKS;
+    ck_assert_int_eq(er_plan_make(&p, &t, NULL, &plan, &err), ER_OK);
+}
+END_TEST
+
 /* A run that will change nothing though it asks for work is valid (the
  * plan succeeds) and says why in plan.warning: a mask of 0 or hardness 1
  * on every valid cell (Mei, droplets, SPH), a rain map of 0 (droplets), Mei
@@ -336,6 +368,7 @@ Suite *plan_suite(void)
     tcase_add_test(tc, test_plan_map_must_match);
     tcase_add_test(tc, test_droplet_count_bounded);
     tcase_add_test(tc, test_no_op_warned);
+    tcase_add_test(tc, test_snapshot_batch_counts_fit);
     suite_add_tcase(s, tc);
     return s;
 }
