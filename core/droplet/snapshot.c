@@ -91,17 +91,30 @@ static int exponent_of(double v)
     return e;
 }
 
+/* The scales are floats (the shader's push constants too): 2^126 is the
+ * largest power of two they hold, so a shift stops there.  Only heights
+ * below 2^-91 m (4e-28) or start water below 2^-105 reach it; their unit
+ * is then coarser than 2^-12 of their float spacing but no coarser than
+ * the spacing itself down to 2^-102 m, and the sums hold more headroom,
+ * not less. */
+#define ER_SNAP_SHIFT_MAX 126
+
+static int shift_at_most(int shift)
+{
+    return shift < ER_SNAP_SHIFT_MAX ? shift : ER_SNAP_SHIFT_MAX;
+}
+
 int er_snap_height_shift(double lo, double hi)
 {
     double m = fabs(lo) > fabs(hi) ? fabs(lo) : fabs(hi);
     if (hi - lo > m)
         m = hi - lo;
-    return ER_SNAP_FRAC - exponent_of(m > 0 ? m : 1.0);
+    return shift_at_most(ER_SNAP_FRAC - exponent_of(m > 0 ? m : 1.0));
 }
 
 int er_snap_water_shift(double water_max)
 {
-    return 62 - ER_SNAP_WATER_HEADROOM - exponent_of(water_max > 0 ? water_max : 1.0);
+    return shift_at_most(62 - ER_SNAP_WATER_HEADROOM - exponent_of(water_max > 0 ? water_max : 1.0));
 }
 
 /* v >= 0 [m or water] in units of 1/scale, rounded to nearest (ties to

@@ -2100,6 +2100,36 @@ START_TEST(snapshot_unit_keeps_ulp)
 }
 END_TEST
 
+/* Heights (or start water) so small that 2^shift would pass a float's
+ * range: the scales stay finite powers of two (at most 2^126), so a map
+ * whose heights are a few 1e-30 m runs under the snapshot schedule like
+ * any other (its sums wrapped through an infinite scale and failed the
+ * run), nothing below the input's lowest and the budget closed. */
+START_TEST(snapshot_tiny_scales)
+{
+    ck_assert(isfinite(ldexpf(1.0f, er_snap_height_shift(2e-31, 7.3e-30))));
+    ck_assert(isfinite(ldexpf(1.0f, er_snap_water_shift(1e-40))));
+    ck_assert_int_eq(er_snap_height_shift(0, 0.67), 36); /* 0.67 < 2^0: 36 bits */
+    map m = map_new(40, 32);
+    fbm(&m, 3);
+    float lo = INFINITY;
+    for (size_t i = 0; i < cells(&m); i++) {
+        m.z[i] = m.z[i] * 7e-30f + 2e-31f;
+        lo = fminf(lo, m.z[i]);
+    }
+    er_params p = snap_params(-1, 1);
+    p.droplet.per_cell = 2;
+    ck_assert_int_eq(run_map(&p, &m, 0), ER_OK);
+    assert_finite(&m);
+    ck_assert(m.b.eroded > 0);
+    for (size_t i = 0; i < cells(&m); i++)
+        ck_assert(m.z[i] >= lo);
+    double miss = fabs(m.b.material_before - m.b.material_after - m.b.left_map);
+    ck_assert_msg(miss <= 1e-6 * fabs(m.b.material_before), "budget misses by %.3g", miss);
+    map_free(&m);
+}
+END_TEST
+
 /* One droplet's change survives the resolve: a single droplet leaves
  * heights changed, its wear sums to what it eroded and the budget closes. */
 START_TEST(snapshot_one_droplet)
@@ -2245,6 +2275,7 @@ Suite *droplet_suite(void)
     tcase_add_test(tc, snapshot_dense_ceiling);
     tcase_add_test(tc, snapshot_counts_exact);
     tcase_add_test(tc, snapshot_unit_keeps_ulp);
+    tcase_add_test(tc, snapshot_tiny_scales);
     tcase_add_test(tc, snapshot_one_droplet);
     tcase_add_test(tc, snapshot_resume);
     tcase_add_test(tc, snapshot_mt_refused);
