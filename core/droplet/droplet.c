@@ -1936,11 +1936,13 @@ er_status er_droplet_check(const er_params *p, er_error *err)
 
 size_t er_droplet_bytes_per_cell(const er_params *p)
 {
-    /* The clean mask, one byte a cell, on maps with walls, and with a
-     * hardness or mask map the erosion factor (set_controls).  Batches and
-     * blocks take memory per droplet and per block, not per cell. */
+    /* The clean mask, one byte a cell, on maps with walls, with a
+     * hardness or mask map the erosion factor (set_controls), and under the
+     * snapshot schedule its sums and counts.  Batches and blocks take
+     * memory per droplet and per block, not per cell. */
     const er_control_paths *m = &p->maps;
-    return 1 + (m->hardness[0] || m->mask[0] ? sizeof(float) : 0);
+    size_t snap = p->droplet.schedule == ER_DROPLET_SNAPSHOT ? er_snap_bytes_per_cell() : 0;
+    return 1 + (m->hardness[0] || m->mask[0] ? sizeof(float) : 0) + snap;
 }
 
 er_status er_droplet_prepare(const er_plan *plan, er_terrain *t, er_layers *layers,

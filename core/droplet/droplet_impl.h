@@ -54,7 +54,11 @@ typedef struct er_dsink {
     int32_t *stop;            /* floor: lowest stop of the taps counted at the cell, as
                                  er_snap_ordered; INT32_MAX = none */
     int32_t *count;           /* taps of the batch that may take from the cell */
-    int32_t *dcount;          /* taps of the batch that may lay a deposit on the cell */
+    int32_t *dcount;          /* 2 * cells: the ends' brush taps that may lay on each cell,
+                                 then the steps that may deposit on each quad's four nodes
+                                 (by its top-left node) */
+    float *ceil;              /* [m] each cell's ceiling (er_snap_ceiling), set by
+                                 er_snap_begin */
     int counting;             /* 1: the count pass (writes only count, stop and dcount) */
     int width, height;        /* [cells] the map (the deposit ceiling's neighbourhood) */
     const uint8_t *wall;      /* the map's walls; NULL = none */
@@ -368,11 +372,12 @@ float er_snap_from_ordered(int32_t o);
 int64_t er_snap_room(float snap, int32_t stop, float scale);
 
 /* A cell's room above its batch-start height under the batch's deposits,
- * in units of 1/scale: the highest batch-start height of the cell's 3 x 3
- * neighbourhood (in the map, off walls; er_snap_ceiling) minus its own,
- * truncated, capped below 2^62.  Each counted deposit tap lays at most
- * room / dcount, so the deposits of a batch never raise a cell above that
- * height. */
+ * in units of 1/scale: its ceiling, the highest batch-start height of its
+ * 3 x 3 neighbourhood (in the map, off walls; er_snap_ceiling, row by row:
+ * the shaders' order, so even the sign of a zero agrees), minus its own,
+ * truncated, capped below 2^62 (er_snap_room_up reads the ceiling
+ * er_snap_begin stored).  Each counted deposit tap lays at most room /
+ * its count, so the deposits of a batch never raise a cell above it. */
 float er_snap_ceiling(const er_dsink *k, size_t i);
 int64_t er_snap_room_up(const er_dsink *k, size_t i, float scale);
 
@@ -386,6 +391,9 @@ void er_snap_scales(const er_plan *plan, const er_droplet_setup *s, er_dsink *k)
  * (also after a failure).  ER_OK or ER_ENOMEM. */
 er_status er_snap_new(er_dsink *k, const er_dctx *c, int want_flow, er_error *err);
 void er_snap_free(er_dsink *k);
+/* The bytes a cell of the snapshot schedule's sums and counts take (the
+ * flow sum included), for --max-memory (er_droplet_bytes_per_cell). */
+size_t er_snap_bytes_per_cell(void);
 /* Copies the heights into k->snap and clears the sums and counts: a
  * batch's start. */
 void er_snap_begin(er_dsink *k, const float *height);

@@ -45,8 +45,9 @@
  * carries the most the main pass's load can be (every tap's take
  * unshared, nothing laid: droplet.c lague_count) and counts the four
  * bilinear nodes of every step where that load could deposit and the
- * brush taps of every end where it is not 0 (dcount); in the main pass
- * each tap lays at most room up / dcount.  What the shares withhold stays
+ * brush taps of every end where it is not 0 (dcount: a step's four nodes
+ * counted once, at its quad); in the main pass each tap lays at most room
+ * up / its count.  What the shares withhold stays
  * with the droplet, which carries it on, lays it where there is room, or
  * takes it off the map; withheld where the droplet ends, it leaves the
  * terrain with the droplet and is counted with what left the map, as a
@@ -190,7 +191,23 @@ float er_snap_ceiling(const er_dsink *k, size_t i)
 
 int64_t er_snap_room_up(const er_dsink *k, size_t i, float scale)
 {
-    return room_between(k->snap[i], er_snap_ceiling(k, i), scale);
+    return room_between(k->snap[i], k->ceil[i], scale);
+}
+
+/* The taps that may lay on cell i: its end-brush taps, and the steps of
+ * the four quads it is a corner of (a step's four nodes counted once, at
+ * its quad: one atomic add a step, not four). */
+static inline int64_t deposit_taps(const er_dsink *k, size_t i)
+{
+    const size_t w = (size_t)k->width;
+    const int32_t *q = k->dcount + k->cells;
+    const int x = (int)(i % w), y = (int)(i / w);
+    int64_t n = (int64_t)k->dcount[i] + q[i];
+    if (x > 0)
+        n += q[i - 1];
+    if (y > 0)
+        n += q[i - w] + (x > 0 ? q[i - w - 1] : 0);
+    return n;
 }
 
 /* The brush window around (cx, cy) clipped to the map, and the factor a
@@ -273,10 +290,13 @@ float er_snap_erode(const er_dctx *c, int cx, int cy, float amount, float stop)
  * >= 0; 0 where the share does not bind). */
 static inline float tap_lay(const er_dsink *k, size_t i, float a)
 {
-    int64_t q = to_fixed(a, k->h_scale), n = k->dcount[i];
+    int64_t q = to_fixed(a, k->h_scale);
     if (q <= 0)
         return 0;
-    int64_t share = n > 0 ? er_snap_room_up(k, i, k->h_scale) / n : 0;
+    /* q <= room / n without the division where q is far below the room
+     * (n < 2^31: then q * n < room) */
+    int64_t room = er_snap_room_up(k, i, k->h_scale), n = deposit_taps(k, i);
+    int64_t share = q <= room >> 31 ? q : n > 0 ? room / n : 0;
     float kept = 0;
     if (q > share) {
         q = share;
@@ -334,11 +354,8 @@ float er_snap_deposit4(const er_dctx *c, size_t i00, const float a[4], float lai
 
 void er_snap_count4(const er_dctx *c, size_t i00)
 {
-    const size_t w = (size_t)c->width, at[4] = {i00, i00 + 1, i00 + w, i00 + w + 1};
-    if (!c->sink->counting)
-        return;
-    for (int j = 0; j < 4; j++)
-        __atomic_fetch_add(c->sink->dcount + at[j], 1, __ATOMIC_RELAXED);
+    if (c->sink->counting)
+        __atomic_fetch_add(c->sink->dcount + c->sink->cells + i00, 1, __ATOMIC_RELAXED);
 }
 
 void er_snap_flow(const er_dctx *c, const size_t *trail, int n, float water)
@@ -359,14 +376,15 @@ er_status er_snap_new(er_dsink *k, const er_dctx *c, int want_flow, er_error *er
     k->width = c->width;
     k->height = c->height;
     k->wall = c->wall;
-    k->dcount = malloc(cells * sizeof *k->dcount);
+    k->dcount = malloc(2 * cells * sizeof *k->dcount);
+    k->ceil = malloc(cells * sizeof *k->ceil);
     k->snap = malloc(cells * sizeof *k->snap);
     k->ero = malloc(cells * sizeof *k->ero);
     k->dep = malloc(cells * sizeof *k->dep);
     k->stop = malloc(cells * sizeof *k->stop);
     k->count = calloc(cells, sizeof *k->count);
     k->flow = want_flow ? malloc(cells * sizeof *k->flow) : NULL;
-    if (!k->snap || !k->ero || !k->dep || !k->stop || !k->count || !k->dcount ||
+    if (!k->snap || !k->ero || !k->dep || !k->stop || !k->count || !k->dcount || !k->ceil ||
         (want_flow && !k->flow)) {
         er_snap_free(k);
         return er_fail(err, ER_ENOMEM, "droplet: out of memory for the snapshot schedule");
@@ -382,6 +400,7 @@ void er_snap_free(er_dsink *k)
     free(k->stop);
     free(k->count);
     free(k->dcount);
+    free(k->ceil);
     free(k->flow);
     memset(k, 0, sizeof *k);
 }
@@ -392,11 +411,22 @@ void er_snap_begin(er_dsink *k, const float *height)
     memset(k->ero, 0, k->cells * sizeof *k->ero);
     memset(k->dep, 0, k->cells * sizeof *k->dep);
     memset(k->count, 0, k->cells * sizeof *k->count);
-    memset(k->dcount, 0, k->cells * sizeof *k->dcount);
+    memset(k->dcount, 0, 2 * k->cells * sizeof *k->dcount);
     if (k->flow)
         memset(k->flow, 0, k->cells * sizeof *k->flow);
-    for (size_t i = 0; i < k->cells; i++)
+    const ptrdiff_t n = (ptrdiff_t)k->cells;
+    ER_OMP_FOR()
+    for (ptrdiff_t i = 0; i < n; i++) {
         k->stop[i] = INT32_MAX;
+        k->ceil[i] = er_snap_ceiling(k, (size_t)i);
+    }
+}
+
+size_t er_snap_bytes_per_cell(void)
+{
+    const er_dsink *k = NULL;
+    return sizeof *k->snap + sizeof *k->ero + sizeof *k->dep + sizeof *k->flow +
+           sizeof *k->stop + sizeof *k->count + 2 * sizeof *k->dcount + sizeof *k->ceil;
 }
 
 /*
@@ -421,7 +451,7 @@ int er_snap_resolve(const er_dsink *k, float *height, float *deposit, float *wea
         if (e == 0 && d == 0)
             continue;
         float h0 = k->snap[i], bound = e > 0 ? er_minf(h0, er_snap_from_ordered(k->stop[i])) : h0;
-        float top = d > 0 ? er_snap_ceiling(k, (size_t)i) : h0;
+        float top = d > 0 ? k->ceil[i] : h0;
         bad += e < 0 || d < 0 || (e > 0 && e > er_snap_room(h0, k->stop[i], k->h_scale)) ||
                (d > 0 && d > room_between(h0, top, k->h_scale));
         /* e and d within their rooms: the max and min only guard the floor

@@ -710,7 +710,8 @@ static er_status snap_sizes(er_vk_ctx *vk, const er_droplet_setup *s, int64_t ba
     sz[S_STATE] = 2 * (VkDeviceSize)batch * sizeof(vkd_block);
     sz[S_ERODE] = c->ctl_erode ? f4 : 4;
     sz[S_DMASK] = c->ctl_mask ? f4 : 4;
-    sz[S_STOP] = sz[S_TAPS] = sz[S_DTAPS] = s->cells * sizeof(int32_t);
+    sz[S_STOP] = sz[S_TAPS] = s->cells * sizeof(int32_t);
+    sz[S_DTAPS] = 2 * s->cells * sizeof(int32_t);
     sz[S_DEP] = c->deposit ? f4 : 4;
     sz[S_WEAR] = c->wear ? f4 : 4;
     sz[S_TOTALS] = sizeof(int64_t);

@@ -146,3 +146,17 @@ mei without water or weathering|mei: no water falls or flows in (rain, drops and
     [ -s "$T/stderr" ] && t_fail "a mask with a cell of 1: $(cat "$T/stderr")"
     t_ok
 fi
+
+t_case "--max-memory counts the snapshot schedule's sums and counts"
+# Olinda's 111^2 cells: 19 bytes a cell for droplets (234,099 bytes, under
+# 300K); the snapshot schedule adds 48 (its heights, three 64-bit sums, the
+# lowest stops, the tap counts and ceilings): 825,507 bytes, over.
+O=$DATA/olinda_dem_f32_utm25s.tif
+d=$T/snapmem
+mkdir -p "$d"
+t_exit 0 "$ERODE" -q -s model=droplet --max-memory 300K --layers height -o "$d" "$O"
+rm -rf "$d"; mkdir -p "$d"
+t_exit 2 "$ERODE" -q -s model=droplet -s droplet.schedule='"snapshot"' --max-memory 300K -o "$d" "$O"
+t_one_error_line "^erode: .*olinda_dem_f32_utm25s.tif: a 111x111 run needs 806.2 KiB, more than --max-memory (300.0 KiB)$"
+t_empty_dir "$d"
+t_ok

@@ -45,7 +45,9 @@ layout(std430, binding = 6) buffer EroAcc { int64_t ero[]; };
 layout(std430, binding = 10) buffer StopMin { int stopmin[]; };
 /* the taps of the batch that may take from each cell (the count pass) */
 layout(std430, binding = 11) buffer Count { int count[]; };
-/* the taps of the batch that may lay a deposit on each cell (the count pass) */
+/* the taps of the batch that may lay a deposit (the count pass): the ends'
+ * brush taps per cell, then the steps per quad (by its top-left node),
+ * snapshot.c's er_dsink.dcount */
 layout(std430, binding = 12) buffer DCount { int dcount[]; };
 
 layout(push_constant) uniform Params {
@@ -81,11 +83,21 @@ bool count_pass()
 
 void count_deposit4(uint i00)
 {
-    const uint w = uint(pc.width);
-    atomicAdd(dcount[i00], 1);
-    atomicAdd(dcount[i00 + 1u], 1);
-    atomicAdd(dcount[i00 + w], 1);
-    atomicAdd(dcount[i00 + w + 1u], 1);
+    atomicAdd(dcount[uint(pc.width) * uint(pc.height) + i00], 1);
+}
+
+/* snapshot.c's deposit_taps: cell i's end-brush taps and the steps of the
+ * four quads it is a corner of. */
+int64_t deposit_taps(uint i)
+{
+    const uint w = uint(pc.width), q = w * uint(pc.height) + i;
+    const int x = int(i % w), y = int(i / w);
+    int64_t n = int64_t(dcount[i]) + int64_t(dcount[q]);
+    if (x > 0)
+        n += int64_t(dcount[q - 1u]);
+    if (y > 0)
+        n += int64_t(dcount[q - w]) + (x > 0 ? int64_t(dcount[q - w - 1u]) : 0l);
+    return n;
 }
 
 /* snapshot.c's er_snap_ordered */
@@ -139,8 +151,8 @@ float tap_lay(uint i, float a)
     int64_t q = to_fixed(a, pc.h_scale);
     if (q <= 0l)
         return 0.0;
-    int n = dcount[i];
-    int64_t share = n > 0 ? room_between(h[i], ceiling(i)) / int64_t(n) : 0l;
+    int64_t room = room_between(h[i], ceiling(i)), n = deposit_taps(i);
+    int64_t share = q <= (room >> 31) ? q : n > 0l ? room / n : 0l;
     precise float kept = 0.0;
     if (q > share) {
         q = share;
