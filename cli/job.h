@@ -72,7 +72,9 @@ er_status er_job_check_input(er_job *j);
  * NULL when it is one or does not exist (the reader says so). */
 const char *er_not_regular(const char *path);
 size_t er_machine_memory(void);
-er_status er_job_check_memory(er_job *j, size_t limit);
+/* Refuses (ER_ENOMEM, before allocating) a width x height run that
+ * would not fit in limit bytes (preflight.c). */
+er_status er_job_check_memory(er_job *j, int width, int height, size_t limit);
 
 /* terrain.c: the map in the run's units (DESIGN.md §3). */
 er_status er_job_resolve_sources(er_job *j);

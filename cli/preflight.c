@@ -112,7 +112,20 @@ size_t er_machine_memory(void)
     return (size_t)pages * (size_t)page;
 }
 
-static double gib(size_t bytes) { return (double)bytes / (1024.0 * 1024.0 * 1024.0); }
+/* A byte count for a message: GiB, MiB or KiB, whichever gives a number of
+ * at least 1 (out: room for 32 characters). */
+static const char *human(double bytes, char *out)
+{
+    static const char *const unit[] = {"KiB", "MiB", "GiB"};
+    int u = 0;
+    bytes /= 1024.0;
+    while (u < 2 && bytes >= 1024.0) {
+        bytes /= 1024.0;
+        u++;
+    }
+    snprintf(out, 32, "%.1f %s", bytes, unit[u]);
+    return out;
+}
 
 /* Bytes a cell of the control maps the recipe names: each is held cut to
  * the input's window (controls.c) for the whole run. */
@@ -122,20 +135,30 @@ static size_t maps_bytes_per_cell(const er_control_paths *m)
     return (size_t)given * sizeof(float);
 }
 
-/* Refuses, before allocating, a map whose run will not fit in the limit:
- * the image, working heights, initial copy, two layers, the flow and wear
- * layers when asked (the models accumulate in them, nothing more), the
- * control maps, the model's own. */
-er_status er_job_check_memory(er_job *j, size_t limit)
+/* Refuses, before allocating, a width x height map (a tile set's: the
+ * tile and its halo) whose run will not fit in the limit: the image,
+ * working heights, initial copy, two layers, the flow and wear layers when
+ * asked (the models accumulate in them, nothing more), the control maps,
+ * the model's own per cell and whatever the map's size (SPH's particles). */
+er_status er_job_check_memory(er_job *j, int width, int height, size_t limit)
 {
-    size_t cells = (size_t)j->img.width * (size_t)j->img.height, per_cell, need;
+    size_t cells = (size_t)width * (size_t)height, per_cell, need;
+    const size_t fixed = er_plan_bytes_fixed(&j->params);
     int extra = !!(j->s->layers & ER_LAYER_FLOW) + !!(j->s->layers & ER_LAYER_WEAR);
     per_cell = (4 + (size_t)extra) * sizeof(float) + 2 + maps_bytes_per_cell(&j->params.maps) +
                er_plan_bytes_per_cell(&j->params);
-    if (!er_mul_size(cells, per_cell, &need) || need > limit)
-        return er_fail(&j->err, ER_ENOMEM, "%s: a %dx%d run needs %.1f GiB, more than --max-memory (%.1f GiB)",
-                       j->input, j->img.width, j->img.height, gib(cells) * (double)per_cell, gib(limit));
-    return ER_OK;
+    int fits = er_mul_size(cells, per_cell, &need) && need <= limit && fixed <= limit - need;
+    if (fits)
+        return ER_OK;
+    char a[32], b[32], c[32];
+    const char *want = human((double)cells * (double)per_cell + (double)fixed, a);
+    if (fixed > 0)
+        return er_fail(&j->err, ER_ENOMEM, "%s: a %dx%d run needs %s (%s of it for %lld "
+                       "particles), more than --max-memory (%s)", j->input, width, height, want,
+                       human((double)fixed, b), (long long)j->params.sph.max_particles,
+                       human((double)limit, c));
+    return er_fail(&j->err, ER_ENOMEM, "%s: a %dx%d run needs %s, more than --max-memory (%s)",
+                   j->input, width, height, want, human((double)limit, c));
 }
 
 /* A raster read must be a regular file: the readers open it more than

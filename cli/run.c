@@ -59,8 +59,11 @@ static er_status plan_run(er_job *j)
     er_error e = {{0}};
     er_status st = er_plan_make(&j->params, &j->terrain, j->windowed ? &j->window : NULL,
                                 &j->plan, &e);
-    if (st == ER_OK)
+    if (st == ER_OK) {
+        if (j->plan.warning[0])
+            er_msg_error("%s: warning: %s", j->input, j->plan.warning);
         return ER_OK;
+    }
     if (names_key(e.msg))
         return er_fail(&j->err, st, "%s: %s: %s", j->input,
                        j->s->recipe_path ? j->s->recipe_path : "recipe", e.msg);
@@ -104,7 +107,10 @@ void er_job_io_progress(void *user, double fraction)
     er_progress_update(&j->progress, fraction);
 }
 
-/* Reads the input, or with --tile-set the tile and its halo. */
+/* Reads the input, or with --tile-set the tile and its halo: the window's
+ * size follows from the tile set, so the memory its run needs is checked
+ * before the window is allocated (a plain input's after its header, by
+ * the reader's own limit and then prepare()). */
 static er_status read_input(er_job *j, size_t limit)
 {
     const er_settings *s = j->s;
@@ -113,12 +119,19 @@ static er_status read_input(er_job *j, size_t limit)
     er_status st = er_job_check_input(j);
     if (st != ER_OK)
         return st;
-    er_job_phase(j, "reading");
     if (s->tiles) {
+        const int k = er_tile_set_find(s->tiles, j->input);
+        er_window win;
+        int w, h;
+        er_mosaic_window(&s->tiles->place[k], s->halo, s->tiles->world_w, s->tiles->world_h,
+                         &win, &w, &h);
+        if ((st = er_job_check_memory(j, w, h, limit)) != ER_OK)
+            return st;
+        er_job_phase(j, "reading");
         j->windowed = 1;
-        st = er_tile_window_read(s->tiles, er_tile_set_find(s->tiles, j->input), s->halo, &ro,
-                                 &pg, &j->img, &j->window, &j->err);
+        st = er_tile_window_read(s->tiles, k, s->halo, &ro, &pg, &j->img, &j->window, &j->err);
     } else {
+        er_job_phase(j, "reading");
         st = er_image_read_progress(j->input, &ro, &pg, &j->img, &j->err);
     }
     er_progress_end(&j->progress);
@@ -140,7 +153,7 @@ static er_status prepare(er_job *j, const er_params *recipe, size_t limit, er_vk
     if (st == ER_OK)
         st = er_job_resolve_cell_size(j);
     if (st == ER_OK)
-        st = er_job_check_memory(j, limit);
+        st = er_job_check_memory(j, j->img.width, j->img.height, limit);
     if (st == ER_OK)
         st = er_job_prepare_terrain(j);
     if (st == ER_OK)

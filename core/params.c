@@ -14,11 +14,13 @@
 /* Reads a field through a char pointer at a table offset. */
 #define AT(type, base, off) ((const type *)(const void *)((const char *)(base) + (off)))
 
-/* A length of n reference cells in cells of r times the size: at least 1. */
+/* A length of n reference cells in cells of r times the size: at least 1,
+ * at most 2^62 (beyond every key's range, which the caller checks, and
+ * within int64_t whatever r is). */
 static int64_t cells_at(int64_t n, double r)
 {
     double v = floor((double)n / r + 0.5);
-    return v < 1 ? 1 : (int64_t)v;
+    return v < 1 ? 1 : v < 0x1p62 ? (int64_t)v : INT64_C(1) << 62;
 }
 
 /* A per-step fraction x over a step r times as long. */

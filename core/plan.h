@@ -42,6 +42,12 @@ typedef struct er_plan {
     int64_t batch;          /* droplets per batch */
     double area_k;          /* [1] (reference cell / cell)^2 of er_droplet_at_cell_size;
                                1: the droplet keys hold at this map's cells */
+    /* SPH */
+    int64_t particles;      /* the initial fill's particles (sph.fill_level) */
+    /* Why the run will change nothing, or less than the recipe asks: one
+     * line (no key or input prefix) for the caller to show as a warning;
+     * empty when there is none.  core/ prints nothing. */
+    char warning[ER_ERROR_MAX];
 } er_plan;
 
 /*
@@ -74,6 +80,11 @@ er_status er_plan_check_resume(const er_plan *plan, const er_run_state *r,
  * it derives from the maps p->maps names), so the caller can refuse a map
  * that will not fit before it allocates anything. */
 size_t er_plan_bytes_per_cell(const er_params *p);
+
+/* Bytes of working memory a run of recipe p allocates whatever the map's
+ * size (SPH: its particles, up to sph.max_particles, and their neighbour
+ * lists), for the same check; saturates at SIZE_MAX. */
+size_t er_plan_bytes_fixed(const er_params *p);
 
 /* A scan of the terrain's valid (non-wall) cells in row-major order. */
 typedef struct er_terrain_stats {
@@ -133,6 +144,7 @@ er_status er_droplet_plan(er_plan *plan, const er_terrain *t, er_error *err);
  * substeps and dt_sub from the CFL and viscous limits. */
 er_status er_sph_plan(er_plan *plan, const er_terrain *t, er_error *err);
 size_t er_sph_bytes_per_cell(const er_params *p);
+size_t er_sph_bytes_fixed(const er_params *p);
 
 /* The models' CPU runs, as er_backend_cpu.run calls them. */
 er_status er_mei_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts *o,

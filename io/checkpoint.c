@@ -5,6 +5,7 @@
 #include "checkpoint.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -365,6 +366,14 @@ static er_status check_header(const char *path, const unsigned char *p, const er
     s->budget.substeps = (int64_t)get_u64(p + 152);
     if (format >= 3)
         s->budget.withheld = bits_f64(get_u64(p + 224));
+    /* The sums a resumed run adds to and reports: finite, the amounts and
+     * counters >= 0 (what any run writes). */
+    int bad = !isfinite(s->budget.material_before) || !(s->budget.withheld >= 0) ||
+              s->budget.work_done < 0 || s->budget.substeps < 0;
+    for (int i = 1; i < 6; i++)
+        bad |= !(isfinite(*dv[i]) && *dv[i] >= 0);
+    if (bad || !isfinite(s->budget.withheld))
+        return er_fail(err, ER_EINVAL, "'%s': corrupt checkpoint (budget)", path);
     return ER_OK;
 }
 

@@ -91,10 +91,8 @@ ER_HOT_INLINE float deposit_bilinear(const er_dctx *c, size_t i00, float fx, flo
         a11 *= m[i00 + w + 1];
         laid = er_minf(a00 + a10 + a01 + a11, amount);
     }
-    if (c->sink) {
-        er_snap_deposit4(c, i00, (const float[4]){a00, a10, a01, a11});
-        return laid;
-    }
+    if (c->sink)
+        return er_snap_deposit4(c, i00, (const float[4]){a00, a10, a01, a11}, laid);
     h[i00] += a00;
     h[i00 + 1] += a10;
     h[i00 + w] += a01;
@@ -644,6 +642,26 @@ ER_HOT_INLINE int lague_look(const er_dctx *c, er_lague_state *s, er_dacc *acc, 
            lague_look_move(c, s, acc, k);
 }
 
+/* The snapshot schedule's count pass (core/droplet/snapshot.c) for one
+ * step: counts the taps the main pass may take from or lay on, and
+ * returns the load carried on, the most the main pass's can be.  The main
+ * pass erodes only where dh <= 0, each tap giving at most what it gives
+ * for the amount with no load (the largest); so with every such step's
+ * takes added and nothing laid, this load bounds the main pass's
+ * (rounding is monotone and the sums run in the same order), and where it
+ * is at most cap, or 0 on an uphill step, the main pass cannot deposit. */
+static float lague_count(const er_dctx *c, float sed, const lague_look_t *k)
+{
+    if ((k->dh > 0 && sed > 0) || sed > k->cap)
+        er_snap_count4(c, k->i00);
+    if (!(k->dh > 0)) {
+        float amount = er_minf(k->cap * c->erode_speed, -k->dh * c->area_k);
+        if (amount > 0)
+            sed += brush_erode_hot(c, k->cx, k->cy, amount, k->stop);
+    }
+    return sed;
+}
+
 /* The second half of a step: the erosion or deposit the look decided, and
  * the new state. */
 ER_HOT_INLINE void lague_apply(const er_dctx *c, er_lague_state *s, er_dacc *acc,
@@ -652,7 +670,9 @@ ER_HOT_INLINE void lague_apply(const er_dctx *c, er_lague_state *s, er_dacc *acc
     const size_t w = (size_t)c->width;
     const float dh = k->dh, cap = k->cap, speed = s->speed, water = s->water;
     float sed = s->sed;
-    if (dh > 0 || sed > cap) {
+    if (c->sink && c->sink->counting) {
+        sed = lague_count(c, sed, k);
+    } else if (dh > 0 || sed > cap) {
         /* Uphill: fill the pit behind, at most dh; else drop a part of the
          * excess.  Onto the four nodes around the old position. */
         float amount = dh > 0 ? er_minf(dh * c->area_k, sed) : (sed - cap) * c->deposit_speed;
@@ -1176,12 +1196,48 @@ static int at_boundary(const er_params *p, const run_state *s, int64_t batch, in
 /* Replaces the fresh state (set up from the run's input terrain, which
  * fixes the droplet count, the height unit and material_before) by a
  * resumed one; *b0 receives the batch to go on from. */
+/* The values of a resume state's arrays the run reads (a checkpoint is a
+ * file: it may hold anything its checksums allow): on valid cells finite
+ * heights no lower than the input's lowest (no run takes a cell below it:
+ * er_droplet_guard) and finite layers >= 0; on walls the input's own
+ * value, bit for bit (no run changes a wall).  c->height_m still holds the
+ * input. */
+static er_status check_state_values(const er_plan *plan, const er_dctx *c, const er_run_state *r,
+                                    er_error *err)
+{
+    const float *z = r->array[ER_STATE_DROP_HEIGHT];
+    const float *lay[3] = {c->flow ? r->array[ER_STATE_DROP_FLOW] : NULL,
+                           c->deposit ? r->array[ER_STATE_DROP_DEPOSIT] : NULL,
+                           c->wear ? r->array[ER_STATE_DROP_WEAR] : NULL};
+    static const char *const name[3] = {"flow", "deposit", "wear"};
+    const size_t n = (size_t)c->width * (size_t)c->height;
+    for (size_t i = 0; i < n; i++) {
+        const unsigned x = (unsigned)(i % (size_t)c->width), y = (unsigned)(i / (size_t)c->width);
+        if (c->wall && c->wall[i]) {
+            if (memcmp(&z[i], &c->height_m[i], sizeof z[i]) != 0)
+                return er_fail(err, ER_EINVAL, "the state changes the nodata cell (%u, %u)", x, y);
+            continue;
+        }
+        if (!(isfinite(z[i]) && z[i] >= plan->lo))
+            return er_fail(err, ER_EINVAL, "the state's height %g at cell (%u, %u) is not finite "
+                           "or below the input's lowest, %g", (double)z[i], x, y,
+                           (double)plan->lo);
+        for (int k = 0; k < 3; k++)
+            if (lay[k] && !(isfinite(lay[k][i]) && lay[k][i] >= 0.0f))
+                return er_fail(err, ER_EINVAL, "the state's %s layer holds %g at cell (%u, %u)",
+                               name[k], (double)lay[k][i], x, y);
+    }
+    return ER_OK;
+}
+
 static er_status restore(const er_plan *plan, const run_state *s, const er_run_state *r,
                          er_dacc *sum, int64_t *b0, er_error *err)
 {
     const er_dctx *c = &s->ctx;
     const er_layers keep = { c->flow, c->deposit, NULL, c->wear };
     er_status st = er_plan_check_resume(plan, r, &keep, err);
+    if (!st)
+        st = check_state_values(plan, c, r, err);
     if (st)
         return st;
     const size_t bytes = s->cells * sizeof(float);
@@ -1552,7 +1608,7 @@ static er_status run_snapshot(const er_plan *plan, run_state *s, int64_t batch, 
     er_dsink k;
     er_status st = er_droplet_batch_new(&bt, c, (int)plan->block_side, batch, err);
     if (!st)
-        st = er_snap_new(&k, s->cells, c->flow != NULL, err);
+        st = er_snap_new(&k, c, c->flow != NULL, err);
     if (st) {
         er_droplet_batch_free(&bt);
         return st;
@@ -1579,7 +1635,8 @@ static er_status run_snapshot(const er_plan *plan, run_state *s, int64_t batch, 
         for (int i = 0; i < n; i++)
             acc_add(sum, &acc[i]);
         if (er_snap_resolve(&k, c->height_m, c->deposit, c->wear, c->flow)) {
-            st = er_fail(err, ER_ENUMERIC, "droplet: a snapshot sum overflowed");
+            st = er_fail(err, ER_ENUMERIC,
+                         "droplet: a snapshot sum wrapped or exceeded its cell's room");
             goto done;
         }
         sum->water += er_droplet_batch_water(c, &bt);
@@ -1683,7 +1740,13 @@ static er_status at_map_cells(er_plan *plan, er_error *err)
      * not always x in floating point. */
     if (!(ref > 0) || cell == ref)
         return ER_OK;
-    er_droplet_at_cell_size(d, cell / ref, &plan->area_k);
+    /* capacity is divided by r^3, per_cell multiplied by r^2: both must
+     * stay finite numbers (per_cell's count is bounded in er_droplet_plan) */
+    const double r = cell / ref;
+    if (!isfinite(r * r * r) || !(r * r * r > 0))
+        return er_fail(err, ER_EINVAL, "droplet.reference_cell_size: %g m against %g m "
+                       "cells: the keys converted by their ratio would not be finite", ref, cell);
+    er_droplet_at_cell_size(d, r, &plan->area_k);
     if (d->radius > 64 || d->lifetime > 100000 || d->mt_max_distance > 100000)
         return er_fail(err, ER_EINVAL,
                        "droplet.reference_cell_size: %g m makes radius %lld, lifetime %lld and "
@@ -1691,6 +1754,50 @@ static er_status at_map_cells(er_plan *plan, er_error *err)
                        ref, (long long)d->radius, (long long)d->lifetime,
                        (long long)d->mt_max_distance, cell);
     return ER_OK;
+}
+
+/* The snapshot schedule counts, per cell and batch, the taps that may take
+ * from it and those that may lay on it in 32-bit integers (snapshot.c, and
+ * the shader's buffers): a droplet's step touches a cell at most once with
+ * its brush and once among its four nodes, its end once more, so a cell's
+ * counts stay below batch * (lifetime + 1).  A batch_size past that is
+ * refused (a count that wrapped would make a share 0, or one larger than
+ * the room); the automatic size, one droplet per 64 cells, is held under
+ * it on maps that large. */
+static er_status snap_batch_fits(const er_droplet_params *d, int64_t *batch, er_error *err)
+{
+    const int64_t most = INT32_MAX / (d->lifetime + 1);
+    if (*batch <= most)
+        return ER_OK;
+    if (d->batch_size == 0) {
+        *batch = most;
+        return ER_OK;
+    }
+    return er_fail(err, ER_EINVAL, "droplet.batch_size: %lld droplets a batch under the snapshot "
+                   "schedule with lifetime %lld may count more taps at a cell than 32 bits hold; "
+                   "at most %lld", (long long)*batch, (long long)d->lifetime, (long long)most);
+}
+
+/* droplet.count's limit: the most droplets a run may have, however they
+ * are asked for (a count, or per_cell times the cells, times r^2 under
+ * droplet.reference_cell_size). */
+#define DROPLETS_MAX 1e12
+
+/* per_cell (as converted) times `cells` as a count within DROPLETS_MAX,
+ * else ER_EINVAL naming the key that made it larger. */
+static er_status droplets_fit(const er_plan *plan, double cells, er_error *err)
+{
+    const er_droplet_params *d = &plan->p.droplet;
+    const double want = d->per_cell * cells;
+    if (d->count >= 0 || want <= DROPLETS_MAX)
+        return ER_OK;
+    const double ref = d->reference_cell_size, cell = sqrt(plan->cell_x * plan->cell_y);
+    if (ref > 0 && cell != ref)
+        return er_fail(err, ER_EINVAL, "droplet.reference_cell_size: %g m on %g m cells makes "
+                       "%.4g droplets a cell, %.4g on the %.0f cells, more than 1e12 (the "
+                       "limit of droplet.count)", ref, cell, d->per_cell, want, cells);
+    return er_fail(err, ER_EINVAL, "droplet.per_cell: %g droplets a cell on %.0f cells make "
+                   "%.4g, more than 1e12 (the limit of droplet.count)", d->per_cell, cells, want);
 }
 
 er_status er_droplet_plan(er_plan *plan, const er_terrain *t, er_error *err)
@@ -1713,6 +1820,8 @@ er_status er_droplet_plan(er_plan *plan, const er_terrain *t, er_error *err)
     const er_window *w = &plan->win;
     double cells = plan->windowed ? (double)w->world_width * (double)w->world_height
                                   : (double)plan->valid;
+    if ((st = droplets_fit(plan, cells, err)))
+        return st;
     plan->droplets = d->count >= 0 ? d->count : (int64_t)(d->per_cell * cells + 0.5);
     plan->per_cell = cells > 0 ? (double)plan->droplets / cells : 0.0;
     /* The height unit: "relief" is the valid cells' max - min; a flat map
@@ -1723,6 +1832,8 @@ er_status er_droplet_plan(er_plan *plan, const er_terrain *t, er_error *err)
     plan->height_unit = unit;
     plan->reach = droplet_reach(d);
     plan->batch = auto_batch(d, w->world_width, w->world_height, plan->block_side);
+    if (d->schedule == ER_DROPLET_SNAPSHOT && (st = snap_batch_fits(d, &plan->batch, err)))
+        return st;
     plan->boundaries = plan->droplets > 0 ? (plan->droplets + plan->batch - 1) / plan->batch : 0;
     return ER_OK;
 }
@@ -1825,11 +1936,13 @@ er_status er_droplet_check(const er_params *p, er_error *err)
 
 size_t er_droplet_bytes_per_cell(const er_params *p)
 {
-    /* The clean mask, one byte a cell, on maps with walls, and with a
-     * hardness or mask map the erosion factor (set_controls).  Batches and
-     * blocks take memory per droplet and per block, not per cell. */
+    /* The clean mask, one byte a cell, on maps with walls, with a
+     * hardness or mask map the erosion factor (set_controls), and under the
+     * snapshot schedule its sums and counts.  Batches and blocks take
+     * memory per droplet and per block, not per cell. */
     const er_control_paths *m = &p->maps;
-    return 1 + (m->hardness[0] || m->mask[0] ? sizeof(float) : 0);
+    size_t snap = p->droplet.schedule == ER_DROPLET_SNAPSHOT ? er_snap_bytes_per_cell() : 0;
+    return 1 + (m->hardness[0] || m->mask[0] ? sizeof(float) : 0) + snap;
 }
 
 er_status er_droplet_prepare(const er_plan *plan, er_terrain *t, er_layers *layers,

@@ -54,7 +54,14 @@ typedef struct er_dsink {
     int32_t *stop;            /* floor: lowest stop of the taps counted at the cell, as
                                  er_snap_ordered; INT32_MAX = none */
     int32_t *count;           /* taps of the batch that may take from the cell */
-    int counting;             /* 1: the count pass (writes only count and stop) */
+    int32_t *dcount;          /* 2 * cells: the ends' brush taps that may lay on each cell,
+                                 then the steps that may deposit on each quad's four nodes
+                                 (by its top-left node) */
+    float *ceil;              /* [m] each cell's ceiling (er_snap_ceiling), set by
+                                 er_snap_begin */
+    int counting;             /* 1: the count pass (writes only count, stop and dcount) */
+    int width, height;        /* [cells] the map (the deposit ceiling's neighbourhood) */
+    const uint8_t *wall;      /* the map's walls; NULL = none */
     float h_scale, w_scale;   /* 2^er_snap_height_shift, 2^er_snap_water_shift */
 } er_dsink;
 
@@ -364,15 +371,29 @@ float er_snap_from_ordered(int32_t o);
  * at most room / count, so the taps of a batch never take more than it. */
 int64_t er_snap_room(float snap, int32_t stop, float scale);
 
+/* A cell's room above its batch-start height under the batch's deposits,
+ * in units of 1/scale: its ceiling, the highest batch-start height of its
+ * 3 x 3 neighbourhood (in the map, off walls; er_snap_ceiling, row by row:
+ * the shaders' order, so even the sign of a zero agrees), minus its own,
+ * truncated, capped below 2^62 (er_snap_room_up reads the ceiling
+ * er_snap_begin stored).  Each counted deposit tap lays at most room /
+ * its count, so the deposits of a batch never raise a cell above it. */
+float er_snap_ceiling(const er_dsink *k, size_t i);
+int64_t er_snap_room_up(const er_dsink *k, size_t i, float scale);
+
 /* Sets k's h_scale and w_scale for the run s was set up for from plan:
  * the heights' from the input's range, the water's from the largest start
  * water (initial_water times the largest rain value). */
 void er_snap_scales(const er_plan *plan, const er_droplet_setup *s, er_dsink *k);
 
-/* Allocates the sums for `cells` cells; free with er_snap_free (also after
- * a failure).  ER_OK or ER_ENOMEM. */
-er_status er_snap_new(er_dsink *k, size_t cells, int want_flow, er_error *err);
+/* Allocates the sums for the map of context c (its size and walls; the
+ * sums hold no pointer into c's other arrays); free with er_snap_free
+ * (also after a failure).  ER_OK or ER_ENOMEM. */
+er_status er_snap_new(er_dsink *k, const er_dctx *c, int want_flow, er_error *err);
 void er_snap_free(er_dsink *k);
+/* The bytes a cell of the snapshot schedule's sums and counts take (the
+ * flow sum included), for --max-memory (er_droplet_bytes_per_cell). */
+size_t er_snap_bytes_per_cell(void);
 /* Copies the heights into k->snap and clears the sums and counts: a
  * batch's start. */
 void er_snap_begin(er_dsink *k, const float *height);
@@ -387,12 +408,18 @@ int er_snap_resolve(const er_dsink *k, float *height, float *deposit, float *wea
 /* The kernels' writers under a sink (c->sink != NULL), each the blocks
  * schedule's float arithmetic with its writes turned into sums:
  * brush_erode, er_brush_apply, deposit_bilinear (a: the four nodes'
- * amounts, mask applied) and the flow trail.  In the count pass
- * (sink->counting) er_snap_erode counts the taps and takes nothing, the
- * others write nothing. */
+ * amounts, mask applied; laid: what the blocks schedule would lay) and the
+ * flow trail.  Each deposit tap lays at most its share of the cell's room
+ * up (er_snap_room_up); the deposit writers return what was laid, less
+ * what the shares withheld (which the droplet keeps).  In the count pass
+ * (sink->counting) nothing is written: er_snap_erode counts the taps that
+ * could take and returns what they would give unshared, er_snap_deposit
+ * counts the brush taps that could lay, er_snap_count4 the four nodes of
+ * a step that could deposit. */
 float er_snap_erode(const er_dctx *c, int cx, int cy, float amount, float stop);
 float er_snap_deposit(const er_dctx *c, int cx, int cy, float amount);
-void er_snap_deposit4(const er_dctx *c, size_t i00, const float a[4]);
+float er_snap_deposit4(const er_dctx *c, size_t i00, const float a[4], float laid);
+void er_snap_count4(const er_dctx *c, size_t i00);
 void er_snap_flow(const er_dctx *c, const size_t *trail, int n, float water);
 
 #endif

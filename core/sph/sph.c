@@ -18,6 +18,7 @@
  * and seconds, converted with T and sqrt(g L).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +37,83 @@ static double dt_limit(const er_sph_params *m, double hk)
     return dt;
 }
 
+/* The highest ground [m] of the valid cells source src pours on (within
+ * its radius, else the nearest cell: source_cells below), -inf when none. */
+static double source_ground(const er_terrain *t, const er_source *src)
+{
+    double top = -INFINITY;
+    int any = 0;
+    for (int y = 0; y < t->height; y++)
+        for (int x = 0; x < t->width; x++) {
+            size_t i = (size_t)y * (size_t)t->width + (size_t)x;
+            double dx = x - src->x, dy = y - src->y;
+            if (dx * dx + dy * dy > src->radius * src->radius || (t->wall && t->wall[i]))
+                continue;
+            any = 1;
+            top = fmax(top, (double)t->elevation[i]);
+        }
+    if (any)
+        return top;
+    int x = (int)fmin(fmax(floor(src->x + 0.5), 0), t->width - 1);
+    int y = (int)fmin(fmax(floor(src->y + 0.5), 0), t->height - 1);
+    return (double)t->elevation[(size_t)y * (size_t)t->width + (size_t)x];
+}
+
+/* The highest a particle starts [m]: the fill level, and a source's
+ * ground plus the three spacings above it a source particle starts at
+ * most (emit); -inf when no water comes in. */
+static double water_top(const er_plan *plan, const er_terrain *t)
+{
+    const er_sph_params *m = &plan->p.sph;
+    const double lift = 3.0 * m->spacing * t->cell_x;
+    double top = m->fill_level_set ? m->fill_level : -INFINITY;
+    for (int i = 0; i < plan->p.mei.n_sources; i++)
+        if (plan->p.mei.sources[i].rate > 0.0)
+            top = fmax(top, source_ground(t, &plan->p.mei.sources[i]) + lift);
+    const float *map = t->controls ? t->controls->source : NULL;
+    for (size_t i = 0; map && i < (size_t)t->width * (size_t)t->height; i++)
+        if (map[i] > 0.0f && !(t->wall && t->wall[i]))
+            top = fmax(top, (double)t->elevation[i] + lift);
+    return top;
+}
+
+/*
+ * The weakly compressible condition.  The equation of state p = c0^2
+ * (rho - 1) lets water under pressure p compress by p / c0^2: a column of
+ * depth H at rest by g H / c0^2 at its foot, and water brought to rest
+ * from speed v by v^2 / (2 c0^2) (Bernoulli), which for the fastest it
+ * can flow, falling freely from the highest point it starts at to the
+ * lowest cell of the map, v = sqrt(2 g H), is g H / c0^2 again.  The
+ * method assumes a compression of about 1 % (Monaghan 1994; DualSPHysics
+ * sets c0 = 10 sqrt(g H) from the water's height, the rule here):
+ * sound_speed >= 10 sqrt(g H), or 10 sqrt(H) in the model's units, where
+ * H runs from the fill level or a source's highest particle to the lowest
+ * cell.  The flow then stays below Mach sqrt(2) / 10 by energy (friction
+ * and viscosity only take it; pressure hands a front a little more: a
+ * spring 1113 m above the lowest cell of whitebox, c0 = 50, made 5.17
+ * sqrt(g L) of the bound's 4.97).  A particle past Mach ER_SPH_MACH (twice
+ * the compression the rule allows) fails the run (core/sph/step.c
+ * account): never a result of water compressed past what the method
+ * assumes.
+ */
+static er_status check_sound_speed(const er_plan *plan, const er_terrain *t, er_error *err)
+{
+    const er_sph_params *m = &plan->p.sph;
+    double drop = water_top(plan, t) - (double)plan->lo;
+    if (!(drop > 0.0))
+        return ER_OK;
+    double need = sqrt(drop / t->cell_x / ER_SPH_COMPRESSION);
+    if (m->sound_speed >= need)
+        return ER_OK;
+    return er_fail(err, ER_EINVAL, "sph.sound_speed: %g is below %g = 10 sqrt(g H) for the "
+                   "H = %.6g m from the water's highest start to the lowest cell (%g m cells): "
+                   "the water would compress more than 1 %%", m->sound_speed,
+                   ceil(need * 10.0) / 10.0, drop, t->cell_x);
+}
+
+/* The fill against sph.max_particles (below, beside the fill). */
+static er_status check_particles(er_plan *plan, const er_terrain *t, er_error *err);
+
 er_status er_sph_plan(er_plan *plan, const er_terrain *t, er_error *err)
 {
     const er_sph_params *m = &plan->p.sph;
@@ -53,6 +131,10 @@ er_status er_sph_plan(er_plan *plan, const er_terrain *t, er_error *err)
     view.h = view.world_h = t->height;
     view.wall = t->wall;
     er_status st = er_mei_check_sources(&view, &plan->p.mei, err);
+    if (!st)
+        st = check_sound_speed(plan, t, err);
+    if (!st)
+        st = check_particles(plan, t, err);
     if (st)
         return st;
     double T = sqrt(t->cell_x / m->gravity);
@@ -75,6 +157,33 @@ size_t er_sph_bytes_per_cell(const er_params *p)
     return 4 * sizeof(double) + 1 + 2 * sizeof(int64_t) +
            (m->hardness[0] || m->mask[0] ? 2 * sizeof(double) : 0) +
            (m->sources[0] ? sizeof(double) : 0);
+}
+
+/* sim_alloc's per-particle double arrays. */
+#define PARTICLE_DOUBLES 16
+
+/* Boundary quads a particle's records hold (set_constants' nbq). */
+static int quads_per_particle(double spacing)
+{
+    int per = (int)floor(2.0 * (2.0 * spacing) + 1.0) + 1;
+    return per * per;
+}
+
+/* What each particle slot costs: sim_alloc's arrays of cap entries (the
+ * particles twice, 16 doubles, the key, the position record) and the
+ * neighbour, settling and quad records lists_fit grows up to cap. */
+size_t er_sph_bytes_fixed(const er_params *p)
+{
+    const size_t nbq = (size_t)quads_per_particle(p->sph.spacing);
+    const size_t alloc = 2 * sizeof(er_sph_particle) + PARTICLE_DOUBLES * sizeof(double) +
+                         sizeof(int64_t) + sizeof(er_sph_xr);
+    const size_t lists = ER_SPH_NB * sizeof(int32_t) * 2 + 2 * sizeof(int32_t) /* nb, vl */ +
+                         nbq * (sizeof(int32_t) + 2 * sizeof(double)) + sizeof(int32_t) +
+                         ER_SPH_NS * (sizeof(double) + sizeof(int32_t)) + sizeof(int32_t) +
+                         ER_SPH_NBB * sizeof(int64_t) + sizeof(int32_t) + sizeof(er_sph_pk) +
+                         sizeof(er_sph_acc);
+    size_t n = (size_t)p->sph.max_particles, bytes;
+    return er_mul_size(n > 0 ? n : 1, alloc + lists, &bytes) ? bytes : SIZE_MAX;
 }
 
 static void sim_free(er_sph_sim *s)
@@ -145,8 +254,7 @@ static void set_constants(er_sph_sim *s, const er_plan *plan)
     s->open = m->boundary == ER_BOUNDARY_OPEN;
     /* a particle's boundary quads along one axis lie in an interval of
      * 2 hk + boff[k-1] - boff[0] + a rounding margin < 2 hk + 1 cells */
-    int per = (int)floor(2.0 * s->hk + 1.0) + 1;
-    s->nbq = per * per;
+    s->nbq = quads_per_particle(m->spacing);
     s->ns_keep = ER_SPH_NS;
     s->mass = lattice_mass(s);
     s->mass_b = boundary_mass(s);
@@ -171,6 +279,7 @@ static er_status sim_alloc(er_sph_sim *s, const er_terrain *t, int64_t cap, er_e
     double **d[] = {&s->pr, &s->pq,  &s->irho, &s->ax, &s->ay,
                     &s->az,  &s->rem, &s->hf, &s->ero,  &s->cnew, &s->gsc, &s->tsc,
                     &s->got, &s->ox, &s->oy, &s->oz};
+    _Static_assert(sizeof d / sizeof d[0] == PARTICLE_DOUBLES, "er_sph_bytes_fixed counts them");
     for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
         *d[i] = calloc(np, sizeof(double));
     s->start = calloc(ng, sizeof *s->start);
@@ -236,41 +345,134 @@ static er_status controls(er_sph_sim *s, const er_controls *c, er_error *err)
     return ER_OK;
 }
 
-static int quad_wall(const er_sph_sim *s, double x, double y)
+/* The height [cells] of vertex i as a run starts (sim_alloc's zb). */
+static double start_z(const er_terrain *t, double L, size_t i)
 {
-    int qx = (int)fmin(floor(x), s->w - 2), qy = (int)fmin(floor(y), s->h - 2);
-    return !s->qok[er_sph_qi(s, qx, qy)];
+    return t->wall && t->wall[i] ? 0.0 : (double)t->elevation[i] / L;
 }
 
-/* The initial body of water: a lattice of spacing s from one spacing above
- * the terrain up to the fill level; with a rain map (core/controls.h) each
- * column holds r times its particles (rounded), r of its nearest cell. */
-static er_status fill(er_sph_sim *s, const er_sph_params *m, const float *rain, er_budget *bud,
-                      er_error *err)
+/* er_sph_surface (core/sph/step.c) on the heights a run starts from, read
+ * from the terrain: the same operations on the same values, so the plan
+ * counts the particles fill places without a simulation. */
+static double start_surface(const er_terrain *t, double L, double x, double y)
+{
+    const int w = t->width, h = t->height;
+    double xc = x > 0.0 ? (x < w - 1 ? x : w - 1) : 0.0, yc = y > 0.0 ? (y < h - 1 ? y : h - 1) : 0.0;
+    int i = w > 1 ? (int)floor(xc) : 0, j = h > 1 ? (int)floor(yc) : 0;
+    i = i > w - 2 && w > 1 ? w - 2 : i;
+    j = j > h - 2 && h > 1 ? h - 2 : j;
+    int i1 = w > 1 ? i + 1 : i, j1 = h > 1 ? j + 1 : j;
+    double u = xc - i, v = yc - j;
+    double a = start_z(t, L, (size_t)j * (size_t)w + (size_t)i);
+    double b = start_z(t, L, (size_t)j * (size_t)w + (size_t)i1);
+    double c = start_z(t, L, (size_t)j1 * (size_t)w + (size_t)i);
+    double d = start_z(t, L, (size_t)j1 * (size_t)w + (size_t)i1);
+    return (1 - v) * ((1 - u) * a + u * b) + v * ((1 - u) * c + u * d);
+}
+
+/* Whether the quad holding (x, y) has a nodata corner (sim_alloc's qok). */
+static int quad_wall(const er_terrain *t, double x, double y)
+{
+    if (!t->wall)
+        return 0;
+    size_t qx = (size_t)fmin(floor(x), t->width - 2), qy = (size_t)fmin(floor(y), t->height - 2);
+    size_t v = qy * (size_t)t->width + qx, r = (size_t)t->width;
+    return t->wall[v] | t->wall[v + 1] | t->wall[v + r] | t->wall[v + r + 1];
+}
+
+/* The initial body of water (sph.fill_level): a lattice of spacing s from
+ * one spacing above the terrain up to the fill level on every column off
+ * the nodata quads; with a rain map (core/controls.h) each column holds r
+ * times its particles (rounded), r of its nearest cell.  Returns how many
+ * particles it is; places them in sim (and their water in bud) when sim
+ * is not NULL and they fit, else places none.  The plan counts (sim NULL)
+ * what the run's set-up places. */
+static int64_t fill_lattice(const er_terrain *t, const er_sph_params *m, double L,
+                            er_sph_sim *sim, er_budget *bud)
 {
     if (!m->fill_level_set)
-        return ER_OK;
-    double top = m->fill_level / s->L;
-    for (double y = 0.0; y <= s->h - 1; y += s->s)
-        for (double x = 0.0; x <= s->w - 1; x += s->s) {
-            if (quad_wall(s, x, y))
+        return 0;
+    const double sp = m->spacing, top = m->fill_level / L;
+    const float *rain = t->controls ? t->controls->rain : NULL;
+    int64_t n = 0;
+    for (double y = 0.0; y <= t->height - 1; y += sp)
+        for (double x = 0.0; x <= t->width - 1; x += sp) {
+            if (quad_wall(t, x, y))
                 continue;
-            double z0 = er_sph_surface(s, x, y, NULL, NULL) + s->s;
-            int64_t count = z0 <= top ? (int64_t)floor((top - z0) / s->s) + 1 : 0;
+            double z0 = start_surface(t, L, x, y) + sp;
+            int64_t count = z0 <= top ? (int64_t)floor((top - z0) / sp) + 1 : 0;
             if (rain) { /* the rain map times the column's particles */
-                size_t c = (size_t)floor(y + 0.5) * (size_t)s->w + (size_t)floor(x + 0.5);
+                size_t c = (size_t)floor(y + 0.5) * (size_t)t->width + (size_t)floor(x + 0.5);
                 count = (int64_t)floor(rain[c] * (double)count + 0.5);
             }
-            for (int64_t k = 0; k < count; k++) {
-                double z = z0 + (double)k * s->s;
-                if (s->n >= s->cap)
-                    return er_fail(err, ER_EINVAL, "sph.fill_level: %g m needs more than "
-                                   "sph.max_particles = %lld particles", m->fill_level,
-                                   (long long)s->cap);
-                s->p[s->n++] = (er_sph_particle){x, y, z, 0, 0, 0, 0};
-                bud->water_added += s->vol * s->L;
+            for (int64_t k = 0; sim && k < count && sim->n < sim->cap; k++) {
+                sim->p[sim->n++] = (er_sph_particle){x, y, z0 + (double)k * sp, 0, 0, 0, 0};
+                bud->water_added += sim->vol * sim->L;
             }
+            n += count;
         }
+    return n;
+}
+
+/* The particles the sources add a step: rate * dt metres on each covered
+ * cell (add_sources), in particles of spacing^3 cells. */
+static double source_particles(const er_plan *plan, const er_terrain *t)
+{
+    const er_sph_params *m = &plan->p.sph;
+    const double L = t->cell_x, vol = m->spacing * m->spacing * m->spacing;
+    double per_step = 0.0; /* [cells^3] */
+    for (int i = 0; i < plan->p.mei.n_sources; i++) {
+        const er_source *src = &plan->p.mei.sources[i];
+        int64_t cells = 0;
+        for (int y = 0; y < t->height; y++)
+            for (int x = 0; x < t->width; x++) {
+                double dx = x - src->x, dy = y - src->y;
+                cells += dx * dx + dy * dy <= src->radius * src->radius &&
+                         !(t->wall && t->wall[(size_t)y * (size_t)t->width + (size_t)x]);
+            }
+        per_step += src->rate * m->dt * (double)(cells > 0 ? cells : 1) / L;
+    }
+    const float *map = t->controls ? t->controls->source : NULL;
+    for (size_t i = 0; map && i < (size_t)t->width * (size_t)t->height; i++)
+        if (!(t->wall && t->wall[i]))
+            per_step += (double)map[i] * m->dt / L;
+    return per_step / vol;
+}
+
+/* The particles of the run: the fill must fit in sph.max_particles
+ * (refused before any work, not found by the set-up).  With closed edges
+ * no particle leaves, so sources that bring the count to max_particles
+ * before the last step certainly stop adding water there (as the key
+ * says): a warning the plan carries, with the step (open edges let water
+ * out at a rate no plan knows). */
+static er_status check_particles(er_plan *plan, const er_terrain *t, er_error *err)
+{
+    const er_sph_params *m = &plan->p.sph;
+    plan->particles = fill_lattice(t, m, t->cell_x, NULL, NULL);
+    if (plan->particles > m->max_particles)
+        return er_fail(err, ER_EINVAL, "sph.fill_level: %g m needs %lld particles, more than "
+                       "sph.max_particles = %lld", m->fill_level, (long long)plan->particles,
+                       (long long)m->max_particles);
+    double per_step = source_particles(plan, t);
+    if (m->steps > 0 && (m->max_particles == 0 || (plan->particles == 0 && !(per_step > 0.0)))) {
+        snprintf(plan->warning, sizeof plan->warning, "%s",
+                 m->max_particles == 0 ? "sph.max_particles: 0 particles: there is no water and "
+                                         "the run changes nothing"
+                 : m->fill_level_set ? "sph.fill_level: below the particle lattice (one spacing "
+                                       "above the ground) on every cell, and no source adds "
+                                       "water: there is no water and the run changes nothing"
+                                     : "sph: the map starts dry (sph.fill_level null) and no "
+                                       "source adds water: the run changes nothing");
+        return ER_OK;
+    }
+    double room = (double)(m->max_particles - plan->particles);
+    if (m->boundary != ER_BOUNDARY_CLOSED || !(per_step > 0.0) || per_step * (double)m->steps < room)
+        return ER_OK;
+    snprintf(plan->warning, sizeof plan->warning,
+             "sph.max_particles: the fill's %lld particles and the sources' %.4g a step reach %lld "
+             "at step %.0f of %lld (the edges are closed): the sources add no water after it",
+             (long long)plan->particles, per_step, (long long)m->max_particles,
+             ceil(room / per_step), (long long)m->steps);
     return ER_OK;
 }
 
@@ -465,8 +667,9 @@ er_status er_sph_init(er_sph_sim *s, const er_plan *plan, const er_terrain *t, e
     er_status st = sim_alloc(s, t, s->cap, err);
     if (!st)
         st = controls(s, t->controls, err);
-    if (!st)
-        st = fill(s, &plan->p.sph, t->controls ? t->controls->rain : NULL, bud, err);
+    if (!st && fill_lattice(t, &plan->p.sph, s->L, s, bud) > s->cap)
+        st = er_fail(err, ER_EINVAL, "sph.fill_level: %g m needs more than sph.max_particles "
+                     "= %lld particles", plan->p.sph.fill_level, (long long)s->cap);
     if (!st)
         er_sph_sort(s);
     return st;

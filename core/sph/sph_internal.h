@@ -16,6 +16,12 @@
 #define ER_SPH_NB 64 /* neighbour list entries per particle (~16 later ones in water at rest) */
 #define ER_SPH_NS 32 /* settling pair records per particle (bench: at most 28, most 0-10) */
 #define ER_SPH_MARGIN 0.15 /* Verlet list margin, a fraction of hk (step.c) */
+/* The weakly compressible water (sph.c check_sound_speed): the plan needs
+ * sph.sound_speed^2 >= g H / ER_SPH_COMPRESSION for the water's largest
+ * drop H, and a run fails when a particle's speed passes ER_SPH_MACH
+ * sound speeds (its compression brought to rest, M^2 / 2, twice that). */
+#define ER_SPH_COMPRESSION 0.01
+#define ER_SPH_MACH 0.2
 
 typedef struct er_sph_particle {
     double x, y, z;    /* [cells] x along a row, y down the rows, z up */

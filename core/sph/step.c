@@ -1156,10 +1156,14 @@ static er_status account(er_sph_sim *s, int64_t step, er_budget *bud, er_error *
     if (m.bad)
         return er_fail(err, ER_ENUMERIC, "sph: non-finite particle at step %lld",
                        (long long)step);
-    if (m.vmax * s->dt > 0.5 * s->hk)
-        return er_fail(err, ER_ENUMERIC, "sph: cfl violated at step %lld: |v| = %.4g m/s, "
-                       "more than half the kernel radius a sub-step; lower sph.dt or raise "
-                       "sph.sound_speed", (long long)step, m.vmax * s->L / s->T);
+    /* The weakly compressible bound (sph.c check_sound_speed); under it a
+     * particle moves at most 0.2 c0 dt <= 0.08 hk a sub-step, so the
+     * acoustic CFL holds too. */
+    if (m.vmax > ER_SPH_MACH * s->c0)
+        return er_fail(err, ER_ENUMERIC, "sph: a particle reached %.4g m/s at step %lld, more "
+                       "than %g times sph.sound_speed (%.4g m/s): the water compresses more "
+                       "than the method allows; raise sph.sound_speed", m.vmax * s->L / s->T,
+                       (long long)step, ER_SPH_MACH, s->c0 * s->L / s->T);
     return ER_OK;
 }
 

@@ -448,7 +448,7 @@ static er_status plan_run(er_vk_ctx *vk, const er_droplet_setup *s, int64_t size
 static er_status snap_features(const er_vk_ctx *vk, er_error *err);
 static er_status snap_sizes(er_vk_ctx *vk, const er_droplet_setup *s, int64_t batch,
                             VkDeviceSize *sz, er_error *err);
-#define SNAP_BUFFERS 17
+#define SNAP_BUFFERS 18
 
 er_status er_vk_droplet_check(er_vk_ctx *vk, const er_plan *plan, const er_terrain *t,
                               er_error *err)
@@ -619,24 +619,26 @@ static er_status run_device(er_vk_ctx *vk, const er_plan *plan, const er_droplet
  * and adding its changes into int64 fixed-point sums, then one invocation
  * per cell applying them (droplet_resolve.comp); core/droplet/snapshot.c
  * is the CPU's, operation for operation.  Each batch runs its droplets
- * twice: a count pass (F_COUNT: the taps per cell and their lowest stop,
- * the droplet states in the second half of the state buffer), then the
- * main pass taking shares.  One batch per submission: the starts and the
+ * twice: a count pass (F_COUNT: the taps per cell, their lowest stop and
+ * the taps that may lay a deposit, the droplet states in the second half
+ * of the state buffer), then the main pass taking and laying shares.  One batch per submission: the starts and the
  * zeroed droplet states go up through host-visible buffers, the
  * per-droplet sums and the defect count come back the same way and are
  * added in droplet order.
  * --------------------------------------------------------------------- */
 
-/* droplet_snap.comp's bindings 0..11, then the resolve's other buffers. */
+/* droplet_snap.comp's bindings 0..12, then the resolve's other buffers. */
 enum { S_SNAP, S_FLOWACC, S_DEPACC, S_MASK, S_BRUSH, S_START, S_EROACC, S_STATE, S_ERODE,
-       S_DMASK, S_STOP, S_TAPS, S_HEIGHT, S_FLOW, S_DEP, S_WEAR, S_TOTALS, S_COUNT };
+       S_DMASK, S_STOP, S_TAPS, S_DTAPS, S_HEIGHT, S_FLOW, S_DEP, S_WEAR, S_TOTALS, S_COUNT };
 _Static_assert((int)S_COUNT == SNAP_BUFFERS, "snapshot buffer count");
 
 /* Invocations per workgroup of both shaders (local_size_x). */
 #define SNAP_GROUP 64u
 /* droplet_snap.comp's count pass */
 #define F_COUNT 64u
-#define SNAP_BINDINGS 12
+#define SNAP_BINDINGS 13
+/* droplet_resolve.comp's bindings */
+#define RESOLVE_BINDINGS 11
 
 static er_vk_snap_stats snap_stats;
 
@@ -654,6 +656,7 @@ typedef struct vks_push {
 typedef struct vks_push_resolve {
     uint32_t cells, flags;
     float h_scale, w_scale;
+    int32_t width, height;
 } vks_push_resolve;
 
 typedef struct vks_run {
@@ -708,6 +711,7 @@ static er_status snap_sizes(er_vk_ctx *vk, const er_droplet_setup *s, int64_t ba
     sz[S_ERODE] = c->ctl_erode ? f4 : 4;
     sz[S_DMASK] = c->ctl_mask ? f4 : 4;
     sz[S_STOP] = sz[S_TAPS] = s->cells * sizeof(int32_t);
+    sz[S_DTAPS] = 2 * s->cells * sizeof(int32_t);
     sz[S_DEP] = c->deposit ? f4 : 4;
     sz[S_WEAR] = c->wear ? f4 : 4;
     sz[S_TOTALS] = sizeof(int64_t);
@@ -735,7 +739,7 @@ static er_status snap_setup(vks_run *R, er_vk_ctx *vk, const er_droplet_setup *s
     static const char *const names[S_COUNT] = {
         "snapshot", "flow sums", "deposit sums", "wall mask", "brush", "droplet starts",
         "erosion sums", "droplet states", "erosion shares", "deposit mask", "lowest stops",
-        "tap counts", "height", "flow", "deposit", "wear", "totals"};
+        "tap counts", "deposit tap counts", "height", "flow", "deposit", "wear", "totals"};
     const er_dctx *c = &s->ctx;
     const size_t bytes = s->cells * sizeof(float);
     er_status st = ER_OK;
@@ -750,16 +754,16 @@ static er_status snap_setup(vks_run *R, er_vk_ctx *vk, const er_droplet_setup *s
         st = er_vk_pipeline_new(vk, er_spv_droplet_snap, sizeof er_spv_droplet_snap, SNAP_BINDINGS,
                                 sizeof(vks_push), 1, &R->snap, err);
     if (!st)
-        st = er_vk_pipeline_new(vk, er_spv_droplet_resolve, sizeof er_spv_droplet_resolve, 10,
-                                sizeof(vks_push_resolve), 1, &R->resolve, err);
+        st = er_vk_pipeline_new(vk, er_spv_droplet_resolve, sizeof er_spv_droplet_resolve,
+                                RESOLVE_BINDINGS, sizeof(vks_push_resolve), 1, &R->resolve, err);
     if (st)
         return st;
-    const er_vk_buffer *sb[SNAP_BINDINGS], *rb[10];
+    const er_vk_buffer *sb[SNAP_BINDINGS], *rb[RESOLVE_BINDINGS];
     for (int i = 0; i < SNAP_BINDINGS; i++)
         sb[i] = &R->b[i];
-    const int ri[10] = {S_HEIGHT, S_FLOW, S_DEP, S_WEAR, S_SNAP, S_FLOWACC, S_DEPACC, S_EROACC,
-                        S_STOP, S_TOTALS};
-    for (int i = 0; i < 10; i++)
+    const int ri[RESOLVE_BINDINGS] = {S_HEIGHT, S_FLOW,   S_DEP,  S_WEAR,   S_SNAP, S_FLOWACC,
+                                      S_DEPACC, S_EROACC, S_STOP, S_TOTALS, S_MASK};
+    for (int i = 0; i < RESOLVE_BINDINGS; i++)
         rb[i] = &R->b[ri[i]];
     er_vk_pipeline_bind(vk, &R->snap, 0, sb);
     er_vk_pipeline_bind(vk, &R->resolve, 0, rb);
@@ -846,11 +850,13 @@ static void snap_record(vks_run *R, const er_droplet_setup *s, const vks_push *b
     er_vk_cmd_fill(vk, &R->b[S_EROACC], 0);
     er_vk_cmd_fill(vk, &R->b[S_STOP], 0x7fffffffu);
     er_vk_cmd_fill(vk, &R->b[S_TAPS], 0);
+    er_vk_cmd_fill(vk, &R->b[S_DTAPS], 0);
     er_vk_cmd_fill(vk, &R->b[S_TOTALS], 0);
     er_vk_cmd_barrier(vk);
     snap_droplets(R, base, calls, n, 1);
     snap_droplets(R, base, calls, n, 0);
-    vks_push_resolve rp = {(uint32_t)s->cells, base->base.flags, base->h_scale, base->w_scale};
+    vks_push_resolve rp = {(uint32_t)s->cells, base->base.flags, base->h_scale, base->w_scale,
+                           s->ctx.width, s->ctx.height};
     er_vk_cmd_dispatch(vk, &R->resolve, 0, &rp,
                        (uint32_t)((s->cells + SNAP_GROUP - 1) / SNAP_GROUP), 1);
     host_barrier(vk);
@@ -899,7 +905,8 @@ static er_status snap_batches(vks_run *R, const vkd_loop *L, const vks_push *bas
         for (int i = 0; i < n; i++)
             acc_add_block(sum, &states[i]);
         if (totals[0] != 0) {
-            st = er_fail(err, ER_ENUMERIC, "droplet: a snapshot sum overflowed");
+            st = er_fail(err, ER_ENUMERIC,
+                         "droplet: a snapshot sum wrapped or exceeded its cell's room");
             break;
         }
         sum->water += er_droplet_batch_water(&s->ctx, &bt);

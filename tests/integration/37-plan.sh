@@ -19,7 +19,9 @@ cases='ke * dt above 1|recipe: mei.ke: ke \* dt = 2|-s mei.ke=100 -s mei.dt=0.02
 a river source off the map|recipe: mei.sources\[0\]: (5000, 5000) radius 3 lies outside|-s mei.sources=[{"x":5000,"y":5000,"radius":3,"rate":0.01}]
 a second source off the map|recipe: mei.sources\[1\]:|-s mei.sources=[{"x":5,"y":5,"rate":0.01},{"x":-40,"y":5,"rate":0.01}]
 an unstable time step under cfl "error"|recipe: mei.dt: .*stable for dt <=|-s mei.cfl="error" -s mei.dt=10
-more sub-steps than max_substeps|recipe: mei.max_substeps: .*needs [0-9]* sub-steps|-s mei.dt=10 -s mei.max_substeps=2'
+more sub-steps than max_substeps|recipe: mei.max_substeps: .*needs [0-9]* sub-steps|-s mei.dt=10 -s mei.max_substeps=2
+droplets per cell past the limit of droplet.count under a tiny reference cell|recipe: droplet.reference_cell_size: 0.001 m on 90 m cells makes 2.43e+09 droplets a cell, .* more than 1e12|-s model=droplet -s droplet.reference_cell_size=0.001
+a reference cell whose ratio to the cells converts to no finite key|recipe: droplet.reference_cell_size: 1e-310 m against 90 m cells|-s model=droplet -s droplet.reference_cell_size=1e-310'
 
 for be in $backends; do
     printf '%s\n' "$cases" | while IFS='|' read -r c_name c_want c_opts; do
@@ -78,3 +80,83 @@ EOF
     t_empty_dir "$d/out"
     t_ok
 fi
+
+t_case "--tile-set: the halo window's memory is checked before any tile is read"
+if ! have gdal_translate; then
+    t_skip "needs gdal-bin"
+else
+    # Tile a (20 x 20 cells of whitebox) and its neighbour b (217 x 20):
+    # with --halo 30, a's window is 50 x 20 cells, whose run needs 44.9 KiB,
+    # more than --max-memory 10K, while b's own float copy (17,360 bytes)
+    # would be refused by its reader: the window's check must come first
+    # (its size follows from the tile set), before any pixel is read.
+    d=$T/halo
+    mkdir -p "$d/out"
+    gdal_translate -q -srcwin 0 0 20 20 "$W" "$d/a.tif"
+    gdal_translate -q -srcwin 20 0 217 20 "$W" "$d/b.tif"
+    printf '%s\n%s\n' "$d/a.tif" "$d/b.tif" > "$d/list"
+    t_exit 2 "$ERODE" -q --tile-set "$d/list" --halo 30 --max-memory 10K -o "$d/out" "$d/a.tif"
+    t_one_error_line "^erode: .*a.tif: a 50x20 run needs 44.9 KiB, more than --max-memory (10.0 KiB)$"
+    t_empty_dir "$d/out"
+    t_ok
+fi
+
+# Runs that change nothing though the recipe asks for work: exit 0, the
+# outputs written, and one warning line saying why.
+if ! $PY -c 'from osgeo import gdal; import numpy' 2> /dev/null; then
+    t_case "runs that change nothing"; t_skip "needs python3-gdal and numpy"
+else
+    D=$DATA/olinda_dem_f32_utm25s.tif
+    d=$T/noop
+    mkdir -p "$d"
+    $PY - "$D" "$d" << 'PYEOF'
+import sys
+import numpy as np
+from osgeo import gdal
+src = gdal.Open(sys.argv[1])
+for name, v in (('zeros.tif', 0.0), ('ones.tif', 1.0), ('one-cell.tif', 0.0)):
+    a = np.full((src.RasterYSize, src.RasterXSize), v, np.float32)
+    if name == 'one-cell.tif':
+        a[55, 55] = 1.0
+    o = gdal.GetDriverByName('GTiff').Create(sys.argv[2] + '/' + name, src.RasterXSize,
+                                             src.RasterYSize, 1, gdal.GDT_Float32)
+    o.SetGeoTransform(src.GetGeoTransform()); o.SetProjection(src.GetProjection())
+    o.GetRasterBand(1).WriteArray(a)
+    o = None
+PYEOF
+    # name | expected warning | options
+    noops="mei, mask 0|mask: no valid cell can be lowered (mask 0 everywhere): nothing erodes or deposits|-s mei.steps=5 -s mask=$d/zeros.tif
+droplets, mask 0|mask: no valid cell can be lowered (mask 0 everywhere)|-s model=droplet -s mask=$d/zeros.tif
+droplets, hardness 1|hardness: no valid cell can be lowered (hardness 1 everywhere)|-s model=droplet -s hardness=$d/ones.tif
+droplets, rain 0|rain: 0 on every valid cell: no droplet starts and the run changes nothing|-s model=droplet -s rain=$d/zeros.tif
+mei without water or weathering|mei: no water falls or flows in (rain, drops and sources are 0) and mei.thermal_rate is 0|-s mei.steps=5 -s mei.rain_rate=0"
+    stem_o=olinda_dem_f32_utm25s
+    printf '%s\n' "$noops" | while IFS='|' read -r n_name n_want n_opts; do
+        t_case "$n_name changes nothing: exit 0, the outputs, one warning line"
+        rm -rf "$d/out"; mkdir -p "$d/out"
+        # shellcheck disable=SC2086
+        t_exit 0 "$ERODE" -q $n_opts --layers height -o "$d/out" "$D"
+        t_one_error_line "^erode: .*$stem_o.tif: warning: $n_want"
+        [ -f "$d/out/$stem_o.height.tif" ] || t_fail "no height output"
+        t_ok
+    done
+    t_case "a mask with one cell of 1: no warning"
+    rm -rf "$d/out"; mkdir -p "$d/out"
+    t_exit 0 "$ERODE" -q -s model=droplet -s mask="$d/one-cell.tif" --layers height -o "$d/out" "$D"
+    [ -s "$T/stderr" ] && t_fail "a mask with a cell of 1: $(cat "$T/stderr")"
+    t_ok
+fi
+
+t_case "--max-memory counts the snapshot schedule's sums and counts"
+# Olinda's 111^2 cells: 19 bytes a cell for droplets (234,099 bytes, under
+# 300K); the snapshot schedule adds 48 (its heights, three 64-bit sums, the
+# lowest stops, the tap counts and ceilings): 825,507 bytes, over.
+O=$DATA/olinda_dem_f32_utm25s.tif
+d=$T/snapmem
+mkdir -p "$d"
+t_exit 0 "$ERODE" -q -s model=droplet --max-memory 300K --layers height -o "$d" "$O"
+rm -rf "$d"; mkdir -p "$d"
+t_exit 2 "$ERODE" -q -s model=droplet -s droplet.schedule='"snapshot"' --max-memory 300K -o "$d" "$O"
+t_one_error_line "^erode: .*olinda_dem_f32_utm25s.tif: a 111x111 run needs 806.2 KiB, more than --max-memory (300.0 KiB)$"
+t_empty_dir "$d"
+t_ok

@@ -262,12 +262,14 @@ t_exit 2 "$ERODE" $DROP -s hardness="$T/hard.tif" -s mask="$T/mask.tif" --max-me
 t_one_error_line "more than --max-memory"
 t_empty_dir "$T/mem"
 t_exit 0 "$ERODE" -q $DROP -s hardness="$T/hard.tif" -s mask="$T/mask.tif" --max-memory 400K --layers height -o "$T/mem" "$D"
-# SPH on whitebox's 237 x 188 cells: 67 bytes a cell (2,985,252 bytes,
-# under 3400K), 87 with a hardness map (its per-quad factors: 3,876,372)
+# SPH on whitebox's 237 x 188 cells: 67 bytes a cell (2,985,252 bytes)
+# and 1,884 a particle of sph.max_particles (1,884,000 for 1000): 4,869,252,
+# under 5200K; 87 a cell with a hardness map (its per-quad factors:
+# 3,876,372 + 1,884,000 = 5,760,372, over)
 rm -rf "$T/mem"; mkdir -p "$T/mem"
-t_exit 0 "$ERODE" -q -r "$SRCDIR/configs/sph.json" -s sph.steps=1 --max-memory 3400K --layers height -o "$T/mem" "$W"
+t_exit 0 "$ERODE" -q -r "$SRCDIR/configs/sph.json" -s sph.steps=1 -s sph.max_particles=1000 --max-memory 5200K --layers height -o "$T/mem" "$W"
 rm -rf "$T/mem"; mkdir -p "$T/mem"
-t_exit 2 "$ERODE" -r "$SRCDIR/configs/sph.json" -s sph.steps=1 -s hardness="$T/wb-hard.tif" --max-memory 3400K -o "$T/mem" "$W"
+t_exit 2 "$ERODE" -r "$SRCDIR/configs/sph.json" -s sph.steps=1 -s sph.max_particles=1000 -s hardness="$T/wb-hard.tif" --max-memory 5200K -o "$T/mem" "$W"
 t_one_error_line "more than --max-memory"
 t_empty_dir "$T/mem"
 t_ok

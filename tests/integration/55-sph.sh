@@ -75,3 +75,98 @@ t_exit 2 "$ERODE" -q -r "$R" -s sph.steps=2 --tile-set "$T/list" --halo 4 -o "$T
 t_one_error_line "sph: tile sets (windows) are not supported"
 t_empty_dir "$T/ts"
 t_ok
+
+t_case "sph.sound_speed below 10 sqrt(g H) for the springs' drop: exit 2, one line, nothing written"
+mkdir -p "$T/slow"
+t_exit 2 "$ERODE" -q -r "$R" -s sph.sound_speed=0.001 -o "$T/slow" "$W"
+t_one_error_line "^erode: .*$stem.tif: .*sph.json: sph.sound_speed: 0.001 is below 27.2 = 10 sqrt(g H)"
+t_empty_dir "$T/slow"
+t_ok
+
+# A checkpoint of configs/sph.json after a step or two, in $T/ck/$stem.ckpt:
+# a run of many steps saving one every step, killed once the first is in
+# place (it is renamed into place whole).
+sph_checkpoint() {
+    rm -rf "$T/ck" "$T/ck-out"; mkdir -p "$T/ck" "$T/ck-out"
+    "$ERODE" -q -r "$R" -s sph.steps=100000 --checkpoint "$T/ck/$stem.ckpt" --checkpoint-every 1 \
+        -o "$T/ck-out" "$W" > /dev/null 2>&1 &
+    pid=$! i=0
+    while [ ! -f "$T/ck/$stem.ckpt" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
+    kill -KILL $pid 2> /dev/null
+    wait $pid 2> /dev/null
+    [ -f "$T/ck/$stem.ckpt" ] || t_fail "no checkpoint after 60 s"
+}
+# ck_edit FILE INDEX FIELD VALUE: sets field FIELD (x y z vx vy vz c, or n:
+# the particle count) of particle INDEX in the SPH section of checkpoint
+# FILE (io/checkpoint.h) and its checksum, as a crafted file would.
+ck_edit() {
+    $PY - "$@" << 'PYEOF'
+import struct, sys
+path, index, field, value = sys.argv[1], int(sys.argv[2]), sys.argv[3], float(sys.argv[4])
+b = bytearray(open(path, 'rb').read())
+def fnv(data, h=0xcbf29ce484222325):
+    for c in data:
+        h = ((h ^ c) * 0x100000001b3) & 0xffffffffffffffff
+    return h
+w, h = struct.unpack_from('<II', b, 32)
+n_arrays, mask = struct.unpack_from('<II', b, 40)
+sec = 240 + bin(mask & ((1 << n_arrays) - 1)).count('1') * w * h * 4 + 8
+names = ['x', 'y', 'z', 'vx', 'vy', 'vz', 'c']
+if field == 'n':
+    struct.pack_into('<Q', b, sec, int(value))
+else:
+    struct.pack_into('<d', b, sec + 16 + 8 * (7 * index + names.index(field)), value)
+struct.pack_into('<Q', b, len(b) - 8, fnv(b[sec:len(b) - 8]))
+open(path, 'wb').write(b)
+PYEOF
+}
+
+t_case "sph resumed with a particle past the speed the sound speed allows: exit 1, one line naming the input"
+sph_checkpoint
+cp "$T/ck/$stem.ckpt" "$T/fast.ckpt"
+ck_edit "$T/fast.ckpt" 0 vx 1000
+mkdir -p "$T/fast"
+t_exit 1 "$ERODE" -q -r "$R" -s sph.steps=100000 --resume "$T/fast.ckpt" -o "$T/fast" "$W"
+t_one_error_line "^erode: .*$stem.tif: sph: a particle reached .* m/s at step [0-9]*, more than 0.2 times sph.sound_speed"
+t_empty_dir "$T/fast"
+t_ok
+
+t_case "sph resumed from crafted checkpoints (a position not finite or off the map, a speed not finite, a load below 0, a count the file does not hold): exit 2, one line, nothing written"
+for edit in "0 x nan" "3 y 1e9" "1 vz inf" "2 c -1" "0 n 1000000"; do
+    cp "$T/ck/$stem.ckpt" "$T/bad.ckpt"
+    # shellcheck disable=SC2086
+    ck_edit "$T/bad.ckpt" $edit
+    rm -rf "$T/bad"; mkdir -p "$T/bad"
+    t_exit 2 "$ERODE" -q -r "$R" -s sph.steps=100000 --resume "$T/bad.ckpt" -o "$T/bad" "$W"
+    case $edit in
+    *" n "*) t_one_error_line "^erode: .*$stem.tif: .*bad.ckpt': corrupt checkpoint (sph section)$" ;;
+    *) t_one_error_line "^erode: .*$stem.tif: --resume: the state's particle [0-9]* (at .*) is not one the run can hold" ;;
+    esac
+    t_empty_dir "$T/bad"
+done
+t_ok
+
+t_case "sph.fill_level needing more than sph.max_particles: exit 2 before any work, one line, nothing written"
+L=$SRCDIR/configs/sph-lake.json
+mkdir -p "$T/full"
+t_exit 2 "$ERODE" -q -r "$L" -s sph.max_particles=1000 --checkpoint "$T/full/c.ckpt" -o "$T/full" "$W"
+t_one_error_line "^erode: .*$stem.tif: .*sph-lake.json: sph.fill_level: 330 m needs [0-9]* particles, more than sph.max_particles = 1000$"
+t_empty_dir "$T/full"
+t_ok
+
+t_case "--max-memory counts sph.max_particles: exit 2, one line, nothing written"
+# configs/sph.json on whitebox: 67 bytes a cell (2,985,252 bytes) and
+# 1,884 a particle: 200,000 particles need 376,800,000 bytes more
+mkdir -p "$T/mem"
+t_exit 2 "$ERODE" -q -r "$R" -s sph.steps=1 --max-memory 300M -o "$T/mem" "$W"
+t_one_error_line "^erode: .*$stem.tif: a 237x188 run needs 362.2 MiB (359.3 MiB of it for 200000 particles), more than --max-memory (300.0 MiB)$"
+t_empty_dir "$T/mem"
+t_exit 0 "$ERODE" -q -r "$R" -s sph.steps=1 --max-memory 400M --layers height -o "$T/mem" "$W"
+t_ok
+
+t_case "sph.fill_level below the particle lattice and no source: exit 0, the outputs, one warning line"
+mkdir -p "$T/dry"
+t_exit 0 "$ERODE" -q -r "$L" -s sph.fill_level=100 -s sph.steps=2 -o "$T/dry" "$W"
+t_one_error_line "^erode: .*$stem.tif: warning: sph.fill_level: below the particle lattice (one spacing above the ground) on every cell, and no source adds water: there is no water and the run changes nothing$"
+[ -f "$T/dry/$stem.height.tif" ] || t_fail "no height output"
+t_ok

@@ -224,6 +224,136 @@ START_TEST(test_plan_map_must_match)
     t.width = W - 1;
     ck_assert_int_eq(er_backend_cpu.run(NULL, &plan, &t, NULL, &err), ER_EINVAL);
 }
+/* droplet.reference_cell_size multiplies per_cell by r^2 (r = cell /
+ * reference): the droplets per_cell r^2 cells must stay a count the run
+ * can hold, droplet.count's 1e12, and every converted key finite, or the
+ * plan refuses it naming the key (before, 1e-3 m under 10 m cells made
+ * 8.4e11 a cell: a count past INT64_MAX, converted with undefined
+ * behaviour).  The hill's 1200 cells of 10 m with a reference of 1 mm
+ * (r = 1e4): per_cell 8.3 makes 9.96e11 droplets and passes, 8.4 makes
+ * 1.008e12 and is refused; a reference of 1e-310 m (r past 1e102, r^3
+ * infinite) and one that makes the brush radius 3e21 cells are refused;
+ * in a window of a 1e6 x 1e6 world per_cell 1 makes 1e12 and passes,
+ * 1.01 is refused naming droplet.per_cell. */
+START_TEST(test_droplet_count_bounded)
+{
+    er_terrain t = hill();
+    er_params p = mei_recipe();
+    p.model = ER_MODEL_DROPLET;
+    er_plan plan;
+    er_error err = {{0}};
+    p.droplet.reference_cell_size = 1e-3;
+    p.droplet.per_cell = 8.3;
+    ck_assert_msg(er_plan_make(&p, &t, NULL, &plan, &err) == ER_OK, "%s", err.msg);
+    ck_assert(plan.droplets > 990000000000 && plan.droplets <= 1000000000000);
+    const double refs[] = {1e-3, 1e-310, 1e6};
+    const double cell[] = {10.0, 10.0, 1e-15};
+    for (int k = 0; k < 3; k++) {
+        p.droplet.per_cell = 8.4;
+        p.droplet.reference_cell_size = refs[k];
+        t.cell_x = t.cell_y = cell[k];
+        err.msg[0] = '\0';
+        ck_assert_int_eq(er_plan_make(&p, &t, NULL, &plan, &err), ER_EINVAL);
+        ck_assert_msg(strncmp(err.msg, "droplet.reference_cell_size: ", 29) == 0, "%s", err.msg);
+    }
+    t = hill();
+    p.droplet.reference_cell_size = 0;
+    p.droplet.height_unit = 1.0;
+    er_window win = {0, 0, 1000000, 1000000};
+    p.droplet.per_cell = 1.0;
+    ck_assert_msg(er_plan_make(&p, &t, &win, &plan, &err) == ER_OK, "%s", err.msg);
+    ck_assert(plan.droplets == 1000000000000);
+    p.droplet.per_cell = 1.01;
+    ck_assert_int_eq(er_plan_make(&p, &t, &win, &plan, &err), ER_EINVAL);
+    ck_assert_msg(strncmp(err.msg, "droplet.per_cell: ", 18) == 0, "%s", err.msg);
+}
+END_TEST
+/* The snapshot schedule's per-cell tap counts are 32-bit (the CPU's and
+ * the shader's): a batch whose counts could pass INT32_MAX, batch *
+ * (lifetime + 1), is refused naming droplet.batch_size (at the edge:
+ * INT32_MAX / 31 passes with the default lifetime 30, one more does not;
+ * lifetime 1e5 allows 21,474); the blocks schedule counts nothing and
+ * takes any batch. */
+START_TEST(test_snapshot_batch_counts_fit)
+{
+    er_terrain t = hill();
+    er_params p = mei_recipe();
+    p.model = ER_MODEL_DROPLET;
+    p.droplet.schedule = ER_DROPLET_SNAPSHOT;
+    er_plan plan;
+    er_error err = {{0}};
+    const struct {
+        int64_t lifetime, batch;
+        er_status want;
+    } cases[] = {{30, INT32_MAX / 31, ER_OK}, {30, INT32_MAX / 31 + 1, ER_EINVAL},
+                 {100000, 21474, ER_OK}, {100000, 21475, ER_EINVAL}, {30, 100000000, ER_EINVAL}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        p.droplet.lifetime = cases[k].lifetime;
+        p.droplet.batch_size = cases[k].batch;
+        err.msg[0] = '\0';
+        ck_assert_int_eq(er_plan_make(&p, &t, NULL, &plan, &err), cases[k].want);
+        if (cases[k].want)
+            ck_assert_msg(strncmp(err.msg, "droplet.batch_size: ", 20) == 0, "%s", err.msg);
+    }
+    p.droplet.schedule = ER_DROPLET_BLOCKS;
+    ck_assert_int_eq(er_plan_make(&p, &t, NULL, &plan, &err), ER_OK);
+}
+END_TEST
+
+/* A run that will change nothing though it asks for work is valid (the
+ * plan succeeds) and says why in plan.warning: a mask of 0 or hardness 1
+ * on every valid cell (Mei, droplets, SPH), a rain map of 0 (droplets), Mei
+ * with no water and no weathering, SPH with no particle; none with one
+ * cell that may change, with a wall holding the only 1, or when the
+ * recipe asks for no work (0 steps). */
+START_TEST(test_no_op_warned)
+{
+    er_terrain t = hill();
+    static float zero[W * H], one[W * H], cell[W * H];
+    static uint8_t wall[W * H];
+    for (int i = 0; i < W * H; i++) {
+        zero[i] = 0.0f;
+        one[i] = 1.0f;
+        cell[i] = i == 77 ? 1.0f : 0.0f;
+    }
+    er_controls mask0 = {NULL, NULL, zero, NULL}, hard1 = {one, NULL, NULL, NULL};
+    er_controls rain0 = {NULL, zero, NULL, NULL}, mask1 = {NULL, NULL, cell, NULL};
+    const struct {
+        er_model_kind model;
+        const er_controls *c;
+        int walled;
+        const char *want; /* NULL: no warning */
+    } cases[] = {{ER_MODEL_MEI, &mask0, 0, "mask: no valid cell can be lowered (mask 0 everywhere)"},
+                 {ER_MODEL_DROPLET, &mask0, 0, "mask: no valid cell"},
+                 {ER_MODEL_SPH, &mask0, 0, "sph: the map starts dry"},
+                 {ER_MODEL_DROPLET, &hard1, 0, "hardness: no valid cell can be lowered (hardness 1"},
+                 {ER_MODEL_DROPLET, &rain0, 0, "rain: 0 on every valid cell: no droplet starts"},
+                 {ER_MODEL_MEI, &rain0, 0, "mei: no water falls"},
+                 {ER_MODEL_DROPLET, &mask1, 0, NULL},
+                 {ER_MODEL_DROPLET, &mask1, 1, "mask: no valid cell"},
+                 {ER_MODEL_MEI, NULL, 0, NULL}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        er_params p = mei_recipe();
+        p.model = cases[k].model;
+        t.controls = cases[k].c;
+        memset(wall, 0, sizeof wall);
+        wall[77] = (uint8_t)cases[k].walled;
+        t.wall = cases[k].walled ? wall : NULL;
+        er_plan plan;
+        er_error err = {{0}};
+        for (int steps = 1; steps >= 0; steps--) {
+            p.mei.steps = p.sph.steps = steps;
+            p.droplet.count = steps ? -1 : 0;
+            ck_assert_msg(er_plan_make(&p, &t, NULL, &plan, &err) == ER_OK, "%zu: %s", k, err.msg);
+            if (!steps || !cases[k].want)
+                ck_assert_msg(plan.warning[0] == '\0', "%zu: '%s'", k, plan.warning);
+            else
+                ck_assert_msg(strncmp(plan.warning, cases[k].want, strlen(cases[k].want)) == 0,
+                              "%zu: '%s' is not '%s'", k, plan.warning, cases[k].want);
+        }
+    }
+}
+END_TEST
 END_TEST
 
 Suite *plan_suite(void);
@@ -236,6 +366,9 @@ Suite *plan_suite(void)
     tcase_add_loop_test(tc, test_plan_is_the_run, 0, 2);
     tcase_add_loop_test(tc, test_resume_fits, 0, 2);
     tcase_add_test(tc, test_plan_map_must_match);
+    tcase_add_test(tc, test_droplet_count_bounded);
+    tcase_add_test(tc, test_no_op_warned);
+    tcase_add_test(tc, test_snapshot_batch_counts_fit);
     suite_add_tcase(s, tc);
     return s;
 }

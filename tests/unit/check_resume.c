@@ -363,6 +363,73 @@ START_TEST(resume_mismatch_refused)
 }
 END_TEST
 
+/* A state whose values no run leaves (a crafted checkpoint's: its
+ * checksums hold): a droplet height not finite or below the input's
+ * lowest, a nodata cell changed, a layer negative or NaN; a Mei array not
+ * finite.  Refused before the run (ER_EINVAL, one line "the state ..."),
+ * the input untouched; the state itself resumes. */
+START_TEST(crafted_values_refused)
+{
+    er_params pm = mei_params(), pd = droplet_params();
+    map input = map_make(64, 48, 1);
+    recorder rm, rd;
+    recorder_init(&rm, 8, 8);
+    recorder_init(&rd, 2, 2);
+    er_run_hooks hm = {record, &rm, NULL, NULL}, hd = {record, &rd, NULL, NULL};
+    er_error err = {""};
+    map a = map_clone(&input), b = map_clone(&input);
+    ck_assert_int_eq(run(&pm, &a, &hm, &err), ER_ECANCELED);
+    ck_assert_int_eq(run(&pd, &b, &hd, &err), ER_ECANCELED);
+    float lo = INFINITY;
+    for (size_t i = 0; i < cells(&input); i++)
+        lo = input.wall[i] ? lo : fminf(lo, input.z[i]);
+    const size_t valid = 5, wall = (size_t)(48 / 3) * 64 + 32;
+    ck_assert(!input.wall[valid] && input.wall[wall]);
+    const struct {
+        int mei, array;
+        size_t cell;
+        float value;
+        const char *want;
+    } cases[] = {{0, ER_STATE_DROP_HEIGHT, valid, NAN, "height nan"},
+                 {0, ER_STATE_DROP_HEIGHT, valid, INFINITY, "height inf"},
+                 {0, ER_STATE_DROP_HEIGHT, valid, -1.0f, "below the input's lowest"},
+                 {0, ER_STATE_DROP_HEIGHT, wall, 1.0f, "nodata cell (32, 16)"},
+                 {0, ER_STATE_DROP_FLOW, valid, -1.0f, "flow layer holds -1"},
+                 {0, ER_STATE_DROP_DEPOSIT, valid, NAN, "deposit layer holds nan"},
+                 {0, ER_STATE_DROP_WEAR, valid, INFINITY, "wear layer holds inf"},
+                 {1, ER_STATE_MEI_D, valid, NAN, "array 1 is not finite at cell (5, 0)"},
+                 {1, ER_STATE_MEI_Q + 2, wall, INFINITY, "array 5 is not finite"},
+                 {1, ER_STATE_MEI_WEAR, valid, NAN, "array 8 is not finite"}};
+    ck_assert(lo > -1.0f);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        er_run_state st = cases[k].mei ? rm.s[1].st : rd.s[1].st;
+        float *arr = (float *)(uintptr_t)st.array[cases[k].array], keep = arr[cases[k].cell];
+        arr[cases[k].cell] = cases[k].value;
+        map m = map_clone(&input);
+        er_run_hooks rh = {NULL, NULL, &st, NULL};
+        err.msg[0] = '\0';
+        ck_assert_int_eq(run(cases[k].mei ? &pm : &pd, &m, &rh, &err), ER_EINVAL);
+        ck_assert_msg(strncmp(err.msg, "the state", 9) == 0 && strstr(err.msg, cases[k].want) &&
+                          !strchr(err.msg, '\n'),
+                      "case %zu: '%s' lacks '%s'", k, err.msg, cases[k].want);
+        ck_assert(memcmp(m.z, input.z, cells(&m) * sizeof(float)) == 0);
+        arr[cases[k].cell] = keep;
+        map_free(&m);
+    }
+    for (int mei = 0; mei < 2; mei++) {
+        map m = map_clone(&input);
+        er_run_hooks rh = {NULL, NULL, mei ? &rm.s[1].st : &rd.s[1].st, NULL};
+        ck_assert_msg(run(mei ? &pm : &pd, &m, &rh, &err) == ER_OK, "%s", err.msg);
+        map_free(&m);
+    }
+    recorder_free(&rm);
+    recorder_free(&rd);
+    map_free(&a);
+    map_free(&b);
+    map_free(&input);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* Checkpoint files                                                    */
 
@@ -644,6 +711,46 @@ START_TEST(checkpoint_refusals)
 }
 END_TEST
 
+/* A budget no run writes (a sum not finite or negative, a negative
+ * count) in a checkpoint whose checksums hold: the file is refused as
+ * corrupt. */
+START_TEST(checkpoint_budget_refused)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 32];
+    er_test_mkdtemp(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/ck.bin", dir);
+    er_params p = droplet_params();
+    map input = map_make(40, 30, 0), m = map_clone(&input);
+    recorder rec;
+    recorder_init(&rec, 2, 2);
+    er_run_hooks hk = {record, &rec, NULL, NULL};
+    er_error err = {""};
+    ck_assert_int_eq(run(&p, &m, &hk, &err), ER_ECANCELED);
+    er_checkpoint_id id = id_of(&p, &input);
+    er_checkpoint ck;
+    for (int k = 0; k < 6; k++) {
+        er_run_state st = rec.s[1].st;
+        double *v[] = {&st.budget.material_before, &st.budget.eroded, &st.budget.left_map,
+                       &st.budget.water_added, &st.budget.withheld};
+        if (k < 5)
+            *v[k] = k == 0 ? INFINITY : k == 1 ? NAN : -1.0;
+        else
+            st.budget.substeps = -5;
+        ck_assert_int_eq(er_checkpoint_write(path, &st, &id, &err), ER_OK);
+        err.msg[0] = '\0';
+        ck_assert_int_eq(er_checkpoint_read(path, &id, &ck, &err), ER_EINVAL);
+        ck_assert_msg(strstr(err.msg, "corrupt checkpoint (budget)"), "case %d: '%s'", k, err.msg);
+    }
+    ck_assert_int_eq(er_checkpoint_write(path, &rec.s[1].st, &id, &err), ER_OK);
+    ck_assert_msg(er_checkpoint_read(path, &id, &ck, &err) == ER_OK, "%s", err.msg);
+    er_checkpoint_free(&ck);
+    recorder_free(&rec);
+    map_free(&m);
+    map_free(&input);
+    er_test_rmdir(dir);
+}
+END_TEST
+
 /* The input hash sees every part of the input. */
 START_TEST(input_hash_sensitive)
 {
@@ -659,6 +766,105 @@ START_TEST(input_hash_sensitive)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* Crafted checkpoints                                                  */
+
+/* A 16 x 16 bowl of 1 m cells (0.05 r^2 around the centre), a closed lake
+ * filled to 2 m (sph.sound_speed 20 holds its 1.99 m drop). */
+static float bowl_z[16 * 16];
+
+static er_terrain sph_bowl(er_params *p)
+{
+    for (int y = 0; y < 16; y++)
+        for (int x = 0; x < 16; x++)
+            bowl_z[y * 16 + x] = (float)(0.05 * ((x - 7.5) * (x - 7.5) + (y - 7.5) * (y - 7.5)));
+    er_params_default(p);
+    p->model = ER_MODEL_SPH;
+    p->sph.steps = 3;
+    p->sph.fill_level = 2.0;
+    p->sph.fill_level_set = 1;
+    p->sph.boundary = ER_BOUNDARY_CLOSED;
+    return (er_terrain){16, 16, bowl_z, NULL, 1.0, 1.0, NULL};
+}
+
+typedef struct sph_saver {
+    const char *path;
+    er_checkpoint_id id;
+} sph_saver;
+
+/* Writes the state after step 1 and stops the run. */
+static int sph_save_at_1(void *user, const er_run_state *st)
+{
+    sph_saver *v = user;
+    if (st->boundary != 1)
+        return 0;
+    er_error e;
+    ck_assert_msg(er_checkpoint_write(v->path, st, &v->id, &e) == ER_OK, "%s", e.msg);
+    return 1;
+}
+
+/* What a crafted checkpoint of an SPH run may say, each read back from a
+ * file whose checksums hold: particle 0 at a position that is not finite,
+ * off the map by a hair, on the map's far edge (allowed, above the
+ * ground there), with an
+ * infinite speed or a load outside [0, 1]; working heights or deposits
+ * not finite; a pending source volume negative or NaN; a NaN in the kept
+ * wear layer.  Each is refused before the run with one line (ER_EINVAL,
+ * "the state's ..."), not run into (a NaN position indexed the neighbour
+ * grid with an undefined conversion and crashed the resume). */
+START_TEST(sph_crafted_values_refused)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 16];
+    er_test_mkdtemp(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/ck", dir);
+    er_params p;
+    er_terrain t = sph_bowl(&p);
+    float wear[256], flow[256];
+    er_layers l = {NULL, NULL, flow, wear};
+    sph_saver v = {path, {ER_MODEL_SPH, 16, 16, 7, 8, "cpu"}};
+    er_run_hooks hk = {sph_save_at_1, &v, NULL, NULL};
+    er_error e;
+    ck_assert_int_eq(er_run_cpu(&p, &t, NULL, &(er_run_opts){&l, NULL, &hk, NULL}, &e),
+                     ER_ECANCELED);
+    enum { X, Y, VZ, C, ZB, DEP, PEND, WEAR };
+    const struct {
+        int what;
+        double value;
+        int ok;
+    } cases[] = {{X, NAN, 0},       {X, -1e-9, 0},   {X, 15.0, 1},      {X, 15.000001, 0},
+                 {Y, INFINITY, 0},  {Y, 15.0, 1},    {VZ, INFINITY, 0}, {VZ, NAN, 0},
+                 {C, -0.1, 0},      {C, 1.5, 0},     {C, 1.0, 1},       {ZB, NAN, 0},
+                 {DEP, -INFINITY, 0}, {PEND, -1.0, 0}, {PEND, NAN, 0},  {WEAR, NAN, 0}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        er_checkpoint ck;
+        ck_assert_msg(er_checkpoint_read(path, &v.id, &ck, &e) == ER_OK, "%s", e.msg);
+        er_run_sph *q = (er_run_sph *)(uintptr_t)ck.state.sph;
+        ck_assert_int_gt(q->n, 0);
+        double *pt = (double *)(uintptr_t)q->particles;
+        double *slot[] = {&pt[0], &pt[1], &pt[5], &pt[6], (double *)(uintptr_t)&q->zb[40],
+                          (double *)(uintptr_t)&q->dep[41], (double *)(uintptr_t)&q->pending[0]};
+        if (cases[k].what == WEAR)
+            ((float *)(uintptr_t)ck.state.array[ER_STATE_SPH_WEAR])[7] = NAN;
+        else
+            *slot[cases[k].what] = cases[k].value;
+        if (cases[k].ok)
+            pt[2] = 6.0; /* above the bowl's rim wherever it moved to */
+        sph_bowl(&p);
+        er_run_hooks res = {NULL, NULL, &ck.state, NULL};
+        e.msg[0] = '\0';
+        er_status st = er_run_cpu(&p, &t, NULL, &(er_run_opts){&l, NULL, &res, NULL}, &e);
+        if (cases[k].ok)
+            ck_assert_msg(st == ER_OK, "case %zu: %s", k, e.msg);
+        else
+            ck_assert_msg(st == ER_EINVAL && strncmp(e.msg, "the state's ", 12) == 0 &&
+                              !strchr(e.msg, '\n'),
+                          "case %zu: status %d, '%s'", k, (int)st, e.msg);
+        er_checkpoint_free(&ck);
+    }
+    er_test_rmdir(dir);
+}
+END_TEST
+
 Suite *resume_suite(void);
 Suite *resume_suite(void)
 {
@@ -669,6 +875,8 @@ Suite *resume_suite(void)
     tcase_add_test(tc, droplet_resume_identical);
     tcase_add_test(tc, cancel_leaves_boundary_state);
     tcase_add_test(tc, resume_mismatch_refused);
+    tcase_add_test(tc, crafted_values_refused);
+    tcase_add_test(tc, checkpoint_budget_refused);
     suite_add_tcase(s, tc);
     tc = tcase_create("checkpoint");
     tcase_set_timeout(tc, 120);
@@ -676,6 +884,7 @@ Suite *resume_suite(void)
     tcase_add_test(tc, checkpoint_refusals);
     tcase_add_test(tc, checkpoint_backend);
     tcase_add_test(tc, input_hash_sensitive);
+    tcase_add_test(tc, sph_crafted_values_refused);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -308,6 +308,7 @@ static er_params dem_params(void)
 {
     er_params p = sph_params();
     p.sph.steps = 20;
+    p.sph.sound_speed = 36.0; /* 10 sqrt(g H) = 35.2 for the source's 1113 m drop */
     p.mei.n_sources = 1;
     p.mei.sources[0] = (er_source){12.0, 43.0, 0, 2.0, 5.0};
     return p;
@@ -831,6 +832,140 @@ START_TEST(settling_overflow_recomputed)
 }
 END_TEST
 
+/* The weakly compressible condition (core/sph/sph.c check_sound_speed):
+ * sph.sound_speed >= 10 sqrt(g H), H from the water's highest start to
+ * the map's lowest cell, in units of sqrt(g L).  On the 20 x 20 bowl (its
+ * lowest cells at 0.025 m) dry, nothing flows and any speed passes;
+ * filled to 4 m, H = 3.975 m and 19.94 is the least: a near-zero 1e-3
+ * and 19.9 are refused naming the key, 19.95 runs; a source on the corner
+ * cell (ground 9.025 m) starts particles up to 3 spacings (1.5 m) above
+ * it: H = 10.5 m, 32.40 the least. */
+START_TEST(sound_speed_planned)
+{
+    const int w = 20;
+    float *z = bowl(w);
+    er_terrain t = {w, w, z, NULL, 1.0, 1.0, NULL};
+    er_params p = sph_params();
+    er_plan plan;
+    er_error e;
+    p.sph.sound_speed = 1e-3;
+    ck_assert_int_eq(er_plan_make(&p, &t, NULL, &plan, &e), ER_OK);
+    p.sph.fill_level = 4.0;
+    p.sph.fill_level_set = 1;
+    const double fill[] = {1e-3, 19.9, 19.95}, spring[] = {19.95, 32.35, 32.45};
+    for (int k = 0; k < 6; k++) {
+        if (k == 3) {
+            p.sph.fill_level_set = 0;
+            p.mei.n_sources = 1;
+            p.mei.sources[0] = (er_source){0.0, 0.0, 0, 0.5, 1.0};
+        }
+        p.sph.sound_speed = k < 3 ? fill[k] : spring[k - 3];
+        e.msg[0] = '\0';
+        er_status st = er_plan_make(&p, &t, NULL, &plan, &e);
+        if (k % 3 == 2) {
+            ck_assert_msg(st == ER_OK, "%g: %s", p.sph.sound_speed, e.msg);
+            continue;
+        }
+        ck_assert_int_eq(st, ER_EINVAL);
+        ck_assert_msg(strncmp(e.msg, "sph.sound_speed: ", 17) == 0 && !strchr(e.msg, '\n'),
+                      "%s", e.msg);
+    }
+    free(z);
+}
+END_TEST
+
+/* A particle faster than ER_SPH_MACH sound speeds fails the run
+ * (ER_ENUMERIC, one line naming the key), whatever put it there: here
+ * set by hand in a lake after a step that ran, as a crafted checkpoint
+ * could (tests/integration/55-sph.sh). */
+START_TEST(sound_speed_enforced)
+{
+    const int w = 14;
+    float *z = bowl(w);
+    er_terrain t = {w, w, z, NULL, 1.0, 1.0, NULL};
+    er_params p = sph_params();
+    er_plan plan;
+    er_error e;
+    er_sph_sim s;
+    er_budget b;
+    start_lake(&s, &plan, &t, &p, 2.5, &b);
+    ck_assert_msg(er_sph_step(&s, &plan, 0, &b, &e) == ER_OK, "%s", e.msg);
+    s.p[s.n / 2].vx = 0.5 * s.c0;
+    e.msg[0] = '\0';
+    ck_assert_int_eq(er_sph_step(&s, &plan, 1, &b, &e), ER_ENUMERIC);
+    ck_assert_msg(strstr(e.msg, "sph.sound_speed") && !strchr(e.msg, '\n'), "%s", e.msg);
+    er_sph_free(&s);
+    free(z);
+}
+END_TEST
+
+/* The plan counts the fill's particles (core/sph/sph.c fill_lattice), so
+ * a fill past sph.max_particles is a recipe error before any work, not a
+ * set-up failure once the run started: on the 20 x 20 bowl filled to 4 m,
+ * alone and with a rain map (0 on the left half, 2 on the right), the
+ * plan's count is what er_sph_init places; max_particles equal to it
+ * runs, one fewer is refused naming sph.fill_level.  Sources that reach
+ * max_particles before the last step with closed edges are a warning the
+ * plan carries (they stop adding water there), absent when they fit or
+ * water may leave through open edges; the
+ * memory a run needs whatever the map grows with max_particles. */
+START_TEST(fill_counted_in_plan)
+{
+    const int w = 20;
+    float *z = bowl(w), rain[400];
+    for (int i = 0; i < w * w; i++)
+        rain[i] = i % w < 10 ? 0.0f : 2.0f;
+    er_controls c = {NULL, rain, NULL, NULL};
+    for (int r = 0; r < 2; r++) {
+        er_terrain t = {w, w, z, NULL, 1.0, 1.0, r ? &c : NULL};
+        er_params p = sph_params();
+        p.sph.fill_level = 4.0;
+        p.sph.fill_level_set = 1;
+        er_plan plan;
+        er_error e;
+        ck_assert_msg(er_plan_make(&p, &t, NULL, &plan, &e) == ER_OK, "%s", e.msg);
+        ck_assert_int_gt(plan.particles, 1000);
+        ck_assert_str_eq(plan.warning, "");
+        er_sph_sim s;
+        er_budget b;
+        memset(&b, 0, sizeof b);
+        p.sph.max_particles = plan.particles;
+        ck_assert_msg(er_plan_make(&p, &t, NULL, &plan, &e) == ER_OK, "%s", e.msg);
+        ck_assert_msg(er_sph_init(&s, &plan, &t, &b, &e) == ER_OK, "%s", e.msg);
+        ck_assert_int_eq(s.n, plan.particles);
+        er_sph_free(&s);
+        p.sph.max_particles = plan.particles - 1;
+        ck_assert_int_eq(er_plan_make(&p, &t, NULL, &plan, &e), ER_EINVAL);
+        ck_assert_msg(strncmp(e.msg, "sph.fill_level: 4 m needs ", 26) == 0, "%s", e.msg);
+    }
+    er_terrain t = {w, w, z, NULL, 1.0, 1.0, NULL};
+    er_params p = sph_params();
+    p.sph.sound_speed = 40.0;
+    p.mei.n_sources = 1;
+    p.mei.sources[0] = (er_source){10.0, 10.0, 0, 2.0, 0.01}; /* 13 cells, 1.04 particles a step */
+    p.sph.steps = 100;
+    p.sph.max_particles = 105;
+    p.sph.boundary = ER_BOUNDARY_CLOSED;
+    er_plan plan;
+    er_error e;
+    ck_assert_msg(er_plan_make(&p, &t, NULL, &plan, &e) == ER_OK, "%s", e.msg);
+    ck_assert_str_eq(plan.warning, "");
+    p.sph.max_particles = 100;
+    ck_assert_msg(er_plan_make(&p, &t, NULL, &plan, &e) == ER_OK, "%s", e.msg);
+    ck_assert_msg(strcmp(plan.warning, "sph.max_particles: the fill's 0 particles and the "
+                         "sources' 1.04 a step reach 100 at step 97 of 100 (the edges are "
+                         "closed): the sources add no water after it") == 0, "%s", plan.warning);
+    p.sph.boundary = ER_BOUNDARY_OPEN; /* water leaves: nothing certain */
+    ck_assert_msg(er_plan_make(&p, &t, NULL, &plan, &e) == ER_OK, "%s", e.msg);
+    ck_assert_str_eq(plan.warning, "");
+    size_t m100 = er_plan_bytes_fixed(&p);
+    p.sph.max_particles = 200;
+    ck_assert_uint_eq(er_plan_bytes_fixed(&p), 2 * m100);
+    ck_assert_uint_gt(m100, 100 * sizeof(er_sph_particle));
+    free(z);
+}
+END_TEST
+
 Suite *sph_suite(void);
 Suite *sph_suite(void)
 {
@@ -849,6 +984,9 @@ Suite *sph_suite(void)
     tcase_add_test(tc, rain_and_source_maps);
     tcase_add_test(tc, refusals);
     tcase_add_test(tc, neighbours_exact);
+    tcase_add_test(tc, sound_speed_planned);
+    tcase_add_test(tc, sound_speed_enforced);
+    tcase_add_test(tc, fill_counted_in_plan);
     suite_add_tcase(s, tc);
     return s;
 }

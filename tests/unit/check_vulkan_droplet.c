@@ -1067,6 +1067,56 @@ START_TEST(snapshot_matches_cpu)
 }
 END_TEST
 
+/* The snapshot schedule's deposit ceiling on the device: a cone pit (every
+ * droplet ends in it) around check_droplet's walls, ten droplets a cell in
+ * one batch, so the shares of the pit's room up bind at every end: no
+ * cell above the highest input cell of its 3 x 3 neighbourhood off walls,
+ * walls untouched, and the CPU's bytes where the device rounds as it. */
+START_TEST(snapshot_ceiling_matches_cpu)
+{
+    const char *why = NULL;
+    er_vk_ctx *vk = open_device(0, &why);
+    ER_SKIP_IF(!vk, why);
+    vmap c = vmap_new(64, 48, 1), g = vmap_new(64, 48, 1);
+    for (int y = 0; y < c.h; y++)
+        for (int x = 0; x < c.w; x++) {
+            size_t i = (size_t)y * (size_t)c.w + (size_t)x;
+            if (!c.wall[i])
+                c.z0[i] = g.z0[i] = (float)(hypot(x - 40.5, y - 30.5) / 40.0);
+        }
+    er_params p = params(10 * (int64_t)ncells(&c));
+    p.droplet.schedule = ER_DROPLET_SNAPSHOT;
+    p.droplet.batch_size = p.droplet.count;
+    er_error err = {""};
+    ck_assert_msg(run(NULL, &p, &c, 0, &err) == ER_OK, "%s", err.msg);
+    ck_assert_msg(run(vk, &p, &g, 0, &err) == ER_OK, "%s", err.msg);
+    if (cpu_device(vk))
+        ck_assert(same_layers(&g, &c) && g.b.material_after == c.b.material_after);
+    assert_budget_close(&g.b, &c.b);
+    ck_assert(g.b.deposited > 0);
+    for (int y = 0; y < g.h; y++)
+        for (int x = 0; x < g.w; x++) {
+            size_t i = (size_t)y * (size_t)g.w + (size_t)x;
+            if (g.wall[i]) {
+                ck_assert(g.z[i] == g.z0[i]);
+                continue;
+            }
+            float top = g.z0[i];
+            for (int v = y - 1; v <= y + 1; v++)
+                for (int u = x - 1; u <= x + 1; u++) {
+                    size_t j = (size_t)v * (size_t)g.w + (size_t)u;
+                    if (u >= 0 && v >= 0 && u < g.w && v < g.h && !g.wall[j])
+                        top = fmaxf(top, g.z0[j]);
+                }
+            ck_assert_msg(g.z[i] <= top && c.z[i] <= top, "cell (%d, %d): %.9g, %.9g above %.9g",
+                          x, y, (double)g.z[i], (double)c.z[i], (double)top);
+        }
+    vmap_free(&c);
+    vmap_free(&g);
+    er_vk_close(vk);
+}
+END_TEST
+
 Suite *vulkan_droplet_suite(void);
 Suite *vulkan_droplet_suite(void)
 {
@@ -1091,6 +1141,7 @@ Suite *vulkan_droplet_suite(void)
     tc = tcase_create("snapshot");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, snapshot_matches_cpu);
+    tcase_add_test(tc, snapshot_ceiling_matches_cpu);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -103,10 +103,14 @@ float ctl_share(float d, uint i, bool erode)
 
 /* Where a step's changes go (the including shader): the brush (erosion
  * when amount > 0, no tap below stop; else a load laid down), the
- * bilinear deposit, the water at a step's cell. */
+ * bilinear deposit, the water at a step's cell.  count_pass(): the
+ * snapshot schedule's count pass runs (droplet_snap.comp), and
+ * count_deposit4 counts the four nodes of a step that may deposit. */
 float brush_apply(int cx, int cy, float amount, float stop);
 float deposit_bilinear(uint i00, float fx, float fy, float amount);
 void add_flow(uint c, float water);
+bool count_pass();
+void count_deposit4(uint i00);
 
 /* The droplet ends on the map: its sediment is spread by the brush around
  * the node nearest its last valid position. */
@@ -122,13 +126,11 @@ void lague_end()
     }
 }
 
-/* A load at a droplet's end of which `laid` went down (the rest, only
- * under a mask map, leaves the terrain, counted with left_map as
- * er_end_load does). */
+/* A load at a droplet's end of which `laid` went down (the rest, under a
+ * mask map or the snapshot schedule's deposit shares, leaves the terrain,
+ * counted with left_map as er_end_load does). */
 void end_load(float load, float laid)
 {
-    if ((pc.flags & F_DMASK) == 0u)
-        laid = load;
     kahan(s_dep, c_dep, laid);
     if (laid < load) {
         precise float rest = load - laid;
@@ -227,7 +229,22 @@ bool lague_step()
     precise float cap = pc.min_slope > 0.0
                             ? maxf(-dh, pc.min_slope) * speed * water * pc.cap_k
                             : maxf(-dh * speed * water * pc.cap_k, pc.min_cap);
-    if (dh > 0.0 || sed > cap) {
+    if (count_pass()) {
+        /* core/droplet/droplet.c lague_count: the taps the main pass may
+         * lay on or take from; the load carried on bounds the main pass's. */
+        if ((dh > 0.0 && sed > 0.0) || sed > cap)
+            count_deposit4(i00);
+        if (!(dh > 0.0)) {
+            precise float amount = minf(cap * pc.erode_speed, -dh * pc.area_k);
+            if (amount > 0.0) {
+                brush_pending = true;
+                brush_x = cx;
+                brush_y = cy;
+                brush_amount = amount;
+                brush_stop = maxf(hnew, minf(minf(n00, n10), minf(n01, n11)));
+            }
+        }
+    } else if (dh > 0.0 || sed > cap) {
         /* Uphill: fill the pit behind, at most dh; else drop a part of the
          * excess, onto the four nodes around the old position. */
         precise float amount = dh > 0.0 ? minf(dh * pc.area_k, sed) : (sed - cap) * pc.deposit_speed;

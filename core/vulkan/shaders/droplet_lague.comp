@@ -79,7 +79,8 @@ layout(push_constant) uniform Params {
  * erosion (amount > 0) takes no tap below `stop` (tap_erode) and returns
  * what the taps gave up, summed column by column, each column top to
  * bottom, then the columns left to right: core/droplet/droplet.c's brush_erode,
- * bit for bit; a deposit returns what it laid down (er_brush_apply). */
+ * bit for bit; a deposit returns what it laid down as er_brush_apply
+ * does (the load itself without a mask map). */
 float brush_apply(int cx, int cy, float amount, float stop)
 {
     const int side = 2 * pc.radius - 1, r1 = pc.radius - 1;
@@ -124,7 +125,7 @@ float brush_apply(int cx, int cy, float amount, float stop)
                 precise float v = dep[k] - ctl_share(amount * bw[t], k, false);
                 dep[k] = v;
             }
-        return erode ? taken : laid;
+        return erode ? taken : (pc.flags & F_DMASK) != 0u ? laid : -amount;
     }
     int x0 = max(cx - r1, 0), x1 = min(cx + r1, pc.width - 1);
     int y0 = max(cy - r1, 0), y1 = min(cy + r1, pc.height - 1);
@@ -164,7 +165,7 @@ float brush_apply(int cx, int cy, float amount, float stop)
             cs = 0.0;
         }
     }
-    return erode ? taken : laid;
+    return erode ? taken : (pc.flags & F_DMASK) != 0u ? laid : -amount;
 }
 
 /* Bilinear deposit onto the four nodes around floor node i00, each share
@@ -202,6 +203,16 @@ void add_flow(uint c, float water)
 {
     precise float v = flow[c] + water;
     flow[c] = v;
+}
+
+/* The blocks schedule has no count pass. */
+bool count_pass()
+{
+    return false;
+}
+
+void count_deposit4(uint i00)
+{
 }
 
 void main()

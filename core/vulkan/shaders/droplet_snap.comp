@@ -13,9 +13,11 @@
  * Two passes per batch (snapshot.c's comment argues them): with F_COUNT
  * every droplet runs with no load and only counts, per cell, the taps
  * that could take from it (Count) and their lowest stop (StopMin), its
- * state in the second half of Blocks (from pc.state0); then the main pass
- * runs the droplets again and each tap takes at most its share, room /
- * count.
+ * state in the second half of Blocks (from pc.state0), and, carrying the
+ * most load the main pass's can be, the taps that may lay a deposit on
+ * each cell (DCount); then the main pass runs the droplets again and each
+ * tap takes at most its share, room / count, and lays at most its share of
+ * the room up to the cell's ceiling, room up / dcount.
  *
  * Resumable passes as in droplet_lague.comp: a droplet's state lives in a
  * buffer between dispatches, each dispatch runs at most pc.steps_per_pass
@@ -43,6 +45,10 @@ layout(std430, binding = 6) buffer EroAcc { int64_t ero[]; };
 layout(std430, binding = 10) buffer StopMin { int stopmin[]; };
 /* the taps of the batch that may take from each cell (the count pass) */
 layout(std430, binding = 11) buffer Count { int count[]; };
+/* the taps of the batch that may lay a deposit (the count pass): the ends'
+ * brush taps per cell, then the steps per quad (by its top-left node),
+ * snapshot.c's er_dsink.dcount */
+layout(std430, binding = 12) buffer DCount { int dcount[]; };
 
 layout(push_constant) uniform Params {
     int width, height, lifetime, radius;
@@ -70,13 +76,28 @@ int64_t to_fixed(float v, float scale)
     return int64_t(u < 4611686018427387904.0 ? u : 4611686018427387904.0);
 }
 
-void add_dep(uint i, float v)
+bool count_pass()
 {
-    if ((pc.flags & F_COUNT) != 0u)
-        return;
-    int64_t q = to_fixed(v, pc.h_scale);
-    if (q != 0l)
-        atomicAdd(dep[i], q);
+    return (pc.flags & F_COUNT) != 0u;
+}
+
+void count_deposit4(uint i00)
+{
+    atomicAdd(dcount[uint(pc.width) * uint(pc.height) + i00], 1);
+}
+
+/* snapshot.c's deposit_taps: cell i's end-brush taps and the steps of the
+ * four quads it is a corner of. */
+int64_t deposit_taps(uint i)
+{
+    const uint w = uint(pc.width), q = w * uint(pc.height) + i;
+    const int x = int(i % w), y = int(i / w);
+    int64_t n = int64_t(dcount[i]) + int64_t(dcount[q]);
+    if (x > 0)
+        n += int64_t(dcount[q - 1u]);
+    if (y > 0)
+        n += int64_t(dcount[q - w]) + (x > 0 ? int64_t(dcount[q - w - 1u]) : 0l);
+    return n;
 }
 
 /* snapshot.c's er_snap_ordered */
@@ -92,12 +113,61 @@ float from_ordered(int o)
     return intBitsToFloat(o >= 0 ? o : o ^ 0x7fffffff);
 }
 
+/* snapshot.c's room_between */
+int64_t room_between(float bottom, float top)
+{
+    precise double span = (double(top) - double(bottom)) * double(pc.h_scale);
+    return int64_t(span < 4611686018427387904.0lf ? span : 4611686018427387904.0lf);
+}
+
 /* snapshot.c's er_snap_room */
 int64_t room(float snap, int stop)
 {
-    float bound = minf(snap, from_ordered(stop));
-    precise double span = (double(snap) - double(bound)) * double(pc.h_scale);
-    return int64_t(span < 4611686018427387904.0lf ? span : 4611686018427387904.0lf);
+    return room_between(minf(snap, from_ordered(stop)), snap);
+}
+
+/* snapshot.c's er_snap_ceiling: the highest batch-start height of the
+ * cell's 3 x 3 neighbourhood in the map and off walls, row by row. */
+float ceiling(uint i)
+{
+    const uint w = uint(pc.width);
+    const int x = int(i % w), y = int(i / w);
+    float top = h[i];
+    for (int v = y - 1; v <= y + 1; v++)
+        for (int u = x - 1; u <= x + 1; u++) {
+            if (u < 0 || v < 0 || u >= pc.width || v >= pc.height)
+                continue;
+            uint j = uint(v) * w + uint(u);
+            if (!is_wall(j))
+                top = maxf(top, h[j]);
+        }
+    return top;
+}
+
+/* snapshot.c's tap_lay: a deposit tap that would lay a lays at most its
+ * share of the cell's room up; returns what the share withheld. */
+float tap_lay(uint i, float a)
+{
+    int64_t q = to_fixed(a, pc.h_scale);
+    if (q <= 0l)
+        return 0.0;
+    int64_t room = room_between(h[i], ceiling(i)), n = deposit_taps(i);
+    int64_t share = q <= (room >> 31) ? q : n > 0l ? room / n : 0l;
+    precise float kept = 0.0;
+    if (q > share) {
+        q = share;
+        kept = a - float(double(q) * (1.0lf / double(pc.h_scale)));
+    }
+    if (q != 0l)
+        atomicAdd(dep[i], q);
+    return kept;
+}
+
+/* snapshot.c's laid_less */
+float laid_less(float laid, float kept)
+{
+    precise float r = laid - kept;
+    return kept > 0.0 ? maxf(r, 0.0) : laid;
 }
 
 /* snapshot.c's tap_take: a tap that would give g > 0 gives at most its
@@ -152,7 +222,6 @@ float brush_apply(int cx, int cy, float amount, float stop)
                 if (g > 0.0 && (pc.flags & F_COUNT) != 0u) {
                     atomicAdd(count[i], 1);
                     atomicMin(stopmin[i], so);
-                    g = 0.0;
                 } else if (g > 0.0) {
                     g = tap_take(i, o, g);
                 }
@@ -165,16 +234,23 @@ float brush_apply(int cx, int cy, float amount, float stop)
         }
         return taken;
     }
+    precise float kept = 0.0;
     for (int t = 0; t < n; t++) {
         int y = y0 + t / nx, x = x0 + t % nx;
         uint i = uint(y) * w + uint(x);
         if (!is_wall(i)) {
-            precise float d = ctl_share(f * bw[(y - cy + r1) * side + (x - cx + r1)], i, false);
-            add_dep(i, -d);
+            float wt = bw[(y - cy + r1) * side + (x - cx + r1)];
+            if ((pc.flags & F_COUNT) != 0u) {
+                if (wt > 0.0)
+                    atomicAdd(dcount[i], 1);
+                continue;
+            }
+            precise float d = ctl_share(f * wt, i, false);
+            kept += tap_lay(i, -d);
             laid -= d;
         }
     }
-    return (pc.flags & F_DMASK) != 0u ? laid : -amount;
+    return laid_less((pc.flags & F_DMASK) != 0u ? laid : -amount, kept);
 }
 
 /* Bilinear deposit onto the four nodes around floor node i00, each share
@@ -194,11 +270,13 @@ float deposit_bilinear(uint i00, float fx, float fy, float amount)
         a11 = a11 * dm[i00 + w + 1u];
         laid = minf(a00 + a10 + a01 + a11, amount);
     }
-    add_dep(i00, a00);
-    add_dep(i00 + 1u, a10);
-    add_dep(i00 + w, a01);
-    add_dep(i00 + w + 1u, a11);
-    return laid;
+    if ((pc.flags & F_COUNT) != 0u)
+        return laid;
+    precise float kept = tap_lay(i00, a00);
+    kept += tap_lay(i00 + 1u, a10);
+    kept += tap_lay(i00 + w, a01);
+    kept += tap_lay(i00 + w + 1u, a11);
+    return laid_less(laid, kept);
 }
 
 void add_flow(uint c, float water)
