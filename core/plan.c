@@ -85,15 +85,22 @@ static int mei_has_water(const er_plan *plan, const er_terrain *t)
  * A run that will change nothing, though the recipe asks for work (steps,
  * droplets): the plan says why in plan->warning, for the caller to show
  * (the run itself is valid, exit 0).  Models note their own (SPH: no
- * particle); here what the control maps and Mei's water settle: no valid
- * cell may be lowered (hardness 1 or mask 0 everywhere: nothing erodes,
+ * particle); here a map of nodata only, and what the control maps and
+ * Mei's water settle: no valid cell may be lowered (hardness 1 or mask 0 everywhere: nothing erodes,
  * so nothing is deposited either), no droplet starts (rain 0 everywhere),
  * Mei with no water and no weathering.
  */
 static void note_no_op(er_plan *plan, const er_terrain *t)
 {
     const er_controls *c = t->controls;
-    if (plan->warning[0] || plan->boundaries == 0)
+    if (plan->warning[0])
+        return;
+    if (plan->valid == 0) { /* said even when no work was asked: droplets count 0 here */
+        snprintf(plan->warning, sizeof plan->warning, "no valid cell (every cell is nodata): "
+                 "the run changes nothing");
+        return;
+    }
+    if (plan->boundaries == 0)
         return;
     if (c && (c->hardness || c->mask) && !any_erodible(t)) {
         const int hard = c->hardness && !any_valid(t, c->hardness, 1.0f, below_one);

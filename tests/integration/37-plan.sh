@@ -140,6 +140,20 @@ mei without water or weathering|mei: no water falls or flows in (rain, drops and
         [ -f "$d/out/$stem_o.height.tif" ] || t_fail "no height output"
         t_ok
     done
+    t_case "a map of nodata only changes nothing: exit 0, one warning line (every model)"
+    $PY -c "
+import sys, numpy as np
+from osgeo import gdal
+o = gdal.GetDriverByName('GTiff').Create(sys.argv[1], 9, 7, 1, gdal.GDT_Float32)
+o.SetGeoTransform((0, 30, 0, 0, 0, -30)); b = o.GetRasterBand(1); b.SetNoDataValue(-9999)
+b.WriteArray(np.full((7, 9), -9999, np.float32)); o = None" "$d/void.tif"
+    for m in mei droplet sph; do
+        rm -rf "$d/out"; mkdir -p "$d/out"
+        t_exit 0 "$ERODE" -q -s model=$m -s mei.steps=5 -s sph.steps=2 --layers height -o "$d/out" "$d/void.tif"
+        t_one_error_line "^erode: .*void.tif: warning: .*no valid cell (every cell is nodata)\|warning: sph: the map starts dry"
+        [ -f "$d/out/void.height.tif" ] || t_fail "$m: no height output"
+    done
+    t_ok
     t_case "a mask with one cell of 1: no warning"
     rm -rf "$d/out"; mkdir -p "$d/out"
     t_exit 0 "$ERODE" -q -s model=droplet -s mask="$d/one-cell.tif" --layers height -o "$d/out" "$D"
