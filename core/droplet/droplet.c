@@ -1309,31 +1309,6 @@ er_status er_droplet_end(const er_params *p, const run_state *s, const er_terrai
     return st;
 }
 
-er_status er_droplet_run_serial(const er_params *p, er_terrain *t, er_layers *layers,
-                                const er_run_ctl *ctl, er_budget *budget, er_error *err)
-{
-    run_state s;
-    er_plan plan;
-    er_status st = er_plan_make(p, t, NULL, &plan, err);
-    if (st)
-        return st;
-    st = run_setup(&plan, t, layers, &s, err);
-    if (st) {
-        run_state_free(&s);
-        return st;
-    }
-    er_dacc sum = {0};
-    int64_t b0 = 0;
-    st = er_droplet_begin(&plan, &s, NULL, &sum, &b0, err);
-    if (st == ER_OK)
-        st = run_sequential(p, &s, plan.batch, b0, ctl, NULL, &sum);
-    if (st == ER_ECANCELED)
-        er_fail(err, st, "droplet: interrupted");
-    st = er_droplet_end(p, &s, t, &sum, st, budget, err);
-    run_state_free(&s);
-    return st;
-}
-
 /* One batch, bucketed by block (see er_blocking_bucket). */
 typedef struct batch_view {
     const double *sx, *sy;    /* [cells] start positions by batch index */
@@ -1814,8 +1789,10 @@ er_status er_droplet_plan(er_plan *plan, const er_terrain *t, er_error *err)
     return ER_OK;
 }
 
-er_status er_droplet_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts *o,
-                              er_error *err)
+/* The run of er_droplet_run_plan and er_droplet_run_serial; serial: the
+ * droplets in index order on the calling thread, whatever the schedule. */
+static er_status run_plan(const er_plan *plan, er_terrain *t, const er_run_opts *o, int serial,
+                          er_error *err)
 {
     const er_params *p = &plan->p;
     const er_run_ctl *ctl = o->ctl;
@@ -1832,7 +1809,9 @@ er_status er_droplet_run_plan(const er_plan *plan, er_terrain *t, const er_run_o
     int64_t batch = plan->batch, b0 = 0;
     st = er_droplet_begin(plan, &s, hooks, &sum, &b0, err);
     if (st == ER_OK && s.count > 0) {
-        if (p->droplet.schedule == ER_DROPLET_SNAPSHOT)
+        if (serial)
+            st = run_sequential(p, &s, batch, b0, ctl, hooks, &sum);
+        else if (p->droplet.schedule == ER_DROPLET_SNAPSHOT)
             st = run_snapshot(plan, &s, batch, b0, ctl, hooks, &sum, err);
         else if (er_blocking_is_single(ww, wh, (int)size))
             st = run_sequential(p, &s, batch, b0, ctl, hooks, &sum);
@@ -1844,6 +1823,18 @@ er_status er_droplet_run_plan(const er_plan *plan, er_terrain *t, const er_run_o
     st = er_droplet_end(p, &s, t, &sum, st, o->budget, err);
     run_state_free(&s);
     return st;
+}
+
+er_status er_droplet_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts *o,
+                              er_error *err)
+{
+    return run_plan(plan, t, o, 0, err);
+}
+
+er_status er_droplet_run_serial(const er_plan *plan, er_terrain *t, const er_run_opts *o,
+                                er_error *err)
+{
+    return run_plan(plan, t, o, 1, err);
 }
 
 /*

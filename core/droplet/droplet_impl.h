@@ -342,13 +342,13 @@ static inline void er_end_load(float sed, float laid, double *deposited, double 
 void er_particle_run(const er_dctx *c, double x, double y, er_dacc *acc);
 
 /*
- * The sequential reference: the same droplets as er_droplet_run, run one
- * after another in index order with no blocking (what er_droplet_run does on
- * a map smaller than two blocks).  Same contract as er_droplet_run, except
- * that droplet.tile_size is not checked.  Single-threaded.
+ * The sequential reference: er_droplet_run_plan's droplets, run one after
+ * another in index order on the calling thread (what er_droplet_run_plan
+ * does on a world smaller than two blocks), whatever the plan's schedule.
+ * The contract of er_droplet_run_plan otherwise; for tests and benchmarks.
  */
-er_status er_droplet_run_serial(const er_params *p, er_terrain *t, er_layers *layers,
-                                const er_run_ctl *ctl, er_budget *budget, er_error *err);
+er_status er_droplet_run_serial(const er_plan *plan, er_terrain *t, const er_run_opts *o,
+                                er_error *err);
 
 /* The snapshot schedule (core/droplet/snapshot.c). */
 

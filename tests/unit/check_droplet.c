@@ -119,12 +119,21 @@ static er_params droplet_params(int64_t count, uint64_t seed)
     return p;
 }
 
+/* The sequential reference (er_droplet_run_serial) on p's plan for t. */
+static er_status run_serial(const er_params *p, er_terrain *t, er_layers *layers, er_budget *b,
+                            er_error *err)
+{
+    er_plan plan;
+    er_status st = er_plan_make(p, t, NULL, &plan, err);
+    return st ? st : er_droplet_run_serial(&plan, t, &(er_run_opts){layers, NULL, NULL, b}, err);
+}
+
 static er_status run_map(const er_params *p, map *m, int serial)
 {
     er_terrain t = {m->w, m->h, m->z, m->wall, 1.0, 1.0, NULL};
     er_layers layers = {m->flow, m->sed, NULL, m->wear};
     er_error err = {""};
-    er_status st = serial ? er_droplet_run_serial(p, &t, &layers, NULL, &m->b, &err)
+    er_status st = serial ? run_serial(p, &t, &layers, &m->b, &err)
                           : er_run_cpu(p, &t, NULL, &(er_run_opts){&layers, NULL, NULL, &m->b}, &err);
     if (st != ER_OK)
         fprintf(stderr, "droplet run: %s\n", err.msg);
@@ -1713,7 +1722,7 @@ START_TEST(rain_water_budget)
     er_terrain t = {m.w, m.h, m.z, m.wall, 1.0, 1.0, &k};
     er_layers layers = {m.flow, m.sed, NULL, m.wear};
     er_error err = {""};
-    ck_assert_int_eq(er_droplet_run_serial(&p, &t, &layers, NULL, &m.b, &err), ER_OK);
+    ck_assert_int_eq(run_serial(&p, &t, &layers, &m.b, &err), ER_OK);
     ck_assert(m.b.water_added == want);
 
     stop_at keep = {.cells = cells(&m)};
