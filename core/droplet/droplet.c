@@ -18,31 +18,9 @@
 #include "blocks.h"
 #include "../tiles.h"
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(ER_NO_CLONES)
+#ifdef ER_DROPLET_AVX512
 #include <immintrin.h>
 #endif
-
-/* Element-wise loops the compiler may vectorise at -O2: each element's
- * result is one IEEE product and difference either way, so vector and
- * scalar code give the same bits (no reduction is ever reordered). */
-#ifdef _OPENMP
-#define ER_SIMD ER_PRAGMA(omp simd)
-#else
-#define ER_SIMD
-#endif
-
-/* A hint to fetch the cache line at p for writing: changes no value, only
- * when a later load or store finds it (GCC and Clang builtin). */
-#define ER_PREFETCH_W(p) __builtin_prefetch((p), 1, 3)
-
-/* Inlined where GCC's size heuristics would not: the hot step's halves
- * (so that run_colour's two lanes' chains sit side by side in one body)
- * and the brush with its side a constant.  Inlining changes no value. */
-#define ER_HOT_INLINE static inline __attribute__((always_inline))
-
-/* Directions shorter than this (squared) count as zero: the droplet stops,
- * as Lague's does on a flat spot, instead of dividing by a denormal. */
-#define DIR_TINY 1e-30f
 
 /* Automatic batches hold this many droplets per block of the unshifted grid
  * (57,600 at 1024^2): enough that the four colour barriers of a batch cost
@@ -54,58 +32,17 @@
 #define BATCH_PER_BLOCK 256
 #define BATCH_MIN 4096
 
+/* Element-wise loops the compiler may vectorise at -O2: each element's
+ * result is one IEEE product and difference either way, so vector and
+ * scalar code give the same bits (no reduction is ever reordered). */
+#ifdef _OPENMP
+#define ER_SIMD ER_PRAGMA(omp simd)
+#else
+#define ER_SIMD
+#endif
+
 /* The widest brush: radius 64 (droplet.radius in the key table, core/keys.c). */
 #define ER_BRUSH_SIDE_MAX (2 * 64 - 1)
-
-/* ---------------------------------------------------------------------
- * Lague/Beyer droplet
- * --------------------------------------------------------------------- */
-
-/* Interior test for the brush: the centre node and every tap within
- * clean_a of it lie in the map and off walls. */
-static inline int brush_clean(const er_dctx *c, int cx, int cy)
-{
-    int a = c->clean_a;
-    if (cx < a || cx >= c->width - a || cy < a || cy >= c->height - a)
-        return 0;
-    return c->clean == NULL || c->clean[(size_t)cy * (size_t)c->width + (size_t)cx];
-}
-
-/* Bilinear deposit of `amount` [m] onto the four nodes around a position
- * whose floor node is i00 and offsets fx, fy (all four are valid), each
- * node's share times its mask value; returns what was laid down (amount
- * without a mask map; never more than amount). */
-ER_HOT_INLINE float deposit_bilinear(const er_dctx *c, size_t i00, float fx, float fy,
-                                     float amount)
-{
-    size_t w = (size_t)c->width;
-    float *h = c->height_m;
-    float a00 = amount * (1 - fx) * (1 - fy), a10 = amount * fx * (1 - fy);
-    float a01 = amount * (1 - fx) * fy, a11 = amount * fx * fy;
-    float laid = amount;
-    if (c->ctl_mask) {
-        const float *m = c->ctl_mask;
-        a00 *= m[i00];
-        a10 *= m[i00 + 1];
-        a01 *= m[i00 + w];
-        a11 *= m[i00 + w + 1];
-        laid = er_minf(a00 + a10 + a01 + a11, amount);
-    }
-    if (c->sink)
-        return er_snap_deposit4(c, i00, (const float[4]){a00, a10, a01, a11}, laid);
-    h[i00] += a00;
-    h[i00 + 1] += a10;
-    h[i00 + w] += a01;
-    h[i00 + w + 1] += a11;
-    if (c->deposit) {
-        float *d = c->deposit;
-        d[i00] += a00;
-        d[i00 + 1] += a10;
-        d[i00 + w] += a01;
-        d[i00 + w + 1] += a11;
-    }
-    return laid;
-}
 
 /* The brush clipped to the map at centre (cx, cy): the window [x0, x1] x
  * [y0, y1] and the sum of the weights of its cells that are not walls,
@@ -152,7 +89,7 @@ static float brush_apply_masked(const er_dctx *c, size_t o, float amount, float 
  * ends) through the brush centred on node (cx, cy), each tap its weight's
  * share (times its mask value), and to the deposit layer.  Taps off the map
  * or on walls are left out and the others' weights renormalised (slow
- * path).  Erosion goes through brush_erode, which bounds every tap. */
+ * path).  Erosion goes through er_brush_erode, which bounds every tap. */
 float er_brush_apply(const er_dctx *c, int cx, int cy, float amount)
 {
     const int side = c->brush_side, r1 = c->radius - 1;
@@ -164,7 +101,7 @@ float er_brush_apply(const er_dctx *c, int cx, int cy, float amount)
 
     if (c->sink)
         return er_snap_deposit(c, cx, cy, amount);
-    if (brush_clean(c, cx, cy)) {
+    if (er_brush_clean(c, cx, cy)) {
         size_t o = (size_t)(cy - r1) * w + (size_t)(cx - r1);
         if (m)
             return brush_apply_masked(c, o, amount, dep);
@@ -214,28 +151,8 @@ static inline float tap_erode(float o, float d, float stop)
     return er_maxf(o - d, er_minf(o, stop));
 }
 
-/*
- * Erodes up to `amount` [m] through the brush centred on node (cx, cy),
- * each tap its weight's share (renormalised over the taps on the map and
- * off walls, as brush_apply), but no tap below `stop` [m]: the height the
- * droplet moves to (er_lague_step).  Returns what the taps gave up: the
- * droplet carries exactly that.  Each tap's o - new is a difference of two
- * floats at most a factor 2 apart in all but near-zero cases, so exact
- * (Sterbenz), and the load is the material removed up to the rounding of
- * the sum: a rounding of the small load, not of the heights.  The sum runs
- * column by column, each column top to bottom, then the columns left to
- * right: a fixed order (droplet_lague.comp sums in the same one), and the
- * columns' sums vectorise, where one running sum over all taps chains
- * side^2 dependent adds.  Cost, one thread, the 1025^2 Puget Sound PNG at
- * 0.5 droplets a cell (median of 8 runs on a 2-core VM): 72 ns a droplet
- * step with the unbounded brush, 80 ns with this one, 84 ns with one
- * running sum.
- */
-static float brush_erode_ctl(const er_dctx *c, size_t o, float amount, float stop);
-static float brush_erode_wear(const er_dctx *c, size_t o, float amount, float stop);
-
-/* brush_erode's clean window (top-left cell top) without maps; side is the
- * brush side, a constant where the caller can make it one. */
+/* er_brush_erode's clean window (top-left cell top) without maps; side is
+ * the brush side, a constant where the caller can make it one. */
 ER_HOT_INLINE float brush_erode_clean(const er_dctx *c, size_t top, float amount, float stop,
                                     const int side)
 {
@@ -257,6 +174,61 @@ ER_HOT_INLINE float brush_erode_clean(const er_dctx *c, size_t top, float amount
     return taken;
 }
 
+/* er_brush_erode's clean window (top-left cell o) with hardness or mask:
+ * each tap's share times its (1 - hardness) * mask, summed in the same
+ * order.  A path of its own so that runs without maps keep the loop above. */
+static float brush_erode_ctl(const er_dctx *c, size_t o, float amount, float stop)
+{
+    const int side = c->brush_side;
+    const size_t w = (size_t)c->width;
+    const float *restrict bw = c->brush_w;
+    const float *restrict ek = c->ctl_erode + o;
+    float *restrict row = c->height_m + o;
+    float col[ER_BRUSH_SIDE_MAX], taken = 0;
+    for (int i = 0; i < side; i++)
+        col[i] = 0;
+    for (int j = 0; j < side; j++, row += w, ek += w, bw += side)
+        ER_SIMD
+        for (int i = 0; i < side; i++) {
+            float h0 = row[i], v = tap_erode(h0, amount * bw[i] * ek[i], stop);
+            row[i] = v;
+            col[i] += h0 - v;
+        }
+    for (int i = 0; i < side; i++)
+        taken += col[i];
+    return taken;
+}
+
+/* er_brush_erode's clean window with the wear layer kept: the same taps
+ * (with or without the control maps' factor) in the same order, each tap's
+ * loss also added to the wear layer.  Apart, so that runs without wear keep
+ * the loops above. */
+static float brush_erode_wear(const er_dctx *c, size_t o, float amount, float stop)
+{
+    const int side = c->brush_side;
+    const size_t w = (size_t)c->width;
+    const float *bw = c->brush_w;
+    const float *ek = c->ctl_erode ? c->ctl_erode + o : NULL;
+    float *row = c->height_m + o, *wr = c->wear + o;
+    float col[ER_BRUSH_SIDE_MAX], taken = 0;
+    for (int i = 0; i < side; i++)
+        col[i] = 0;
+    for (int j = 0; j < side; j++, row += w, wr += w, bw += side) {
+        for (int i = 0; i < side; i++) {
+            float d = ek ? amount * bw[i] * ek[i] : amount * bw[i];
+            float h0 = row[i], v = tap_erode(h0, d, stop);
+            row[i] = v;
+            col[i] += h0 - v;
+            wr[i] += h0 - v;
+        }
+        if (ek)
+            ek += w;
+    }
+    for (int i = 0; i < side; i++)
+        taken += col[i];
+    return taken;
+}
+
 /* The radius-3 brush as one AVX-512VL vector a row, 5 lanes under a mask:
  * no cell outside the 5x5 window is read or written (neighbouring blocks'
  * cells may belong to other threads).  The same operations as
@@ -266,14 +238,9 @@ ER_HOT_INLINE float brush_erode_clean(const er_dctx *c, size_t top, float amount
  * (each column from 0 down the rows, then taken from 0 over the columns
  * left to right), so the same bits.  GCC's vectoriser makes a 4-wide vector
  * and a scalar tap of each row even in an AVX-512 clone. */
-static int avx512_allowed = 1;
-
-void er_droplet_allow_avx512(int on) { avx512_allowed = on; }
-
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(ER_NO_CLONES)
-#define ER_BRUSH5_AVX512 1
-__attribute__((target("avx512f,avx512vl"), noinline)) static float
-brush5_avx512(float *restrict row, size_t w, const float *restrict bw, float amount, float stop)
+#ifdef ER_DROPLET_AVX512
+__attribute__((target("avx512f,avx512vl"), noinline)) float
+er_brush5_avx512(float *restrict row, size_t w, const float *restrict bw, float amount, float stop)
 {
     const __mmask8 m = 0x1f;
     const __m256 a = _mm256_set1_ps(amount), s = _mm256_set1_ps(stop);
@@ -297,7 +264,24 @@ brush5_avx512(float *restrict row, size_t w, const float *restrict bw, float amo
 }
 #endif
 
-static float brush_erode(const er_dctx *c, int cx, int cy, float amount, float stop)
+/*
+ * Erodes up to `amount` [m] through the brush centred on node (cx, cy),
+ * each tap its weight's share (renormalised over the taps on the map and
+ * off walls, as brush_apply), but no tap below `stop` [m]: the height the
+ * droplet moves to (er_lague_step).  Returns what the taps gave up: the
+ * droplet carries exactly that.  Each tap's o - new is a difference of two
+ * floats at most a factor 2 apart in all but near-zero cases, so exact
+ * (Sterbenz), and the load is the material removed up to the rounding of
+ * the sum: a rounding of the small load, not of the heights.  The sum runs
+ * column by column, each column top to bottom, then the columns left to
+ * right: a fixed order (droplet_lague.comp sums in the same one), and the
+ * columns' sums vectorise, where one running sum over all taps chains
+ * side^2 dependent adds.  Cost, one thread, the 1025^2 Puget Sound PNG at
+ * 0.5 droplets a cell (median of 8 runs on a 2-core VM): 72 ns a droplet
+ * step with the unbounded brush, 80 ns with this one, 84 ns with one
+ * running sum.
+ */
+float er_brush_erode(const er_dctx *c, int cx, int cy, float amount, float stop)
 {
     const int side = c->brush_side, r1 = c->radius - 1;
     const size_t w = (size_t)c->width;
@@ -308,7 +292,7 @@ static float brush_erode(const er_dctx *c, int cx, int cy, float amount, float s
 
     if (c->sink)
         return er_snap_erode(c, cx, cy, amount, stop);
-    if (brush_clean(c, cx, cy)) {
+    if (er_brush_clean(c, cx, cy)) {
         size_t top = (size_t)(cy - r1) * w + (size_t)(cx - r1);
         if (c->wear)
             return brush_erode_wear(c, top, amount, stop);
@@ -342,73 +326,19 @@ static float brush_erode(const er_dctx *c, int cx, int cy, float amount, float s
     return taken;
 }
 
-/* brush_erode with the test for brush5_avx512 where the step can inline
- * it: the call into brush_erode costs more than the brush's vector rows. */
-ER_HOT_INLINE float brush_erode_hot(const er_dctx *c, int cx, int cy, float amount, float stop)
+/* er_droplet_allow_avx512's switch: read at set-up only. */
+static int avx512_allowed = 1;
+
+void er_droplet_allow_avx512(int on) { avx512_allowed = on; }
+
+int er_droplet_avx512(void)
 {
-#ifdef ER_BRUSH5_AVX512
-    if (c->brush5_simd && !c->sink && brush_clean(c, cx, cy)) {
-        const size_t w = (size_t)c->width;
-        return brush5_avx512(c->height_m + (size_t)(cy - 2) * w + (size_t)(cx - 2), w, c->brush_w,
-                             amount, stop);
-    }
+#ifdef ER_DROPLET_AVX512
+    return avx512_allowed && __builtin_cpu_supports("avx512f") &&
+           __builtin_cpu_supports("avx512vl");
+#else
+    return 0;
 #endif
-    return brush_erode(c, cx, cy, amount, stop);
-}
-
-/* brush_erode's clean window (top-left cell o) with hardness or mask: each
- * tap's share times its (1 - hardness) * mask, summed in the same order.
- * A path of its own so that runs without maps keep the loop above. */
-static float brush_erode_ctl(const er_dctx *c, size_t o, float amount, float stop)
-{
-    const int side = c->brush_side;
-    const size_t w = (size_t)c->width;
-    const float *restrict bw = c->brush_w;
-    const float *restrict ek = c->ctl_erode + o;
-    float *restrict row = c->height_m + o;
-    float col[ER_BRUSH_SIDE_MAX], taken = 0;
-    for (int i = 0; i < side; i++)
-        col[i] = 0;
-    for (int j = 0; j < side; j++, row += w, ek += w, bw += side)
-        ER_SIMD
-        for (int i = 0; i < side; i++) {
-            float h0 = row[i], v = tap_erode(h0, amount * bw[i] * ek[i], stop);
-            row[i] = v;
-            col[i] += h0 - v;
-        }
-    for (int i = 0; i < side; i++)
-        taken += col[i];
-    return taken;
-}
-
-/* brush_erode's clean window with the wear layer kept: the same taps (with
- * or without the control maps' factor) in the same order, each tap's loss
- * also added to the wear layer.  Apart, so that runs without wear keep the
- * loops above. */
-static float brush_erode_wear(const er_dctx *c, size_t o, float amount, float stop)
-{
-    const int side = c->brush_side;
-    const size_t w = (size_t)c->width;
-    const float *bw = c->brush_w;
-    const float *ek = c->ctl_erode ? c->ctl_erode + o : NULL;
-    float *row = c->height_m + o, *wr = c->wear + o;
-    float col[ER_BRUSH_SIDE_MAX], taken = 0;
-    for (int i = 0; i < side; i++)
-        col[i] = 0;
-    for (int j = 0; j < side; j++, row += w, wr += w, bw += side) {
-        for (int i = 0; i < side; i++) {
-            float d = ek ? amount * bw[i] * ek[i] : amount * bw[i];
-            float h0 = row[i], v = tap_erode(h0, d, stop);
-            row[i] = v;
-            col[i] += h0 - v;
-            wr[i] += h0 - v;
-        }
-        if (ek)
-            ek += w;
-    }
-    for (int i = 0; i < side; i++)
-        taken += col[i];
-    return taken;
 }
 
 /* Adds the droplet's water to the flow layer at every cell it stepped on.
@@ -417,7 +347,7 @@ static float brush_erode_wear(const er_dctx *c, size_t o, float amount, float st
  * to the flow layer in every step stalls the height loads after it when
  * the two arrays share page offsets (4K aliasing), which caller-allocated
  * layers of one size usually do. */
-static void lague_flush_flow(const er_dctx *c, const er_lague_state *s)
+void er_lague_flush_flow(const er_dctx *c, const er_lague_state *s)
 {
     if (!c->flow)
         return;
@@ -435,7 +365,7 @@ static void lague_flush_flow(const er_dctx *c, const er_lague_state *s)
 /* Ends a droplet on the map: the sediment stays, spread by the brush
  * around the node nearest its last valid position (a bilinear drop there
  * would leave a spike at every droplet's end). */
-static void lague_end(const er_dctx *c, er_lague_state *s, er_dacc *acc)
+void er_lague_end(const er_dctx *c, er_lague_state *s, er_dacc *acc)
 {
     if (s->sed > 0) {
         int kx = (int)s->lx, ky = (int)s->ly;
@@ -444,7 +374,7 @@ static void lague_end(const er_dctx *c, er_lague_state *s, er_dacc *acc)
         er_end_load(s->sed, laid, &acc->deposited, &acc->left_map);
         s->sed = 0;
     }
-    lague_flush_flow(c, s);
+    er_lague_flush_flow(c, s);
 }
 
 /* v in [bias, bias + 1) as a float with the same floor: rounding to float
@@ -461,7 +391,7 @@ void er_lague_begin(const er_dctx *c, er_lague_state *s, double x, double y, siz
     /* Positions are kept as floats relative to a base node lifetime + 2
      * cells below and left of the start: small values (full float
      * precision on any map size) that stay positive for the whole flight
-     * (the reach check below), so (int) is floor. */
+     * (the reach check of er_lague_look_move), so (int) is floor. */
     int bias = c->lifetime + 2;
     s->bx = (int)x - bias;
     s->by = (int)y - bias;
@@ -475,174 +405,14 @@ void er_lague_begin(const er_dctx *c, er_lague_state *s, double x, double y, siz
     s->trail = trail;
 }
 
-/* A step's look ahead (lague_look): where the droplet goes and what it
- * found there, read from the terrain before the step writes anything. */
-typedef struct lague_look_t {
-    size_t i00, j00;          /* floor nodes of the old and the new position */
-    int cx, cy;               /* node nearest the old position: the brush centre */
-    float fx, fy;             /* old position's offsets from i00 */
-    float dx, dy, nlx, nly;   /* the new direction and position */
-    float dh, cap;            /* [m] height change, capacity */
-    float stop;               /* [m] the lowest a tap may be eroded to */
-    float h4[4];              /* [m] the old position's four nodes (lague_look_pos) */
-    float hold;               /* [m] height at the old position (lague_look_dir) */
-} lague_look_t;
-
-/*
- * One droplet step, exactly as seeds/README.md, with the defects listed
- * there removed: the brush is centred on the node nearest the droplet (not
- * its floor node), the speed follows energy, sqrt(max(0, v^2 - dh g)), and
- * a droplet that ends on the map drops what it carries.
- *
- * The erosion rule (issue #12).  seeds/README.md bounds a step's erosion
- * by the height drop, min((C - s) erodeSpeed, -dh), but spreads it over
- * the brush around the old position, whose taps lie at any height: a tap
- * at the bottom of a pit, or downhill of the new position, lost its share
- * all the same.  Pits then deepen with every droplet that passes; deeper
- * pits mean steeper drops into them, the speed from energy
- * (v^2 - dh g) grows with the drops, and the capacity with the speed
- * (C = -dh v w Kcap), so density feeds the digging: at 3 droplets a cell
- * the default recipe dug 800 m below the lowest cell of a 1020 m DEM, at
- * 50 a cell the whole map sank 20 km, and with gravity 0 (constant speed)
- * it did not happen.  So each tap gives up at most what lies above the
- * height the droplet moves to, hnew (never below the lowest of the four
- * nodes around it either, which hnew is but for rounding), and a tap
- * already below it gives nothing; the droplet carries what the taps gave
- * (brush_erode), so eroded = carried = deposited + left the map still
- * holds.  No node ever goes below the lowest node of the map as it was
- * before the step (erosion stops at a bilinear mean of nodes, deposits
- * only add), so the terrain never goes below the input's lowest height,
- * exactly, at any density; the run guard (er_droplet_guard) relies on it.
- *
- * A step runs as lague_look then lague_apply (er_lague_step).  The look,
- * in three parts (lague_look_pos: the position and its four nodes' loads;
- * lague_look_dir: the height, the gradient and the new direction;
- * lague_look_move: the move, the height there and the capacity), writes
- * the terrain only when the droplet ends.  Each part returns 1 when the
- * droplet has ended (its end written), 0 with its part of *k filled.  It
- * touches only cells of its droplet's block, so the lanes' parts and
- * applies may run in any interleaving (run_lanes). */
-ER_HOT_INLINE int lague_look_pos(const er_dctx *c, er_lague_state *s, er_dacc *acc,
-                                 lague_look_t *k)
+/* The look's three parts in turn; 1 when the droplet has ended. */
+ER_HOT_INLINE int lague_look(const er_dctx *c, er_lague_state *s, er_dacc *acc, er_lague_look *k)
 {
-    const size_t w = (size_t)c->width;
-    const float *restrict h = c->height_m;
-    const float lx = s->lx, ly = s->ly;
-
-    if (s->it >= c->lifetime) {
-        lague_end(c, s, acc);
-        return 1;
-    }
-    int kx = (int)lx, ky = (int)ly;
-    int ix = s->bx + kx, iy = s->by + ky;
-    float fx = lx - (float)kx, fy = ly - (float)ky;
-    size_t i00 = (size_t)iy * w + (size_t)ix;
-    int cx = ix + (fx >= 0.5f), cy = iy + (fy >= 0.5f);
-    s->trail[s->it++] = (size_t)cy * w + (size_t)cx;
-    /* lague_flush_flow adds to this cell at the droplet's end. */
-    if (c->flow)
-        ER_PREFETCH_W(c->flow + (size_t)cy * w + (size_t)cx);
-    acc->steps++;
-    k->i00 = i00;
-    k->cx = cx;
-    k->cy = cy;
-    k->fx = fx;
-    k->fy = fy;
-    k->h4[0] = h[i00];
-    k->h4[1] = h[i00 + 1];
-    k->h4[2] = h[i00 + w];
-    k->h4[3] = h[i00 + w + 1];
-    return 0;
+    return er_lague_look_pos(c, s, acc, k) || er_lague_look_dir(c, s, acc, k) ||
+           er_lague_look_move(c, s, acc, k);
 }
 
-/* The look's second part: the height and gradient from the loaded nodes,
- * and the new direction. */
-ER_HOT_INLINE int lague_look_dir(const er_dctx *c, er_lague_state *s, er_dacc *acc,
-                                 lague_look_t *k)
-{
-    const float fx = k->fx, fy = k->fy;
-    float dx = s->dx, dy = s->dy;
-    /* Bilinear height and gradient at the position. */
-    float h00 = k->h4[0], h10 = k->h4[1], h01 = k->h4[2], h11 = k->h4[3];
-    float gx = (h10 - h00) * (1 - fy) + (h11 - h01) * fy;
-    float gy = (h01 - h00) * (1 - fx) + (h11 - h10) * fx;
-    float hold = (h00 * (1 - fx) + h10 * fx) * (1 - fy) + (h01 * (1 - fx) + h11 * fx) * fy;
-
-    /* Inertia: the new direction leans on the old one. */
-    dx = dx * c->inertia - gx * c->grad_k;
-    dy = dy * c->inertia - gy * c->grad_k;
-    float len2 = dx * dx + dy * dy;
-    if (!(len2 > DIR_TINY)) {
-        lague_end(c, s, acc);
-        return 1;
-    }
-    float inv = 1.0f / sqrtf(len2);
-    dx *= inv;
-    dy *= inv;
-    k->dx = dx;
-    k->dy = dy;
-    k->hold = hold;
-    return 0;
-}
-
-/* The look's third part: the move, the height there and the capacity. */
-ER_HOT_INLINE int lague_look_move(const er_dctx *c, er_lague_state *s, er_dacc *acc,
-                                  lague_look_t *k)
-{
-    const int W = c->width, H = c->height;
-    const size_t w = (size_t)W;
-    const float *restrict h = c->height_m;
-    const float lx = s->lx, ly = s->ly, lim = (float)c->lifetime + 0.5f;
-    const float dx = k->dx, dy = k->dy, hold = k->hold;
-
-    /* Move one cell; stop off the map, past the reach bound (never reached
-     * in exact arithmetic: it guards the block argument against rounding) or
-     * on a wall. */
-    float nlx = lx + dx, nly = ly + dy;
-    int kx2 = (int)nlx, ky2 = (int)nly;
-    int jx = s->bx + kx2, jy = s->by + ky2;
-    if (!(jx >= 0 && jx < W - 1 && jy >= 0 && jy < H - 1)) {
-        acc->left_map += (double)s->sed;
-        acc->water_left += (double)s->water;
-        s->sed = 0;
-        lague_flush_flow(c, s);
-        return 1;
-    }
-    if (fabsf(nlx - s->lx0) > lim || fabsf(nly - s->ly0) > lim) {
-        lague_end(c, s, acc);
-        return 1;
-    }
-    size_t j00 = (size_t)jy * w + (size_t)jx;
-    if (c->wall && (c->wall[j00] | c->wall[j00 + 1] | c->wall[j00 + w] | c->wall[j00 + w + 1])) {
-        lague_end(c, s, acc);
-        return 1;
-    }
-    float gx2 = nlx - (float)kx2, gy2 = nly - (float)ky2;
-    float n00 = h[j00], n10 = h[j00 + 1], n01 = h[j00 + w], n11 = h[j00 + w + 1];
-    float hnew = (n00 * (1 - gx2) + n10 * gx2) * (1 - gy2) + (n01 * (1 - gx2) + n11 * gx2) * gy2;
-    float dh = hnew - hold, speed = s->speed, water = s->water;
-
-    /* Capacity: Lague's max(-dh v w K, min) or Beyer's max(-dh, min_slope) v w K. */
-    float cap = c->min_slope > 0 ? er_maxf(-dh, c->min_slope) * speed * water * c->cap_k
-                                 : er_maxf(-dh * speed * water * c->cap_k, c->min_cap);
-    /* No tap below the new position (the erosion rule above). */
-    float stop = er_maxf(hnew, er_minf(er_minf(n00, n10), er_minf(n01, n11)));
-    k->j00 = j00;
-    k->nlx = nlx;
-    k->nly = nly;
-    k->dh = dh;
-    k->cap = cap;
-    k->stop = stop;
-    return 0;
-}
-
-ER_HOT_INLINE int lague_look(const er_dctx *c, er_lague_state *s, er_dacc *acc, lague_look_t *k)
-{
-    return lague_look_pos(c, s, acc, k) || lague_look_dir(c, s, acc, k) ||
-           lague_look_move(c, s, acc, k);
-}
-
-/* The snapshot schedule's count pass (core/droplet/snapshot.c) for one
+/* The snapshot schedule's count pass (snapshot.c) for one
  * step: counts the taps the main pass may take from or lay on, and
  * returns the load carried on, the most the main pass's can be.  The main
  * pass erodes only where dh <= 0, each tap giving at most what it gives
@@ -650,82 +420,26 @@ ER_HOT_INLINE int lague_look(const er_dctx *c, er_lague_state *s, er_dacc *acc, 
  * takes added and nothing laid, this load bounds the main pass's
  * (rounding is monotone and the sums run in the same order), and where it
  * is at most cap, or 0 on an uphill step, the main pass cannot deposit. */
-static float lague_count(const er_dctx *c, float sed, const lague_look_t *k)
+float er_lague_count(const er_dctx *c, float sed, const er_lague_look *k)
 {
     if ((k->dh > 0 && sed > 0) || sed > k->cap)
         er_snap_count4(c, k->i00);
     if (!(k->dh > 0)) {
         float amount = er_minf(k->cap * c->erode_speed, -k->dh * c->area_k);
         if (amount > 0)
-            sed += brush_erode_hot(c, k->cx, k->cy, amount, k->stop);
+            sed += er_brush_erode_hot(c, k->cx, k->cy, amount, k->stop);
     }
     return sed;
 }
 
-/* The second half of a step: the erosion or deposit the look decided, and
- * the new state. */
-ER_HOT_INLINE void lague_apply(const er_dctx *c, er_lague_state *s, er_dacc *acc,
-                               const lague_look_t *k)
-{
-    const size_t w = (size_t)c->width;
-    const float dh = k->dh, cap = k->cap, speed = s->speed, water = s->water;
-    float sed = s->sed;
-    if (c->sink && c->sink->counting) {
-        sed = lague_count(c, sed, k);
-    } else if (dh > 0 || sed > cap) {
-        /* Uphill: fill the pit behind, at most dh; else drop a part of the
-         * excess.  Onto the four nodes around the old position. */
-        float amount = dh > 0 ? er_minf(dh * c->area_k, sed) : (sed - cap) * c->deposit_speed;
-        amount = er_minf(amount, sed);
-        amount = deposit_bilinear(c, k->i00, k->fx, k->fy, amount);
-        sed -= amount;
-        acc->deposited += (double)amount;
-    } else {
-        /* Never more than the height drop in all (as a volume over the
-         * reference cell: area_k), and no tap below k->stop. */
-        float amount = er_minf((cap - sed) * c->erode_speed, -dh * c->area_k);
-        if (amount > 0) {
-            float taken = brush_erode_hot(c, k->cx, k->cy, amount, k->stop);
-            sed += taken;
-            acc->eroded += (double)taken;
-        }
-    }
-    /* The next step deposits (if it does) on the four nodes at j00: the
-     * deposit layer is touched nowhere else in flight, so its lines are
-     * cold (a quarter of the step's time went to that miss). */
-    if (c->deposit) {
-        ER_PREFETCH_W(c->deposit + k->j00);
-        ER_PREFETCH_W(c->deposit + k->j00 + w);
-    }
-    s->speed = sqrtf(er_maxf(0.0f, speed * speed - dh * c->gravity));
-    s->water = water * c->keep_water;
-    s->sed = sed;
-    s->dx = k->dx;
-    s->dy = k->dy;
-    s->lx = k->nlx;
-    s->ly = k->nly;
-}
-
 int er_lague_step(const er_dctx *c, er_lague_state *s, er_dacc *acc)
 {
-    lague_look_t k;
+    er_lague_look k;
     if (lague_look(c, s, acc, &k))
         return 1;
-    lague_apply(c, s, acc, &k);
+    er_lague_apply(c, s, acc, &k);
     return 0;
 }
-
-void er_lague_droplet(const er_dctx *c, double x, double y, size_t *trail, er_dacc *acc)
-{
-    er_lague_state s;
-    er_lague_begin(c, &s, x, y, trail);
-    while (!er_lague_step(c, &s, acc))
-        ;
-}
-
-/* ---------------------------------------------------------------------
- * Driver
- * --------------------------------------------------------------------- */
 
 /* How far (per axis, in cells) any cell a droplet reads or writes can be
  * from its start: Lague moves one cell a step for `lifetime` steps, the
@@ -839,20 +553,7 @@ static float *make_brush(int r)
     return bw;
 }
 
-/* Start position of droplet `id`: one draw of (seed, ER_STREAM_DROPLET_START,
- * id), high half for x and low half for y, scaled to [0, W-1) x [0, H-1)
- * (Lague: node coordinates, the four nodes around it in the map) or
- * [0, W) x [0, H) (particle: cell coordinates), W x H the world (the map
- * itself without a window).  A start on a wall draws again from the
- * previous draw (a pure function of the same key), up to ER_START_TRIES
- * times; returns 0 when every try hit a wall, or when the start lies
- * outside the window (another tile's droplet) or in a cell where the rain
- * map is 0 (core/controls.h: counted as run, changing nothing).  Positions are returned in
- * map coordinates: world minus the window's corner, exact in double (both
- * are multiples of the world value's last place), so a droplet's flight
- * in a window is bit for bit its flight in the whole world where the
- * terrain agrees. */
-static int droplet_start(const er_dctx *c, uint64_t seed, int64_t id, double *px, double *py)
+int er_droplet_start(const er_dctx *c, uint64_t seed, int64_t id, double *px, double *py)
 {
     const size_t w = (size_t)c->width;
     int lague = c->variant == ER_DROPLET_LAGUE;
@@ -879,10 +580,11 @@ static int droplet_start(const er_dctx *c, uint64_t seed, int64_t id, double *px
     return 0;
 }
 
+/* Runs droplet `id` when it starts in the map, adding to *acc. */
 static void run_one(const er_dctx *c, uint64_t seed, int64_t id, size_t *trail, er_dacc *acc)
 {
     double x, y;
-    if (!droplet_start(c, seed, id, &x, &y))
+    if (!er_droplet_start(c, seed, id, &x, &y))
         return;
     if (c->ctl_rain)
         acc->water += (double)er_start_water(c, x, y);
@@ -910,9 +612,6 @@ static int64_t particle_max_steps(float keep, float min_volume, float v0)
     return n + 1 < ER_MT_MAX_STEPS ? n + 1 : ER_MT_MAX_STEPS;
 }
 
-/* The setup shared with other compute paths (droplet_impl.h). */
-typedef er_droplet_setup run_state;
-
 /* The largest rain multiplier on a valid cell, 1 without a rain map: the
  * particle with the largest start volume bounds the steps of all. */
 static float rain_max(const er_terrain *t, const float *rain)
@@ -931,7 +630,7 @@ static float rain_max(const er_terrain *t, const float *rain)
  * fold into one erosion factor per cell, (1 - h) * m, computed once here
  * for every compute path (the Vulkan shaders read the same array).
  * Non-zero when out of memory. */
-static int set_controls(const er_terrain *t, run_state *s)
+static int set_controls(const er_terrain *t, er_droplet_setup *s)
 {
     const er_controls *k = t->controls;
     er_dctx *c = &s->ctx;
@@ -955,7 +654,8 @@ static int set_controls(const er_terrain *t, run_state *s)
     return 0;
 }
 
-static void run_state_free(run_state *s)
+/* Frees what run_setup allocated into s. */
+static void setup_arrays_free(er_droplet_setup *s)
 {
     free(s->trail);
     free(s->brush);
@@ -964,8 +664,8 @@ static void run_state_free(run_state *s)
 }
 
 /* Zeroes the layers and fills the context from the plan. */
-static er_status run_setup(const er_plan *plan, er_terrain *t, er_layers *layers, run_state *s,
-                           er_error *err)
+static er_status run_setup(const er_plan *plan, er_terrain *t, er_layers *layers,
+                           er_droplet_setup *s, er_error *err)
 {
     const er_droplet_params *d = &plan->p.droplet;
     const er_window wn = plan->win;
@@ -1050,9 +750,8 @@ static er_status run_setup(const er_plan *plan, er_terrain *t, er_layers *layers
     if (!s->brush)
         return er_fail(err, ER_ENOMEM, "droplet: out of memory for the brush");
     c->brush_w = s->brush;
-#ifdef ER_BRUSH5_AVX512
-    c->avx512 = avx512_allowed && __builtin_cpu_supports("avx512f") &&
-                __builtin_cpu_supports("avx512vl");
+#ifdef ER_DROPLET_AVX512
+    c->avx512 = er_droplet_avx512();
     c->brush5_simd = c->avx512 && c->brush_side == 5 && !c->wear && !c->ctl_erode;
 #endif
 
@@ -1070,7 +769,7 @@ static er_status run_setup(const er_plan *plan, er_terrain *t, er_layers *layers
     return ER_OK;
 }
 
-static void fill_budget(const run_state *s, const er_terrain *t, const er_dacc *sum,
+static void fill_budget(const er_droplet_setup *s, const er_terrain *t, const er_dacc *sum,
                         er_budget *budget)
 {
     if (!budget)
@@ -1089,17 +788,6 @@ static void fill_budget(const run_state *s, const er_terrain *t, const er_dacc *
     budget->withheld = sum->withheld;
     double denom = fabs(s->before) > 1e-300 ? fabs(s->before) : 1e-300;
     budget->rel_error = fabs(s->before - after - sum->left_map + sum->withheld) / denom;
-}
-
-static void acc_add(er_dacc *a, const er_dacc *b)
-{
-    a->eroded += b->eroded;
-    a->deposited += b->deposited;
-    a->left_map += b->left_map;
-    a->water_left += b->water_left;
-    a->water += b->water;
-    a->withheld += b->withheld;
-    a->steps += b->steps;
 }
 
 /* The snapshot schedule's automatic batch: one droplet per SNAP_CELLS
@@ -1131,7 +819,7 @@ static int64_t auto_batch(const er_droplet_params *d, int width, int height, int
 /* The water of the first `done` droplets: without a rain map every
  * droplet's (the budget of the runs before the maps, kept to the bit),
  * with one the started droplets' sum. */
-static double water_added(const er_droplet_params *d, const run_state *s, int64_t done,
+static double water_added(const er_droplet_params *d, const er_droplet_setup *s, int64_t done,
                           const er_dacc *sum)
 {
     if (s->ctx.ctl_rain)
@@ -1140,13 +828,13 @@ static double water_added(const er_droplet_params *d, const run_state *s, int64_
 }
 
 /* Batches of a run of s->count droplets. */
-static int64_t batch_count(const run_state *s, int64_t batch)
+static int64_t batch_count(const er_droplet_setup *s, int64_t batch)
 {
     return s->count > 0 ? (s->count + batch - 1) / batch : 0;
 }
 
 /* Droplets done after b batches. */
-static int64_t droplets_done(const run_state *s, int64_t batch, int64_t b)
+static int64_t droplets_done(const er_droplet_setup *s, int64_t batch, int64_t b)
 {
     return b >= batch_count(s, batch) ? s->count : b * batch;
 }
@@ -1154,7 +842,7 @@ static int64_t droplets_done(const run_state *s, int64_t batch, int64_t b)
 /* The run state after b batches (see core/model.h).  Batch b always holds
  * droplets b * batch .. and uses the grid offsets of key b, whatever the
  * thread count, so the batch index is the whole position. */
-void er_droplet_state(const er_params *p, const run_state *s, int64_t batch, int64_t b,
+void er_droplet_state(const er_params *p, const er_droplet_setup *s, int64_t batch, int64_t b,
                       const er_dacc *sum, er_run_state *v)
 {
     memset(v, 0, sizeof *v);
@@ -1183,8 +871,8 @@ void er_droplet_state(const er_params *p, const run_state *s, int64_t batch, int
 
 /* Hands the state after b batches to hk, when it wants it; non-zero: the
  * hook asked to stop. */
-static int at_boundary(const er_params *p, const run_state *s, int64_t batch, int64_t b,
-                       const er_run_hooks *hk, const er_dacc *sum)
+int er_droplet_at_boundary(const er_params *p, const er_droplet_setup *s, int64_t batch,
+                           int64_t b, const er_run_hooks *hk, const er_dacc *sum)
 {
     if (!er_hooks_want(hk, b, batch_count(s, batch)))
         return 0;
@@ -1230,7 +918,7 @@ static er_status check_state_values(const er_plan *plan, const er_dctx *c, const
     return ER_OK;
 }
 
-static er_status restore(const er_plan *plan, const run_state *s, const er_run_state *r,
+static er_status restore(const er_plan *plan, const er_droplet_setup *s, const er_run_state *r,
                          er_dacc *sum, int64_t *b0, er_error *err)
 {
     const er_dctx *c = &s->ctx;
@@ -1260,13 +948,16 @@ static er_status restore(const er_plan *plan, const run_state *s, const er_run_s
 }
 
 /* Runs droplets lo..hi-1 in index order (the single-block case). */
-static void run_range(const run_state *s, uint64_t seed, int64_t lo, int64_t hi, er_dacc *acc)
+static void run_range(const er_droplet_setup *s, uint64_t seed, int64_t lo, int64_t hi,
+                      er_dacc *acc)
 {
     for (int64_t id = lo; id < hi; id++)
         run_one(&s->ctx, seed, id, s->trail, acc);
 }
 
-static er_status run_sequential(const er_params *p, const run_state *s, int64_t batch,
+/* The batches from b0 on, their droplets in index order on the calling
+ * thread; after every batch ctl's progress and hk's boundary. */
+static er_status run_sequential(const er_params *p, const er_droplet_setup *s, int64_t batch,
                                 int64_t b0, const er_run_ctl *ctl, const er_run_hooks *hk,
                                 er_dacc *sum)
 {
@@ -1274,26 +965,26 @@ static er_status run_sequential(const er_params *p, const run_state *s, int64_t 
         int64_t hi = s->count - lo > batch ? lo + batch : s->count;
         er_dacc acc = {0};
         run_range(s, p->seed, lo, hi, &acc);
-        acc_add(sum, &acc);
+        er_dacc_add(sum, &acc);
         if (ctl && ctl->progress && ctl->progress(ctl->user, (double)hi / (double)s->count))
             return ER_ECANCELED;
-        if (at_boundary(p, s, batch, b + 1, hk, sum))
+        if (er_droplet_at_boundary(p, s, batch, b + 1, hk, sum))
             return ER_ECANCELED;
     }
     return ER_OK;
 }
 
-er_status er_droplet_begin(const er_plan *plan, const run_state *s, const er_run_hooks *hk,
+er_status er_droplet_begin(const er_plan *plan, const er_droplet_setup *s, const er_run_hooks *hk,
                            er_dacc *sum, int64_t *b0, er_error *err)
 {
     er_status st;
     *b0 = 0;
     if (hk && hk->resume && (st = restore(plan, s, hk->resume, sum, b0, err)))
         return st;
-    return at_boundary(&plan->p, s, plan->batch, *b0, hk, sum) ? ER_ECANCELED : ER_OK;
+    return er_droplet_at_boundary(&plan->p, s, plan->batch, *b0, hk, sum) ? ER_ECANCELED : ER_OK;
 }
 
-er_status er_droplet_end(const er_params *p, const run_state *s, const er_terrain *t,
+er_status er_droplet_end(const er_params *p, const er_droplet_setup *s, const er_terrain *t,
                          const er_dacc *sum, er_status st, er_budget *budget, er_error *err)
 {
     er_budget b;
@@ -1339,6 +1030,7 @@ typedef struct lane {
     er_dacc acc;
 } lane;
 
+/* The next unclaimed block of the colour, by index into colour_blocks. */
 static int grab_block(int *next)
 {
     int k;
@@ -1410,19 +1102,19 @@ ER_HOT_INLINE void run_lanes(const er_dctx *c, const batch_view *bv, size_t *tra
          * dependent chains (loads, sqrt, divide, the move, the loads
          * there) are independent, and side by side the core overlaps
          * them. */
-        lague_look_t k[LANES];
+        er_lague_look k[LANES];
         int ended[LANES];
         for (int l = 0; l < LANES; l++)
-            ended[l] = ln[l].block >= 0 && lague_look_pos(c, &ln[l].st, &ln[l].acc, &k[l]);
+            ended[l] = ln[l].block >= 0 && er_lague_look_pos(c, &ln[l].st, &ln[l].acc, &k[l]);
         for (int l = 0; l < LANES; l++)
             if (ln[l].block >= 0 && !ended[l])
-                ended[l] = lague_look_dir(c, &ln[l].st, &ln[l].acc, &k[l]);
+                ended[l] = er_lague_look_dir(c, &ln[l].st, &ln[l].acc, &k[l]);
         for (int l = 0; l < LANES; l++)
             if (ln[l].block >= 0 && !ended[l])
-                ended[l] = lague_look_move(c, &ln[l].st, &ln[l].acc, &k[l]);
+                ended[l] = er_lague_look_move(c, &ln[l].st, &ln[l].acc, &k[l]);
         for (int l = 0; l < LANES; l++)
             if (ln[l].block >= 0 && !ended[l])
-                lague_apply(c, &ln[l].st, &ln[l].acc, &k[l]);
+                er_lague_apply(c, &ln[l].st, &ln[l].acc, &k[l]);
         for (int l = 0; l < LANES; l++)
             if (ended[l] && !lane_next(c, bv, &ln[l], next, k1))
                 active--;
@@ -1439,7 +1131,7 @@ static void run_lanes_base(const er_dctx *c, const batch_view *bv, size_t *trail
  * -ffp-contract=off, no reassociation): 32 vector registers keep more of
  * the lanes' state out of the stack (1.05-1.06x the droplets a CPU
  * second). */
-#ifdef ER_BRUSH5_AVX512
+#ifdef ER_DROPLET_AVX512
 __attribute__((target("avx512f,avx512vl"))) static void
 run_lanes_avx512(const er_dctx *c, const batch_view *bv, size_t *trails, int *next, int k1)
 {
@@ -1468,7 +1160,7 @@ static void run_colour(const er_dctx *c, const batch_view *bv, size_t *trails, i
     }
     ER_OMP_PARALLEL(shared(next))
     {
-#ifdef ER_BRUSH5_AVX512
+#ifdef ER_DROPLET_AVX512
         if (c->avx512)
             run_lanes_avx512(c, bv, trails, &next, k1);
         else
@@ -1485,9 +1177,9 @@ static void run_colour(const er_dctx *c, const batch_view *bv, size_t *trails, i
  * accumulator; the batch adds them up in block order, so the budget is the
  * same for any thread count too.
  */
-static er_status run_blocked(const er_params *p, run_state *s, int size, int64_t batch, int64_t b0,
-                             const er_run_ctl *ctl, const er_run_hooks *hk, er_dacc *sum,
-                             er_error *err)
+er_status er_droplet_run_blocked(const er_params *p, er_droplet_setup *s, int size,
+                                 int64_t batch, int64_t b0, const er_run_ctl *ctl,
+                                 const er_run_hooks *hk, er_dacc *sum, er_error *err)
 {
     const er_dctx *c = &s->ctx;
     const int64_t full_batch = batch; /* the boundary numbering's batch */
@@ -1518,14 +1210,14 @@ static er_status run_blocked(const er_params *p, run_state *s, int size, int64_t
         for (int col = 0; col < 4; col++)
             run_colour(c, &bv, trails, bt.colour_start[col], bt.colour_start[col + 1]);
         for (int k = 0; k < nt; k++)
-            acc_add(sum, &bacc[k]);
+            er_dacc_add(sum, &bacc[k]);
         sum->water += er_droplet_batch_water(c, &bt);
         if (ctl && ctl->progress &&
             ctl->progress(ctl->user, (double)(lo + n) / (double)s->count)) {
             st = er_fail(err, ER_ECANCELED, "droplet: interrupted");
             goto done;
         }
-        if (at_boundary(p, s, full_batch, b + 1, hk, sum)) {
+        if (er_droplet_at_boundary(p, s, full_batch, b + 1, hk, sum)) {
             st = er_fail(err, ER_ECANCELED, "droplet: interrupted");
             goto done;
         }
@@ -1552,7 +1244,7 @@ static void snapshot_pass(const er_dctx *sc, const er_droplet_batch *bt, size_t 
     }
 }
 
-void er_snap_scales(const er_plan *plan, const run_state *s, er_dsink *k)
+void er_snap_scales(const er_plan *plan, const er_droplet_setup *s, er_dsink *k)
 {
     const er_dctx *c = &s->ctx;
     float rain = 1.0f;
@@ -1568,11 +1260,11 @@ void er_snap_scales(const er_plan *plan, const run_state *s, er_dsink *k)
  * The snapshot schedule (droplet.schedule "snapshot", core/droplet/
  * snapshot.c): per batch, the starts as in the blocks schedule, every
  * droplet in parallel against the batch start's heights, then the resolve.
- * Same boundaries, progress and hooks as run_blocked.
+ * Same boundaries, progress and hooks as er_droplet_run_blocked.
  */
-static er_status run_snapshot(const er_plan *plan, run_state *s, int64_t batch, int64_t b0,
-                              const er_run_ctl *ctl, const er_run_hooks *hk, er_dacc *sum,
-                              er_error *err)
+er_status er_droplet_run_snapshot(const er_plan *plan, er_droplet_setup *s, int64_t batch,
+                                  int64_t b0, const er_run_ctl *ctl, const er_run_hooks *hk,
+                                  er_dacc *sum, er_error *err)
 {
     const er_params *p = &plan->p;
     const er_dctx *c = &s->ctx;
@@ -1608,15 +1300,16 @@ static er_status run_snapshot(const er_plan *plan, run_state *s, int64_t batch, 
         k.counting = 0;
         snapshot_pass(&sc, &bt, trails, acc);
         for (int i = 0; i < n; i++)
-            acc_add(sum, &acc[i]);
+            er_dacc_add(sum, &acc[i]);
         if (er_snap_resolve(&k, c->height_m, c->deposit, c->wear, c->flow)) {
             st = er_fail(err, ER_ENUMERIC,
                          "droplet: a snapshot sum wrapped or exceeded its cell's room");
             goto done;
         }
         sum->water += er_droplet_batch_water(c, &bt);
-        if ((ctl && ctl->progress && ctl->progress(ctl->user, (double)(lo + n) / (double)s->count)) ||
-            at_boundary(p, s, full_batch, b + 1, hk, sum)) {
+        if ((ctl && ctl->progress &&
+             ctl->progress(ctl->user, (double)(lo + n) / (double)s->count)) ||
+            er_droplet_at_boundary(p, s, full_batch, b + 1, hk, sum)) {
             st = er_fail(err, ER_ECANCELED, "droplet: interrupted");
             goto done;
         }
@@ -1681,7 +1374,7 @@ void er_droplet_batch_draw(const er_dctx *c, uint64_t seed, int size, int64_t b,
     bt->n = n;
     ER_OMP_FOR()
     for (int i = 0; i < n; i++) {
-        bt->ok[i] = droplet_start(c, seed, lo + i, &bt->sx[i], &bt->sy[i]);
+        bt->ok[i] = er_droplet_start(c, seed, lo + i, &bt->sx[i], &bt->sy[i]);
         /* A droplet with no valid start runs nowhere; any block will do. */
         bt->block_of[i] = bt->ok[i] ? er_blocking_block(&bt->bl, (int)bt->sx[i] + c->wx0,
                                                         (int)bt->sy[i] + c->wy0)
@@ -1798,12 +1491,10 @@ static er_status run_plan(const er_plan *plan, er_terrain *t, const er_run_opts 
     const er_run_ctl *ctl = o->ctl;
     const er_run_hooks *hooks = o->hooks;
     const int64_t size = plan->block_side;
-    run_state s;
-    er_status st = run_setup(plan, t, o->layers, &s, err);
-    if (st) {
-        run_state_free(&s);
+    er_droplet_setup s;
+    er_status st = er_droplet_prepare(plan, t, o->layers, &s, err);
+    if (st)
         return st;
-    }
     er_dacc sum = {0};
     const int ww = s.ctx.world_w, wh = s.ctx.world_h;
     int64_t batch = plan->batch, b0 = 0;
@@ -1812,16 +1503,16 @@ static er_status run_plan(const er_plan *plan, er_terrain *t, const er_run_opts 
         if (serial)
             st = run_sequential(p, &s, batch, b0, ctl, hooks, &sum);
         else if (p->droplet.schedule == ER_DROPLET_SNAPSHOT)
-            st = run_snapshot(plan, &s, batch, b0, ctl, hooks, &sum, err);
+            st = er_droplet_run_snapshot(plan, &s, batch, b0, ctl, hooks, &sum, err);
         else if (er_blocking_is_single(ww, wh, (int)size))
             st = run_sequential(p, &s, batch, b0, ctl, hooks, &sum);
         else
-            st = run_blocked(p, &s, (int)size, batch, b0, ctl, hooks, &sum, err);
+            st = er_droplet_run_blocked(p, &s, (int)size, batch, b0, ctl, hooks, &sum, err);
     }
     if (st == ER_ECANCELED)
         er_fail(err, st, "droplet: interrupted");
     st = er_droplet_end(p, &s, t, &sum, st, o->budget, err);
-    run_state_free(&s);
+    er_droplet_setup_free(&s);
     return st;
 }
 
@@ -1876,8 +1567,9 @@ er_status er_droplet_guard(const er_droplet_setup *s, const er_terrain *t, const
             low = i;
     }
     if (bad != SIZE_MAX)
-        return er_fail(err, ER_ENUMERIC, "droplet: non-finite height at cell (%zu, %zu) after the run",
-                       bad % w, bad / w);
+        return er_fail(err, ER_ENUMERIC,
+                       "droplet: non-finite height at cell (%zu, %zu) after the run", bad % w,
+                       bad / w);
     if (low != SIZE_MAX)
         return er_fail(err, ER_ENUMERIC,
                        "droplet: height %.9g m at cell (%zu, %zu) is below the input's lowest "
@@ -1904,7 +1596,7 @@ er_status er_droplet_check(const er_params *p, er_error *err)
 size_t er_droplet_bytes_per_cell(const er_params *p)
 {
     /* The clean mask, one byte a cell, on maps with walls, and with a
-     * hardness or mask map the erosion factor (set_controls).  Batches and
+     * hardness or mask map the erosion factor (setup.c).  Batches and
      * blocks take memory per droplet and per block, not per cell. */
     const er_control_paths *m = &p->maps;
     return 1 + (m->hardness[0] || m->mask[0] ? sizeof(float) : 0);
@@ -1915,7 +1607,7 @@ er_status er_droplet_prepare(const er_plan *plan, er_terrain *t, er_layers *laye
 {
     er_status st = run_setup(plan, t, layers, s, err);
     if (st) {
-        run_state_free(s);
+        setup_arrays_free(s);
         memset(s, 0, sizeof *s);
     }
     return st;
@@ -1925,6 +1617,6 @@ void er_droplet_setup_free(er_droplet_setup *s)
 {
     if (!s)
         return;
-    run_state_free(s);
+    setup_arrays_free(s);
     memset(s, 0, sizeof *s);
 }
