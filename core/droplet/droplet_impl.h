@@ -50,7 +50,7 @@
  * when a later load or store finds it (GCC and Clang builtin). */
 #define ER_PREFETCH_W(p) __builtin_prefetch((p), 1, 3)
 
-/* The AVX-512 builds of the radius-3 brush (droplet.c) and of the lanes'
+/* The AVX-512 builds of the radius-3 brush (brush.c) and of the lanes'
  * step loop (droplet.c), chosen at set-up where the CPU has AVX-512F and VL
  * (er_droplet_avx512); -DER_NO_CLONES leaves only the portable build. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(ER_NO_CLONES)
@@ -444,7 +444,7 @@ er_status er_droplet_run_blocked(const er_params *p, er_droplet_setup *s, int si
                                  const er_run_hooks *hk, er_dacc *sum, er_error *err);
 
 /* ---------------------------------------------------------------------
- * droplet.c: the brush kernels
+ * brush.c: the brush kernels
  * --------------------------------------------------------------------- */
 
 /* 0: runs set up from now on take the portable build of the step even on
@@ -478,14 +478,14 @@ static inline void er_end_load(float sed, float laid, double *deposited, double 
 
 /* Erodes up to `amount` [m] through the brush centred on node (cx, cy),
  * no tap below `stop` [m]; returns what the taps gave up, which the
- * droplet carries (droplet.c says how).  The path for every brush, map and
+ * droplet carries (brush.c says how).  The path for every brush, map and
  * layer; er_brush_erode_hot picks the AVX-512 brush where it applies. */
 float er_brush_erode(const er_dctx *c, int cx, int cy, float amount, float stop);
 
 #ifdef ER_DROPLET_AVX512
 /* er_brush_erode on the clean radius-3 window whose top-left cell is
  * `row` (w the map's width, bw the 5x5 weights), one AVX-512VL vector a
- * row: the same bits (droplet.c).  Only where the CPU has AVX-512F and VL. */
+ * row: the same bits (brush.c).  Only where the CPU has AVX-512F and VL. */
 __attribute__((target("avx512f,avx512vl"), noinline)) float
 er_brush5_avx512(float *restrict row, size_t w, const float *restrict bw, float amount,
                  float stop);
