@@ -561,7 +561,7 @@ ER_HOT_INLINE float er_deposit_bilinear(const er_dctx *c, size_t i00, float fx, 
 void er_particle_run(const er_dctx *c, double x, double y, er_dacc *acc);
 
 /* ---------------------------------------------------------------------
- * droplet.c: the Lague/Beyer droplet
+ * lague.c: the Lague/Beyer droplet
  * --------------------------------------------------------------------- */
 
 /* A Lague/Beyer droplet in flight. */
@@ -615,14 +615,14 @@ typedef struct er_lague_look {
 } er_lague_look;
 
 /* Adds the droplet's water to the flow layer at every cell it stepped on,
- * at its end (droplet.c says why then). */
+ * at its end (lague.c says why then). */
 void er_lague_flush_flow(const er_dctx *c, const er_lague_state *s);
 
 /* Ends a droplet on the map: what it carries laid down through the brush
  * around the node nearest its last valid position, and its flow. */
 void er_lague_end(const er_dctx *c, er_lague_state *s, er_dacc *acc);
 
-/* A step of the snapshot schedule's count pass (droplet.c): counts the taps
+/* A step of the snapshot schedule's count pass (lague.c): counts the taps
  * the main pass may take from or lay on; returns the load carried on. */
 float er_lague_count(const er_dctx *c, float sed, const er_lague_look *k);
 
