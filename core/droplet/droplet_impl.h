@@ -51,7 +51,7 @@
 #define ER_PREFETCH_W(p) __builtin_prefetch((p), 1, 3)
 
 /* The AVX-512 builds of the radius-3 brush (brush.c) and of the lanes'
- * step loop (droplet.c), chosen at set-up where the CPU has AVX-512F and VL
+ * step loop (lanes.c), chosen at set-up where the CPU has AVX-512F and VL
  * (er_droplet_avx512); -DER_NO_CLONES leaves only the portable build. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(ER_NO_CLONES)
 #define ER_DROPLET_AVX512 1
@@ -115,7 +115,7 @@ typedef struct er_dctx {
                                  over the reference cell (er_droplet_at_cell_size) */
     int brush_side;           /* 2 * radius - 1 */
     int avx512;               /* 1: er_droplet_avx512 at set-up: the lanes run the
-                                 AVX-512 build of the step (droplet.c run_lanes_avx512) */
+                                 AVX-512 build of the step (lanes.c run_lanes_avx512) */
     int brush5_simd;          /* 1: avx512, and the clean radius-3 brush without wear or
                                  maps runs as one masked vector a row (er_brush5_avx512);
                                  the same values either way */
@@ -432,7 +432,7 @@ er_status er_droplet_run_snapshot(const er_plan *plan, er_droplet_setup *s, int6
                                   er_dacc *sum, er_error *err);
 
 /* ---------------------------------------------------------------------
- * droplet.c: the blocks schedule
+ * lanes.c: the blocks schedule
  * --------------------------------------------------------------------- */
 
 /* Runs s's droplets from batch b0 on, `batch` droplets a batch (the
@@ -659,7 +659,7 @@ float er_lague_count(const er_dctx *c, float sed, const er_lague_look *k);
  * capacity), writes the terrain only when the droplet ends.  Each part
  * returns 1 when the droplet has ended (its end written), 0 with its part
  * of *k filled.  It touches only cells of its droplet's block, so the
- * lanes' parts and applies may run in any interleaving (droplet.c). */
+ * lanes' parts and applies may run in any interleaving (lanes.c). */
 ER_HOT_INLINE int er_lague_look_pos(const er_dctx *c, er_lague_state *s, er_dacc *acc,
                                     er_lague_look *k)
 {
