@@ -6,7 +6,8 @@
  * associative and commutative, so the sums, and the terrain after the
  * resolve, do not depend on the order the droplets ran in: the same bits
  * for any thread count.  The per-droplet float arithmetic is the blocks
- * schedule's (core/droplet/droplet.c), on the snapshot.
+ * schedule's (lague.c, brush.c), on the snapshot.  The driver
+ * (er_droplet_run_snapshot) is at the end of this file.
  *
  * Shares (issue #14, follow-up).  All droplets of a batch read one height
  * per cell, so together they could take a cell below every one's stop.
@@ -422,3 +423,97 @@ int er_snap_resolve(const er_dsink *k, float *height, float *deposit, float *wea
     }
     return bad ? -1 : 0;
 }
+
+/* One pass over a snapshot batch: every droplet reads sc's snapshot and
+ * writes into its sink (the counts in the count pass, the sums in the
+ * main one), each with its own accumulator (acc[i]). */
+static void snapshot_pass(const er_dctx *sc, const er_droplet_batch *bt, size_t *trails,
+                          er_dacc *acc)
+{
+    ER_OMP_FOR()
+    for (int i = 0; i < bt->n; i++) {
+        memset(&acc[i], 0, sizeof acc[i]);
+        if (bt->ok[i])
+            er_lague_droplet(sc, bt->sx[i], bt->sy[i],
+                             trails + (size_t)er_thread_id() * (size_t)sc->lifetime, &acc[i]);
+    }
+}
+
+void er_snap_scales(const er_plan *plan, const er_droplet_setup *s, er_dsink *k)
+{
+    const er_dctx *c = &s->ctx;
+    float rain = 1.0f;
+    if (c->ctl_rain)
+        for (size_t i = 0; i < s->cells; i++)
+            if ((!c->wall || !c->wall[i]) && c->ctl_rain[i] > rain)
+                rain = c->ctl_rain[i];
+    k->h_scale = ldexpf(1.0f, er_snap_height_shift(plan->lo, plan->hi));
+    k->w_scale = ldexpf(1.0f, er_snap_water_shift((double)c->init_water * rain));
+}
+
+/*
+ * The snapshot schedule (droplet.schedule "snapshot", core/droplet/
+ * snapshot.c): per batch, the starts as in the blocks schedule, every
+ * droplet in parallel against the batch start's heights, then the resolve.
+ * Same boundaries, progress and hooks as er_droplet_run_blocked.
+ */
+er_status er_droplet_run_snapshot(const er_plan *plan, er_droplet_setup *s, int64_t batch,
+                                  int64_t b0, const er_run_ctl *ctl, const er_run_hooks *hk,
+                                  er_dacc *sum, er_error *err)
+{
+    const er_params *p = &plan->p;
+    const er_dctx *c = &s->ctx;
+    const int64_t full_batch = batch;
+    if (batch > s->count)
+        batch = s->count;
+    er_droplet_batch bt;
+    er_dsink k;
+    er_status st = er_droplet_batch_new(&bt, c, (int)plan->block_side, batch, err);
+    if (!st)
+        st = er_snap_new(&k, c, c->flow != NULL, err);
+    if (st) {
+        er_droplet_batch_free(&bt);
+        return st;
+    }
+    er_snap_scales(plan, s, &k);
+    er_dctx sc = *c;
+    sc.height_m = k.snap;
+    sc.sink = &k;
+    er_dacc *acc = malloc((size_t)batch * sizeof *acc);
+    size_t *trails = malloc((size_t)er_thread_count() * (size_t)c->lifetime * sizeof *trails);
+    if (!acc || !trails) {
+        st = er_fail(err, ER_ENOMEM, "droplet: out of memory for a batch of %lld droplets",
+                     (long long)batch);
+        goto done;
+    }
+    for (int64_t lo = b0 * batch, b = b0; lo < s->count; lo += batch, b++) {
+        int n = (int)(s->count - lo > batch ? batch : s->count - lo);
+        er_droplet_batch_draw(c, p->seed, (int)plan->block_side, b, lo, n, &bt);
+        er_snap_begin(&k, c->height_m);
+        k.counting = 1;
+        snapshot_pass(&sc, &bt, trails, acc);
+        k.counting = 0;
+        snapshot_pass(&sc, &bt, trails, acc);
+        for (int i = 0; i < n; i++)
+            er_dacc_add(sum, &acc[i]);
+        if (er_snap_resolve(&k, c->height_m, c->deposit, c->wear, c->flow)) {
+            st = er_fail(err, ER_ENUMERIC,
+                         "droplet: a snapshot sum wrapped or exceeded its cell's room");
+            goto done;
+        }
+        sum->water += er_droplet_batch_water(c, &bt);
+        if ((ctl && ctl->progress &&
+             ctl->progress(ctl->user, (double)(lo + n) / (double)s->count)) ||
+            er_droplet_at_boundary(p, s, full_batch, b + 1, hk, sum)) {
+            st = er_fail(err, ER_ECANCELED, "droplet: interrupted");
+            goto done;
+        }
+    }
+done:
+    er_droplet_batch_free(&bt);
+    er_snap_free(&k);
+    free(acc);
+    free(trails);
+    return st;
+}
+
