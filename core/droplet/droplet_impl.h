@@ -289,7 +289,7 @@ er_status er_droplet_guard(const er_droplet_setup *s, const er_terrain *t, const
                            er_error *err);
 
 /* ---------------------------------------------------------------------
- * droplet.c: starts and batches
+ * batch.c: starts and batches
  * --------------------------------------------------------------------- */
 
 /* One batch's droplets, drawn and bucketed by scheduling block; host
