@@ -1,7 +1,21 @@
 /*
- * Droplet kernels and the context they share.  Private to core/ (and the
- * unit tests and benchmark, which use er_droplet_run_serial as the
- * sequential reference).
+ * The droplet model's internal header: the context its kernels share, and
+ * what its files share, declarations and the hot inline helpers.  Private
+ * to core/droplet (the Vulkan backend, the unit tests and bench_droplet
+ * include it too).  Which file holds what:
+ *   droplet.c   the model's entry points: the plan and its checks
+ *               (er_droplet_plan, er_droplet_check, er_droplet_bytes_per_cell)
+ *               and the run driver (er_droplet_run_plan, er_droplet_run_serial)
+ *   setup.c     a run's set-up from its plan (er_droplet_prepare), the state
+ *               view, resume, the end of a run and the run guard
+ *   batch.c     droplet starts and batches (er_droplet_start, er_droplet_batch_*)
+ *   lague.c     the Lague/Beyer droplet (er_lague_*); its step's phases are
+ *               inline below, for er_lague_step and the lanes alike
+ *   brush.c     the brush kernels: deposit, erosion, the AVX-512 brush
+ *   lanes.c     the blocks schedule: colours, blocks, droplets in lanes
+ *   snapshot.c  the snapshot schedule: its sums, the resolve and its driver
+ *   particle.c  the mass-transfer particle
+ *   blocks.c    the scheduling blocks and their colours (blocks.h)
  *
  * Units: the kernels work on the terrain in metres, in place.  The height
  * unit U of DESIGN.md §3 (heights divided by U, so that Lague's constants
@@ -182,7 +196,7 @@ static inline void er_dacc_add(er_dacc *a, const er_dacc *b)
 }
 
 /* ---------------------------------------------------------------------
- * droplet.c: a run's set-up, state, resume, end and guard
+ * setup.c: a run's set-up, state, resume, end and guard
  * --------------------------------------------------------------------- */
 
 /* What er_droplet_run sets up before its first droplet; other compute
