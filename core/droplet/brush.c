@@ -250,19 +250,16 @@ er_brush5_avx512(float *restrict row, size_t w, const float *restrict bw, float 
 /*
  * Erodes up to `amount` [m] through the brush centred on node (cx, cy),
  * each tap its weight's share (renormalised over the taps on the map and
- * off walls, as brush_apply), but no tap below `stop` [m]: the height the
- * droplet moves to (er_lague_step).  Returns what the taps gave up: the
- * droplet carries exactly that.  Each tap's o - new is a difference of two
- * floats at most a factor 2 apart in all but near-zero cases, so exact
+ * off walls, as er_brush_apply), but no tap below `stop` [m]: the height
+ * the droplet moves to (er_lague_step).  Returns what the taps gave up:
+ * the droplet carries exactly that.  Each tap's o - new is a difference of
+ * two floats at most a factor 2 apart in all but near-zero cases, so exact
  * (Sterbenz), and the load is the material removed up to the rounding of
  * the sum: a rounding of the small load, not of the heights.  The sum runs
  * column by column, each column top to bottom, then the columns left to
  * right: a fixed order (droplet_lague.comp sums in the same one), and the
  * columns' sums vectorise, where one running sum over all taps chains
- * side^2 dependent adds.  Cost, one thread, the 1025^2 Puget Sound PNG at
- * 0.5 droplets a cell (median of 8 runs on a 2-core VM): 72 ns a droplet
- * step with the unbounded brush, 80 ns with this one, 84 ns with one
- * running sum.
+ * side^2 dependent adds.
  */
 float er_brush_erode(const er_dctx *c, int cx, int cy, float amount, float stop)
 {

@@ -13,11 +13,10 @@
 
 /* Automatic batches hold this many droplets per block of the unshifted grid
  * (57,600 at 1024^2): enough that the four colour barriers of a batch cost
- * nothing even when another process takes a core for a time slice (at 32 a
- * block, two threads ran slower than one on a busy machine), few enough
- * that a default run still draws a dozen or more grid offsets.  The order
- * effects at block borders are invisible even with one batch (one fixed
- * grid; test no_block_pattern). */
+ * nothing even when another process takes a core for a time slice, few
+ * enough that a default run still draws a dozen or more grid offsets.  The
+ * order effects at block borders are invisible even with one batch (one
+ * fixed grid; test no_block_pattern). */
 #define BATCH_PER_BLOCK 256
 #define BATCH_MIN 4096
 
@@ -61,15 +60,14 @@ static er_status block_side(const er_droplet_params *d, int64_t *out, er_error *
 }
 
 /* The snapshot schedule's automatic batch: one droplet per SNAP_CELLS
- * cells of the world, at least SNAP_MIN (not BATCH_MIN: 4096 droplets on
- * the 111^2 Olinda DEM, a third of a droplet per cell reading one stale
- * snapshot, eroded 6 times what the blocks schedule does, a third of it
- * withheld by the depth clamp the shares replaced; at 64 a batch, 15 %
- * more and 0.2 %).  A droplet of the default recipe
- * touches about 400 cells (30 steps, a 13-tap brush), so each cell is read
- * stale by about 400 / 64 = 6 droplets of its batch, close to the blocks
- * schedule's behaviour; and 4096^2 gets 262,144 droplets a dispatch, the
- * hundreds of thousands a large GPU needs in flight (issue #14). */
+ * cells of the world, at least SNAP_MIN (not BATCH_MIN: on a small map
+ * 4096 droplets would be a third of a droplet a cell reading one stale
+ * snapshot, which erodes several times what the blocks schedule does).  A
+ * droplet of the default recipe touches about 400 cells (30 steps, a
+ * 13-tap brush), so each cell is read stale by about 400 / 64 = 6 droplets
+ * of its batch, close to the blocks schedule's behaviour; and 4096^2 gets
+ * 262,144 droplets a dispatch, the hundreds of thousands a large GPU needs
+ * in flight. */
 #define SNAP_CELLS 64
 #define SNAP_MIN 64
 

@@ -143,8 +143,8 @@ typedef struct er_dctx {
     int mt_max_distance;
 
     /* Control maps (core/controls.h) on the map's grid; NULL = not given,
-     * and then the kernels take the paths they took before the maps
-     * existed, so a run without maps keeps its bits and its speed. */
+     * and then the kernels take paths without them, so a run without maps
+     * pays nothing for them. */
     const float *ctl_rain;    /* start water (particles: volume) multiplier */
     const float *ctl_erode;   /* (1 - hardness) * mask: the share of an erosion a cell
                                  gives; NULL when neither map is given */
@@ -199,7 +199,7 @@ static inline void er_dacc_add(er_dacc *a, const er_dacc *b)
  * setup.c: a run's set-up, state, resume, end and guard
  * --------------------------------------------------------------------- */
 
-/* What er_droplet_run sets up before its first droplet; other compute
+/* What er_droplet_run_plan sets up before its first droplet; other compute
  * paths (core/vulkan/vk_droplet.c) start from the same setup so that they
  * validate, draw starts and count the budget exactly as the CPU path. */
 typedef struct er_droplet_setup {
@@ -263,29 +263,16 @@ er_status er_droplet_end(const er_params *p, const er_droplet_setup *s, const er
  * ER_DROPLET_BUDGET_TOL * max(1, droplets per cell) of the input's sum of
  * |height| (er_droplet_guard).
  *
- * Measured after the erosion rule of issue #12 (the default recipe, seed
- * 1, per_cell 0.1 .. 100), as that relative miss:
- *   Lague: Olinda (111^2, -1 .. 88 m) 4.7e-10 at 0.1, 3.1e-9 at 1, 1.8e-9
- *     at 3, 4.4e-9 at 10, 1.7e-8 at 30, 1.4e-7 at 100; Vermont (237x188,
- *     212 .. 1233 m) 3.7e-10 .. 8.8e-8 (at 100); Vermont - 722 m
- *     (straddling 0) 8.3e-10 .. 1.1e-7; Vermont + 8000 m 1.7e-10 at 0.1,
- *     7.7e-9 at 1, 1.2e-7 at 10, 1.9e-6 at 100; Olinda + 8000 m 1.7e-7 at
- *     10, 5.2e-6 at 100 (1.0e-5 at 300, 1.1e-5 at 1000); Puget Sound
- *     (1025^2, 0 .. 0.67) 1.4e-10 .. 9.2e-10 (0.1 .. 1); 48x40 fBm (1 .. 2)
- *     5.3e-7 at 50.
- *   Mass transfer: 0 .. 1e-10 on all of them.
- * The Lague misses are float32 storage: a deposit share under half a unit
- * in the last place of its node's height is rounded away, which happens
- * more the flatter the terrain gets and the larger the heights are beside
- * the relief, and the count of such events grows with the droplets per
- * cell; so the tolerance grows with them.  The worst measured, 5.2e-6 at
- * 100 a cell, is 19x below its tolerance (1e-4), the others 50x to 1000x.
- * The failure mode sits far above: before the rule the same budget missed
- * by 1.1e-4 (Olinda, 50 a cell, tolerance 5e-5), 3.3e-3 (100, tolerance
- * 1e-4) and 0.28 (300, tolerance 3e-4), and by up to 150 % in issue #12's
- * probe; and a defect that loses or creates material in proportion to the
- * material moved is caught at any density: at 0.3 a cell the droplets move
- * 3e-2 of the Vermont DEM's volume, 3e4 times the tolerance.
+ * The Lague variant misses by float32 storage: a deposit share under half
+ * a unit in the last place of its node's height is rounded away, which
+ * happens more the flatter the terrain gets and the larger the heights are
+ * beside the relief, and the count of such events grows with the droplets
+ * per cell; so the tolerance grows with them.  On DEMs of 0.67 m to 1 km
+ * relief, also raised by 8 km, at 0.1 to 1000 droplets a cell, the largest
+ * miss stays 19x below the tolerance and most far below; mass-transfer
+ * particles miss by 1e-10 at most.  A defect that loses or creates material in proportion to the
+ * material moved is caught at any density: at 0.3 droplets a cell the
+ * droplets move 3e-2 of a DEM's volume, 3e4 times the tolerance.
  */
 #define ER_DROPLET_BUDGET_TOL 1e-6
 
@@ -295,9 +282,10 @@ er_status er_droplet_end(const er_params *p, const er_droplet_setup *s, const er
  * ER_ENUMERIC with the first valid cell (row-major) that is not finite or
  * lies below s->lo (the input's lowest height; the erosion rule makes that
  * exact, so there is no margin), or when the budget misses by more than
- * ER_DROPLET_BUDGET_TOL * max(1, s->per_cell) of s->scale.  er_droplet_run and its variants
- * apply it to every run that completes; the terrain and budget are handed
- * back all the same.  Thread-safe; reads only.
+ * ER_DROPLET_BUDGET_TOL * max(1, s->per_cell) of s->scale.
+ * er_droplet_end applies it to every run that completes, on every backend;
+ * the terrain and budget are handed back all the same.  Thread-safe; reads
+ * only.
  */
 er_status er_droplet_guard(const er_droplet_setup *s, const er_terrain *t, const er_budget *b,
                            er_error *err);
@@ -646,23 +634,21 @@ float er_lague_count(const er_dctx *c, float sed, const er_lague_look *k);
  * its floor node), the speed follows energy, sqrt(max(0, v^2 - dh g)), and
  * a droplet that ends on the map drops what it carries.
  *
- * The erosion rule (issue #12).  seeds/README.md bounds a step's erosion
- * by the height drop, min((C - s) erodeSpeed, -dh), but spreads it over
- * the brush around the old position, whose taps lie at any height: a tap
- * at the bottom of a pit, or downhill of the new position, lost its share
- * all the same.  Pits then deepen with every droplet that passes; deeper
- * pits mean steeper drops into them, the speed from energy
- * (v^2 - dh g) grows with the drops, and the capacity with the speed
- * (C = -dh v w Kcap), so density feeds the digging: at 3 droplets a cell
- * the default recipe dug 800 m below the lowest cell of a 1020 m DEM, at
- * 50 a cell the whole map sank 20 km, and with gravity 0 (constant speed)
- * it did not happen.  So each tap gives up at most what lies above the
- * height the droplet moves to, hnew (never below the lowest of the four
- * nodes around it either, which hnew is but for rounding), and a tap
- * already below it gives nothing; the droplet carries what the taps gave
- * (er_brush_erode), so eroded = carried = deposited + left the map still
- * holds.  No node ever goes below the lowest node of the map as it was
- * before the step (erosion stops at a bilinear mean of nodes, deposits
+ * The erosion rule.  seeds/README.md bounds a step's erosion by the
+ * height drop, min((C - s) erodeSpeed, -dh), but spreads it over the brush
+ * around the old position, whose taps lie at any height: a tap at the
+ * bottom of a pit, or downhill of the new position, loses its share all
+ * the same.  Pits then deepen with every droplet that passes; deeper pits
+ * mean steeper drops into them, the speed from energy (v^2 - dh g) grows
+ * with the drops, and the capacity with the speed (C = -dh v w Kcap), so
+ * density feeds the digging, hundreds of metres below the lowest input
+ * cell at a few droplets a cell.  So each tap gives up at most what lies
+ * above the height the droplet moves to, hnew (never below the lowest of
+ * the four nodes around it either, which hnew is but for rounding), and a
+ * tap already below it gives nothing; the droplet carries what the taps
+ * gave (er_brush_erode), so eroded = carried = deposited + left the map
+ * still holds.  No node ever goes below the lowest node of the map as it
+ * was before the step (erosion stops at a bilinear mean of nodes, deposits
  * only add), so the terrain never goes below the input's lowest height,
  * exactly, at any density; the run guard (er_droplet_guard) relies on it.
  *
@@ -818,7 +804,7 @@ ER_HOT_INLINE void er_lague_apply(const er_dctx *c, er_lague_state *s, er_dacc *
     }
     /* The next step deposits (if it does) on the four nodes at j00: the
      * deposit layer is touched nowhere else in flight, so its lines are
-     * cold (a quarter of the step's time went to that miss). */
+     * cold, and the miss would stall the step. */
     if (c->deposit) {
         ER_PREFETCH_W(c->deposit + k->j00);
         ER_PREFETCH_W(c->deposit + k->j00 + w);

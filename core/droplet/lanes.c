@@ -24,12 +24,11 @@ typedef struct batch_view {
  * next step reads what this one wrote), so one droplet leaves most of a
  * core idle; stepping droplets of LANES different blocks in turn lets the
  * core overlap their chains.  Blocks of one colour share no cell, so the
- * interleaving changes no result.  With the step in phases, each run for
- * every lane before the next (run_lanes), 4 lanes ran about 1.1x the
- * droplets a CPU second of 2 on one thread (1024^2, default recipe, the
- * look in two parts; 3 about as many as 4, 6 and 8 fewer); unsplit, more
- * than 2 gained nothing: a whole step of each lane put the others' chains
- * beyond the reach of the core's out-of-order window. */
+ * interleaving changes no result.  The step runs in phases, each for
+ * every lane before the next (run_lanes): a whole step of each lane in
+ * turn puts the others' chains beyond the reach of the core's
+ * out-of-order window.  Of two to eight lanes, four ran the most droplets
+ * a CPU second (three about as many). */
 #define LANES 4
 
 typedef struct lane {
@@ -53,9 +52,8 @@ static int grab_block(int *next)
 
 /* Fetches the start of the lane's next droplet while this one flies: the
  * batch arrays are indexed by droplet, which the block order visits at
- * random, so each start was a cache miss (a twentieth of the time).
- * Always inlined: GCC deems a function of prefetches alone const and
- * drops its calls. */
+ * random, so each start would be a cache miss.  Always inlined: GCC deems
+ * a function of prefetches alone const and drops its calls. */
 ER_HOT_INLINE void lane_prefetch(const batch_view *bv, const lane *ln)
 {
     if (ln->j < bv->start[ln->block + 1]) {
@@ -139,8 +137,7 @@ static void run_lanes_base(const er_dctx *c, const batch_view *bv, size_t *trail
 
 /* The same code compiled for AVX-512 (the same values: no FMA under
  * -ffp-contract=off, no reassociation): 32 vector registers keep more of
- * the lanes' state out of the stack (1.05-1.06x the droplets a CPU
- * second). */
+ * the lanes' state out of the stack. */
 #ifdef ER_DROPLET_AVX512
 __attribute__((target("avx512f,avx512vl"))) static void
 run_lanes_avx512(const er_dctx *c, const batch_view *bv, size_t *trails, int *next, int k1)
@@ -180,10 +177,10 @@ static void run_colour(const er_dctx *c, const batch_view *bv, size_t *trails, i
 }
 
 /*
- * The block-coloured schedule of DESIGN.md §5.  Per batch: start positions
- * and block ids (pure functions of (seed, id)), a stable counting sort by
- * block, then the four colours in turn, each colour's blocks in parallel and
- * each block's droplets in index order.  Every block sums into its own
+ * The blocks schedule.  Per batch: start positions and block ids (pure
+ * functions of (seed, id)), a stable counting sort by block, then the four
+ * colours in turn, each colour's blocks in parallel and each block's
+ * droplets in index order.  Every block sums into its own
  * accumulator; the batch adds them up in block order, so the budget is the
  * same for any thread count too.
  */

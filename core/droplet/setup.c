@@ -281,8 +281,7 @@ static void fill_budget(const er_droplet_setup *s, const er_terrain *t, const er
 }
 
 /* The water of the first `done` droplets: without a rain map every
- * droplet's (the budget of the runs before the maps, kept to the bit),
- * with one the started droplets' sum. */
+ * droplet's, one product, with one the started droplets' sum. */
 static double water_added(const er_droplet_params *d, const er_droplet_setup *s, int64_t done,
                           const er_dacc *sum)
 {
@@ -345,9 +344,6 @@ int er_droplet_at_boundary(const er_params *p, const er_droplet_setup *s, int64_
     return hk->boundary(hk->user, &v);
 }
 
-/* Replaces the fresh state (set up from the run's input terrain, which
- * fixes the droplet count, the height unit and material_before) by a
- * resumed one; *b0 receives the batch to go on from. */
 /* The values of a resume state's arrays the run reads (a checkpoint is a
  * file: it may hold anything its checksums allow): on valid cells finite
  * heights no lower than the input's lowest (no run takes a cell below it:
@@ -382,6 +378,9 @@ static er_status check_state_values(const er_plan *plan, const er_dctx *c, const
     return ER_OK;
 }
 
+/* Replaces the fresh state (set up from the run's input terrain, which
+ * fixes the droplet count, the height unit and material_before) by a
+ * resumed one; *b0 receives the batch to go on from. */
 static er_status restore(const er_plan *plan, const er_droplet_setup *s, const er_run_state *r,
                          er_dacc *sum, int64_t *b0, er_error *err)
 {
@@ -438,9 +437,9 @@ er_status er_droplet_end(const er_params *p, const er_droplet_setup *s, const er
 }
 
 /*
- * The run guard (issue #12): a droplet run that completed is checked
- * before its outputs are trusted, as er_mei_run checks every step for
- * non-finite values.  Three conditions, each with its reason:
+ * The run guard: a droplet run that completed is checked before its
+ * outputs are trusted, as a Mei run checks every step for non-finite
+ * values.  Three conditions, each with its reason:
  *
  * - every valid height finite: a droplet step only adds, subtracts,
  *   multiplies and takes min/max of finite values, so a NaN or an infinity
@@ -449,14 +448,13 @@ er_status er_droplet_end(const er_params *p, const er_droplet_setup *s, const er
  *   rule (er_lague_step, er_particle_run) stops every tap at the height
  *   the droplet moves to, a mean of nodes the map holds, with min and max
  *   only, and deposits only add, so the lowest height never decreases, in
- *   float arithmetic as in exact (a droplet run that dug pits was the
- *   failure of issue #12: 800 m under the lowest cell of a 1020 m DEM at 3
- *   droplets a cell);
+ *   float arithmetic as in exact (a step that dug pits under it would
+ *   show here);
  * - the material budget, |before - after - left_map + withheld|, within
  *   ER_DROPLET_BUDGET_TOL times the droplets per cell (at least 1) of the
  *   input's sum of |height| (the volume of material, robust for DEMs that
- *   straddle sea level, where the signed sum can be near 0); the measured
- *   misses and the failure mode it stands against are in droplet_impl.h.
+ *   straddle sea level, where the signed sum can be near 0); why that
+ *   tolerance: droplet_impl.h.
  *
  * Walls (nodata) are not terrain and are left out.  The first failing cell
  * in row-major order is named.

@@ -1,28 +1,28 @@
 /*
- * The "snapshot" droplet schedule (droplet.schedule, issue #14): every
- * droplet of a batch reads the terrain as it was at the batch start and
- * adds each change it makes into per-cell signed 64-bit fixed-point
- * accumulators; a resolve pass applies them.  Integer addition is
+ * The "snapshot" droplet schedule (droplet.schedule): every droplet of a
+ * batch reads the terrain as it was at the batch start and adds each
+ * change it makes into per-cell signed 64-bit fixed-point accumulators; a
+ * resolve pass applies them.  Integer addition is
  * associative and commutative, so the sums, and the terrain after the
  * resolve, do not depend on the order the droplets ran in: the same bits
  * for any thread count.  The per-droplet float arithmetic is the blocks
  * schedule's (lague.c, brush.c), on the snapshot.  The driver
  * (er_droplet_run_snapshot) is at the end of this file.
  *
- * Shares (issue #14, follow-up).  All droplets of a batch read one height
- * per cell, so together they could take a cell below every one's stop.
+ * Shares.  All droplets of a batch read one height per cell, so together
+ * they could take a cell below every one's stop.
  * In Lague's step the path, speed, water, the height drop dh and the stop
  * depend only on the heights read, never on the load; the load only
  * decides how much a step takes, and a step takes nothing where dh >= 0
  * or where its load exceeds the capacity.  So a first pass runs every
  * droplet asking at each step for what it would with no load (the largest
  * amount any step could ask for, as (cap - sed) <= cap) and counts, per
- * cell, the taps that could take from
- * it, with the lowest stop of those taps as the cell's floor (integer
- * adds and an integer min: any order, so deterministic).  The main pass
- * then reads the same heights, so its taps that take are among those
- * counted, and each takes at most room / count (er_snap_room: the cell's
- * height above the floor, in fixed point, truncated).  The sum of the
+ * cell, the taps that could take from it, with the lowest stop of those
+ * taps as the cell's floor (integer adds and an integer min: any order, so
+ * deterministic).  The main pass then reads the same heights, so its taps
+ * that take are among those counted, and each takes at most room / count
+ * (er_snap_room: the cell's height above the floor, in fixed point,
+ * truncated).  The sum of the
  * takes never exceeds the room: no clamp, nothing withheld, no cell below
  * its floor (a stop: a mean of nodes of the batch start, so never below
  * the input's lowest), and the droplet carries what the cell gives up to
@@ -34,8 +34,7 @@
  * fills it to the height it climbs to, and each reads the pit as it was
  * at the batch start: run one after another, the first ones would fill the
  * pit and the next would run over it, but here nothing tells them the pit
- * is full, so the loads of all the batch's droplets add up into a tower
- * (a 111^2 DEM, 88 m high, at a droplet a cell a batch: a cell at 124 m).
+ * is full, so the loads of all the batch's droplets add up into a tower.
  * A hollow filled by deposits rises at most to its rim, so a cell's
  * deposits may raise it at most to its ceiling, the highest batch-start
  * height of its 3 x 3 neighbourhood (er_snap_ceiling): a batch can fill a
@@ -44,18 +43,14 @@
  * neighbour rises), and the terrain never rises above the input's highest
  * cell.  Whether a step deposits depends on the load: the count pass
  * carries the most the main pass's load can be (every tap's take
- * unshared, nothing laid: droplet.c lague_count) and counts the four
- * bilinear nodes of every step where that load could deposit and the
+ * unshared, nothing laid: er_lague_count) and counts the four bilinear
+ * nodes of every step where that load could deposit and the
  * brush taps of every end where it is not 0 (dcount); in the main pass
  * each tap lays at most room up / dcount.  What the shares withhold stays
  * with the droplet, which carries it on, lays it where there is room, or
  * takes it off the map; withheld where the droplet ends, it leaves the
  * terrain with the droplet and is counted with what left the map, as a
- * mask map's (er_end_load): the budget closes.  Measured on that DEM with
- * the default recipe: the eroded volume within 0.3 % of the blocks
- * schedule's (23 % more without the ceiling: the towers were eroded
- * again), and 3 % of it leaving with droplets ended where their batch had
- * filled every hollow.
+ * mask map's (er_end_load): the budget closes.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -388,7 +383,7 @@ void er_snap_begin(er_dsink *k, const float *height)
 }
 
 /*
- * The depth bound under many droplets (issue #12): each droplet's taps
+ * The depth bound under many droplets: each droplet's taps
  * stop at its own `stop`, and the shares (above) keep the batch's taps at
  * a cell within its room above the lowest stop counted there, itself >=
  * the lowest height of the batch start; the deposit shares keep its
@@ -452,10 +447,10 @@ void er_snap_scales(const er_plan *plan, const er_droplet_setup *s, er_dsink *k)
 }
 
 /*
- * The snapshot schedule (droplet.schedule "snapshot", core/droplet/
- * snapshot.c): per batch, the starts as in the blocks schedule, every
- * droplet in parallel against the batch start's heights, then the resolve.
- * Same boundaries, progress and hooks as er_droplet_run_blocked.
+ * The snapshot schedule's driver: per batch, the starts as in the blocks
+ * schedule, the count pass and the main pass, every droplet in parallel
+ * against the batch start's heights, then the resolve.  Same boundaries,
+ * progress and hooks as er_droplet_run_blocked.
  */
 er_status er_droplet_run_snapshot(const er_plan *plan, er_droplet_setup *s, int64_t batch,
                                   int64_t b0, const er_run_ctl *ctl, const er_run_hooks *hk,
