@@ -1,5 +1,5 @@
 /*
- * Droplet erosion (core/droplet/droplet.c, core/droplet/particle.c, core/droplet/blocks.c):
+ * Droplet erosion (core/droplet/, its files listed in droplet_impl.h):
  * physics on analytic terrains, material balance, determinism across
  * thread counts, the block schedule against the sequential reference, walls.
  */
@@ -421,7 +421,7 @@ static map olinda(void)
 }
 
 /* Droplets per cell of the dense runs: 3 dug pits 215 m below Olinda's
- * lowest cell (a 89 m relief) before the erosion rule of core/droplet/droplet.c,
+ * lowest cell (a 89 m relief) before the erosion rule of core/droplet/droplet_impl.h,
  * 50 took the mean height to -21589 m. */
 static const double dense_per_cell[] = {3, 50};
 
@@ -1647,7 +1647,7 @@ START_TEST(ctl_window_is_whole_restricted)
 END_TEST
 
 /* Droplet id's start water computed apart from the model: the first draw of
- * droplet_start on a wall-free w x h map (Lague: node coordinates in
+ * er_droplet_start on a wall-free w x h map (Lague: node coordinates in
  * [0, w-1) x [0, h-1), water initial_water times the rain; particles: cell
  * coordinates, volume the rain). */
 static double start_water_ref(const er_params *p, const float *rain, int w, int h, int64_t id)
