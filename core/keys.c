@@ -153,7 +153,7 @@ static const er_key keys[] = {
      * not of a tile set's tiles: the key keeps its name for recipes. */
     INT("droplet.tile_size", droplet.tile_size, 0, 0, 1e6, 0),
     /* A batch holds 28 bytes a droplet at once (start, block, order): 1e8
-     * is 2.8 GB (core/droplet/droplet.c refuses more than INT_MAX / 4). */
+     * is 2.8 GB (core/droplet/batch.c refuses more than INT_MAX / 2). */
     INT("droplet.batch_size", droplet.batch_size, 0, 0, 1e8, 0),
     ENUM("droplet.schedule", droplet.schedule, schedule_names, ER_DROPLET_BLOCKS),
     INT("droplet.radius", droplet.radius, 0, 1, 64, 3),

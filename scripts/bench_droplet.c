@@ -3,7 +3,7 @@
  * synthetic 1024^2 fBm terrain scaled to 0..1, one million droplets, run
  *   - as a plain sequential loop over the droplets in index order (no
  *     blocking: er_droplet_run_serial), the baseline;
- *   - with the block-coloured schedule on 1 and on 2 threads (er_droplet_run).
+ *   - with the block-coloured schedule on 1 and on 2 threads (er_run_cpu).
  * One line per run, machine-readable:
  *   bench=droplet size=1024 threads=2 droplets=1000000 seconds=...
  *   droplets_per_s=... steps_per_s=... speedup_vs_sequential=... identical=yes
@@ -101,6 +101,15 @@ typedef struct result {
 /* The control maps of a maps=1 run; NULL = none. */
 static const er_controls *bench_ctl;
 
+/* The sequential baseline: p's plan for t, run by er_droplet_run_serial. */
+static er_status run_serial(const er_params *p, er_terrain *t, er_layers *layers, er_budget *b,
+                            er_error *err)
+{
+    er_plan plan;
+    er_status st = er_plan_make(p, t, NULL, &plan, err);
+    return st ? st : er_droplet_run_serial(&plan, t, &(er_run_opts){layers, NULL, NULL, b}, err);
+}
+
 static int run(const er_params *p, const float *h0, int n, int threads, int serial, er_vk_ctx *vk,
                result *r)
 {
@@ -121,7 +130,7 @@ static int run(const er_params *p, const float *h0, int n, int threads, int seri
 #endif
     double t0 = now(), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
     er_status st = vk       ? er_run_vk(vk, p, &t, &(er_run_opts){&layers, NULL, NULL, &r->budget}, &err)
-                   : serial ? er_droplet_run_serial(p, &t, &layers, NULL, &r->budget, &err)
+                   : serial ? run_serial(p, &t, &layers, &r->budget, &err)
                             : er_run_cpu(p, &t, NULL, &(er_run_opts){&layers, NULL, NULL, &r->budget}, &err);
     r->seconds = now() - t0;
     r->cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;

@@ -1,7 +1,21 @@
 /*
- * Droplet kernels and the context they share.  Private to core/ (and the
- * unit tests and benchmark, which use er_droplet_run_serial as the
- * sequential reference).
+ * The droplet model's internal header: the context its kernels share, and
+ * what its files share, declarations and the hot inline helpers.  Private
+ * to core/droplet (the Vulkan backend, the unit tests and bench_droplet
+ * include it too).  Which file holds what:
+ *   droplet.c   the model's entry points: the plan and its checks
+ *               (er_droplet_plan, er_droplet_check, er_droplet_bytes_per_cell)
+ *               and the run driver (er_droplet_run_plan, er_droplet_run_serial)
+ *   setup.c     a run's set-up from its plan (er_droplet_prepare), the state
+ *               view, resume, the end of a run and the run guard
+ *   batch.c     droplet starts and batches (er_droplet_start, er_droplet_batch_*)
+ *   lague.c     the Lague/Beyer droplet (er_lague_*); its step's phases are
+ *               inline below, for er_lague_step and the lanes alike
+ *   brush.c     the brush kernels: deposit, erosion, the AVX-512 brush
+ *   lanes.c     the blocks schedule: colours, blocks, droplets in lanes
+ *   snapshot.c  the snapshot schedule: its sums, the resolve and its driver
+ *   particle.c  the mass-transfer particle
+ *   blocks.c    the scheduling blocks and their colours (blocks.h)
  *
  * Units: the kernels work on the terrain in metres, in place.  The height
  * unit U of DESIGN.md §3 (heights divided by U, so that Lague's constants
@@ -12,6 +26,7 @@
 #ifndef ER_DROPLET_IMPL_H
 #define ER_DROPLET_IMPL_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,15 +51,35 @@
 /* Start-position retries on walls before a droplet is given up. */
 #define ER_START_TRIES 32
 
+/* Directions shorter than this (squared) count as zero: the droplet stops,
+ * as Lague's does on a flat spot, instead of dividing by a denormal. */
+#define ER_DIR_TINY 1e-30f
+
+/* Inlined where GCC's size heuristics would not: the hot step's phases
+ * (so that the lanes' chains sit side by side in one body) and the brush
+ * with its side a constant.  Inlining changes no value. */
+#define ER_HOT_INLINE static inline __attribute__((always_inline))
+
+/* A hint to fetch the cache line at p for writing: changes no value, only
+ * when a later load or store finds it (GCC and Clang builtin). */
+#define ER_PREFETCH_W(p) __builtin_prefetch((p), 1, 3)
+
+/* The AVX-512 builds of the radius-3 brush (brush.c) and of the lanes'
+ * step loop (lanes.c), chosen at set-up where the CPU has AVX-512F and VL
+ * (er_droplet_avx512); -DER_NO_CLONES leaves only the portable build. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(ER_NO_CLONES)
+#define ER_DROPLET_AVX512 1
+#endif
+
 /* min and max without libm's NaN handling (a call each under
  * -fno-fast-math); arguments here are never NaN. */
 static inline float er_minf(float a, float b) { return a < b ? a : b; }
 static inline float er_maxf(float a, float b) { return a > b ? a : b; }
 
-/* The snapshot schedule's per-cell sums (core/droplet/snapshot.c): while
- * a snapshot batch runs, er_dctx.height_m points at snap and every change
- * goes into these with atomic adds.  Fixed point: a sum of S units is
- * S / h_scale [m] (S / w_scale water for flow). */
+/* The snapshot schedule's per-cell sums (snapshot.c): while a snapshot
+ * batch runs, er_dctx.height_m points at snap and every change goes into
+ * these with atomic adds.  Fixed point: a sum of S units is S / h_scale
+ * [m] (S / w_scale water for flow). */
 typedef struct er_dsink {
     size_t cells;
     float *snap;              /* [m] heights at the batch start */
@@ -97,10 +132,10 @@ typedef struct er_dctx {
     float area_k;             /* plan->area_k: a step's height on one cell as a volume
                                  over the reference cell (er_droplet_at_cell_size) */
     int brush_side;           /* 2 * radius - 1 */
-    int avx512;               /* 1: the CPU has AVX-512F and VL: the lanes run the
-                                 AVX-512 build of the step (droplet.c run_lanes_avx512) */
+    int avx512;               /* 1: er_droplet_avx512 at set-up: the lanes run the
+                                 AVX-512 build of the step (lanes.c run_lanes_avx512) */
     int brush5_simd;          /* 1: avx512, and the clean radius-3 brush without wear or
-                                 maps runs as one masked vector a row (brush5_avx512);
+                                 maps runs as one masked vector a row (er_brush5_avx512);
                                  the same values either way */
     const float *brush_w;     /* brush_side^2 weights (0 outside the disc), sum 1;
                                  both variants (a particle's load where it stops) */
@@ -112,8 +147,8 @@ typedef struct er_dctx {
     int mt_max_distance;
 
     /* Control maps (core/controls.h) on the map's grid; NULL = not given,
-     * and then the kernels take the paths they took before the maps
-     * existed, so a run without maps keeps its bits and its speed. */
+     * and then the kernels take paths without them, so a run without maps
+     * pays nothing for them. */
     const float *ctl_rain;    /* start water (particles: volume) multiplier */
     const float *ctl_erode;   /* (1 - hardness) * mask: the share of an erosion a cell
                                  gives; NULL when neither map is given */
@@ -152,7 +187,23 @@ typedef struct er_dacc {
     int64_t steps;
 } er_dacc;
 
-/* What er_droplet_run sets up before its first droplet; other compute
+/* *a += *b, member by member. */
+static inline void er_dacc_add(er_dacc *a, const er_dacc *b)
+{
+    a->eroded += b->eroded;
+    a->deposited += b->deposited;
+    a->left_map += b->left_map;
+    a->water_left += b->water_left;
+    a->water += b->water;
+    a->withheld += b->withheld;
+    a->steps += b->steps;
+}
+
+/* ---------------------------------------------------------------------
+ * setup.c: a run's set-up, state, resume, end and guard
+ * --------------------------------------------------------------------- */
+
+/* What er_droplet_run_plan sets up before its first droplet; other compute
  * paths (core/vulkan/vk_droplet.c) start from the same setup so that they
  * validate, draw starts and count the budget exactly as the CPU path. */
 typedef struct er_droplet_setup {
@@ -178,12 +229,6 @@ typedef struct er_droplet_setup {
  * er_droplet_run_plan sets up its run.  Returns ER_OK or ER_ENOMEM.
  * Thread-safe for distinct terrains.
  */
-/* 0: runs set up from now on take the portable build of the step even on
- * a CPU with AVX-512 (1, the default: the AVX-512 build where the CPU has
- * it).  The two give the same bytes; tests compare them on one machine.
- * Not thread-safe: call between runs. */
-void er_droplet_allow_avx512(int on);
-
 er_status er_droplet_prepare(const er_plan *plan, er_terrain *t, er_layers *layers,
                              er_droplet_setup *s, er_error *err);
 
@@ -205,11 +250,53 @@ er_status er_droplet_begin(const er_plan *plan, const er_droplet_setup *s,
 void er_droplet_state(const er_params *p, const er_droplet_setup *s, int64_t batch, int64_t b,
                       const er_dacc *sum, er_run_state *v);
 
+/* Hands the state after b batches of `batch` droplets to hk, when it wants
+ * it; non-zero: the hook asked to stop. */
+int er_droplet_at_boundary(const er_params *p, const er_droplet_setup *s, int64_t batch,
+                           int64_t b, const er_run_hooks *hk, const er_dacc *sum);
+
 /* The end of a run that got as far as status st: fills *budget (may be
  * NULL) from the terrain t and *sum and, when the run completed (st ==
  * ER_OK), applies er_droplet_guard.  Returns the final status. */
 er_status er_droplet_end(const er_params *p, const er_droplet_setup *s, const er_terrain *t,
                          const er_dacc *sum, er_status st, er_budget *budget, er_error *err);
+
+/*
+ * The run guard's budget tolerance, per droplet per valid cell (at least
+ * one): a droplet run fails when |before - after - left_map| exceeds
+ * ER_DROPLET_BUDGET_TOL * max(1, droplets per cell) of the input's sum of
+ * |height| (er_droplet_guard).
+ *
+ * The Lague variant misses by float32 storage: a deposit share under half
+ * a unit in the last place of its node's height is rounded away, which
+ * happens more the flatter the terrain gets and the larger the heights are
+ * beside the relief, and the count of such events grows with the droplets
+ * per cell; so the tolerance grows with them.  On DEMs of 0.67 m to 1 km
+ * relief, also raised by 8 km, at 0.1 to 1000 droplets a cell, the largest
+ * miss stays 19x below the tolerance and most far below; mass-transfer
+ * particles miss by 1e-10 at most.  A defect that loses or creates material in proportion to the
+ * material moved is caught at any density: at 0.3 droplets a cell the
+ * droplets move 3e-2 of a DEM's volume, 3e4 times the tolerance.
+ */
+#define ER_DROPLET_BUDGET_TOL 1e-6
+
+/*
+ * The run guard: checks the terrain t after a run set up as *s, and its
+ * budget *b (material_before, material_after, left_map).  Returns ER_OK, or
+ * ER_ENUMERIC with the first valid cell (row-major) that is not finite or
+ * lies below s->lo (the input's lowest height; the erosion rule makes that
+ * exact, so there is no margin), or when the budget misses by more than
+ * ER_DROPLET_BUDGET_TOL * max(1, s->per_cell) of s->scale.
+ * er_droplet_end applies it to every run that completes, on every backend;
+ * the terrain and budget are handed back all the same.  Thread-safe; reads
+ * only.
+ */
+er_status er_droplet_guard(const er_droplet_setup *s, const er_terrain *t, const er_budget *b,
+                           er_error *err);
+
+/* ---------------------------------------------------------------------
+ * batch.c: starts and batches
+ * --------------------------------------------------------------------- */
 
 /* One batch's droplets, drawn and bucketed by scheduling block; host
  * scratch allocated once per run. */
@@ -224,6 +311,21 @@ typedef struct er_droplet_batch {
     int *colour_blocks;       /* non-empty blocks of colour c: colour_blocks[colour_start[c] */
     int colour_start[5];      /* .. colour_start[c+1]), in block order */
 } er_droplet_batch;
+
+/* Start position of droplet `id`: one draw of (seed, ER_STREAM_DROPLET_START,
+ * id), high half for x and low half for y, scaled to [0, W-1) x [0, H-1)
+ * (Lague: node coordinates, the four nodes around it in the map) or
+ * [0, W) x [0, H) (particle: cell coordinates), W x H the world (the map
+ * itself without a window).  A start on a wall draws again from the
+ * previous draw (a pure function of the same key), up to ER_START_TRIES
+ * times; returns 0 when every try hit a wall, or when the start lies
+ * outside the window (another tile's droplet) or in a cell where the rain
+ * map is 0 (core/controls.h: counted as run, changing nothing).  Positions
+ * are returned in map coordinates: world minus the window's corner, exact
+ * in double (both are multiples of the world value's last place), so a
+ * droplet's flight in a window is bit for bit its flight in the whole
+ * world where the terrain agrees.  Thread-safe; reads only. */
+int er_droplet_start(const er_dctx *c, uint64_t seed, int64_t id, double *px, double *py);
 
 /* The most blocks a batch of the context's world has with block side
  * `size` (1 when the world runs as one block). */
@@ -248,113 +350,22 @@ void er_droplet_batch_draw(const er_dctx *c, uint64_t seed, int size, int64_t b,
  * without a rain map.  Serial; reads only. */
 double er_droplet_batch_water(const er_dctx *c, const er_droplet_batch *bt);
 
-/*
- * The run guard's budget tolerance, per droplet per valid cell (at least
- * one): a droplet run fails when |before - after - left_map| exceeds
- * ER_DROPLET_BUDGET_TOL * max(1, droplets per cell) of the input's sum of
- * |height| (er_droplet_guard).
- *
- * Measured after the erosion rule of issue #12 (the default recipe, seed
- * 1, per_cell 0.1 .. 100), as that relative miss:
- *   Lague: Olinda (111^2, -1 .. 88 m) 4.7e-10 at 0.1, 3.1e-9 at 1, 1.8e-9
- *     at 3, 4.4e-9 at 10, 1.7e-8 at 30, 1.4e-7 at 100; Vermont (237x188,
- *     212 .. 1233 m) 3.7e-10 .. 8.8e-8 (at 100); Vermont - 722 m
- *     (straddling 0) 8.3e-10 .. 1.1e-7; Vermont + 8000 m 1.7e-10 at 0.1,
- *     7.7e-9 at 1, 1.2e-7 at 10, 1.9e-6 at 100; Olinda + 8000 m 1.7e-7 at
- *     10, 5.2e-6 at 100 (1.0e-5 at 300, 1.1e-5 at 1000); Puget Sound
- *     (1025^2, 0 .. 0.67) 1.4e-10 .. 9.2e-10 (0.1 .. 1); 48x40 fBm (1 .. 2)
- *     5.3e-7 at 50.
- *   Mass transfer: 0 .. 1e-10 on all of them.
- * The Lague misses are float32 storage: a deposit share under half a unit
- * in the last place of its node's height is rounded away, which happens
- * more the flatter the terrain gets and the larger the heights are beside
- * the relief, and the count of such events grows with the droplets per
- * cell; so the tolerance grows with them.  The worst measured, 5.2e-6 at
- * 100 a cell, is 19x below its tolerance (1e-4), the others 50x to 1000x.
- * The failure mode sits far above: before the rule the same budget missed
- * by 1.1e-4 (Olinda, 50 a cell, tolerance 5e-5), 3.3e-3 (100, tolerance
- * 1e-4) and 0.28 (300, tolerance 3e-4), and by up to 150 % in issue #12's
- * probe; and a defect that loses or creates material in proportion to the
- * material moved is caught at any density: at 0.3 a cell the droplets move
- * 3e-2 of the Vermont DEM's volume, 3e4 times the tolerance.
- */
-#define ER_DROPLET_BUDGET_TOL 1e-6
+/* ---------------------------------------------------------------------
+ * droplet.c: the sequential reference
+ * --------------------------------------------------------------------- */
 
 /*
- * The run guard: checks the terrain t after a run set up as *s, and its
- * budget *b (material_before, material_after, left_map).  Returns ER_OK, or
- * ER_ENUMERIC with the first valid cell (row-major) that is not finite or
- * lies below s->lo (the input's lowest height; the erosion rule makes that
- * exact, so there is no margin), or when the budget misses by more than
- * ER_DROPLET_BUDGET_TOL * max(1, s->per_cell) of s->scale.  er_droplet_run and its variants
- * apply it to every run that completes; the terrain and budget are handed
- * back all the same.  Thread-safe; reads only.
+ * The sequential reference: er_droplet_run_plan's droplets, run one after
+ * another in index order on the calling thread (what er_droplet_run_plan
+ * does on a world smaller than two blocks), whatever the plan's schedule.
+ * The contract of er_droplet_run_plan otherwise; for tests and benchmarks.
  */
-er_status er_droplet_guard(const er_droplet_setup *s, const er_terrain *t, const er_budget *b,
-                           er_error *err);
+er_status er_droplet_run_serial(const er_plan *plan, er_terrain *t, const er_run_opts *o,
+                                er_error *err);
 
-/* A Lague/Beyer droplet in flight. */
-typedef struct er_lague_state {
-    int bx, by;           /* base node: position = (bx + lx, by + ly) */
-    float lx, ly;         /* [cells] position relative to the base node */
-    float lx0, ly0;       /* [cells] start, relative to the base node */
-    float dx, dy;         /* direction, unit length (0 at the start) */
-    float speed, water;
-    float water0;         /* water at the start (rain map times initial_water) */
-    float sed;            /* [m] sediment carried */
-    int it;               /* steps taken */
-    size_t *trail;        /* cell of each step (lifetime entries), for the flow layer */
-} er_lague_state;
-
-/* Starts a droplet at (x, y) (node coordinates, the four nodes around it
- * valid); trail is scratch for c->lifetime cell indices, owned by the
- * caller and used until the droplet ends. */
-void er_lague_begin(const er_dctx *c, er_lague_state *s, double x, double y, size_t *trail);
-
-/* Runs one step of the droplet and adds its effects to *acc; returns 1 when
- * the droplet has ended (what it carried dropped, or counted in
- * acc->left_map), 0 otherwise.  Droplets that touch no common cell may be
- * stepped in any interleaving with the same results. */
-int er_lague_step(const er_dctx *c, er_lague_state *s, er_dacc *acc);
-
-/* Runs one Lague/Beyer droplet from (x, y) (node coordinates, the four
- * nodes around it valid) and adds its effects to *acc; trail as for
- * er_lague_begin. */
-void er_lague_droplet(const er_dctx *c, double x, double y, size_t *trail, er_dacc *acc);
-
-/* Lays `-amount` [m] (amount <= 0) down through the brush centred on cell
- * (cx, cy) (on the map, not a wall), renormalised over the taps on the map
- * and off walls, each tap's share times its mask value, and adds it to the
- * deposit layer: where a droplet or a particle that stops leaves its load
- * (core/droplet/droplet.c).  Returns what it laid down: exactly -amount
- * without a mask map. */
-float er_brush_apply(const er_dctx *c, int cx, int cy, float amount);
-
-/* A droplet's or particle's load `sed` at its end, of which `laid` went
- * down through the brush (er_brush_apply): the rest, only under a mask
- * map, leaves the terrain with the droplet, counted with what left the map
- * so that before - after - left_map stays exact. */
-static inline void er_end_load(float sed, float laid, double *deposited, double *left_map)
-{
-    *deposited += (double)laid;
-    if (laid < sed)
-        *left_map += (double)sed - (double)laid;
-}
-
-/* Runs one mass-transfer particle from (x, y) (cell coordinates, its cell
- * valid) and adds its effects to *acc. */
-void er_particle_run(const er_dctx *c, double x, double y, er_dacc *acc);
-
-/*
- * The sequential reference: the same droplets as er_droplet_run, run one
- * after another in index order with no blocking (what er_droplet_run does on
- * a map smaller than two blocks).  Same contract as er_droplet_run, except
- * that droplet.tile_size is not checked.  Single-threaded.
- */
-er_status er_droplet_run_serial(const er_params *p, er_terrain *t, er_layers *layers,
-                                const er_run_ctl *ctl, er_budget *budget, er_error *err);
-
-/* The snapshot schedule (core/droplet/snapshot.c). */
+/* ---------------------------------------------------------------------
+ * snapshot.c: the snapshot schedule
+ * --------------------------------------------------------------------- */
 
 /* The fixed-point shift k (unit 2^-k m) for a run whose input heights lie
  * in [lo, hi]: 36 bits below max(|lo|, |hi|, hi - lo) (snapshot.c). */
@@ -403,11 +414,11 @@ void er_snap_begin(er_dsink *k, const float *height);
  * make both impossible).  Parallel inside; the result is the same for any
  * thread count. */
 int er_snap_resolve(const er_dsink *k, float *height, float *deposit, float *wear,
-                        float *flow);
+                    float *flow);
 
 /* The kernels' writers under a sink (c->sink != NULL), each the blocks
  * schedule's float arithmetic with its writes turned into sums:
- * brush_erode, er_brush_apply, deposit_bilinear (a: the four nodes'
+ * er_brush_erode, er_brush_apply, er_deposit_bilinear (a: the four nodes'
  * amounts, mask applied; laid: what the blocks schedule would lay) and the
  * flow trail.  Each deposit tap lays at most its share of the cell's room
  * up (er_snap_room_up); the deposit writers return what was laid, less
@@ -421,5 +432,398 @@ float er_snap_deposit(const er_dctx *c, int cx, int cy, float amount);
 float er_snap_deposit4(const er_dctx *c, size_t i00, const float a[4], float laid);
 void er_snap_count4(const er_dctx *c, size_t i00);
 void er_snap_flow(const er_dctx *c, const size_t *trail, int n, float water);
+
+/* Runs s's droplets from batch b0 on, `batch` droplets a batch (the
+ * plan's), by the snapshot schedule, adding to *sum; after every batch
+ * ctl's progress and hk's boundary.  ER_OK, ER_ENOMEM, ER_ENUMERIC (a sum
+ * wrapped: a defect) or ER_ECANCELED (progress or a boundary asked). */
+er_status er_droplet_run_snapshot(const er_plan *plan, er_droplet_setup *s, int64_t batch,
+                                  int64_t b0, const er_run_ctl *ctl, const er_run_hooks *hk,
+                                  er_dacc *sum, er_error *err);
+
+/* ---------------------------------------------------------------------
+ * lanes.c: the blocks schedule
+ * --------------------------------------------------------------------- */
+
+/* Runs s's droplets from batch b0 on, `batch` droplets a batch (the
+ * plan's), by the blocks schedule with blocks of side `size`, adding to
+ * *sum; after every batch ctl's progress and hk's boundary.  ER_OK,
+ * ER_ENOMEM or ER_ECANCELED (progress or a boundary asked). */
+er_status er_droplet_run_blocked(const er_params *p, er_droplet_setup *s, int size,
+                                 int64_t batch, int64_t b0, const er_run_ctl *ctl,
+                                 const er_run_hooks *hk, er_dacc *sum, er_error *err);
+
+/* ---------------------------------------------------------------------
+ * brush.c: the brush kernels
+ * --------------------------------------------------------------------- */
+
+/* 0: runs set up from now on take the portable build of the step even on
+ * a CPU with AVX-512 (1, the default: the AVX-512 build where the CPU has
+ * it).  The two give the same bytes; tests compare them on one machine.
+ * Not thread-safe: call between runs. */
+void er_droplet_allow_avx512(int on);
+
+/* 1 when a run set up now takes the AVX-512 builds: they are allowed
+ * (er_droplet_allow_avx512), built (ER_DROPLET_AVX512) and the CPU has
+ * AVX-512F and VL (__builtin_cpu_supports). */
+int er_droplet_avx512(void);
+
+/* Lays `-amount` [m] (amount <= 0) down through the brush centred on cell
+ * (cx, cy) (on the map, not a wall), renormalised over the taps on the map
+ * and off walls, each tap's share times its mask value, and adds it to the
+ * deposit layer: where a droplet or a particle that stops leaves its load.
+ * Returns what it laid down: exactly -amount without a mask map. */
+float er_brush_apply(const er_dctx *c, int cx, int cy, float amount);
+
+/* A droplet's or particle's load `sed` at its end, of which `laid` went
+ * down through the brush (er_brush_apply): the rest, only under a mask
+ * map, leaves the terrain with the droplet, counted with what left the map
+ * so that before - after - left_map stays exact. */
+static inline void er_end_load(float sed, float laid, double *deposited, double *left_map)
+{
+    *deposited += (double)laid;
+    if (laid < sed)
+        *left_map += (double)sed - (double)laid;
+}
+
+/* Erodes up to `amount` [m] through the brush centred on node (cx, cy),
+ * no tap below `stop` [m]; returns what the taps gave up, which the
+ * droplet carries (brush.c says how).  The path for every brush, map and
+ * layer; er_brush_erode_hot picks the AVX-512 brush where it applies. */
+float er_brush_erode(const er_dctx *c, int cx, int cy, float amount, float stop);
+
+#ifdef ER_DROPLET_AVX512
+/* er_brush_erode on the clean radius-3 window whose top-left cell is
+ * `row` (w the map's width, bw the 5x5 weights), one AVX-512VL vector a
+ * row: the same bits (brush.c).  Only where the CPU has AVX-512F and VL. */
+__attribute__((target("avx512f,avx512vl"), noinline)) float
+er_brush5_avx512(float *restrict row, size_t w, const float *restrict bw, float amount,
+                 float stop);
+#endif
+
+/* Interior test for the brush: the centre node and every tap within
+ * clean_a of it lie in the map and off walls. */
+static inline int er_brush_clean(const er_dctx *c, int cx, int cy)
+{
+    int a = c->clean_a;
+    if (cx < a || cx >= c->width - a || cy < a || cy >= c->height - a)
+        return 0;
+    return c->clean == NULL || c->clean[(size_t)cy * (size_t)c->width + (size_t)cx];
+}
+
+/* er_brush_erode with the test for er_brush5_avx512 where the step can
+ * inline it: the call into er_brush_erode costs more than the brush's
+ * vector rows. */
+ER_HOT_INLINE float er_brush_erode_hot(const er_dctx *c, int cx, int cy, float amount, float stop)
+{
+#ifdef ER_DROPLET_AVX512
+    if (c->brush5_simd && !c->sink && er_brush_clean(c, cx, cy)) {
+        const size_t w = (size_t)c->width;
+        return er_brush5_avx512(c->height_m + (size_t)(cy - 2) * w + (size_t)(cx - 2), w,
+                                c->brush_w, amount, stop);
+    }
+#endif
+    return er_brush_erode(c, cx, cy, amount, stop);
+}
+
+/* Bilinear deposit of `amount` [m] onto the four nodes around a position
+ * whose floor node is i00 and offsets fx, fy (all four are valid), each
+ * node's share times its mask value; returns what was laid down (amount
+ * without a mask map; never more than amount). */
+ER_HOT_INLINE float er_deposit_bilinear(const er_dctx *c, size_t i00, float fx, float fy,
+                                        float amount)
+{
+    size_t w = (size_t)c->width;
+    float *h = c->height_m;
+    float a00 = amount * (1 - fx) * (1 - fy), a10 = amount * fx * (1 - fy);
+    float a01 = amount * (1 - fx) * fy, a11 = amount * fx * fy;
+    float laid = amount;
+    if (c->ctl_mask) {
+        const float *m = c->ctl_mask;
+        a00 *= m[i00];
+        a10 *= m[i00 + 1];
+        a01 *= m[i00 + w];
+        a11 *= m[i00 + w + 1];
+        laid = er_minf(a00 + a10 + a01 + a11, amount);
+    }
+    if (c->sink)
+        return er_snap_deposit4(c, i00, (const float[4]){a00, a10, a01, a11}, laid);
+    h[i00] += a00;
+    h[i00 + 1] += a10;
+    h[i00 + w] += a01;
+    h[i00 + w + 1] += a11;
+    if (c->deposit) {
+        float *d = c->deposit;
+        d[i00] += a00;
+        d[i00 + 1] += a10;
+        d[i00 + w] += a01;
+        d[i00 + w + 1] += a11;
+    }
+    return laid;
+}
+
+/* ---------------------------------------------------------------------
+ * particle.c: the mass-transfer particle
+ * --------------------------------------------------------------------- */
+
+/* Runs one mass-transfer particle from (x, y) (cell coordinates, its cell
+ * valid) and adds its effects to *acc. */
+void er_particle_run(const er_dctx *c, double x, double y, er_dacc *acc);
+
+/* ---------------------------------------------------------------------
+ * lague.c: the Lague/Beyer droplet
+ * --------------------------------------------------------------------- */
+
+/* A Lague/Beyer droplet in flight. */
+typedef struct er_lague_state {
+    int bx, by;           /* base node: position = (bx + lx, by + ly) */
+    float lx, ly;         /* [cells] position relative to the base node */
+    float lx0, ly0;       /* [cells] start, relative to the base node */
+    float dx, dy;         /* direction, unit length (0 at the start) */
+    float speed, water;
+    float water0;         /* water at the start (rain map times initial_water) */
+    float sed;            /* [m] sediment carried */
+    int it;               /* steps taken */
+    size_t *trail;        /* cell of each step (lifetime entries), for the flow layer */
+} er_lague_state;
+
+/* Starts a droplet at (x, y) (node coordinates, the four nodes around it
+ * valid); trail is scratch for c->lifetime cell indices, owned by the
+ * caller and used until the droplet ends. */
+void er_lague_begin(const er_dctx *c, er_lague_state *s, double x, double y, size_t *trail);
+
+/* Runs one step of the droplet and adds its effects to *acc; returns 1 when
+ * the droplet has ended (what it carried dropped, or counted in
+ * acc->left_map), 0 otherwise.  Droplets that touch no common cell may be
+ * stepped in any interleaving with the same results. */
+int er_lague_step(const er_dctx *c, er_lague_state *s, er_dacc *acc);
+
+/* Runs one Lague/Beyer droplet from (x, y) (node coordinates, the four
+ * nodes around it valid) and adds its effects to *acc; trail as for
+ * er_lague_begin. */
+static inline void er_lague_droplet(const er_dctx *c, double x, double y, size_t *trail,
+                                    er_dacc *acc)
+{
+    er_lague_state s;
+    er_lague_begin(c, &s, x, y, trail);
+    while (!er_lague_step(c, &s, acc))
+        ;
+}
+
+/* A step's look ahead (er_lague_look_pos, _dir and _move): where the
+ * droplet goes and what it found there, read from the terrain before the
+ * step writes anything. */
+typedef struct er_lague_look {
+    size_t i00, j00;          /* floor nodes of the old and the new position */
+    int cx, cy;               /* node nearest the old position: the brush centre */
+    float fx, fy;             /* old position's offsets from i00 */
+    float dx, dy, nlx, nly;   /* the new direction and position */
+    float dh, cap;            /* [m] height change, capacity */
+    float stop;               /* [m] the lowest a tap may be eroded to */
+    float h4[4];              /* [m] the old position's four nodes (er_lague_look_pos) */
+    float hold;               /* [m] height at the old position (er_lague_look_dir) */
+} er_lague_look;
+
+/* Adds the droplet's water to the flow layer at every cell it stepped on,
+ * at its end (lague.c says why then). */
+void er_lague_flush_flow(const er_dctx *c, const er_lague_state *s);
+
+/* Ends a droplet on the map: what it carries laid down through the brush
+ * around the node nearest its last valid position, and its flow. */
+void er_lague_end(const er_dctx *c, er_lague_state *s, er_dacc *acc);
+
+/* A step of the snapshot schedule's count pass (lague.c): counts the taps
+ * the main pass may take from or lay on; returns the load carried on. */
+float er_lague_count(const er_dctx *c, float sed, const er_lague_look *k);
+
+/*
+ * One droplet step, exactly as seeds/README.md, with the defects listed
+ * there removed: the brush is centred on the node nearest the droplet (not
+ * its floor node), the speed follows energy, sqrt(max(0, v^2 - dh g)), and
+ * a droplet that ends on the map drops what it carries.
+ *
+ * The erosion rule.  seeds/README.md bounds a step's erosion by the
+ * height drop, min((C - s) erodeSpeed, -dh), but spreads it over the brush
+ * around the old position, whose taps lie at any height: a tap at the
+ * bottom of a pit, or downhill of the new position, loses its share all
+ * the same.  Pits then deepen with every droplet that passes; deeper pits
+ * mean steeper drops into them, the speed from energy (v^2 - dh g) grows
+ * with the drops, and the capacity with the speed (C = -dh v w Kcap), so
+ * density feeds the digging, hundreds of metres below the lowest input
+ * cell at a few droplets a cell.  So each tap gives up at most what lies
+ * above the height the droplet moves to, hnew (never below the lowest of
+ * the four nodes around it either, which hnew is but for rounding), and a
+ * tap already below it gives nothing; the droplet carries what the taps
+ * gave (er_brush_erode), so eroded = carried = deposited + left the map
+ * still holds.  No node ever goes below the lowest node of the map as it
+ * was before the step (erosion stops at a bilinear mean of nodes, deposits
+ * only add), so the terrain never goes below the input's lowest height,
+ * exactly, at any density; the run guard (er_droplet_guard) relies on it.
+ *
+ * A step runs as the look then er_lague_apply (er_lague_step).  The look,
+ * in three parts (er_lague_look_pos: the position and its four nodes'
+ * loads; er_lague_look_dir: the height, the gradient and the new
+ * direction; er_lague_look_move: the move, the height there and the
+ * capacity), writes the terrain only when the droplet ends.  Each part
+ * returns 1 when the droplet has ended (its end written), 0 with its part
+ * of *k filled.  It touches only cells of its droplet's block, so the
+ * lanes' parts and applies may run in any interleaving (lanes.c). */
+ER_HOT_INLINE int er_lague_look_pos(const er_dctx *c, er_lague_state *s, er_dacc *acc,
+                                    er_lague_look *k)
+{
+    const size_t w = (size_t)c->width;
+    const float *restrict h = c->height_m;
+    const float lx = s->lx, ly = s->ly;
+
+    if (s->it >= c->lifetime) {
+        er_lague_end(c, s, acc);
+        return 1;
+    }
+    int kx = (int)lx, ky = (int)ly;
+    int ix = s->bx + kx, iy = s->by + ky;
+    float fx = lx - (float)kx, fy = ly - (float)ky;
+    size_t i00 = (size_t)iy * w + (size_t)ix;
+    int cx = ix + (fx >= 0.5f), cy = iy + (fy >= 0.5f);
+    s->trail[s->it++] = (size_t)cy * w + (size_t)cx;
+    /* er_lague_flush_flow adds to this cell at the droplet's end. */
+    if (c->flow)
+        ER_PREFETCH_W(c->flow + (size_t)cy * w + (size_t)cx);
+    acc->steps++;
+    k->i00 = i00;
+    k->cx = cx;
+    k->cy = cy;
+    k->fx = fx;
+    k->fy = fy;
+    k->h4[0] = h[i00];
+    k->h4[1] = h[i00 + 1];
+    k->h4[2] = h[i00 + w];
+    k->h4[3] = h[i00 + w + 1];
+    return 0;
+}
+
+/* The look's second part: the height and gradient from the loaded nodes,
+ * and the new direction. */
+ER_HOT_INLINE int er_lague_look_dir(const er_dctx *c, er_lague_state *s, er_dacc *acc,
+                                    er_lague_look *k)
+{
+    const float fx = k->fx, fy = k->fy;
+    float dx = s->dx, dy = s->dy;
+    /* Bilinear height and gradient at the position. */
+    float h00 = k->h4[0], h10 = k->h4[1], h01 = k->h4[2], h11 = k->h4[3];
+    float gx = (h10 - h00) * (1 - fy) + (h11 - h01) * fy;
+    float gy = (h01 - h00) * (1 - fx) + (h11 - h10) * fx;
+    float hold = (h00 * (1 - fx) + h10 * fx) * (1 - fy) + (h01 * (1 - fx) + h11 * fx) * fy;
+
+    /* Inertia: the new direction leans on the old one. */
+    dx = dx * c->inertia - gx * c->grad_k;
+    dy = dy * c->inertia - gy * c->grad_k;
+    float len2 = dx * dx + dy * dy;
+    if (!(len2 > ER_DIR_TINY)) {
+        er_lague_end(c, s, acc);
+        return 1;
+    }
+    float inv = 1.0f / sqrtf(len2);
+    dx *= inv;
+    dy *= inv;
+    k->dx = dx;
+    k->dy = dy;
+    k->hold = hold;
+    return 0;
+}
+
+/* The look's third part: the move, the height there and the capacity. */
+ER_HOT_INLINE int er_lague_look_move(const er_dctx *c, er_lague_state *s, er_dacc *acc,
+                                     er_lague_look *k)
+{
+    const int W = c->width, H = c->height;
+    const size_t w = (size_t)W;
+    const float *restrict h = c->height_m;
+    const float lx = s->lx, ly = s->ly, lim = (float)c->lifetime + 0.5f;
+    const float dx = k->dx, dy = k->dy, hold = k->hold;
+
+    /* Move one cell; stop off the map, past the reach bound (never reached
+     * in exact arithmetic: it guards the block argument against rounding) or
+     * on a wall. */
+    float nlx = lx + dx, nly = ly + dy;
+    int kx2 = (int)nlx, ky2 = (int)nly;
+    int jx = s->bx + kx2, jy = s->by + ky2;
+    if (!(jx >= 0 && jx < W - 1 && jy >= 0 && jy < H - 1)) {
+        acc->left_map += (double)s->sed;
+        acc->water_left += (double)s->water;
+        s->sed = 0;
+        er_lague_flush_flow(c, s);
+        return 1;
+    }
+    if (fabsf(nlx - s->lx0) > lim || fabsf(nly - s->ly0) > lim) {
+        er_lague_end(c, s, acc);
+        return 1;
+    }
+    size_t j00 = (size_t)jy * w + (size_t)jx;
+    if (c->wall && (c->wall[j00] | c->wall[j00 + 1] | c->wall[j00 + w] | c->wall[j00 + w + 1])) {
+        er_lague_end(c, s, acc);
+        return 1;
+    }
+    float gx2 = nlx - (float)kx2, gy2 = nly - (float)ky2;
+    float n00 = h[j00], n10 = h[j00 + 1], n01 = h[j00 + w], n11 = h[j00 + w + 1];
+    float hnew = (n00 * (1 - gx2) + n10 * gx2) * (1 - gy2) + (n01 * (1 - gx2) + n11 * gx2) * gy2;
+    float dh = hnew - hold, speed = s->speed, water = s->water;
+
+    /* Capacity: Lague's max(-dh v w K, min) or Beyer's max(-dh, min_slope) v w K. */
+    float cap = c->min_slope > 0 ? er_maxf(-dh, c->min_slope) * speed * water * c->cap_k
+                                 : er_maxf(-dh * speed * water * c->cap_k, c->min_cap);
+    /* No tap below the new position (the erosion rule above). */
+    float stop = er_maxf(hnew, er_minf(er_minf(n00, n10), er_minf(n01, n11)));
+    k->j00 = j00;
+    k->nlx = nlx;
+    k->nly = nly;
+    k->dh = dh;
+    k->cap = cap;
+    k->stop = stop;
+    return 0;
+}
+
+/* The second half of a step: the erosion or deposit the look decided, and
+ * the new state. */
+ER_HOT_INLINE void er_lague_apply(const er_dctx *c, er_lague_state *s, er_dacc *acc,
+                                  const er_lague_look *k)
+{
+    const size_t w = (size_t)c->width;
+    const float dh = k->dh, cap = k->cap, speed = s->speed, water = s->water;
+    float sed = s->sed;
+    if (c->sink && c->sink->counting) {
+        sed = er_lague_count(c, sed, k);
+    } else if (dh > 0 || sed > cap) {
+        /* Uphill: fill the pit behind, at most dh; else drop a part of the
+         * excess.  Onto the four nodes around the old position. */
+        float amount = dh > 0 ? er_minf(dh * c->area_k, sed) : (sed - cap) * c->deposit_speed;
+        amount = er_minf(amount, sed);
+        amount = er_deposit_bilinear(c, k->i00, k->fx, k->fy, amount);
+        sed -= amount;
+        acc->deposited += (double)amount;
+    } else {
+        /* Never more than the height drop in all (as a volume over the
+         * reference cell: area_k), and no tap below k->stop. */
+        float amount = er_minf((cap - sed) * c->erode_speed, -dh * c->area_k);
+        if (amount > 0) {
+            float taken = er_brush_erode_hot(c, k->cx, k->cy, amount, k->stop);
+            sed += taken;
+            acc->eroded += (double)taken;
+        }
+    }
+    /* The next step deposits (if it does) on the four nodes at j00: the
+     * deposit layer is touched nowhere else in flight, so its lines are
+     * cold, and the miss would stall the step. */
+    if (c->deposit) {
+        ER_PREFETCH_W(c->deposit + k->j00);
+        ER_PREFETCH_W(c->deposit + k->j00 + w);
+    }
+    s->speed = sqrtf(er_maxf(0.0f, speed * speed - dh * c->gravity));
+    s->water = water * c->keep_water;
+    s->sed = sed;
+    s->dx = k->dx;
+    s->dy = k->dy;
+    s->lx = k->nlx;
+    s->ly = k->nly;
+}
 
 #endif

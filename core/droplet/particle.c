@@ -10,17 +10,17 @@
  *   particle instead of destroying it (mass is conserved; the transfer
  *   dS = dt kd V (c_eq - S / V) is the seeds' equation in S);
  * - a step never takes its cell below the cell the particle moves to (the
- *   erosion rule of Lague's droplets in core/droplet/droplet.c, issue #12), and
- *   the particle carries what the cell gave up, h - h', not the transfer
- *   asked for (an exact difference, so load = material removed); nor does
- *   a step deposit more than the particle carries.  So no pit is dug below
- *   the particle's path, the terrain never goes below the input's lowest
+ *   erosion rule of Lague's droplets, droplet_impl.h), and the particle
+ *   carries what the cell gave up, h - h', not the transfer asked for (an
+ *   exact difference, so load = material removed); nor does a step deposit
+ *   more than the particle carries.  So no pit is dug below the
+ *   particle's path, the terrain never goes below the input's lowest
  *   height, and no negative load arises;
  * - the particle stops when its cell is farther than max_distance from its
  *   start cell (the block bound of DESIGN.md §5), on a wall, or after
  *   mt_max_steps steps, or when its volume falls below min_volume, and
  *   lays what it carries down through the brush of droplet.radius around
- *   the cell where it stops (issue #18: one cell made single-cell mounds);
+ *   the cell where it stops (onto one cell it makes single-cell mounds);
  *   only a particle leaving the map takes its sediment with it.
  */
 #include <math.h>
@@ -179,8 +179,8 @@ void er_particle_run(const er_dctx *c, double x, double y, er_dacc *acc)
     }
 
     /* Through the brush, not onto one cell: a particle stopped by
-     * max_distance or a wall with its load on one cell left a single-cell
-     * mound (issue #18). */
+     * max_distance or a wall with its load on one cell would leave a
+     * single-cell mound. */
     if (sed > 0)
         er_end_load(sed, er_brush_apply(c, ix, iy, -sed), &deposited, &acc->left_map);
     acc->eroded += eroded;

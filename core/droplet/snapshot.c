@@ -1,27 +1,28 @@
 /*
- * The "snapshot" droplet schedule (droplet.schedule, issue #14): every
- * droplet of a batch reads the terrain as it was at the batch start and
- * adds each change it makes into per-cell signed 64-bit fixed-point
- * accumulators; a resolve pass applies them.  Integer addition is
+ * The "snapshot" droplet schedule (droplet.schedule): every droplet of a
+ * batch reads the terrain as it was at the batch start and adds each
+ * change it makes into per-cell signed 64-bit fixed-point accumulators; a
+ * resolve pass applies them.  Integer addition is
  * associative and commutative, so the sums, and the terrain after the
  * resolve, do not depend on the order the droplets ran in: the same bits
  * for any thread count.  The per-droplet float arithmetic is the blocks
- * schedule's (core/droplet/droplet.c), on the snapshot.
+ * schedule's (lague.c, brush.c), on the snapshot.  The driver
+ * (er_droplet_run_snapshot) is at the end of this file.
  *
- * Shares (issue #14, follow-up).  All droplets of a batch read one height
- * per cell, so together they could take a cell below every one's stop.
+ * Shares.  All droplets of a batch read one height per cell, so together
+ * they could take a cell below every one's stop.
  * In Lague's step the path, speed, water, the height drop dh and the stop
  * depend only on the heights read, never on the load; the load only
  * decides how much a step takes, and a step takes nothing where dh >= 0
  * or where its load exceeds the capacity.  So a first pass runs every
  * droplet asking at each step for what it would with no load (the largest
  * amount any step could ask for, as (cap - sed) <= cap) and counts, per
- * cell, the taps that could take from
- * it, with the lowest stop of those taps as the cell's floor (integer
- * adds and an integer min: any order, so deterministic).  The main pass
- * then reads the same heights, so its taps that take are among those
- * counted, and each takes at most room / count (er_snap_room: the cell's
- * height above the floor, in fixed point, truncated).  The sum of the
+ * cell, the taps that could take from it, with the lowest stop of those
+ * taps as the cell's floor (integer adds and an integer min: any order, so
+ * deterministic).  The main pass then reads the same heights, so its taps
+ * that take are among those counted, and each takes at most room / count
+ * (er_snap_room: the cell's height above the floor, in fixed point,
+ * truncated).  The sum of the
  * takes never exceeds the room: no clamp, nothing withheld, no cell below
  * its floor (a stop: a mean of nodes of the batch start, so never below
  * the input's lowest), and the droplet carries what the cell gives up to
@@ -33,8 +34,7 @@
  * fills it to the height it climbs to, and each reads the pit as it was
  * at the batch start: run one after another, the first ones would fill the
  * pit and the next would run over it, but here nothing tells them the pit
- * is full, so the loads of all the batch's droplets add up into a tower
- * (a 111^2 DEM, 88 m high, at a droplet a cell a batch: a cell at 124 m).
+ * is full, so the loads of all the batch's droplets add up into a tower.
  * A hollow filled by deposits rises at most to its rim, so a cell's
  * deposits may raise it at most to its ceiling, the highest batch-start
  * height of its 3 x 3 neighbourhood (er_snap_ceiling): a batch can fill a
@@ -43,19 +43,15 @@
  * neighbour rises), and the terrain never rises above the input's highest
  * cell.  Whether a step deposits depends on the load: the count pass
  * carries the most the main pass's load can be (every tap's take
- * unshared, nothing laid: droplet.c lague_count) and counts the four
- * bilinear nodes of every step where that load could deposit and the
- * brush taps of every end where it is not 0 (dcount: a step's four nodes
- * counted once, at its quad); in the main pass each tap lays at most room
- * up / its count.  What the shares withhold stays
+ * unshared, nothing laid: er_lague_count) and counts the four bilinear
+ * nodes of every step where that load could deposit and the brush taps of
+ * every end where it is not 0 (dcount: a step's four nodes counted once,
+ * at its quad); in the main pass each tap lays at most room up / its
+ * count.  What the shares withhold stays
  * with the droplet, which carries it on, lays it where there is room, or
  * takes it off the map; withheld where the droplet ends, it leaves the
  * terrain with the droplet and is counted with what left the map, as a
- * mask map's (er_end_load): the budget closes.  Measured on that DEM with
- * the default recipe: the eroded volume within 0.3 % of the blocks
- * schedule's (23 % more without the ceiling: the towers were eroded
- * again), and 3 % of it leaving with droplets ended where their batch had
- * filled every hollow.
+ * mask map's (er_end_load): the budget closes.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -430,7 +426,7 @@ size_t er_snap_bytes_per_cell(void)
 }
 
 /*
- * The depth bound under many droplets (issue #12): each droplet's taps
+ * The depth bound under many droplets: each droplet's taps
  * stop at its own `stop`, and the shares (above) keep the batch's taps at
  * a cell within its room above the lowest stop counted there, itself >=
  * the lowest height of the batch start; the deposit shares keep its
@@ -465,3 +461,97 @@ int er_snap_resolve(const er_dsink *k, float *height, float *deposit, float *wea
     }
     return bad ? -1 : 0;
 }
+
+/* One pass over a snapshot batch: every droplet reads sc's snapshot and
+ * writes into its sink (the counts in the count pass, the sums in the
+ * main one), each with its own accumulator (acc[i]). */
+static void snapshot_pass(const er_dctx *sc, const er_droplet_batch *bt, size_t *trails,
+                          er_dacc *acc)
+{
+    ER_OMP_FOR()
+    for (int i = 0; i < bt->n; i++) {
+        memset(&acc[i], 0, sizeof acc[i]);
+        if (bt->ok[i])
+            er_lague_droplet(sc, bt->sx[i], bt->sy[i],
+                             trails + (size_t)er_thread_id() * (size_t)sc->lifetime, &acc[i]);
+    }
+}
+
+void er_snap_scales(const er_plan *plan, const er_droplet_setup *s, er_dsink *k)
+{
+    const er_dctx *c = &s->ctx;
+    float rain = 1.0f;
+    if (c->ctl_rain)
+        for (size_t i = 0; i < s->cells; i++)
+            if ((!c->wall || !c->wall[i]) && c->ctl_rain[i] > rain)
+                rain = c->ctl_rain[i];
+    k->h_scale = ldexpf(1.0f, er_snap_height_shift(plan->lo, plan->hi));
+    k->w_scale = ldexpf(1.0f, er_snap_water_shift((double)c->init_water * rain));
+}
+
+/*
+ * The snapshot schedule's driver: per batch, the starts as in the blocks
+ * schedule, the count pass and the main pass, every droplet in parallel
+ * against the batch start's heights, then the resolve.  Same boundaries,
+ * progress and hooks as er_droplet_run_blocked.
+ */
+er_status er_droplet_run_snapshot(const er_plan *plan, er_droplet_setup *s, int64_t batch,
+                                  int64_t b0, const er_run_ctl *ctl, const er_run_hooks *hk,
+                                  er_dacc *sum, er_error *err)
+{
+    const er_params *p = &plan->p;
+    const er_dctx *c = &s->ctx;
+    const int64_t full_batch = batch;
+    if (batch > s->count)
+        batch = s->count;
+    er_droplet_batch bt;
+    er_dsink k;
+    er_status st = er_droplet_batch_new(&bt, c, (int)plan->block_side, batch, err);
+    if (!st)
+        st = er_snap_new(&k, c, c->flow != NULL, err);
+    if (st) {
+        er_droplet_batch_free(&bt);
+        return st;
+    }
+    er_snap_scales(plan, s, &k);
+    er_dctx sc = *c;
+    sc.height_m = k.snap;
+    sc.sink = &k;
+    er_dacc *acc = malloc((size_t)batch * sizeof *acc);
+    size_t *trails = malloc((size_t)er_thread_count() * (size_t)c->lifetime * sizeof *trails);
+    if (!acc || !trails) {
+        st = er_fail(err, ER_ENOMEM, "droplet: out of memory for a batch of %lld droplets",
+                     (long long)batch);
+        goto done;
+    }
+    for (int64_t lo = b0 * batch, b = b0; lo < s->count; lo += batch, b++) {
+        int n = (int)(s->count - lo > batch ? batch : s->count - lo);
+        er_droplet_batch_draw(c, p->seed, (int)plan->block_side, b, lo, n, &bt);
+        er_snap_begin(&k, c->height_m);
+        k.counting = 1;
+        snapshot_pass(&sc, &bt, trails, acc);
+        k.counting = 0;
+        snapshot_pass(&sc, &bt, trails, acc);
+        for (int i = 0; i < n; i++)
+            er_dacc_add(sum, &acc[i]);
+        if (er_snap_resolve(&k, c->height_m, c->deposit, c->wear, c->flow)) {
+            st = er_fail(err, ER_ENUMERIC,
+                         "droplet: a snapshot sum wrapped or exceeded its cell's room");
+            goto done;
+        }
+        sum->water += er_droplet_batch_water(c, &bt);
+        if ((ctl && ctl->progress &&
+             ctl->progress(ctl->user, (double)(lo + n) / (double)s->count)) ||
+            er_droplet_at_boundary(p, s, full_batch, b + 1, hk, sum)) {
+            st = er_fail(err, ER_ECANCELED, "droplet: interrupted");
+            goto done;
+        }
+    }
+done:
+    er_droplet_batch_free(&bt);
+    er_snap_free(&k);
+    free(acc);
+    free(trails);
+    return st;
+}
+

@@ -1,5 +1,5 @@
 /*
- * Droplet erosion (core/droplet/droplet.c, core/droplet/particle.c, core/droplet/blocks.c):
+ * Droplet erosion (core/droplet/, its files listed in droplet_impl.h):
  * physics on analytic terrains, material balance, determinism across
  * thread counts, the block schedule against the sequential reference, walls.
  */
@@ -119,12 +119,21 @@ static er_params droplet_params(int64_t count, uint64_t seed)
     return p;
 }
 
+/* The sequential reference (er_droplet_run_serial) on p's plan for t. */
+static er_status run_serial(const er_params *p, er_terrain *t, er_layers *layers, er_budget *b,
+                            er_error *err)
+{
+    er_plan plan;
+    er_status st = er_plan_make(p, t, NULL, &plan, err);
+    return st ? st : er_droplet_run_serial(&plan, t, &(er_run_opts){layers, NULL, NULL, b}, err);
+}
+
 static er_status run_map(const er_params *p, map *m, int serial)
 {
     er_terrain t = {m->w, m->h, m->z, m->wall, 1.0, 1.0, NULL};
     er_layers layers = {m->flow, m->sed, NULL, m->wear};
     er_error err = {""};
-    er_status st = serial ? er_droplet_run_serial(p, &t, &layers, NULL, &m->b, &err)
+    er_status st = serial ? run_serial(p, &t, &layers, &m->b, &err)
                           : er_run_cpu(p, &t, NULL, &(er_run_opts){&layers, NULL, NULL, &m->b}, &err);
     if (st != ER_OK)
         fprintf(stderr, "droplet run: %s\n", err.msg);
@@ -412,7 +421,7 @@ static map olinda(void)
 }
 
 /* Droplets per cell of the dense runs: 3 dug pits 215 m below Olinda's
- * lowest cell (a 89 m relief) before the erosion rule of core/droplet/droplet.c,
+ * lowest cell (a 89 m relief) before the erosion rule of core/droplet/droplet_impl.h,
  * 50 took the mean height to -21589 m. */
 static const double dense_per_cell[] = {3, 50};
 
@@ -1638,7 +1647,7 @@ START_TEST(ctl_window_is_whole_restricted)
 END_TEST
 
 /* Droplet id's start water computed apart from the model: the first draw of
- * droplet_start on a wall-free w x h map (Lague: node coordinates in
+ * er_droplet_start on a wall-free w x h map (Lague: node coordinates in
  * [0, w-1) x [0, h-1), water initial_water times the rain; particles: cell
  * coordinates, volume the rain). */
 static double start_water_ref(const er_params *p, const float *rain, int w, int h, int64_t id)
@@ -1713,7 +1722,7 @@ START_TEST(rain_water_budget)
     er_terrain t = {m.w, m.h, m.z, m.wall, 1.0, 1.0, &k};
     er_layers layers = {m.flow, m.sed, NULL, m.wear};
     er_error err = {""};
-    ck_assert_int_eq(er_droplet_run_serial(&p, &t, &layers, NULL, &m.b, &err), ER_OK);
+    ck_assert_int_eq(run_serial(&p, &t, &layers, &m.b, &err), ER_OK);
     ck_assert(m.b.water_added == want);
 
     stop_at keep = {.cells = cells(&m)};

@@ -1,6 +1,6 @@
 /*
  * What droplet_lague.comp (blocks) and droplet_snap.comp (snapshot) share:
- * the Lague step (core/droplet/droplet.c's er_lague_step, see
+ * the Lague step (core/droplet/lague.c's er_lague_step, see
  * droplet_lague.comp), the droplet state and its buffers.  The including
  * shader declares first the heights h[] (binding 0), the push constants
  * pc (the fields of droplet_lague.comp's Params first) and, after this
@@ -90,7 +90,7 @@ bool brush_clean(int cx, int cy)
 
 /* A tap's share d of a brush at cell i times the cell's control value:
  * (1 - hardness) * mask for an erosion, mask for a deposit (one product
- * after the share, as core/droplet/droplet.c). */
+ * after the share, as core/droplet/brush.c). */
 float ctl_share(float d, uint i, bool erode)
 {
     precise float r = d;
@@ -230,7 +230,7 @@ bool lague_step()
                             ? maxf(-dh, pc.min_slope) * speed * water * pc.cap_k
                             : maxf(-dh * speed * water * pc.cap_k, pc.min_cap);
     if (count_pass()) {
-        /* core/droplet/droplet.c lague_count: the taps the main pass may
+        /* core/droplet/lague.c er_lague_count: the taps the main pass may
          * lay on or take from; the load carried on bounds the main pass's. */
         if ((dh > 0.0 && sed > 0.0) || sed > cap)
             count_deposit4(i00);

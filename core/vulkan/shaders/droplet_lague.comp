@@ -6,11 +6,11 @@
  * T/2 from its start, so invocations share no cell: no atomics, no float
  * races, and a run gives the same bits every time on one device.
  *
- * The step is core/droplet/droplet.c's er_lague_step operation for operation
+ * The step is core/droplet/lague.c's er_lague_step operation for operation
  * (seeds/README.md; brush on the nearest node, speed from energy, what a
  * droplet carries is dropped where it ends; the erosion rule of issue #12:
  * no brush tap below the height the droplet moves to, and the droplet
- * carries what the taps gave up, summed in brush_erode's order).  Every
+ * carries what the taps gave up, summed in er_brush_erode's order).  Every
  * float that feeds the
  * state is `precise` so the driver neither contracts a*b+c into an FMA nor
  * reorders; results still differ from the CPU's in the last bits where the
@@ -78,7 +78,7 @@ layout(push_constant) uniform Params {
  * share is scaled by its control value (ctl_share).  An
  * erosion (amount > 0) takes no tap below `stop` (tap_erode) and returns
  * what the taps gave up, summed column by column, each column top to
- * bottom, then the columns left to right: core/droplet/droplet.c's brush_erode,
+ * bottom, then the columns left to right: core/droplet/brush.c's er_brush_erode,
  * bit for bit; a deposit returns what it laid down as er_brush_apply
  * does (the load itself without a mask map). */
 float brush_apply(int cx, int cy, float amount, float stop)
@@ -169,7 +169,7 @@ float brush_apply(int cx, int cy, float amount, float stop)
 }
 
 /* Bilinear deposit onto the four nodes around floor node i00, each share
- * times the node's mask; returns what was laid down (core/droplet/droplet.c). */
+ * times the node's mask; returns what was laid down (er_deposit_bilinear). */
 float deposit_bilinear(uint i00, float fx, float fy, float amount)
 {
     const uint w = uint(pc.width);

@@ -114,7 +114,7 @@ float facet_diag(float d)
 }
 
 /* Adds -amount (amount < 0) through the brush centred on cell (cx, cy), as
- * core/droplet/droplet.c's er_brush_apply: the whole disc where its window
+ * core/droplet/brush.c's er_brush_apply: the whole disc where its window
  * is clean, else renormalised over the taps on the map and off walls.
  * Each loop runs over a window flattened into one index (lavapipe's loop
  * budget, droplet_lague.comp). */

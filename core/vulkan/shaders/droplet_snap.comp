@@ -254,7 +254,7 @@ float brush_apply(int cx, int cy, float amount, float stop)
 }
 
 /* Bilinear deposit onto the four nodes around floor node i00, each share
- * times the node's mask; returns what was laid down (core/droplet/droplet.c). */
+ * times the node's mask; returns what was laid down (er_deposit_bilinear). */
 float deposit_bilinear(uint i00, float fx, float fy, float amount)
 {
     const uint w = uint(pc.width);
