@@ -97,7 +97,7 @@ ALL_CFLAGS   := $(OPT) $(FPFLAGS) $(OMPFLAGS) $(SANFLAGS) $(CFLAGS) $(PKG_CFLAGS
 ALL_LDFLAGS  := $(OMPFLAGS) $(SANFLAGS) $(LDFLAGS)
 LIBS         := $(PKG_LIBS) $(VK_LIBS) -lm
 
-CORE_SRC  := $(sort $(wildcard core/*.c core/mei/*.c core/droplet/*.c core/sph/*.c)) $(VK_SRC)
+CORE_SRC  := $(sort $(filter-out core/vulkan/%,$(wildcard core/*.c core/*/*.c))) $(VK_SRC)
 IO_SRC    := $(sort $(wildcard io/*.c))
 CLI_SRC   := $(sort $(wildcard cli/*.c))
 LIB_OBJ   := $(CORE_SRC:%.c=$(BUILD)/%.o) $(IO_SRC:%.c=$(BUILD)/%.o)

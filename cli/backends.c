@@ -33,16 +33,18 @@ er_status er_job_choose_backend(er_job *j, er_vk_ctx *vk)
     er_status st;
     j->be = &er_backend_cpu;
     j->be_ctx = NULL;
-    /* The CPU path is the reference; a model it runs without hooks (SPH)
-     * refuses them here, before any output or checkpoint is opened. */
-    if ((er_backend_cpu.caps[j->plan.p.model] & need & ER_CAP_HOOKS) != (need & ER_CAP_HOOKS))
-        return er_fail(&j->err, ER_EUNSUPPORTED, "%s: %s: --checkpoint/--resume/--frames are not "
-                       "supported yet", j->input, j->plan.p.model == ER_MODEL_SPH ? "sph" : "model");
+    /* The CPU path is the reference: what it cannot run is refused
+     * before any output or checkpoint is opened. */
+    if ((er_backend_cpu.caps(j->plan.p.model) & need) != need)
+        return er_fail(&j->err, ER_EUNSUPPORTED, "%s: %s: %s runs on no backend", j->input,
+                       er_model_name(j->plan.p.model),
+                       (need & ~er_backend_cpu.caps(j->plan.p.model) & ER_CAP_WINDOW)
+                           ? "--tile-set" : "--checkpoint/--resume/--frames");
     if (!vk)
         return ER_OK;
-    if ((er_backend_vulkan.caps[j->plan.p.model] & need) != need)
+    if ((er_backend_vulkan.caps(j->plan.p.model) & need) != need && er_backend_vulkan.caps(j->plan.p.model))
         st = er_fail(&e, ER_EUNSUPPORTED, "--checkpoint, --resume, --frames and --tile-set run "
-                     "on the cpu backend only for this model");
+                     "on the cpu backend only for the %s model", er_model_name(j->plan.p.model));
     else
         st = er_backend_vulkan.check(vk, &j->plan, &j->terrain, &e);
     if (st == ER_OK) {

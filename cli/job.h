@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "../core/backend.h"
+#include "../core/models.h"
 #include "../core/plan.h"
 #include "../io/checkpoint.h"
 #include "../io/image.h"

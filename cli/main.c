@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "../io/atomic.h"
-#include "../core/model.h"
+#include "../core/models.h"
 #include "../io/recipe.h"
 #include "msg.h"
 #include "options.h"
@@ -126,20 +126,14 @@ int main(int argc, char **argv)
         er_settings_free(&s);
         return 2;
     }
-    if (recipe.model == ER_MODEL_DROPLET && er_droplet_check(&recipe, &err) != ER_OK) {
+    const er_model_ops *model = er_model(recipe.model);
+    if (model->check && model->check(&recipe, s.tile_set && !s.stitch, &err) != ER_OK) {
         er_msg_error("%s: %s", s.recipe_path ? s.recipe_path : "recipe", err.msg);
         er_settings_free(&s);
         return 2;
     }
     er_tile_set tiles;
     memset(&tiles, 0, sizeof tiles);
-    if (s.tile_set && !s.stitch && recipe.model == ER_MODEL_DROPLET &&
-        recipe.droplet.height_unit == 0) {
-        er_msg_error("droplet.height_unit: \"relief\" is a property of one map; a tile set "
-                     "needs a number of metres, e.g. -s droplet.height_unit=1000");
-        er_settings_free(&s);
-        return 2;
-    }
     if (s.tile_set) {
         if ((status = er_tile_set_load(s.tile_set, &tiles)) != 0) {
             er_tile_set_free(&tiles);

@@ -158,16 +158,16 @@ er_status er_job_draw_picture(er_job *j, const float *elev, const float *water, 
         deposit[i] = d > 0 ? d : 0.0f;
         erosion[i] = d < 0 ? -d : 0.0f;
     }
-    /* Mei: water depth blue, suspended sediment green, deposits red.
-     * Droplets: their water layer is accumulated flow, which covers every
-     * slope, and their sediment is already in the deposits; so they show
-     * deposits red and erosion orange instead. */
-    int mei = j->params.model == ER_MODEL_MEI;
+    /* Standing water blue, suspended sediment green, deposits red.  A
+     * model whose water layer is accumulated flow (it covers every slope)
+     * and whose sediment is already in the deposits shows deposits red and
+     * erosion orange instead. */
+    int standing = (er_model(j->params.model)->flags & ER_MODEL_STANDING_WATER) != 0;
     er_preview_style style = er_preview_style_default();
-    style.show_erosion = !mei;
+    style.show_erosion = !standing;
     er_preview_in after = {j->img.width, j->img.height, elev, j->img.nodata,
-                           j->terrain.cell_x, j->terrain.cell_y, mei ? water : NULL,
-                           mei ? sed : NULL, deposit, erosion, &style};
+                           j->terrain.cell_x, j->terrain.cell_y, standing ? water : NULL,
+                           standing ? sed : NULL, deposit, erosion, &style};
     er_preview_in before = {j->img.width, j->img.height, j->initial, j->img.nodata,
                             j->terrain.cell_x, j->terrain.cell_y, NULL, NULL, NULL, NULL, &style};
     int w, h;

@@ -143,7 +143,8 @@ static size_t maps_bytes_per_cell(const er_control_paths *m)
 er_status er_job_check_memory(er_job *j, int width, int height, size_t limit)
 {
     size_t cells = (size_t)width * (size_t)height, per_cell, need;
-    const size_t fixed = er_plan_bytes_fixed(&j->params);
+    char what[64];
+    const size_t fixed = er_plan_bytes_fixed(&j->params, what, sizeof what);
     int extra = !!(j->s->layers & ER_LAYER_FLOW) + !!(j->s->layers & ER_LAYER_WEAR);
     per_cell = (4 + (size_t)extra) * sizeof(float) + 2 + maps_bytes_per_cell(&j->params.maps) +
                er_plan_bytes_per_cell(&j->params);
@@ -153,10 +154,9 @@ er_status er_job_check_memory(er_job *j, int width, int height, size_t limit)
     char a[32], b[32], c[32];
     const char *want = human((double)cells * (double)per_cell + (double)fixed, a);
     if (fixed > 0)
-        return er_fail(&j->err, ER_ENOMEM, "%s: a %dx%d run needs %s (%s of it for %lld "
-                       "particles), more than --max-memory (%s)", j->input, width, height, want,
-                       human((double)fixed, b), (long long)j->params.sph.max_particles,
-                       human((double)limit, c));
+        return er_fail(&j->err, ER_ENOMEM, "%s: a %dx%d run needs %s (%s of it for %s), more "
+                       "than --max-memory (%s)", j->input, width, height, want,
+                       human((double)fixed, b), what, human((double)limit, c));
     return er_fail(&j->err, ER_ENOMEM, "%s: a %dx%d run needs %s, more than --max-memory (%s)",
                    j->input, width, height, want, human((double)limit, c));
 }

@@ -7,13 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *model_name(er_model_kind m)
-{
-    return m == ER_MODEL_MEI ? "mei" : m == ER_MODEL_SPH ? "sph" : "droplet";
-}
-
-/* Returns 0, or 1 when standard output could not take the line (closed,
- * full, a broken pipe): a pipeline that lost its summary must know. */
 /* A layer's path under its name; a RAW layer's sidecar ("<file>.json",
  * io/raw_write.c) under "<layer>_sidecar". */
 static void add_output(cJSON *outs, const char *layer, const char *path)
@@ -28,6 +21,8 @@ static void add_output(cJSON *outs, const char *layer, const char *path)
     }
 }
 
+/* Returns 0, or 1 when standard output could not take the line (closed,
+ * full, a broken pipe): a pipeline that lost its summary must know. */
 static int print_json(const er_job *j, int status)
 {
     cJSON *o = cJSON_CreateObject();
@@ -43,7 +38,8 @@ static int print_json(const er_job *j, int status)
             add_output(outs, er_layer_name(1u << b), j->outputs[b]);
     if (j->preview[0])
         cJSON_AddStringToObject(outs, "preview", j->preview);
-    cJSON_AddStringToObject(o, "model", model_name(j->params.model));
+    const er_model_ops *m = er_model(j->params.model);
+    cJSON_AddStringToObject(o, "model", m->name);
     if (j->s->frames)
         cJSON_AddNumberToObject(o, "frames", (double)j->frames);
     if (j->resumed.buf)
@@ -59,8 +55,8 @@ static int print_json(const er_job *j, int status)
     cJSON_AddNumberToObject(o, "height", j->img.height);
     cJSON_AddNumberToObject(o, "cell_x", j->terrain.cell_x);
     cJSON_AddNumberToObject(o, "cell_y", j->terrain.cell_y);
-    cJSON_AddNumberToObject(o, j->params.model != ER_MODEL_DROPLET ? "steps" : "droplets", (double)j->budget.work_done);
-    cJSON_AddNumberToObject(o, j->params.model != ER_MODEL_DROPLET ? "substeps" : "droplet_steps", (double)j->budget.substeps);
+    cJSON_AddNumberToObject(o, m->work_key, (double)j->budget.work_done);
+    cJSON_AddNumberToObject(o, m->substep_key, (double)j->budget.substeps);
     cJSON *bud = cJSON_AddObjectToObject(o, "budget");
     cJSON_AddStringToObject(bud, "unit", "m3");
     cJSON_AddNumberToObject(bud, "material_before", j->budget.material_before * area);
@@ -70,7 +66,7 @@ static int print_json(const er_job *j, int status)
     cJSON_AddNumberToObject(bud, "deposited", j->budget.deposited * area);
     cJSON_AddNumberToObject(bud, "water_added", j->budget.water_added * area);
     cJSON_AddNumberToObject(bud, "water_left", j->budget.water_left * area);
-    if (j->params.model == ER_MODEL_DROPLET && j->params.droplet.schedule == ER_DROPLET_SNAPSHOT)
+    if (m->reports_withheld && m->reports_withheld(&j->params))
         cJSON_AddNumberToObject(bud, "withheld", j->budget.withheld * area);
     cJSON_AddNumberToObject(bud, "relative_error", j->budget.rel_error);
     char *text = cJSON_PrintUnformatted(o);
@@ -88,7 +84,7 @@ int er_job_report(er_job *j, er_status st, int status)
 {
     if (st == ER_ECANCELED && j->saved_at >= 0)
         er_fail(&j->err, st, "%s: interrupted at %s %lld; state saved in '%s' (continue with --resume)",
-                j->input, j->params.model == ER_MODEL_MEI ? "step" : "batch",
+                j->input, er_model(j->params.model)->unit,
                 (long long)j->saved_at, j->ck_path);
     if (st != ER_OK) {
         j->written = 0; /* for --json: no output of this input exists */

@@ -2,8 +2,10 @@
  * The backends as er_backend tables (core/plan.h): the CPU path, and the
  * Vulkan one over core/backend.h (whose functions fail with
  * ER_VK_NOT_BUILT in a build without Vulkan, so this file needs no #ifdef).
+ * What each runs of a model is the model's ops (core/models.h).
  */
 #include "backend.h"
+#include "models.h"
 #include "plan.h"
 
 static er_status cpu_check(void *ctx, const er_plan *plan, const er_terrain *t, er_error *err)
@@ -19,25 +21,25 @@ static er_status cpu_run(void *ctx, const er_plan *plan, er_terrain *t, const er
                          er_error *err)
 {
     static const er_run_opts none;
+    const er_model_ops *m = er_model(plan->p.model);
     (void)ctx;
     if (!o)
         o = &none;
+    if (!m)
+        return er_fail(err, ER_EINVAL, "model: unknown model %d", (int)plan->p.model);
     if (plan->width != t->width || plan->height != t->height)
         return er_fail(err, ER_EINVAL, "the plan is for a %dx%d map, not %dx%d", plan->width,
                        plan->height, t->width, t->height);
-    switch (plan->p.model) {
-    case ER_MODEL_MEI: return er_mei_run_plan(plan, t, o, err);
-    case ER_MODEL_DROPLET: return er_droplet_run_plan(plan, t, o, err);
-    case ER_MODEL_SPH: return er_sph_run_plan(plan, t, o, err);
-    }
-    return er_fail(err, ER_EINVAL, "model: unknown model %d", (int)plan->p.model);
+    return m->run(plan, t, o, err);
 }
 
-const er_backend er_backend_cpu = {
-    "cpu",
-    {[ER_MODEL_MEI] = ER_CAP_WINDOW | ER_CAP_HOOKS, [ER_MODEL_DROPLET] = ER_CAP_WINDOW | ER_CAP_HOOKS,
-     [ER_MODEL_SPH] = ER_CAP_HOOKS},
-    cpu_check, cpu_run};
+static unsigned cpu_caps(er_model_kind k)
+{
+    const er_model_ops *m = er_model(k);
+    return m ? m->cpu_caps : 0u;
+}
+
+const er_backend er_backend_cpu = {"cpu", cpu_caps, cpu_check, cpu_run};
 
 er_status er_run_cpu(const er_params *p, er_terrain *t, const er_window *win,
                      const er_run_opts *o, er_error *err)
@@ -47,50 +49,44 @@ er_status er_run_cpu(const er_params *p, er_terrain *t, const er_window *win,
     return st ? st : er_backend_cpu.run(NULL, &plan, t, o, err);
 }
 
-/* What the Vulkan backend runs of each model besides plain runs. */
-#define VK_CAPS_MEI (ER_CAP_WINDOW | ER_CAP_HOOKS)
-#define VK_CAPS_DROPLET (ER_CAP_WINDOW | ER_CAP_HOOKS)
+static unsigned vk_caps(er_model_kind k)
+{
+    const er_model_ops *m = er_model(k);
+    return m && m->vk_run ? m->vk_caps : 0u;
+}
 
-/* What the Vulkan backend does not run yet: a plan of a window or run
- * hooks (ER_EUNSUPPORTED, saying which).  o may be NULL. */
+/* What the Vulkan path of the plan's model does not run: the model
+ * itself, a window or run hooks (ER_EUNSUPPORTED, saying which).  o may
+ * be NULL. */
 static er_status vk_refuse(const er_plan *plan, const er_run_opts *o, er_error *err)
 {
-    if (plan->p.model == ER_MODEL_SPH)
-        return er_fail(err, ER_EUNSUPPORTED, "vulkan: the sph model runs on the cpu backend "
-                       "only");
-    unsigned caps = plan->p.model == ER_MODEL_MEI ? VK_CAPS_MEI : VK_CAPS_DROPLET;
-    if (plan->windowed && !(caps & ER_CAP_WINDOW))
-        return er_fail(err, ER_EUNSUPPORTED, "vulkan: windows (--tile-set) run on the cpu "
-                       "backend only");
-    if (o && o->hooks && (o->hooks->boundary || o->hooks->resume) && !(caps & ER_CAP_HOOKS))
-        return er_fail(err, ER_EUNSUPPORTED, "vulkan: --checkpoint, --resume and --frames run "
-                       "on the cpu backend only");
+    const er_model_ops *m = er_model(plan->p.model);
+    if (!m || !m->vk_run)
+        return er_fail(err, ER_EUNSUPPORTED, "vulkan: the %s model runs on the cpu backend "
+                       "only", er_model_name(plan->p.model));
+    if (plan->windowed && !(m->vk_caps & ER_CAP_WINDOW))
+        return er_fail(err, ER_EUNSUPPORTED, "vulkan: windows (--tile-set) of the %s model run "
+                       "on the cpu backend only", m->name);
+    if (o && o->hooks && (o->hooks->boundary || o->hooks->resume) && !(m->vk_caps & ER_CAP_HOOKS))
+        return er_fail(err, ER_EUNSUPPORTED, "vulkan: --checkpoint, --resume and --frames of "
+                       "the %s model run on the cpu backend only", m->name);
     return ER_OK;
 }
 
 static er_status vk_check(void *ctx, const er_plan *plan, const er_terrain *t, er_error *err)
 {
     er_status st = vk_refuse(plan, NULL, err);
-    if (st)
-        return st;
-    return plan->p.model == ER_MODEL_MEI ? er_vk_mei_check(ctx, plan, t, err)
-                                         : er_vk_droplet_check(ctx, plan, t, err);
+    return st ? st : er_model(plan->p.model)->vk_check(ctx, plan, t, err);
 }
 
 static er_status vk_run(void *ctx, const er_plan *plan, er_terrain *t, const er_run_opts *o,
                         er_error *err)
 {
     er_status st = vk_refuse(plan, o, err);
-    if (st)
-        return st;
-    return plan->p.model == ER_MODEL_MEI ? er_vk_mei_run(ctx, plan, t, o, err)
-                                         : er_vk_droplet_run(ctx, plan, t, o, err);
+    return st ? st : er_model(plan->p.model)->vk_run(ctx, plan, t, o, err);
 }
 
-const er_backend er_backend_vulkan = {
-    "vulkan", {[ER_MODEL_MEI] = VK_CAPS_MEI, [ER_MODEL_DROPLET] = VK_CAPS_DROPLET, [ER_MODEL_SPH] = 0},
-    vk_check,
-    vk_run};
+const er_backend er_backend_vulkan = {"vulkan", vk_caps, vk_check, vk_run};
 
 er_status er_run_vk(er_vk_ctx *vk, const er_params *p, er_terrain *t, const er_run_opts *o,
                     er_error *err)

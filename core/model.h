@@ -1,6 +1,6 @@
 /*
- * The entry points every compute path implements for both models, and the
- * types they share.  core/ computes on these structs only: it opens no file,
+ * The types every model and every compute path share: the terrain, the
+ * layers, the budget, run states and hooks.  core/ computes on these structs only: it opens no file,
  * prints nothing and never sets the thread count (cli/ does, with -j).
  */
 #ifndef ER_MODEL_H
@@ -60,56 +60,43 @@ typedef struct er_budget {
                                (core/droplet/snapshot.c); 0 otherwise */
 } er_budget;
 
-/* Called on the calling thread between steps (Mei) or batches (droplets)
+/* Called on the calling thread between boundaries (steps, batches)
  * with the fraction done in [0, 1]; a non-zero return cancels the run,
  * which then returns ER_ECANCELED and leaves the terrain in its state at
  * that step boundary. */
 typedef int (*er_progress_fn)(void *user, double fraction);
 
-/* Arrays of a run state (er_run_state.array), width * height floats each. */
+/* The most float arrays a run state holds (er_run_state.array), width *
+ * height floats each; what each means is the model's (core/<model>/). */
 #define ER_STATE_ARRAYS 9
-/* Mei: terrain change z = b - b0, water d, suspended sediment s, the four
- * outflow fluxes fL, fR, fT, fB (core/mei/mei_internal.h), then the flow
- * and wear accumulators (NULL when the run keeps none).  A state of 7
- * arrays (written before flow and wear existed) lacks the last two. */
-enum { ER_STATE_MEI_Z = 0, ER_STATE_MEI_D, ER_STATE_MEI_S, ER_STATE_MEI_Q,
-       ER_STATE_MEI_FLOW = 7, ER_STATE_MEI_WEAR = 8 };
-#define ER_STATE_MEI_OLD 7
-/* Droplets: the working heights (modified in place), the flow (water)
- * and deposit (sediment) layers; the layers are NULL when not kept.
- * SPH: the same three slots hold the height, water and sediment layers as
- * the run would write them at that boundary (for frames); what it resumes
- * from is er_run_state.sph. */
-enum { ER_STATE_DROP_HEIGHT = 0, ER_STATE_DROP_FLOW, ER_STATE_DROP_DEPOSIT,
-       ER_STATE_DROP_WEAR };
-/* Droplet state arrays: the three above and the wear layer (NULL when not
- * kept; a 3-array state, an older checkpoint's, lacks it).  SPH: 3. */
-#define ER_STATE_DROP_ARRAYS 4
-#define ER_STATE_DROP_OLD 3
-/* SPH: after its three layers, the wear and flow accumulators (float, what
- * the run writes; NULL when not kept), so a resume is bit-exact. */
-enum { ER_STATE_SPH_WEAR = 3, ER_STATE_SPH_FLOW = 4 };
-#define ER_STATE_SPH_ARRAYS 5
 
-/* Doubles per SPH particle in er_run_sph.particles. */
-#define ER_SPH_PARTICLE_DOUBLES 7
-
-/* The SPH state (core/sph/) at a step boundary, in the model's units
- * (lengths in cells, times in T = sqrt(L / g)), doubles so that a resumed
- * run continues bit for bit.  The particles are those of the run in its
- * order (sorted by neighbour-grid column, then height). */
-typedef struct er_run_sph {
-    int64_t n;                   /* particles */
-    const double *particles;     /* n * 7: x, y, z [cells], vx, vy, vz [cells/T], C */
-    const double *zb, *dz, *dep; /* width * height each [cells]: working heights,
-                                  * change since the start, deposits */
-    int n_pending;               /* source slots: ER_MAX_SOURCES for mei.sources, then
-                                  * one for the source map (core/controls.h) */
-    const double *pending;       /* [cells^3] source volume not yet emitted, per slot */
-} er_run_sph;
+/* The most pieces of a state's model section (er_run_extra). */
+#define ER_EXTRA_PARTS 8
 
 /*
- * The complete state of a run at a step (Mei) or batch (droplets) boundary:
+ * A model's own section of a run state, beside its float arrays: doubles
+ * a run continues from bit for bit (SPH: its particles and grids), and two
+ * counts it reads them by.  The doubles are the concatenation of the
+ * parts, in order; a checkpoint read back holds them as one part.  The
+ * model checks the lengths (er_extra_split): the checkpoint code only
+ * carries them.
+ */
+typedef struct er_run_extra {
+    uint64_t count[2];
+    int n_parts;
+    const double *part[ER_EXTRA_PARTS];
+    size_t len[ER_EXTRA_PARTS];   /* doubles in each part */
+} er_run_extra;
+
+/* Splits the doubles of x into k consecutive pieces of len[i] doubles
+ * each, out[i] pointing at each; every piece must lie in one part (true
+ * of a section read back, one part, and of one the model made itself).
+ * Returns 0, or -1 when the lengths do not add up to x's or a piece
+ * spans two parts. */
+int er_extra_split(const er_run_extra *x, const size_t *len, int k, const double **out);
+
+/*
+ * The complete state of a run at a boundary (a step, a batch of droplets):
  * with the recipe and the run's input terrain it is everything the model
  * needs to go on from there and produce the same bits as an uninterrupted
  * run.  The random numbers are counter-based (core/rng.h), keyed by step,
@@ -122,24 +109,22 @@ typedef struct er_run_sph {
 typedef struct er_run_state {
     er_model_kind model;
     int width, height;
-    int64_t boundary;      /* boundaries passed: Mei and SPH steps, droplet batches */
+    int64_t boundary;      /* boundaries passed (the model's unit: steps, batches) */
     int64_t boundaries;    /* boundaries in the whole run (the last = the end) */
-    int64_t done;          /* Mei, SPH: steps done; droplets: droplets done */
-    int64_t total;         /* Mei, SPH: steps of the run; droplets: droplets of the run */
+    int64_t done;          /* work done (steps; droplets for the droplet model) */
+    int64_t total;         /* work of the whole run, in the same unit */
     er_budget budget;      /* accumulators so far: eroded, deposited, left_map,
                             * water_added, water_left, work_done, substeps;
                             * material_before as the run computed it;
                             * material_after and rel_error are 0 */
-    int n_arrays;          /* Mei: 9 (7 in older states); droplets 4, SPH 5 (3
-                            * in older states) */
-    const float *array[ER_STATE_ARRAYS]; /* see ER_STATE_MEI_* / ER_STATE_DROP_*;
-                                          * NULL = not kept (droplet layers) */
-    const er_run_sph *sph; /* SPH: the particles and grids; NULL for the others */
+    int n_arrays;          /* the model's (core/<model>/state.h) */
+    const float *array[ER_STATE_ARRAYS]; /* NULL = not kept (a layer not asked for) */
+    const er_run_extra *extra; /* the model's own section; NULL = none */
 } er_run_state;
 
 /* Called on the calling thread at every boundary: once at the start (the
- * input state, or the resumed one), then after every Mei step or droplet
- * batch, the last call being the end state.  No model work runs during
+ * input state, or the resumed one), then after every step or batch, the
+ * last call being the end state.  No model work runs during
  * the call.  A non-zero return cancels the run (ER_ECANCELED, the terrain
  * and layers left as at that boundary). */
 typedef int (*er_boundary_fn)(void *user, const er_run_state *state);
@@ -230,18 +215,5 @@ void er_run_state_layers(const er_run_state *state, const float *input, const ui
  *   - droplets use the tile-coloured batch schedule of DESIGN.md §5.
  * Thread-safe for distinct terrains.
  */
-
-/* Bytes of working memory a Mei run allocates per cell (beyond the caller's
- * terrain and layers), so the caller can refuse a map that will not fit. */
-size_t er_mei_bytes_per_cell(const er_params *p);
-size_t er_droplet_bytes_per_cell(const er_params *p);
-
-/*
- * Checks p->droplet the way er_plan_make will, without a map: ranges and
- * the tile-size bound of DESIGN.md §5, which depends on several keys at
- * once.  The CLI calls it before any work so such a recipe is refused like
- * every other recipe error.  Returns ER_OK or ER_EINVAL naming the key.
- */
-er_status er_droplet_check(const er_params *p, er_error *err);
 
 #endif

@@ -82,9 +82,9 @@ er_status er_plan_check_resume(const er_plan *plan, const er_run_state *r,
 size_t er_plan_bytes_per_cell(const er_params *p);
 
 /* Bytes of working memory a run of recipe p allocates whatever the map's
- * size (SPH: its particles, up to sph.max_particles, and their neighbour
- * lists), for the same check; saturates at SIZE_MAX. */
-size_t er_plan_bytes_fixed(const er_params *p);
+ * size (particles, say), for the same check; saturates at SIZE_MAX.
+ * what[n] receives what they hold ("200000 particles"; "" for none). */
+size_t er_plan_bytes_fixed(const er_params *p, char *what, size_t n);
 
 /* A scan of the terrain's valid (non-wall) cells in row-major order. */
 typedef struct er_terrain_stats {
@@ -115,7 +115,9 @@ enum {
 
 typedef struct er_backend {
     const char *name;  /* "cpu", "vulkan" */
-    unsigned caps[ER_MODEL_KINDS]; /* ER_CAP_* per model */
+    /* ER_CAP_* it supports for model m (core/models.h); 0 for a model it
+     * cannot run at all */
+    unsigned (*caps)(er_model_kind m);
     /* What this backend cannot run of the plan on terrain t (device
      * features and limits): ER_EUNSUPPORTED or ER_ENOMEM naming the
      * reason, before any work.  ctx: the backend's context (NULL for the
@@ -135,24 +137,5 @@ extern const er_backend er_backend_cpu;
  * benchmarks. */
 er_status er_run_cpu(const er_params *p, er_terrain *t, const er_window *win,
                      const er_run_opts *o, er_error *err);
-
-/* Each model's part of er_plan_make (core/mei/mei.c, core/droplet/droplet.c): the
- * keys' rules and what follows from them. */
-er_status er_mei_plan(er_plan *plan, const er_terrain *t, er_error *err);
-er_status er_droplet_plan(er_plan *plan, const er_terrain *t, er_error *err);
-/* SPH (core/sph/sph.c): refuses windows (ER_EINVAL); Mei's sources;
- * substeps and dt_sub from the CFL and viscous limits. */
-er_status er_sph_plan(er_plan *plan, const er_terrain *t, er_error *err);
-size_t er_sph_bytes_per_cell(const er_params *p);
-size_t er_sph_bytes_fixed(const er_params *p);
-
-/* The models' CPU runs, as er_backend_cpu.run calls them. */
-er_status er_mei_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts *o,
-                          er_error *err);
-er_status er_droplet_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts *o,
-                              er_error *err);
-/* Refuses run hooks (ER_EUNSUPPORTED: no checkpoints, resume or frames). */
-er_status er_sph_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts *o,
-                          er_error *err);
 
 #endif

@@ -1,55 +1,84 @@
 /*
  * Run states (core/model.h): the layers a state view stands for, for
- * time-lapse frames drawn while a run goes on.
+ * time-lapse frames drawn while a run goes on, and the checks every
+ * model's resume shares (core/models.h).
  */
+#include <math.h>
 #include <string.h>
 
-#include "model.h"
-#include "parallel.h"
-
-/* A value as the models write it out: finite, else 0. */
-static inline float finite_or_0(float v)
-{
-    union { float f; uint32_t u; } c = { v };
-    return (c.u & 0x7f800000u) != 0x7f800000u ? v : 0.0f;
-}
+#include "models.h"
 
 void er_run_state_layers(const er_run_state *state, const float *input, const uint8_t *wall,
                          float *height, float *water, float *sediment)
 {
-    const int w = state->width, h = state->height;
-    const size_t n = (size_t)w * (size_t)h;
-    if (state->model == ER_MODEL_MEI) {
-        const float *z = state->array[ER_STATE_MEI_Z];
-        const float *d = state->array[ER_STATE_MEI_D];
-        const float *s = state->array[ER_STATE_MEI_S];
-        ER_OMP_FOR()
-        for (int y = 0; y < h; y++) {
-            size_t i0 = (size_t)y * (size_t)w, i1 = i0 + (size_t)w;
-            for (size_t i = i0; i < i1; i++) {
-                /* the same sum as the model's copy-out: b0 + z, b0 kept
-                 * on walls and where z is 0 (so -0 stays -0) */
-                if (height) {
-                    float zz = wall && wall[i] ? 0.0f : finite_or_0(z[i]);
-                    height[i] = zz != 0.0f ? input[i] + zz : input[i];
-                }
-                if (water)
-                    water[i] = finite_or_0(d[i]);
-                if (sediment)
-                    sediment[i] = finite_or_0(s[i]);
-            }
-        }
-        return;
-    }
-    const float *src[3] = { state->array[ER_STATE_DROP_HEIGHT], state->array[ER_STATE_DROP_FLOW],
-                            state->array[ER_STATE_DROP_DEPOSIT] };
-    float *dst[3] = { height, water, sediment };
+    er_model(state->model)->state_layers(state, input, wall, height, water, sediment);
+}
+
+void er_state_layers_copy(const er_run_state *s, const float *input, const uint8_t *wall,
+                          float *height, float *water, float *sediment)
+{
+    const size_t n = (size_t)s->width * (size_t)s->height;
+    float *dst[3] = {height, water, sediment};
+    (void)input;
+    (void)wall;
     for (int k = 0; k < 3; k++) {
         if (!dst[k])
             continue;
-        if (src[k])
-            memcpy(dst[k], src[k], n * sizeof(float));
+        if (k < s->n_arrays && s->array[k])
+            memcpy(dst[k], s->array[k], n * sizeof(float));
         else
             memset(dst[k], 0, n * sizeof(float));
     }
+}
+
+int64_t er_first_nonfinite(const float *v, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (!isfinite(v[i]))
+            return i;
+    return -1;
+}
+
+er_status er_state_check_fit(const er_plan *plan, const er_run_state *r, int64_t done,
+                             int64_t total, er_error *err)
+{
+    const er_model_ops *m = er_model(plan->p.model);
+    if (r->model != plan->p.model)
+        return er_fail(err, ER_EINVAL, "the state is not from a %s run", m->name);
+    if (r->width != plan->width || r->height != plan->height)
+        return er_fail(err, ER_EINVAL, "the state is %dx%d, the map %dx%d", r->width,
+                       r->height, plan->width, plan->height);
+    if (r->boundaries != plan->boundaries || r->total != total || r->boundary < 0 ||
+        r->boundary > plan->boundaries || r->done != done)
+        return er_fail(err, ER_EINVAL, "the state (%s %lld of %lld, %lld of %lld %s) does not "
+                       "fit this run of %lld %s", m->unit, (long long)r->boundary,
+                       (long long)r->boundaries, (long long)r->done, (long long)r->total,
+                       m->work_key, (long long)plan->boundaries, m->units);
+    return ER_OK;
+}
+
+int er_extra_split(const er_run_extra *x, const size_t *len, int k, const double **out)
+{
+    int part = 0;
+    size_t at = 0; /* doubles of the current part already taken */
+    for (int i = 0; i < k; i++) {
+        while (part < x->n_parts && at == x->len[part] && len[i] > 0) {
+            part++;
+            at = 0;
+        }
+        if (len[i] == 0) {
+            out[i] = NULL;
+            continue;
+        }
+        if (part >= x->n_parts || x->len[part] - at < len[i] || !x->part[part])
+            return -1;
+        out[i] = x->part[part] + at;
+        at += len[i];
+    }
+    /* nothing left over */
+    while (part < x->n_parts && at == x->len[part]) {
+        part++;
+        at = 0;
+    }
+    return part == x->n_parts ? 0 : -1;
 }

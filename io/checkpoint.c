@@ -12,10 +12,13 @@
 #include <unistd.h>
 
 #include "atomic.h"
+#include "../core/models.h"
 
 static const char magic[8] = {'E', 'R', 'O', 'D', 'E', 'C', 'K', 'P'};
 
 #define VERSION_BYTES 16
+/* Bit 31 of the header's array mask: a model section follows (format 4). */
+#define SECTION_BIT (1u << 31)
 /* Arrays are converted through a buffer of this many floats. */
 #define CHUNK_FLOATS 65536
 
@@ -160,7 +163,7 @@ static void encode_header(unsigned char *p, const er_run_state *s, const er_chec
     put_u32(p + 32, (uint32_t)s->width);
     put_u32(p + 36, (uint32_t)s->height);
     put_u32(p + 40, (uint32_t)s->n_arrays);
-    uint32_t mask = 0;
+    uint32_t mask = s->extra ? SECTION_BIT : 0;
     for (int i = 0; i < s->n_arrays && i < ER_STATE_ARRAYS; i++)
         if (s->array[i])
             mask |= 1u << i;
@@ -206,11 +209,7 @@ static int write_all(int fd, const unsigned char *p, size_t n)
     return 0;
 }
 
-/* The SPH section after the arrays' checksum (SPH runs only): n and the
- * source count (u64 each), the particles (n * 7 doubles), zb, dz and dep
- * (width * height doubles each), the pending source volumes, all as
- * little-endian IEEE bits, then the FNV-1a 64 of those bytes.  The
- * doubles a run continues from bit for bit. */
+/* Doubles as little-endian IEEE bits, folded into *h as written. */
 static int write_doubles(int fd, const double *v, size_t n, uint64_t *h)
 {
     unsigned char b[8 * 512];
@@ -225,19 +224,16 @@ static int write_doubles(int fd, const double *v, size_t n, uint64_t *h)
     return 0;
 }
 
-static int write_sph(int fd, const er_run_state *s)
+/* The model section after the arrays' checksum (checkpoint.h). */
+static int write_section(int fd, const er_run_extra *x)
 {
-    const er_run_sph *q = s->sph;
-    const size_t nv = (size_t)s->width * (size_t)s->height;
     unsigned char b[16];
-    put_u64(b, (uint64_t)q->n);
-    put_u64(b + 8, (uint64_t)q->n_pending);
+    put_u64(b, x->count[0]);
+    put_u64(b + 8, x->count[1]);
     uint64_t h = er_fnv1a64(ER_FNV1A64_INIT, b, sizeof b);
-    int bad = write_all(fd, b, sizeof b) ||
-              write_doubles(fd, q->particles, (size_t)q->n * ER_SPH_PARTICLE_DOUBLES, &h) ||
-              write_doubles(fd, q->zb, nv, &h) || write_doubles(fd, q->dz, nv, &h) ||
-              write_doubles(fd, q->dep, nv, &h) ||
-              write_doubles(fd, q->pending, (size_t)q->n_pending, &h);
+    int bad = write_all(fd, b, sizeof b);
+    for (int k = 0; k < x->n_parts && !bad; k++)
+        bad = write_doubles(fd, x->part[k], x->len[k], &h);
     put_u64(b, h);
     return bad || write_all(fd, b, 8);
 }
@@ -246,7 +242,8 @@ er_status er_checkpoint_write(const char *path, const er_run_state *state,
                               const er_checkpoint_id *id, er_error *err)
 {
     if (state->n_arrays < 0 || state->n_arrays > ER_STATE_ARRAYS || state->width < 1 ||
-        state->height < 1 || (state->model == ER_MODEL_SPH && !state->sph))
+        state->height < 1 ||
+        (state->extra && (state->extra->n_parts < 0 || state->extra->n_parts > ER_EXTRA_PARTS)))
         return er_fail(err, ER_EINVAL, "cannot write '%s': not a valid run state", path);
     unsigned char head[ER_CHECKPOINT_HEADER];
     encode_header(head, state, id);
@@ -277,8 +274,8 @@ er_status er_checkpoint_write(const char *path, const er_run_state *state,
     put_u64(tail, h);
     if (!bad)
         bad = write_all(a.fd, tail, sizeof tail);
-    if (!bad && state->model == ER_MODEL_SPH)
-        bad = write_sph(a.fd, state);
+    if (!bad && state->extra)
+        bad = write_section(a.fd, state->extra);
     free(buf);
     if (bad) {
         st = er_fail(err, ER_EIO, "cannot write '%s': %s", path, strerror(errno));
@@ -291,14 +288,8 @@ er_status er_checkpoint_write(const char *path, const er_run_state *state,
 void er_checkpoint_free(er_checkpoint *c)
 {
     free(c->buf);
-    free(c->sph);
+    free(c->extra);
     memset(c, 0, sizeof *c);
-}
-
-static const char *model_name(uint32_t m)
-{
-    return m == ER_MODEL_MEI ? "mei" : m == ER_MODEL_DROPLET ? "droplet"
-                                                          : m == ER_MODEL_SPH ? "sph" : "unknown";
 }
 
 /* Checks the header against id; fills the state's scalars. */
@@ -326,7 +317,7 @@ static er_status check_header(const char *path, const unsigned char *p, const er
     uint32_t model = get_u32(p + 28);
     if (model != (uint32_t)id->model)
         return er_fail(err, ER_EINVAL, "'%s': checkpoint of a %s run, the recipe runs %s", path,
-                       model_name(model), model_name((uint32_t)id->model));
+                       er_model_name((er_model_kind)model), er_model_name(id->model));
     uint32_t w = get_u32(p + 32), h = get_u32(p + 36);
     if (w != (uint32_t)id->width || h != (uint32_t)id->height)
         return er_fail(err, ER_EINVAL, "'%s': checkpoint of a %ux%u map, the input is %dx%d",
@@ -338,7 +329,9 @@ static er_status check_header(const char *path, const unsigned char *p, const er
                        "nodata or control rasters differ)", path);
     uint32_t n_arrays = get_u32(p + 40);
     *mask = get_u32(p + 44);
-    if (n_arrays > ER_STATE_ARRAYS || (*mask >> n_arrays) != 0)
+    uint32_t arrays = *mask & ~SECTION_BIT;
+    if (n_arrays > ER_STATE_ARRAYS || (arrays >> n_arrays) != 0 ||
+        (format < 4 && (*mask & SECTION_BIT)))
         return er_fail(err, ER_EINVAL, "'%s': corrupt checkpoint (arrays)", path);
     er_run_state *s = &out->state;
     memset(s, 0, sizeof *s);
@@ -392,37 +385,53 @@ static int read_doubles(FILE *f, double *v, size_t n, uint64_t *h)
     return 0;
 }
 
-/* The SPH section (write_sph), its size checked against the bytes left
- * in the file before anything is allocated. */
-static er_status read_sph(FILE *f, const char *path, er_checkpoint *out, er_error *err)
+/* The model section (write_section), its size taken from the bytes left
+ * in the file: what fits the model is the model's check. */
+static er_status read_section(FILE *f, const char *path, er_checkpoint *out, er_error *err)
 {
+    const char *name = er_model_name(out->state.model);
     unsigned char b[16];
     long here = ftell(f), end = -1;
     if (here >= 0 && fseek(f, 0, SEEK_END) == 0)
         end = ftell(f);
-    if (end < here + (long)sizeof b || fseek(f, here, SEEK_SET) || fread(b, 1, sizeof b, f) != sizeof b)
-        return er_fail(err, ER_EINVAL, "'%s': truncated checkpoint (sph section)", path);
-    const uint64_t left = (uint64_t)(end - here) - sizeof b;
-    uint64_t n = get_u64(b), np = get_u64(b + 8);
-    const uint64_t nv = (uint64_t)out->state.width * (uint64_t)out->state.height;
-    if (n > left / 8 / ER_SPH_PARTICLE_DOUBLES || np > ER_MAX_SOURCES + 1 ||
-        (n * ER_SPH_PARTICLE_DOUBLES + 3 * nv + np + 1) * 8 != left)
-        return er_fail(err, ER_EINVAL, "'%s': corrupt checkpoint (sph section)", path);
-    size_t doubles = (size_t)(n * ER_SPH_PARTICLE_DOUBLES + 3 * nv + np);
-    er_run_sph *q = out->sph = malloc(sizeof *q + (doubles + 1) * sizeof(double));
-    if (!q)
+    if (end < here + (long)sizeof b + 8 || fseek(f, here, SEEK_SET) ||
+        fread(b, 1, sizeof b, f) != sizeof b)
+        return er_fail(err, ER_EINVAL, "'%s': truncated checkpoint (%s section)", path, name);
+    const uint64_t left = (uint64_t)(end - here) - sizeof b - 8;
+    if (left % 8 != 0)
+        return er_fail(err, ER_EINVAL, "'%s': corrupt checkpoint (%s section)", path, name);
+    size_t doubles = (size_t)(left / 8);
+    er_run_extra *x = out->extra = malloc(sizeof *x + (doubles + 1) * sizeof(double));
+    if (!x)
         return er_fail(err, ER_ENOMEM, "'%s': out of memory for the checkpoint", path);
-    double *v = (double *)(void *)(q + 1);
-    *q = (er_run_sph){(int64_t)n, v, v + n * ER_SPH_PARTICLE_DOUBLES,
-                      v + n * ER_SPH_PARTICLE_DOUBLES + nv, v + n * ER_SPH_PARTICLE_DOUBLES + 2 * nv,
-                      (int)np, v + n * ER_SPH_PARTICLE_DOUBLES + 3 * nv};
+    double *v = (double *)(void *)(x + 1);
+    memset(x, 0, sizeof *x);
+    x->count[0] = get_u64(b);
+    x->count[1] = get_u64(b + 8);
+    x->n_parts = 1;
+    x->part[0] = v;
+    x->len[0] = doubles;
     uint64_t h = er_fnv1a64(ER_FNV1A64_INIT, b, sizeof b);
     if (read_doubles(f, v, doubles, &h) || fread(b, 1, 8, f) != 8)
-        return er_fail(err, ER_EINVAL, "'%s': truncated checkpoint (sph section)", path);
+        return er_fail(err, ER_EINVAL, "'%s': truncated checkpoint (%s section)", path, name);
     if (get_u64(b) != h)
-        return er_fail(err, ER_EINVAL, "'%s': corrupt checkpoint (sph section checksum)", path);
-    out->state.sph = q;
+        return er_fail(err, ER_EINVAL, "'%s': corrupt checkpoint (%s section checksum)", path,
+                       name);
+    out->state.extra = x;
     return ER_OK;
+}
+
+/* Whether a model section follows the arrays: the header says so (format
+ * 4), or bytes remain after them (format 3). */
+static int has_section(FILE *f, uint32_t format, uint32_t mask)
+{
+    if (format >= 4)
+        return (mask & SECTION_BIT) != 0;
+    int c = fgetc(f);
+    if (c == EOF)
+        return 0;
+    ungetc(c, f);
+    return 1;
 }
 
 er_status er_checkpoint_read(const char *path, const er_checkpoint_id *id, er_checkpoint *out,
@@ -484,7 +493,7 @@ er_status er_checkpoint_read(const char *path, const er_checkpoint_id *id, er_ch
         st = er_fail(err, ER_EINVAL, "'%s': truncated checkpoint", path);
         goto done;
     }
-    if (out->state.model == ER_MODEL_SPH && (st = read_sph(f, path, out, err)))
+    if (has_section(f, get_u32(head + 8), mask) && (st = read_section(f, path, out, err)))
         goto done;
     if (fgetc(f) != EOF) {
         st = er_fail(err, ER_EINVAL, "'%s': corrupt checkpoint (trailing bytes)", path);

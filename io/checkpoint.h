@@ -4,13 +4,14 @@
  * produce the same bytes as an uninterrupted one.  io/ knows the state
  * struct only, not what the arrays mean.
  *
- * Format 3, every number little-endian:
+ * Format 4, every number little-endian:
  *   0   8  magic "ERODECKP"
- *   8   4  u32 format version (3)
+ *   8   4  u32 format version (4)
  *   12 16  erode version, NUL-padded ASCII
  *   28  4  u32 model (er_model_kind)
  *   32  4  u32 width      36 4 u32 height
- *   40  4  u32 n_arrays   44 4 u32 mask of the arrays present (bit i = array i)
+ *   40  4  u32 n_arrays   44 4 u32 mask of the arrays present (bit i = array i),
+ *          bit 31: a model section follows the arrays
  *   48  8  u64 recipe hash  56 8 u64 input hash
  *   64 32  i64 boundary, boundaries, done, total
  *   96 48  f64 budget: material_before, eroded, deposited, left_map,
@@ -25,11 +26,12 @@
  *   240    the present arrays in index order, width * height f32 each
  *   end 8  u64 FNV-1a 64 of the array values, folding one float's 32 bits
  *          (not one byte) at a time
- * then, for an SPH run only (model 2), a section of its own:
- *   u64 n (particles), u64 source slots; n * 7 f64 particles (x, y, z, vx,
- *   vy, vz, C); 3 * width * height f64 (working heights, change,
- *   deposits); the slots' f64 pending volumes (core/model.h er_run_sph);
- *   u64 FNV-1a 64 of the section's bytes before it
+ * then, when bit 31 of the mask says so, the model's own section
+ * (er_run_state.extra; its meaning is the model's, core/<model>/state.h):
+ *   u64 count[0], u64 count[1], the doubles (f64, as many as the bytes
+ *   left hold), u64 FNV-1a 64 of the section's bytes before it
+ * Format 3 is format 4 with the section after the arrays whenever bytes
+ * remain there (only SPH runs wrote one) and no bit 31.
  * Format 2 (erode before the snapshot schedule) is format 3 without bytes
  * 224..231, its header checksum at 224 over bytes 0..223 and its arrays
  * from 232; its withheld reads as 0.  Format 1 (erode before the backend
@@ -46,7 +48,7 @@
 #include "../core/error.h"
 #include "../core/model.h"
 
-#define ER_CHECKPOINT_FORMAT 3
+#define ER_CHECKPOINT_FORMAT 4
 #define ER_CHECKPOINT_HEADER 240
 #define ER_CHECKPOINT_HEADER_V2 232
 #define ER_CHECKPOINT_HEADER_V1 168
@@ -93,7 +95,7 @@ er_status er_checkpoint_write(const char *path, const er_run_state *state,
 typedef struct er_checkpoint {
     er_run_state state;
     float *buf;
-    void *sph; /* SPH: one block, the er_run_sph that state.sph points to and its doubles (owned) */
+    er_run_extra *extra; /* the model section state.extra points to, its doubles after it (owned) */
     char backend[ER_CHECKPOINT_BACKEND]; /* the backend that wrote it ("cpu" for format 1) */
 } er_checkpoint;
 
@@ -101,7 +103,8 @@ typedef struct er_checkpoint {
  * Reads `path` and checks it, in this order: the magic, the format, the
  * header checksum, the erode version (must be ERODE_VERSION), id->model,
  * the size, the recipe and input hashes, the counters, the file length and
- * the array checksum.  Any failure is ER_EINVAL (ER_EIO when the file
+ * the array and model section checksums.  Whether the section's lengths
+ * fit the model is the model's check (er_plan_check_resume).  Any failure is ER_EINVAL (ER_EIO when the file
  * cannot be read, ER_ENOMEM) with one line naming the file and the reason;
  * *out is then empty.  Free with er_checkpoint_free.
  */

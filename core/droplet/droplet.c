@@ -195,11 +195,14 @@ er_status er_droplet_plan(er_plan *plan, const er_terrain *t, er_error *err)
     return ER_OK;
 }
 
-er_status er_droplet_check(const er_params *p, er_error *err)
+er_status er_droplet_check(const er_params *p, int tiled, er_error *err)
 {
     int64_t size = 0;
-    er_status st = er_params_check(p, err);
-    return st ? st : block_side(&p->droplet, &size, err);
+    er_status st = block_side(&p->droplet, &size, err);
+    if (!st && tiled && p->droplet.height_unit == 0)
+        st = er_fail(err, ER_EINVAL, "droplet.height_unit: \"relief\" is a property of one map; "
+                     "a tile set needs a number of metres, e.g. -s droplet.height_unit=1000");
+    return st;
 }
 
 size_t er_droplet_bytes_per_cell(const er_params *p)

@@ -33,6 +33,7 @@
 #include "../model.h"
 #include "../plan.h"
 #include "blocks.h"
+#include "state.h"
 
 /* The mass-transfer normal (seed 001) measures slopes as height differences
  * per cell; heights in height units are multiplied by this vertical scale
@@ -825,5 +826,15 @@ ER_HOT_INLINE void er_lague_apply(const er_dctx *c, er_lague_state *s, er_dacc *
     s->lx = k->nlx;
     s->ly = k->nly;
 }
+
+/* The model's entry points (its er_model_ops, core/droplet/ops.c). */
+er_status er_droplet_plan(er_plan *plan, const er_terrain *t, er_error *err);
+er_status er_droplet_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts *o,
+                              er_error *err);
+size_t er_droplet_bytes_per_cell(const er_params *p);
+/* Checks p->droplet the way er_droplet_plan will, without a map: the
+ * tile-size bound of DESIGN.md §5, which depends on several keys at once,
+ * and, for a tile set (`tiled`), a height unit in metres. */
+er_status er_droplet_check(const er_params *p, int tiled, er_error *err);
 
 #endif

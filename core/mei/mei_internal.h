@@ -46,6 +46,7 @@
 
 #include "../model.h"
 #include "../plan.h"
+#include "state.h"
 
 /* The row kernels are written as branch-free selects so that GCC can
  * vectorise them, which it does only when it may evaluate both sides of a
@@ -405,5 +406,13 @@ static inline float er_ctl_at(const float *const v[3], int j, int x, float def)
 static inline float er_max0(float a) { return a > 0.0f ? a : 0.0f; }
 static inline float er_minf(float a, float b) { return a < b ? a : b; }
 static inline float er_maxf(float a, float b) { return a > b ? a : b; }
+
+/* The model's entry points (its er_model_ops, core/mei/ops.c). */
+er_status er_mei_plan(er_plan *plan, const er_terrain *t, er_error *err);
+er_status er_mei_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts *o,
+                          er_error *err);
+/* Bytes of working memory a run allocates per cell (beyond the caller's
+ * terrain and layers), so the caller can refuse a map that will not fit. */
+size_t er_mei_bytes_per_cell(const er_params *p);
 
 #endif

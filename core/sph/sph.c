@@ -172,8 +172,9 @@ static int quads_per_particle(double spacing)
 /* What each particle slot costs: sim_alloc's arrays of cap entries (the
  * particles twice, 16 doubles, the key, the position record) and the
  * neighbour, settling and quad records lists_fit grows up to cap. */
-size_t er_sph_bytes_fixed(const er_params *p)
+size_t er_sph_bytes_fixed(const er_params *p, char *what, size_t n_what)
 {
+    snprintf(what, n_what, "%lld particles", (long long)p->sph.max_particles);
     const size_t nbq = (size_t)quads_per_particle(p->sph.spacing);
     const size_t alloc = 2 * sizeof(er_sph_particle) + PARTICLE_DOUBLES * sizeof(double) +
                          sizeof(int64_t) + sizeof(er_sph_xr);
@@ -759,10 +760,10 @@ er_status er_sph_step(er_sph_sim *s, const er_plan *plan, int64_t step, er_budge
     return ER_OK;
 }
 
-/* The run's state after `step` steps (core/model.h), its layers drawn
- * into lay (3 * w * h floats). */
+/* The run's state after `step` steps (core/model.h, state.h), its layers
+ * drawn into lay (3 * w * h floats), its section in *x. */
 static void state_view(const er_sph_sim *s, const er_plan *plan, const er_terrain *t,
-                       const er_budget *bud, int64_t step, float *lay, er_run_sph *sv,
+                       const er_budget *bud, int64_t step, float *lay, er_run_extra *x,
                        er_run_state *v)
 {
     const size_t nv = er_sph_nv(s);
@@ -770,8 +771,18 @@ static void state_view(const er_sph_sim *s, const er_plan *plan, const er_terrai
         lay[i] = (float)height_at(s, t, i);
     water_layer(s, lay + nv);
     sediment_layer(s, lay + 2 * nv);
-    *sv = (er_run_sph){s->n, (const double *)(const void *)s->p, s->zb, s->dz, s->dep,
-                       ER_MAX_SOURCES + 1, s->pending};
+    memset(x, 0, sizeof *x);
+    x->count[0] = (uint64_t)s->n;
+    x->count[1] = ER_MAX_SOURCES + 1;
+    x->n_parts = ER_SPH_PARTS;
+    const double *part[ER_SPH_PARTS] = {(const double *)(const void *)s->p, s->zb, s->dz,
+                                        s->dep, s->pending};
+    const size_t len[ER_SPH_PARTS] = {(size_t)s->n * ER_SPH_PARTICLE_DOUBLES, nv, nv, nv,
+                                      ER_MAX_SOURCES + 1};
+    for (int k = 0; k < ER_SPH_PARTS; k++) {
+        x->part[k] = part[k];
+        x->len[k] = len[k];
+    }
     memset(v, 0, sizeof *v);
     v->model = ER_MODEL_SPH;
     v->width = s->w;
@@ -786,7 +797,7 @@ static void state_view(const er_sph_sim *s, const er_plan *plan, const er_terrai
         v->array[k] = lay + (size_t)k * nv;
     v->array[ER_STATE_SPH_WEAR] = s->wear;
     v->array[ER_STATE_SPH_FLOW] = s->flow;
-    v->sph = sv;
+    v->extra = x;
 }
 
 static int at_boundary(const er_sph_sim *s, const er_plan *plan, const er_terrain *t,
@@ -794,9 +805,9 @@ static int at_boundary(const er_sph_sim *s, const er_plan *plan, const er_terrai
 {
     if (!er_hooks_want(hk, step, plan->boundaries))
         return 0;
-    er_run_sph sv;
+    er_run_extra x;
     er_run_state v;
-    state_view(s, plan, t, bud, step, lay, &sv, &v);
+    state_view(s, plan, t, bud, step, lay, &x, &v);
     return hk->boundary(hk->user, &v);
 }
 
@@ -809,17 +820,18 @@ static er_status restore(er_sph_sim *s, const er_plan *plan, const er_run_state 
     er_status st = er_plan_check_resume(plan, r, &keep, err);
     if (st)
         return st;
-    const er_run_sph *q = r->sph;
-    if (q->n > s->cap)
+    er_sph_section q;
+    er_sph_section_of(r, &q); /* checked above */
+    if (q.n > s->cap)
         return er_fail(err, ER_EINVAL, "the state has %lld particles, more than "
-                       "sph.max_particles = %lld", (long long)q->n, (long long)s->cap);
+                       "sph.max_particles = %lld", (long long)q.n, (long long)s->cap);
     const size_t nv = er_sph_nv(s);
-    s->n = q->n;
-    memcpy(s->p, q->particles, (size_t)q->n * sizeof *s->p);
-    memcpy(s->zb, q->zb, nv * sizeof *s->zb);
-    memcpy(s->dz, q->dz, nv * sizeof *s->dz);
-    memcpy(s->dep, q->dep, nv * sizeof *s->dep);
-    memcpy(s->pending, q->pending, (size_t)q->n_pending * sizeof *s->pending);
+    s->n = q.n;
+    memcpy(s->p, q.particles, (size_t)q.n * sizeof *s->p);
+    memcpy(s->zb, q.zb, nv * sizeof *s->zb);
+    memcpy(s->dz, q.dz, nv * sizeof *s->dz);
+    memcpy(s->dep, q.dep, nv * sizeof *s->dep);
+    memcpy(s->pending, q.pending, (size_t)q.n_pending * sizeof *s->pending);
     if (s->wear)
         memcpy(s->wear, r->array[ER_STATE_SPH_WEAR], nv * sizeof *s->wear);
     if (s->flow)
@@ -834,7 +846,7 @@ er_status er_sph_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts 
                           er_error *err)
 {
     _Static_assert(sizeof(er_sph_particle) == ER_SPH_PARTICLE_DOUBLES * sizeof(double),
-                   "er_run_sph.particles is the particle array");
+                   "the state's particles are the particle array");
     er_budget bud;
     memset(&bud, 0, sizeof bud);
     const er_run_hooks *hk = o->hooks;

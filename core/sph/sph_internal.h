@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "../plan.h"
+#include "state.h"
 
 #define ER_SPH_NBB 32 /* boundary particles listed per particle */
 #define ER_SPH_NB 64 /* neighbour list entries per particle (~16 later ones in water at rest) */
@@ -235,5 +236,25 @@ void er_sph_quads_flush(er_sph_sim *s);
 /* Applies the quads' volume changes to the vertices with slippage (paper
  * section 4.6) and clears them; adds to bud's eroded and deposited. */
 void er_sph_terrain_update(er_sph_sim *s, er_budget *bud);
+
+/* The model's entry points (its er_model_ops, core/sph/resume.c). */
+er_status er_sph_plan(er_plan *plan, const er_terrain *t, er_error *err);
+er_status er_sph_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts *o,
+                          er_error *err);
+size_t er_sph_bytes_per_cell(const er_params *p);
+size_t er_sph_bytes_fixed(const er_params *p, char *what, size_t n);
+
+/* A state's model section (state.h) as the model reads it. */
+typedef struct er_sph_section {
+    int64_t n;                   /* particles */
+    const er_sph_particle *particles;
+    const double *zb, *dz, *dep; /* width * height each [cells] */
+    int n_pending;               /* source slots */
+    const double *pending;       /* [cells^3] per slot */
+} er_sph_section;
+
+/* Fills *q from r->extra: 0, or -1 when r has no section or its lengths
+ * do not fit its counts and r's map. */
+int er_sph_section_of(const er_run_state *r, er_sph_section *q);
 
 #endif

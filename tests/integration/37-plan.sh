@@ -70,7 +70,7 @@ b = bytearray(open(p, 'rb').read())
 done = struct.unpack_from('<q', b, 80)[0]
 struct.pack_into('<q', b, 80, done - 7)      # done no longer equals the boundary
 h = 0xcbf29ce484222325
-for x in b[:232]:                            # the header checksum of format 3
+for x in b[:232]:                            # the header checksum (formats 3, 4)
     h = ((h ^ x) * 0x100000001b3) & 0xffffffffffffffff
 struct.pack_into('<Q', b, 232, h)
 open(p, 'wb').write(b)

@@ -97,7 +97,7 @@ sph_checkpoint() {
     [ -f "$T/ck/$stem.ckpt" ] || t_fail "no checkpoint after 60 s"
 }
 # ck_edit FILE INDEX FIELD VALUE: sets field FIELD (x y z vx vy vz c, or n:
-# the particle count) of particle INDEX in the SPH section of checkpoint
+# the particle count) of particle INDEX in the model section of checkpoint
 # FILE (io/checkpoint.h) and its checksum, as a crafted file would.
 ck_edit() {
     $PY - "$@" << 'PYEOF'
@@ -121,6 +121,38 @@ open(path, 'wb').write(b)
 PYEOF
 }
 
+# sph_interrupt OUTDIR [erode options]: runs $R for 100000 steps with a
+# checkpoint every step and --json, SIGTERM once $T/int/$stem.ckpt changes.
+sph_interrupt() {
+    out=$1; shift
+    mkdir -p "$out"
+    before=$(cksum "$T/int/$stem.ckpt" 2> /dev/null)
+    "$ERODE" -q --json -r "$R" -s sph.steps=100000 --checkpoint "$T/int/$stem.ckpt" \
+        --checkpoint-every 1 "$@" -o "$out" "$W" > "$T/int.json" 2> "$T/stderr" &
+    pid=$! i=0
+    while [ "$(cksum "$T/int/$stem.ckpt" 2> /dev/null)" = "$before" ] && [ $i -lt 1200 ]; do
+        sleep 0.05; i=$((i + 1))
+    done
+    kill -TERM $pid 2> /dev/null
+    wait $pid
+}
+
+t_case "sph interrupted, then resumed and interrupted again: each says the step it stopped at (steps, not batches), --json counts steps"
+rm -rf "$T/int"; mkdir -p "$T/int"
+sph_interrupt "$T/int-a"
+[ $? -eq 143 ] || t_fail "the first run did not end by SIGTERM: $(cat "$T/stderr")"
+t_one_error_line "^erode: .*$stem.tif: interrupted at step [0-9]*; state saved in '.*$stem.ckpt' (continue with --resume)$"
+first=$(sed -n 's/.*interrupted at step \([0-9]*\);.*/\1/p' "$T/stderr")
+grep -q '"model":"sph"' "$T/int.json" && grep -q '"steps":' "$T/int.json" && ! grep -q '"droplets"' "$T/int.json" ||
+    t_fail "--json of the interrupted run: $(cat "$T/int.json")"
+sph_interrupt "$T/int-b" --resume "$T/int/$stem.ckpt"
+t_one_error_line "^erode: .*$stem.tif: interrupted at step [0-9]*; state saved in"
+second=$(sed -n 's/.*interrupted at step \([0-9]*\);.*/\1/p' "$T/stderr")
+[ -n "$first" ] && [ -n "$second" ] && [ "$second" -gt "$first" ] ||
+    t_fail "resumed at step $first, interrupted at step $second"
+grep -q "\"resumed_at\":$first," "$T/int.json" || t_fail "--json of the resumed run: $(cat "$T/int.json")"
+t_ok
+
 t_case "sph resumed with a particle past the speed the sound speed allows: exit 1, one line naming the input"
 sph_checkpoint
 cp "$T/ck/$stem.ckpt" "$T/fast.ckpt"
@@ -139,7 +171,7 @@ for edit in "0 x nan" "3 y 1e9" "1 vz inf" "2 c -1" "0 n 1000000"; do
     rm -rf "$T/bad"; mkdir -p "$T/bad"
     t_exit 2 "$ERODE" -q -r "$R" -s sph.steps=100000 --resume "$T/bad.ckpt" -o "$T/bad" "$W"
     case $edit in
-    *" n "*) t_one_error_line "^erode: .*$stem.tif: .*bad.ckpt': corrupt checkpoint (sph section)$" ;;
+    *" n "*) t_one_error_line "^erode: .*$stem.tif: --resume: the state's particles .1000000. or source slots .65. do not fit this run$" ;;
     *) t_one_error_line "^erode: .*$stem.tif: --resume: the state's particle [0-9]* (at .*) is not one the run can hold" ;;
     esac
     t_empty_dir "$T/bad"

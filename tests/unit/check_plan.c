@@ -10,6 +10,8 @@
 #include "../../core/backend.h"
 #include "../../core/model.h"
 #include "../../core/plan.h"
+#include "../../core/mei/state.h"
+#include "../../core/droplet/state.h"
 
 #include "test_util.h"
 

@@ -18,6 +18,7 @@
 
 #include "../../core/backend.h"
 #include "../../core/model.h"
+#include "../../core/mei/state.h"
 #include "../../core/rng.h"
 #include "../../io/image.h"
 #include "test_util.h"

@@ -1,0 +1,110 @@
+/*
+ * The model registry (DESIGN.md §7b): every model is its directory under
+ * core/ and one er_model_ops row here.  The CLI, the recipe reader, the
+ * run plan, the backends and the checkpoint code ask this table; none of
+ * them names a model.
+ *
+ * What a new model provides (README "Layout"):
+ *   - core/<name>/: its er_model_ops (the functions and facts below) and
+ *     its recipe section as key rows (core/keys.h), its params struct;
+ *   - one value of er_model_kind and its params member (core/params.h),
+ *     its row in er_models (core/models.c);
+ *   - its keys in man/erode-recipe.5, a config under configs/, tests, and
+ *     a Vulkan path in core/vulkan/ if it has one (vk_run, else NULL).
+ */
+#ifndef ER_MODELS_H
+#define ER_MODELS_H
+
+#include <stddef.h>
+
+#include "plan.h"
+
+typedef struct er_vk_ctx er_vk_ctx;
+
+/* What a model's output layers hold, for the preview (cli/outputs.c). */
+enum {
+    /* water and sediment are standing water and suspended load at the
+     * end (Mei): the preview draws them; without it they are totals over
+     * the run (droplets, SPH) and it draws deposits and erosion instead */
+    ER_MODEL_STANDING_WATER = 1u
+};
+
+typedef struct er_model_ops {
+    const char *name;        /* the recipe's "model" value and its key section */
+    const char *unit;        /* what a boundary counts: "step" or "batch" */
+    const char *units;       /* its plural, for messages */
+    const char *work_key;    /* --json name of er_budget.work_done ("steps", "droplets") */
+    const char *substep_key; /* --json name of er_budget.substeps */
+    unsigned flags;          /* ER_MODEL_* */
+    /* Checks of the recipe alone, before any map is read (cross-key
+     * rules; `tiled`: the run is a tile set's, which knows no single
+     * map).  NULL: none beyond the key table's ranges. */
+    er_status (*check)(const er_params *p, int tiled, er_error *err);
+    /* Its part of er_plan_make: the keys' rules on this map and what
+     * follows from them (plan->boundaries, its own plan fields). */
+    er_status (*plan)(er_plan *plan, const er_terrain *t, er_error *err);
+    /* Why a valid plan will change nothing, into plan->warning (left
+     * empty otherwise), after the checks common to every model.  NULL:
+     * nothing of its own. */
+    void (*note_no_op)(er_plan *plan, const er_terrain *t);
+    /* The CPU run: the contract of core/model.h. */
+    er_status (*run)(const er_plan *plan, er_terrain *t, const er_run_opts *o, er_error *err);
+    unsigned cpu_caps;       /* ER_CAP_* the CPU run supports */
+    /* Bytes it allocates per cell, and whatever the map's size (NULL: 0;
+     * `what` receives what they hold, e.g. "200000 particles"). */
+    size_t (*bytes_per_cell)(const er_params *p);
+    size_t (*bytes_fixed)(const er_params *p, char *what, size_t n);
+    /* Whether state r can continue a run of this plan (er_plan_check_resume). */
+    er_status (*check_resume)(const er_plan *plan, const er_run_state *r,
+                              const er_layers *keep, er_error *err);
+    /* er_run_state_layers for its states (core/model.h). */
+    void (*state_layers)(const er_run_state *s, const float *input, const uint8_t *wall,
+                         float *height, float *water, float *sediment);
+    /* Whether its budget reports er_budget.withheld for recipe p (NULL: never). */
+    int (*reports_withheld)(const er_params *p);
+
+    /* The Vulkan path (core/vulkan/), NULL when it has none. */
+    er_status (*vk_check)(er_vk_ctx *vk, const er_plan *plan, const er_terrain *t, er_error *err);
+    er_status (*vk_run)(er_vk_ctx *vk, const er_plan *plan, er_terrain *t, const er_run_opts *o,
+                        er_error *err);
+    unsigned vk_caps;        /* ER_CAP_* the Vulkan run supports */
+} er_model_ops;
+
+/* The model of kind k, or NULL for a value that names none (a damaged
+ * checkpoint's). */
+const er_model_ops *er_model(er_model_kind k);
+
+/* Its name, or "unknown". */
+const char *er_model_name(er_model_kind k);
+
+/* The models' names indexed by kind, NULL-ended (the key "model"'s
+ * choices). */
+extern const char *const er_model_names[];
+
+/* Each model's ops, defined in its directory. */
+extern const er_model_ops er_model_mei, er_model_droplet, er_model_sph;
+
+/* Helpers the models share for their ops. */
+
+/* er_run_state_layers of a state whose arrays 0, 1 and 2 are the
+ * height, water and sediment layers as written (zeros for a NULL one). */
+void er_state_layers_copy(const er_run_state *s, const float *input, const uint8_t *wall,
+                          float *height, float *water, float *sediment);
+
+/* The index of the first of n floats that is not finite, or -1. */
+int64_t er_first_nonfinite(const float *v, int64_t n);
+
+/* The checks every resume makes: r is a state of this model, of this
+ * map, at a boundary of this run, with `done` of `total` work done
+ * (the model's own count at that boundary).  ER_OK or ER_EINVAL saying
+ * what does not fit. */
+er_status er_state_check_fit(const er_plan *plan, const er_run_state *r, int64_t done,
+                             int64_t total, er_error *err);
+
+/* Whether map m (NULL: none, counted as the value `none`) holds a value
+ * v on a valid cell of t with pred(v). */
+int er_any_valid(const er_terrain *t, const float *m, float none, int (*pred)(float));
+
+static inline int er_is_positive(float v) { return v > 0.0f; }
+
+#endif
