@@ -53,6 +53,18 @@ typedef struct er_key {
  * object before its keys); *n receives the count.  Static, read-only. */
 const er_key *er_keys_params(size_t *n);
 
+/* Rows of a key table whose offsets are from the struct ER_KEY_BASE, which
+ * the file defines (er_params, or a model's params struct for its
+ * section, whose paths are then relative to the section: "steps"). */
+#define ER_KEY_AT(f) offsetof(ER_KEY_BASE, f)
+#define ER_OBJ(path) {path, ER_KEY_OBJECT, 0, 0, 0, 0, 0, 0, NULL}
+#define ER_NUM(path, f, fl, lo, hi, def) {path, ER_KEY_NUM, fl, ER_KEY_AT(f), 0, lo, hi, def, NULL}
+#define ER_INT(path, f, fl, lo, hi, def) {path, ER_KEY_INT, fl, ER_KEY_AT(f), 0, lo, hi, def, NULL}
+#define ER_ENUM(path, f, names, def) {path, ER_KEY_ENUM, 0, ER_KEY_AT(f), 0, 0, 0, def, names}
+
+/* The names of er_boundary, for every section with an edge key. */
+extern const char *const er_boundary_names[];
+
 /* The keys of one er_source (an element of mei.sources), relative to it;
  * *n receives the count.  Static, read-only. */
 const er_key *er_keys_source(size_t *n);

@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 
+#include "keys.h"
 #include "plan.h"
 
 typedef struct er_vk_ctx er_vk_ctx;
@@ -36,6 +37,12 @@ typedef struct er_model_ops {
     const char *work_key;    /* --json name of er_budget.work_done ("steps", "droplets") */
     const char *substep_key; /* --json name of er_budget.substeps */
     unsigned flags;          /* ER_MODEL_* */
+    /* Its recipe section (core/keys.h): rows whose paths are relative to
+     * the section ("steps") and offsets relative to its params struct,
+     * which lies at params_off in er_params; the key table puts them
+     * under the name. */
+    const er_key *(*keys)(size_t *n);
+    size_t params_off;
     /* Checks of the recipe alone, before any map is read (cross-key
      * rules; `tiled`: the run is a tile set's, which knows no single
      * map).  NULL: none beyond the key table's ranges. */
@@ -77,12 +84,13 @@ const er_model_ops *er_model(er_model_kind k);
 /* Its name, or "unknown". */
 const char *er_model_name(er_model_kind k);
 
-/* The models' names indexed by kind, NULL-ended (the key "model"'s
- * choices). */
-extern const char *const er_model_names[];
-
 /* Each model's ops, defined in its directory. */
 extern const er_model_ops er_model_mei, er_model_droplet, er_model_sph;
+
+/* Each model's key rows (its keys.c), for its ops. */
+const er_key *er_mei_keys(size_t *n);
+const er_key *er_droplet_keys(size_t *n);
+const er_key *er_sph_keys(size_t *n);
 
 /* Helpers the models share for their ops. */
 

@@ -14,38 +14,6 @@
 /* Reads a field through a char pointer at a table offset. */
 #define AT(type, base, off) ((const type *)(const void *)((const char *)(base) + (off)))
 
-/* A length of n reference cells in cells of r times the size: at least 1,
- * at most 2^62 (beyond every key's range, which the caller checks, and
- * within int64_t whatever r is). */
-static int64_t cells_at(int64_t n, double r)
-{
-    double v = floor((double)n / r + 0.5);
-    return v < 1 ? 1 : v < 0x1p62 ? (int64_t)v : INT64_C(1) << 62;
-}
-
-/* A per-step fraction x over a step r times as long. */
-static double rate_at(double x, double r)
-{
-    return x >= 1 ? 1 : 1 - pow(1 - x, r);
-}
-
-void er_droplet_at_cell_size(er_droplet_params *d, double r, double *area_k)
-{
-    d->per_cell *= r * r;
-    d->radius = cells_at(d->radius, r);
-    d->lifetime = cells_at(d->lifetime, r);
-    d->mt_max_distance = cells_at(d->mt_max_distance, r);
-    d->capacity /= r * r * r;
-    d->min_capacity /= r * r;
-    d->erode_speed = rate_at(d->erode_speed, r);
-    d->deposit_speed = rate_at(d->deposit_speed, r);
-    d->evaporate_speed = rate_at(d->evaporate_speed, r);
-    d->inertia = pow(d->inertia, r);
-    d->mt_dt *= r;
-    d->mt_density *= r;
-    *area_k = 1 / (r * r);
-}
-
 void er_params_default(er_params *p)
 {
     size_t n;

@@ -149,5 +149,19 @@ while IFS= read -r cmd; do
 done < "$tmp/examples"
 [ "$n" -ge 3 ] || { echo "lint: only $n examples found in erode.1"; status=1; }
 rm -rf "$tmp"
-[ $status -eq 0 ] && echo "lint: man pages clean, --help matches erode.1, $n examples ran, every recipe key in erode-recipe.5 as in the key table"
+# A model's name is written once in the sources, in its ops (core/models.h):
+# everything else (the key table, --json, messages, checkpoints) asks the
+# registry for it.
+models=$(sed -n 's/^ *\.name = "\([a-z_]*\)",$/\1/p' "$src"/core/*/*.c)
+[ "$(printf '%s\n' $models | wc -l)" -ge 3 ] || { echo "lint: fewer than 3 models found in core/*/ ops"; status=1; }
+for m in $models; do
+    k=$(grep -rF "\"$m\"" "$src/cli" "$src/io" "$src/core" --include='*.c' --include='*.h' | wc -l)
+    if [ "$k" -ne 1 ]; then
+        echo "lint: the model name \"$m\" is written $k times in cli/, io/, core/ (once: its ops):"
+        grep -rnF "\"$m\"" "$src/cli" "$src/io" "$src/core" --include='*.c' --include='*.h' | head -5
+        status=1
+    fi
+done
+
+[ $status -eq 0 ] && echo "lint: man pages clean, --help matches erode.1, $n examples ran, every recipe key in erode-recipe.5 as in the key table, each model's name written once"
 exit $status

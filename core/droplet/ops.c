@@ -2,6 +2,7 @@
  * The droplet model's ops (core/models.h): the check of a state to resume
  * from, why a run would change nothing, and its row of the registry.
  */
+#include <stddef.h>
 #include <stdio.h>
 
 #include "../backend.h"
@@ -58,6 +59,8 @@ static int reports_withheld(const er_params *p)
 
 const er_model_ops er_model_droplet = {
     .name = "droplet",
+    .keys = er_droplet_keys,
+    .params_off = offsetof(er_params, droplet),
     .unit = "batch",
     .units = "batches",
     .work_key = "droplets",

@@ -3,6 +3,7 @@
  * check of a state to resume from, why a run would change nothing, and
  * its row of the registry.
  */
+#include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 
@@ -105,6 +106,8 @@ static void note_no_op(er_plan *plan, const er_terrain *t)
 
 const er_model_ops er_model_mei = {
     .name = "mei",
+    .keys = er_mei_keys,
+    .params_off = offsetof(er_params, mei),
     .unit = "step",
     .units = "steps",
     .work_key = "steps",

@@ -2,6 +2,7 @@
  * The SPH model's ops (core/models.h): its state section read back, the
  * check of a state to resume from, and its row of the registry.
  */
+#include <stddef.h>
 #include <math.h>
 #include <string.h>
 
@@ -114,6 +115,8 @@ static er_status check_resume(const er_plan *plan, const er_run_state *r,
 
 const er_model_ops er_model_sph = {
     .name = "sph",
+    .keys = er_sph_keys,
+    .params_off = offsetof(er_params, sph),
     .unit = "step",
     .units = "steps",
     .work_key = "steps",

@@ -1,0 +1,35 @@
+/*
+ * The SPH model's recipe section as a struct (core/params.h includes it:
+ * er_params.sph).  Its keys are in core/sph/keys.c.
+ */
+#ifndef ER_SPH_PARAMS_H
+#define ER_SPH_PARAMS_H
+
+#include <stdint.h>
+
+/* er_boundary comes from core/params.h, which includes this. */
+
+/* SPH water over the heightfield (Kristof et al. 2009, core/sph/).  The
+ * model runs in a frame scaled by the cell size L and the time
+ * T = sqrt(L / g) (Froude scaling): keys marked "model units" are in that
+ * frame, see core/sph/sph.c.  River sources are mei.sources. */
+typedef struct er_sph_params {
+    int64_t steps;          /* number of time steps, >= 0 */
+    double dt;              /* [s] time step (sub-stepped by the CFL and viscous limits) */
+    double gravity;         /* [m/s^2] g; sets the time unit T = sqrt(L / g) */
+    double spacing;         /* [cells] particle spacing; h = 2 * spacing */
+    double fill_level;      /* [m] initial water up to this height; see fill_level_set */
+    int fill_level_set;     /* 0: recipe says null (no initial water) */
+    double sound_speed;     /* [model units, sqrt(g L)] c0 of the equation of state */
+    double viscosity;       /* [model units, sqrt(g L^3)] kinematic viscosity nu */
+    double friction;        /* boundary friction mu of eq. 8 [model units] */
+    double erosion_rate;    /* K_eps of eq. 10 [model units] */
+    double critical_shear;  /* tau_c of eq. 10 [model units] */
+    double settling_speed;  /* [m/s] unhindered settling speed, eq. 17 without f(C) */
+    double c_max;           /* largest solid volume fraction C of a particle */
+    int64_t max_particles;  /* particles at most (sources stop adding beyond it) */
+    int64_t max_substeps;   /* cap on sub-steps per step */
+    er_boundary boundary;   /* map edges: open (water leaves) or closed */
+} er_sph_params;
+
+#endif
