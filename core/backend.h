@@ -1,12 +1,14 @@
 /*
  * The compute backends besides the CPU path of core/model.h (DESIGN.md §7).
  *
- * The CPU path (er_mei_run, er_droplet_run) is the default and the
- * reference.  The Vulkan backend implements the same two entry points with
- * the same contract, plus a context that owns the Vulkan instance and
- * device; cli/ chooses which one runs.  A build without Vulkan links
- * core/vulkan/none.c, whose functions all fail with ER_EUNSUPPORTED and the
- * message ER_VK_NOT_BUILT, so callers need no #ifdef.
+ * The CPU path (er_backend_cpu, core/plan.h: each model's run of its
+ * er_model_ops, core/models.h) is the default and the reference.  The
+ * Vulkan backend runs the models that have a Vulkan path (their ops'
+ * vk_check and vk_run, declared below) with the same contract, plus a
+ * context that owns the Vulkan instance and device; cli/ chooses which
+ * one runs.  A build without Vulkan links core/vulkan/none.c, whose
+ * functions all fail with ER_EUNSUPPORTED and the message
+ * ER_VK_NOT_BUILT, so callers need no #ifdef.
  *
  * Like the rest of core/ the backend prints nothing: device lists and
  * validation-layer messages are handed back in structs.
@@ -64,10 +66,10 @@ typedef enum er_vk_exactness {
 } er_vk_exactness;
 
 /* [m] How far a Mei sediment cell may lie from the CPU's on a device whose
- * denormals may flush.  An H100 with correctly rounded divisions and no
- * DenormPreserve gave height and water bit for bit and sediment off by at
- * most 1.88e-37 m (a flushed denormal, issue #14, three 256^2 cases of
- * 150-300 steps); about five times that. */
+ * denormals may flush.  On an H100 (correctly rounded divisions, no
+ * DenormPreserve) three 256^2 cases of 150-300 steps give height and water
+ * bit for bit and sediment off by at most 1.88e-37 m (a flushed denormal);
+ * the bound is about five times that. */
 #define ER_VK_MEI_FLUSH_SEDIMENT 1e-36
 
 /* The exactness class of device d: the one place that decides it, for the
@@ -153,11 +155,11 @@ uint64_t er_vk_messages(const er_vk_ctx *vk, char *first, size_t n);
 /*
  * Checks, before any work, whether er_vk_mei_run can run this plan on
  * this map: device features (shaderFloat64 for the budget sums,
- * shaderInt64 for raindrops) and the device's limits (ER_ENOMEM when a
+ * shaderInt64 for raindrops, the storage buffers a shader binds) and the
+ * device's limits (ER_ENOMEM when the map exceeds the dispatch size or a
  * buffer exceeds maxStorageBufferRange or the largest allocation, or all
- * of them the device memory; the message names the limit), and what the
- * The CLI treats a failure here as an input error (exit 2).  Allocates
- * nothing.
+ * of them the device memory; the message names the limit).  The CLI
+ * treats a failure here as an input error (exit 2).  Allocates nothing.
  */
 er_status er_vk_mei_check(er_vk_ctx *vk, const er_plan *plan, const er_terrain *t,
                           er_error *err);
@@ -198,9 +200,9 @@ er_status er_vk_droplet_run(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
                             const er_run_opts *o, er_error *err);
 
 /* The Vulkan backend as an er_backend (core/plan.h): ctx is the
- * er_vk_ctx.  Capabilities: both models run windows (tile sets) and run
- * hooks (checkpoints, frames, resume).  Built without Vulkan, check and
- * run fail with ER_VK_NOT_BUILT. */
+ * er_vk_ctx.  Capabilities: each model's vk_caps (core/models.h), none
+ * for a model without a Vulkan path.  Built without Vulkan, check and run
+ * fail with ER_VK_NOT_BUILT. */
 extern const er_backend er_backend_vulkan;
 
 /* er_plan_make and er_backend_vulkan's check and run in one call (no

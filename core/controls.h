@@ -1,8 +1,8 @@
 /*
- * Control maps (issue #17): per-cell rasters a user paints to say where
- * rock is hard, where it rains and where erosion may act.  cli/ reads them
- * (io/), checks that they lie on the input's grid and cuts the input's
- * window out of them; core/ receives plain float arrays on the map's grid
+ * Control maps: per-cell rasters a user paints to say where rock is hard,
+ * where it rains and where erosion may act.  cli/ reads them (io/),
+ * checks that they lie on the input's grid and cuts the input's window
+ * out of them; core/ receives plain float arrays on the map's grid
  * (er_terrain.controls) and every model on every backend honours them.
  *
  * One place for each fact: the ranges below are the only ones; the plan

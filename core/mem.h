@@ -1,12 +1,13 @@
 /*
- * Large zeroed arrays for the models' state (issue #15).  calloc hands back
- * pages the kernel maps lazily: the first sweep that reads a cell maps the
- * shared zero page, the first that writes it takes a second, copy-on-write
- * fault and a TLB shootdown on every other thread, 4 KiB at a time.  perf on
- * a 1-step 4096^2 Mei run put most of the model phase there.  These arrays
- * are instead aligned to 2 MiB, offered to transparent huge pages where the
- * system enables them on request (madvise), and written once by all threads
- * before the model reads them.  Contents: all bits zero, as calloc.
+ * Large zeroed arrays for the models' state.  calloc hands back pages the
+ * kernel maps lazily: the first sweep that reads a cell maps the shared
+ * zero page, the first that writes it takes a second, copy-on-write fault
+ * and a TLB shootdown on every other thread, 4 KiB at a time (perf on a
+ * 1-step 4096^2 Mei run puts most of the model phase there).  These
+ * arrays are instead aligned to 2 MiB, offered to transparent huge pages
+ * where the system enables them on request (madvise), and written once by
+ * all threads before the model reads them.  Contents: all bits zero, as
+ * calloc.
  */
 #ifndef ER_MEM_H
 #define ER_MEM_H

@@ -30,31 +30,41 @@ typedef struct er_terrain {
  * flow and wear are accumulated in the caller's buffers while the run
  * goes on (their contents on entry do not matter). */
 typedef struct er_layers {
-    float *water;     /* Mei: depth d at the end; droplets: total water that passed */
-    float *sediment;  /* Mei: suspended s at the end; droplets: material deposited */
+    float *water;     /* Mei: depth d at the end; droplets: total water that
+                       * passed; SPH: depth at the end (each particle's volume
+                       * on its nearest cell) */
+    float *sediment;  /* Mei: suspended s at the end; droplets, SPH: material
+                       * deposited */
     float *flow;      /* [m] Mei: water that left each cell over the run, sum over
                        * sub-steps of dt (fL + fR + fT + fB) / (lX lY); droplets:
-                       * the water layer (the same accumulator) */
+                       * the water layer (the same accumulator); SPH: each
+                       * sub-step's particle volume times the distance it
+                       * moved, on its nearest cell */
     float *wear;      /* [m] terrain removed at each cell over the run, before any
                        * deposit: Mei the dissolution of eq. 11 (thermal slumping
                        * moves material and is not counted); droplets the erosion
-                       * brush's share; sum(wear) = er_budget.eroded */
+                       * brush's share; SPH each lowering of the vertex by the
+                       * terrain update; sum(wear) = er_budget.eroded */
 } er_layers;
 
 /* The material budget of one run.  Volumes are sums of heights over cells,
  * in metres * cells: multiply by cell_x * cell_y for cubic metres.  Sums are
  * formed in a fixed order, so they are identical for any thread count. */
 typedef struct er_budget {
-    double material_before; /* terrain (+ suspended sediment for Mei) at start */
+    double material_before; /* terrain (+ sediment the water carries: Mei, SPH)
+                             * at start */
     double material_after;  /* the same at the end */
     double left_map;        /* material that left through open edges / off the map */
     double eroded;          /* terrain removed, summed over all events */
     double deposited;       /* terrain added, summed over all events */
-    double water_added;     /* Mei: rain + sources; droplets: initial water */
-    double water_left;      /* Mei: water that left through open edges */
+    double water_added;     /* Mei: rain + sources; droplets: initial water;
+                             * SPH: the initial fill + sources */
+    double water_left;      /* Mei, SPH: water that left through open edges */
     double rel_error;       /* |before - after - left_map + withheld| / max(|before|, tiny) */
-    int64_t work_done;      /* Mei: time steps run (sub-steps counted once); droplets: droplets run */
-    int64_t substeps;       /* Mei: total sub-steps; droplets: total droplet steps */
+    int64_t work_done;      /* Mei, SPH: time steps run (sub-steps counted once);
+                             * droplets: droplets run */
+    int64_t substeps;       /* Mei, SPH: total sub-steps; droplets: total droplet
+                             * steps */
     double withheld;        /* droplets, snapshot schedule: erosion the depth bound's
                                clamp kept on the terrain though droplets carried it
                                (core/droplet/snapshot.c); 0 otherwise */
@@ -159,7 +169,7 @@ typedef struct er_run_ctl {
 } er_run_ctl;
 
 /* Checkpoint and frame hooks of a run, beside er_run_ctl (a struct of their
- * own, so the existing two-field er_run_ctl initialisers stay complete). */
+ * own, so that two-field er_run_ctl initialisers stay complete). */
 typedef struct er_run_hooks {
     er_boundary_fn boundary; /* may be NULL */
     void *user;              /* passed to boundary */
@@ -182,12 +192,13 @@ static inline int er_hooks_want(const er_run_hooks *hk, int64_t boundary, int64_
 
 /*
  * Height, water and sediment of a state view, as the run would hand them
- * back if it ended there: Mei b0 + z (b0 = `input`, the run's input heights;
- * walls and unchanged cells keep b0), its depth and suspended sediment;
- * droplets the working heights, flow and deposit (zeros for a layer not
- * kept).  Mei's non-finite values become 0, as copy-out writes them.  Any
- * output pointer may be NULL; each holds width * height floats.
- * Thread-safe; parallel inside (OpenMP).
+ * back if it ended there (the model's state_layers, core/models.h): Mei
+ * b0 + z (b0 = `input`, the run's input heights; walls and unchanged cells
+ * keep b0), its depth and suspended sediment; droplets and SPH the first
+ * three arrays of their states, the heights and layers as the run writes
+ * them (zeros for a layer not kept).  Mei's non-finite values become 0,
+ * as copy-out writes them.  Any output pointer may be NULL; each holds
+ * width * height floats.  Thread-safe; parallel inside (OpenMP).
  */
 void er_run_state_layers(const er_run_state *state, const float *input, const uint8_t *wall,
                          float *height, float *water, float *sediment);
@@ -195,24 +206,28 @@ void er_run_state_layers(const er_run_state *state, const float *input, const ui
 /*
  * The models run through a plan and a backend (core/plan.h): er_plan_make
  * checks a recipe against a map, er_backend_cpu.run (or another backend's)
- * runs it.  The contract of every run:
+ * runs it through the model's ops (core/models.h).  The contract of every
+ * run:
  *   - t->elevation is updated in place; the layers receive water and
  *     sediment (see er_layers);
  *   - the budget, when asked, is filled also after a failure;
  *   - ER_OK, ER_ENOMEM, ER_ENUMERIC (a non-finite value, the droplet run
- *     guard), ER_ECANCELED (progress or a boundary callback asked), or
- *     ER_EINVAL (a resume state that does not fit);
+ *     guard, an SPH particle past its speed bound), ER_ECANCELED
+ *     (progress or a boundary callback asked), or ER_EINVAL (a resume
+ *     state that does not fit);
  *   - with hooks, the output, budget included, is bit-identical whether a
  *     run goes straight through or is resumed from any boundary, for any
  *     thread count;
- *   - in a window (er_window), the run is the whole-world run restricted
- *     to the map: Mei raindrops are drawn over the world and sources are in
- *     world pixel coordinates (a source outside the window adds nothing
- *     there; one outside the world is refused), the window's inner edges
- *     are open; droplet ids, starts, batches and tile grids are the whole
- *     world's, a per-cell count counts every world cell and
- *     droplet.height_unit must be a number;
- *   - droplets use the tile-coloured batch schedule of DESIGN.md §5.
+ *   - in a window (er_window; models with ER_CAP_WINDOW), the run is the
+ *     whole-world run restricted to the map: Mei raindrops are drawn over
+ *     the world and sources are in world pixel coordinates (a source
+ *     outside the window adds nothing there; one outside the world is
+ *     refused), the window's inner edges are open; droplet ids, starts,
+ *     batches and tile grids are the whole world's, a per-cell count
+ *     counts every world cell and droplet.height_unit must be a number;
+ *   - droplets run by droplet.schedule: the tile-coloured batches of
+ *     DESIGN.md §5 (the default) or the snapshot schedule
+ *     (core/droplet/snapshot.c).
  * Thread-safe for distinct terrains.
  */
 

@@ -8,7 +8,7 @@
  *   - core/<name>/: its er_model_ops (the functions and facts below) and
  *     its recipe section as key rows (core/keys.h), its params struct;
  *   - one value of er_model_kind and its params member (core/params.h),
- *     its row in er_models (core/models.c);
+ *     its row in the registry's table (core/models.c);
  *   - its keys in man/erode-recipe.5, a config under configs/, tests, and
  *     a Vulkan path in core/vulkan/ if it has one (vk_run, else NULL).
  */

@@ -1,9 +1,9 @@
 /*
- * The run plan (issue #13): everything a run needs that follows from the
- * recipe, the map and the window, computed once and checked before any
- * work.  Both backends run from the same plan, so they cannot disagree on
- * what is valid, and the CLI builds it before it opens any output: a plan
- * error is a recipe or input error (exit 2, nothing written).
+ * The run plan: everything a run needs that follows from the recipe, the
+ * map and the window, computed once and checked before any work.  Both
+ * backends run from the same plan, so they cannot disagree on what is
+ * valid, and the CLI builds it before it opens any output: a plan error
+ * is a recipe or input error (exit 2, nothing written).
  *
  * The backend interface: a backend is a small table (check, run,
  * capabilities) taking a plan, the terrain and one options struct.  The CPU
@@ -130,7 +130,8 @@ typedef struct er_backend {
                      er_error *err);
 } er_backend;
 
-/* The CPU path (OpenMP): every capability, the reference. */
+/* The CPU path (OpenMP), the reference; its capabilities are each model's
+ * cpu_caps (core/models.h). */
 extern const er_backend er_backend_cpu;
 
 /* er_plan_make and er_backend_cpu.run in one call, for tests and

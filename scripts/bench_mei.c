@@ -1,5 +1,5 @@
 /*
- * Speed of the Mei model (er_mei_run) against the machine's memory
+ * Speed of the Mei model (er_run_cpu) against the machine's memory
  * bandwidth.  Prints one machine-readable line per case:
  *
  *   bench=copy bytes=... gb_per_s=...

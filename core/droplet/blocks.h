@@ -34,7 +34,7 @@ int64_t er_blocking_max_blocks(int width, int height, int size);
  * ways): then the batch order is the plain droplet index order. */
 int er_blocking_is_single(int width, int height, int size);
 
-/* Lays out batch `batch`'s blocks: the grid offset is er_rng(seed,
+/* Lays out batch `batch`'s blocks: the grid offset is er_rng_u64(seed,
  * ER_STREAM_BLOCK_OFFSET, batch), its high half for x and low half for y.
  * A single-block map gets one block and no offset. */
 void er_blocking_init(er_blocking *tl, int width, int height, int size, uint64_t seed,

@@ -31,8 +31,8 @@ static const er_key keys[] = {
     ER_ENUM("variant", variant, variant_names, ER_DROPLET_LAGUE),
     /* 0 = "relief" (the default): the input's highest minus lowest height */
     ER_NUM("height_unit", height_unit, ER_KEY_RELIEF | ER_KEY_MIN_OPEN, 0, 1e7, 0.0),
-    /* 0: the droplet keys hold at the map's own cells, as before the key
-     * existed (issue #18), so every recipe keeps its result. */
+    /* 0: the droplet keys hold at the map's own cells, so a recipe that
+     * does not set the key gets its keys as written on any map. */
     ER_NUM("reference_cell_size", reference_cell_size, 0, 0, 1e6, 0.0),
     /* The side of the batch schedule's scheduling blocks (core/droplet/blocks.c),
      * not of a tile set's tiles: the key keeps its name for recipes. */
@@ -66,12 +66,12 @@ static const er_key keys[] = {
      * step, at 1 each takes one step and stops as soon as it evaporates. */
     ER_NUM("mass_transfer.min_volume", mt_min_volume,
         ER_KEY_MIN_OPEN | ER_KEY_MAX_OPEN, 0, 1, 0.01),
-    /* 512, not 64 (issue #18): a particle lives about 3,800 steps
-     * (evaporation to min_volume) and travels hundreds of cells; at 64
-     * the cap ended 73 % of them on the 1025^2 Puget Sound DEM (0.05 a
-     * cell), at 512 19 %, the rest leaving the map (45 %) or evaporating
-     * (36 %).  The price: blocks of 2 (512 + 3 + radius - 1) cells, so
-     * maps under about 2,070 cells a side run as one block (one thread). */
+    /* 512: a particle lives about 3,800 steps (evaporation to min_volume)
+     * and travels hundreds of cells.  On the 1025^2 Puget Sound DEM (0.05
+     * a cell) a cap of 512 ends 19 % of them, the rest leaving the map
+     * (45 %) or evaporating (36 %); a cap of 64 would end 73 %.  The
+     * price: blocks of 2 (512 + 3 + radius - 1) cells, so maps under
+     * about 2,070 cells a side run as one block (one thread). */
     ER_INT("mass_transfer.max_distance", mt_max_distance, 0, 1, 1e5, 512),
 };
 

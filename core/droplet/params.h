@@ -54,7 +54,7 @@ typedef struct er_droplet_params {
 /*
  * Converts droplet parameters that hold at a reference cell size into those
  * that give the same landscape at a cell size r times it (r = cell /
- * reference; issue #18): the same droplets per km^2 (per_cell * r^2), the
+ * reference): the same droplets per km^2 (per_cell * r^2), the
  * same brush radius and path length in metres (radius, lifetime and
  * mass_transfer.max_distance / r, rounded, at least 1), per-step rates
  * compounded over the 1/r steps a reference step becomes (1 - (1 - x)^r:

@@ -142,13 +142,15 @@ void er_particle_run(const er_dctx *c, double x, double y, er_dacc *acc)
         ds = er_maxf(ds, -sed);
         /* Seed 001 eq. 5's height update, h -= dt Kd V (c_eq - s), with
          * the erosion rule: not below the next cell (a cell already there
-         * gives nothing).  Either way the load changes by what the cell actually
-         * gave up or received, o - v, an exact difference (Sterbenz): o - ds
-         * rounds away a transfer smaller than half a unit in the last place
-         * of the height, and the load kept counting it (on a 1020 m DEM at
-         * 100 particles a cell the budget missed by 1.5e-5 of the terrain's
-         * volume; 1e-11 since).  A deposit that rounding would make larger
-         * than asked does not happen, so the load never goes negative. */
+         * gives nothing).  Either way the load changes by what the cell
+         * actually gave up or received, o - v, an exact difference
+         * (Sterbenz), not by the transfer asked: o - ds rounds away a
+         * transfer smaller than half a unit in the last place of the
+         * height, which a load changed by the asked ds would still count
+         * (on a 1020 m DEM at 100 particles a cell the budget then misses
+         * by 1.5e-5 of the terrain's volume, by 1e-11 with o - v).  A
+         * deposit that rounding would make larger than asked does not
+         * happen, so the load never goes negative. */
         float o = h[ci], v;
         if (ds > 0) {
             if (c->ctl_erode) /* (1 - hardness) * mask, core/controls.h */

@@ -254,7 +254,7 @@ float er_snap_erode(const er_dctx *c, int cx, int cy, float amount, float stop)
     const size_t w = (size_t)c->width;
     int x0, x1, y0, y1;
     float f = brush_window(c, cx, cy, amount, &x0, &x1, &y0, &y1), taken = 0;
-    /* Column by column, each top to bottom: brush_erode's order. */
+    /* Column by column, each top to bottom: er_brush_erode's order. */
     for (int x = x0; x <= x1; x++) {
         float cs = 0;
         for (int y = y0; y <= y1; y++) {

@@ -61,10 +61,10 @@ static inline float talus_pair(float dn, float talus, float f_in, float f_out)
 /* The terrain's fall from a cell along one axis, towards its lower
  * neighbour a or b (0 in a pit).  The slope of eq. 10 is built from these
  * rather than from central differences, which ignore the cell's own
- * height: a cell eroded below both neighbours then still saw the slope of
- * the channel, kept its capacity and deepened into a closed pit (the
- * step-pool beds of issue #18).  With the fall a pit has sin(alpha) =
- * min_tilt, so it deposits and fills. */
+ * height: with them a cell eroded below both neighbours would still see
+ * the slope of the channel, keep its capacity and deepen into a closed
+ * pit (step-pool beds).  With the fall a pit has sin(alpha) = min_tilt,
+ * so it deposits and fills. */
 static inline float fall(float bc, float a, float b)
 {
     return er_max0(er_maxf(bc - a, bc - b));

@@ -25,9 +25,9 @@
 
 /* The per-particle lists are rows of ER_SPH_NB entries (ER_SPH_NBB,
  * nbq), a few cache lines used of each, 256 bytes or more apart: the
- * hardware prefetcher does not follow such rows across pages, and the
- * passes stalled on each row's first load (perf: a quarter of the force
- * loop's samples on the load of its first neighbour).  So a pass over
+ * hardware prefetcher does not follow such rows across pages, and without
+ * help the passes stall on each row's first load (perf: a quarter of the
+ * force loop's samples on the load of its first neighbour).  So a pass over
  * particle i asks for the row of particle i + AHEAD, within the lists
  * (a prefetch changes no value). */
 #define AHEAD 4
@@ -569,12 +569,11 @@ static double dist2(const er_sph_particle *a, const double *r)
 
 /* The fluid part of the density, pair by pair for i < j (each_row): rho
  * sums the kernels' d^3 (poly6 without its constant), which er_sph_sort
- * starts at i's own term; the hits are i's list, its neighbours after it
- * in index order.  density_pairs_of first lists them, filtering the
- * candidates without a branch (most are misses) and storing nothing else,
- * then sums over the list, d computed again for the few hits; this walk
- * sums over the candidates for a particle whose list overflowed.  Both
- * add the same d^3 in the same order. */
+ * starts at i's own term; the hits are i's neighbours after it in index
+ * order.  density_from_list sums them over i's Verlet list, without a
+ * branch, and lists them on the way; this walk sums over the candidates
+ * for a particle whose Verlet list overflowed.  Both add the same d^3 in
+ * the same order. */
 static void density_pairs_walk(er_sph_sim *s, int64_t i, const nb_cursor *cur)
 {
     const double h2 = s->hk * s->hk, px = s->xr[i].x, py = s->xr[i].y, pz = s->xr[i].z;
@@ -651,14 +650,14 @@ static void density_listed_of(er_sph_sim *s, int64_t i, const nb_cursor *cur)
     density_from_list(s, i);
 }
 
-/* Density with the boundary particles counted as fluid of volume m / rho0
- * (Akinci 2012); the equation of state clamps rho at rho0 so the free
- * surface does not pull (SPlisHSPlasH TimeStepWCSPH).  Clears the sums of
- * the force and take passes. */
 /* A boundary particle (a, b) of quad (qx, qy) as kept in bh: k <= 10, so
  * a and b take 4 bits each; unpacked with shifts, not divisions. */
 #define BH_PACK(qx, qy, a, b) (((int64_t)(qy) << 32) | ((int64_t)(qx) << 8) | ((b) << 4) | (a))
 
+/* Density with the boundary particles counted as fluid of volume m / rho0
+ * (Akinci 2012); the equation of state clamps rho at rho0 so the free
+ * surface does not pull (SPlisHSPlasH TimeStepWCSPH).  Clears the sums of
+ * the force and take passes. */
 static void density_of(er_sph_sim *s, int64_t i)
 {
     const er_sph_particle *pi = &s->p[i];
@@ -730,10 +729,10 @@ HOT_INLINE void pair_terms(const er_sph_sim *s, const er_sph_pk *pi, const er_sp
  * onto the lower added to its give (kept in sv for take_pair).  The
  * pressure takes Monaghan's (1992) symmetric form m (p_i / rho_i^2 +
  * p_j / rho_j^2), not Mueller's (p_i + p_j) / 2 rho_j: the latter is not
- * the gradient of an energy and heated still water (kinetic energy grew
- * ten-fold in 6 s in the bowl of check_sph), the former lets it settle;
- * the viscosity's m nu lap W (v_j - v_i) / (rho_i rho_j) is symmetric
- * too, so i and j get opposite forces. */
+ * the gradient of an energy and heats still water (in the bowl of
+ * check_sph its kinetic energy grows ten-fold in 6 s), the former lets it
+ * settle; the viscosity's m nu lap W (v_j - v_i) / (rho_i rho_j) is
+ * symmetric too, so i and j get opposite forces. */
 HOT_INLINE void force_pair(er_sph_sim *s, int64_t i, int64_t j, int64_t l, double r2)
 {
     (void)l;

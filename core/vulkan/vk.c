@@ -40,8 +40,9 @@ er_vk_exactness er_vk_mei_exactness(const er_vk_device_info *d)
     if (d->denorm_preserve)
         return ER_VK_EXACT_DECLARED;
     /* Mesa's lavapipe offers no denormal control but keeps them: on the
-     * cases where an H100 that flushed them differed (issue #14) it gives
-     * the CPU's bytes, and check_vulkan.c compares them byte for byte */
+     * cases where an H100, which flushes them, differs from the CPU it
+     * gives the CPU's bytes, and check_vulkan.c compares them byte for
+     * byte */
     if (d->type == ER_VK_TYPE_CPU && strstr(d->name, "llvmpipe"))
         return ER_VK_EXACT_MEASURED;
     return ER_VK_DENORMS_MAY_FLUSH;
@@ -147,8 +148,8 @@ static int collect_library(struct dl_phdr_info *info, size_t size, void *arg)
  * module>", a frame no suppression can name.  Pinned, that block stays
  * reachable, and a real driver leak is attributed to the driver's library,
  * where tests/lsan.supp suppresses it while erode's own leaks are still
- * reported (issue #19).  It also spares a process that opens
- * several instances (the unit tests) loading the driver again each time. */
+ * reported.  It also spares a process that opens several instances (the
+ * unit tests) loading the driver again each time. */
 static void pin_driver_libraries(void)
 {
     pin_list l = {.n = 0};

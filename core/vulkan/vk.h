@@ -120,17 +120,18 @@ typedef struct er_vk_buffer {
     int coherent;      /* mapped memory that needs no flush / invalidate */
 } er_vk_buffer;
 
-/* A compute pipeline whose storage buffers are bindings 0..n_buffers-1 of
- * set 0, with n_sets descriptor sets to choose from at dispatch time. */
 /* The compiled part of a pipeline, made at its first dispatch (a kernel a
- * run never dispatches is never compiled: issue #14, small fixed cost);
- * behind a pointer so that er_vk_cmd_dispatch's const pipeline can fill it. */
+ * run never dispatches is never compiled, which keeps a run's fixed cost
+ * small); behind a pointer so that er_vk_cmd_dispatch's const pipeline can
+ * fill it. */
 typedef struct er_vk_compiled {
     VkPipeline pipe;         /* VK_NULL_HANDLE until the first dispatch */
     const uint32_t *spv;     /* the SPIR-V, static: kept by pointer */
     size_t spv_bytes;
 } er_vk_compiled;
 
+/* A compute pipeline whose storage buffers are bindings 0..n_buffers-1 of
+ * set 0, with n_sets descriptor sets to choose from at dispatch time. */
 typedef struct er_vk_pipeline {
     VkDescriptorSetLayout dsl;
     VkPipelineLayout layout;

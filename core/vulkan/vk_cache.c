@@ -1,7 +1,8 @@
 /*
- * The persistent pipeline cache (issue #14, "Small fixed cost"): bytes the
- * caller read from its cache file come in through er_vk_options, checked
- * here before Vulkan sees them, and the updated bytes go back out through
+ * The persistent pipeline cache, which spares a run compiling its
+ * pipelines again (part of a run's fixed cost): bytes the caller read
+ * from its cache file come in through er_vk_options, checked here before
+ * Vulkan sees them, and the updated bytes go back out through
  * er_vk_cache_save; core/ never touches the file (cli/backends.c does).
  *
  * The bytes are our header, then what vkGetPipelineCacheData gave.  Our

@@ -434,7 +434,7 @@ static er_status plan_run(er_vk_ctx *vk, const er_droplet_setup *s, int64_t size
     pl->sizes[B_DMASK] = c->ctl_mask ? bytes : 4;
     pl->sizes[B_WEAR] = c->wear ? bytes : 4;
     /* Staging carries the layers, the mask and the brush: the largest
-     * (the brush on maps of fewer than side^2 cells, issue #12). */
+     * (the brush on maps of fewer than side^2 cells). */
     pl->sizes[B_COUNT] = bytes;
     for (int i = B_MASK; i <= B_BRUSH; i++)
         if (pl->sizes[i] > pl->sizes[B_COUNT])

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Both models on the real DEMs: byte-identical for -j1/-j3 (-j2: 25-value-checksums.sh), finite
+# Mei and droplets on the real DEMs: byte-identical for -j1/-j3 (-j2: 25-value-checksums.sh), finite
 # everywhere, material budget closes, signals leave nothing behind.
 . "$(dirname "$0")/lib.sh"
 O=$PY' '$SRCDIR/tests/integration/gdal_oracle.py

@@ -1,8 +1,8 @@
 #!/bin/sh
-# Checkpoints and --resume (issue 6): runs killed with SIGKILL at random
-# moments and resumed from their last checkpoint until they finish give
-# the outputs of an uninterrupted run, byte for byte (both models, other
-# -j); SIGTERM saves a checkpoint and leaves no temporary; checkpoints of
+# Checkpoints and --resume: runs killed with SIGKILL at random moments and
+# resumed from their last checkpoint until they finish give the outputs of
+# an uninterrupted run, byte for byte (Mei and droplets, other -j);
+# SIGTERM saves a checkpoint and leaves no temporary; checkpoints of
 # another recipe, input or model, and damaged ones, are refused (exit 2).
 . "$(dirname "$0")/lib.sh"
 W=$DATA/whitebox_dem_f32_utm18n.tif

@@ -1,9 +1,10 @@
 /*
  * Run states, resume and checkpoint files (core/model.h er_run_hooks,
  * core/state.c, io/checkpoint.c): a run resumed from any boundary gives
- * the same bits as an uninterrupted one, for both models and any thread
- * count; a state survives a checkpoint file; mismatched or damaged
- * checkpoints are refused with one line.
+ * the same bits as an uninterrupted one, for the Mei and droplet models
+ * and any thread count (check_sph.c resumes SPH); a state survives a
+ * checkpoint file; mismatched, damaged or crafted checkpoints (an SPH
+ * one's too) are refused with one line.
  */
 #include <check.h>
 #include <math.h>
@@ -452,7 +453,7 @@ static er_checkpoint_id id_of(const er_params *p, const map *m)
 }
 
 /* Written, read back, resumed: the same result as the uninterrupted run,
- * for both models (and a droplet state without layers). */
+ * for Mei and droplets (and a droplet state without layers). */
 START_TEST(checkpoint_round_trip)
 {
     char dir[PATH_MAX], path[PATH_MAX + 32];

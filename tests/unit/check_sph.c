@@ -669,8 +669,8 @@ END_TEST
 
 /* rho of particle i summed over every fluid and boundary particle, in
  * the model's order and with its arithmetic (core/sph/step.c
- * density_pairs_of, density_of), at the positions the last sub-step's density pass saw (xs,
- * ys, zs: the move changed p since). */
+ * density_from_list, density_of), at the positions the last sub-step's
+ * density pass saw (pk: the move changed p since). */
 static double brute_density(const er_sph_sim *s, int64_t i)
 {
     const double h2 = s->hk * s->hk, px = s->pk[i].x, py = s->pk[i].y, pz = s->pk[i].z;

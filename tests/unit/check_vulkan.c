@@ -1,7 +1,8 @@
 /*
  * The Vulkan backend (core/backend.h): device listing, opening, refusals,
- * the Mei model against the CPU path, and both models on maps of a few
- * cells (check_vulkan_droplet.c has the droplets on real maps).  Every
+ * the pipeline cache, the Mei model against the CPU path, and the two
+ * models with a Vulkan path, Mei and droplets, on maps of a few cells
+ * (check_vulkan_droplet.c has the droplets on real maps).  Every
  * test skips, saying why, when the binary was built without Vulkan or no
  * Vulkan device exists (CI installs lavapipe, Mesa's CPU device, so they
  * run there).  Set ERODE_VK_VALIDATION=1 to run them under the Khronos

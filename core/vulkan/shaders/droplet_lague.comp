@@ -8,14 +8,14 @@
  *
  * The step is core/droplet/lague.c's er_lague_step operation for operation
  * (seeds/README.md; brush on the nearest node, speed from energy, what a
- * droplet carries is dropped where it ends; the erosion rule of issue #12:
- * no brush tap below the height the droplet moves to, and the droplet
- * carries what the taps gave up, summed in er_brush_erode's order).  Every
- * float that feeds the
- * state is `precise` so the driver neither contracts a*b+c into an FMA nor
- * reorders; results still differ from the CPU's in the last bits where the
- * device's sqrt and division round differently, so agreement with the CPU
- * path is statistical (tests/unit/check_vulkan_droplet.c).
+ * droplet carries is dropped where it ends; the erosion rule of
+ * core/droplet/droplet_impl.h: no brush tap below the height the droplet
+ * moves to, and the droplet carries what the taps gave up, summed in
+ * er_brush_erode's order).  Every float that feeds the state is `precise`
+ * so the driver neither contracts a*b+c into an FMA nor reorders; results
+ * still differ from the CPU's in the last bits where the device's sqrt
+ * and division round differently, so agreement with the CPU path is
+ * statistical (tests/unit/check_vulkan_droplet.c).
  *
  * Start positions are drawn on the host with core/rng.c and uploaded
  * bucketed by block, so the shader needs no 64-bit integers.

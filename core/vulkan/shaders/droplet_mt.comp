@@ -6,7 +6,7 @@
  * most pc.steps_per_pass steps for lavapipe's loop budget; a step costs at
  * most 11 loop iterations, 2 side^2 + 4 more where the particle stops).
  *
- * The erosion rule of issue #12 as on the CPU: a step never takes its cell
+ * The erosion rule as on the CPU (particle.c): a step never takes its cell
  * below the cell the particle moves to, and the load changes by exactly
  * what the cell gave up or received.
  *
@@ -159,7 +159,7 @@ float brush_deposit(int cx, int cy, float amount)
 }
 
 /* The particle ends: what it carries is laid down through the brush
- * around its cell (no single-cell mounds, issue #18). */
+ * around its cell (onto one cell it would leave a single-cell mound). */
 void mt_end()
 {
     if (p_sed > 0.0) {

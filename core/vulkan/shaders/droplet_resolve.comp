@@ -3,7 +3,7 @@
  * er_snap_resolve, operation for operation): one invocation per cell
  * applies the batch's fixed-point sums to the heights and layers.  The
  * shares keep each cell's erosion within its room above the lowest stop
- * counted there (issue #12's depth bound) and its deposits within its room
+ * counted there (snapshot.c's depth bound) and its deposits within its room
  * up to its ceiling, so a sum beyond its room, like one that wrapped, is a
  * defect, counted in Totals.  The
  * conversions are IEEE: int64 to double and double to float correctly

@@ -168,16 +168,16 @@ float er_sqrt(float x)
 
 // a / b correctly rounded to float32, as the CPU's IEEE division gives it.
 // GLSL lets a float division be off by 2.5 ulp, and real GPUs use that
-// (an H100 changed three tests: issue #14).  Both operands are exact in
-// double; the double quotient rounded to float32 is the directly rounded
-// quotient because rounding first to p = 53 bits and then to q = 24 is
-// innocuous for division when p >= 2q + 2 = 50 (Figueroa, "When is double
-// rounding innocuous?", 1995).  It even survives a double division a few
-// ulps off, but at exact ties: a quotient of two floats that is neither a
-// float nor a tie lies at least about 2^-49 (relative) from every float32
-// rounding boundary.  This assumes IEEE float64 division and conversion
-// (the Vulkan spec promises less; an H100 measured so); Mei needs
-// shaderFloat64 anyway (the budget sums).
+// (an H100's division changes three tests' results).  Both operands are
+// exact in double; the double quotient rounded to float32 is the directly
+// rounded quotient because rounding first to p = 53 bits and then to
+// q = 24 is innocuous for division when p >= 2q + 2 = 50 (Figueroa, "When
+// is double rounding innocuous?", 1995).  It even survives a double
+// division a few ulps off, but at exact ties: a quotient of two floats
+// that is neither a float nor a tie lies at least about 2^-49 (relative)
+// from every float32 rounding boundary.  This assumes IEEE float64
+// division and conversion (the Vulkan spec promises less; an H100 gives
+// it); Mei needs shaderFloat64 anyway (the budget sums).
 float er_div(float a, float b)
 {
     precise double q = double(a) / double(b);

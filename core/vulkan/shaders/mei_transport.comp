@@ -1,8 +1,8 @@
 #version 450
-// Mei et al. (2007) eq. 13, conservative donor-cell transport (core/
-// transport.c transport_generic), or eq. 14 as published (semi-Lagrangian),
-// then drying (settle).  Reads s1, q, wq of
-// the neighbourhood and z2, d of the cell; writes z, d, s, de of the cell,
+// Mei et al. (2007) eq. 13, conservative donor-cell transport
+// (core/mei/transport.c transport_generic), or eq. 14 as published
+// (semi-Lagrangian), then drying (settle).  Reads s1, q, wq of the
+// neighbourhood and z2, d of the cell; writes z, d, s, de of the cell,
 // and adds to its flow and wear when the run keeps them.
 #extension GL_GOOGLE_include_directive : require
 #include "mei_common.glsl"
