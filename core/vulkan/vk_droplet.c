@@ -34,7 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../droplet/droplet_impl.h"
+#include "../droplet/host.h"
 #include "../droplet/blocks.h"
 #include "droplet_lague.spv.h"
 #include "droplet_mt.spv.h"
