@@ -875,6 +875,56 @@ START_TEST(sph_crafted_values_refused)
 }
 END_TEST
 
+/* An SPH checkpoint of format 3 (its model section follows the arrays
+ * without a header flag) reads as the same state as format 4's: the same
+ * counts and doubles, resumed to the same bytes. */
+START_TEST(sph_format3_still_reads)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 16], old[PATH_MAX + 16];
+    er_test_mkdtemp(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/ck", dir);
+    snprintf(old, sizeof old, "%s/ck3", dir);
+    er_params p;
+    er_terrain t = sph_bowl(&p);
+    sph_saver v = {path, {ER_MODEL_SPH, 16, 16, 7, 8, "cpu"}};
+    er_run_hooks hk = {sph_save_at_1, &v, NULL, NULL};
+    er_error e;
+    ck_assert_int_eq(er_run_cpu(&p, &t, NULL, &(er_run_opts){NULL, NULL, &hk, NULL}, &e),
+                     ER_ECANCELED);
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    static unsigned char all[1 << 20];
+    size_t len = fread(all, 1, sizeof all, f);
+    fclose(f);
+    ck_assert_uint_lt(len, sizeof all);
+    ck_assert_uint_eq(all[47] & 0x80u, 0x80u); /* format 4 flags the section */
+    all[47] &= 0x7fu;
+    write_old_format(old, all, len, 3, 232, ER_CHECKPOINT_HEADER);
+    er_checkpoint a, b;
+    ck_assert_msg(er_checkpoint_read(path, &v.id, &a, &e) == ER_OK, "%s", e.msg);
+    ck_assert_msg(er_checkpoint_read(old, &v.id, &b, &e) == ER_OK, "%s", e.msg);
+    ck_assert_ptr_nonnull(b.state.extra);
+    ck_assert_uint_eq(a.state.extra->count[0], b.state.extra->count[0]);
+    ck_assert_uint_eq(a.state.extra->count[1], b.state.extra->count[1]);
+    ck_assert_uint_eq(a.state.extra->len[0], b.state.extra->len[0]);
+    ck_assert(memcmp(a.state.extra->part[0], b.state.extra->part[0],
+                     a.state.extra->len[0] * sizeof(double)) == 0);
+    assert_same_state(&a, &b, 256);
+    float h[2][256];
+    for (int k = 0; k < 2; k++) {
+        sph_bowl(&p);
+        er_run_hooks res = {NULL, NULL, k ? &b.state : &a.state, NULL};
+        ck_assert_msg(er_run_cpu(&p, &t, NULL, &(er_run_opts){NULL, NULL, &res, NULL}, &e) ==
+                          ER_OK, "%s", e.msg);
+        memcpy(h[k], t.elevation, sizeof h[k]);
+    }
+    ck_assert(memcmp(h[0], h[1], sizeof h[0]) == 0);
+    er_checkpoint_free(&a);
+    er_checkpoint_free(&b);
+    er_test_rmdir(dir);
+}
+END_TEST
+
 Suite *resume_suite(void);
 Suite *resume_suite(void)
 {
@@ -895,6 +945,7 @@ Suite *resume_suite(void)
     tcase_add_test(tc, checkpoint_backend);
     tcase_add_test(tc, input_hash_sensitive);
     tcase_add_test(tc, sph_crafted_values_refused);
+    tcase_add_test(tc, sph_format3_still_reads);
     suite_add_tcase(s, tc);
     return s;
 }
