@@ -204,10 +204,11 @@ check: $(BIN) $(BUILD)/check_unit $(KEYS_DUMP)
 	exit $$status
 
 install: $(BIN)
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(DATADIR)/configs
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(DATADIR)/configs
 	install -m 755 $(BIN) $(DESTDIR)$(BINDIR)/erode
 	install -m 644 man/erode.1 $(DESTDIR)$(MANDIR)/man1/erode.1
 	install -m 644 man/erode-recipe.5 $(DESTDIR)$(MANDIR)/man5/erode-recipe.5
+	install -m 644 man/erode-models.7 $(DESTDIR)$(MANDIR)/man7/erode-models.7
 	install -m 644 configs/*.json $(DESTDIR)$(DATADIR)/configs/
 	install -d $(DESTDIR)$(DATADIR)/configs/masks
 	install -m 644 configs/masks/*.tif $(DESTDIR)$(DATADIR)/configs/masks/
@@ -215,7 +216,8 @@ install: $(BIN)
 	install -m 644 scripts/completion/erode.bash $(DESTDIR)$(BASHCOMPDIR)/erode
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/erode $(DESTDIR)$(MANDIR)/man1/erode.1 $(DESTDIR)$(MANDIR)/man5/erode-recipe.5
+	rm -f $(DESTDIR)$(BINDIR)/erode $(DESTDIR)$(MANDIR)/man1/erode.1 $(DESTDIR)$(MANDIR)/man5/erode-recipe.5 \
+	      $(DESTDIR)$(MANDIR)/man7/erode-models.7
 	rm -rf $(DESTDIR)$(DATADIR)
 	rm -f $(DESTDIR)$(BASHCOMPDIR)/erode
 
