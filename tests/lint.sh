@@ -1,17 +1,22 @@
 #!/bin/sh
 # Documentation checks (jq's tests/mantest in spirit):
-#  1. mandoc -Tlint finds nothing in man/*.1 and man/*.5;
+#  1. mandoc -Tlint finds nothing in man/*.1, man/*.5 and man/*.7;
 #  2. `erode --help` and man/erode.1 list the same long options;
 #  3. the EXAMPLES of erode.1 run and succeed;
 #  4. every key of the key table (core/keys.c, printed by the test program
 #     keys-dump, the second argument) has an entry in erode-recipe.5, in the
 #     section of its object (TOP LEVEL, TERRAIN, MEI, DROPLET,
 #     droplet.mass_transfer), stating the table's type, default and range
-#     or choices; every key of `erode --print-recipe` is in the table.
+#     or choices; every key of `erode --print-recipe` is in the table;
+#  5. README.md stays a landing page: at most 300 lines, and its links lead
+#     to files and sections that exist;
+#  6. README.md, man/ and core/ describe things as they are: no ISO dates
+#     and no development history (who measured what, when and beside which
+#     work; "round N"); a figure names its commit and month instead.
 erode=$(cd "$(dirname "${1:-./erode}")" && pwd)/$(basename "${1:-./erode}")
 src=$(cd "$(dirname "$0")/.." && pwd)
 status=0
-for m in "$src"/man/*.[15]; do
+for m in "$src"/man/*.[157]; do
     [ -f "$m" ] || continue
     out=$(mandoc -Tlint -W warning "$m" 2>&1) || { echo "lint: $m"; echo "$out"; status=1; }
 done
@@ -163,5 +168,46 @@ for m in $models; do
     fi
 done
 
-[ $status -eq 0 ] && echo "lint: man pages clean, --help matches erode.1, $n examples ran, every recipe key in erode-recipe.5 as in the key table, each model's name written once"
+# 5. The README's budget and links.
+readme=$src/README.md
+n_readme=$(wc -l < "$readme")
+if [ "$n_readme" -gt 300 ]; then
+    echo "lint: README.md has $n_readme lines, the budget is 300 (reference goes to man/)"
+    status=1
+fi
+# GitHub's anchor of a heading: lower case, punctuation dropped, spaces to -.
+anchors=$(sed -n 's/^#\{1,6\} //p' "$readme" | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9 _-]//g; s/ /-/g')
+links=$(grep -o -e '\](\([^)]*\))' -e '<img src="[^"]*"' "$readme" | sed 's/^\](//; s/)$//; s/^<img src="//; s/"$//')
+for l in $links; do
+    case $l in
+    http://* | https://* | mailto:*) continue ;;
+    esac
+    file=${l%%#*}
+    anchor=
+    case $l in *'#'*) anchor=${l#*#} ;; esac
+    if [ -n "$file" ] && [ ! -e "$src/$file" ]; then
+        echo "lint: README.md links to $l, which does not exist"
+        status=1
+    elif [ -n "$anchor" ] && { [ -n "$file" ] && [ "$file" != README.md ] ||
+        ! printf '%s\n' "$anchors" | grep -qx -- "$anchor"; }; then
+        echo "lint: README.md links to $l, a section that does not exist"
+        status=1
+    fi
+done
+
+# 6. No dates or development history in README.md, man/ and core/: history
+# lives in git.  A benchmark figure names its commit and month.
+history='[0-9]{4}-[0-9]{2}-[0-9]{2}|\b[Rr]ound ([0-9]+|one|two|three|four|five|six|seven|eight|nine|ten)\b'
+history="$history"'|\b[Mm]easured (on|at) ((Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day|(January|February|March|April|May|June|July|August|September|October|November|December) [0-9]|the [0-9]+(st|nd|rd|th))'
+history="$history"'|\b[0-9]{1,2}:[0-9]{2}(-[0-9]{1,2}:[0-9]{2})? UTC\b|\bA/B\b|\b(main|base) at [0-9a-f]{7,}\b'
+history="$history"'|\bbranch `?[a-z0-9_]+-[a-z0-9_-]+|\b[Ii]ssue #[0-9]+'
+hist=$(cd "$src" && { grep -nE -e "$history" README.md man/*.[157] 2>/dev/null
+    find core -name '*.[ch]' -o -name '*.glsl' -o -name '*.comp' | sort | xargs grep -nE -e "$history"; })
+if [ -n "$hist" ]; then
+    echo "lint: dates or development history (they belong in git; a figure names its commit and month):"
+    printf '%s\n' "$hist" | sed 's/^/  /' | cut -c1-160
+    status=1
+fi
+
+[ $status -eq 0 ] && echo "lint: README within its budget, its links resolve, no dates or history in README, man/, core/; man pages clean, --help matches erode.1, $n examples ran, every recipe key in erode-recipe.5 as in the key table, each model's name written once"
 exit $status
