@@ -1,5 +1,5 @@
 #!/bin/sh
-# Control maps (README "Control maps", issue #17): every mismatched or bad
+# Control maps (erode(1) CONTROL MAPS): every mismatched or bad
 # raster is refused in one line naming it, before anything is written; a
 # raster on the same grid but larger is cut to the input; a mask of 0 keeps
 # its cells; a raster cut from a larger georeferenced one lines up with each
@@ -379,7 +379,7 @@ EOF
 t_ok
 fi
 
-# 8- and 16-bit masks are refused, never scaled (README "Control maps"):
+# 8- and 16-bit masks are refused, never scaled (erode(1) CONTROL MAPS):
 # the line says how to scale them; a byte mask of 0 and 1 is taken as it
 # is, and the scaled picture gives the float mask's run.
 t_case "an 8-bit or 16-bit mask is refused with how to scale it; a 0/1 byte mask runs"

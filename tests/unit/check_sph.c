@@ -402,7 +402,7 @@ END_TEST
 
 /* No erosion where tau < tau_c: the paper's tau_c = 3 (eq. 10) erodes
  * nothing in this DEM-scale flow (the heights come back bit for bit, as
- * the README says), tau_c = 1 lets the same flow erode. */
+ * erode-models(7) says), tau_c = 1 lets the same flow erode. */
 START_TEST(no_erosion_below_critical_shear)
 {
     const double tc[2] = {3.0, 1.0};

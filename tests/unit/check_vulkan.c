@@ -166,7 +166,7 @@ START_TEST(test_div_premise)
 END_TEST
 
 /*
- * Vulkan against the CPU path (README "Vulkan backend", exactness rules).
+ * Vulkan against the CPU path (erode-models(7), "Mei exactness").
  * The shaders do the CPU's operations in the CPU's order with no FMA
  * contraction, correctly rounded square roots (er_sqrt) and
  * divisions (er_div), so the outputs are the CPU's bytes wherever float32
@@ -325,7 +325,7 @@ static double max_diff(const float *a, const float *b, size_t n)
     return m;
 }
 
-/* Whether Mei on vk must give the CPU's bytes (README "Vulkan backend"). */
+/* Whether Mei on vk must give the CPU's bytes (erode-models(7), "Denormals"). */
 static int mei_exact(const er_vk_ctx *vk)
 {
     return er_vk_mei_exactness(er_vk_info(vk)) != ER_VK_DENORMS_MAY_FLUSH;
@@ -1235,8 +1235,8 @@ END_TEST
 
 #ifdef ER_HAVE_VULKAN
 /*
- * Banded runs (core/vulkan/vk_mei.c mei_band, README "Vulkan backend",
- * large maps): the layer buffers capped at `fit` rows of the map
+ * Banded runs (core/vulkan/vk_mei.c mei_band, erode-models(7),
+ * "Mei submissions and bands"): the layer buffers capped at `fit` rows of the map
  * (er_vk_set_band_bytes), so that lavapipe runs the path a map larger than
  * one storage buffer takes.  On a 96^2 map: 7 rows are the smallest band,
  * one row of its own and three of halo each side (96 bands); 26 rows cut
