@@ -106,7 +106,7 @@ int er_run_list_devices(void)
 }
 
 /* ERODE_VK_BAND_BYTES=N: the most bytes of one Mei layer buffer, so that
- * any device runs the banded path (README "Vulkan backend", large maps);
+ * any device runs the banded path (erode-models(7), "Mei submissions and bands");
  * unset or 0: the device's limits.  Anything but a number is exit 2. */
 static int band_bytes(uint64_t *out)
 {

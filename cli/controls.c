@@ -1,5 +1,5 @@
 /*
- * Control rasters (core/controls.h, README "Control maps"): reads each
+ * Control rasters (core/controls.h, erode(1) CONTROL MAPS): reads each
  * raster the recipe names, checks that it lies on the input's grid, cuts
  * the input's window out of it (a tile with its halo too: the tile's
  * georeferencing places it) and hands the maps to the run through
@@ -114,7 +114,7 @@ static er_status read_map(er_job *j, const char *path, size_t limit, float **out
 
 /* A hardness or mask map out of range and painted in whole numbers up to
  * 65535 is an 8- or 16-bit picture: the line says how to scale it to
- * 0..1.  erode never scales a map itself (README "Control maps"): a 0/1
+ * 0..1.  erode never scales a map itself (erode(1) CONTROL MAPS): a 0/1
  * byte mask is common and already right, and 255 may mean 1 or 100 %
  * of something else; the file's sample type does not tell.  Fills buf
  * with the hint, or "". */

@@ -1,5 +1,5 @@
 /*
- * Tile sets (README "Tile sets") on the command line: --tile-set loads the
+ * Tile sets (erode(1) TILE SETS) on the command line: --tile-set loads the
  * mosaic (io/mosaic.h reads it), and `erode stitch` cross-fades the
  * overlapping halo outputs back into seamless tiles (the blending is
  * core/stitch.c; this file reads the outputs and writes the tiles).

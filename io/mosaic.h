@@ -1,5 +1,5 @@
 /*
- * Tile sets (README "Tile sets"): the mosaic a list of georeferenced tiles
+ * Tile sets (erode(1) TILE SETS): the mosaic a list of georeferenced tiles
  * forms, read from the tiles' headers, and the window of one tile extended
  * by its halo, read from its neighbours.  The geometry itself is
  * core/tiles.c; this file reads.

@@ -5,8 +5,8 @@
  * tiles.  DEFLATE because every GeoTIFF reader decodes it (ZSTD needs
  * GDAL >= 2.3 and a libtiff built with it); predictor 3 because it turns
  * smooth float terrain into runs of small byte differences.  Level 1
- * because on a 1-step Mei run's three layers (scripts/bench io, README
- * "GeoTIFF creation options") libdeflate's level 1 writes about 5 % more
+ * because on a 1-step Mei run's three layers (scripts/bench io,
+ * erode-models(7) BENCHMARKS) libdeflate's level 1 writes about 5 % more
  * bytes than level 6 in clearly less time: the noise in the sediment and
  * water layers does not compress at any level, --precision is what
  * shrinks it.  ZSTD's default is 1 for the same reason.
