@@ -54,8 +54,8 @@ typedef struct er_vk_device_info {
                                     * with DenormPreserve declared */
 } er_vk_device_info;
 
-/* How closely a device's Mei run follows the CPU path (README "Vulkan
- * backend", exactness rules).  Divisions are correctly rounded everywhere;
+/* How closely a device's Mei run follows the CPU path (erode-models(7) "VULKAN
+ * BACKEND", exactness rules).  Divisions are correctly rounded everywhere;
  * what remains is whether float32 denormals survive. */
 typedef enum er_vk_exactness {
     ER_VK_EXACT_DECLARED = 0, /* DenormPreserve declared: the CPU's bytes */
@@ -167,7 +167,7 @@ er_status er_vk_mei_check(er_vk_ctx *vk, const er_plan *plan, const er_terrain *
 /*
  * Caps the bytes of one Mei layer buffer at `bytes` (0: the device's
  * limits only), so that any device runs the banded path a map larger than
- * one storage buffer takes (README "Vulkan backend", large maps; the CLI
+ * one storage buffer takes (erode-models(7) "VULKAN BACKEND", large maps; the CLI
  * reads ERODE_VK_BAND_BYTES).  A cap below 7 rows of the map is raised to
  * 7 rows.  Applies to the runs after it on vk.
  */
@@ -179,7 +179,7 @@ er_status er_vk_droplet_check(er_vk_ctx *vk, const er_plan *plan, const er_terra
 
 /*
  * The Mei model on the device: the contract of core/model.h, same plan,
- * same outputs within the tolerance stated in README ("Vulkan backend").
+ * same outputs within the tolerance stated in erode-models(7) ("VULKAN BACKEND").
  * The state stays in device memory for the whole run; it is read back at
  * the end and at the boundaries o->hooks wants (er_hooks_want), and a
  * resume state is uploaded.  Windows run as on the CPU (raindrops over the

@@ -9,7 +9,7 @@
  * (er_plan_make) refuses a value outside them, or a non-finite value on a
  * valid cell, as an input error naming the raster (exit 2).
  *
- * What each map does to each model (README "Control maps", erode-recipe(5)):
+ * What each map does to each model (erode(1) "CONTROL MAPS", erode-recipe(5)):
  *   hardness h in [0, 1]: every rate that lowers the bed at the cell is
  *     multiplied by (1 - h): Mei dissolving (Ks) and thermal slumping out of
  *     the cell, droplet/particle erosion taken from the cell, SPH erosion.

@@ -148,7 +148,7 @@ typedef int (*er_boundary_fn)(void *user, const er_run_state *state);
 typedef int (*er_wants_fn)(void *user, int64_t boundary, int64_t boundaries);
 
 /* Where a map sits in a larger world, e.g. one tile of a mosaic extended
- * by its halo (DESIGN.md §3, README "Tile sets"): the map's top-left cell
+ * by its halo (DESIGN.md §3, erode(1) "TILE SETS"): the map's top-left cell
  * is world cell (x0, y0) of a world_width x world_height grid, and the map
  * lies inside it.  Random starts (droplets, raindrops), the droplet batch
  * sizes and tile grids are drawn over the world, so a windowed run is the

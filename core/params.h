@@ -32,8 +32,9 @@ typedef struct er_terrain_params {
 /* A river source: water added at a fixed place each step (Mei eq. 1).
  * Pixel coordinates address cell centres: cell (column i, row j) is at
  * (i, j), so a map coordinate X converts as (X - X_origin) / pixel_size - 0.5.
- * er_mei_run takes pixel coordinates only (map_coords == 0, else
- * ER_EINVAL): the CLI converts map coordinates before the run. */
+ * A run takes pixel coordinates only (map_coords == 0, else ER_EINVAL
+ * when the plan checks the sources): the CLI converts map coordinates
+ * before the run. */
 typedef struct er_source {
     double x, y;      /* centre: pixels (column, row) or map units, see map_coords */
     int map_coords;   /* 0: x, y are pixel coordinates; 1: georeferenced map coords */
@@ -44,8 +45,8 @@ typedef struct er_source {
 /* [bytes] Longest control raster path, its terminating NUL included. */
 #define ER_CTL_PATH_MAX 1024
 
-/* The control rasters a recipe names (core/controls.h; README "Control
- * maps"): paths as the CLI opens them (a recipe file's relative paths are
+/* The control rasters a recipe names (core/controls.h; erode(1) "CONTROL
+ * MAPS"): paths as the CLI opens them (a recipe file's relative paths are
  * made relative to the working directory when it is read); "" = none. */
 typedef struct er_control_paths {
     char hardness[ER_CTL_PATH_MAX];

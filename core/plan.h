@@ -125,7 +125,7 @@ typedef struct er_backend {
     er_status (*check)(void *ctx, const er_plan *plan, const er_terrain *t, er_error *err);
     /* Runs the plan on t (t->elevation updated in place): the contract of
      * core/model.h, same outputs on every backend within the tolerance
-     * README states. */
+     * erode-models(7) states ("VULKAN BACKEND"). */
     er_status (*run)(void *ctx, const er_plan *plan, er_terrain *t, const er_run_opts *o,
                      er_error *err);
 } er_backend;

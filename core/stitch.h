@@ -1,5 +1,5 @@
 /*
- * Stitching (README "Tile sets"): the cross-fade of the overlapping halo
+ * Stitching (erode(1) "TILE SETS"): the cross-fade of the overlapping halo
  * outputs that cover one tile into that tile's values.  Each output
  * contributes er_stitch_weight (core/tiles.h) times its value; the result
  * is the weighted mean, so where two outputs overlap across a border the

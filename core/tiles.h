@@ -1,5 +1,5 @@
 /*
- * Tile-set geometry (README "Tile sets"): windows of a world, the mosaic a
+ * Tile-set geometry (erode(1) "TILE SETS"): windows of a world, the mosaic a
  * set of georeferenced tiles forms, and the cross-fade weights that stitch
  * overlapping halo outputs.  Pure functions on plain numbers: no I/O (cli/
  * reads the tiles' georeferencing and hands the numbers over).

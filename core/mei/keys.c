@@ -78,7 +78,8 @@ static const er_key keys[] = {
     ER_NUM("talus_slope", talus_slope, 0, 0, 100, 0.7),
     ER_ENUM("cfl", cfl, cfl_names, ER_CFL_SUBSTEP),
     ER_INT("max_substeps", max_substeps, 0, 1, 1e6, 64),
-    /* 0: the recipe's cells are the map's (every recipe's old result) */
+    /* 0: the recipe's cells are the map's, so a recipe that does not set the
+     * key gets its keys as written on any map */
     ER_NUM("reference_cell_size", reference_cell_size, 0, 0, 1e6, 0.0),
 };
 

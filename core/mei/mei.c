@@ -130,7 +130,7 @@ static float *snap_row(const er_mei_sim *sim, int y0, int layer, int y)
  * boundary into the snapshot, before the chunks start to update their
  * rows in place.  With many threads the chunks are small and this is most
  * of the state (a 1024^2 map in 64 chunks: 21 MB of the 28 MB), which one
- * thread alone copied in about the time of the sweep: from 1 MiB on, all
+ * thread alone would copy in about the time of the sweep: from 1 MiB on, all
  * threads copy (below, waking them, tens of microseconds with passive
  * waiting, costs about what it saves). */
 static void take_snapshot(const er_mei_sim *sim, int depth)
@@ -431,7 +431,7 @@ static er_status check_params(const er_mei_params *m, er_error *err)
     return ER_OK;
 }
 
-/* mei.reference_cell_size (issue #18): the keys that count cells, held at
+/* mei.reference_cell_size: the keys that count cells, held at
  * cells of the reference size, converted to this map's (r reference cells
  * per map cell along an axis).  Radii in cells times r keep the metres, so
  * a raindrop or source wets the same area and, at the same rate per m²,
@@ -666,11 +666,11 @@ void er_mei_sim_free(er_mei_sim *sim)
 /* The seven state layers.  Each starts at its own offset in the L1 cache's
  * sets (ER_MEI_SKEW); borrowed water and sediment layers start at the
  * caller's (huge-page) alignment, offset 0, so the layers of the sim's own
- * then skip offset 0 (two layers on one offset measured within the noise
- * of 1024^2 on one thread; all seven on one cost 60 %).  Using the
+ * then skip offset 0 (on one thread at 1024^2 two layers on one offset cost
+ * nothing beyond the noise, all seven on one 60 %).  Using the
  * caller's buffers keeps two whole layers (8 bytes a cell) off the peak:
  * every page a run touches first costs the most on shared virtual
- * machines, whose free memory goes back to the host (issue #15). */
+ * machines, whose free memory goes back to the host. */
 static int alloc_state(er_mei_sim *sim, size_t n, float *water, float *sediment)
 {
     float **layer[ER_SNAP_LAYERS] = { &sim->z, &sim->d, &sim->s, &sim->q[0], &sim->q[1],
@@ -700,11 +700,11 @@ static int alloc_state(er_mei_sim *sim, size_t n, float *water, float *sediment)
  * ER_MEI_CHUNK_MIN rows unless that would leave a thread without a chunk.
  * Each chunk recomputes ER_MEI_DEPTH rows on either side for the paired
  * sub-steps and has its boundary rows copied to the snapshot: on one
- * thread at 1024^2 (2026-11-24, 2 cores, load under 1) 16-row chunks took
- * 7.9-8.1 ms of CPU a step, 32 rows 6.4-8.0, 48 rows 5.7-5.8, 64 rows
- * 5.6-5.7.  So a small map on many threads (1024^2 on 16: 16 rows under
- * the rule of four alone, where the issue measured 1024^2 scaling badly)
- * gets one chunk of 64 rows per thread rather than four of 16. */
+ * thread at 1024^2 (2 cores, load under 1) 16-row chunks take 7.9-8.1 ms
+ * of CPU a step, 32 rows 6.4-8.0, 48 rows 5.7-5.8, 64 rows 5.6-5.7.  So a
+ * small map on many threads (1024^2 on 16: 16 rows under the rule of four
+ * alone, which scales badly) gets one chunk of 64 rows per thread rather
+ * than four of 16. */
 #define ER_MEI_CHUNK_MIN 64
 static int chunk_rows(int h, int threads)
 {

@@ -4,7 +4,7 @@
  * core/mei/erosion.c (eqs. 10-12, thermal weathering), core/mei/transport.c
  * (eqs. 13-14) and core/mei/budget.c, and by the Vulkan backend
  * (core/vulkan/vk_mei.c), which shares the checks, the sub-step plan and
- * the coefficients.  Nothing else includes it.
+ * the coefficients, and by the unit tests; no other model includes it.
  *
  * One step is a pure function of the previous state (Jacobi style),
  * computed by independent chunks of rows.  A chunk runs four row kernels
@@ -36,7 +36,7 @@
  * that the second reads of the neighbours.  Each row of the state is
  * streamed once for two sub-steps, with the same arithmetic on the same
  * values, and each sub-step's per-row results are kept apart (acc, acc2)
- * and reduced in row order as before.
+ * and reduced in row order, as for a single sub-step.
  */
 #ifndef ER_MEI_INTERNAL_H
 #define ER_MEI_INTERNAL_H
@@ -123,7 +123,7 @@ typedef struct er_mei_rowacc {
 
 /* The simulation: the state layers (one copy each, updated in place),
  * the boundary snapshot, per-row accumulators and per-thread scratch, all
- * allocated once by er_mei_run. */
+ * allocated once per run (er_mei_sim_alloc). */
 typedef struct er_mei_sim {
     int w, h;
     int wx0, wy0;          /* [cells] the map's top-left cell in the world (er_window) */
@@ -295,7 +295,7 @@ int64_t er_mei_disc_cells(const er_mei_sim *sim, double cx, double cy, double ra
 /* Eq. 1: the raindrops of `step` (drawn over the world) and the river
  * sources of one sub-step of length dt (in world pixels), added to the
  * depths d, or only counted when d is NULL (the device adds them); *added
- * grows by the water added, in the same order either way.  add_drops
+ * grows by the water added, in the same order either way.  er_mei_add_drops
  * returns 0 when the recipe has no raindrops. */
 int er_mei_drops_on(const er_mei_params *m);
 int er_mei_add_drops(const er_mei_sim *sim, float *d, const er_mei_params *m, uint64_t seed,
@@ -371,8 +371,8 @@ static inline int er_mei_run_from(const er_mei_sim *sim, const er_mei_rows *r, i
 
 /* Square root of x >= 0, the correctly rounded IEEE one (sqrtss / vsqrtps:
  * as deterministic as + - * /; mei_common.glsl gets the same bits through
- * float64).  It replaced a + - * Newton iteration (within 2.4e-7 of sqrtf)
- * that cost a tenth of a step (README "Benchmarks").  GCC vectorises it
+ * float64).  A + - * Newton iteration would be within 2.4e-7 of sqrtf and
+ * cost about a tenth of a step (erode-models(7), "Benchmarks").  GCC vectorises it
  * only under -fno-math-errno, which the Makefile gives core/mei/'s sources:
  * nothing reads errno, and x is never negative here. */
 static inline float er_sqrt(float x)

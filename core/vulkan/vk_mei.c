@@ -64,7 +64,7 @@
  * lanes, the rows then added top to bottom after every sub-step as the CPU
  * adds its rows: deterministic, but each row's sum is not formed in the
  * CPU's order, so they agree to rounding (and a checkpoint goes on only on
- * the backend that wrote it).  README "Vulkan backend" gives the
+ * the backend that wrote it).  erode-models(7) "VULKAN BACKEND" gives the
  * measured differences and the tolerances the tests use.
  */
 #include "vk.h"
@@ -179,7 +179,7 @@ _Static_assert(sizeof(mei_push) == 64, "Push layout");
 #define SUBMIT_TARGET_S 0.075
 
 /*
- * Bands (README "Vulkan backend", large maps).  A map whose layer does not
+ * Bands (erode-models(7) "VULKAN BACKEND", large maps).  A map whose layer does not
  * fit one buffer (band_limit) is cut into bands of whole rows, each with
  * its own buffers holding its rows and HALO rows of each neighbour.  Every
  * pass runs per band over the rows whose stencil lies in the band's
@@ -314,8 +314,8 @@ static const float *ctl_map(const er_controls *c, int b)
  * shared ones beyond band 0).  The staging buffer is as large as the
  * largest buffer of the band that passes through it, not as a layer:
  * below 68 cells the coefficients (2 x 136 bytes) are the largest, and
- * overlapping sources can make the source list longer than a layer (issue
- * #12: a 4x4 map wrote 272 bytes into a 64-byte staging buffer), as can
+ * overlapping sources can make the source list longer than a layer (on a
+ * 4x4 map, 272 bytes of source list against a 64-byte layer), as can
  * the row status of a narrow map.
  */
 static void buffer_sizes(const er_terrain *t, const mei_band *bd, int k, size_t src_words,
@@ -745,7 +745,7 @@ static er_status upload_band(mei_gpu *g, const er_terrain *t, int k, const uint3
  * carried state, the accumulators, the row status.  The rest (z2, s1, wq,
  * u, v, er, de, the parts) each sub-step writes before a pass reads it, on
  * every row a pass reads, and the unread words are never read: clearing
- * them took most of a large map's upload on lavapipe. */
+ * them would take most of a large map's upload on lavapipe. */
 static er_status clear_state(mei_gpu *g, er_error *err)
 {
     static const int cleared[] = { B_Z, B_D, B_S, B_QL, B_QR, B_QT, B_QB, B_FLOW, B_WEAR,
@@ -1213,7 +1213,7 @@ static int64_t batch_end(const mei_run *r, int64_t step, int *want)
  * SUBMIT_TARGET_S at the measured time per step, at most four times as
  * many as the last (a first short step may be warm-up) and
  * MAX_BATCH_SUBSTEPS sub-steps, at least one.
- * Without the gate the size stays today's fixed one (BATCH_CELLS), since a
+ * Without the gate the size stays the fixed BATCH_CELLS, since a
  * failing step's state would then depend on the submission's length. */
 static void next_batch(mei_run *r, int64_t steps, double sec)
 {

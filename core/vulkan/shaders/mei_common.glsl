@@ -5,7 +5,7 @@
 // the two agree operation for operation.  Expressions keep the CPU's order
 // and parentheses (core/mei/pipe.c, erosion.c, transport.c), and max(a, 0) is
 // written as the CPU's select (a > 0 ? a : 0, NaN -> 0), not GLSL max().
-// What Vulkan does not round correctly is kept out (README "Vulkan backend",
+// What Vulkan does not round correctly is kept out (erode-models(7) "VULKAN BACKEND",
 // exactness rules): every float division is er_div, the square root is
 // er_sqrt (through float64), no transcendental function and no integer-to-float
 // conversion; denormals are kept by the ER_DENORM_PRESERVE build below.
@@ -130,7 +130,7 @@ layout(push_constant) uniform Push {
     float amount;          // [m] raindrop depth
     int fr;                // floor(drop radius)
     uint r2_lo, r2_hi;     // floor(drop radius^2)
-    // The band this dispatch works on (vk_mei.c, README "Vulkan backend",
+    // The band this dispatch works on (vk_mei.c, erode-models(7) "VULKAN BACKEND",
     // large maps): its buffers hold the map's rows [band_y0, band_y0 +
     // band_rows), and the dispatch's row 0 is the buffers' row row0.  Cell
     // (x, y) of the map is at (y - band_y0) * w + x in them; the boundary
