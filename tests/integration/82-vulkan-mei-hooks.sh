@@ -79,12 +79,16 @@ if [ "$exact" -eq 1 ]; then # an exact device (--list-devices): the frames are t
 fi
 t_ok
 
-# A checkpoint saved by SIGTERM on backend $1, to $2.
+# A checkpoint saved by SIGTERM on backend $1, to $2: the signal once the
+# run has saved its first step (a slow start, a sanitizer build on a
+# loaded machine, must not meet the signal before the input is started).
 term_checkpoint() {
     mkdir -p "$(dirname "$2")" "$T/term-out"
-    "$ERODE" -q --backend "$1" -s mei.steps=100000 --checkpoint "$2" -o "$T/term-out" "$W" 2> "$T/term.err" &
-    pid=$!
-    sleep 1
+    rm -f "$2"
+    "$ERODE" -q --backend "$1" -s mei.steps=100000 --checkpoint "$2" --checkpoint-every 1 \
+        -o "$T/term-out" "$W" 2> "$T/term.err" &
+    pid=$! i=0
+    while [ ! -f "$2" ] && [ $i -lt 2400 ]; do sleep 0.05; i=$((i + 1)); done
     kill -TERM $pid
     wait $pid; rc=$?
     [ $rc -eq 143 ] && [ -f "$2" ] || t_fail "no checkpoint from $1 (exit $rc): $(cat "$T/term.err")"
