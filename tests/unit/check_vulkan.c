@@ -137,8 +137,11 @@ static float finite_float(uint64_t bits)
 
 START_TEST(test_div_premise)
 {
+    /* Counted, then asserted once: a Check assertion per pair costs a
+     * write to the test runner's pipe. */
     const uint64_t n = 1u << 22;
-    uint64_t recip_misses = 0, denormal = 0;
+    uint64_t recip_misses = 0, denormal = 0, bad = 0;
+    float bad_a = 0.0f, bad_b = 0.0f;
     for (uint64_t i = 0; i < n; i++) {
         uint64_t r = er_rng_u64(14, 1, i);
         float a = finite_float(r), b = finite_float(r >> 32);
@@ -147,11 +150,15 @@ START_TEST(test_div_premise)
         if (b == 0.0f)
             continue;
         float q = a / b, dq = (float)((double)a / (double)b);
-        ck_assert_msg(memcmp(&q, &dq, sizeof q) == 0, "%a / %a: %a vs %a", (double)a,
-                      (double)b, (double)q, (double)dq);
+        if (memcmp(&q, &dq, sizeof q) != 0 && bad++ == 0) {
+            bad_a = a;
+            bad_b = b;
+        }
         recip_misses += a * (1.0f / b) != q;
         denormal += q != 0.0f && fabsf(q) < FLT_MIN;
     }
+    ck_assert_msg(bad == 0, "%llu quotients differ from the float64 one rounded, the first "
+                  "%a / %a", (unsigned long long)bad, (double)bad_a, (double)bad_b);
     for (int k = 1; k < 64; k += 2) { /* exact ties between denormals */
         float a = (float)k * 0x1p-149f * 3.0f, b = 2.0f;
         float q = a / b, dq = (float)((double)a / (double)b);
