@@ -194,7 +194,7 @@ lint: $(BIN) $(KEYS_DUMP)
 # tests/integration/run.sh), so the suite keeps both cores of a CI machine
 # busy; the unit log is printed when both are done.
 check: $(BIN) $(BUILD)/check_unit $(KEYS_DUMP)
-	@rm -f $(BUILD)/results.*
+	@rm -rf $(BUILD)/results.*
 	@status=0; \
 	$(MAKE) --no-print-directory unit > $(BUILD)/results.unit.log 2>&1 & unit=$$!; \
 	$(MAKE) --no-print-directory integration || status=1; \
