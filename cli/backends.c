@@ -42,7 +42,8 @@ er_status er_job_choose_backend(er_job *j, er_vk_ctx *vk)
                            ? "--tile-set" : "--checkpoint/--resume/--frames");
     if (!vk)
         return ER_OK;
-    if ((er_backend_vulkan.caps(j->plan.p.model) & need) != need && er_backend_vulkan.caps(j->plan.p.model))
+    const unsigned vk_caps = er_backend_vulkan.caps(j->plan.p.model);
+    if (vk_caps && (vk_caps & need) != need) /* a model without a Vulkan path: check says so */
         st = er_fail(&e, ER_EUNSUPPORTED, "--checkpoint, --resume, --frames and --tile-set run "
                      "on the cpu backend only for the %s model", er_model_name(j->plan.p.model));
     else

@@ -4,11 +4,6 @@
  */
 #include "models.h"
 
-#include <math.h>
-#include <string.h>
-
-#include "parallel.h"
-
 static const er_model_ops *const models[ER_MODEL_KINDS] = {
     [ER_MODEL_MEI] = &er_model_mei,
     [ER_MODEL_DROPLET] = &er_model_droplet,

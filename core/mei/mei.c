@@ -579,12 +579,6 @@ static er_status finish_substep(const er_mei_sim *sim, const er_mei_rowacc *acc,
     return ER_OK;
 }
 
-/* A layer value as written out: finite, else 0 (see "Never NaN" above). */
-static inline float finite_or_0(float v)
-{
-    return (er_fbits(v) & 0x7f800000u) != 0x7f800000u ? v : 0.0f;
-}
-
 /* Writes the current state to the caller: b = b0 + z in place (walls keep
  * their value, so do cells that did not change: b + 0 would turn -0 into
  * +0), water and sediment layers (0 on walls). */
@@ -599,19 +593,19 @@ static void copy_out(const er_mei_sim *sim, er_terrain *t, er_layers *layers)
         for (size_t i = i0; i < i1; i++) {
             if (sim->wall && sim->wall[i])
                 continue;
-            float zz = finite_or_0(z[i]);
+            float zz = er_mei_finite_or_0(z[i]);
             b[i] = zz != 0.0f ? b[i] + zz : b[i];
         }
         for (size_t i = i0; i < i1; i++) {
             if (wat)
-                wat[i] = finite_or_0(sim->d[i]);
+                wat[i] = er_mei_finite_or_0(sim->d[i]);
             if (sed)
-                sed[i] = finite_or_0(sim->s[i]);
+                sed[i] = er_mei_finite_or_0(sim->s[i]);
             /* flow and wear are the layers' own buffers */
             if (sim->flow)
-                sim->flow[i] = finite_or_0(sim->flow[i]);
+                sim->flow[i] = er_mei_finite_or_0(sim->flow[i]);
             if (sim->wear)
-                sim->wear[i] = finite_or_0(sim->wear[i]);
+                sim->wear[i] = er_mei_finite_or_0(sim->wear[i]);
         }
     }
 }

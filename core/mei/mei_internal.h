@@ -407,6 +407,13 @@ static inline float er_max0(float a) { return a > 0.0f ? a : 0.0f; }
 static inline float er_minf(float a, float b) { return a < b ? a : b; }
 static inline float er_maxf(float a, float b) { return a > b ? a : b; }
 
+/* A layer value as the model writes it out (its copy-out, and the layers
+ * of a state view for frames): finite, else 0. */
+static inline float er_mei_finite_or_0(float v)
+{
+    return (er_fbits(v) & 0x7f800000u) != 0x7f800000u ? v : 0.0f;
+}
+
 /* The model's entry points (its er_model_ops, core/mei/ops.c). */
 er_status er_mei_plan(er_plan *plan, const er_terrain *t, er_error *err);
 er_status er_mei_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts *o,

@@ -12,13 +12,6 @@
 #include "../parallel.h"
 #include "mei_internal.h"
 
-/* A value as the model writes it out: finite, else 0. */
-static inline float finite_or_0(float v)
-{
-    union { float f; uint32_t u; } c = { v };
-    return (c.u & 0x7f800000u) != 0x7f800000u ? v : 0.0f;
-}
-
 static void state_layers(const er_run_state *state, const float *input, const uint8_t *wall,
                          float *height, float *water, float *sediment)
 {
@@ -33,13 +26,13 @@ static void state_layers(const er_run_state *state, const float *input, const ui
             /* the same sum as the model's copy-out: b0 + z, b0 kept on
              * walls and where z is 0 (so -0 stays -0) */
             if (height) {
-                float zz = wall && wall[i] ? 0.0f : finite_or_0(z[i]);
+                float zz = wall && wall[i] ? 0.0f : er_mei_finite_or_0(z[i]);
                 height[i] = zz != 0.0f ? input[i] + zz : input[i];
             }
             if (water)
-                water[i] = finite_or_0(d[i]);
+                water[i] = er_mei_finite_or_0(d[i]);
             if (sediment)
-                sediment[i] = finite_or_0(s[i]);
+                sediment[i] = er_mei_finite_or_0(s[i]);
         }
     }
 }
