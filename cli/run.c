@@ -43,12 +43,13 @@ static void job_free(er_job *j)
         free(j->ctl_data[m]);
 }
 
-/* A plan error whose message starts with a recipe key ("mei.ke: ...") is
- * the recipe's: DESIGN.md §1 wants "INPUT: RECIPE: KEY: what". */
+/* A plan error whose message starts with a recipe key ("mei.ke: ...",
+ * "river_sources[2]: ...") is the recipe's: DESIGN.md §1 wants "INPUT:
+ * RECIPE: KEY: what". */
 static int names_key(const char *msg)
 {
     size_t n = strcspn(msg, ": ");
-    size_t dot = strcspn(msg, ".");
+    size_t dot = strcspn(msg, ".[");
     return msg[n] == ':' && dot < n && strspn(msg, "abcdefghijklmnopqrstuvwxyz_.[]0123456789") >= n;
 }
 

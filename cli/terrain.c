@@ -38,21 +38,21 @@ er_status er_job_resolve_cell_size(er_job *j)
 
 er_status er_job_resolve_sources(er_job *j)
 {
-    er_mei_params *m = &j->params.mei;
-    for (int i = 0; i < m->n_sources; i++) {
-        er_source *src = &m->sources[i];
-        if (!src->map_coords)
+    er_source_list *l = &j->params.river;
+    for (int i = 0; i < l->n; i++) {
+        er_source *src = &l->src[i];
+        if (src->at != ER_AT_XY || src->coords != ER_COORDS_MAP)
             continue;
         double px, py;
         if (!er_georef_map_to_pixel(&j->img.georef, src->x, src->y, &px, &py))
-            return er_fail(&j->err, ER_EINVAL, "%s: mei.sources[%d]: map coordinates need a georeferenced input",
-                           j->input, i);
+            return er_fail(&j->err, ER_EINVAL, "%s: %s[%d]: map coordinates need a georeferenced input",
+                           j->input, er_sources_key(l), i);
         /* map_to_pixel puts the top-left cell's centre at (0.5, 0.5); core
          * counts sources from cell centres, (0, 0), and a tile's run from
          * the mosaic's top-left cell. */
         src->x = px - 0.5 + (j->windowed ? j->window.x0 : 0);
         src->y = py - 0.5 + (j->windowed ? j->window.y0 : 0);
-        src->map_coords = 0;
+        src->coords = ER_COORDS_PIXEL;
     }
     return ER_OK;
 }

@@ -26,7 +26,7 @@
  *     cell exactly as it was and the material budget stays exact: what is
  *     not deposited stays carried, what is not eroded stays in the bed.
  *   source q in [0, ER_CTL_SOURCE_MAX] m/s: water depth added per second on
- *     the cell, as mei.sources' "rate" (Mei, and SPH's sources), beside the
+ *     the cell, as river_sources' "rate" (Mei, and SPH's sources), beside the
  *     recipe's list (the two add).
  * A cell that is a wall (nodata in the input) may hold anything, nodata
  * included; it is never read.
@@ -39,7 +39,7 @@
 #include "error.h"
 
 #define ER_CTL_RAIN_MAX 100.0
-#define ER_CTL_SOURCE_MAX 100.0 /* [m/s] the same bound as mei.sources[].rate */
+#define ER_CTL_SOURCE_MAX 100.0 /* [m/s] the same bound as river_sources[].rate */
 
 /* The control maps of a run, each width * height floats on the map's grid
  * (a window's cells, not the world's), row-major; NULL = not given (the

@@ -17,11 +17,14 @@
 #include "params.h"
 
 const char *const er_boundary_names[] = {"closed", "open", NULL};
-static const char *const coords_names[] = {"pixel", "map", NULL};
+static const char *const coords_names[] = {"pixel", "map", "fraction", NULL};
+static const char *const at_names[] = {"xy", "peaks", NULL};
 
 /* Enums are written through an int: check they are int-sized. */
 _Static_assert(sizeof(er_model_kind) == sizeof(int), "enum size");
 _Static_assert(sizeof(er_boundary) == sizeof(int), "enum size");
+_Static_assert(sizeof(er_source_coords) == sizeof(int), "enum size");
+_Static_assert(sizeof(er_source_at) == sizeof(int), "enum size");
 
 #define ER_KEY_BASE er_params
 
@@ -49,6 +52,8 @@ static const er_key common_keys[] = {
     {"rain", ER_KEY_PATH, ER_KEY_NULL | ER_KEY_DEF_NULL, ER_KEY_AT(maps.rain), 0, 0, 0, 0, NULL},
     {"mask", ER_KEY_PATH, ER_KEY_NULL | ER_KEY_DEF_NULL, ER_KEY_AT(maps.mask), 0, 0, 0, 0, NULL},
     {"sources", ER_KEY_PATH, ER_KEY_NULL | ER_KEY_DEF_NULL, ER_KEY_AT(maps.sources), 0, 0, 0, 0, NULL},
+    /* river sources (core/sources.h), for the models that take them */
+    {"river_sources", ER_KEY_SOURCES, 0, ER_KEY_AT(river), 0, 0, ER_MAX_SOURCES, 0, NULL},
 
     ER_OBJ("terrain"),
     /* >= 1e-6: every layer is written divided by the scale, and a smaller one
@@ -71,8 +76,21 @@ static const char *model_names[ER_MODEL_KINDS + 1];
 static size_t table_n;
 static pthread_once_t table_once = PTHREAD_ONCE_INIT;
 
+/* An old spelling's row r takes the place of the common key it names
+ * (names[0]): 1, or 0 when there is no such key. */
+static int old_name_place(er_key *r)
+{
+    for (size_t i = 0; i < table_n; i++)
+        if (strcmp(table[i].path, r->names[0]) == 0 && table[i].type == r->type) {
+            r->off = table[i].off;
+            r->off2 = table[i].off2;
+            return 1;
+        }
+    return 0;
+}
+
 /* Appends row k of a section at base under prefix ("" = none); 0, or -1
- * when the table or a path is full. */
+ * when the table or a path is full or an old spelling names no key. */
 static int add_row(const er_key *k, const char *prefix, size_t base)
 {
     if (table_n >= TABLE_MAX)
@@ -87,10 +105,15 @@ static int add_row(const er_key *k, const char *prefix, size_t base)
         if (w < 0 || w >= PATH_MAX_LEN)
             return -1;
         r->path = path;
-        if (r->type != ER_KEY_OBJECT && r->type != ER_KEY_COMMENT)
-            r->off += base;
-        if (r->type == ER_KEY_SOURCES || (r->type == ER_KEY_NUM && (r->flags & ER_KEY_NULL)))
-            r->off2 += base;
+        if (r->flags & ER_KEY_OLD_NAME) {
+            if (!old_name_place(r))
+                return -1;
+        } else {
+            if (r->type != ER_KEY_OBJECT && r->type != ER_KEY_COMMENT)
+                r->off += base;
+            if (r->type == ER_KEY_NUM && (r->flags & ER_KEY_NULL))
+                r->off2 += base;
+        }
     }
     table_n++;
     return 0;
@@ -127,11 +150,19 @@ const er_key *er_keys_params(size_t *n)
 }
 
 #define S(f) offsetof(er_source, f)
-/* The keys of one element of mei.sources, relative to it. */
+/* The keys of one element of river_sources, relative to it.  x and y are
+ * required where a source is at (x, y); a rule ("at": "peaks") places its
+ * sources itself. */
 static const er_key source_keys[] = {
-    {"x", ER_KEY_NUM, ER_KEY_REQUIRED, S(x), 0, -1e12, 1e12, 0, NULL},
-    {"y", ER_KEY_NUM, ER_KEY_REQUIRED, S(y), 0, -1e12, 1e12, 0, NULL},
-    {"coords", ER_KEY_ENUM, 0, S(map_coords), 0, 0, 0, 0, coords_names},
+    {"at", ER_KEY_ENUM, 0, S(at), 0, 0, 0, ER_AT_XY, at_names},
+    {"x", ER_KEY_NUM, ER_KEY_REQUIRED | ER_KEY_AT_XY, S(x), 0, -1e12, 1e12, 0, NULL},
+    {"y", ER_KEY_NUM, ER_KEY_REQUIRED | ER_KEY_AT_XY, S(y), 0, -1e12, 1e12, 0, NULL},
+    {"coords", ER_KEY_ENUM, ER_KEY_AT_XY, S(coords), 0, 0, 0, ER_COORDS_PIXEL, coords_names},
+    /* at most ER_MAX_SOURCES sources in all once the peaks are counted */
+    {"count", ER_KEY_INT, ER_KEY_AT_RULE, S(count), 0, 1, ER_MAX_SOURCES, 1, NULL},
+    /* [cells] 1e4: a map's side is rarely more, and core/sources.c keeps
+     * distances up to it in 16 bits */
+    {"spacing", ER_KEY_NUM, ER_KEY_AT_RULE, S(spacing), 0, 0, 1e4, 10, NULL},
     {"radius", ER_KEY_NUM, ER_KEY_MIN_OPEN, S(radius), 0, 0, 1e4, 1.0, NULL},
     {"rate", ER_KEY_NUM, ER_KEY_REQUIRED | ER_KEY_MIN_OPEN, S(rate), 0, 0, 100, 0, NULL},
 };
@@ -140,6 +171,15 @@ const er_key *er_keys_source(size_t *n)
 {
     *n = sizeof source_keys / sizeof source_keys[0];
     return source_keys;
+}
+
+int er_key_source_field_applies(const er_key *k, int at)
+{
+    if (k->flags & ER_KEY_AT_XY)
+        return at == ER_AT_XY;
+    if (k->flags & ER_KEY_AT_RULE)
+        return at != ER_AT_XY;
+    return 1;
 }
 
 /* Writes through a char pointer at a table offset (off and off2 are
@@ -173,8 +213,8 @@ void er_keys_default(const er_key *tab, size_t n, void *base)
             *AT(char, base, k->off) = '\0';
             break;
         case ER_KEY_SOURCES:
-            memset(AT(er_source, base, k->off), 0, ER_MAX_SOURCES * sizeof(er_source));
-            *AT(int, base, k->off2) = 0;
+            if (!(k->flags & ER_KEY_OLD_NAME))
+                memset(AT(er_source_list, base, k->off), 0, sizeof(er_source_list));
             break;
         }
     }

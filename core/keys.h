@@ -20,7 +20,7 @@ typedef enum er_key_type {
     ER_KEY_U64,     /* integer stored as uint64_t */
     ER_KEY_INT,     /* integer stored as int64_t */
     ER_KEY_NUM,     /* double */
-    ER_KEY_SOURCES, /* array of er_source at off, its length in the int at off2 */
+    ER_KEY_SOURCES, /* array of er_source: an er_source_list at off */
     ER_KEY_PATH     /* a file path or null, a char[ER_CTL_PATH_MAX] at off ("" = null) */
 } er_key_type;
 
@@ -32,7 +32,15 @@ enum {
     ER_KEY_NULL = 4u,
     ER_KEY_RELIEF = 8u,      /* the string "relief" allowed, stored as 0 */
     ER_KEY_REQUIRED = 16u,   /* must be present; no default (source fields) */
-    ER_KEY_DEF_NULL = 32u    /* with ER_KEY_NULL: the default is null */
+    ER_KEY_DEF_NULL = 32u,   /* with ER_KEY_NULL: the default is null */
+    /* The old spelling of the common key names[0], read into the same
+     * place (the key table gives the row that key's off); never printed,
+     * checked or defaulted on its own */
+    ER_KEY_OLD_NAME = 64u,
+    /* A source field used only with "at": "xy" (x, y, coords), or only
+     * with a rule such as "at": "peaks" (count, spacing) */
+    ER_KEY_AT_XY = 128u,
+    ER_KEY_AT_RULE = 256u
 };
 
 typedef struct er_key {
@@ -41,12 +49,12 @@ typedef struct er_key {
     er_key_type type;
     unsigned flags;           /* ER_KEY_* */
     size_t off;               /* the field, from the start of the struct */
-    size_t off2;              /* ER_KEY_NULL on ER_KEY_NUM: the int that says "set";
-                               * ER_KEY_SOURCES: the int count */
+    size_t off2;              /* ER_KEY_NULL on ER_KEY_NUM: the int that says "set" */
     double min, max;          /* allowed range (ER_KEY_INT, _U64, _NUM) */
     double def;               /* the default: the value (ER_KEY_INT, _U64, _NUM),
                                * the index into names (ER_KEY_ENUM) */
-    const char *const *names; /* ER_KEY_ENUM: the names, indexed by value, NULL-ended */
+    const char *const *names; /* ER_KEY_ENUM: the names, indexed by value, NULL-ended;
+                               * ER_KEY_OLD_NAME: the key's new name */
 } er_key;
 
 /* Every key of er_params, in the order --print-recipe writes them (a parent
@@ -65,9 +73,15 @@ const er_key *er_keys_params(size_t *n);
 /* The names of er_boundary, for every section with an edge key. */
 extern const char *const er_boundary_names[];
 
-/* The keys of one er_source (an element of mei.sources), relative to it;
- * *n receives the count.  Static, read-only. */
+/* The keys of one er_source (an element of river_sources), relative to
+ * it; *n receives the count.  Static, read-only. */
 const er_key *er_keys_source(size_t *n);
+
+/* Whether source field k goes with a source whose "at" is `at`: x, y and
+ * coords with sources at (x, y), count and spacing with rules; the rest
+ * with every source.  A field that does not is neither read, printed nor
+ * checked. */
+int er_key_source_field_applies(const er_key *k, int at);
 
 /* Writes the defaults of the n keys of `tab` into the struct at base (an
  * er_params for er_keys_params, an er_source for er_keys_source).  Fields

@@ -23,14 +23,17 @@ void er_params_default(er_params *p)
 }
 
 /* The n keys of `tab` in the struct at base; `prefix` goes before each
- * key's path in messages ("mei.sources[2]." for a source's fields). */
+ * key's path in messages ("river_sources[2]." for a source's fields); at >= 0:
+ * a source of that "at", whose fields that do not go with it are skipped. */
 static er_status check_keys(const er_key *tab, size_t n, const void *base, const char *prefix,
-                            er_error *err)
+                            int at, er_error *err)
 {
     char what[200], choices[200];
     for (size_t i = 0; i < n; i++) {
         const er_key *k = &tab[i];
         int ok = 1;
+        if (at >= 0 && !er_key_source_field_applies(k, at))
+            continue;
         switch (k->type) {
         case ER_KEY_OBJECT:
         case ER_KEY_COMMENT:
@@ -80,17 +83,19 @@ static er_status check_keys(const er_key *tab, size_t n, const void *base, const
             break;
         }
         case ER_KEY_SOURCES: {
-            int count = *AT(int, base, k->off2);
-            if (count < 0 || count > ER_MAX_SOURCES)
+            if (k->flags & ER_KEY_OLD_NAME) /* the same list as its new name's row */
+                break;
+            const er_source_list *l = AT(er_source_list, base, k->off);
+            const char *name = er_sources_key(l);
+            if (l->n < 0 || l->n > ER_MAX_SOURCES)
                 return er_fail(err, ER_EINVAL, "%s%s: %d sources, at most %d are allowed",
-                               prefix, k->path, count, ER_MAX_SOURCES);
+                               prefix, name, l->n, ER_MAX_SOURCES);
             size_t ns;
             const er_key *st = er_keys_source(&ns);
-            const er_source *src = AT(er_source, base, k->off);
             char elem[64];
-            for (int s = 0; s < count; s++) {
-                snprintf(elem, sizeof elem, "%s%s[%d].", prefix, k->path, s);
-                er_status r = check_keys(st, ns, &src[s], elem, err);
+            for (int s = 0; s < l->n; s++) {
+                snprintf(elem, sizeof elem, "%s%s[%d].", prefix, name, s);
+                er_status r = check_keys(st, ns, &l->src[s], elem, (int)l->src[s].at, err);
                 if (r)
                     return r;
             }
@@ -108,5 +113,5 @@ er_status er_params_check(const er_params *p, er_error *err)
 {
     size_t n;
     const er_key *tab = er_keys_params(&n);
-    return check_keys(tab, n, p, "", err);
+    return check_keys(tab, n, p, "", -1, err);
 }

@@ -13,9 +13,9 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "sources.h"
 
 #define ER_RECIPE_VERSION 1
-#define ER_MAX_SOURCES 64
 
 typedef enum er_model_kind { ER_MODEL_MEI = 0, ER_MODEL_DROPLET = 1, ER_MODEL_SPH = 2 } er_model_kind;
 enum { ER_MODEL_KINDS = 3 }; /* the number of models (tables indexed by er_model_kind) */
@@ -29,24 +29,11 @@ typedef struct er_terrain_params {
     int cell_size_set;      /* 0: recipe says null (use georef, else 1 m) */
 } er_terrain_params;
 
-/* A river source: water added at a fixed place each step (Mei eq. 1).
- * Pixel coordinates address cell centres: cell (column i, row j) is at
- * (i, j), so a map coordinate X converts as (X - X_origin) / pixel_size - 0.5.
- * A run takes pixel coordinates only (map_coords == 0, else ER_EINVAL
- * when the plan checks the sources): the CLI converts map coordinates
- * before the run. */
-typedef struct er_source {
-    double x, y;      /* centre: pixels (column, row) or map units, see map_coords */
-    int map_coords;   /* 0: x, y are pixel coordinates; 1: georeferenced map coords */
-    double radius;    /* [cells] water falls on cells within this distance */
-    double rate;      /* [m/s] water depth added per second on each covered cell */
-} er_source;
-
 /* [bytes] Longest control raster path, its terminating NUL included. */
 #define ER_CTL_PATH_MAX 1024
 
-/* The control rasters a recipe names (core/controls.h; erode(1) "CONTROL
- * MAPS"): paths as the CLI opens them (a recipe file's relative paths are
+/* The control rasters a recipe names (core/controls.h; README "Control
+ * maps"): paths as the CLI opens them (a recipe file's relative paths are
  * made relative to the working directory when it is read); "" = none. */
 typedef struct er_control_paths {
     char hardness[ER_CTL_PATH_MAX];
@@ -66,6 +53,7 @@ typedef struct er_params {
     er_model_kind model;
     uint64_t seed;
     er_control_paths maps;  /* control rasters; "" = none */
+    er_source_list river;   /* river_sources (core/sources.h), for the models that take them */
     er_terrain_params terrain;
     er_mei_params mei;
     er_droplet_params droplet;

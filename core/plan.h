@@ -19,7 +19,7 @@
 #include "model.h"
 
 typedef struct er_plan {
-    er_params p;            /* the recipe; Mei sources in world pixel coordinates */
+    er_params p;            /* the recipe; river sources resolved (world pixels) */
     int width, height;      /* [cells] the map */
     er_window win;          /* where the map lies; the map itself without a window */
     int windowed;           /* 1: a window of a larger world (a tile with its halo) */

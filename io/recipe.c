@@ -431,9 +431,11 @@ static er_status read_object(const ctx *c, const key *tab, size_t n, char *base,
     return ER_OK;
 }
 
-/* mei.sources: an array of at most ER_MAX_SOURCES objects; it replaces the
- * current list whole.  Unused slots are zeroed so two equal recipes are
- * equal structs. */
+/* river_sources (or its old spelling, ER_KEY_OLD_NAME): an array of at most
+ * ER_MAX_SOURCES objects; it replaces the current list whole.  Unused
+ * slots are zeroed so two equal recipes are equal structs.  A field
+ * that does not go with the element's "at" is an error, a required one
+ * that does is missing. */
 static er_status read_sources(const ctx *c, const key *k, char *base, const cJSON *j,
                               const char *path)
 {
@@ -444,26 +446,75 @@ static er_status read_sources(const ctx *c, const key *k, char *base, const cJSO
         return fail_at(c, path, "%d sources, at most %d are allowed", count, ER_MAX_SOURCES);
     size_t n_source_keys;
     const key *source_keys = er_keys_source(&n_source_keys);
-    er_source list[ER_MAX_SOURCES];
-    memset(list, 0, sizeof list);
-    char ipath[PATH_MAX_LEN];
+    er_source_list list;
+    memset(&list, 0, sizeof list);
+    char ipath[PATH_MAX_LEN], q[QUOTE_MAX + 4];
     int i = 0;
     for (const cJSON *e = j->child; e; e = e->next, i++) {
         snprintf(ipath, sizeof ipath, "%s[%d]", path, i);
         if (!cJSON_IsObject(e))
             return wrong_type(c, ipath, "an object", e);
-        er_source *s = &list[i];
+        er_source *s = &list.src[i];
         er_keys_default(source_keys, n_source_keys, s);
         er_status st = read_object(c, source_keys, n_source_keys, (char *)s, e, "", ipath);
         if (st)
             return st;
-        for (size_t r = 0; r < n_source_keys; r++)
-            if ((source_keys[r].flags & ER_KEY_REQUIRED) &&
-                !cJSON_GetObjectItemCaseSensitive(e, source_keys[r].path))
-                return fail_at(c, ipath, "missing key '%s'", source_keys[r].path);
+        const key *at = find_child(source_keys, n_source_keys, "", "at");
+        const char *at_name = at->names[s->at];
+        for (size_t r = 0; r < n_source_keys; r++) {
+            const key *f = &source_keys[r];
+            int given = cJSON_GetObjectItemCaseSensitive(e, f->path) != NULL;
+            if (given && !er_key_source_field_applies(f, (int)s->at))
+                return fail_at(c, ipath, "'%s' does not go with \"at\": \"%s\"", f->path,
+                               quote(q, sizeof q, at_name));
+            if (!given && (f->flags & ER_KEY_REQUIRED) && er_key_source_field_applies(f, (int)s->at))
+                return fail_at(c, ipath, "missing key '%s'", f->path);
+        }
     }
-    memcpy(base + k->off, list, sizeof list);
-    *(int *)(void *)(base + k->off2) = count;
+    list.n = count;
+    list.old_key = count > 0 && (k->flags & ER_KEY_OLD_NAME);
+    memcpy(base + k->off, &list, sizeof list);
+    return ER_OK;
+}
+
+/* The JSON value at dotted path `p` of object o, or NULL. */
+static const cJSON *json_at(const cJSON *o, const char *p)
+{
+    char name[PATH_MAX_LEN];
+    while (o && *p) {
+        size_t n = strcspn(p, ".");
+        if (n >= sizeof name)
+            return NULL;
+        memcpy(name, p, n);
+        name[n] = '\0';
+        o = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, name) : NULL;
+        p += n + (p[n] == '.');
+    }
+    return o;
+}
+
+/* A list a recipe may give under two names (river_sources and its old
+ * spelling, ER_KEY_OLD_NAME): both non-empty is an error (which one is
+ * meant?); one non-empty and the other an empty list is the non-empty
+ * one, whichever the file gives first. */
+static er_status one_list(const ctx *c, const key *tab, size_t n, const cJSON *root, char *base)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!(tab[i].flags & ER_KEY_OLD_NAME))
+            continue;
+        for (size_t k = 0; k < n; k++) {
+            if (k == i || tab[k].off != tab[i].off || (tab[k].flags & ER_KEY_OLD_NAME))
+                continue;
+            const cJSON *a = json_at(root, tab[k].path), *b = json_at(root, tab[i].path);
+            int na = cJSON_GetArraySize(a), nb = cJSON_GetArraySize(b);
+            if (na > 0 && nb > 0)
+                return fail_at(c, tab[k].path, "given twice, as %s and as %s (its old "
+                               "spelling): keep one", tab[k].path, tab[i].path);
+            if (a && b && (na > 0 || nb > 0))
+                return read_value(c, tab, n, na > 0 ? &tab[k] : &tab[i], base, na > 0 ? a : b,
+                                  na > 0 ? tab[k].path : tab[i].path);
+        }
+    }
     return ER_OK;
 }
 
@@ -591,8 +642,13 @@ static er_status apply_override(ctx *c, const char *ov, er_params *p)
         for (size_t i = 0; i < n_keys && !known; i++)
             known = keys[i].type == ER_KEY_OBJECT && strcmp(keys[i].path, parent) == 0;
         const char *s = suggest(keys, n_keys, parent, known, name, keybuf);
-        if (strncmp(keybuf, "mei.sources[", 12) == 0)
-            return fail_at(c, shown, "unknown key, set the whole list: -s 'mei.sources=[...]'");
+        for (size_t i = 0; i < n_keys; i++) {
+            size_t lk = strlen(keys[i].path);
+            if (keys[i].type == ER_KEY_SOURCES && strncmp(keybuf, keys[i].path, lk) == 0 &&
+                keybuf[lk] == '[')
+                return fail_at(c, shown, "unknown key, set the whole list: -s '%s=[...]'",
+                               keys[i].path);
+        }
         if (s)
             return fail_at(c, shown, "unknown key, did you mean '%s'?", s);
         return fail_at(c, shown, "unknown key");
@@ -660,6 +716,8 @@ static er_status parse_in(const char *text, size_t len, const char *where, const
             st = read_value(&c, keys, n_keys, &keys[0], (char *)&p, v, "erode_recipe");
         if (!st)
             st = read_object(&c, keys, n_keys, (char *)&p, root, "", "");
+        if (!st)
+            st = one_list(&c, keys, n_keys, root, (char *)&p);
         cJSON_Delete(root);
         if (st)
             return st;
@@ -857,28 +915,47 @@ static void print_path(sb *b, const char *s)
 static void print_members(sb *b, const key *tab, size_t n, const char *base, const char *parent,
                           int pretty, int depth, int all);
 
+static void print_source(sb *b, const key *tab, size_t n, const er_source *s, int pretty);
+
 static void print_sources(sb *b, const key *k, const char *base, int pretty, int depth)
 {
-    const er_source *s = (const er_source *)(const void *)(base + k->off);
-    int count = *(const int *)(const void *)(base + k->off2);
+    const er_source_list *l = (const er_source_list *)(const void *)(base + k->off);
     size_t n_source_keys;
     const key *source_keys = er_keys_source(&n_source_keys);
     sb_add(b, "[");
-    for (int i = 0; i < count; i++) {
+    for (int i = 0; i < l->n; i++) {
         if (i)
             sb_add(b, ",");
         sb_indent(b, pretty, depth + 1);
         sb_add(b, pretty ? "{ " : "{");
-        print_members(b, source_keys, n_source_keys, (const char *)&s[i], "", pretty, -1, 0);
+        print_source(b, source_keys, n_source_keys, &l->src[i], pretty);
         sb_add(b, pretty ? " }" : "}");
     }
-    if (count)
+    if (l->n)
         sb_indent(b, pretty, depth);
     sb_add(b, "]");
 }
 
-/* The members of the object at `parent`.  depth < 0: on one line (the
- * elements of mei.sources in the pretty form). */
+/* The fields of one source on one line, those that go with its "at". */
+static void print_source(sb *b, const key *tab, size_t n, const er_source *s, int pretty)
+{
+    char val[64];
+    int first = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (!er_key_source_field_applies(&tab[i], (int)s->at))
+            continue;
+        if (!first)
+            sb_add(b, pretty ? ", " : ",");
+        first = 0;
+        sb_add(b, "\"");
+        sb_add(b, tab[i].path);
+        sb_add(b, pretty ? "\": " : "\":");
+        value_text(val, sizeof val, &tab[i], (const char *)s);
+        sb_add(b, val);
+    }
+}
+
+/* The members of the object at `parent`. */
 static void print_members(sb *b, const key *tab, size_t n, const char *base, const char *parent,
                           int pretty, int depth, int all)
 {
@@ -886,7 +963,8 @@ static void print_members(sb *b, const key *tab, size_t n, const char *base, con
     int first = 1;
     for (size_t i = 0; i < n; i++) {
         const key *k = &tab[i];
-        if (k->type == ER_KEY_COMMENT || !is_child(k->path, parent))
+        if (k->type == ER_KEY_COMMENT || (k->flags & ER_KEY_OLD_NAME) ||
+            !is_child(k->path, parent))
             continue;
         /* a control raster that is not given is left out, so a recipe
          * without maps records (in every output and a checkpoint's recipe
@@ -894,10 +972,9 @@ static void print_members(sb *b, const key *tab, size_t n, const char *base, con
         if (k->type == ER_KEY_PATH && !base[k->off] && !all)
             continue;
         if (!first)
-            sb_add(b, pretty && depth < 0 ? ", " : ",");
+            sb_add(b, ",");
         first = 0;
-        if (depth >= 0)
-            sb_indent(b, pretty, depth + 1);
+        sb_indent(b, pretty, depth + 1);
         sb_add(b, "\"");
         sb_add(b, leaf_of(k->path));
         sb_add(b, pretty ? "\": " : "\":");

@@ -3,7 +3,7 @@
  * to compare with man/erode-recipe.5.  Built by `make lint`, not installed.
  *
  * One line per key, tab-separated:
- *   path     dotted, a source field as "mei.sources[].rate"
+ *   path     dotted, a source field as "river_sources[].rate"
  *   type     integer, number, string or array, then " or null",
  *            " or relief" and ", required" where they apply
  *   default  a number, "name" for a string, null, "relief", [] for the
@@ -81,6 +81,6 @@ int main(void)
     const er_key *tab = er_keys_params(&n);
     dump(tab, n, "");
     tab = er_keys_source(&n);
-    dump(tab, n, "mei.sources[].");
+    dump(tab, n, "river_sources[].");
     return fflush(stdout) == 0 && !ferror(stdout) ? EXIT_SUCCESS : EXIT_FAILURE;
 }

@@ -38,7 +38,7 @@ fi
 #   .It Ic NAME Pq TYPE[, unit][, required]    the table's type
 #   Default VALUE[ (why)], range [LO, HI].     or "No default, range ..."
 #   one of: .Bl .It Qq NAME ... .El            a string's choices, in order
-#   at most N                                  the length of mei.sources
+#   at most N                                  the length of river_sources
 # Numbers compare as numbers (1e6 = 1000000); a string default is
 # ".Qq NAME", the empty list ".Ql []".
 dump=$2

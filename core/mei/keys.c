@@ -48,6 +48,7 @@
 
 static const char *const advection_names[] = {"conservative", "semi-lagrangian", NULL};
 static const char *const cfl_names[] = {"substep", "error", NULL};
+static const char *const river_sources_name[] = {"river_sources", NULL};
 
 /* Enums are written through an int: check they are int-sized. */
 _Static_assert(sizeof(er_advection) == sizeof(int), "enum size");
@@ -63,8 +64,8 @@ static const er_key keys[] = {
     ER_INT("drops_per_step", drops_per_step, 0, 0, 1e9, 0),
     ER_NUM("drop_radius", drop_radius, ER_KEY_MIN_OPEN, 0, 1000, 2.0),
     ER_NUM("drop_amount", drop_amount, 0, 0, 100, 0.001),
-    {"sources", ER_KEY_SOURCES, 0, ER_KEY_AT(sources), ER_KEY_AT(n_sources), 0, ER_MAX_SOURCES, 0,
-     NULL},
+    /* the old spelling of river_sources (core/sources.h), read into it */
+    {"sources", ER_KEY_SOURCES, ER_KEY_OLD_NAME, 0, 0, 0, ER_MAX_SOURCES, 0, river_sources_name},
     ER_ENUM("boundary", boundary, er_boundary_names, ER_BOUNDARY_OPEN),
     ER_NUM("kc", kc, 0, 0, 1000, 0.1),
     ER_NUM("ks", ks, 0, 0, 1000, 0.02),

@@ -446,8 +446,8 @@ static void at_map_cells(er_plan *plan)
         return;
     const double r = ref / cell;
     m->drop_radius *= r;
-    for (int i = 0; i < m->n_sources; i++)
-        m->sources[i].radius *= r;
+    for (int i = 0; i < plan->p.river.n; i++)
+        plan->p.river.src[i].radius *= r;
     m->thermal_rate *= r * r;
 }
 
@@ -458,17 +458,12 @@ er_status er_mei_plan(er_plan *plan, const er_terrain *t, er_error *err)
     if (st)
         return st;
     at_map_cells(plan);
-    /* The sources against the map, its walls and the world around it. */
-    er_mei_sim view;
-    memset(&view, 0, sizeof view);
-    view.w = t->width;
-    view.h = t->height;
-    view.wx0 = plan->win.x0;
-    view.wy0 = plan->win.y0;
-    view.world_w = plan->win.world_width;
-    view.world_h = plan->win.world_height;
-    view.wall = t->wall;
-    if ((st = er_mei_check_sources(&view, m, err)))
+    /* The sources placed and checked against the map, its walls and the
+     * world around it. */
+    const er_source_grid g = {t->width, t->height, plan->win.x0, plan->win.y0,
+                              plan->win.world_width, plan->win.world_height, t->wall,
+                              t->elevation};
+    if ((st = er_sources_plan(&plan->p.river, &g, plan->warning, sizeof plan->warning, err)))
         return st;
     plan->substeps = 1;
     if (m->steps > 0 && (st = er_mei_plan_substeps(m, t->cell_x, t->cell_y, &plan->substeps, err)))
@@ -840,10 +835,12 @@ void er_mei_finish(const er_mei_sim *sim, er_terrain *t, er_layers *layers, doub
  * run as one sweep of two: only when nothing comes between them that the
  * sweep cannot see (water added by raindrops, sources or maps, a boundary
  * that the hooks want to see). */
-static int can_pair(const er_mei_sim *sim, const er_mei_params *m, const er_run_hooks *hooks,
+static int can_pair(const er_mei_sim *sim, const er_plan *plan, const er_run_hooks *hooks,
                     int64_t g, int64_t gend, int64_t nsub)
 {
-    if (g + 1 >= gend || m->n_sources > 0 || (sim->ctl && (sim->ctl->rain || sim->ctl->source)))
+    const er_mei_params *m = &plan->p.mei;
+    if (g + 1 >= gend || plan->p.river.n > 0 ||
+        (sim->ctl && (sim->ctl->rain || sim->ctl->source)))
         return 0;
     if ((g + 1) % nsub)
         return 1;
@@ -878,7 +875,7 @@ static void prepare(er_mei_sim *sim, const er_plan *plan, int64_t g, int n, er_b
     const int maps = sim->ctl && (sim->ctl->rain || sim->ctl->source);
     if (maps && sim->ctl->rain)
         k[0].rain = 0.0f; /* er_mei_add_maps adds it */
-    er_mei_add_sources(sim, sim->d, m, plan->dt_sub, &bud->water_added);
+    er_mei_add_sources(sim, sim->d, &plan->p.river, plan->dt_sub, &bud->water_added);
     if (maps)
         er_mei_add_maps(sim, sim->d, rain, plan->dt_sub, &bud->water_added);
 }
@@ -923,7 +920,7 @@ er_status er_mei_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts 
     const int64_t gend = m->steps * nsub;
     for (int64_t g = step0 * nsub; g < gend;) {
         /* sub-steps g and, when they pair (see can_pair), g + 1 */
-        int n = can_pair(&sim, m, hooks, g, gend, nsub) ? 2 : 1, cancel = 0;
+        int n = can_pair(&sim, plan, hooks, g, gend, nsub) ? 2 : 1, cancel = 0;
         const int early = n == 2 && (g + 1) % nsub == 0;
         if (early && (cancel = progress_stop(ctl, (g + 1) / nsub, m->steps)))
             n = 1;

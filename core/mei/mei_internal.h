@@ -282,16 +282,13 @@ void er_mei_flux_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_r
  * the discharge per unit width). */
 void er_mei_water_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_rows *r,
                       float *d, float *u, float *v, float *dm, er_mei_rowacc *acc);
-/* The disc of radius rad around (cx, cy) in map cells: its bounding box
- * on the map (x0, x1, y0, y1), *single = 1 when it covers no cell centre
- * and stands for the nearest cell; 0 when it misses the map. */
-int er_mei_disc_box(const er_mei_sim *sim, double cx, double cy, double rad, int box[4],
-                    int *single);
-typedef void (*er_mei_cell_fn)(void *user, size_t cell);
-/* The terrain (non-wall) cells of that disc in row order: visit(user, i)
- * for each when visit is not NULL; returns their number. */
-int64_t er_mei_disc_cells(const er_mei_sim *sim, double cx, double cy, double rad,
-                          er_mei_cell_fn visit, void *user);
+/* The map as core/sources.h sees it: the discs of raindrops and river
+ * sources, in the window's cells. */
+static inline er_source_grid er_mei_grid(const er_mei_sim *sim)
+{
+    return (er_source_grid){sim->w, sim->h, sim->wx0, sim->wy0, sim->world_w, sim->world_h,
+                            sim->wall, NULL};
+}
 /* Eq. 1: the raindrops of `step` (drawn over the world) and the river
  * sources of one sub-step of length dt (in world pixels), added to the
  * depths d, or only counted when d is NULL (the device adds them); *added
@@ -300,14 +297,8 @@ int64_t er_mei_disc_cells(const er_mei_sim *sim, double cx, double cy, double ra
 int er_mei_drops_on(const er_mei_params *m);
 int er_mei_add_drops(const er_mei_sim *sim, float *d, const er_mei_params *m, uint64_t seed,
                      int64_t step, double *added);
-void er_mei_add_sources(const er_mei_sim *sim, float *d, const er_mei_params *m, double dt,
+void er_mei_add_sources(const er_mei_sim *sim, float *d, const er_source_list *l, double dt,
                         double *added);
-/* [m] The depth source src adds to each of its cells in a sub-step of dt. */
-static inline float er_mei_source_depth(const er_source *src, double dt)
-{
-    return (float)(src->rate * dt);
-}
-er_status er_mei_check_sources(const er_mei_sim *sim, const er_mei_params *m, er_error *err);
 /* The control maps' water of one sub-step of length dt: the sources
  * raster (q dt per cell) and, when rain > 0 and there is a rain map, the
  * rain (rain r per cell, which the sweep then leaves out: k->rain = 0),

@@ -85,8 +85,8 @@ static int has_water(const er_plan *plan, const er_terrain *t)
     const er_controls *c = t->controls;
     int water = (m->rain_rate > 0 || m->drops_per_step > 0) &&
                 er_any_valid(t, c ? c->rain : NULL, 1.0f, er_is_positive);
-    for (int i = 0; i < m->n_sources; i++)
-        water |= m->sources[i].rate > 0;
+    for (int i = 0; i < plan->p.river.n; i++)
+        water |= plan->p.river.src[i].rate > 0;
     return water || (c && c->source && er_any_valid(t, c->source, 0.0f, er_is_positive));
 }
 

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-/* er_boundary and er_source come from core/params.h, which includes this. */
+/* er_boundary comes from core/params.h, which includes this. */
 
 typedef enum er_advection {
     ER_ADVECT_CONSERVATIVE = 0,    /* mass-conserving upwind transport (default) */
@@ -29,8 +29,6 @@ typedef struct er_mei_params {
     int64_t drops_per_step; /* random raindrops per step */
     double drop_radius;     /* [cells] radius of one raindrop */
     double drop_amount;     /* [m] water depth one raindrop adds on the cells it covers */
-    int n_sources;
-    er_source sources[ER_MAX_SOURCES];
     er_boundary boundary;
     double kc;              /* sediment capacity constant Kc (eq. 10) [s] */
     double ks;              /* dissolving constant Ks (eq. 11) [1/s]: a rate, a step dissolves

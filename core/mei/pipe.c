@@ -279,58 +279,6 @@ void er_mei_water_row(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_
     acc->vmax = absmax_bits(v, w, 0);
 }
 
-/* Cells of a disc of radius rad (cells) around (cx, cy) inside the map:
- * those whose centre lies within rad; the nearest cell when rad covers
- * none (*single = 1).  box receives x0, x1, y0, y1 (inclusive); returns 0
- * when the disc misses the map. */
-int er_mei_disc_box(const er_mei_sim *sim, double cx, double cy, double rad, int box[4],
-                    int *single)
-{
-    if (!(rad >= 0.0))
-        rad = 0.0;
-    double lo_x = ceil(cx - rad), hi_x = floor(cx + rad);
-    double lo_y = ceil(cy - rad), hi_y = floor(cy + rad);
-    *single = lo_x > hi_x || lo_y > hi_y;
-    if (*single) { /* no centre inside: nearest cell */
-        lo_x = hi_x = floor(cx + 0.5);
-        lo_y = hi_y = floor(cy + 0.5);
-    }
-    if (hi_x < 0 || hi_y < 0 || lo_x > sim->w - 1 || lo_y > sim->h - 1)
-        return 0;
-    box[0] = lo_x < 0 ? 0 : (int)lo_x;
-    box[1] = hi_x > sim->w - 1 ? sim->w - 1 : (int)hi_x;
-    box[2] = lo_y < 0 ? 0 : (int)lo_y;
-    box[3] = hi_y > sim->h - 1 ? sim->h - 1 : (int)hi_y;
-    return 1;
-}
-
-static int in_disc(double cx, double cy, double rad, int x, int y, int single)
-{
-    if (single)
-        return 1;
-    double dx = x - cx, dy = y - cy;
-    return dx * dx + dy * dy <= rad * rad;
-}
-
-int64_t er_mei_disc_cells(const er_mei_sim *sim, double cx, double cy, double rad,
-                          er_mei_cell_fn visit, void *user)
-{
-    int box[4], single;
-    if (!er_mei_disc_box(sim, cx, cy, rad, box, &single))
-        return 0;
-    int64_t n = 0;
-    for (int y = box[2]; y <= box[3]; y++)
-        for (int x = box[0]; x <= box[1]; x++) {
-            size_t i = (size_t)y * (size_t)sim->w + (size_t)x;
-            if ((sim->wall && sim->wall[i]) || !in_disc(cx, cy, rad, x, y, single))
-                continue;
-            if (visit)
-                visit(user, i);
-            n++;
-        }
-    return n;
-}
-
 typedef struct add_ctx {
     float *d;
     float amount;
@@ -360,11 +308,12 @@ static double add_disc(const er_mei_sim *sim, float *d, double cx, double cy, do
                        float amount, const float *rain)
 {
     add_ctx a = { d, amount, rain, 0.0 };
+    const er_source_grid g = er_mei_grid(sim);
     if (rain) {
-        er_mei_disc_cells(sim, cx, cy, rad, add_rain_cell, &a);
+        er_disc_cells(&g, cx, cy, rad, add_rain_cell, &a);
         return a.added;
     }
-    int64_t n = er_mei_disc_cells(sim, cx, cy, rad, d ? add_cell : NULL, &a);
+    int64_t n = er_disc_cells(&g, cx, cy, rad, d ? add_cell : NULL, &a);
     return (double)n * (double)amount;
 }
 
@@ -397,12 +346,12 @@ int er_mei_add_drops(const er_mei_sim *sim, float *d, const er_mei_params *m, ui
 }
 
 /* Eq. 1, river sources: rate * dt metres on every covered terrain cell. */
-void er_mei_add_sources(const er_mei_sim *sim, float *d, const er_mei_params *m, double dt,
+void er_mei_add_sources(const er_mei_sim *sim, float *d, const er_source_list *l, double dt,
                         double *added)
 {
-    for (int i = 0; i < m->n_sources; i++) {
-        const er_source *src = &m->sources[i];
-        float amount = er_mei_source_depth(src, dt);
+    for (int i = 0; i < l->n; i++) {
+        const er_source *src = &l->src[i];
+        float amount = er_source_depth(src, dt);
         if (!(amount > 0.0f))
             continue;
         *added += add_disc(sim, d, src->x - sim->wx0, src->y - sim->wy0, src->radius, amount,
@@ -419,7 +368,7 @@ static double add_maps_row(const er_mei_sim *sim, float *d, float rain, double d
     for (size_t i = i0; i < i0 + (size_t)sim->w; i++) {
         if (sim->wall && sim->wall[i])
             continue;
-        if (q) { /* as mei.sources: rate * dt (er_mei_source_depth) */
+        if (q) { /* as river_sources: rate * dt (er_source_depth) */
             float v = (float)((double)q[i] * dt);
             if (d)
                 d[i] += v;
@@ -443,43 +392,4 @@ void er_mei_add_maps(const er_mei_sim *sim, float *d, float rain, double dt, dou
         acc[y].eroded = add_maps_row(sim, d, rain, dt, y);
     for (int y = 0; y < sim->h; y++)
         *added += acc[y].eroded;
-}
-
-er_status er_mei_check_sources(const er_mei_sim *sim, const er_mei_params *m, er_error *err)
-{
-    if (m->n_sources < 0 || m->n_sources > ER_MAX_SOURCES)
-        return er_fail(err, ER_EINVAL, "mei.sources: %d sources (at most %d)", m->n_sources,
-                       ER_MAX_SOURCES);
-    for (int i = 0; i < m->n_sources; i++) {
-        const er_source *src = &m->sources[i];
-        if (src->map_coords)
-            return er_fail(err, ER_EINVAL,
-                           "mei.sources[%d]: map coordinates must be converted to pixels "
-                           "before the run", i);
-        if (!isfinite(src->x) || !isfinite(src->y) || !(src->radius >= 0.0) ||
-            !isfinite(src->radius) || !(src->rate >= 0.0) || !isfinite(src->rate))
-            return er_fail(err, ER_EINVAL, "mei.sources[%d]: position, radius and rate must "
-                           "be finite, radius and rate >= 0", i);
-        /* Sources are in world pixels; a window checks what it can see: a
-         * source of another tile is no error there. */
-        int windowed = sim->w != sim->world_w || sim->h != sim->world_h;
-        double sx = src->x - sim->wx0, sy = src->y - sim->wy0;
-        int box[4], single;
-        if (!er_mei_disc_box(sim, sx, sy, src->radius, box, &single)) {
-            /* Off this window is no error when it is on the world (the
-             * mosaic): another tile's run sees it. */
-            er_mei_sim world = *sim;
-            world.w = sim->world_w;
-            world.h = sim->world_h;
-            if (windowed && er_mei_disc_box(&world, src->x, src->y, src->radius, box, &single))
-                continue;
-            return er_fail(err, ER_EINVAL, "mei.sources[%d]: (%g, %g) radius %g lies outside "
-                           "the %dx%d map", i, src->x, src->y, src->radius, world.w, world.h);
-        }
-        int64_t n = er_mei_disc_cells(sim, sx, sy, src->radius, NULL, NULL);
-        if (n == 0 && !windowed)
-            return er_fail(err, ER_EINVAL, "mei.sources[%d]: (%g, %g) radius %g covers only "
-                           "nodata cells", i, src->x, src->y, src->radius);
-    }
-    return ER_OK;
 }

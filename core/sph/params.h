@@ -12,7 +12,7 @@
 /* SPH water over the heightfield (Kristof et al. 2009, core/sph/).  The
  * model runs in a frame scaled by the cell size L and the time
  * T = sqrt(L / g) (Froude scaling): keys marked "model units" are in that
- * frame, see core/sph/sph.c.  River sources are mei.sources. */
+ * frame, see core/sph/sph.c.  River sources are er_params.river. */
 typedef struct er_sph_params {
     int64_t steps;          /* number of time steps, >= 0 */
     double dt;              /* [s] time step (sub-stepped by the CFL and viscous limits) */

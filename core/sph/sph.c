@@ -22,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../mei/mei_internal.h"
 #include "../rng.h"
 #include "sph_internal.h"
 
@@ -37,26 +36,31 @@ static double dt_limit(const er_sph_params *m, double hk)
     return dt;
 }
 
-/* The highest ground [m] of the valid cells source src pours on (within
- * its radius, else the nearest cell: source_cells below), -inf when none. */
+/* The map as core/sources.h sees it (SPH runs on the whole world). */
+static er_source_grid source_grid(const er_terrain *t)
+{
+    return (er_source_grid){t->width, t->height, 0, 0, t->width, t->height, t->wall, NULL};
+}
+
+typedef struct ground_acc {
+    const float *z;
+    double top;
+} ground_acc;
+
+static void ground_cell(void *user, size_t i)
+{
+    ground_acc *a = user;
+    a->top = fmax(a->top, (double)a->z[i]);
+}
+
+/* The highest ground [m] of the valid cells source src pours on, -inf
+ * when none. */
 static double source_ground(const er_terrain *t, const er_source *src)
 {
-    double top = -INFINITY;
-    int any = 0;
-    for (int y = 0; y < t->height; y++)
-        for (int x = 0; x < t->width; x++) {
-            size_t i = (size_t)y * (size_t)t->width + (size_t)x;
-            double dx = x - src->x, dy = y - src->y;
-            if (dx * dx + dy * dy > src->radius * src->radius || (t->wall && t->wall[i]))
-                continue;
-            any = 1;
-            top = fmax(top, (double)t->elevation[i]);
-        }
-    if (any)
-        return top;
-    int x = (int)fmin(fmax(floor(src->x + 0.5), 0), t->width - 1);
-    int y = (int)fmin(fmax(floor(src->y + 0.5), 0), t->height - 1);
-    return (double)t->elevation[(size_t)y * (size_t)t->width + (size_t)x];
+    const er_source_grid g = source_grid(t);
+    ground_acc a = {t->elevation, -INFINITY};
+    er_source_cells(&g, src, ground_cell, &a);
+    return a.top;
 }
 
 /* The highest a particle starts [m]: the fill level, and a source's
@@ -67,9 +71,10 @@ static double water_top(const er_plan *plan, const er_terrain *t)
     const er_sph_params *m = &plan->p.sph;
     const double lift = 3.0 * m->spacing * t->cell_x;
     double top = m->fill_level_set ? m->fill_level : -INFINITY;
-    for (int i = 0; i < plan->p.mei.n_sources; i++)
-        if (plan->p.mei.sources[i].rate > 0.0)
-            top = fmax(top, source_ground(t, &plan->p.mei.sources[i]) + lift);
+    const er_source_list *l = &plan->p.river;
+    for (int i = 0; i < l->n; i++)
+        if (l->src[i].rate > 0.0)
+            top = fmax(top, source_ground(t, &l->src[i]) + lift);
     const float *map = t->controls ? t->controls->source : NULL;
     for (size_t i = 0; map && i < (size_t)t->width * (size_t)t->height; i++)
         if (map[i] > 0.0f && !(t->wall && t->wall[i]))
@@ -125,12 +130,9 @@ er_status er_sph_plan(er_plan *plan, const er_terrain *t, er_error *err)
     if (fabs(t->cell_x - t->cell_y) > 1e-6 * t->cell_x)
         return er_fail(err, ER_EINVAL, "sph: cells of %g x %g m are not square", t->cell_x,
                        t->cell_y);
-    er_mei_sim view;
-    memset(&view, 0, sizeof view);
-    view.w = view.world_w = t->width;
-    view.h = view.world_h = t->height;
-    view.wall = t->wall;
-    er_status st = er_mei_check_sources(&view, &plan->p.mei, err);
+    er_source_grid g = source_grid(t);
+    g.elevation = t->elevation;
+    er_status st = er_sources_plan(&plan->p.river, &g, plan->warning, sizeof plan->warning, err);
     if (!st)
         st = check_sound_speed(plan, t, err);
     if (!st)
@@ -421,16 +423,11 @@ static double source_particles(const er_plan *plan, const er_terrain *t)
 {
     const er_sph_params *m = &plan->p.sph;
     const double L = t->cell_x, vol = m->spacing * m->spacing * m->spacing;
+    const er_source_grid g = source_grid(t);
     double per_step = 0.0; /* [cells^3] */
-    for (int i = 0; i < plan->p.mei.n_sources; i++) {
-        const er_source *src = &plan->p.mei.sources[i];
-        int64_t cells = 0;
-        for (int y = 0; y < t->height; y++)
-            for (int x = 0; x < t->width; x++) {
-                double dx = x - src->x, dy = y - src->y;
-                cells += dx * dx + dy * dy <= src->radius * src->radius &&
-                         !(t->wall && t->wall[(size_t)y * (size_t)t->width + (size_t)x]);
-            }
+    for (int i = 0; i < plan->p.river.n; i++) {
+        const er_source *src = &plan->p.river.src[i];
+        int64_t cells = er_source_cells(&g, src, NULL, NULL);
         per_step += src->rate * m->dt * (double)(cells > 0 ? cells : 1) / L;
     }
     const float *map = t->controls ? t->controls->source : NULL;
@@ -456,7 +453,8 @@ static er_status check_particles(er_plan *plan, const er_terrain *t, er_error *e
                        (long long)m->max_particles);
     double per_step = source_particles(plan, t);
     if (m->steps > 0 && (m->max_particles == 0 || (plan->particles == 0 && !(per_step > 0.0)))) {
-        snprintf(plan->warning, sizeof plan->warning, "%s",
+        if (!plan->warning[0]) /* a warning of the sources' says why first */
+            snprintf(plan->warning, sizeof plan->warning, "%s",
                  m->max_particles == 0 ? "sph.max_particles: 0 particles: there is no water and "
                                          "the run changes nothing"
                  : m->fill_level_set ? "sph.fill_level: below the particle lattice (one spacing "
@@ -467,7 +465,8 @@ static er_status check_particles(er_plan *plan, const er_terrain *t, er_error *e
         return ER_OK;
     }
     double room = (double)(m->max_particles - plan->particles);
-    if (m->boundary != ER_BOUNDARY_CLOSED || !(per_step > 0.0) || per_step * (double)m->steps < room)
+    if (m->boundary != ER_BOUNDARY_CLOSED || !(per_step > 0.0) ||
+        per_step * (double)m->steps < room || plan->warning[0])
         return ER_OK;
     snprintf(plan->warning, sizeof plan->warning,
              "sph.max_particles: the fill's %lld particles and the sources' %.4g a step reach %lld "
@@ -477,28 +476,31 @@ static er_status check_particles(er_plan *plan, const er_terrain *t, er_error *e
     return ER_OK;
 }
 
-/* The cells a source covers: within its radius, else the nearest one. */
+typedef struct pick_acc {
+    int64_t n, pick; /* cells seen; the one wanted (-1: none) */
+    size_t cell;     /* that one */
+} pick_acc;
+
+static void pick_cell(void *user, size_t i)
+{
+    pick_acc *a = user;
+    if (a->n++ == a->pick)
+        a->cell = i;
+}
+
+/* The cells a source covers (core/sources.h, at least one once planned):
+ * their number; the pick-th (row order) into (cx, cy). */
 static int64_t source_cells(const er_sph_sim *s, const er_source *src, int64_t pick, int *cx,
                             int *cy)
 {
-    int64_t n = 0;
-    for (int y = 0; y < s->h; y++)
-        for (int x = 0; x < s->w; x++) {
-            double dx = x - src->x, dy = y - src->y;
-            if (dx * dx + dy * dy > src->radius * src->radius ||
-                (s->wall && s->wall[er_sph_vi(s, x, y)]))
-                continue;
-            if (n++ == pick) {
-                *cx = x;
-                *cy = y;
-            }
-        }
-    if (n == 0) {
-        *cx = (int)fmin(fmax(floor(src->x + 0.5), 0), s->w - 1);
-        *cy = (int)fmin(fmax(floor(src->y + 0.5), 0), s->h - 1);
-        n = 1;
+    const er_source_grid g = {s->w, s->h, 0, 0, s->w, s->h, s->wall, NULL};
+    pick_acc a = {0, pick, 0};
+    er_source_cells(&g, src, pick_cell, &a);
+    if (pick >= 0 && pick < a.n) {
+        *cx = (int)(a.cell % (size_t)s->w);
+        *cy = (int)(a.cell / (size_t)s->w);
     }
-    return n;
+    return a.n;
 }
 
 static int near(const er_sph_particle *p, double x, double y, double z, double r2)
@@ -587,15 +589,15 @@ static void pick_map(const er_sph_sim *s, const er_source *src, double u, int *c
     *cy = (int)(lo / (size_t)s->w);
 }
 
-/* Mei's river sources (eq. 1 of seed 003) as particles: rate * dt metres
- * on each covered cell; then the source map's (core/controls.h), its rate
- * per cell, in the last slot. */
+/* The river sources (core/sources.h; eq. 1 of seed 003) as particles:
+ * rate * dt metres on each covered cell; then the source map's
+ * (core/controls.h), its rate per cell, in the last slot. */
 static void add_sources(er_sph_sim *s, const er_plan *plan, int64_t step, er_budget *bud)
 {
-    const er_mei_params *mp = &plan->p.mei;
+    const er_source_list *l = &plan->p.river;
     const int64_t n0 = s->n;
-    for (int i = 0; i < mp->n_sources; i++) {
-        const er_source *src = &mp->sources[i];
+    for (int i = 0; i < l->n; i++) {
+        const er_source *src = &l->src[i];
         int cx = 0, cy = 0;
         int64_t cells = source_cells(s, src, -1, &cx, &cy);
         s->pending[i] += src->rate * plan->p.sph.dt * (double)cells / s->L;

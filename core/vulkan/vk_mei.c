@@ -478,7 +478,7 @@ static int by_cell(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* The covered cells of the sources, collected by er_mei_disc_cells. */
+/* The covered cells of the sources, collected by er_source_cells. */
 typedef struct src_list {
     src_entry *e;
     size_t n, cap;
@@ -534,16 +534,16 @@ static uint32_t *pack_sources(const src_entry *e, size_t ne, size_t base, size_t
 /* The cells core/mei/pipe.c er_mei_add_sources covers (world pixels
  * shifted into the window), each with its sources' depths per sub-step,
  * sorted by cell and then in recipe order, into *l (the caller frees l->e). */
-static er_status build_sources(const er_mei_sim *sim, const er_mei_params *m, double dt,
+static er_status build_sources(const er_mei_sim *sim, const er_source_list *sl, double dt,
                                src_list *l, er_error *err)
 {
+    const er_source_grid g = er_mei_grid(sim);
     memset(l, 0, sizeof *l);
-    for (int i = 0; i < m->n_sources && !l->failed; i++) {
-        const er_source *src = &m->sources[i];
-        l->amount = er_mei_source_depth(src, dt);
+    for (int i = 0; i < sl->n && !l->failed; i++) {
+        const er_source *src = &sl->src[i];
+        l->amount = er_source_depth(src, dt);
         if (l->amount > 0.0f)
-            er_mei_disc_cells(sim, src->x - sim->wx0, src->y - sim->wy0, src->radius, collect,
-                              l);
+            er_source_cells(&g, src, collect, l);
     }
     if (!l->failed && l->n)
         qsort(l->e, l->n, sizeof *l->e, by_cell);
@@ -896,7 +896,7 @@ static er_status map_water_rows(mei_run *r, er_error *err)
 
 /* The push constants of the raindrop pass: the disc of radius rad around
  * an integer centre is centre +- floor(rad), and a cell is in when
- * dx^2 + dy^2 <= floor(rad^2) (core/mei/pipe.c er_mei_disc_cells). */
+ * dx^2 + dy^2 <= floor(rad^2) (core/sources.c er_disc_cells). */
 static void drop_push(const er_params *p, mei_push *pu)
 {
     const er_mei_params *m = &p->mei;
@@ -958,7 +958,7 @@ static er_status run_setup(mei_run *r, er_terrain *t, er_error *err)
     if (!r->rs)
         return er_fail(err, ER_ENOMEM, "mei: out of memory for a %dx%d map", t->width,
                        t->height);
-    if ((st = build_sources(&r->sim, &plan->p.mei, plan->dt_sub, &src, err))) {
+    if ((st = build_sources(&r->sim, &plan->p.river, plan->dt_sub, &src, err))) {
         free(src.e);
         return st;
     }
@@ -1056,7 +1056,7 @@ static int account_step(mei_run *r, int64_t step)
     int raining = m->rain_rate > 0.0 && (m->rain_steps == 0 || step < m->rain_steps);
     int drops = er_mei_add_drops(&r->sim, NULL, m, p->seed, step, &r->bud.water_added);
     for (int64_t sub = 0; sub < r->plan->substeps; sub++) {
-        er_mei_add_sources(&r->sim, NULL, m, r->plan->dt_sub, &r->bud.water_added);
+        er_mei_add_sources(&r->sim, NULL, &p->river, r->plan->dt_sub, &r->bud.water_added);
         if (r->map_water[0])
             for (int y = 0; y < r->sim.h; y++)
                 r->bud.water_added += r->map_water[raining][y];

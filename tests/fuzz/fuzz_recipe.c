@@ -37,12 +37,13 @@ static const char *params_diff(const er_params *a, const er_params *b)
         || !SAME(mei.min_tilt) || !SAME(mei.max_erosion_depth) || !SAME(mei.advection) || !SAME(mei.thermal_rate)
         || !SAME(mei.talus_slope) || !SAME(mei.cfl) || !SAME(mei.max_substeps))
         return "mei";
-    if (!SAME(mei.n_sources))
-        return "mei.sources count";
+    if (!SAME(river.n))
+        return "river_sources count";
     for (int i = 0; i < ER_MAX_SOURCES; i++)
-        if (!SAME(mei.sources[i].x) || !SAME(mei.sources[i].y) || !SAME(mei.sources[i].map_coords)
-            || !SAME(mei.sources[i].radius) || !SAME(mei.sources[i].rate))
-            return "mei.sources";
+        if (!SAME(river.src[i].x) || !SAME(river.src[i].y) || !SAME(river.src[i].coords)
+            || !SAME(river.src[i].radius) || !SAME(river.src[i].rate) || !SAME(river.src[i].at)
+            || !SAME(river.src[i].count) || !SAME(river.src[i].spacing))
+            return "river_sources";
     if (!SAME(droplet.count) || !SAME(droplet.per_cell) || !SAME(droplet.variant) || !SAME(droplet.height_unit)
         || !SAME(droplet.tile_size) || !SAME(droplet.batch_size) || !SAME(droplet.radius) || !SAME(droplet.inertia)
         || !SAME(droplet.capacity) || !SAME(droplet.min_capacity) || !SAME(droplet.min_slope)

@@ -18,6 +18,8 @@ fi
 cases='ke * dt above 1|recipe: mei.ke: ke \* dt = 2|-s mei.ke=100 -s mei.dt=0.02
 a river source off the map|recipe: mei.sources\[0\]: (5000, 5000) radius 3 lies outside|-s mei.sources=[{"x":5000,"y":5000,"radius":3,"rate":0.01}]
 a second source off the map|recipe: mei.sources\[1\]:|-s mei.sources=[{"x":5,"y":5,"rate":0.01},{"x":-40,"y":5,"rate":0.01}]
+a river source off the map, its new name|recipe: river_sources\[0\]: (-9, 5) radius 2 lies outside the 237x188 map|-s river_sources=[{"x":-9,"y":5,"radius":2,"rate":0.01}]
+a fraction outside [0, 1]|recipe: river_sources\[1\]: (0.5, 1.5) is not a fraction of the map|-s river_sources=[{"at":"peaks","rate":0.01},{"x":0.5,"y":1.5,"coords":"fraction","rate":0.01}]
 an unstable time step under cfl "error"|recipe: mei.dt: .*stable for dt <=|-s mei.cfl="error" -s mei.dt=10
 more sub-steps than max_substeps|recipe: mei.max_substeps: .*needs [0-9]* sub-steps|-s mei.dt=10 -s mei.max_substeps=2
 droplets per cell past the limit of droplet.count under a tiny reference cell|recipe: droplet.reference_cell_size: 0.001 m on 90 m cells makes 2.43e+09 droplets a cell, .* more than 1e12|-s model=droplet -s droplet.reference_cell_size=0.001
@@ -37,6 +39,38 @@ for be in $backends; do
         t_ok
     done
 done
+
+t_case "river_sources and mei.sources both given: exit 2, one line naming both, nothing written"
+printf '{"river_sources": [{"at": "peaks", "rate": 0.01}], "mei": {"sources": [{"x": 3, "y": 4, "rate": 0.01}]}}\n' > "$T/both.json"
+mkdir -p "$T/both"
+t_exit 2 "$ERODE" -q -r "$T/both.json" -o "$T/both" "$W"
+t_one_error_line "^erode: $T/both.json: river_sources: given twice, as river_sources and as mei.sources (its old spelling): keep one$"
+t_empty_dir "$T/both"
+t_ok
+
+t_case "peaks the map cannot hold: exit 0, the outputs, one warning line naming the entry"
+mkdir -p "$T/fewer"
+t_exit 0 "$ERODE" -q -s mei.steps=2 -s 'river_sources=[{"at":"peaks","count":40,"spacing":50,"rate":0.01}]' \
+    --layers height -o "$T/fewer" "$W"
+t_one_error_line "^erode: .*$stem.tif: warning: river_sources\[0\]: found [1-9] of the 40 peaks asked for (cells at least 50 cells apart and from the map's edges and nodata)$"
+[ -f "$T/fewer/$stem.height.tif" ] || t_fail "no height output"
+t_ok
+
+t_case "peaks in a tile set: exit 2, one line, nothing written"
+if ! have gdal_translate; then
+    t_skip "needs gdal-bin"
+else
+    d=$T/peaktiles
+    mkdir -p "$d/out"
+    gdal_translate -q -srcwin 0 0 120 188 "$W" "$d/a.tif"
+    gdal_translate -q -srcwin 120 0 117 188 "$W" "$d/b.tif"
+    printf '%s\n%s\n' "$d/a.tif" "$d/b.tif" > "$d/list"
+    t_exit 2 "$ERODE" -q -s mei.steps=2 -s 'river_sources=[{"at":"peaks","rate":0.01}]' \
+        --tile-set "$d/list" --halo 8 -o "$d/out" "$d/a.tif"
+    t_one_error_line "^erode: .*a.tif: recipe: river_sources\[0\]: \"at\": \"peaks\" needs the whole map, and a tile of a tile set sees only its own"
+    t_empty_dir "$d/out"
+    t_ok
+fi
 
 t_case "a recipe file's name is the error's second part"
 printf '{"mei": {"ke": 100, "dt": 0.02}}\n' > "$T/hot.json"

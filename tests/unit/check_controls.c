@@ -66,8 +66,8 @@ static void busy(er_params *p)
     p->mei.drop_amount = 0.003;
     p->mei.thermal_rate = 1.0;
     p->mei.talus_slope = 0.3;
-    p->mei.n_sources = 1;
-    p->mei.sources[0] = (er_source){ 30.0, 20.0, 0, 2.0, 0.05 };
+    p->river.n = 1;
+    p->river.src[0] = (er_source){.x = 30.0, .y = 20.0, .coords = 0, .radius = 2.0, .rate = 0.05};
 }
 
 static er_status go(const er_params *p, const er_controls *c, run *r, er_error *e)
@@ -251,7 +251,7 @@ START_TEST(rain_zero_half_dry)
     er_params p;
     busy(&p);
     p.mei.drops_per_step = 0;
-    p.mei.n_sources = 0;
+    p.river.n = 0;
     p.mei.steps = 12;
     p.mei.thermal_rate = 0.0;
     float *rain = map_of(1.0f);
@@ -299,9 +299,9 @@ START_TEST(source_raster_equals_list)
     er_params p;
     busy(&p);
     p.mei.drops_per_step = 0;
-    const er_source s = { 14.0, 25.0, 0, 3.0, 0.0625 };
-    p.mei.n_sources = 2;
-    p.mei.sources[1] = s;
+    const er_source s = {.x = 14.0, .y = 25.0, .coords = 0, .radius = 3.0, .rate = 0.0625};
+    p.river.n = 2;
+    p.river.src[1] = s;
     run *a = run_new(), *b = run_new();
     er_error e;
     ck_assert_int_eq(go(&p, NULL, a, &e), ER_OK);
@@ -317,7 +317,7 @@ START_TEST(source_raster_equals_list)
         }
     ck_assert_int_eq(covered, 29);
     er_controls c = { .source = q };
-    p.mei.n_sources = 1;
+    p.river.n = 1;
     ck_assert_int_eq(go(&p, &c, b, &e), ER_OK);
     ck_assert(same(a, b));
     ck_assert_double_eq_tol(a->b.water_added, b->b.water_added, 1e-12 * a->b.water_added);

@@ -39,15 +39,21 @@ static void set_value(const er_key *k, void *base, double v)
     }
 }
 
-/* A default recipe with one valid river source. */
-static void with_source(er_params *p)
+/* A default recipe with one valid river source, at (x, y) or, when
+ * source field k goes only with rules, at the peaks. */
+static void with_source(er_params *p, const er_key *k)
 {
+    size_t ns;
+    const er_key *st = er_keys_source(&ns);
     er_params_default(p);
-    p->mei.n_sources = 1;
-    p->mei.sources[0].x = 3;
-    p->mei.sources[0].y = 4;
-    p->mei.sources[0].radius = 1;
-    p->mei.sources[0].rate = 0.01;
+    p->river.n = 1;
+    er_keys_default(st, ns, &p->river.src[0]);
+    if (k && !er_key_source_field_applies(k, ER_AT_XY))
+        p->river.src[0].at = ER_AT_PEAKS;
+    p->river.src[0].x = 3;
+    p->river.src[0].y = 4;
+    p->river.src[0].radius = 1;
+    p->river.src[0].rate = 0.01;
 }
 
 /* The same value through the recipe reader: "-s path=v", or for a source
@@ -56,11 +62,18 @@ static er_status read_back(const er_key *k, int source, const er_params *p, doub
                            er_params *out, er_error *err)
 {
     char ov[512];
-    if (source) {
-        er_source s = p->mei.sources[0];
+    if (source && p->river.src[0].at == ER_AT_PEAKS) {
+        er_source s = p->river.src[0];
         set_value(k, &s, v);
         snprintf(ov, sizeof ov,
-                 "mei.sources=[{\"x\": %.17g, \"y\": %.17g, \"radius\": %.17g, \"rate\": %.17g}]",
+                 "river_sources=[{\"at\": \"peaks\", \"count\": %.17g, \"spacing\": %.17g, "
+                 "\"radius\": %.17g, \"rate\": %.17g}]",
+                 (double)s.count, s.spacing, s.radius, s.rate);
+    } else if (source) {
+        er_source s = p->river.src[0];
+        set_value(k, &s, v);
+        snprintf(ov, sizeof ov,
+                 "river_sources=[{\"x\": %.17g, \"y\": %.17g, \"radius\": %.17g, \"rate\": %.17g}]",
                  s.x, s.y, s.radius, s.rate);
     } else {
         snprintf(ov, sizeof ov, "%s=%.17g", k->path, v);
@@ -76,10 +89,10 @@ static void assert_allowed(const er_key *k, int source, double v)
     er_params p, q;
     er_error err;
     if (source)
-        with_source(&p);
+        with_source(&p, k);
     else
         er_params_default(&p);
-    set_value(k, source ? (void *)&p.mei.sources[0] : (void *)&p, v);
+    set_value(k, source ? (void *)&p.river.src[0] : (void *)&p, v);
     ck_assert_msg(er_params_check(&p, &err) == ER_OK, "%s = %.17g: %s", k->path, v, err.msg);
     ck_assert_msg(read_back(k, source, &p, v, &q, &err) == ER_OK, "%s = %.17g: %s", k->path, v,
                   err.msg);
@@ -87,7 +100,7 @@ static void assert_allowed(const er_key *k, int source, double v)
 }
 
 /* v is refused for k by er_params_check, with a message naming the key
- * ("mei.sources[0]." before a source field); and, where the reader can
+ * ("river_sources[0]." before a source field); and, where the reader can
  * hold v, by the reader with the same message after its "-s ". */
 static void assert_refused(const er_key *k, int source, double v)
 {
@@ -95,12 +108,12 @@ static void assert_refused(const er_key *k, int source, double v)
     er_error err, rerr;
     char want[128];
     if (source)
-        with_source(&p);
+        with_source(&p, k);
     else
         er_params_default(&p);
-    set_value(k, source ? (void *)&p.mei.sources[0] : (void *)&p, v);
+    set_value(k, source ? (void *)&p.river.src[0] : (void *)&p, v);
     ck_assert_msg(er_params_check(&p, &err) == ER_EINVAL, "%s = %.17g passed", k->path, v);
-    snprintf(want, sizeof want, "%s%s: ", source ? "mei.sources[0]." : "", k->path);
+    snprintf(want, sizeof want, "%s%s: ", source ? "river_sources[0]." : "", k->path);
     ck_assert_msg(strncmp(err.msg, want, strlen(want)) == 0, "%s", err.msg);
     ck_assert_msg(strstr(err.msg, "is out of range, must be ") != NULL, "%s", err.msg);
     if (isnan(v) || (k->type == ER_KEY_U64 && v < 0))
@@ -191,7 +204,7 @@ START_TEST(defaults_from_table)
     }
     ck_assert_int_eq(p.droplet.count, -1);
     ck_assert_int_eq(p.terrain.cell_size_set, 0);
-    ck_assert_int_eq(p.mei.n_sources, 0);
+    ck_assert_int_eq(p.river.n, 0);
 }
 END_TEST
 
@@ -249,15 +262,27 @@ START_TEST(non_numeric_refused)
     p.recipe_version = 2;
     ck_assert_int_eq(er_params_check(&p, &err), ER_EINVAL);
     ck_assert_str_eq(err.msg, "erode_recipe: version 2 is not supported, this erode reads version 1");
-    with_source(&p);
-    p.mei.sources[0].map_coords = 2;
+    with_source(&p, NULL);
+    p.river.src[0].coords = 3;
     ck_assert_int_eq(er_params_check(&p, &err), ER_EINVAL);
-    ck_assert_str_eq(err.msg, "mei.sources[0].coords: 2 is not one of 'pixel', 'map'");
-    with_source(&p);
-    p.mei.n_sources = ER_MAX_SOURCES + 1;
+    ck_assert_str_eq(err.msg, "river_sources[0].coords: 3 is not one of 'pixel', 'map', 'fraction'");
+    with_source(&p, NULL);
+    p.river.src[0].at = 2;
+    ck_assert_int_eq(er_params_check(&p, &err), ER_EINVAL);
+    ck_assert_str_eq(err.msg, "river_sources[0].at: 2 is not one of 'xy', 'peaks'");
+    /* a field that does not go with the source's "at" is not looked at */
+    with_source(&p, NULL);
+    p.river.src[0].count = 0;
+    ck_assert_int_eq(er_params_check(&p, &err), ER_OK);
+    p.river.src[0].at = ER_AT_PEAKS;
+    ck_assert_int_eq(er_params_check(&p, &err), ER_EINVAL);
+    ck_assert_str_eq(err.msg, "river_sources[0].count: 0 is out of range, must be >= 1 and <= 64");
+    with_source(&p, NULL);
+    p.river.old_key = 1; /* read as the old spelling: messages name it */
+    p.river.n = ER_MAX_SOURCES + 1;
     ck_assert_int_eq(er_params_check(&p, &err), ER_EINVAL);
     ck_assert_str_eq(err.msg, "mei.sources: 65 sources, at most 64 are allowed");
-    p.mei.n_sources = -1;
+    p.river.n = -1;
     ck_assert_int_eq(er_params_check(&p, &err), ER_EINVAL);
     /* a null cell size is not looked at */
     er_params_default(&p);

@@ -101,7 +101,7 @@ static void base_params(er_params *p)
     er_params_default(p);
     p->mei.rain_rate = 0.0;
     p->mei.drops_per_step = 0;
-    p->mei.n_sources = 0;
+    p->river.n = 0;
     p->mei.boundary = ER_BOUNDARY_CLOSED;
 }
 
@@ -289,8 +289,8 @@ START_TEST(source_fills_basin)
     p.mei.steps = 600;
     p.mei.ke = 0.0;
     p.mei.kc = 0.0;
-    p.mei.n_sources = 1;
-    p.mei.sources[0] = (er_source){ 20.0, 20.0, 0, 3.0, 0.05 };
+    p.river.n = 1;
+    p.river.src[0] = (er_source){.x = 20.0, .y = 20.0, .coords = 0, .radius = 3.0, .rate = 0.05};
     er_budget b;
     er_error e;
     ck_assert_int_eq(run_grid(&p, &g, &b, &e), ER_OK);
@@ -578,8 +578,8 @@ static int channel_run(double deg, double prof[29])
     p.mei.boundary = ER_BOUNDARY_OPEN;
     p.mei.dt = 0.01;
     p.mei.steps = 2000;
-    p.mei.n_sources = 1;
-    p.mei.sources[0] = (er_source){ x0 + 2.0 * ux, y0 + 2.0 * uy, 0, 1.5, 0.2 };
+    p.river.n = 1;
+    p.river.src[0] = (er_source){.x = x0 + 2.0 * ux, .y = y0 + 2.0 * uy, .coords = 0, .radius = 1.5, .rate = 0.2};
     er_budget b;
     er_error e;
     ck_assert_int_eq(run_grid(&p, &g, &b, &e), ER_OK);
@@ -651,8 +651,8 @@ static void dt_case(grid *g, er_params *p, int channel)
         for (int x = 0; x < g->w; x++)
             g->z[(size_t)y * (size_t)g->w + (size_t)x] =
                 (float)(0.05 * (g->w - x) + 0.2 * fabs(y - 0.5 * (g->h - 1)));
-    p->mei.n_sources = 1;
-    p->mei.sources[0] = (er_source){ 2.0, 0.5 * (g->h - 1), 0, 1.5, 0.2 };
+    p->river.n = 1;
+    p->river.src[0] = (er_source){.x = 2.0, .y = 0.5 * (g->h - 1), .coords = 0, .radius = 1.5, .rate = 0.2};
 }
 
 /* Eroded volume and heights after `t` seconds simulated with step dt. */
@@ -822,8 +822,8 @@ static void ridge_run(double cell, double ref, int thermal, er_budget *b, double
         p.mei.thermal_rate = 0.5;
         p.mei.talus_slope = 0.2;
     } else {
-        p.mei.n_sources = 1;
-        p.mei.sources[0] = (er_source){ 0.5 * (n - 1), 0.5 * (n - 1), 0, 2.0, 0.001 };
+        p.river.n = 1;
+        p.river.src[0] = (er_source){.x = 0.5 * (n - 1), .y = 0.5 * (n - 1), .coords = 0, .radius = 2.0, .rate = 0.001};
         p.mei.drops_per_step = 3;
         p.mei.drop_radius = 2.0;
     }
@@ -875,8 +875,8 @@ START_TEST(reference_cell_size)
     base_params(&p);
     p.mei.steps = 50;
     p.mei.thermal_rate = 0.3;
-    p.mei.n_sources = 1;
-    p.mei.sources[0] = (er_source){ 12.0, 12.0, 0, 1.7, 0.01 };
+    p.river.n = 1;
+    p.river.src[0] = (er_source){.x = 12.0, .y = 12.0, .coords = 0, .radius = 1.7, .rate = 0.01};
     er_error e;
     ck_assert_int_eq(run_grid(&p, &a, &b0, &e), ER_OK);
     p.mei.reference_cell_size = 90;
@@ -908,9 +908,9 @@ static void busy_map(grid *g, er_params *p, int semi_lagrangian)
     p->mei.drop_amount = 0.002;
     p->mei.thermal_rate = 1.0;
     p->mei.talus_slope = 0.3;
-    p->mei.n_sources = 2;
-    p->mei.sources[0] = (er_source){ 10.0, 12.0, 0, 2.0, 0.05 };
-    p->mei.sources[1] = (er_source){ 50.5, 40.0, 0, 1.0, 0.02 };
+    p->river.n = 2;
+    p->river.src[0] = (er_source){.x = 10.0, .y = 12.0, .coords = 0, .radius = 2.0, .rate = 0.05};
+    p->river.src[1] = (er_source){.x = 50.5, .y = 40.0, .coords = 0, .radius = 1.0, .rate = 0.02};
 }
 
 static void set_threads(int n)
@@ -985,7 +985,7 @@ static void pair_map(grid *g, er_params *p, int substeps, int single)
     p->mei.steps = 9;
     p->mei.boundary = ER_BOUNDARY_OPEN;
     p->mei.drops_per_step = 0;
-    p->mei.n_sources = 0;
+    p->river.n = 0;
     p->mei.rain_rate = 0.0005;
     p->mei.rain_steps = 5;
     p->mei.thermal_rate = 1.0;
@@ -996,8 +996,8 @@ static void pair_map(grid *g, er_params *p, int substeps, int single)
         p->mei.dt = 0.45;
     }
     if (single) {
-        p->mei.n_sources = 1;
-        p->mei.sources[0] = (er_source){ 95.0, 2.0, 0, 1.0, 0.01 };
+        p->river.n = 1;
+        p->river.src[0] = (er_source){.x = 95.0, .y = 2.0, .coords = 0, .radius = 1.0, .rate = 0.01};
     }
 }
 
@@ -1127,8 +1127,8 @@ START_TEST(flow_follows_the_channel)
     base_params(&p);
     p.mei.boundary = ER_BOUNDARY_OPEN;
     p.mei.steps = 600;
-    p.mei.n_sources = 1;
-    p.mei.sources[0] = (er_source){ 3.0, (double)mid, 0, 1.0, 0.05 };
+    p.river.n = 1;
+    p.river.src[0] = (er_source){.x = 3.0, .y = (double)mid, .coords = 0, .radius = 1.0, .rate = 0.05};
     er_budget b;
     er_error e;
     ck_assert_int_eq(run_grid(&p, &g, &b, &e), ER_OK);
@@ -1327,11 +1327,11 @@ START_TEST(invalid_arguments)
     er_budget b;
     er_error e;
     er_params_default(&p);
-    p.mei.n_sources = 1;
-    p.mei.sources[0] = (er_source){ 2.0, 2.0, 1, 1.0, 0.1 };
+    p.river.n = 1;
+    p.river.src[0] = (er_source){.x = 2.0, .y = 2.0, .coords = 1, .radius = 1.0, .rate = 0.1};
     ck_assert_int_eq(run_grid(&p, &g, &b, &e), ER_EINVAL);
     ck_assert_ptr_nonnull(strstr(e.msg, "map coordinates"));
-    p.mei.sources[0] = (er_source){ 40.0, 2.0, 0, 1.0, 0.1 };
+    p.river.src[0] = (er_source){.x = 40.0, .y = 2.0, .coords = 0, .radius = 1.0, .rate = 0.1};
     ck_assert_int_eq(run_grid(&p, &g, &b, &e), ER_EINVAL);
     ck_assert_ptr_nonnull(strstr(e.msg, "outside"));
     er_params_default(&p);

@@ -56,14 +56,14 @@ START_TEST(test_sources_against_the_world)
     er_params p = mei_recipe();
     er_plan plan;
     er_error err = {{0}};
-    p.mei.n_sources = 1;
-    p.mei.sources[0] = (er_source){.x = 100, .y = 10, .radius = 2, .rate = 0.01};
+    p.river.n = 1;
+    p.river.src[0] = (er_source){.x = 100, .y = 10, .radius = 2, .rate = 0.01};
     er_window win = {0, 0, 200, 30};
     ck_assert_int_eq(er_plan_make(&p, &t, &win, &plan, &err), ER_OK);
     ck_assert_int_eq(er_plan_make(&p, &t, NULL, &plan, &err), ER_EINVAL);
-    ck_assert_msg(strstr(err.msg, "mei.sources[0]") && strstr(err.msg, "outside the 40x30 map"),
+    ck_assert_msg(strstr(err.msg, "river_sources[0]") && strstr(err.msg, "outside the 40x30 map"),
                   "%s", err.msg);
-    p.mei.sources[0].x = 260;
+    p.river.src[0].x = 260;
     ck_assert_int_eq(er_plan_make(&p, &t, &win, &plan, &err), ER_EINVAL);
     ck_assert_msg(strstr(err.msg, "outside the 200x30 map"), "%s", err.msg);
 }

@@ -104,7 +104,7 @@ START_TEST(print_all_lists_every_key)
     size_t n;
     const er_key *k = er_keys_params(&n);
     for (size_t i = 0; i < n; i++) {
-        if (k[i].type == ER_KEY_COMMENT)
+        if (k[i].type == ER_KEY_COMMENT || (k[i].flags & ER_KEY_OLD_NAME))
             continue;
         char path[128];
         snprintf(path, sizeof path, "%s", k[i].path);
@@ -227,7 +227,24 @@ static const struct bad {
     {"{\"mei\": {\"sources\": [{\"x\": 1, \"y\": 2, \"rate\": 1, \"rdius\": 2}]}}",
      "mei.sources[0].rdius: unknown key, did you mean 'mei.sources[0].radius'?"},
     {"{\"mei\": {\"sources\": [{\"x\": 1, \"y\": 2, \"rate\": 1, \"coords\": \"utm\"}]}}",
-     "mei.sources[0].coords: 'utm' is not one of 'pixel', 'map'"},
+     "mei.sources[0].coords: 'utm' is not one of 'pixel', 'map', 'fraction'"},
+    {"{\"river_sources\": [{\"x\": 1, \"y\": 2}]}", "recipe.json: river_sources[0]: missing key 'rate'"},
+    {"{\"river_sources\": [{\"at\": \"peaks\", \"rate\": 1, \"x\": 3}]}",
+     "recipe.json: river_sources[0]: 'x' does not go with \"at\": \"peaks\""},
+    {"{\"river_sources\": [{\"at\": \"peaks\", \"rate\": 1, \"coords\": \"pixel\"}]}",
+     "recipe.json: river_sources[0]: 'coords' does not go with \"at\": \"peaks\""},
+    {"{\"river_sources\": [{\"x\": 1, \"y\": 2, \"rate\": 1, \"spacing\": 4}]}",
+     "recipe.json: river_sources[0]: 'spacing' does not go with \"at\": \"xy\""},
+    {"{\"river_sources\": [{\"at\": \"ridge\", \"rate\": 1}]}",
+     "recipe.json: river_sources[0].at: 'ridge' is not one of 'xy', 'peaks'"},
+    {"{\"river_sources\": [{\"at\": \"peaks\", \"rate\": 1, \"count\": 65}]}",
+     "recipe.json: river_sources[0].count: 65 is out of range, must be >= 1 and <= 64"},
+    {"{\"river_sources\": [{\"at\": \"peaks\", \"rate\": 1, \"count\": 0}]}",
+     "recipe.json: river_sources[0].count: 0 is out of range"},
+    {"{\"river_sources\": [{\"at\": \"peaks\", \"rate\": 1}], \"mei\": {\"sources\": "
+     "[{\"x\": 1, \"y\": 2, \"rate\": 1}]}}",
+     "recipe.json: river_sources: given twice, as river_sources and as mei.sources (its old "
+     "spelling): keep one"},
     {"{\"mei\": {\"sources\": [{\"x\": 1, \"y\": 2, \"rate\": 1, \"radius\": 0}]}}",
      "mei.sources[0].radius: 0 is out of range, must be > 0"},
     {"{\"mei\": {\"sources\": [{\"x\": 1, \"y\": 2, \"rate\": -1}]}}",
@@ -321,8 +338,8 @@ START_TEST(too_many_sources)
         er_status st = parse(text, NULL, 0, &p, &err);
         if (n == ER_MAX_SOURCES) {
             ck_assert_int_eq(st, ER_OK);
-            ck_assert_int_eq(p.mei.n_sources, ER_MAX_SOURCES);
-            ck_assert_double_eq(p.mei.sources[ER_MAX_SOURCES - 1].x, ER_MAX_SOURCES - 1);
+            ck_assert_int_eq(p.river.n, ER_MAX_SOURCES);
+            ck_assert_double_eq(p.river.src[ER_MAX_SOURCES - 1].x, ER_MAX_SOURCES - 1);
         } else {
             ck_assert_int_eq(st, ER_EINVAL);
             ck_assert_str_eq(err.msg, "recipe.json: mei.sources: 65 sources, at most 64 are allowed");
@@ -353,14 +370,14 @@ START_TEST(sources_defaults)
                            " {\"rate\": 1, \"y\": 3, \"x\": 4, \"coords\": \"map\", \"radius\": 6}]}}",
                            NULL, 0, &p, &err),
                      ER_OK);
-    ck_assert_int_eq(p.mei.n_sources, 2);
-    ck_assert_double_eq(p.mei.sources[0].x, 10.5);
-    ck_assert_double_eq(p.mei.sources[0].y, 20);
-    ck_assert_double_eq(p.mei.sources[0].rate, 0.002);
-    ck_assert_double_eq(p.mei.sources[0].radius, 1.0);
-    ck_assert_int_eq(p.mei.sources[0].map_coords, 0);
-    ck_assert_double_eq(p.mei.sources[1].radius, 6);
-    ck_assert_int_eq(p.mei.sources[1].map_coords, 1);
+    ck_assert_int_eq(p.river.n, 2);
+    ck_assert_double_eq(p.river.src[0].x, 10.5);
+    ck_assert_double_eq(p.river.src[0].y, 20);
+    ck_assert_double_eq(p.river.src[0].rate, 0.002);
+    ck_assert_double_eq(p.river.src[0].radius, 1.0);
+    ck_assert_int_eq(p.river.src[0].coords, 0);
+    ck_assert_double_eq(p.river.src[1].radius, 6);
+    ck_assert_int_eq(p.river.src[1].coords, 1);
     /* an empty list clears it */
     const char *ov[] = {"mei.sources=[]"};
     er_params q, def;
@@ -369,6 +386,54 @@ START_TEST(sources_defaults)
                      ER_OK);
     er_params_default(&def);
     assert_params_eq(&q, &def);
+}
+END_TEST
+
+/* river_sources and its old spelling mei.sources: the same list, one
+ * name at a time in a recipe (the other absent or empty); -s replaces it
+ * whichever the recipe used; printed as river_sources, a source's fields
+ * those of its "at". */
+START_TEST(river_sources_and_old_spelling)
+{
+    const char *src = "[{\"x\": 1, \"y\": 2, \"rate\": 3}, {\"at\": \"peaks\", \"count\": 3, "
+                      "\"rate\": 0.5, \"radius\": 2}]";
+    char a[512], b[512];
+    snprintf(a, sizeof a, "{\"river_sources\": %s}", src);
+    snprintf(b, sizeof b, "{\"mei\": {\"sources\": %s}, \"river_sources\": []}", src);
+    er_params p, q;
+    er_error err;
+    ck_assert_msg(parse(a, NULL, 0, &p, &err) == ER_OK, "%s", err.msg);
+    ck_assert_msg(parse(b, NULL, 0, &q, &err) == ER_OK, "%s", err.msg);
+    ck_assert_int_eq(p.river.old_key, 0);
+    ck_assert_int_eq(q.river.old_key, 1);
+    q.river.old_key = 0;
+    assert_params_eq(&p, &q);
+    ck_assert_int_eq(p.river.n, 2);
+    ck_assert_int_eq(p.river.src[0].at, ER_AT_XY);
+    ck_assert_int_eq(p.river.src[1].at, ER_AT_PEAKS);
+    ck_assert_int_eq(p.river.src[1].count, 3);
+    ck_assert_double_eq(p.river.src[1].spacing, 10);
+    /* the empty one first or last, the same */
+    snprintf(b, sizeof b, "{\"river_sources\": [], \"mei\": {\"sources\": %s}}", src);
+    ck_assert_msg(parse(b, NULL, 0, &q, &err) == ER_OK, "%s", err.msg);
+    q.river.old_key = 0;
+    assert_params_eq(&p, &q);
+
+    /* -s with either name replaces the list the recipe gave */
+    const char *ov[] = {"river_sources=[{\"x\": 5, \"y\": 6, \"rate\": 1}]"};
+    ck_assert_int_eq(parse(b, ov, 1, &q, &err), ER_OK);
+    ck_assert_int_eq(q.river.n, 1);
+    ck_assert_int_eq(q.river.old_key, 0);
+    ck_assert_double_eq(q.river.src[0].x, 5);
+
+    /* printed under the new name; the peaks without x, y and coords */
+    char *text = er_recipe_to_json(&p);
+    ck_assert_ptr_nonnull(strstr(text, "\n  \"river_sources\": [\n    { \"at\": \"xy\", \"x\": 1.0, "
+                                       "\"y\": 2.0, \"coords\": \"pixel\", \"radius\": 1.0, "
+                                       "\"rate\": 3.0 },\n    { \"at\": \"peaks\", \"count\": 3, "
+                                       "\"spacing\": 10.0, \"radius\": 2.0, \"rate\": 0.5 }\n  ],\n"));
+    ck_assert_ptr_null(strstr(text, "\"sources\""));
+    free(text);
 }
 END_TEST
 
@@ -381,7 +446,8 @@ static const struct bad bad_override[] = {
     {"steps=3", "-s steps: unknown key, did you mean 'mei.steps'?"},
     {"droplet.mass.dt=1", "-s droplet.mass.dt: unknown key, did you mean 'droplet.mass_transfer.dt'?"},
     {"banana=1", "-s banana: unknown key"},
-    {"mei.sources[0].x=3", "-s mei.sources[0].x: unknown key, set the whole list"},
+    {"mei.sources[0].x=3", "-s mei.sources[0].x: unknown key, set the whole list: -s 'mei.sources=[...]'"},
+    {"river_sources[1]=3", "-s river_sources[1]: unknown key, set the whole list: -s 'river_sources=[...]'"},
     {"mei.dt=0", "-s mei.dt: 0 is out of range, must be > 0 and <= 10"},
     {"mei.dt=11", "-s mei.dt: 11 is out of range, must be > 0 and <= 10"},
     {"mei.dt=abc", "-s mei.dt: expected a number, got a string"},
@@ -450,16 +516,21 @@ START_TEST(overrides_apply)
     want.mei.kc = 0.5;
     want.mei.boundary = ER_BOUNDARY_OPEN;
     want.seed = 42;
-    want.mei.n_sources = 2;
-    want.mei.sources[0].x = 3;
-    want.mei.sources[0].y = 4;
-    want.mei.sources[0].rate = 0.5;
-    want.mei.sources[0].radius = 1;
-    want.mei.sources[1].x = 1;
-    want.mei.sources[1].y = 2;
-    want.mei.sources[1].rate = 1;
-    want.mei.sources[1].radius = 1;
-    want.mei.sources[1].map_coords = 1;
+    want.river.n = 2;
+    want.river.src[0].x = 3;
+    want.river.src[0].y = 4;
+    want.river.src[0].rate = 0.5;
+    want.river.src[0].radius = 1;
+    want.river.src[1].x = 1;
+    want.river.src[1].y = 2;
+    want.river.src[1].rate = 1;
+    want.river.src[1].radius = 1;
+    want.river.src[1].coords = 1;
+    for (int i = 0; i < 2; i++) {
+        want.river.src[i].count = 1;
+        want.river.src[i].spacing = 10;
+    }
+    want.river.old_key = 1; /* set as mei.sources: messages name it so */
     /* cell_size null restores the default value; height_unit "relief" = 0;
      * the third source of the file is gone, its slot zeroed */
     assert_params_eq(&p, &want);
@@ -498,17 +569,26 @@ static void every_field_changed(er_params *p)
     m->drops_per_step = 3;
     m->drop_radius = 1.5;
     m->drop_amount = 0.1;
-    m->n_sources = 2;
-    m->sources[0].x = -0.0;
-    m->sources[0].y = 1e-7;
-    m->sources[0].map_coords = 0;
-    m->sources[0].radius = 0.1;
-    m->sources[0].rate = 1.0 / 7.0;
-    m->sources[1].x = -500000.125;
-    m->sources[1].y = 6700000.5;
-    m->sources[1].map_coords = 1;
-    m->sources[1].radius = 3;
-    m->sources[1].rate = 1e-5;
+    p->river.n = 2;
+    p->river.src[0].x = -0.0;
+    p->river.src[0].y = 1e-7;
+    p->river.src[0].coords = 0;
+    p->river.src[0].radius = 0.1;
+    p->river.src[0].rate = 1.0 / 7.0;
+    p->river.src[1].x = -500000.125;
+    p->river.src[1].y = 6700000.5;
+    p->river.src[1].coords = 1;
+    p->river.src[1].radius = 3;
+    p->river.src[1].rate = 1e-5;
+    for (int i = 0; i < 2; i++) { /* not printed with a source at (x, y) */
+        p->river.src[i].count = 1;
+        p->river.src[i].spacing = 10;
+    }
+    p->river.n = 4;
+    p->river.src[2] = (er_source){.x = 0.25, .y = 1.0 / 3.0, .coords = ER_COORDS_FRACTION,
+                                  .radius = 2.5, .rate = 0.5, .count = 1, .spacing = 10};
+    p->river.src[3] = (er_source){.radius = 1, .rate = 3, .at = ER_AT_PEAKS, .count = 7,
+                                  .spacing = 12.5};
     m->boundary = ER_BOUNDARY_CLOSED;
     m->capacity_depth = 0.25;
     m->kc = 0.30000000000000004;
@@ -608,7 +688,7 @@ START_TEST(round_trip_every_field)
     ck_assert_ptr_null(strchr(compact, ' '));
 
     /* bit for bit, not just ==: -0 stays -0 */
-    ck_assert(signbit(q.mei.sources[0].x));
+    ck_assert(signbit(q.river.src[0].x));
     ck_assert(q.mei.rain_rate == 4.9406564584124654e-324);
 
     /* every printed value really was changed: each scalar member differs
@@ -652,9 +732,9 @@ END_TEST
 START_TEST(printed_shape)
 {
     static const char *const order[] = {
-        "erode_recipe", "model", "seed", "terrain", "vertical_scale", "vertical_offset",
-        "cell_size", "mei", "steps", "dt", "gravity", "pipe_area", "rain_rate", "rain_steps",
-        "drops_per_step", "drop_radius", "drop_amount", "sources", "boundary", "kc", "ks", "kd",
+        "erode_recipe", "model", "seed", "river_sources", "terrain", "vertical_scale",
+        "vertical_offset", "cell_size", "mei", "steps", "dt", "gravity", "pipe_area", "rain_rate",
+        "rain_steps", "drops_per_step", "drop_radius", "drop_amount", "boundary", "kc", "ks", "kd",
         "ke", "min_tilt", "max_erosion_depth", "capacity_depth", "advection", "thermal_rate", "talus_slope", "cfl",
         "max_substeps", "reference_cell_size", "droplet", "count", "per_cell", "variant", "height_unit",
         "reference_cell_size", "tile_size",
@@ -670,7 +750,8 @@ START_TEST(printed_shape)
     char *s = er_recipe_to_json(&p);
     ck_assert(strncmp(s, "{\n  \"erode_recipe\": 1,\n", 23) == 0);
     ck_assert_ptr_null(strstr(s, "comment"));
-    ck_assert_ptr_nonnull(strstr(s, "\"sources\": [],"));
+    ck_assert_ptr_nonnull(strstr(s, "\"river_sources\": [],"));
+    ck_assert_ptr_null(strstr(s, "\"sources\""));
     ck_assert_ptr_nonnull(strstr(s, "\"count\": null,"));
     ck_assert_ptr_nonnull(strstr(s, "\"height_unit\": \"relief\","));
     ck_assert_ptr_nonnull(strstr(s, "\"cell_size\": null\n"));
@@ -816,6 +897,7 @@ Suite *recipe_suite(void)
     tcase_add_test(tc, hostile_key_names);
     tcase_add_test(tc, too_many_sources);
     tcase_add_test(tc, sources_defaults);
+    tcase_add_test(tc, river_sources_and_old_spelling);
     tcase_add_test(tc, integers_in_exponent_form);
     suite_add_tcase(s, tc);
 

@@ -309,8 +309,8 @@ static er_params dem_params(void)
     er_params p = sph_params();
     p.sph.steps = 20;
     p.sph.sound_speed = 36.0; /* 10 sqrt(g H) = 35.2 for the source's 1113 m drop */
-    p.mei.n_sources = 1;
-    p.mei.sources[0] = (er_source){12.0, 43.0, 0, 2.0, 5.0};
+    p.river.n = 1;
+    p.river.src[0] = (er_source){.x = 12.0, .y = 43.0, .coords = 0, .radius = 2.0, .rate = 5.0};
     return p;
 }
 
@@ -856,8 +856,8 @@ START_TEST(sound_speed_planned)
     for (int k = 0; k < 6; k++) {
         if (k == 3) {
             p.sph.fill_level_set = 0;
-            p.mei.n_sources = 1;
-            p.mei.sources[0] = (er_source){0.0, 0.0, 0, 0.5, 1.0};
+            p.river.n = 1;
+            p.river.src[0] = (er_source){.x = 0.0, .y = 0.0, .coords = 0, .radius = 0.5, .rate = 1.0};
         }
         p.sph.sound_speed = k < 3 ? fill[k] : spring[k - 3];
         e.msg[0] = '\0';
@@ -941,8 +941,8 @@ START_TEST(fill_counted_in_plan)
     er_terrain t = {w, w, z, NULL, 1.0, 1.0, NULL};
     er_params p = sph_params();
     p.sph.sound_speed = 40.0;
-    p.mei.n_sources = 1;
-    p.mei.sources[0] = (er_source){10.0, 10.0, 0, 2.0, 0.01}; /* 13 cells, 1.04 particles a step */
+    p.river.n = 1;
+    p.river.src[0] = (er_source){.x = 10.0, .y = 10.0, .coords = 0, .radius = 2.0, .rate = 0.01}; /* 13 cells, 1.04 particles a step */
     p.sph.steps = 100;
     p.sph.max_particles = 105;
     p.sph.boundary = ER_BOUNDARY_CLOSED;

@@ -201,9 +201,9 @@ START_TEST(mei_window_is_whole_restricted)
     er_params_default(&p);
     p.mei.steps = 60;
     p.mei.rain_rate = 0;
-    p.mei.n_sources = 2;
-    p.mei.sources[0] = (er_source){28, 32, 0, 2.0, 1e-3};
-    p.mei.sources[1] = (er_source){100, 32, 0, 2.0, 1e-3};
+    p.river.n = 2;
+    p.river.src[0] = (er_source){.x = 28, .y = 32, .coords = 0, .radius = 2.0, .rate = 1e-3};
+    p.river.src[1] = (er_source){.x = 100, .y = 32, .coords = 0, .radius = 2.0, .rate = 1e-3};
     float *z = world_terrain();
     float *water = calloc(WW * WH, sizeof *water);
     uint8_t *wall = walls(0, WW);

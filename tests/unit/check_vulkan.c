@@ -294,11 +294,11 @@ static void synthetic_sized(mei_case *c, int side)
     m->thermal_rate = 0.5;
     m->talus_slope = 0.5;
     m->boundary = ER_BOUNDARY_OPEN;
-    m->n_sources = 2;
-    m->sources[0] = (er_source){40.0, 30.0, 0, 4.0, 0.01};
-    m->sources[1] = (er_source){43.0 * f, 32.5 * f, 0, 3.0, 0.02};
-    m->sources[0].x *= f;
-    m->sources[0].y *= f;
+    c->p.river.n = 2;
+    c->p.river.src[0] = (er_source){.x = 40.0, .y = 30.0, .coords = 0, .radius = 4.0, .rate = 0.01};
+    c->p.river.src[1] = (er_source){.x = 43.0 * f, .y = 32.5 * f, .coords = 0, .radius = 3.0, .rate = 0.02};
+    c->p.river.src[0].x *= f;
+    c->p.river.src[0].y *= f;
 }
 
 static void synthetic_case(mei_case *c)
@@ -884,8 +884,8 @@ static void fail_case_make(er_vk_ctx *vk, fail_case *f)
     f->c.p.mei.steps = 400;
     f->c.p.mei.dt = 0.05;
     f->c.p.mei.rain_rate = 0.0;
-    f->c.p.mei.n_sources = 1;
-    f->c.p.mei.sources[0] = (er_source){8.0, 32.0, 0, 3.0, 1.0};
+    f->c.p.river.n = 1;
+    f->c.p.river.src[0] = (er_source){.x = 8.0, .y = 32.0, .coords = 0, .radius = 3.0, .rate = 1.0};
     mei_case first;
     case_copy(&first, &f->c);
     f->k.keep_at = FAIL_AT;
@@ -1505,8 +1505,8 @@ START_TEST(test_mei_tiny_maps_match_cpu)
     m->drop_amount = 0.01;
     m->thermal_rate = 0.5;
     m->talus_slope = 0.5;
-    m->n_sources = 1;
-    m->sources[0] = (er_source){0.0, 0.0, 0, 1.5, 0.01};
+    c.p.river.n = 1;
+    c.p.river.src[0] = (er_source){.x = 0.0, .y = 0.0, .coords = 0, .radius = 1.5, .rate = 0.01};
     snprintf(name, sizeof name, "%dx%d, source, drops, sub-steps", w, h);
     compare_on(vk, &c, name, 0);
     case_free(&c);
@@ -1717,7 +1717,7 @@ START_TEST(test_pipelines_only_those_dispatched)
     ck_assert_msg(er_vk_cache_save(vk, &data, &size, &err) == ER_OK && !data && size == 0,
                   "a run that compiled nothing saved a cache");
     base.p.mei.steps = 3;
-    base.p.mei.n_sources = 0;
+    base.p.river.n = 0;
     base.p.mei.drops_per_step = 0;
     case_copy(&c, &base);
     ck_assert_msg(run_vk(vk, &c, &err) == ER_OK, "%s", err.msg);
