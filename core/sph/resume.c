@@ -52,7 +52,9 @@ static int64_t first_bad(const double *v, int64_t n, double lo)
 static er_status check_values(const er_plan *plan, const er_run_state *r,
                               const er_sph_section *q, er_error *err)
 {
-    const double xmax = plan->width - 1, ymax = plan->height - 1;
+    double L, ax, ay; /* positions are in L, columns ax and rows ay apart */
+    er_sph_axes(plan->cell_x, plan->cell_y, &L, &ax, &ay);
+    const double xmax = (plan->width - 1) * ax, ymax = (plan->height - 1) * ay;
     for (int64_t i = 0; i < q->n; i++) {
         const er_sph_particle *p = &q->particles[i];
         const double v[ER_SPH_PARTICLE_DOUBLES] = {p->x, p->y, p->z, p->vx, p->vy, p->vz, p->c};

@@ -63,13 +63,33 @@ static double source_ground(const er_terrain *t, const er_source *src)
     return a.top;
 }
 
+void er_sph_axes(double cx, double cy, double *L, double *ax, double *ay)
+{
+    if (fabs(cx - cy) <= 1e-6 * cx) {
+        *L = cx;
+        *ax = *ay = 1.0;
+        return;
+    }
+    *L = cx < cy ? cx : cy;
+    *ax = cx / *L;
+    *ay = cy / *L;
+}
+
+/* The model's length unit [m] on t's cells (er_sph_axes). */
+static double unit_of(const er_terrain *t)
+{
+    double L, ax, ay;
+    er_sph_axes(t->cell_x, t->cell_y, &L, &ax, &ay);
+    return L;
+}
+
 /* The highest a particle starts [m]: the fill level, and a source's
  * ground plus the three spacings above it a source particle starts at
  * most (emit); -inf when no water comes in. */
 static double water_top(const er_plan *plan, const er_terrain *t)
 {
     const er_sph_params *m = &plan->p.sph;
-    const double lift = 3.0 * m->spacing * t->cell_x;
+    const double lift = 3.0 * m->spacing * unit_of(t);
     double top = m->fill_level_set ? m->fill_level : -INFINITY;
     const er_source_list *l = &plan->p.river;
     for (int i = 0; i < l->n; i++)
@@ -107,13 +127,14 @@ static er_status check_sound_speed(const er_plan *plan, const er_terrain *t, er_
     double drop = water_top(plan, t) - (double)plan->lo;
     if (!(drop > 0.0))
         return ER_OK;
-    double need = sqrt(drop / t->cell_x / ER_SPH_COMPRESSION);
+    const double L = unit_of(t);
+    double need = sqrt(drop / L / ER_SPH_COMPRESSION);
     if (m->sound_speed >= need)
         return ER_OK;
     return er_fail(err, ER_EINVAL, "sph.sound_speed: %g is below %g = 10 sqrt(g H) for the "
                    "H = %.6g m from the water's highest start to the lowest cell (%g m cells): "
                    "the water would compress more than 1 %%", m->sound_speed,
-                   ceil(need * 10.0) / 10.0, drop, t->cell_x);
+                   ceil(need * 10.0) / 10.0, drop, L);
 }
 
 /* The fill against sph.max_particles (below, beside the fill). */
@@ -127,9 +148,6 @@ er_status er_sph_plan(er_plan *plan, const er_terrain *t, er_error *err)
                        "cross tile edges");
     if (t->width < 2 || t->height < 2)
         return er_fail(err, ER_EINVAL, "sph: the map must be at least 2x2 cells");
-    if (fabs(t->cell_x - t->cell_y) > 1e-6 * t->cell_x)
-        return er_fail(err, ER_EINVAL, "sph: cells of %g x %g m are not square", t->cell_x,
-                       t->cell_y);
     er_source_grid g = source_grid(t);
     g.elevation = t->elevation;
     er_status st = er_sources_plan(&plan->p.river, &g, plan->warning, sizeof plan->warning, err);
@@ -139,7 +157,7 @@ er_status er_sph_plan(er_plan *plan, const er_terrain *t, er_error *err)
         st = check_particles(plan, t, err);
     if (st)
         return st;
-    double T = sqrt(t->cell_x / m->gravity);
+    double T = sqrt(unit_of(t) / m->gravity);
     double need = ceil(m->dt / T / dt_limit(m, 2.0 * m->spacing));
     if (need > (double)m->max_substeps)
         return er_fail(err, ER_ENUMERIC, "sph.max_substeps: sph.dt = %g s needs %.0f sub-steps "
@@ -218,15 +236,15 @@ static double lattice_mass(const er_sph_sim *s)
  * volume per boundary particle; on a regular sampling one number does). */
 static double boundary_mass(const er_sph_sim *s)
 {
-    double fluid = 0, ground = 0, d = 1.0 / s->k;
+    double fluid = 0, ground = 0, dx = s->xstep / s->kx, dy = s->ystep / s->ky;
     for (int c = 0; c <= 2; c++)
         for (int b = -2; b <= 2; b++)
             for (int a = -2; a <= 2; a++)
                 fluid += s->mass * er_sph_w(s, (a * a + b * b + c * c) * s->s * s->s);
-    int m = (int)ceil(s->hk / d) + 1;
-    for (int b = -m; b <= m; b++)
-        for (int a = -m; a <= m; a++) {
-            double x = (a + 0.5) * d, y = (b + 0.5) * d;
+    int mx = (int)ceil(s->hk / dx) + 1, my = (int)ceil(s->hk / dy) + 1;
+    for (int b = -my; b <= my; b++)
+        for (int a = -mx; a <= mx; a++) {
+            double x = (a + 0.5) * dx, y = (b + 0.5) * dy;
             ground += er_sph_w(s, x * x + y * y + s->s * s->s);
         }
     return ground > 0.0 && fluid < 1.0 ? (1.0 - fluid) / ground : 0.0;
@@ -235,7 +253,13 @@ static double boundary_mass(const er_sph_sim *s)
 static void set_constants(er_sph_sim *s, const er_plan *plan)
 {
     const er_sph_params *m = &plan->p.sph;
-    s->L = plan->cell_x;
+    er_sph_axes(plan->cell_x, plan->cell_y, &s->L, &s->xstep, &s->ystep);
+    s->ixstep = 1.0 / s->xstep;
+    s->iystep = 1.0 / s->ystep;
+    s->area = s->xstep * s->ystep;
+    s->iarea = 1.0 / s->area;
+    s->xmax = (s->w - 1) * s->xstep;
+    s->ymax = (s->h - 1) * s->ystep;
     s->T = sqrt(s->L / m->gravity);
     s->s = m->spacing;
     s->hk = 2.0 * m->spacing;
@@ -251,19 +275,25 @@ static void set_constants(er_sph_sim *s, const er_plan *plan)
     s->ks = s->c0 * s->c0 / s->hk;
     s->kd = sqrt(s->ks);
     s->dt = plan->dt_sub / s->T;
-    s->k = (int)fmax(1.0, floor(1.0 / s->s + 0.5));
-    for (int a = 0; a < s->k && a < 16; a++)
-        s->boff[a] = (a + 0.5) / s->k;
+    /* boundary particles about a spacing apart along each side, at most
+     * 15 (they are packed in 4 bits, step.c BH_PACK) */
+    s->kx = (int)fmin(fmax(1.0, floor(s->xstep / s->s + 0.5)), 15.0);
+    s->ky = (int)fmin(fmax(1.0, floor(s->ystep / s->s + 0.5)), 15.0);
+    for (int a = 0; a < s->kx; a++)
+        s->boffx[a] = (a + 0.5) / s->kx;
+    for (int b = 0; b < s->ky; b++)
+        s->boffy[b] = (b + 0.5) / s->ky;
     s->open = m->boundary == ER_BOUNDARY_OPEN;
     /* a particle's boundary quads along one axis lie in an interval of
-     * 2 hk + boff[k-1] - boff[0] + a rounding margin < 2 hk + 1 cells */
+     * 2 hk / a + boff[k-1] - boff[0] + a rounding margin < 2 hk + 1 quads
+     * (a >= 1) */
     s->nbq = quads_per_particle(m->spacing);
     s->ns_keep = ER_SPH_NS;
     s->mass = lattice_mass(s);
     s->mass_b = boundary_mass(s);
     s->hg = s->hk * (1.0 + ER_SPH_MARGIN);
-    s->gw = (int)floor((s->w - 1) / s->hg) + 1;
-    s->gh = (int)floor((s->h - 1) / s->hg) + 1;
+    s->gw = (int)floor(s->xmax / s->hg) + 1;
+    s->gh = (int)floor(s->ymax / s->hg) + 1;
 }
 
 static er_status sim_alloc(er_sph_sim *s, const er_terrain *t, int64_t cap, er_error *err)
@@ -275,7 +305,7 @@ static er_status sim_alloc(er_sph_sim *s, const er_terrain *t, int64_t cap, er_e
     s->dep = calloc(nv, sizeof *s->dep);
     s->qd = calloc(nq, sizeof *s->qd);
     s->qok = calloc(nq, 1);
-    s->bz = calloc(nq * (size_t)s->k * (size_t)s->k, sizeof *s->bz);
+    s->bz = calloc(nq * (size_t)s->kx * (size_t)s->ky, sizeof *s->bz);
     s->bzr = calloc(2 * nq, sizeof *s->bzr);
     s->p = calloc(np, sizeof *s->p);
     s->tmp = calloc(np, sizeof *s->tmp);
@@ -383,34 +413,39 @@ static int quad_wall(const er_terrain *t, double x, double y)
     return t->wall[v] | t->wall[v + 1] | t->wall[v + r] | t->wall[v + r + 1];
 }
 
-/* The initial body of water (sph.fill_level): a lattice of spacing s from
- * one spacing above the terrain up to the fill level on every column off
- * the nodata quads; with a rain map (core/controls.h) each column holds r
- * times its particles (rounded), r of its nearest cell.  Returns how many
- * particles it is; places them in sim (and their water in bud) when sim
- * is not NULL and they fit, else places none.  The plan counts (sim NULL)
- * what the run's set-up places. */
-static int64_t fill_lattice(const er_terrain *t, const er_sph_params *m, double L,
-                            er_sph_sim *sim, er_budget *bud)
+/* The initial body of water (sph.fill_level): a lattice of spacing s (in
+ * the model's units, over columns ax and rows ay apart) from one spacing
+ * above the terrain up to the fill level on every column off the nodata
+ * quads; with a rain map (core/controls.h) each column holds r times its
+ * particles (rounded), r of its nearest cell.  Returns how many particles
+ * it is; places them in sim (and their water in bud) when sim is not NULL
+ * and they fit, else places none.  The plan counts (sim NULL) what the
+ * run's set-up places. */
+static int64_t fill_lattice(const er_terrain *t, const er_sph_params *m, er_sph_sim *sim,
+                            er_budget *bud)
 {
     if (!m->fill_level_set)
         return 0;
-    const double sp = m->spacing, top = m->fill_level / L;
+    double L, ax, ay;
+    er_sph_axes(t->cell_x, t->cell_y, &L, &ax, &ay);
+    const double sp = m->spacing, top = m->fill_level / L, iax = 1.0 / ax, iay = 1.0 / ay;
+    const double xmax = (t->width - 1) * ax, ymax = (t->height - 1) * ay;
     const float *rain = t->controls ? t->controls->rain : NULL;
     int64_t n = 0;
-    for (double y = 0.0; y <= t->height - 1; y += sp)
-        for (double x = 0.0; x <= t->width - 1; x += sp) {
-            if (quad_wall(t, x, y))
+    for (double y = 0.0; y <= ymax; y += sp)
+        for (double x = 0.0; x <= xmax; x += sp) {
+            const double xq = x * iax, yq = y * iay; /* in vertex indices */
+            if (quad_wall(t, xq, yq))
                 continue;
-            double z0 = start_surface(t, L, x, y) + sp;
+            double z0 = start_surface(t, L, xq, yq) + sp;
             int64_t count = z0 <= top ? (int64_t)floor((top - z0) / sp) + 1 : 0;
             if (rain) { /* the rain map times the column's particles */
-                size_t c = (size_t)floor(y + 0.5) * (size_t)t->width + (size_t)floor(x + 0.5);
+                size_t c = (size_t)floor(yq + 0.5) * (size_t)t->width + (size_t)floor(xq + 0.5);
                 count = (int64_t)floor(rain[c] * (double)count + 0.5);
             }
             for (int64_t k = 0; sim && k < count && sim->n < sim->cap; k++) {
                 sim->p[sim->n++] = (er_sph_particle){x, y, z0 + (double)k * sp, 0, 0, 0, 0};
-                bud->water_added += sim->vol * sim->L;
+                bud->water_added += sim->vol * sim->L * sim->iarea;
             }
             n += count;
         }
@@ -418,22 +453,24 @@ static int64_t fill_lattice(const er_terrain *t, const er_sph_params *m, double 
 }
 
 /* The particles the sources add a step: rate * dt metres on each covered
- * cell (add_sources), in particles of spacing^3 cells. */
+ * cell (add_sources), in particles of spacing^3 L^3. */
 static double source_particles(const er_plan *plan, const er_terrain *t)
 {
     const er_sph_params *m = &plan->p.sph;
-    const double L = t->cell_x, vol = m->spacing * m->spacing * m->spacing;
+    double L, ax, ay;
+    er_sph_axes(t->cell_x, t->cell_y, &L, &ax, &ay);
+    const double area = ax * ay, vol = m->spacing * m->spacing * m->spacing;
     const er_source_grid g = source_grid(t);
     double per_step = 0.0; /* [cells^3] */
     for (int i = 0; i < plan->p.river.n; i++) {
         const er_source *src = &plan->p.river.src[i];
         int64_t cells = er_source_cells(&g, src, NULL, NULL);
-        per_step += src->rate * m->dt * (double)(cells > 0 ? cells : 1) / L;
+        per_step += src->rate * m->dt * (double)(cells > 0 ? cells : 1) * area / L;
     }
     const float *map = t->controls ? t->controls->source : NULL;
     for (size_t i = 0; map && i < (size_t)t->width * (size_t)t->height; i++)
         if (!(t->wall && t->wall[i]))
-            per_step += (double)map[i] * m->dt / L;
+            per_step += (double)map[i] * m->dt * area / L;
     return per_step / vol;
 }
 
@@ -446,7 +483,7 @@ static double source_particles(const er_plan *plan, const er_terrain *t)
 static er_status check_particles(er_plan *plan, const er_terrain *t, er_error *err)
 {
     const er_sph_params *m = &plan->p.sph;
-    plan->particles = fill_lattice(t, m, t->cell_x, NULL, NULL);
+    plan->particles = fill_lattice(t, m, NULL, NULL);
     if (plan->particles > m->max_particles)
         return er_fail(err, ER_EINVAL, "sph.fill_level: %g m needs %lld particles, more than "
                        "sph.max_particles = %lld", m->fill_level, (long long)plan->particles,
@@ -546,8 +583,10 @@ static void emit(er_sph_sim *s, const er_plan *plan, int64_t step, int i, const 
         uint64_t id = ((uint64_t)step << 32) ^ ((uint64_t)i << 25) ^ (k * 4);
         int cx = 0, cy = 0;
         pick(s, src, er_rng_unit(seed, ER_STREAM_SPH_SOURCE, id), &cx, &cy);
-        double x = fmin(fmax(cx + er_rng_unit(seed, ER_STREAM_SPH_SOURCE, id + 1) - 0.5, 0), s->w - 1);
-        double y = fmin(fmax(cy + er_rng_unit(seed, ER_STREAM_SPH_SOURCE, id + 2) - 0.5, 0), s->h - 1);
+        double x = fmin(fmax((cx + er_rng_unit(seed, ER_STREAM_SPH_SOURCE, id + 1) - 0.5) * s->xstep,
+                             0), s->xmax);
+        double y = fmin(fmax((cy + er_rng_unit(seed, ER_STREAM_SPH_SOURCE, id + 2) - 0.5) * s->ystep,
+                             0), s->ymax);
         double z = er_sph_surface(s, x, y, NULL, NULL) +
                    s->s * (1.0 + 2.0 * er_rng_unit(seed, ER_STREAM_SPH_SOURCE, id + 3));
         if (crowded(s, x, y, z, n0)) {
@@ -559,7 +598,7 @@ static void emit(er_sph_sim *s, const er_plan *plan, int64_t step, int i, const 
         s->keys_fresh = 0; /* er_sph_sort sets its key */
         s->p[s->n++] = (er_sph_particle){x, y, z, 0, 0, 0, 0};
         s->pending[i] -= s->vol;
-        bud->water_added += s->vol * s->L;
+        bud->water_added += s->vol * s->L * s->iarea;
     }
 }
 
@@ -600,11 +639,11 @@ static void add_sources(er_sph_sim *s, const er_plan *plan, int64_t step, er_bud
         const er_source *src = &l->src[i];
         int cx = 0, cy = 0;
         int64_t cells = source_cells(s, src, -1, &cx, &cy);
-        s->pending[i] += src->rate * plan->p.sph.dt * (double)cells / s->L;
+        s->pending[i] += src->rate * plan->p.sph.dt * (double)cells * s->area / s->L;
         emit(s, plan, step, i, src, pick_recipe, n0, bud);
     }
     if (s->srccum && s->srccum[er_sph_nv(s)] > 0.0) {
-        s->pending[ER_MAX_SOURCES] += s->srccum[er_sph_nv(s)] * plan->p.sph.dt / s->L;
+        s->pending[ER_MAX_SOURCES] += s->srccum[er_sph_nv(s)] * plan->p.sph.dt * s->area / s->L;
         emit(s, plan, step, ER_MAX_SOURCES, NULL, pick_map, n0, bud);
     }
 }
@@ -616,14 +655,18 @@ static double height_at(const er_sph_sim *s, const er_terrain *t, size_t i)
                                  : (double)t->elevation[i] + s->dz[i] * s->L;
 }
 
+/* The cell nearest particle p. */
+static size_t cell_of(const er_sph_sim *s, const er_sph_particle *p)
+{
+    return (size_t)floor(p->y * s->iystep + 0.5) * (size_t)s->w + (size_t)floor(p->x * s->ixstep + 0.5);
+}
+
 /* Water depth [m]: each particle's volume on its nearest cell. */
 static void water_layer(const er_sph_sim *s, float *water)
 {
     memset(water, 0, er_sph_nv(s) * sizeof *water);
-    for (int64_t i = 0; i < s->n; i++) {
-        size_t c = (size_t)floor(s->p[i].y + 0.5) * (size_t)s->w + (size_t)floor(s->p[i].x + 0.5);
-        water[c] += (float)(s->vol * s->L);
-    }
+    for (int64_t i = 0; i < s->n; i++)
+        water[cell_of(s, &s->p[i])] += (float)(s->vol * s->L * s->iarea);
 }
 
 static void sediment_layer(const er_sph_sim *s, float *sed)
@@ -648,7 +691,7 @@ static void finish(er_sph_sim *s, const er_plan *plan, er_terrain *t, er_layers 
         t->elevation[i] = (float)z;
     }
     for (int64_t i = 0; i < s->n; i++)
-        after += s->p[i].c * s->vol * s->L;
+        after += s->p[i].c * s->vol * s->L * s->iarea;
     if (ly && ly->sediment)
         sediment_layer(s, ly->sediment);
     if (ly && ly->water)
@@ -670,7 +713,7 @@ er_status er_sph_init(er_sph_sim *s, const er_plan *plan, const er_terrain *t, e
     er_status st = sim_alloc(s, t, s->cap, err);
     if (!st)
         st = controls(s, t->controls, err);
-    if (!st && fill_lattice(t, &plan->p.sph, s->L, s, bud) > s->cap)
+    if (!st && fill_lattice(t, &plan->p.sph, s, bud) > s->cap)
         st = er_fail(err, ER_EINVAL, "sph.fill_level: %g m needs more than sph.max_particles "
                      "= %lld particles", plan->p.sph.fill_level, (long long)s->cap);
     if (!st)
@@ -712,18 +755,19 @@ static er_status lists_fit(er_sph_sim *s, er_error *err)
 
 /* The flow layer's share of one sub-step: each particle on the map adds
  * vol |v_horizontal| dt on its nearest cell, the water volume times the
- * distance it moved, over the cell's area and side (1 cell each): metres
+ * distance it moved, over the cell's area (ax ay) and a side of 1: metres
  * of water passing the cell, as Mei's flow counts the depth that leaves
  * one.  Particles in their order (sorted): the same sums for any -j. */
 static void flow_add(er_sph_sim *s)
 {
     for (int64_t i = 0; i < s->n; i++) {
         const er_sph_particle *q = &s->p[i];
-        double cx = floor(q->x + 0.5), cy = floor(q->y + 0.5);
+        double cx = floor(q->x * s->ixstep + 0.5), cy = floor(q->y * s->iystep + 0.5);
         if (!(cx >= 0 && cy >= 0 && cx < s->w && cy < s->h))
             continue; /* left the map this sub-step */
         double v = sqrt(q->vx * q->vx + q->vy * q->vy);
-        s->flow[(size_t)cy * (size_t)s->w + (size_t)cx] += (float)(s->vol * v * s->dt * s->L);
+        s->flow[(size_t)cy * (size_t)s->w + (size_t)cx] +=
+            (float)(s->vol * v * s->dt * s->L * s->iarea);
     }
 }
 

@@ -1,8 +1,11 @@
 /*
  * SPH erosion (Kristof, Benes, Krivanek and Stava 2009, seed 004): the
  * simulation state shared by core/sph/.  Everything here is in model
- * units: lengths in cells (L = the cell size in metres), times in
+ * units: lengths in L (the shorter side of a cell in metres; columns lie
+ * xstep and rows ystep apart, both 1 on square cells), times in
  * T = sqrt(L / g), so g = 1 and the rest density rho0 = 1 (core/sph/sph.c).
+ * Positions are in L; a vertex or quad index along a row is the position
+ * over xstep, down the rows over ystep.
  */
 #ifndef ER_SPH_INTERNAL_H
 #define ER_SPH_INTERNAL_H
@@ -69,6 +72,10 @@ typedef struct er_sph_sim {
     int w, h;
     const uint8_t *wall;   /* 1 = nodata vertex; NULL = none */
     double L, T;           /* [m], [s] the model's length and time units */
+    double xstep, ystep;   /* [L] a cell's sides: columns xstep apart, rows ystep apart */
+    double ixstep, iystep; /* their inverses: a position times them is a vertex index */
+    double area, iarea;    /* [L^2] a cell's area xstep ystep, and 1 / it */
+    double xmax, ymax;     /* [L] the last column's and row's position */
     double s, hk;          /* [cells] particle spacing and kernel support h = 2s */
     double vol;            /* [cells^3] particle volume s^3 */
     double mass;           /* particle mass: the lattice density at spacing s is rho0 = 1 */
@@ -82,8 +89,8 @@ typedef struct er_sph_sim {
     double vs0, cmax;      /* eq. 17: settling speed, largest C */
     double ks, kd;         /* eq. 6 penalty stiffness and damping */
     double dt;             /* [T] sub-step */
-    int k;                 /* boundary particles per quad side (spacing 1/k ~ s) */
-    double boff[16];       /* [cells] (a + 0.5) / k, their offsets in a quad (k <= 10) */
+    int kx, ky;            /* boundary particles along a quad's sides (xstep / kx ~ s) */
+    double boffx[16], boffy[16]; /* [quads] (a + 0.5) / k, their offsets in a quad (k <= 15) */
     int open;              /* map edges open */
     double *zb;            /* [cells] working heights, w * h vertices */
     double *dz;            /* [cells] change since the start */
@@ -189,6 +196,12 @@ static inline size_t er_sph_nv(const er_sph_sim *s)
     return (size_t)s->w * (size_t)s->h;
 }
 
+/* The model's length unit L [m] and a cell's sides in it for cells of
+ * cx x cy metres: L the shorter side, *ax = cx / L and *ay = cy / L (one
+ * of them 1).  Cells within 1e-6 of square are square: ax = ay = 1 and
+ * L = cx, so every product and quotient by them is exact. */
+void er_sph_axes(double cx, double cy, double *L, double *ax, double *ay);
+
 /* Kernels, support hk (Mueller et al. 2003, the paper's section 3.1):
  * poly6 W (of r^2) for the density, the spiky kernel's dW/dr for the
  * pressure, the viscosity kernel's Laplacian for viscosity and boundary
@@ -205,7 +218,7 @@ void er_sph_kernel_constants(er_sph_sim *s);
  * terrain (again, where it changed). */
 void er_sph_boundary_heights(er_sph_sim *s, int qx0, int qy0, int qx1, int qy1);
 
-/* Bilinear terrain height at (x, y) [cells] and its gradient. */
+/* Bilinear terrain height [L] at (x, y) [L] and its gradient (per L). */
 double er_sph_surface(const er_sph_sim *s, double x, double y, double *gx, double *gy);
 
 /* Set-up (allocation, the initial water, the first sort), one step

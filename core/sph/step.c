@@ -89,9 +89,11 @@ static inline double clamp_to(double v, double hi)
     return v > 0.0 ? (v < hi ? v : hi) : 0.0;
 }
 
-double er_sph_surface(const er_sph_sim *s, double x, double y, double *gx, double *gy)
+/* er_sph_surface at (xq, yq) in vertex indices, its gradient per index. */
+static inline double surface_q(const er_sph_sim *s, double xq, double yq, double *gx,
+                               double *gy)
 {
-    double xc = clamp_to(x, (double)(s->w - 1)), yc = clamp_to(y, (double)(s->h - 1));
+    double xc = clamp_to(xq, (double)(s->w - 1)), yc = clamp_to(yq, (double)(s->h - 1));
     int i = s->w > 1 ? (int)floor(xc) : 0, j = s->h > 1 ? (int)floor(yc) : 0;
     i = i > s->w - 2 && s->w > 1 ? s->w - 2 : i;
     j = j > s->h - 2 && s->h > 1 ? s->h - 2 : j;
@@ -107,12 +109,22 @@ double er_sph_surface(const er_sph_sim *s, double x, double y, double *gx, doubl
     return (1 - v) * ((1 - u) * a + u * b) + v * ((1 - u) * c + u * d);
 }
 
+double er_sph_surface(const er_sph_sim *s, double x, double y, double *gx, double *gy)
+{
+    double z = surface_q(s, x * s->ixstep, y * s->iystep, gx, gy);
+    if (gx)
+        *gx *= s->ixstep;
+    if (gy)
+        *gy *= s->iystep;
+    return z;
+}
+
 /* The boundary particle (a, b) of quad (qx, qy), on the bilinear surface. */
 static void bpos(const er_sph_sim *s, int qx, int qy, int a, int b, double *r)
 {
-    r[0] = qx + s->boff[a];
-    r[1] = qy + s->boff[b];
-    r[2] = s->bz[(er_sph_qi(s, qx, qy) * (size_t)s->k + (size_t)b) * (size_t)s->k + (size_t)a];
+    r[0] = (qx + s->boffx[a]) * s->xstep;
+    r[1] = (qy + s->boffy[b]) * s->ystep;
+    r[2] = s->bz[(er_sph_qi(s, qx, qy) * (size_t)s->ky + (size_t)b) * (size_t)s->kx + (size_t)a];
 }
 
 void er_sph_boundary_heights(er_sph_sim *s, int qx0, int qy0, int qx1, int qy1)
@@ -120,14 +132,14 @@ void er_sph_boundary_heights(er_sph_sim *s, int qx0, int qy0, int qx1, int qy1)
     s->ctop_dirty = 1;
     for (int qy = qy0; qy <= qy1; qy++)
         for (int qx = qx0; qx <= qx1; qx++) {
-            double *bz = &s->bz[er_sph_qi(s, qx, qy) * (size_t)s->k * (size_t)s->k];
+            double *bz = &s->bz[er_sph_qi(s, qx, qy) * (size_t)s->kx * (size_t)s->ky];
             double *r = &s->bzr[2 * er_sph_qi(s, qx, qy)];
-            for (int b = 0; b < s->k; b++)
-                for (int a = 0; a < s->k; a++)
-                    bz[b * s->k + a] =
-                        er_sph_surface(s, qx + s->boff[a], qy + s->boff[b], NULL, NULL);
+            for (int b = 0; b < s->ky; b++)
+                for (int a = 0; a < s->kx; a++)
+                    bz[b * s->kx + a] =
+                        surface_q(s, qx + s->boffx[a], qy + s->boffy[b], NULL, NULL);
             r[0] = r[1] = bz[0];
-            for (int l = 1; l < s->k * s->k; l++) {
+            for (int l = 1; l < s->kx * s->ky; l++) {
                 r[0] = bz[l] < r[0] ? bz[l] : r[0];
                 r[1] = bz[l] > r[1] ? bz[l] : r[1];
             }
@@ -469,42 +481,47 @@ static inline double box_gap(double lo, double hi, double p)
 
 static inline int quad_near(const er_sph_sim *s, int qx, int qy, double x, double y, double z)
 {
-    const double *r = &s->bzr[2 * er_sph_qi(s, qx, qy)], b0 = s->boff[0], b1 = s->boff[s->k - 1];
-    double dx = box_gap(qx + b0, qx + b1, x), dy = box_gap(qy + b0, qy + b1, y);
+    const double *r = &s->bzr[2 * er_sph_qi(s, qx, qy)];
+    double dx = box_gap((qx + s->boffx[0]) * s->xstep, (qx + s->boffx[s->kx - 1]) * s->xstep, x);
+    double dy = box_gap((qy + s->boffy[0]) * s->ystep, (qy + s->boffy[s->ky - 1]) * s->ystep, y);
     double dz = box_gap(r[0], r[1], z);
     return dx * dx + dy * dy + dz * dz < s->hk * s->hk;
 }
 
 /* The range of quads whose boundary particles (offsets boff[0] ..
- * boff[k-1] in the quad) lie within hk of coordinate v along one axis,
- * clamped to 0..n: about 2 quads, not 3.  The margin covers rounding; the
- * box test (quad_near) decides. */
+ * boff[k-1] in the quad, at (q + boff) a) lie within hk of coordinate v
+ * along one axis (0: along a row, 1: down the rows), clamped to 0..n:
+ * about 2 quads, not 3.  The margin covers rounding; the box test
+ * (quad_near) decides. */
 #define QUAD_MARGIN 1e-6
 
-static int quad_lo(const er_sph_sim *s, double v)
+static int quad_lo(const er_sph_sim *s, double v, int axis)
 {
-    double q = floor(v - s->hk - s->boff[s->k - 1] - QUAD_MARGIN) + 1.0;
+    const double ia = axis ? s->iystep : s->ixstep;
+    const double last = axis ? s->boffy[s->ky - 1] : s->boffx[s->kx - 1];
+    double q = floor((v - s->hk) * ia - last - QUAD_MARGIN) + 1.0;
     return q < 0.0 ? 0 : (int)q;
 }
 
-static int quad_hi(const er_sph_sim *s, double v, int n)
+static int quad_hi(const er_sph_sim *s, double v, int n, int axis)
 {
-    double q = floor(v + s->hk - s->boff[0] + QUAD_MARGIN);
+    const double ia = axis ? s->iystep : s->ixstep, first = axis ? s->boffy[0] : s->boffx[0];
+    double q = floor((v + s->hk) * ia - first + QUAD_MARGIN);
     return q > (double)n ? n : (int)q;
 }
 
 /* Loops over the quads (qx_, qy_) whose boundary particles may lie
  * within hk of (x, y, z), and over those particles rb, quad by quad. */
 #define FOR_BOUNDARY_QUADS(s, x, y, z)                                                         \
-    for (int qy_ = quad_lo(s, y), qy1_ = quad_hi(s, y, (s)->h - 2); qy_ <= qy1_; qy_++)          \
-        for (int qx_ = quad_lo(s, x), qx1_ = quad_hi(s, x, (s)->w - 2); qx_ <= qx1_; qx_++)      \
+    for (int qy_ = quad_lo(s, y, 1), qy1_ = quad_hi(s, y, (s)->h - 2, 1); qy_ <= qy1_; qy_++)    \
+        for (int qx_ = quad_lo(s, x, 0), qx1_ = quad_hi(s, x, (s)->w - 2, 0); qx_ <= qx1_; qx_++)\
             if ((s)->qok[(size_t)qy_ * (size_t)((s)->w - 1) + (size_t)qx_] &&                  \
                 quad_near(s, qx_, qy_, x, y, z))
 
 #define FOR_BOUNDARY(s, x, y, z, rb)                                                           \
     FOR_BOUNDARY_QUADS(s, x, y, z)                                                             \
-                for (int b_ = 0; b_ < (s)->k; b_++)                                             \
-                    for (int a_ = 0; a_ < (s)->k; a_++)                                         \
+                for (int b_ = 0; b_ < (s)->ky; b_++)                                            \
+                    for (int a_ = 0; a_ < (s)->kx; a_++)                                        \
                         if (bpos(s, qx_, qy_, a_, b_, rb), 1)
 
 /* For each column, the highest boundary particle of the quads that
@@ -518,8 +535,10 @@ static int quad_hi(const er_sph_sim *s, double v, int n)
  * hg against the rounding of er_sph_col's division. */
 static double vertex_top(const er_sph_sim *s, int cx, int cy)
 {
-    double x0 = cx > 0 ? floor((cx - 0.01) * s->hg) : 0.0, x1 = floor((cx + 1.01) * s->hg) + 1.0;
-    double y0 = cy > 0 ? floor((cy - 0.01) * s->hg) : 0.0, y1 = floor((cy + 1.01) * s->hg) + 1.0;
+    double x0 = cx > 0 ? floor((cx - 0.01) * s->hg * s->ixstep) : 0.0;
+    double x1 = floor((cx + 1.01) * s->hg * s->ixstep) + 1.0;
+    double y0 = cy > 0 ? floor((cy - 0.01) * s->hg * s->iystep) : 0.0;
+    double y1 = floor((cy + 1.01) * s->hg * s->iystep) + 1.0;
     int i0 = x0 > 0.0 ? (int)x0 : 0, j0 = y0 > 0.0 ? (int)y0 : 0;
     int i1 = cx < s->gw - 1 && x1 < s->w - 1 ? (int)x1 : s->w - 1;
     int j1 = cy < s->gh - 1 && y1 < s->h - 1 ? (int)y1 : s->h - 1;
@@ -535,10 +554,10 @@ static void column_tops(er_sph_sim *s)
     ER_OMP_FOR()
     for (int64_t c = 0; c < (int64_t)s->gw * s->gh; c++) {
         int cx = (int)(c % s->gw), cy = (int)(c / s->gw);
-        int qx0 = cx > 0 ? quad_lo(s, (cx - 0.01) * s->hg) : 0;
-        int qy0 = cy > 0 ? quad_lo(s, (cy - 0.01) * s->hg) : 0;
-        int qx1 = cx < s->gw - 1 ? quad_hi(s, (cx + 1.01) * s->hg, s->w - 2) : s->w - 2;
-        int qy1 = cy < s->gh - 1 ? quad_hi(s, (cy + 1.01) * s->hg, s->h - 2) : s->h - 2;
+        int qx0 = cx > 0 ? quad_lo(s, (cx - 0.01) * s->hg, 0) : 0;
+        int qy0 = cy > 0 ? quad_lo(s, (cy - 0.01) * s->hg, 1) : 0;
+        int qx1 = cx < s->gw - 1 ? quad_hi(s, (cx + 1.01) * s->hg, s->w - 2, 0) : s->w - 2;
+        int qy1 = cy < s->gh - 1 ? quad_hi(s, (cy + 1.01) * s->hg, s->h - 2, 1) : s->h - 2;
         double top = -HUGE_VAL;
         for (int qy = qy0; qy <= qy1; qy++)
             for (int qx = qx0; qx <= qx1; qx++) {
@@ -937,8 +956,8 @@ static void boundary_force(er_sph_sim *s, int64_t i, double *a)
         FOR_BOUNDARY_QUADS(s, pi->x, pi->y, pi->z) {
             double v[2] = {0, 0}, rb[3];
             const double ke = quad_factor(s, s->qero, qx_, qy_), kd = quad_factor(s, s->qdep, qx_, qy_);
-            for (int bb = 0; bb < s->k; bb++)
-                for (int c = 0; c < s->k; c++) {
+            for (int bb = 0; bb < s->ky; bb++)
+                for (int c = 0; c < s->kx; c++) {
                     bpos(s, qx_, qy_, c, bb, rb);
                     boundary_pair(s, i, rb, ke, kd, a, &b.fr, v);
                 }
@@ -1041,7 +1060,7 @@ static int in_wall(const er_sph_sim *s, double x, double y)
 {
     if (!s->wall)
         return 0;
-    int i = (int)floor(x), j = (int)floor(y);
+    int i = (int)floor(x * s->ixstep), j = (int)floor(y * s->iystep);
     for (int b = 0; b <= 1; b++)
         for (int a = 0; a <= 1; a++) {
             int u = i + a < 0 ? 0 : i + a >= s->w ? s->w - 1 : i + a;
@@ -1055,7 +1074,7 @@ static int in_wall(const er_sph_sim *s, double x, double y)
 /* Keeps particle p inside a closed edge: 1 when it left an open one. */
 static int edges(const er_sph_sim *s, er_sph_particle *p)
 {
-    double hi[2] = {s->w - 1, s->h - 1};
+    double hi[2] = {s->xmax, s->ymax};
     double *x[2] = {&p->x, &p->y}, *v[2] = {&p->vx, &p->vy};
     for (int c = 0; c < 2; c++) {
         if (*x[c] >= 0.0 && *x[c] <= hi[c])
@@ -1149,8 +1168,8 @@ static er_status account(er_sph_sim *s, int64_t step, er_budget *bud, er_error *
     const int64_t gone = (int64_t)s->gw * s->gh;
     for (int64_t i = 0; i < s->n && m.left; i++)
         if (s->key[i] == gone) {
-            bud->water_left += s->vol * s->L;
-            bud->left_map += s->p[i].c * s->vol * s->L;
+            bud->water_left += s->vol * s->L * s->iarea;
+            bud->left_map += s->p[i].c * s->vol * s->L * s->iarea;
         }
     if (m.bad)
         return er_fail(err, ER_ENUMERIC, "sph: non-finite particle at step %lld",

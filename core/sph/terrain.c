@@ -57,7 +57,7 @@ void er_sph_terrain_update(er_sph_sim *s, er_budget *bud)
                 old[i] = s->zb[id[i]];
                 z[i] = &s->zb[id[i]];
             }
-            slip(z, v);
+            slip(z, v * s->iarea); /* a volume over the quad's area: heights */
             er_sph_boundary_heights(s, qx > 0 ? qx - 1 : 0, qy > 0 ? qy - 1 : 0,
                                     qx + 1 < qw ? qx + 1 : qx, qy + 1 < qh ? qy + 1 : qy);
             for (int i = 0; i < 4; i++) {
