@@ -19,6 +19,9 @@ static const er_key keys[] = {
     ER_NUM("spacing", spacing, 0, 0.1, 4, 0.5),
     {"fill_level", ER_KEY_NUM, ER_KEY_NULL | ER_KEY_DEF_NULL, ER_KEY_AT(fill_level),
      ER_KEY_AT(fill_level_set), -1e7, 1e7, 0.0, NULL},
+    /* the fill level relative to the map: fill_level on any DEM */
+    {"fill_quantile", ER_KEY_NUM, ER_KEY_NULL | ER_KEY_DEF_NULL, ER_KEY_AT(fill_quantile),
+     ER_KEY_AT(fill_quantile_set), 0, 1, 0.0, NULL},
     ER_NUM("sound_speed", sound_speed, ER_KEY_MIN_OPEN, 0, 1000, 20.0),
     ER_NUM("viscosity", viscosity, 0, 0, 10, 0.1),
     ER_NUM("friction", friction, 0, 0, 10, 0.05),

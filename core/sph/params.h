@@ -20,6 +20,9 @@ typedef struct er_sph_params {
     double spacing;         /* [cells] particle spacing; h = 2 * spacing */
     double fill_level;      /* [m] initial water up to this height; see fill_level_set */
     int fill_level_set;     /* 0: recipe says null (no initial water) */
+    double fill_quantile;   /* [0, 1] the fill level as that height quantile of the valid
+                             * cells (the plan sets fill_level from it); see _set */
+    int fill_quantile_set;  /* 0: recipe says null (fill_level, if any, as given) */
     double sound_speed;     /* [model units, sqrt(g L)] c0 of the equation of state */
     double viscosity;       /* [model units, sqrt(g L^3)] kinematic viscosity nu */
     double friction;        /* boundary friction mu of eq. 8 [model units] */

@@ -115,6 +115,16 @@ static er_status check_resume(const er_plan *plan, const er_run_state *r,
     return check_values(plan, r, &q, err);
 }
 
+/* The recipe's own rules (core/models.h): one lake level at most. */
+static er_status check_recipe(const er_params *p, int tiled, er_error *err)
+{
+    (void)tiled;
+    if (p->sph.fill_quantile_set && p->sph.fill_level_set)
+        return er_fail(err, ER_EINVAL, "sph.fill_quantile: given with sph.fill_level (both set "
+                       "the lake's level): null one of them");
+    return ER_OK;
+}
+
 const er_model_ops er_model_sph = {
     .name = "sph",
     .keys = er_sph_keys,
@@ -123,6 +133,7 @@ const er_model_ops er_model_sph = {
     .units = "steps",
     .work_key = "steps",
     .substep_key = "substeps",
+    .check = check_recipe,
     .plan = er_sph_plan,
     .run = er_sph_run_plan,
     .cpu_caps = ER_CAP_HOOKS,

@@ -140,6 +140,51 @@ static er_status check_sound_speed(const er_plan *plan, const er_terrain *t, er_
 /* The fill against sph.max_particles (below, beside the fill). */
 static er_status check_particles(er_plan *plan, const er_terrain *t, er_error *err);
 
+static int by_height(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* sph.fill_quantile as the fill level [m]: the q quantile of the valid
+ * cells' heights, linear between the sorted heights (position q (n - 1),
+ * as numpy.quantile); a map of nodata only keeps no level. */
+static er_status fill_from_quantile(er_plan *plan, const er_terrain *t, er_error *err)
+{
+    er_sph_params *m = &plan->p.sph;
+    if (!m->fill_quantile_set)
+        return ER_OK;
+    const size_t nv = (size_t)t->width * (size_t)t->height;
+    float *z = malloc((nv > 0 ? nv : 1) * sizeof *z);
+    if (!z)
+        return er_fail(err, ER_ENOMEM, "sph.fill_quantile: out of memory for the heights");
+    size_t n = 0;
+    for (size_t i = 0; i < nv; i++)
+        if (!(t->wall && t->wall[i]))
+            z[n++] = t->elevation[i];
+    if (n > 0) {
+        qsort(z, n, sizeof *z, by_height);
+        double pos = m->fill_quantile * (double)(n - 1), lo = floor(pos);
+        size_t k = (size_t)lo;
+        m->fill_level = k + 1 < n ? (double)z[k] + (pos - lo) * ((double)z[k + 1] - (double)z[k])
+                                  : (double)z[k];
+        m->fill_level_set = 1;
+    }
+    free(z);
+    return ER_OK;
+}
+
+/* "sph.fill_level: 330 m" or "sph.fill_quantile: 0.4 (330 m)": the key
+ * that set the fill, for messages. */
+static const char *fill_key(const er_sph_params *m, char *buf, size_t n)
+{
+    if (m->fill_quantile_set)
+        snprintf(buf, n, "sph.fill_quantile: %g (%g m)", m->fill_quantile, m->fill_level);
+    else
+        snprintf(buf, n, "sph.fill_level: %g m", m->fill_level);
+    return buf;
+}
+
 er_status er_sph_plan(er_plan *plan, const er_terrain *t, er_error *err)
 {
     const er_sph_params *m = &plan->p.sph;
@@ -151,6 +196,8 @@ er_status er_sph_plan(er_plan *plan, const er_terrain *t, er_error *err)
     er_source_grid g = source_grid(t);
     g.elevation = t->elevation;
     er_status st = er_sources_plan(&plan->p.river, &g, plan->warning, sizeof plan->warning, err);
+    if (!st)
+        st = fill_from_quantile(plan, t, err);
     if (!st)
         st = check_sound_speed(plan, t, err);
     if (!st)
@@ -483,22 +530,27 @@ static double source_particles(const er_plan *plan, const er_terrain *t)
 static er_status check_particles(er_plan *plan, const er_terrain *t, er_error *err)
 {
     const er_sph_params *m = &plan->p.sph;
+    char key[96];
     plan->particles = fill_lattice(t, m, NULL, NULL);
     if (plan->particles > m->max_particles)
-        return er_fail(err, ER_EINVAL, "sph.fill_level: %g m needs %lld particles, more than "
-                       "sph.max_particles = %lld", m->fill_level, (long long)plan->particles,
+        return er_fail(err, ER_EINVAL, "%s needs %lld particles, more than sph.max_particles = "
+                       "%lld", fill_key(m, key, sizeof key), (long long)plan->particles,
                        (long long)m->max_particles);
     double per_step = source_particles(plan, t);
     if (m->steps > 0 && (m->max_particles == 0 || (plan->particles == 0 && !(per_step > 0.0)))) {
-        if (!plan->warning[0]) /* a warning of the sources' says why first */
-            snprintf(plan->warning, sizeof plan->warning, "%s",
-                 m->max_particles == 0 ? "sph.max_particles: 0 particles: there is no water and "
-                                         "the run changes nothing"
-                 : m->fill_level_set ? "sph.fill_level: below the particle lattice (one spacing "
-                                       "above the ground) on every cell, and no source adds "
-                                       "water: there is no water and the run changes nothing"
-                                     : "sph: the map starts dry (sph.fill_level null) and no "
-                                       "source adds water: the run changes nothing");
+        if (plan->warning[0]) /* a warning of the sources' says why first */
+            return ER_OK;
+        if (m->max_particles == 0)
+            snprintf(plan->warning, sizeof plan->warning, "sph.max_particles: 0 particles: "
+                     "there is no water and the run changes nothing");
+        else if (m->fill_level_set)
+            snprintf(plan->warning, sizeof plan->warning, "%s: below the particle lattice "
+                     "(one spacing above the ground) on every cell, and no source adds water: "
+                     "there is no water and the run changes nothing",
+                     m->fill_quantile_set ? fill_key(m, key, sizeof key) : "sph.fill_level");
+        else
+            snprintf(plan->warning, sizeof plan->warning, "sph: the map starts dry "
+                     "(sph.fill_level null) and no source adds water: the run changes nothing");
         return ER_OK;
     }
     double room = (double)(m->max_particles - plan->particles);
@@ -713,9 +765,10 @@ er_status er_sph_init(er_sph_sim *s, const er_plan *plan, const er_terrain *t, e
     er_status st = sim_alloc(s, t, s->cap, err);
     if (!st)
         st = controls(s, t->controls, err);
+    char key[96];
     if (!st && fill_lattice(t, &plan->p.sph, s, bud) > s->cap)
-        st = er_fail(err, ER_EINVAL, "sph.fill_level: %g m needs more than sph.max_particles "
-                     "= %lld particles", plan->p.sph.fill_level, (long long)s->cap);
+        st = er_fail(err, ER_EINVAL, "%s needs more than sph.max_particles = %lld particles",
+                     fill_key(&plan->p.sph, key, sizeof key), (long long)s->cap);
     if (!st)
         er_sph_sort(s);
     return st;

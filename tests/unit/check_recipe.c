@@ -638,6 +638,8 @@ static void every_field_changed(er_params *p)
     h->spacing = 0.4;
     h->fill_level = 12.5;
     h->fill_level_set = 1;
+    h->fill_quantile = 0.25; /* with fill_level: the model's check refuses, the reader not */
+    h->fill_quantile_set = 1;
     h->sound_speed = 15;
     h->viscosity = 0.2;
     h->friction = 0.1;
@@ -742,7 +744,7 @@ START_TEST(printed_shape)
         "erode_speed", "deposit_speed", "evaporate_speed", "gravity", "lifetime",
         "initial_water", "initial_speed", "mass_transfer", "dt", "density", "friction",
         "deposition_rate", "evaporation_rate", "min_volume", "max_distance", "sph", "steps", "dt",
-        "gravity", "spacing", "fill_level", "sound_speed", "viscosity", "friction",
+        "gravity", "spacing", "fill_level", "fill_quantile", "sound_speed", "viscosity", "friction",
         "erosion_rate", "critical_shear", "settling_speed", "c_max", "max_particles",
         "max_substeps", "boundary", NULL};
     er_params p;

@@ -11,7 +11,9 @@
 #include <omp.h>
 #endif
 
+#include "../../core/models.h"
 #include "../../core/plan.h"
+#include "../../io/recipe.h"
 #include "../../io/checkpoint.h"
 #include "../../io/image.h"
 #include "../../core/sph/sph_internal.h"
@@ -1116,6 +1118,73 @@ START_TEST(non_square_dem)
 }
 END_TEST
 
+/* sph.fill_quantile: the lake of fill_level at that height quantile of the
+ * valid cells (linear between the sorted heights, as numpy.quantile),
+ * nodata left out; the same plan as that fill_level; 0 the lowest valid
+ * cell (no water: one warning line naming the key), 1 the highest; given
+ * with fill_level, a recipe error naming both. */
+START_TEST(fill_quantile_is_a_level)
+{
+    enum { W = 20 };
+    float *z = bowl(W);
+    uint8_t wall[W * W] = {0};
+    wall[0] = wall[W * W - 1] = 1; /* the two highest corners: nodata */
+    er_terrain t = {W, W, z, wall, 1.0, 1.0, NULL};
+    float sorted[W * W];
+    int n = 0;
+    for (int i = 0; i < W * W; i++)
+        if (!wall[i])
+            sorted[n++] = z[i];
+    for (int i = 1; i < n; i++) /* insertion sort */
+        for (int j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
+            float v = sorted[j];
+            sorted[j] = sorted[j - 1];
+            sorted[j - 1] = v;
+        }
+    er_params p = sph_params();
+    p.sph.sound_speed = 40.0; /* the full bowl: 9 m deep */
+    er_plan a, b;
+    er_error e;
+    const double qs[] = {0.3, 0.5, 1.0};
+    for (size_t k = 0; k < sizeof qs / sizeof qs[0]; k++) {
+        double pos = qs[k] * (n - 1), lo = floor(pos);
+        double want = lo + 1 < n ? sorted[(int)lo] + (pos - lo) * (sorted[(int)lo + 1] - sorted[(int)lo])
+                                 : sorted[(int)lo];
+        p.sph.fill_quantile = qs[k];
+        p.sph.fill_quantile_set = 1;
+        p.sph.fill_level_set = 0;
+        p.sph.max_particles = 10000000;
+        ck_assert_msg(er_plan_make(&p, &t, NULL, &a, &e) == ER_OK, "%s", e.msg);
+        ck_assert_msg(fabs(a.p.sph.fill_level - want) <= 1e-12 * fabs(want), "q %g: level %.17g, want %.17g",
+                      qs[k], a.p.sph.fill_level, want);
+        er_params q = p;
+        q.sph.fill_quantile_set = 0;
+        q.sph.fill_level = a.p.sph.fill_level;
+        q.sph.fill_level_set = 1;
+        ck_assert_msg(er_plan_make(&q, &t, NULL, &b, &e) == ER_OK, "%s", e.msg);
+        ck_assert_int_eq(a.particles, b.particles);
+        ck_assert_int_gt(a.particles, 0);
+    }
+    p.sph.fill_quantile = 0.0;
+    p.sph.steps = 3;
+    ck_assert_msg(er_plan_make(&p, &t, NULL, &a, &e) == ER_OK, "%s", e.msg);
+    ck_assert_int_eq(a.particles, 0);
+    ck_assert_msg(strncmp(a.warning, "sph.fill_quantile: 0 (", 22) == 0, "%s", a.warning);
+    p.sph.fill_quantile = 0.5;
+    p.sph.max_particles = 10;
+    ck_assert_int_eq(er_plan_make(&p, &t, NULL, &a, &e), ER_EINVAL);
+    ck_assert_msg(strncmp(e.msg, "sph.fill_quantile: 0.5 (", 24) == 0 &&
+                      strstr(e.msg, "more than sph.max_particles = 10"), "%s", e.msg);
+    const char *ov[] = {"model=sph", "sph.fill_level=3", "sph.fill_quantile=0.5"};
+    er_params r;
+    ck_assert_int_eq(er_recipe_parse(NULL, 0, NULL, ov, 3, &r, &e), ER_OK);
+    ck_assert_int_eq(er_model(ER_MODEL_SPH)->check(&r, 0, &e), ER_EINVAL);
+    ck_assert_str_eq(e.msg, "sph.fill_quantile: given with sph.fill_level (both set the lake's "
+                            "level): null one of them");
+    free(z);
+}
+END_TEST
+
 Suite *sph_suite(void);
 Suite *sph_suite(void)
 {
@@ -1138,6 +1207,7 @@ Suite *sph_suite(void)
     tcase_add_test(tc, sound_speed_enforced);
     tcase_add_test(tc, fill_counted_in_plan);
     tcase_add_test(tc, non_square_still_water);
+    tcase_add_test(tc, fill_quantile_is_a_level);
     tcase_add_test(tc, non_square_dem);
     suite_add_tcase(s, tc);
     return s;
