@@ -9,6 +9,7 @@
 
 #include "../keys.h"
 #include "../models.h"
+#include "sph_internal.h"
 
 #define ER_KEY_BASE er_sph_params
 
@@ -22,7 +23,9 @@ static const er_key keys[] = {
     /* the fill level relative to the map: fill_level on any DEM */
     {"fill_quantile", ER_KEY_NUM, ER_KEY_NULL | ER_KEY_DEF_NULL, ER_KEY_AT(fill_quantile),
      ER_KEY_AT(fill_quantile_set), 0, 1, 0.0, NULL},
-    ER_NUM("sound_speed", sound_speed, ER_KEY_MIN_OPEN, 0, 1000, 20.0),
+    /* null: the least the water's drop allows (sph.c check_sound_speed) */
+    {"sound_speed", ER_KEY_NUM, ER_KEY_MIN_OPEN | ER_KEY_NULL, ER_KEY_AT(sound_speed),
+     ER_KEY_AT(sound_speed_set), 0, 1000, ER_SPH_SOUND_SPEED, NULL},
     ER_NUM("viscosity", viscosity, 0, 0, 10, 0.1),
     ER_NUM("friction", friction, 0, 0, 10, 0.05),
     ER_NUM("erosion_rate", erosion_rate, 0, 0, 100, 0.002),

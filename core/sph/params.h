@@ -24,6 +24,8 @@ typedef struct er_sph_params {
                              * cells (the plan sets fill_level from it); see _set */
     int fill_quantile_set;  /* 0: recipe says null (fill_level, if any, as given) */
     double sound_speed;     /* [model units, sqrt(g L)] c0 of the equation of state */
+    int sound_speed_set;    /* 0: recipe says null: the plan takes the least the water's
+                             * drop allows, at least ER_SPH_SOUND_SPEED */
     double viscosity;       /* [model units, sqrt(g L^3)] kinematic viscosity nu */
     double friction;        /* boundary friction mu of eq. 8 [model units] */
     double erosion_rate;    /* K_eps of eq. 10 [model units] */

@@ -119,17 +119,22 @@ static double water_top(const er_plan *plan, const er_terrain *t)
  * sqrt(g L) of the bound's 4.97).  A particle past Mach ER_SPH_MACH (twice
  * the compression the rule allows) fails the run (core/sph/step.c
  * account): never a result of water compressed past what the method
- * assumes.
+ * assumes.  A null sound_speed becomes the least the rule allows (rounded
+ * up to a tenth), at least ER_SPH_SOUND_SPEED, so one recipe serves any
+ * DEM's relief at the fewest sub-steps it can.
  */
-static er_status check_sound_speed(const er_plan *plan, const er_terrain *t, er_error *err)
+static er_status check_sound_speed(er_plan *plan, const er_terrain *t, er_error *err)
 {
-    const er_sph_params *m = &plan->p.sph;
+    er_sph_params *m = &plan->p.sph;
     double drop = water_top(plan, t) - (double)plan->lo;
-    if (!(drop > 0.0))
-        return ER_OK;
     const double L = unit_of(t);
-    double need = sqrt(drop / L / ER_SPH_COMPRESSION);
-    if (m->sound_speed >= need)
+    double need = drop > 0.0 ? sqrt(drop / L / ER_SPH_COMPRESSION) : 0.0;
+    if (!m->sound_speed_set) { /* null: the least allowed, a tenth up */
+        double c = ceil(need * 10.0) / 10.0;
+        m->sound_speed = fmax(ER_SPH_SOUND_SPEED, c < need ? c + 0.1 : c);
+        m->sound_speed_set = 1;
+    }
+    if (!(drop > 0.0) || m->sound_speed >= need)
         return ER_OK;
     return er_fail(err, ER_EINVAL, "sph.sound_speed: %g is below %g = 10 sqrt(g H) for the "
                    "H = %.6g m from the water's highest start to the lowest cell (%g m cells): "

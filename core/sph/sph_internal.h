@@ -25,6 +25,9 @@
  * drop H, and a run fails when a particle's speed passes ER_SPH_MACH
  * sound speeds (its compression brought to rest, M^2 / 2, twice that). */
 #define ER_SPH_COMPRESSION 0.01
+/* sph.sound_speed's default, and the least a null one becomes: the drops
+ * of up to 4 cells it serves are the common case */
+#define ER_SPH_SOUND_SPEED 20.0
 #define ER_SPH_MACH 0.2
 
 typedef struct er_sph_particle {

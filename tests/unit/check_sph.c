@@ -989,6 +989,38 @@ START_TEST(sound_speed_planned)
 }
 END_TEST
 
+/* sph.sound_speed null: the least the rule allows, rounded up to a tenth,
+ * and at least the default 20: on the bowl of sound_speed_planned 20 dry
+ * and filled to 4 m (19.94 needed), 32.5 with the spring on the corner
+ * (32.40 needed); the run then passes the rule. */
+START_TEST(sound_speed_null)
+{
+    const int w = 20;
+    float *z = bowl(w);
+    er_terrain t = {w, w, z, NULL, 1.0, 1.0, NULL};
+    er_params p = sph_params();
+    er_plan plan;
+    er_error e;
+    p.sph.sound_speed_set = 0;
+    ck_assert_int_eq(er_plan_make(&p, &t, NULL, &plan, &e), ER_OK);
+    ck_assert_double_eq(plan.p.sph.sound_speed, 20.0);
+    p.sph.fill_level = 4.0;
+    p.sph.fill_level_set = 1;
+    ck_assert_int_eq(er_plan_make(&p, &t, NULL, &plan, &e), ER_OK);
+    ck_assert_double_eq(plan.p.sph.sound_speed, 20.0);
+    p.sph.fill_level_set = 0;
+    p.river.n = 1;
+    p.river.src[0] = (er_source){.x = 0.0, .y = 0.0, .radius = 0.5, .rate = 1.0};
+    ck_assert_msg(er_plan_make(&p, &t, NULL, &plan, &e) == ER_OK, "%s", e.msg);
+    ck_assert_double_eq_tol(plan.p.sph.sound_speed, 32.5, 1e-12);
+    er_params q = p;
+    q.sph.sound_speed_set = 1;
+    q.sph.sound_speed = plan.p.sph.sound_speed;
+    ck_assert_int_eq(er_plan_make(&q, &t, NULL, &plan, &e), ER_OK);
+    free(z);
+}
+END_TEST
+
 /* A particle faster than ER_SPH_MACH sound speeds fails the run
  * (ER_ENUMERIC, one line naming the key), whatever put it there: here
  * set by hand in a lake after a step that ran, as a crafted checkpoint
@@ -1205,6 +1237,7 @@ Suite *sph_suite(void)
     tcase_add_test(tc, neighbours_exact);
     tcase_add_test(tc, sound_speed_planned);
     tcase_add_test(tc, sound_speed_enforced);
+    tcase_add_test(tc, sound_speed_null);
     tcase_add_test(tc, fill_counted_in_plan);
     tcase_add_test(tc, non_square_still_water);
     tcase_add_test(tc, fill_quantile_is_a_level);
