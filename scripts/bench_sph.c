@@ -109,7 +109,7 @@ static int same(const result *a, const result *b, size_t nv)
 }
 
 /* The crop of size^2 cells at rows y0.. of the DEM's west edge, where the
- * springs of configs/sph.json lie, its nodata cells as walls, and the
+ * springs of tests/data/fixture/sph-springs.json lie, its nodata cells as walls, and the
  * valid heights (sorted) in *valid, their count the return value. */
 static size_t crop(const er_image *img, int size, int y0, float *z, uint8_t *wall, float *valid)
 {

@@ -267,9 +267,9 @@ t_exit 0 "$ERODE" -q $DROP -s hardness="$T/hard.tif" -s mask="$T/mask.tif" --max
 # under 5200K; 87 a cell with a hardness map (its per-quad factors:
 # 3,876,372 + 1,884,000 = 5,760,372, over)
 rm -rf "$T/mem"; mkdir -p "$T/mem"
-t_exit 0 "$ERODE" -q -r "$SRCDIR/configs/sph.json" -s sph.steps=1 -s sph.max_particles=1000 --max-memory 5200K --layers height -o "$T/mem" "$W"
+t_exit 0 "$ERODE" -q -r "$DATA/fixture/sph-springs.json" -s sph.steps=1 -s sph.max_particles=1000 --max-memory 5200K --layers height -o "$T/mem" "$W"
 rm -rf "$T/mem"; mkdir -p "$T/mem"
-t_exit 2 "$ERODE" -r "$SRCDIR/configs/sph.json" -s sph.steps=1 -s sph.max_particles=1000 -s hardness="$T/wb-hard.tif" --max-memory 5200K -o "$T/mem" "$W"
+t_exit 2 "$ERODE" -r "$DATA/fixture/sph-springs.json" -s sph.steps=1 -s sph.max_particles=1000 -s hardness="$T/wb-hard.tif" --max-memory 5200K -o "$T/mem" "$W"
 t_one_error_line "more than --max-memory"
 t_empty_dir "$T/mem"
 t_ok
@@ -325,14 +325,14 @@ assert a.tobytes() == b.tobytes()" "$T/dv-cpu/olinda_dem_f32_utm25s.$l.tif" "$T/
 fi
 
 # SPH with hardness 1 on rows 60 .. 89 of the whitebox DEM (the first
-# spring of configs/sph.json pours at row 73, and lowers cells there
+# spring of tests/data/fixture/sph-springs.json pours at row 73, and lowers cells there
 # without the map): never lowered there, while the water from the other
 # spring erodes elsewhere.
 t_case "sph: hardness 1 is never lowered"
 rm -rf "$T/sh" "$T/sh0"; mkdir -p "$T/sh" "$T/sh0"
-t_exit 0 "$ERODE" -q -r "$SRCDIR/configs/sph.json" -s sph.steps=20 -s hardness="$T/wb-hard.tif" \
+t_exit 0 "$ERODE" -q -r "$DATA/fixture/sph-springs.json" -s sph.steps=20 -s hardness="$T/wb-hard.tif" \
     --layers height -o "$T/sh" "$W"
-t_exit 0 "$ERODE" -q -r "$SRCDIR/configs/sph.json" -s sph.steps=20 --layers height -o "$T/sh0" "$W"
+t_exit 0 "$ERODE" -q -r "$DATA/fixture/sph-springs.json" -s sph.steps=20 --layers height -o "$T/sh0" "$W"
 $PY - "$W" "$T/sh/whitebox_dem_f32_utm18n.height.tif" "$T/sh0/whitebox_dem_f32_utm18n.height.tif" << 'EOF' > "$T/py" 2>&1 || t_fail "$(cat "$T/py")"
 import sys
 import numpy as np
