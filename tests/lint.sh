@@ -167,6 +167,20 @@ for m in $models; do
         status=1
     fi
 done
+# No file includes another model's internals: a model's directory is its
+# own, and the Vulkan backend and the other models reach a model only
+# through its narrow host header (core/<model>/host.h and the like).
+for d in "$src"/core/*/; do
+    d=${d%/}; mdl=$(basename "$d")
+    grep -q '^ *\.name = "' "$d"/*.c 2>/dev/null || continue
+    bad=$(grep -rnE "#include \"(\.\./)*($mdl/)?[a-z_]*(_internal|_impl)\.h\"" "$src/core" "$src/cli" "$src/io" \
+          --include='*.c' --include='*.h' | grep -v "^$d/" | grep -E "$mdl/[a-z_]*(_internal|_impl)\.h" || true)
+    if [ -n "$bad" ]; then
+        echo "lint: outside core/$mdl, a file includes its internals:"
+        echo "$bad" | head -5
+        status=1
+    fi
+done
 
 # 5. The README's budget and links.
 readme=$src/README.md

@@ -438,8 +438,7 @@ er_status er_droplet_end(const er_params *p, const er_droplet_setup *s, const er
 
 /*
  * The run guard: a droplet run that completed is checked before its
- * outputs are trusted, as a Mei run checks every step for non-finite
- * values.  Three conditions, each with its reason:
+ * outputs are trusted.  Three conditions, each with its reason:
  *
  * - every valid height finite: a droplet step only adds, subtracts,
  *   multiplies and takes min/max of finite values, so a NaN or an infinity

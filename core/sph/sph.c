@@ -685,7 +685,7 @@ static void pick_map(const er_sph_sim *s, const er_source *src, double u, int *c
     *cy = (int)(lo / (size_t)s->w);
 }
 
-/* The river sources (core/sources.h; eq. 1 of seed 003) as particles:
+/* The river sources (core/sources.h) as particles:
  * rate * dt metres on each covered cell; then the source map's
  * (core/controls.h), its rate per cell, in the last slot. */
 static void add_sources(er_sph_sim *s, const er_plan *plan, int64_t step, er_budget *bud)
@@ -814,8 +814,8 @@ static er_status lists_fit(er_sph_sim *s, er_error *err)
 /* The flow layer's share of one sub-step: each particle on the map adds
  * vol |v_horizontal| dt on its nearest cell, the water volume times the
  * distance it moved, over the cell's area (ax ay) and a side of 1: metres
- * of water passing the cell, as Mei's flow counts the depth that leaves
- * one.  Particles in their order (sorted): the same sums for any -j. */
+ * of water passing the cell, the flow layer's unit (core/model.h).
+ * Particles in their order (sorted): the same sums for any -j. */
 static void flow_add(er_sph_sim *s)
 {
     for (int64_t i = 0; i < s->n; i++) {

@@ -77,7 +77,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../mei/mei_internal.h"
+#include "../mei/host.h"
 #include "../rng.h"
 
 #include "mei_drops.spv.h"
