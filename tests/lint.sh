@@ -223,5 +223,5 @@ if [ -n "$hist" ]; then
     status=1
 fi
 
-[ $status -eq 0 ] && echo "lint: README within its budget, its links resolve, no dates or history in README, man/, core/; man pages clean, --help matches erode.1, $n examples ran, every recipe key in erode-recipe.5 as in the key table, each model's name written once"
+[ $status -eq 0 ] && echo "lint: README within its budget, its links resolve, no dates or history in README, man/, core/; man pages clean, --help matches erode.1, $n examples ran, every recipe key in erode-recipe.5 as in the key table, each model's name written once, no model's internals included outside it"
 exit $status
