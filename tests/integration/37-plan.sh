@@ -89,7 +89,9 @@ else
     mkdir -p "$d/out" "$d/ck"
     # The end-state checkpoint of a run stopped while its outputs wait for
     # the output directory's lock (as in 90-checkpoint.sh).
-    flock "$d/out/.erode.lock" sleep 600 & holder=$!
+    # the subshell becomes the sleep holding the lock, so killing it frees the lock
+    # and leaves no sleep behind (flock(1) would leave its child running)
+    (exec 9> "$d/out/.erode.lock" && flock 9 && exec sleep 600) & holder=$!
     "$ERODE" -q -s mei.steps=20 --checkpoint "$d/ck/c.ckpt" -o "$d/out" "$W" 2> "$T/stderr" & writer=$!
     i=0
     while [ $i -lt 600 ] && [ "$(ls -A "$d/out" | grep -c '\.tmp-')" -lt 3 ]; do sleep 0.1; i=$((i + 1)); done

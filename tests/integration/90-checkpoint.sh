@@ -125,7 +125,8 @@ if ! have flock; then
 else
 # Another writer holds the output directory's lock (io/atomic.h), so the run
 # finishes, writes its temporaries and waits; SIGTERM then stops it there.
-flock "$d/out/.erode.lock" sleep 600 & holder=$!
+# the subshell becomes the sleep holding the lock: killing it frees the lock
+(exec 9> "$d/out/.erode.lock" && flock 9 && exec sleep 600) & holder=$!
 # shellcheck disable=SC2086
 "$ERODE" -q $MEI --checkpoint "$d/ck/c.ckpt" -o "$d/out" "$W" 2> "$T/stderr" & writer=$!
 i=0
