@@ -13,6 +13,12 @@
 #include "provenance.h"
 #include "run.h"
 
+/* Whether the model's flow layer is an area, written as it is. */
+static int flow_area(const er_job *j)
+{
+    return (er_model(j->params.model)->flags & ER_MODEL_FLOW_AREA) != 0;
+}
+
 /* The value written for one cell of one layer, back in the input's height
  * units: heights invert the vertical mapping, the other layers (thicknesses)
  * only divide by the scale.  b0: the cell's height before the run. */
@@ -31,7 +37,7 @@ static float layer_value(const er_job *j, unsigned layer, size_t i, float b0f)
     case ER_LAYER_WATER: return (float)(j->water[i] / sc);
     case ER_LAYER_EROSION: return (float)(b0 > b ? (b0 - b) / sc : 0.0);
     case ER_LAYER_DEPOSIT: return (float)(b > b0 ? (b - b0) / sc : 0.0);
-    case ER_LAYER_FLOW: return (float)(j->flow[i] / sc);
+    case ER_LAYER_FLOW: return flow_area(j) ? j->flow[i] : (float)(j->flow[i] / sc);
     case ER_LAYER_WEAR: return (float)(j->wear[i] / sc);
     default: return 0.0f;
     }
@@ -42,6 +48,8 @@ static float layer_value(const er_job *j, unsigned layer, size_t i, float b0f)
  * for bit (x / 1.0 is x), so the copy is skipped.  NULL otherwise. */
 static const float *as_is(const er_job *j, unsigned layer)
 {
+    if (layer == ER_LAYER_FLOW && flow_area(j) && !j->img.nodata)
+        return j->flow;
     if (j->params.terrain.vertical_scale != 1.0 || j->img.nodata)
         return NULL;
     switch (layer) {

@@ -66,6 +66,8 @@ static int print_json(const er_job *j, int status)
     cJSON_AddNumberToObject(bud, "deposited", j->budget.deposited * area);
     cJSON_AddNumberToObject(bud, "water_added", j->budget.water_added * area);
     cJSON_AddNumberToObject(bud, "water_left", j->budget.water_left * area);
+    if (m->added_key)
+        cJSON_AddNumberToObject(bud, m->added_key, j->budget.added * area);
     if (m->reports_withheld && m->reports_withheld(&j->params))
         cJSON_AddNumberToObject(bud, "withheld", j->budget.withheld * area);
     cJSON_AddNumberToObject(bud, "relative_error", j->budget.rel_error);

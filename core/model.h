@@ -60,7 +60,7 @@ typedef struct er_budget {
     double water_added;     /* Mei: rain + sources; droplets: initial water;
                              * SPH: the initial fill + sources */
     double water_left;      /* Mei, SPH: water that left through open edges */
-    double rel_error;       /* |before - after - left_map + withheld| / max(|before|, tiny) */
+    double rel_error;       /* |before + added - after - left_map + withheld| / max(|before|, tiny) */
     int64_t work_done;      /* Mei, SPH: time steps run (sub-steps counted once);
                              * droplets: droplets run */
     int64_t substeps;       /* Mei, SPH: total sub-steps; droplets: total droplet
@@ -68,6 +68,7 @@ typedef struct er_budget {
     double withheld;        /* droplets, snapshot schedule: erosion the depth bound's
                                clamp kept on the terrain though droplets carried it
                                (core/droplet/snapshot.c); 0 otherwise */
+    double added;           /* stream power: material uplifted into the map; 0 otherwise */
 } er_budget;
 
 /* Called on the calling thread between boundaries (steps, batches)
@@ -124,7 +125,9 @@ typedef struct er_run_state {
     int64_t done;          /* work done (steps; droplets for the droplet model) */
     int64_t total;         /* work of the whole run, in the same unit */
     er_budget budget;      /* accumulators so far: eroded, deposited, left_map,
-                            * water_added, water_left, work_done, substeps;
+                            * water_added, water_left, work_done, substeps, added
+                            * (a checkpoint does not keep added: stream power
+                            * keeps it in its model section);
                             * material_before as the run computed it;
                             * material_after and rel_error are 0 */
     int n_arrays;          /* the model's (core/<model>/state.h) */

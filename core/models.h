@@ -27,7 +27,10 @@ enum {
     /* water and sediment are standing water and suspended load at the
      * end (Mei): the preview draws them; without it they are totals over
      * the run (droplets, SPH) and it draws deposits and erosion instead */
-    ER_MODEL_STANDING_WATER = 1u
+    ER_MODEL_STANDING_WATER = 1u,
+    /* flow is an area [m^2] (stream power's drainage area), not a
+     * thickness: written as it is, not divided by the vertical scale */
+    ER_MODEL_FLOW_AREA = 2u
 };
 
 typedef struct er_model_ops {
@@ -36,6 +39,7 @@ typedef struct er_model_ops {
     const char *units;       /* its plural, for messages */
     const char *work_key;    /* --json name of er_budget.work_done ("steps", "droplets") */
     const char *substep_key; /* --json name of er_budget.substeps */
+    const char *added_key;   /* --json name of er_budget.added (NULL: none) */
     unsigned flags;          /* ER_MODEL_* */
     /* Its recipe section (core/keys.h): rows whose paths are relative to
      * the section ("steps") and offsets relative to its params struct,
@@ -85,12 +89,13 @@ const er_model_ops *er_model(er_model_kind k);
 const char *er_model_name(er_model_kind k);
 
 /* Each model's ops, defined in its directory. */
-extern const er_model_ops er_model_mei, er_model_droplet, er_model_sph;
+extern const er_model_ops er_model_mei, er_model_droplet, er_model_sph, er_model_stream_power;
 
 /* Each model's key rows (its keys.c), for its ops. */
 const er_key *er_mei_keys(size_t *n);
 const er_key *er_droplet_keys(size_t *n);
 const er_key *er_sph_keys(size_t *n);
+const er_key *er_stream_power_keys(size_t *n);
 
 /* Helpers the models share for their ops. */
 

@@ -17,8 +17,13 @@
 
 #define ER_RECIPE_VERSION 1
 
-typedef enum er_model_kind { ER_MODEL_MEI = 0, ER_MODEL_DROPLET = 1, ER_MODEL_SPH = 2 } er_model_kind;
-enum { ER_MODEL_KINDS = 3 }; /* the number of models (tables indexed by er_model_kind) */
+typedef enum er_model_kind {
+    ER_MODEL_MEI = 0,
+    ER_MODEL_DROPLET = 1,
+    ER_MODEL_SPH = 2,
+    ER_MODEL_STREAM_POWER = 3
+} er_model_kind;
+enum { ER_MODEL_KINDS = 4 }; /* the number of models (tables indexed by er_model_kind) */
 
 typedef enum er_boundary { ER_BOUNDARY_CLOSED = 0, ER_BOUNDARY_OPEN = 1 } er_boundary;
 
@@ -47,6 +52,7 @@ typedef struct er_control_paths {
 #include "mei/params.h"
 #include "droplet/params.h"
 #include "sph/params.h"
+#include "stream_power/params.h"
 
 typedef struct er_params {
     int recipe_version;     /* always ER_RECIPE_VERSION once validated */
@@ -58,6 +64,7 @@ typedef struct er_params {
     er_mei_params mei;
     er_droplet_params droplet;
     er_sph_params sph;
+    er_stream_power_params stream_power;
 } er_params;
 
 /* Fills *p with the built-in default recipe (every byte: padding and unused

@@ -6,7 +6,7 @@
 #  4. every key of the key table (core/keys.c, printed by the test program
 #     keys-dump, the second argument) has an entry in erode-recipe.5, in the
 #     section of its object (TOP LEVEL, TERRAIN, MEI, DROPLET,
-#     droplet.mass_transfer), stating the table's type, default and range
+#     droplet.mass_transfer, SPH, STREAM POWER), stating the table's type, default and range
 #     or choices; every key of `erode --print-recipe` is in the table;
 #  5. README.md stays a landing page: at most 300 lines, and its links lead
 #     to files and sections that exist;
@@ -57,6 +57,7 @@ while IFS="$tab" read -r k ktype kdef krange; do
     mei.*) sec='^\.Sh MEI' ;;
     droplet.*) sec='^\.Sh DROPLET' ;;
     sph.*) sec='^\.Sh SPH' ;;
+    stream_power.*) sec='^\.Sh STREAM POWER' ;;
     *) sec='^\.Sh TOP LEVEL' ;;
     esac
     name=${k##*.}

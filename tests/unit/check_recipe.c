@@ -650,6 +650,16 @@ static void every_field_changed(er_params *p)
     h->max_particles = 1000;
     h->max_substeps = 99;
     h->boundary = ER_BOUNDARY_CLOSED;
+    er_stream_power_params *f = &p->stream_power;
+    f->steps = 40;
+    f->dt = 500;
+    f->uplift = 0.002;
+    f->k = 2e-5;
+    f->m = 0.5;
+    f->n = 1.5;
+    f->kd = 0.1;
+    f->g = 1.2;
+    f->boundary = ER_SP_EDGES_NORTH;
 }
 
 /* Counts the scalar members of object a that differ from b's, failing on
@@ -746,7 +756,8 @@ START_TEST(printed_shape)
         "deposition_rate", "evaporation_rate", "min_volume", "max_distance", "sph", "steps", "dt",
         "gravity", "spacing", "fill_level", "fill_quantile", "sound_speed", "viscosity", "friction",
         "erosion_rate", "critical_shear", "settling_speed", "c_max", "max_particles",
-        "max_substeps", "boundary", NULL};
+        "max_substeps", "boundary", "stream_power", "steps", "dt", "uplift", "k", "m", "n", "kd",
+        "g", "boundary", NULL};
     er_params p;
     er_params_default(&p);
     char *s = er_recipe_to_json(&p);

@@ -1,0 +1,37 @@
+/*
+ * The stream-power model's recipe section as a struct (core/params.h
+ * includes it: er_params.stream_power).  Its keys are in
+ * core/stream_power/keys.c; the model is core/stream_power/sp.c.
+ */
+#ifndef ER_STREAM_POWER_PARAMS_H
+#define ER_STREAM_POWER_PARAMS_H
+
+#include <stdint.h>
+
+/* Which map edges are base level (their cells held fixed, where rivers
+ * leave); the valid cells beside nodata are base level whatever this says. */
+typedef enum er_sp_edges {
+    ER_SP_EDGES_ALL = 0,
+    ER_SP_EDGES_WEST,
+    ER_SP_EDGES_EAST,
+    ER_SP_EDGES_NORTH,
+    ER_SP_EDGES_SOUTH,
+    ER_SP_EDGES_WEST_EAST,
+    ER_SP_EDGES_NORTH_SOUTH
+} er_sp_edges;
+
+/* Uplift against fluvial incision and hillslope creep over geologic time:
+ * dh/dt = U - K A^m S^n + (G / A) Q_s + K_d lap(h) (core/stream_power/sp.c). */
+typedef struct er_stream_power_params {
+    int64_t steps;      /* number of time steps, >= 0 */
+    double dt;          /* [yr] time step */
+    double uplift;      /* [m/yr] U, on every cell but base level */
+    double k;           /* [m^(1-2m)/yr] erodibility K_f, with A in m^2 */
+    double m;           /* drainage-area exponent */
+    double n;           /* slope exponent */
+    double kd;          /* [m^2/yr] hillslope diffusivity K_d */
+    double g;           /* deposition coefficient G (Yuan et al. 2019); 0: detachment-limited */
+    er_sp_edges boundary;
+} er_stream_power_params;
+
+#endif

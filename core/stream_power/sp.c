@@ -1,0 +1,365 @@
+/*
+ * The stream-power model: a landscape over geologic time from uplift
+ * against fluvial incision, with deposition and hillslope diffusion,
+ *     dh/dt = U - K A^m S^n + (G / A) Q_s + K_d lap(h)
+ * (Braun and Willett 2013; Yuan et al. 2019, eq. 5).  Each step of dt
+ * years, in this order:
+ *   1. uplift: U dt mask on every free cell (base level is fixed);
+ *   2. routing (route.c): steepest descent, depressions resolved through
+ *      their lowest passes so every cell drains to base level, the stack
+ *      and the drainage area A;
+ *   3. the stream-power law, implicit along the stack, and deposition
+ *      with G > 0, lakes filled (erode.c);
+ *   4. implicit hillslope diffusion (diffuse.c).
+ * Heights are doubles while the run goes on (float32 on output).  Nodata
+ * cells are outlets: never changed, and every valid cell beside one is base
+ * level, as are the cells of the edges stream_power.boundary names (a DEM's
+ * coast or survey edge is where its rivers leave).
+ * Layers: flow is the drainage area [m^2] and water the depth of the lakes
+ * [m] of the routing of the final heights; sediment the height deposited
+ * and wear the height removed (rivers and hillslopes), summed over the run.
+ * The budget: uplift is material added (er_budget.added), left_map what
+ * crossed into base level; before + added = after + left_map.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../mem.h"
+#include "../parallel.h"
+#include "sp_internal.h"
+
+er_status er_sp_plan(er_plan *plan, const er_terrain *t, er_error *err)
+{
+    if (plan->windowed)
+        return er_fail(err, ER_EINVAL, "stream_power: tile sets (windows) are not supported: "
+                       "rivers and their drainage areas cross tile edges");
+    if ((int64_t)t->width * t->height > INT32_MAX)
+        return er_fail(err, ER_EINVAL, "stream_power: the map has %lld cells, more than the "
+                       "2^31 - 1 the model indexes", (long long)t->width * t->height);
+    plan->boundaries = plan->p.stream_power.steps;
+    return ER_OK;
+}
+
+/* z, acc and q (doubles), rcv, stack, doff, don, basin (int32), kind and
+ * lake (bytes), and with a hardness or mask map ks (float); the per-basin
+ * records and passes grow with the closed basins (few after the first
+ * steps; each cell of a flat is one) and are not counted. */
+size_t er_sp_bytes_per_cell(const er_params *p)
+{
+    const er_control_paths *m = &p->maps;
+    return 3 * sizeof(double) + 5 * sizeof(int32_t) + 2 +
+           (m->hardness[0] || m->mask[0] ? sizeof(float) : 0);
+}
+
+static void sim_free(er_sp_sim *s)
+{
+    void *b[] = {s->z, s->kind, s->ks, s->rcv, s->stack, s->doff, s->don, s->basin,
+                 s->lake, s->acc, s->basins, s->edges, s->uf, s->tree, s->tree_off,
+                 s->tree_edge, s->order, s->lakes, s->q, s->pow_tab, s->dscr, s->sums};
+    for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
+        free(b[i]);
+    memset(s, 0, sizeof *s);
+}
+
+/* Which cells are fixed: the edges p names, and every valid cell with a
+ * nodata neighbour. */
+static void cell_kinds(er_sp_sim *s, const er_terrain *t, er_sp_edges edges)
+{
+    const int w = s->w, h = s->h;
+    const int west = edges == ER_SP_EDGES_ALL || edges == ER_SP_EDGES_WEST ||
+                     edges == ER_SP_EDGES_WEST_EAST;
+    const int east = edges == ER_SP_EDGES_ALL || edges == ER_SP_EDGES_EAST ||
+                     edges == ER_SP_EDGES_WEST_EAST;
+    const int north = edges == ER_SP_EDGES_ALL || edges == ER_SP_EDGES_NORTH ||
+                      edges == ER_SP_EDGES_NORTH_SOUTH;
+    const int south = edges == ER_SP_EDGES_ALL || edges == ER_SP_EDGES_SOUTH ||
+                      edges == ER_SP_EDGES_NORTH_SOUTH;
+    ER_OMP_FOR()
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            const int64_t i = (int64_t)y * w + x;
+            uint8_t k = ER_SP_FREE;
+            if (t->wall && t->wall[i]) {
+                k = ER_SP_WALL;
+            } else if ((west && x == 0) || (east && x == w - 1) || (north && y == 0) ||
+                       (south && y == h - 1)) {
+                k = ER_SP_BASE;
+            } else if (t->wall) {
+                for (int ny = y - 1; ny <= y + 1; ny++)
+                    for (int nx = x - 1; nx <= x + 1; nx++)
+                        if (nx >= 0 && ny >= 0 && nx < w && ny < h &&
+                            t->wall[(int64_t)ny * w + nx])
+                            k = ER_SP_BASE;
+            }
+            s->kind[i] = k;
+        }
+}
+
+static er_status sim_init(er_sp_sim *s, const er_plan *plan, const er_terrain *t,
+                          const er_layers *ly, er_error *err)
+{
+    const er_stream_power_params *p = &plan->p.stream_power;
+    const er_controls *c = t->controls;
+    memset(s, 0, sizeof *s);
+    s->w = t->width;
+    s->h = t->height;
+    s->n = (int64_t)s->w * s->h;
+    s->dx = t->cell_x;
+    s->dy = t->cell_y;
+    s->dd = sqrt(s->dx * s->dx + s->dy * s->dy);
+    s->area = s->dx * s->dy;
+    s->threads = er_thread_count();
+    const size_t n = (size_t)s->n, lines = (size_t)(s->w > s->h ? s->w : s->h);
+    s->dscr_per_thread = 2 * lines;
+    s->z = er_alloc_large(n, sizeof *s->z);
+    s->acc = er_alloc_large(n, sizeof *s->acc);
+    s->q = er_alloc_large(n, sizeof *s->q);
+    s->rcv = er_alloc_large(n, sizeof *s->rcv);
+    s->stack = er_alloc_large(n, sizeof *s->stack);
+    s->doff = er_alloc_large(n + 1, sizeof *s->doff);
+    s->don = er_alloc_large(n, sizeof *s->don);
+    s->basin = er_alloc_large(n, sizeof *s->basin);
+    s->kind = er_alloc_large(n, 1);
+    s->lake = er_alloc_large(n, 1);
+    s->dscr = malloc((size_t)s->threads * s->dscr_per_thread * sizeof *s->dscr);
+    s->sums = malloc((3 * (size_t)s->h + (size_t)s->w) * sizeof *s->sums);
+    int ok = s->z && s->acc && s->q && s->rcv && s->stack && s->doff && s->don && s->basin &&
+             s->kind && s->lake && s->dscr && s->sums;
+    if (ok && c && (c->hardness || c->mask)) {
+        if ((s->ks = er_alloc_large(n, sizeof *s->ks)) != NULL) {
+            ER_OMP_FOR()
+            for (int64_t i = 0; i < s->n; i++)
+                s->ks[i] = (c->hardness ? 1.0f - c->hardness[i] : 1.0f) * (c->mask ? c->mask[i] : 1.0f);
+        }
+        ok = s->ks != NULL;
+    }
+    const size_t tab = n + 1 < ER_SP_POW_TABLE ? n + 1 : ER_SP_POW_TABLE;
+    if (ok && !(c && c->rain) && (s->pow_tab = malloc(tab * sizeof *s->pow_tab)) == NULL)
+        ok = 0;
+    if (!ok)
+        return er_fail(err, ER_ENOMEM, "stream_power: out of memory for a %dx%d map", s->w, s->h);
+    s->mask = c ? c->mask : NULL;
+    s->rain = c ? c->rain : NULL;
+    s->pow_a = er_sp_pow(s->area, p->m);
+    if (s->pow_tab) {
+        ER_OMP_FOR()
+        for (size_t k = 0; k < tab; k++)
+            s->pow_tab[k] = er_sp_pow((double)k, p->m);
+    }
+    cell_kinds(s, t, p->boundary);
+    ER_OMP_FOR()
+    for (int64_t i = 0; i < s->n; i++)
+        s->z[i] = s->kind[i] == ER_SP_WALL ? 0.0 : (double)t->elevation[i];
+    s->wear = ly ? ly->wear : NULL;
+    s->dep = ly ? ly->sediment : NULL;
+    if (s->wear)
+        memset(s->wear, 0, n * sizeof *s->wear);
+    if (s->dep)
+        memset(s->dep, 0, n * sizeof *s->dep);
+    return ER_OK;
+}
+
+/* Uplift U dt mask on every free cell; the rows' sums in order. */
+static double uplift(er_sp_sim *s, const er_stream_power_params *p)
+{
+    const int w = s->w, h = s->h;
+    const double u = p->uplift * p->dt;
+    double *rows = s->sums, sum = 0.0;
+    if (!(u > 0.0))
+        return 0.0;
+    ER_OMP_FOR()
+    for (int y = 0; y < h; y++) {
+        double r = 0.0;
+        for (int64_t i = (int64_t)y * w; i < (int64_t)(y + 1) * w; i++) {
+            if (s->kind[i] != ER_SP_FREE)
+                continue;
+            const double du = s->mask ? u * (double)s->mask[i] : u;
+            s->z[i] += du;
+            r += du;
+        }
+        rows[y] = r;
+    }
+    for (int y = 0; y < h; y++)
+        sum += rows[y];
+    return sum;
+}
+
+static er_status step(er_sp_sim *s, const er_plan *plan, er_budget *bud, er_error *err)
+{
+    const er_stream_power_params *p = &plan->p.stream_power;
+    er_sp_tally t = {0, 0, 0, 0};
+    t.uplifted = uplift(s, p);
+    if (p->k > 0.0) {
+        er_status st = er_sp_route(s, p->g > 0.0, err);
+        if (st)
+            return st;
+        er_sp_incise(s, p, &t);
+    }
+    if (p->kd > 0.0)
+        er_sp_diffuse(s, p, &t);
+    bud->added += t.uplifted;
+    bud->eroded += t.eroded;
+    bud->deposited += t.deposited;
+    bud->left_map += t.left;
+    bud->work_done++;
+    bud->substeps++;
+    return ER_OK;
+}
+
+/* The lake depths [m] and drainage areas [m^2] of the routing of the
+ * current heights (either may be NULL). */
+static er_status route_layers(er_sp_sim *s, float *water, float *flow, er_error *err)
+{
+    if (!water && !flow)
+        return ER_OK;
+    er_status st = er_sp_route(s, 0, err);
+    if (st)
+        return st;
+    ER_OMP_FOR()
+    for (int64_t i = 0; i < s->n; i++) {
+        const int valid = s->kind[i] != ER_SP_WALL;
+        if (water)
+            water[i] = s->lake[i] ? (float)(s->basins[s->basin[i]].level - s->z[i]) : 0.0f;
+        if (flow)
+            flow[i] = valid ? (float)(s->area * s->acc[i]) : 0.0f;
+    }
+    return ER_OK;
+}
+
+/* Writes the heights back and completes the budget. */
+static void finish(er_sp_sim *s, const er_plan *plan, er_terrain *t, er_budget *bud)
+{
+    const int w = s->w, h = s->h;
+    double *rows = s->sums, after = 0.0;
+    ER_OMP_FOR()
+    for (int y = 0; y < h; y++) {
+        double r = 0.0;
+        for (int64_t i = (int64_t)y * w; i < (int64_t)(y + 1) * w; i++) {
+            if (s->kind[i] == ER_SP_WALL)
+                continue;
+            const float f = (float)s->z[i];
+            t->elevation[i] = f;
+            r += (double)f;
+        }
+        rows[y] = r;
+    }
+    for (int y = 0; y < h; y++)
+        after += rows[y];
+    bud->material_before = plan->sum;
+    bud->material_after = after;
+    bud->rel_error = fabs(plan->sum + bud->added - after - bud->left_map) /
+                     fmax(plan->abs_sum, 1e-300);
+}
+
+/* The run's state after `step` steps (core/model.h, state.h): its
+ * height and water layers drawn into lay (2 w h floats). */
+static er_status at_boundary(er_sp_sim *s, const er_plan *plan, const er_budget *bud,
+                             int64_t step, const er_run_hooks *hk, float *lay, er_error *err)
+{
+    if (!er_hooks_want(hk, step, plan->boundaries))
+        return ER_OK;
+    const size_t n = (size_t)s->n;
+    er_status st = route_layers(s, lay + n, NULL, err);
+    if (st)
+        return st;
+    ER_OMP_FOR()
+    for (int64_t i = 0; i < s->n; i++)
+        lay[i] = (float)s->z[i];
+    const double added = bud->added;
+    er_run_extra x;
+    memset(&x, 0, sizeof x);
+    x.count[0] = (uint64_t)n;
+    x.n_parts = ER_SP_PARTS;
+    x.part[ER_SP_PART_Z] = s->z;
+    x.len[ER_SP_PART_Z] = n;
+    x.part[ER_SP_PART_UPLIFTED] = &added;
+    x.len[ER_SP_PART_UPLIFTED] = 1;
+    er_run_state v;
+    memset(&v, 0, sizeof v);
+    v.model = ER_MODEL_STREAM_POWER;
+    v.width = s->w;
+    v.height = s->h;
+    v.boundary = v.done = step;
+    v.boundaries = v.total = plan->boundaries;
+    v.budget = *bud;
+    v.budget.material_before = plan->sum;
+    v.budget.material_after = v.budget.rel_error = 0.0;
+    v.n_arrays = ER_STATE_SP_ARRAYS;
+    v.array[ER_STATE_SP_HEIGHT] = lay;
+    v.array[ER_STATE_SP_WATER] = lay + n;
+    v.array[ER_STATE_SP_SEDIMENT] = s->dep;
+    v.array[ER_STATE_SP_WEAR] = s->wear;
+    v.extra = &x;
+    if (hk->boundary(hk->user, &v))
+        return er_fail(err, ER_ECANCELED, "canceled at step %lld", (long long)step);
+    return ER_OK;
+}
+
+/* Replaces the fresh state by the resumed one r (checked by
+ * er_plan_check_resume). */
+static er_status restore(er_sp_sim *s, const er_plan *plan, const er_run_state *r,
+                         er_budget *bud, er_error *err)
+{
+    const er_layers keep = {NULL, s->dep, NULL, s->wear};
+    er_status st = er_plan_check_resume(plan, r, &keep, err);
+    if (st)
+        return st;
+    const size_t n = (size_t)s->n, len[ER_SP_PARTS] = {n, 1};
+    const double *at[ER_SP_PARTS];
+    er_extra_split(r->extra, len, ER_SP_PARTS, at); /* checked above */
+    for (size_t i = 0; i < n; i++)
+        if (s->kind[i] != ER_SP_WALL)
+            s->z[i] = at[ER_SP_PART_Z][i];
+    if (s->dep)
+        memcpy(s->dep, r->array[ER_STATE_SP_SEDIMENT], n * sizeof *s->dep);
+    if (s->wear)
+        memcpy(s->wear, r->array[ER_STATE_SP_WEAR], n * sizeof *s->wear);
+    *bud = r->budget;
+    bud->added = at[ER_SP_PART_UPLIFTED][0];
+    return ER_OK;
+}
+
+er_status er_sp_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts *o,
+                         er_error *err)
+{
+    er_budget bud;
+    memset(&bud, 0, sizeof bud);
+    const er_run_hooks *hk = o->hooks;
+    const er_run_ctl *ctl = o->ctl;
+    const int64_t steps = plan->p.stream_power.steps;
+    int64_t b0 = 0;
+    int refused = 0; /* a resume state that does not fit: nothing ran */
+    float *lay = NULL;
+    er_sp_sim s;
+    er_status st = sim_init(&s, plan, t, o->layers, err);
+    if (!st && hk && hk->resume) {
+        st = restore(&s, plan, hk->resume, &bud, err);
+        b0 = hk->resume->boundary;
+        refused = st != ER_OK;
+    }
+    if (!st && hk && hk->boundary && !(lay = malloc(2 * (size_t)s.n * sizeof *lay)))
+        st = er_fail(err, ER_ENOMEM, "stream_power: out of memory for the run state");
+    if (!st)
+        st = at_boundary(&s, plan, &bud, b0, hk, lay, err);
+    for (int64_t k = b0; !st && k < steps; k++) {
+        st = step(&s, plan, &bud, err);
+        if (!st && ctl && ctl->progress && ctl->progress(ctl->user, (double)(k + 1) / (double)steps))
+            st = er_fail(err, ER_ECANCELED, "canceled at step %lld", (long long)(k + 1));
+        if (!st)
+            st = at_boundary(&s, plan, &bud, k + 1, hk, lay, err);
+    }
+    if (st != ER_ENOMEM && !refused && s.z) {
+        const er_layers *ly = o->layers;
+        er_error e2;
+        if (route_layers(&s, ly ? ly->water : NULL, ly ? ly->flow : NULL, &e2) && !st)
+            st = er_fail(err, ER_ENOMEM, "%s", e2.msg);
+        finish(&s, plan, t, &bud);
+    }
+    if (o->budget)
+        *o->budget = bud;
+    free(lay);
+    sim_free(&s);
+    return st;
+}

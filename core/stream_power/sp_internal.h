@@ -1,0 +1,132 @@
+/*
+ * The stream-power model (core/stream_power/): the simulation state its
+ * files share.  sp.c runs it (plan, steps, budget, run states), route.c
+ * routes the water (receivers, depressions, stack, drainage area),
+ * erode.c solves the stream-power law and deposition, diffuse.c the
+ * hillslope diffusion, num.c the powers.
+ */
+#ifndef ER_SP_INTERNAL_H
+#define ER_SP_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../plan.h"
+#include "state.h"
+
+/* What a cell is to the model (er_sp_sim.kind). */
+enum {
+    ER_SP_FREE = 0, /* a valid cell the model changes */
+    ER_SP_BASE = 1, /* base level: a valid cell held fixed, where rivers leave */
+    ER_SP_WALL = 2  /* nodata: never read, never changed */
+};
+
+/* Counts below this have their power A^m from a table (er_sp_sim.pow_tab). */
+#define ER_SP_POW_TABLE 65536
+
+/* An edge between two cells of different basins (route.c): its pass
+ * height max(z_a, z_b) and its cells, a < b. */
+typedef struct er_sp_edge {
+    double w;
+    int32_t a, b;
+} er_sp_edge;
+
+/* A closed basin (route.c): every cell whose steepest-descent path ends in
+ * its pit.  Basin 0 is the set of all cells draining to base level. */
+typedef struct er_sp_basin {
+    int32_t pit;     /* its lowest cell, where the steepest-descent paths end */
+    int32_t parent;  /* the basin it spills into (the minimum spanning tree's parent) */
+    int32_t x, y;    /* the pass: cell x in this basin, cell y beside it in the parent */
+    double level;    /* [m] the water level of its lake: the lowest height at which
+                      * water from its pit reaches base level */
+    int32_t lake0, nlake; /* its lake cells in er_sp_sim.lakes, lowest first */
+    double pool;     /* [m * cells] sediment that reached its lake this step (erode.c) */
+} er_sp_basin;
+
+/* A lake cell and its height, for sorting a lake's cells lowest first. */
+typedef struct er_sp_lake {
+    double z;
+    int32_t i;
+} er_sp_lake;
+
+typedef struct er_sp_sim {
+    int w, h;
+    int64_t n;             /* w * h */
+    double dx, dy;         /* [m] cell size along a row, between rows */
+    double dd;             /* [m] the diagonal, sqrt(dx^2 + dy^2) */
+    double area;           /* [m^2] one cell, dx dy */
+    double *z;             /* [m] working heights, n (walls hold their input) */
+    uint8_t *kind;         /* ER_SP_FREE, _BASE, _WALL per cell */
+    /* Control maps (core/controls.h) as the model uses them, NULL = none:
+     * ks = (1 - hardness) * mask scales K_f and the diffusion between two
+     * cells (the smaller of theirs), mask scales uplift and deposition. */
+    float *ks;
+    const float *mask, *rain;
+    /* Routing (route.c), recomputed every step from z. */
+    int32_t *rcv;          /* receiver of each cell (itself: base level, walls) */
+    int32_t *stack;        /* the valid cells, every receiver before its donors */
+    int64_t nstack;
+    int32_t *doff, *don;   /* donors of each cell: don[doff[i] .. doff[i+1]) (n + 1, n) */
+    int32_t *basin;        /* each cell's basin (0: drains to base level) */
+    uint8_t *lake;         /* 1: below its basin's lake level */
+    double *acc;           /* [m^2] drainage area (rain-weighted with a rain map) */
+    /* Per basin (grown between phases as the basins need, never shrunk):
+     * basins_cap of each. */
+    int64_t nbasins, basins_cap;
+    er_sp_basin *basins;   /* [0] the base level */
+    int32_t *uf;           /* union-find over basins (Kruskal) */
+    int32_t *order;        /* basins in breadth-first order from the base level */
+    int32_t *tree_off;     /* basins + 1 offsets into tree */
+    int32_t *tree;         /* the spanning tree's half-edges by basin: the other basin */
+    int32_t *tree_edge;    /* and the pass it goes through, in edges */
+    er_sp_edge *edges;     /* candidate passes of this step */
+    int64_t nedges, edges_cap;
+    er_sp_lake *lakes;     /* lake cells grouped by basin, each group lowest first */
+    int64_t lakes_cap;
+    /* Erosion (erode.c). */
+    double *q;             /* [m * cells] sediment leaving each cell this step; diffuse.c's
+                            * copy of the heights before it */
+    double pow_a;          /* [m^(2m)] cell area^m */
+    double *pow_tab;       /* count^m for counts below ER_SP_POW_TABLE (no rain map) */
+    /* Diffusion scratch (diffuse.c): dscr_per_thread doubles a thread;
+     * sums: per-row and per-column sums, 3 h + w. */
+    double *dscr;
+    size_t dscr_per_thread;
+    int threads;
+    double *sums;
+    /* Accumulated layers (the caller's buffers, NULL = not kept). */
+    float *wear, *dep;
+} er_sp_sim;
+
+/* What one step changed, in metres * cells, summed in a fixed order. */
+typedef struct er_sp_tally {
+    double uplifted, eroded, deposited, left;
+} er_sp_tally;
+
+/* route.c: routes the water over the heights z: steepest-descent
+ * receivers, every closed basin joined to base level through its lowest
+ * pass (Cordonnier et al. 2019) with the path to it reversed ("carved"),
+ * the stack, the lake cells and levels, the drainage area.  Lake cell
+ * lists only when `lists`. */
+er_status er_sp_route(er_sp_sim *s, int lists, er_error *err);
+
+/* erode.c: the stream-power law along the stack (Braun and Willett 2013)
+ * and, with G > 0, deposition (Yuan et al. 2019) and lakes filled; adds
+ * to t.  One step of dt years. */
+void er_sp_incise(er_sp_sim *s, const er_stream_power_params *p, er_sp_tally *t);
+
+/* diffuse.c: implicit hillslope diffusion over dt years. */
+void er_sp_diffuse(er_sp_sim *s, const er_stream_power_params *p, er_sp_tally *t);
+
+/* num.c: x^y for x > 0 from + - * / only (DESIGN.md §5: no libm
+ * transcendental in model arithmetic), to about 1e-15 relative; 0 for
+ * x == 0. */
+double er_sp_pow(double x, double y);
+
+/* The model's entry points (its er_model_ops, core/stream_power/ops.c). */
+er_status er_sp_plan(er_plan *plan, const er_terrain *t, er_error *err);
+er_status er_sp_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts *o,
+                         er_error *err);
+size_t er_sp_bytes_per_cell(const er_params *p);
+
+#endif

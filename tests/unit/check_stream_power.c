@@ -1,0 +1,569 @@
+/*
+ * The stream-power model (core/stream_power/): the analytic steady-state
+ * river profile, a closed depression that fills and spills, the implicit
+ * solver against a small-step explicit one, the material budget with
+ * deposition, control maps, thread-count identity, resume, refusals and
+ * the powers it computes itself.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "../../core/backend.h"
+#include "../../core/model.h"
+#include "../../core/models.h"
+#include "../../core/plan.h"
+#include "../../core/stream_power/sp_internal.h"
+#include "../../core/stream_power/state.h"
+#include "../../io/checkpoint.h"
+#include "test_util.h"
+
+static void set_threads(int n)
+{
+#ifdef _OPENMP
+    omp_set_num_threads(n);
+#else
+    (void)n;
+#endif
+}
+
+static er_params sp_params(void)
+{
+    er_params p;
+    er_params_default(&p);
+    p.model = ER_MODEL_STREAM_POWER;
+    return p;
+}
+
+/* A map, its layers and what a run reports. */
+typedef struct map {
+    int w, h;
+    float *z, *z0, *water, *sed, *flow, *wear;
+    uint8_t *wall;
+    er_controls ctl;
+    er_terrain t;
+    er_budget b;
+} map;
+
+static map map_new(int w, int h, double cell)
+{
+    map m;
+    memset(&m, 0, sizeof m);
+    m.w = w;
+    m.h = h;
+    size_t n = (size_t)w * (size_t)h;
+    m.z = calloc(n, sizeof(float));
+    m.z0 = calloc(n, sizeof(float));
+    m.water = calloc(n, sizeof(float));
+    m.sed = calloc(n, sizeof(float));
+    m.flow = calloc(n, sizeof(float));
+    m.wear = calloc(n, sizeof(float));
+    ck_assert(m.z && m.z0 && m.water && m.sed && m.flow && m.wear);
+    m.t = (er_terrain){w, h, m.z, NULL, cell, cell, NULL};
+    return m;
+}
+
+static void map_free(map *m)
+{
+    free(m->z);
+    free(m->z0);
+    free(m->water);
+    free(m->sed);
+    free(m->flow);
+    free(m->wear);
+    free(m->wall);
+    free((void *)(uintptr_t)m->ctl.hardness);
+    free((void *)(uintptr_t)m->ctl.mask);
+    free((void *)(uintptr_t)m->ctl.rain);
+}
+
+static size_t cells(const map *m) { return (size_t)m->w * (size_t)m->h; }
+
+/* Keeps the heights as they are now as the input. */
+static void map_keep(map *m) { memcpy(m->z0, m->z, cells(m) * sizeof(float)); }
+
+static er_status map_run(map *m, const er_params *p, const er_run_hooks *hk, er_error *e)
+{
+    memcpy(m->z, m->z0, cells(m) * sizeof(float));
+    er_layers l = {m->water, m->sed, m->flow, m->wear};
+    return er_run_cpu(p, &m->t, NULL, &(er_run_opts){&l, NULL, hk, &m->b}, e);
+}
+
+static void map_run_ok(map *m, const er_params *p)
+{
+    er_error e = {{0}};
+    er_status st = map_run(m, p, NULL, &e);
+    ck_assert_msg(st == ER_OK, "run failed: %s", e.msg);
+}
+
+/* Value noise, 6 octaves, from an integer hash: heights 0..relief. */
+static double lattice(uint32_t x, uint32_t y, uint32_t seed)
+{
+    uint32_t h = x * 0x9E3779B1u ^ (y + 0x7F4A7C15u) * 0x85EBCA77u ^ seed * 0xC2B2AE3Du;
+    h ^= h >> 15;
+    h *= 0x2C1B3C6Du;
+    h ^= h >> 12;
+    return (double)(h & 0xFFFFFF) / (double)0xFFFFFF;
+}
+
+static void noise(map *m, uint32_t seed, double relief)
+{
+    double lo = INFINITY, hi = -INFINITY;
+    double *v = calloc(cells(m), sizeof *v);
+    ck_assert_ptr_nonnull(v);
+    for (int y = 0; y < m->h; y++)
+        for (int x = 0; x < m->w; x++) {
+            double s = 0.0, amp = 1.0;
+            for (int o = 0, c = 4; o < 6; o++, c *= 2, amp *= 0.5) {
+                double fx = (x + 0.5) * c / m->w, fy = (y + 0.5) * c / m->h;
+                uint32_t ix = (uint32_t)fx, iy = (uint32_t)fy;
+                double tx = fx - ix, ty = fy - iy;
+                tx = tx * tx * (3 - 2 * tx);
+                ty = ty * ty * (3 - 2 * ty);
+                uint32_t sd = seed * 8u + (uint32_t)o;
+                double a = lattice(ix, iy, sd), b = lattice(ix + 1, iy, sd);
+                double c0 = lattice(ix, iy + 1, sd), d = lattice(ix + 1, iy + 1, sd);
+                s += amp * ((a * (1 - tx) + b * tx) * (1 - ty) + (c0 * (1 - tx) + d * tx) * ty);
+            }
+            v[(size_t)y * m->w + x] = s;
+            lo = fmin(lo, s);
+            hi = fmax(hi, s);
+        }
+    for (size_t i = 0; i < cells(m); i++)
+        m->z[i] = (float)((v[i] - lo) / (hi - lo) * relief);
+    free(v);
+    map_keep(m);
+}
+
+/* ------------------------------------------------------------------ */
+
+/* A river profile under uniform uplift reaches the steady state of the
+ * stream-power law, S = (U / K)^(1/n) A^(-m/n) (Whipple and Tucker 1999),
+ * to 1 %: a strip of cells one row wide drains west to base level, so
+ * cell x has A = (W - x) cells.  The implicit solver's fixed point is
+ * that slope exactly; 30 steps of 1 Myr take any start to it.
+ * Loop: (m, n) = (0.5, 1), (0.4, 1), (0.5, 2), (0.45, 1.5). */
+static const double profile_mn[4][2] = {{0.5, 1.0}, {0.4, 1.0}, {0.5, 2.0}, {0.45, 1.5}};
+
+START_TEST(steady_profile)
+{
+    const int w = 100;
+    const double dx = 50.0, u = 1e-3, k = 2e-5;
+    const double m_exp = profile_mn[_i][0], n_exp = profile_mn[_i][1];
+    map m = map_new(w, 1, dx);
+    for (int x = 0; x < w; x++)
+        m.z[x] = (float)(0.01 * x);
+    map_keep(&m);
+    er_params p = sp_params();
+    p.stream_power.steps = 30;
+    p.stream_power.dt = 1e6;
+    p.stream_power.uplift = u;
+    p.stream_power.k = k;
+    p.stream_power.m = m_exp;
+    p.stream_power.n = n_exp;
+    p.stream_power.kd = 0.0;
+    p.stream_power.boundary = ER_SP_EDGES_WEST;
+    map_run_ok(&m, &p);
+    ck_assert_float_eq(m.z[0], m.z0[0]);
+    double worst = 0.0;
+    for (int x = 1; x < w; x++) {
+        double s = ((double)m.z[x] - (double)m.z[x - 1]) / dx;
+        double a = (double)(w - x) * dx * dx;
+        double want = pow(u / k, 1.0 / n_exp) * pow(a, -m_exp / n_exp);
+        worst = fmax(worst, fabs(s / want - 1.0));
+        /* the flow layer is the drainage area in m^2 */
+        ck_assert_double_eq_tol(m.flow[x], a, a * 1e-6);
+    }
+    ck_assert_msg(worst < 0.01, "(m, n) = (%g, %g): slope off by %.3g %%", m_exp, n_exp,
+                  worst * 100);
+    map_free(&m);
+}
+END_TEST
+
+/* The heights a priority flood would fill z to (base level: cells on an
+ * open edge of the map), by relaxation: the lowest level from which water
+ * on each cell can reach base level. */
+static void flood_levels(const float *z, int w, int h, double *lev)
+{
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            lev[y * w + x] = (x == 0 || y == 0 || x == w - 1 || y == h - 1) ? z[y * w + x]
+                                                                             : INFINITY;
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int y = 1; y < h - 1; y++)
+            for (int x = 1; x < w - 1; x++) {
+                double lo = INFINITY;
+                for (int dy = -1; dy <= 1; dy++)
+                    for (int dx = -1; dx <= 1; dx++)
+                        if (dx || dy)
+                            lo = fmin(lo, lev[(y + dy) * w + x + dx]);
+                double v = fmax((double)z[y * w + x], lo);
+                if (v < lev[y * w + x]) {
+                    lev[y * w + x] = v;
+                    changed = 1;
+                }
+            }
+    }
+}
+
+/* A closed depression fills and spills: a bowl 40 m deep below a
+ * mountainside, with deposition (G = 1) and no uplift, fills with what
+ * the rivers bring down until no cell lies below its spill point, and
+ * sediment then leaves the map past it. */
+START_TEST(depression_fills)
+{
+    const int w = 40, h = 40;
+    map m = map_new(w, h, 100.0);
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            double r = hypot(x - 14.0, y - 20.0);
+            double bowl = r < 8.0 ? -60.0 * (1.0 - r / 8.0) : 0.0;
+            m.z[y * w + x] = (float)(20.0 + 2.0 * x + bowl + 0.01 * ((x * 7 + y * 13) % 11));
+        }
+    map_keep(&m);
+    double *lev = malloc(cells(&m) * sizeof *lev);
+    ck_assert_ptr_nonnull(lev);
+    flood_levels(m.z0, w, h, lev);
+    double deep = 0.0;
+    for (size_t i = 0; i < cells(&m); i++)
+        deep = fmax(deep, lev[i] - m.z0[i]);
+    ck_assert_double_gt(deep, 30.0);
+    er_params p = sp_params();
+    p.stream_power.steps = 200;
+    p.stream_power.dt = 1000.0;
+    p.stream_power.uplift = 0.0;
+    p.stream_power.k = 1e-3;
+    p.stream_power.kd = 0.0;
+    p.stream_power.g = 1.0;
+    map_run_ok(&m, &p);
+    flood_levels(m.z, w, h, lev);
+    for (size_t i = 0; i < cells(&m); i++)
+        ck_assert_msg(lev[i] - m.z[i] <= 1e-3, "cell (%zu, %zu) lies %g m below its spill point",
+                      i % w, i / w, lev[i] - m.z[i]);
+    /* the lake's cells were raised; what it could not hold left the map */
+    ck_assert_double_gt(m.sed[20 * w + 14], 30.0);
+    ck_assert_double_gt(m.b.left_map, 0.0);
+    ck_assert_double_lt(m.b.rel_error, 1e-9);
+    free(lev);
+    map_free(&m);
+}
+END_TEST
+
+/* The explicit upwind scheme dz/dt = -K A^m (z_x - z_{x-1}) / dx with a
+ * step far below its stability limit, on a strip draining west. */
+static void explicit_reference(double *z, int w, double dx, double k, double m, double t, int n)
+{
+    const double dt = t / n;
+    double *s = malloc((size_t)w * sizeof *s), *c = malloc((size_t)w * sizeof *c);
+    ck_assert(s && c);
+    for (int x = 1; x < w; x++)
+        c[x] = k * pow((double)(w - x) * dx * dx, m) / dx;
+    for (int it = 0; it < n; it++) {
+        for (int x = 1; x < w; x++)
+            s[x] = fmax(0.0, z[x] - z[x - 1]) * c[x];
+        for (int x = 1; x < w; x++)
+            z[x] -= dt * s[x];
+    }
+    free(s);
+    free(c);
+}
+
+/* n = 1: the implicit solver against the explicit scheme with a step 250
+ * times smaller.  Both are first order in dt; the implicit run's
+ * difference from the reference shrinks in proportion to its step
+ * (halving dt halves it, within 15 %), and at 400 steps (Courant number
+ * K A^m dt / dx at most 0.08) it is below 1 % of the depth eroded. */
+START_TEST(implicit_matches_explicit)
+{
+    const int w = 60;
+    const double dx = 100.0, k = 2e-5, m_exp = 0.5, total = 2e5;
+    double ref[60], diff[2] = {0, 0}, eroded = 0.0;
+    for (int x = 0; x < w; x++)
+        ref[x] = 100.0 + 2.0 * x + 10.0 * sin(x * 0.2);
+    ref[0] = 0.0;
+    map m = map_new(w, 1, dx);
+    for (int x = 0; x < w; x++)
+        m.z[x] = (float)ref[x];
+    map_keep(&m);
+    explicit_reference(ref, w, dx, k, m_exp, total, 100000);
+    er_params p = sp_params();
+    p.stream_power.uplift = 0.0;
+    p.stream_power.k = k;
+    p.stream_power.m = m_exp;
+    p.stream_power.kd = 0.0;
+    p.stream_power.boundary = ER_SP_EDGES_WEST;
+    for (int r = 0; r < 2; r++) {
+        p.stream_power.steps = r == 0 ? 200 : 400;
+        p.stream_power.dt = total / (double)p.stream_power.steps;
+        map_run_ok(&m, &p);
+        for (int x = 1; x < w; x++) {
+            diff[r] = fmax(diff[r], fabs((double)m.z[x] - ref[x]));
+            if (r == 0)
+                eroded = fmax(eroded, (double)m.z0[x] - ref[x]);
+        }
+    }
+    ck_assert_double_gt(eroded, 20.0);
+    ck_assert_msg(diff[1] < 0.01 * eroded, "implicit off by %g m of %g m", diff[1], eroded);
+    ck_assert_msg(diff[1] > 0.425 * diff[0] && diff[1] < 0.575 * diff[0],
+                  "halving dt took the difference from %g to %g m", diff[0], diff[1]);
+    map_free(&m);
+}
+END_TEST
+
+/* The budget with deposition, diffusion and control maps: material
+ * before plus uplift equals material after plus what left at base level
+ * (to rounding, 1e-9 of the total), eroded - deposited = left, and the
+ * wear and sediment layers sum to the eroded and deposited volumes. */
+START_TEST(budget_closes)
+{
+    map m = map_new(64, 48, 30.0);
+    noise(&m, 3, 800.0);
+    float *hard = malloc(cells(&m) * sizeof *hard), *mask = malloc(cells(&m) * sizeof *mask);
+    ck_assert(hard && mask);
+    for (size_t i = 0; i < cells(&m); i++) {
+        hard[i] = (float)((i % 7) * 0.1);
+        mask[i] = i % 13 == 0 ? 0.0f : 1.0f;
+    }
+    m.ctl.hardness = hard;
+    m.ctl.mask = mask;
+    m.t.controls = &m.ctl;
+    er_params p = sp_params();
+    p.stream_power.steps = 40;
+    p.stream_power.g = 1.5;
+    p.stream_power.kd = 0.5;
+    map_run_ok(&m, &p);
+    const er_budget *b = &m.b;
+    ck_assert_double_gt(b->added, 0.0);
+    ck_assert_double_gt(b->deposited, 0.01 * b->eroded);
+    ck_assert_msg(b->rel_error < 1e-9, "relative error %g", b->rel_error);
+    ck_assert_double_eq_tol(b->eroded - b->deposited, b->left_map, 1e-9 * b->eroded);
+    ck_assert_double_eq_tol(b->material_before + b->added - b->left_map, b->material_after,
+                            1e-9 * b->material_before);
+    double wear = 0.0, sed = 0.0;
+    for (size_t i = 0; i < cells(&m); i++) {
+        wear += m.wear[i];
+        sed += m.sed[i];
+        if (mask[i] == 0.0f) /* mask 0: the cell is exactly as it was */
+            ck_assert_float_eq(m.z[i], m.z0[i]);
+    }
+    ck_assert_double_eq_tol(wear, b->eroded, 1e-5 * b->eroded);
+    ck_assert_double_eq_tol(sed, b->deposited, 1e-5 * b->deposited);
+    map_free(&m);
+}
+END_TEST
+
+/* Nothing asked, nothing changed: steps 0 gives the input's heights bit
+ * for bit, and its flow layer is the drainage area of the input, every
+ * cell draining to base level (the areas of the base-level cells add up
+ * to the map's); nodata cells keep their value and the valid cells beside
+ * them are base level. */
+START_TEST(zero_steps_and_walls)
+{
+    map m = map_new(50, 40, 10.0);
+    noise(&m, 5, 300.0);
+    m.wall = calloc(cells(&m), 1);
+    ck_assert_ptr_nonnull(m.wall);
+    for (int y = 10; y < 20; y++)
+        for (int x = 20; x < 30; x++) {
+            m.wall[y * 50 + x] = 1;
+            m.z[y * 50 + x] = m.z0[y * 50 + x] = -9999.0f;
+        }
+    m.t.wall = m.wall;
+    er_params p = sp_params();
+    p.stream_power.steps = 0;
+    map_run_ok(&m, &p);
+    ck_assert_int_eq(memcmp(m.z, m.z0, cells(&m) * sizeof(float)), 0);
+    double out = 0.0;
+    int valid = 0;
+    for (int y = 0; y < 40; y++)
+        for (int x = 0; x < 50; x++) {
+            int i = y * 50 + x;
+            if (m.wall[i])
+                continue;
+            valid++;
+            int base = x == 0 || y == 0 || x == 49 || y == 39;
+            for (int dy = -1; dy <= 1; dy++)
+                for (int dx = -1; dx <= 1; dx++)
+                    if (x + dx >= 0 && x + dx < 50 && y + dy >= 0 && y + dy < 40 &&
+                        m.wall[(y + dy) * 50 + x + dx])
+                        base = 1;
+            if (base)
+                out += m.flow[i];
+        }
+    ck_assert_double_eq_tol(out, valid * 100.0, 1e-6 * valid * 100.0);
+    p.stream_power.steps = 20;
+    map_run_ok(&m, &p);
+    for (int y = 9; y < 21; y++)
+        for (int x = 19; x < 31; x++)
+            ck_assert_float_eq(m.z[y * 50 + x], m.z0[y * 50 + x]);
+    map_free(&m);
+}
+END_TEST
+
+/* The same bits for any thread count: heights, layers and budget, with
+ * deposition, diffusion and a rain map, on 1, 2, 3 and 8 threads. */
+START_TEST(threads_identical)
+{
+    map m[4];
+    const int threads[4] = {1, 2, 3, 8};
+    er_params p = sp_params();
+    p.stream_power.steps = 25;
+    p.stream_power.g = 1.0;
+    p.stream_power.kd = 0.2;
+    for (int k = 0; k < 4; k++) {
+        m[k] = map_new(70, 55, 20.0);
+        noise(&m[k], 11, 500.0);
+        float *rain = malloc(cells(&m[k]) * sizeof *rain);
+        ck_assert_ptr_nonnull(rain);
+        for (size_t i = 0; i < cells(&m[k]); i++)
+            rain[i] = (float)(0.5 + (i % 5) * 0.25);
+        m[k].ctl.rain = rain;
+        m[k].t.controls = &m[k].ctl;
+        set_threads(threads[k]);
+        map_run_ok(&m[k], &p);
+    }
+    set_threads(2);
+    const size_t bytes = cells(&m[0]) * sizeof(float);
+    for (int k = 1; k < 4; k++) {
+        ck_assert_int_eq(memcmp(m[0].z, m[k].z, bytes), 0);
+        ck_assert_int_eq(memcmp(m[0].water, m[k].water, bytes), 0);
+        ck_assert_int_eq(memcmp(m[0].sed, m[k].sed, bytes), 0);
+        ck_assert_int_eq(memcmp(m[0].flow, m[k].flow, bytes), 0);
+        ck_assert_int_eq(memcmp(m[0].wear, m[k].wear, bytes), 0);
+        ck_assert_int_eq(memcmp(&m[0].b, &m[k].b, sizeof m[0].b), 0);
+    }
+    ck_assert_double_gt(m[0].b.deposited, 0.0);
+    for (int k = 0; k < 4; k++)
+        map_free(&m[k]);
+}
+END_TEST
+
+typedef struct saver {
+    const char *path;
+    int64_t at, seen;
+    er_checkpoint_id id;
+} saver;
+
+static int save_and_stop(void *user, const er_run_state *st)
+{
+    saver *v = user;
+    v->seen++;
+    ck_assert_int_eq(st->model, ER_MODEL_STREAM_POWER);
+    ck_assert_ptr_nonnull(st->extra);
+    if (st->boundary != v->at)
+        return 0;
+    er_error e;
+    ck_assert_msg(er_checkpoint_write(v->path, st, &v->id, &e) == ER_OK, "%s", e.msg);
+    return 1;
+}
+
+/* A run stopped at step 7 of 15, its state written to a checkpoint and
+ * read back, resumed on the input: the straight run's heights, layers and
+ * budget byte for byte (stopped on 1 thread, resumed on 2).  A state
+ * whose heights are not finite is refused. */
+START_TEST(resume_identical)
+{
+    map a = map_new(48, 40, 25.0), c = map_new(48, 40, 25.0);
+    noise(&a, 7, 600.0);
+    noise(&c, 7, 600.0);
+    er_params p = sp_params();
+    p.stream_power.steps = 15;
+    p.stream_power.g = 0.8;
+    p.stream_power.kd = 0.1;
+    set_threads(2);
+    map_run_ok(&a, &p);
+    char dir[PATH_MAX], path[PATH_MAX + 16];
+    er_test_mkdtemp(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/ck", dir);
+    saver v = {path, 7, 0, {ER_MODEL_STREAM_POWER, 48, 40, 1, 2, "cpu"}};
+    er_run_hooks hk = {save_and_stop, &v, NULL, NULL};
+    er_error e;
+    set_threads(1);
+    ck_assert_int_eq(map_run(&c, &p, &hk, &e), ER_ECANCELED);
+    ck_assert_int_eq(v.seen, 8);
+    er_checkpoint ck;
+    ck_assert_msg(er_checkpoint_read(path, &v.id, &ck, &e) == ER_OK, "%s", e.msg);
+    ck_assert_int_eq(ck.state.boundary, 7);
+    hk = (er_run_hooks){NULL, NULL, &ck.state, NULL};
+    set_threads(2);
+    ck_assert_msg(map_run(&c, &p, &hk, &e) == ER_OK, "%s", e.msg);
+    const size_t bytes = cells(&a) * sizeof(float);
+    ck_assert_int_eq(memcmp(a.z, c.z, bytes), 0);
+    ck_assert_int_eq(memcmp(a.water, c.water, bytes), 0);
+    ck_assert_int_eq(memcmp(a.sed, c.sed, bytes), 0);
+    ck_assert_int_eq(memcmp(a.flow, c.flow, bytes), 0);
+    ck_assert_int_eq(memcmp(a.wear, c.wear, bytes), 0);
+    ck_assert_int_eq(memcmp(&a.b, &c.b, sizeof a.b), 0);
+    ck_assert_double_gt(a.b.added, 0.0);
+    /* a height that is not finite */
+    double *zs = (double *)(uintptr_t)ck.state.extra->part[0];
+    zs[100] = NAN;
+    er_plan plan;
+    ck_assert_int_eq(er_plan_make(&p, &c.t, NULL, &plan, &e), ER_OK);
+    er_layers keep = {NULL, c.sed, NULL, c.wear};
+    ck_assert_int_eq(er_plan_check_resume(&plan, &ck.state, &keep, &e), ER_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.msg, "heights are not finite"));
+    er_checkpoint_free(&ck);
+    er_test_rmdir(dir);
+    map_free(&a);
+    map_free(&c);
+}
+END_TEST
+
+/* What the model does not run: a window (tile sets) is a plan error; the
+ * Vulkan backend has no path for it. */
+START_TEST(refusals)
+{
+    map m = map_new(8, 8, 1.0);
+    er_params p = sp_params();
+    er_plan plan;
+    er_error e;
+    er_window win = {0, 0, 16, 16};
+    ck_assert_int_eq(er_plan_make(&p, &m.t, &win, &plan, &e), ER_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.msg, "tile sets"));
+    ck_assert_uint_eq(er_backend_vulkan.caps(ER_MODEL_STREAM_POWER), 0);
+    ck_assert_uint_eq(er_backend_cpu.caps(ER_MODEL_STREAM_POWER), ER_CAP_HOOKS);
+    map_free(&m);
+}
+END_TEST
+
+/* The model's own powers (num.c) against libm's, 1e-14 relative, over the
+ * areas (1 to 1e12 cells) and exponents it meets. */
+START_TEST(powers)
+{
+    const double ys[] = {0.0, 0.3, 0.4, 0.5, 1.0, 1.5, 2.0, 4.0, -0.5};
+    for (size_t k = 0; k < sizeof ys / sizeof ys[0]; k++)
+        for (double x = 1e-3; x < 1e12; x *= 1.37) {
+            double want = pow(x, ys[k]), got = er_sp_pow(x, ys[k]);
+            ck_assert_msg(fabs(got - want) <= 1e-14 * want, "%.17g^%g: %.17g, libm %.17g", x,
+                          ys[k], got, want);
+        }
+    ck_assert_double_eq(er_sp_pow(0.0, 0.4), 0.0);
+}
+END_TEST
+
+Suite *stream_power_suite(void);
+Suite *stream_power_suite(void)
+{
+    Suite *s = suite_create("stream_power");
+    TCase *tc = tcase_create("core");
+    tcase_add_loop_test(tc, steady_profile, 0, 4);
+    tcase_add_test(tc, depression_fills);
+    tcase_add_test(tc, implicit_matches_explicit);
+    tcase_add_test(tc, budget_closes);
+    tcase_add_test(tc, zero_steps_and_walls);
+    tcase_add_test(tc, threads_identical);
+    tcase_add_test(tc, resume_identical);
+    tcase_add_test(tc, refusals);
+    tcase_add_test(tc, powers);
+    suite_add_tcase(s, tc);
+    return s;
+}
