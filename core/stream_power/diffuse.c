@@ -25,6 +25,8 @@
 /* The factor of the flux between cells i and j. */
 static inline double face(const er_sp_sim *s, int64_t i, int64_t j)
 {
+    if (!s->walls && !s->ks)
+        return 1.0;
     if (s->kind[i] == ER_SP_WALL || s->kind[j] == ER_SP_WALL)
         return 0.0;
     if (!s->ks)
@@ -59,24 +61,66 @@ static double solve_line(er_sp_sim *s, int64_t i0, int64_t stride, int len, doub
         cprev = cp[k];
         dprev = dp[k];
     }
-    double next = 0.0;
+    double next = 0.0, flux = 0.0;
     for (int k = len - 1; k >= 0; k--) {
         const int64_t i = i0 + (int64_t)k * stride;
         next = dp[k] - cp[k] * next;
-        if (s->kind[i] == ER_SP_FREE)
-            z[i] = next;
-    }
-    double flux = 0.0;
-    for (int k = 0; k < len; k++) {
-        const int64_t i = i0 + (int64_t)k * stride;
         if (s->kind[i] != ER_SP_FREE)
             continue;
+        z[i] = next;
+        /* what crosses into a base-level neighbour (its height is fixed) */
         if (k > 0 && s->kind[i - stride] == ER_SP_BASE)
-            flux += theta * face(s, i, i - stride) * (z[i] - z[i - stride]);
+            flux += theta * face(s, i, i - stride) * (next - z[i - stride]);
         if (k + 1 < len && s->kind[i + stride] == ER_SP_BASE)
-            flux += theta * face(s, i, i + stride) * (z[i] - z[i + stride]);
+            flux += theta * face(s, i, i + stride) * (next - z[i + stride]);
     }
     return flux;
+}
+
+/*
+ * Columns x0 .. x0 + nb - 1 (nb <= ER_SP_BLOCK): solve_line down each, the
+ * columns side by side.  cp, dp: scratch of h * ER_SP_BLOCK doubles; flux[c]
+ * receives column x0 + c's flux into base level.
+ */
+static void solve_columns(er_sp_sim *s, int x0, int nb, double theta, double *cp, double *dp,
+                          double *flux)
+{
+    const int w = s->w, h = s->h;
+    double *z = s->z;
+    for (int y = 0; y < h; y++) {
+        for (int c = 0; c < nb; c++) {
+            const int64_t i = (int64_t)y * w + x0 + c;
+            const size_t k = (size_t)y * ER_SP_BLOCK + (size_t)c;
+            if (s->kind[i] != ER_SP_FREE) {
+                cp[k] = 0.0;
+                dp[k] = z[i];
+            } else {
+                const double cl = y > 0 ? theta * face(s, i, i - w) : 0.0;
+                const double cr = y + 1 < h ? theta * face(s, i, i + w) : 0.0;
+                const double cprev = y > 0 ? cp[k - ER_SP_BLOCK] : 0.0;
+                const double dprev = y > 0 ? dp[k - ER_SP_BLOCK] : 0.0;
+                const double den = 1.0 + cl + cr + cl * cprev;
+                cp[k] = -cr / den;
+                dp[k] = (z[i] + cl * dprev) / den;
+            }
+        }
+    }
+    double next[ER_SP_BLOCK];
+    for (int c = 0; c < nb; c++)
+        next[c] = flux[c] = 0.0;
+    for (int y = h - 1; y >= 0; y--)
+        for (int c = 0; c < nb; c++) {
+            const int64_t i = (int64_t)y * w + x0 + c;
+            const size_t k = (size_t)y * ER_SP_BLOCK + (size_t)c;
+            next[c] = dp[k] - cp[k] * next[c];
+            if (s->kind[i] != ER_SP_FREE)
+                continue;
+            z[i] = next[c];
+            if (y > 0 && s->kind[i - w] == ER_SP_BASE)
+                flux[c] += theta * face(s, i, i - w) * (next[c] - z[i - w]);
+            if (y + 1 < h && s->kind[i + w] == ER_SP_BASE)
+                flux[c] += theta * face(s, i, i + w) * (next[c] - z[i + w]);
+        }
 }
 
 void er_sp_diffuse(er_sp_sim *s, const er_stream_power_params *p, er_sp_tally *t)
@@ -91,10 +135,12 @@ void er_sp_diffuse(er_sp_sim *s, const er_stream_power_params *p, er_sp_tally *t
         double *cp = s->dscr + (size_t)er_thread_id() * s->dscr_per_thread;
         rows[y] = solve_line(s, (int64_t)y * w, 1, w, tx, cp, cp + w);
     }
+    const int blocks = (w + ER_SP_BLOCK - 1) / ER_SP_BLOCK;
     ER_OMP_FOR()
-    for (int x = 0; x < w; x++) {
+    for (int b = 0; b < blocks; b++) {
         double *cp = s->dscr + (size_t)er_thread_id() * s->dscr_per_thread;
-        cols[x] = solve_line(s, x, w, h, ty, cp, cp + h);
+        const int x0 = b * ER_SP_BLOCK, nb = w - x0 < ER_SP_BLOCK ? w - x0 : ER_SP_BLOCK;
+        solve_columns(s, x0, nb, ty, cp, cp + (size_t)h * ER_SP_BLOCK, cols + x0);
     }
     ER_OMP_FOR()
     for (int y = 0; y < h; y++) {

@@ -34,14 +34,9 @@
  */
 #include <math.h>
 
+#include "../parallel.h"
 #include "sp_internal.h"
 
-/* The distance from cell i to its neighbour r, to the power n. */
-static inline double dist_n(const er_sp_sim *s, int32_t i, int32_t r, const double *ln)
-{
-    const int32_t d = r > i ? r - i : i - r;
-    return d == 1 ? ln[0] : d == s->w ? ln[1] : ln[2];
-}
 
 /* A^m for cell i: a^m acc^m, acc^m from the table for whole counts. */
 static inline double area_m(const er_sp_sim *s, int32_t i, double m)
@@ -79,9 +74,9 @@ static double newton(double d, double f, double n)
 }
 
 /* Fills lake b with v [m * cells] of sediment, lowest cells first, up to
- * its level; returns what does not fit.  The heights it reaches are
- * those where sum mask (z_f - z) = v. */
-static double fill_lake(er_sp_sim *s, er_sp_basin *b, double v, er_sp_tally *t)
+ * its level; adds what it put to *dep and returns what does not fit.  The
+ * heights it reaches are those where sum mask (z_f - z) = v. */
+static double fill_lake(er_sp_sim *s, er_sp_basin *b, double v, double *dep)
 {
     if (!(v > 0.0) || b->nlake == 0)
         return v;
@@ -108,21 +103,21 @@ static double fill_lake(er_sp_sim *s, er_sp_basin *b, double v, er_sp_tally *t)
         if (s->dep)
             s->dep[i] += (float)d;
     }
-    t->deposited += put;
+    *dep += put;
     return v - put;
 }
 
-/* Routes the sediment up the stack: what each cell eroded (in q) plus
- * its donors' outflow; lakes trap, land cells keep their share. */
-static void deposit(er_sp_sim *s, double g, er_sp_tally *t)
+/* Routes the sediment up block r of the stack: what each cell eroded (in
+ * q) plus its donors' outflow; lakes trap, land cells keep their share.
+ * Adds to *dep what it deposits and to *left what reaches base level;
+ * returns what leaves the block's first cell for another block. */
+static double deposit_block(er_sp_sim *s, int64_t r, double g, double *dep, double *left)
 {
-    for (int64_t b = 0; b < s->nbasins; b++)
-        s->basins[b].pool = 0.0;
-    for (int64_t k = s->nstack - 1; k >= 0; k--) {
-        const int32_t i = s->stack[k], r = s->rcv[i];
+    for (int64_t k = s->root_at[r + 1] - 1; k >= s->root_at[r]; k--) {
+        const int32_t i = s->stack[k], rc = er_sp_rcv(s, i);
         double out = s->q[i];
         if (s->kind[i] == ER_SP_BASE) {
-            t->left += out;
+            *left += out;
             continue;
         }
         er_sp_basin *b = &s->basins[s->basin[i]];
@@ -131,45 +126,43 @@ static void deposit(er_sp_sim *s, double g, er_sp_tally *t)
             out = 0.0;
         }
         if (s->basin[i] > 0 && i == b->x && b->parent >= 0) {
-            out += fill_lake(s, b, b->pool, t);
+            out += fill_lake(s, b, b->pool, dep);
             b->pool = 0.0;
         }
         if (!s->lake[i] && out > 0.0) {
             const double mk = s->mask ? (double)s->mask[i] : 1.0;
             const double gr = s->acc[i] > 0.0 ? g * mk / s->acc[i] : g * mk;
-            const double d = r == i ? out : gr * out / (1.0 + gr);
+            const double d = rc == i ? out : gr * out / (1.0 + gr);
             s->z[i] += d;
-            t->deposited += d;
+            *dep += d;
             if (s->dep)
                 s->dep[i] += (float)d;
             out -= d;
         }
-        if (r != i)
-            s->q[r] += out;
+        if (k == s->root_at[r])
+            return rc != i ? out : 0.0;
+        s->q[rc] += out;
     }
+    return 0.0;
 }
 
-void er_sp_incise(er_sp_sim *s, const er_stream_power_params *p, er_sp_tally *t)
+/* The stream-power law down block r; returns what it eroded. */
+static double incise_block(er_sp_sim *s, int64_t r, const er_stream_power_params *p,
+                           const double *ln, int dep)
 {
     const double n = p->n, kdt = p->k * p->dt;
     const int linear = n == 1.0;
-    const double ln[3] = {linear ? s->dx : er_sp_pow(s->dx, n), linear ? s->dy : er_sp_pow(s->dy, n),
-                          linear ? s->dd : er_sp_pow(s->dd, n)};
-    const int dep = p->g > 0.0;
     double eroded = 0.0;
-    if (dep)
-        for (int64_t i = 0; i < s->n; i++)
-            s->q[i] = 0.0;
-    for (int64_t k = 0; k < s->nstack; k++) {
-        const int32_t i = s->stack[k], r = s->rcv[i];
-        if (s->kind[i] != ER_SP_FREE || s->lake[i] || r == i)
+    for (int64_t k = s->root_at[r]; k < s->root_at[r + 1]; k++) {
+        const int32_t i = s->stack[k], rc = er_sp_rcv(s, i);
+        if (s->kind[i] != ER_SP_FREE || s->lake[i] || rc == i)
             continue;
-        const double zr = s->lake[r] ? s->basins[s->basin[r]].level : s->z[r];
+        const double zr = s->lake[rc] ? s->basins[s->basin[rc]].level : s->z[rc];
         const double d = s->z[i] - zr;
         const double kk = kdt * (s->ks ? (double)s->ks[i] : 1.0);
         if (!(d > 0.0) || !(kk > 0.0) || !(s->acc[i] > 0.0))
             continue;
-        const double f = kk * area_m(s, i, p->m) / dist_n(s, i, r, ln);
+        const double f = kk * area_m(s, i, p->m) / ln[s->rdir[i]];
         const double delta = linear ? d / (1.0 + f) : newton(d, f, n);
         const double z0 = s->z[i];
         s->z[i] = zr + delta;
@@ -180,9 +173,61 @@ void er_sp_incise(er_sp_sim *s, const er_stream_power_params *p, er_sp_tally *t)
         if (s->wear)
             s->wear[i] += (float)e;
     }
+    return eroded;
+}
+
+void er_sp_incise(er_sp_sim *s, const er_stream_power_params *p, er_sp_tally *t)
+{
+    const int linear = p->n == 1.0, dep = p->g > 0.0;
+    /* the distance to the receiver in direction k, to the power n */
+    double ln[8];
+    for (int k = 0; k < 8; k++) {
+        const double l = er_sp_dx[k] == 0 ? s->dy : er_sp_dy[k] == 0 ? s->dx : s->dd;
+        ln[k] = linear ? l : er_sp_pow(l, p->n);
+    }
+    double *sum = s->rsum;
+    if (dep) {
+        ER_OMP_FOR()
+        for (int64_t i = 0; i < s->n; i++)
+            s->q[i] = 0.0;
+        for (int64_t b = 0; b < s->nbasins; b++)
+            s->basins[b].pool = 0.0;
+    }
+    /* Blocks of one level are independent (route.c schedule): each is
+     * solved by one thread, its sums kept apart and added in block order
+     * afterwards, the same for any thread count.  Down the levels for the
+     * incision, which needs the receivers' new heights; up them for the
+     * sediment, which needs the donors' outflow. */
+    for (int32_t d = 0; d < s->nlevels; d++) {
+        ER_OMP_FOR_DYNAMIC()
+        for (int64_t l = s->lvl_at[d]; l < s->lvl_at[d + 1]; l++)
+            sum[3 * s->sched[l]] = incise_block(s, s->sched[l], p, ln, dep);
+    }
+    double eroded = 0.0;
+    for (int64_t r = 0; r < s->nroots; r++)
+        eroded += sum[3 * r];
     t->eroded += eroded;
-    if (dep)
-        deposit(s, p->g, t);
-    else
+    if (!dep) {
         t->left += eroded;
+        return;
+    }
+    for (int32_t d = s->nlevels - 1; d >= 0; d--) {
+        const int64_t l0 = s->lvl_at[d], l1 = s->lvl_at[d + 1];
+        ER_OMP_FOR_DYNAMIC()
+        for (int64_t l = l0; l < l1; l++) {
+            const int64_t r = s->sched[l];
+            sum[3 * r + 1] = sum[3 * r + 2] = 0.0;
+            sum[3 * r] = deposit_block(s, r, p->g, &sum[3 * r + 1], &sum[3 * r + 2]);
+        }
+        for (int64_t l = l0; l < l1; l++) {
+            const int64_t r = s->sched[l];
+            const int32_t c = s->stack[s->root_at[r]], rc = er_sp_rcv(s, c);
+            if (rc != c)
+                s->q[rc] += sum[3 * r];
+        }
+    }
+    for (int64_t r = 0; r < s->nroots; r++) {
+        t->deposited += sum[3 * r + 1];
+        t->left += sum[3 * r + 2];
+    }
 }

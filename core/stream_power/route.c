@@ -5,9 +5,10 @@
  *    steepest descent (D8: slope = drop / distance, over the 8
  *    neighbours that are not nodata; a tie goes to the first in
  *    row-major order).  Base-level cells and nodata send none.  A free
- *    cell with no lower neighbour is a pit.
- * 2. Basins: the cells whose paths end in one pit; basin 0 holds every
- *    cell whose path ends at base level.
+ *    cell with no lower neighbour is a pit.  Each cell also knows which
+ *    neighbours send it their water (a bit each).
+ * 2. Closed basins: the cells whose paths end in one pit (breadth first
+ *    up from it); every other cell drains to base level (basin 0).
  * 3. Depressions (Cordonnier, Bovy and Braun 2019, "A versatile, linear
  *    complexity algorithm for flow routing in topographies with
  *    depressions"): the basins form a graph whose edges are the passes
@@ -19,14 +20,15 @@
  *    pass cell x down to the pit is reversed and x sends its water across
  *    the pass ("carving"), so every cell drains to base level and the
  *    stream-power law cuts the sill down.
- * 4. The stack: base-level cells first, then breadth first up the
- *    receiver tree, so that every receiver comes before its donors; and
- *    the drainage area, summed down the reversed stack.
+ * 4. The stack: each base-level cell in cell order, followed by the cells
+ *    that drain to it, breadth first up the receivers, so that every
+ *    receiver comes before its donors; and the drainage area, summed down
+ *    the reversed stack.
  * Every step is sequential or writes each cell from one thread, and the
- * passes are sorted by (height, cells), a total order: the routing is the
- * same for any thread count.  Cost O(n) plus O(e log e) for the e passes
- * between closed basins (few once the first steps have drained the
- * noise's pits; every cell of a flat is its own basin, though).
+ * passes are found in a fixed order and sorted stably: the routing is the
+ * same for any thread count.  Cost O(n): the passes out of closed basins
+ * are radix-sorted (many on the first steps over noise, few once its pits
+ * have drained; every cell of a flat is its own basin, though).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -34,6 +36,9 @@
 
 #include "../parallel.h"
 #include "sp_internal.h"
+
+const int er_sp_dx[8] = {-1, 0, 1, -1, 1, -1, 0, 1};
+const int er_sp_dy[8] = {-1, -1, -1, 0, 0, 1, 1, 1};
 
 /* Grows *p (elements of `size` bytes, *cap of them) to hold `need`. */
 static er_status grow(void **p, int64_t *cap, int64_t need, size_t size, er_error *err)
@@ -52,139 +57,239 @@ static er_status grow(void **p, int64_t *cap, int64_t need, size_t size, er_erro
     return ER_OK;
 }
 
-/* The D8 receivers of every free cell (one writer per cell). */
-static void receivers(er_sp_sim *s)
+/* Whether neighbour k of cell (x, y) lies on the w x h map. */
+static inline int on_map(int x, int y, int k, int w, int h)
+{
+    const int nx = x + er_sp_dx[k], ny = y + er_sp_dy[k];
+    return nx >= 0 && nx < w && ny >= 0 && ny < h;
+}
+
+/* The direction of each free cell's steepest descent (one writer per
+ * cell); the pits of each row in rows[].  Cells away from the map's edge
+ * and from nodata (all of them on most maps) take the branch-free path. */
+static void receivers(er_sp_sim *s, double *rows)
 {
     const int w = s->w, h = s->h;
-    const double inv[3] = {1.0 / s->dx, 1.0 / s->dy, 1.0 / s->dd};
+    const double inv[8] = {1.0 / s->dd, 1.0 / s->dy, 1.0 / s->dd, 1.0 / s->dx,
+                           1.0 / s->dx, 1.0 / s->dd, 1.0 / s->dy, 1.0 / s->dd};
     ER_OMP_FOR()
     for (int y = 0; y < h; y++) {
+        int64_t pits = 0;
+        const int inner = y > 0 && y < h - 1;
         for (int x = 0; x < w; x++) {
             const int64_t i = (int64_t)y * w + x;
-            int32_t r = (int32_t)i;
+            uint8_t r = ER_SP_NONE;
             if (s->kind[i] == ER_SP_FREE) {
                 const double zi = s->z[i];
                 double best = 0.0;
-                for (int ny = y - 1; ny <= y + 1; ny++) {
-                    if (ny < 0 || ny >= h)
-                        continue;
-                    for (int nx = x - 1; nx <= x + 1; nx++) {
-                        if (nx < 0 || nx >= w || (nx == x && ny == y))
+                if (inner && x > 0 && x < w - 1 && !s->walls) {
+                    for (int k = 0; k < 8; k++) {
+                        const double sl = (zi - s->z[i + s->off[k]]) * inv[k];
+                        const int better = sl > best;
+                        best = better ? sl : best;
+                        r = better ? (uint8_t)k : r;
+                    }
+                } else {
+                    for (int k = 0; k < 8; k++) {
+                        if (!on_map(x, y, k, w, h))
                             continue;
-                        const int64_t j = (int64_t)ny * w + nx;
-                        if (s->kind[j] == ER_SP_WALL)
-                            continue;
-                        const double sl = (zi - s->z[j]) * inv[ny == y ? 0 : nx == x ? 1 : 2];
-                        if (sl > best) {
+                        const int64_t j = i + s->off[k];
+                        const double sl = (zi - s->z[j]) * inv[k];
+                        if (sl > best && s->kind[j] != ER_SP_WALL) {
                             best = sl;
-                            r = (int32_t)j;
+                            r = (uint8_t)k;
                         }
                     }
                 }
+                pits += r == ER_SP_NONE;
             }
-            s->rcv[i] = r;
+            s->rdir[i] = r;
+            s->lake[i] = 0; /* carve's marks until lakes() */
         }
+        rows[y] = (double)pits;
     }
 }
 
-/* Donor lists from the receivers, each in cell order, and the stack:
- * the roots (valid cells that are their own receiver) in cell order,
- * then breadth first through the donors.  With `label`, also the basins:
- * 0 for a base-level root's cells, 1, 2, ... for each pit in cell order. */
-static void stack_of(er_sp_sim *s, int label)
-{
-    const int64_t n = s->n;
-    int32_t *off = s->doff, *don = s->don, *st = s->stack;
-    memset(off, 0, (size_t)(n + 1) * sizeof *off);
-    for (int64_t i = 0; i < n; i++)
-        if (s->rcv[i] != i)
-            off[s->rcv[i] + 1]++;
-    for (int64_t i = 0; i < n; i++)
-        off[i + 1] += off[i];
-    for (int64_t i = 0; i < n; i++) {
-        int32_t r = s->rcv[i];
-        if (r != i)
-            don[off[r]++] = (int32_t)i;
-    }
-    for (int64_t i = n; i > 0; i--) /* back to the start of each list */
-        off[i] = off[i - 1];
-    off[0] = 0;
-    int64_t top = 0;
-    if (label)
-        s->nbasins = 1;
-    for (int64_t i = 0; i < n; i++) {
-        if (s->kind[i] == ER_SP_WALL || s->rcv[i] != i)
-            continue;
-        st[top++] = (int32_t)i;
-        if (label) {
-            if (s->kind[i] == ER_SP_BASE) {
-                s->basin[i] = 0;
-            } else {
-                s->basin[i] = (int32_t)s->nbasins;
-                s->basins[s->nbasins].pit = (int32_t)i;
-                s->nbasins++;
-            }
-        }
-    }
-    for (int64_t k = 0; k < top; k++) {
-        const int32_t c = st[k];
-        for (int32_t j = off[c]; j < off[c + 1]; j++) {
-            st[top++] = don[j];
-            if (label)
-                s->basin[don[j]] = s->basin[c];
-        }
-    }
-    s->nstack = top;
-}
-
-/* The number of pits (free cells that are their own receiver). */
-static int64_t count_pits(const er_sp_sim *s)
-{
-    int64_t p = 0;
-    for (int64_t i = 0; i < s->n; i++)
-        p += s->kind[i] == ER_SP_FREE && s->rcv[i] == i;
-    return p;
-}
-
-static int edge_cmp(const void *pa, const void *pb)
-{
-    const er_sp_edge *a = pa, *b = pb;
-    if (a->w != b->w)
-        return a->w < b->w ? -1 : 1;
-    if (a->a != b->a)
-        return a->a < b->a ? -1 : 1;
-    return (a->b > b->b) - (a->b < b->b);
-}
-
-/* Every pair of neighbouring valid cells in two different basins, as a
- * candidate pass (each pair once: the cell before the other in row-major
- * order names it). */
-static er_status passes(er_sp_sim *s, er_error *err)
+/* Which neighbours send each cell their water: bit k for neighbour k
+ * (neighbour k sends here when its direction is the opposite, 7 - k). */
+static void donors(er_sp_sim *s)
 {
     const int w = s->w, h = s->h;
-    static const int off[4][2] = {{1, 0}, {-1, 1}, {0, 1}, {1, 1}};
-    s->nedges = 0;
-    for (int y = 0; y < h; y++)
+    ER_OMP_FOR()
+    for (int y = 0; y < h; y++) {
+        const int inner = y > 0 && y < h - 1;
         for (int x = 0; x < w; x++) {
             const int64_t i = (int64_t)y * w + x;
-            if (s->kind[i] == ER_SP_WALL)
-                continue;
-            for (int k = 0; k < 4; k++) {
-                const int nx = x + off[k][0], ny = y + off[k][1];
-                if (nx < 0 || nx >= w || ny >= h)
-                    continue;
-                const int64_t j = (int64_t)ny * w + nx;
-                if (s->kind[j] == ER_SP_WALL || s->basin[i] == s->basin[j])
-                    continue;
-                if (s->nedges == s->edges_cap &&
-                    grow((void **)&s->edges, &s->edges_cap, s->nedges + 1, sizeof *s->edges, err))
-                    return ER_ENOMEM;
-                er_sp_edge *e = &s->edges[s->nedges++];
-                e->w = fmax(s->z[i], s->z[j]);
-                e->a = (int32_t)i;
-                e->b = (int32_t)j;
+            unsigned m = 0;
+            if (inner && x > 0 && x < w - 1) {
+                for (int k = 0; k < 8; k++)
+                    m |= (unsigned)(s->rdir[i + s->off[k]] == 7 - k) << k;
+            } else {
+                for (int k = 0; k < 8; k++)
+                    if (on_map(x, y, k, w, h))
+                        m |= (unsigned)(s->rdir[i + s->off[k]] == 7 - k) << k;
             }
+            s->dmask[i] = (uint8_t)(s->kind[i] == ER_SP_WALL ? 0u : m);
         }
+    }
+}
+
+/* Appends to out[*top] the cells upstream of the cells out[from..*top),
+ * breadth first through the donor bits, and sets their basin to b. */
+static void upstream(er_sp_sim *s, int32_t *out, int64_t from, int64_t *top, int32_t b)
+{
+    int64_t t = *top;
+    for (int64_t k = from; k < t; k++) {
+        const int32_t c = out[k];
+        unsigned m = s->dmask[c];
+        while (m) {
+            const int d = __builtin_ctz(m);
+            m &= m - 1;
+            const int32_t j = (int32_t)(c + s->off[d]);
+            out[t++] = j;
+            s->basin[j] = b;
+        }
+    }
+    *top = t;
+}
+
+/* The stack before the depressions are resolved: each root (a base-level
+ * cell or a pit) in cell order, then its upstream cells breadth first, a
+ * block each (root_at); the basins: 0 for a base-level root's block, 1,
+ * 2, ... for each pit's. */
+static er_status forest(er_sp_sim *s, er_error *err)
+{
+    int64_t top = 0, nr = 0;
+    s->nbasins = 1;
+    for (int64_t i = 0; i < s->n; i++) {
+        if (s->kind[i] == ER_SP_WALL || s->rdir[i] != ER_SP_NONE)
+            continue;
+        if (nr + 1 >= s->roots_cap && grow((void **)&s->root_at, &s->roots_cap, nr + 2,
+                                           sizeof *s->root_at, err))
+            return ER_ENOMEM;
+        const int64_t from = top;
+        int32_t b = 0;
+        if (s->kind[i] == ER_SP_FREE) {
+            b = (int32_t)s->nbasins++;
+            s->basins[b].pit = (int32_t)i;
+            s->basins[b].s0 = from;
+        }
+        s->root_at[nr++] = from;
+        s->stack[top++] = (int32_t)i;
+        s->basin[i] = b;
+        upstream(s, s->stack, from, &top, b);
+        if (b)
+            s->basins[b].ns = top - from;
+    }
+    s->root_at[nr] = top;
+    s->nroots = nr;
+    s->nstack = top;
+    if (nr > s->rsum_cap) {
+        void *q = realloc(s->rsum, (size_t)nr * 3 * sizeof *s->rsum), *q2 = NULL;
+        if (q)
+            s->rsum = q;
+        if (q && (q2 = realloc(s->sched, (size_t)nr * sizeof *s->sched)))
+            s->sched = q2;
+        if (!q || !q2)
+            return er_fail(err, ER_ENOMEM, "stream_power: out of memory for %lld outlets",
+                           (long long)nr);
+        s->rsum_cap = nr;
+    }
+    return ER_OK;
+}
+
+/* An unsigned key that orders as the double does (no NaN here). */
+static inline uint64_t order_key(double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    return u >> 63 ? ~u : u | UINT64_C(0x8000000000000000);
+}
+
+/* Sorts the passes by height, stably (passes of equal height keep the
+ * order they were found in, itself fixed): LSD radix sort a byte at a
+ * time, skipping the bytes every key shares.  O(e). */
+static void sort_passes(er_sp_sim *s)
+{
+    er_sp_edge *a = s->edges, *b = s->edges_tmp;
+    const int64_t n = s->nedges;
+    for (int shift = 0; shift < 64; shift += 8) {
+        int64_t count[257] = {0};
+        for (int64_t k = 0; k < n; k++)
+            count[((order_key(a[k].w) >> shift) & 0xff) + 1]++;
+        if (count[((order_key(a[0].w) >> shift) & 0xff) + 1] == n)
+            continue;
+        for (int d = 0; d < 256; d++)
+            count[d + 1] += count[d];
+        for (int64_t k = 0; k < n; k++)
+            b[count[(order_key(a[k].w) >> shift) & 0xff]++] = a[k];
+        er_sp_edge *t = a;
+        a = b;
+        b = t;
+    }
+    s->edges = a;
+    s->edges_tmp = b;
+}
+
+/* The passes found in row y: each pair of neighbouring valid cells in two
+ * different basins (then one of them is closed), from the cell before the
+ * other in row-major order, in that order; written to out unless NULL.
+ * Returns their number. */
+static int64_t row_passes(const er_sp_sim *s, int y, er_sp_edge *out)
+{
+    const int w = s->w, h = s->h;
+    static const int fwd[4] = {4, 5, 6, 7}; /* E, SW, S, SE */
+    const int inner = y < h - 1 && !s->walls;
+    int64_t n = 0;
+    for (int x = 0; x < w; x++) {
+        const int64_t i = (int64_t)y * w + x;
+        const int32_t bi = s->basin[i];
+        if (inner && x > 0 && x < w - 1) {
+            const int64_t below = i + w;
+            if (s->basin[i + 1] == bi && s->basin[below - 1] == bi && s->basin[below] == bi &&
+                s->basin[below + 1] == bi)
+                continue;
+        } else if (s->kind[i] == ER_SP_WALL) {
+            continue;
+        }
+        for (int f = 0; f < 4; f++) {
+            const int k = fwd[f];
+            if (!on_map(x, y, k, w, h))
+                continue;
+            const int64_t j = i + s->off[k];
+            if (s->basin[j] == bi || s->kind[j] == ER_SP_WALL)
+                continue;
+            if (out) {
+                out[n].w = fmax(s->z[i], s->z[j]);
+                out[n].a = (int32_t)i;
+                out[n].b = (int32_t)j;
+            }
+            n++;
+        }
+    }
+    return n;
+}
+
+/* Every candidate pass, row by row (counted, then written in parallel at
+ * each row's offset: the same order for any thread count). */
+static er_status passes(er_sp_sim *s, er_error *err)
+{
+    const int h = s->h;
+    int64_t *at = s->rowcnt;
+    at[0] = 0;
+    ER_OMP_FOR()
+    for (int y = 0; y < h; y++)
+        at[y + 1] = row_passes(s, y, NULL);
+    for (int y = 0; y < h; y++)
+        at[y + 1] += at[y];
+    s->nedges = at[h];
+    int64_t cap = s->edges_cap;
+    if (grow((void **)&s->edges, &s->edges_cap, s->nedges, sizeof *s->edges, err) ||
+        grow((void **)&s->edges_tmp, &cap, s->nedges, sizeof *s->edges, err))
+        return ER_ENOMEM;
+    ER_OMP_FOR()
+    for (int y = 0; y < h; y++)
+        row_passes(s, y, s->edges + at[y]);
     return ER_OK;
 }
 
@@ -198,14 +303,15 @@ static int32_t find(int32_t *uf, int32_t b)
 }
 
 /* Kruskal's minimum spanning tree over the basins (passes sorted by
- * height, then cells: a total order), oriented from basin 0 breadth
+ * height, those of one height in the order found), oriented from basin 0 breadth
  * first; each closed basin's parent, pass and lake level.  A basin the
  * tree does not reach (none, while every group of valid cells holds a
  * base-level cell) keeps its pit as a sink: parent -1. */
 static void spanning_tree(er_sp_sim *s)
 {
     const int64_t nb = s->nbasins;
-    qsort(s->edges, (size_t)s->nedges, sizeof *s->edges, edge_cmp);
+    if (s->nedges > 0)
+        sort_passes(s);
     for (int64_t b = 0; b < nb; b++)
         s->uf[b] = (int32_t)b;
     int64_t joined = 0, nt = 0;
@@ -243,11 +349,11 @@ static void spanning_tree(er_sp_sim *s)
         s->tree_off[b] = s->tree_off[b - 1];
     s->tree_off[0] = 0;
     /* breadth first from the base level */
-    for (int64_t b = 0; b < nb; b++) {
+    for (int64_t b = 1; b < nb; b++) {
         s->basins[b].parent = -1;
         s->basins[b].level = -INFINITY;
+        s->basins[b].depth = 0;
     }
-    s->basins[0].parent = 0;
     int32_t *ord = s->order;
     int64_t top = 1;
     ord[0] = 0;
@@ -256,7 +362,7 @@ static void spanning_tree(er_sp_sim *s)
         for (int32_t j = s->tree_off[u]; j < s->tree_off[u + 1]; j++) {
             const int32_t v = s->tree[j];
             er_sp_basin *bv = &s->basins[v];
-            if (bv->parent >= 0)
+            if (v == 0 || bv->parent >= 0)
                 continue;
             const er_sp_edge *e = &s->edges[s->tree_edge[j]];
             const int a_in_v = s->basin[e->a] == v;
@@ -264,30 +370,81 @@ static void spanning_tree(er_sp_sim *s)
             bv->x = a_in_v ? e->a : e->b;
             bv->y = a_in_v ? e->b : e->a;
             bv->level = u == 0 ? e->w : fmax(e->w, s->basins[u].level);
+            bv->depth = s->basins[u].depth + 1;
             ord[top++] = v;
         }
     }
 }
 
+/* The direction from cell i to its neighbour j. */
+static uint8_t dir_to(const er_sp_sim *s, int32_t i, int32_t j)
+{
+    const int dx = j % s->w - i % s->w, dy = j / s->w - i / s->w;
+    return (uint8_t)((dy + 1) * 3 + dx + 1 - (dy > 0 || (dy == 0 && dx > 0)));
+}
+
 /* Reverses the path from each closed basin's pass cell x down to its pit
- * and sends x's water across the pass to y.  The paths lie in distinct
- * basins, so no cell is on two. */
+ * and sends x's water across the pass to y.  The basin's block of the
+ * stack becomes the path from x to the pit, then its other cells in their
+ * order: every receiver still comes before its donors (a cell off the
+ * path drains to the path or to a cell before it, as it did).  The paths
+ * lie in distinct basins, so no cell is on two. */
 static void carve(er_sp_sim *s)
 {
+    uint8_t *mark = s->lake; /* cleared by receivers(), free until lakes() */
+    int32_t *tmp = s->bcells;
     for (int64_t b = 1; b < s->nbasins; b++) {
         const er_sp_basin *bs = &s->basins[b];
         if (bs->parent < 0)
             continue;
+        int64_t m = 0;
         int32_t prev = bs->y, c = bs->x;
         for (;;) {
-            const int32_t next = s->rcv[c];
-            s->rcv[c] = prev;
-            if (c == bs->pit)
-                break;
+            const uint8_t old = s->rdir[c];
+            s->rdir[c] = dir_to(s, c, prev);
+            mark[c] = 1;
+            tmp[m++] = c;
+            if (old == ER_SP_NONE)
+                break; /* the pit */
             prev = c;
-            c = next;
+            c = (int32_t)(c + s->off[old]);
         }
+        int32_t *blk = s->stack + bs->s0;
+        for (int64_t k = 0; k < bs->ns; k++)
+            if (!mark[blk[k]])
+                tmp[m++] = blk[k];
+        for (int64_t k = 0; k < m; k++)
+            mark[tmp[k]] = 0;
+        memcpy(blk, tmp, (size_t)m * sizeof *blk);
     }
+}
+
+/* The order the blocks are solved in: level 0 the blocks of base-level
+ * roots (and of pits left as sinks), level d the closed basins d passes
+ * from base level, whose first cell drains into a block of level d - 1;
+ * blocks of one level are independent of each other. */
+static void schedule(er_sp_sim *s)
+{
+    int64_t *at = s->lvl_at;
+    int32_t depth_max = 0;
+    for (int64_t b = 1; b < s->nbasins; b++)
+        if (s->basins[b].parent >= 0 && s->basins[b].depth > depth_max)
+            depth_max = s->basins[b].depth;
+    memset(at, 0, (size_t)(depth_max + 2) * sizeof *at);
+    for (int64_t r = 0; r < s->nroots; r++) {
+        const er_sp_basin *b = &s->basins[s->basin[s->stack[s->root_at[r]]]];
+        at[(b->parent >= 0 ? b->depth : 0) + 1]++;
+    }
+    for (int32_t d = 0; d <= depth_max; d++)
+        at[d + 1] += at[d];
+    for (int64_t r = 0; r < s->nroots; r++) {
+        const er_sp_basin *b = &s->basins[s->basin[s->stack[s->root_at[r]]]];
+        s->sched[at[b->parent >= 0 ? b->depth : 0]++] = (int32_t)r;
+    }
+    for (int32_t d = depth_max + 1; d > 0; d--)
+        at[d] = at[d - 1];
+    at[0] = 0;
+    s->nlevels = depth_max + 1;
 }
 
 static int lake_cmp(const void *pa, const void *pb)
@@ -298,60 +455,80 @@ static int lake_cmp(const void *pa, const void *pb)
     return (a->i > b->i) - (a->i < b->i);
 }
 
-/* Marks the cells below their basin's lake level; with `lists`, lists
- * them by basin, each basin's lowest first. */
+/* Marks the cells below their basin's lake level (only closed basins' cells
+ * can be); with `lists`, lists them by basin, each basin's lowest first. */
 static er_status lakes(er_sp_sim *s, int lists, er_error *err)
 {
-    const int64_t n = s->n, nb = s->nbasins;
-    int64_t total = 0;
-    for (int64_t b = 0; b < nb; b++)
-        s->basins[b].nlake = 0;
+    const int64_t n = s->n;
+    ER_OMP_FOR()
     for (int64_t i = 0; i < n; i++) {
         const int32_t b = s->kind[i] == ER_SP_FREE ? s->basin[i] : 0;
-        const int in = b > 0 && s->z[i] < s->basins[b].level;
-        s->lake[i] = (uint8_t)in;
-        if (in) {
-            s->basins[b].nlake++;
-            total++;
-        }
+        s->lake[i] = (uint8_t)(b > 0 && s->z[i] < s->basins[b].level);
     }
-    if (!lists || total == 0)
+    for (int64_t b = 0; b < s->nbasins; b++)
+        s->basins[b].nlake = 0;
+    if (!lists || s->nbasins == 1)
         return ER_OK;
+    int64_t total = 0;
+    for (int64_t b = 1; b < s->nbasins; b++)
+        for (int64_t k = s->basins[b].s0; k < s->basins[b].s0 + s->basins[b].ns; k++)
+            total += s->lake[s->stack[k]];
     if (grow((void **)&s->lakes, &s->lakes_cap, total, sizeof *s->lakes, err))
         return ER_ENOMEM;
     int32_t at = 0;
-    for (int64_t b = 0; b < nb; b++) {
-        s->basins[b].lake0 = at;
-        at += s->basins[b].nlake;
-        s->basins[b].nlake = 0;
+    for (int64_t b = 1; b < s->nbasins; b++) {
+        er_sp_basin *bs = &s->basins[b];
+        bs->lake0 = at;
+        for (int64_t k = bs->s0; k < bs->s0 + bs->ns; k++) {
+            const int32_t c = s->stack[k];
+            if (s->lake[c]) {
+                s->lakes[at].z = s->z[c];
+                s->lakes[at++].i = c;
+            }
+        }
+        bs->nlake = at - bs->lake0;
+        if (bs->nlake > 1)
+            qsort(s->lakes + bs->lake0, (size_t)bs->nlake, sizeof *s->lakes, lake_cmp);
     }
-    for (int64_t i = 0; i < n; i++) {
-        if (!s->lake[i])
-            continue;
-        er_sp_basin *bs = &s->basins[s->basin[i]];
-        er_sp_lake *l = &s->lakes[bs->lake0 + bs->nlake++];
-        l->z = s->z[i];
-        l->i = (int32_t)i;
-    }
-    for (int64_t b = 1; b < nb; b++)
-        if (s->basins[b].nlake > 1)
-            qsort(s->lakes + s->basins[b].lake0, (size_t)s->basins[b].nlake, sizeof *s->lakes,
-                  lake_cmp);
     return ER_OK;
 }
 
-/* Drainage area in cells (rain-weighted with a rain map), summed down the
- * reversed stack: the same order, so the same sums, for any thread count. */
+/* The first cell of block r and, when the block is a closed basin joined
+ * to another block, the cell of that block it drains into (else -1). */
+static inline int32_t block_link(const er_sp_sim *s, int64_t r, int32_t *to)
+{
+    const int32_t c = s->stack[s->root_at[r]];
+    const uint8_t d = s->rdir[c];
+    *to = d == ER_SP_NONE ? -1 : (int32_t)(c + s->off[d]);
+    return c;
+}
+
+/* Drainage area in cells (rain-weighted with a rain map), summed up each
+ * block in reverse, deepest level first, a block's total then added to the
+ * cell it drains into, block by block in schedule order: each cell's sum
+ * in one fixed order, whichever thread takes the block. */
 static void accumulate(er_sp_sim *s)
 {
     const int64_t n = s->n;
     ER_OMP_FOR()
     for (int64_t i = 0; i < n; i++)
         s->acc[i] = s->kind[i] == ER_SP_WALL ? 0.0 : s->rain ? (double)s->rain[i] : 1.0;
-    for (int64_t k = s->nstack - 1; k >= 0; k--) {
-        const int32_t i = s->stack[k], r = s->rcv[i];
-        if (r != i)
-            s->acc[r] += s->acc[i];
+    for (int32_t d = s->nlevels - 1; d >= 0; d--) {
+        const int64_t l0 = s->lvl_at[d], l1 = s->lvl_at[d + 1];
+        ER_OMP_FOR_DYNAMIC()
+        for (int64_t l = l0; l < l1; l++) {
+            const int64_t r = s->sched[l];
+            for (int64_t k = s->root_at[r + 1] - 1; k > s->root_at[r]; k--) {
+                const int32_t i = s->stack[k];
+                s->acc[i + s->off[s->rdir[i]]] += s->acc[i];
+            }
+        }
+        for (int64_t l = l0; l < l1; l++) {
+            int32_t to;
+            const int32_t c = block_link(s, s->sched[l], &to);
+            if (to >= 0)
+                s->acc[to] += s->acc[c];
+        }
     }
 }
 
@@ -375,6 +552,7 @@ static er_status basins_fit(er_sp_sim *s, int64_t nb, er_error *err)
     RENEW(tree_off, k + 1)
     RENEW(tree, 2 * k)
     RENEW(tree_edge, 2 * k)
+    RENEW(lvl_at, k + 2)
 #undef RENEW
     s->basins_cap = c;
     return ER_OK;
@@ -384,24 +562,26 @@ oom:
 
 er_status er_sp_route(er_sp_sim *s, int lists, er_error *err)
 {
-    receivers(s);
-    const int64_t pits = count_pits(s);
+    double *rows = s->sums;
+    receivers(s, rows);
+    int64_t pits = 0;
+    for (int y = 0; y < s->h; y++)
+        pits += (int64_t)rows[y];
     er_status st = basins_fit(s, pits + 1, err);
     if (st)
         return st;
-    stack_of(s, 1);
-    s->basins[0].level = -INFINITY;
-    s->basins[0].parent = 0;
-    s->basins[0].nlake = 0;
+    donors(s);
+    s->basins[0] = (er_sp_basin){.level = -INFINITY};
+    if ((st = forest(s, err)))
+        return st;
     if (pits > 0) {
         if ((st = passes(s, err)))
             return st;
         spanning_tree(s);
         carve(s);
-        stack_of(s, 0);
     }
-    st = lakes(s, lists, err);
-    if (st)
+    schedule(s);
+    if ((st = lakes(s, lists, err)))
         return st;
     accumulate(s);
     return ER_OK;

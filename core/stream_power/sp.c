@@ -42,22 +42,22 @@ er_status er_sp_plan(er_plan *plan, const er_terrain *t, er_error *err)
     return ER_OK;
 }
 
-/* z, acc and q (doubles), rcv, stack, doff, don, basin (int32), kind and
- * lake (bytes), and with a hardness or mask map ks (float); the per-basin
+/* z, acc and q (doubles), stack, bcells, basin (int32), kind, rdir, dmask
+ * and lake (bytes), and with a hardness or mask map ks (float); the per-basin
  * records and passes grow with the closed basins (few after the first
  * steps; each cell of a flat is one) and are not counted. */
 size_t er_sp_bytes_per_cell(const er_params *p)
 {
     const er_control_paths *m = &p->maps;
-    return 3 * sizeof(double) + 5 * sizeof(int32_t) + 2 +
+    return 3 * sizeof(double) + 3 * sizeof(int32_t) + 4 +
            (m->hardness[0] || m->mask[0] ? sizeof(float) : 0);
 }
 
-static void sim_free(er_sp_sim *s)
+void er_sp_free(er_sp_sim *s)
 {
-    void *b[] = {s->z, s->kind, s->ks, s->rcv, s->stack, s->doff, s->don, s->basin,
-                 s->lake, s->acc, s->basins, s->edges, s->uf, s->tree, s->tree_off,
-                 s->tree_edge, s->order, s->lakes, s->q, s->pow_tab, s->dscr, s->sums};
+    void *b[] = {s->z, s->kind, s->ks, s->rdir, s->dmask, s->stack, s->bcells, s->basin,
+                 s->lake, s->acc, s->basins, s->edges, s->edges_tmp, s->uf, s->tree, s->tree_off,
+                 s->tree_edge, s->order, s->lakes, s->root_at, s->rsum, s->sched, s->lvl_at, s->rowcnt, s->q, s->pow_tab, s->dscr, s->sums};
     for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
         free(b[i]);
     memset(s, 0, sizeof *s);
@@ -97,8 +97,8 @@ static void cell_kinds(er_sp_sim *s, const er_terrain *t, er_sp_edges edges)
         }
 }
 
-static er_status sim_init(er_sp_sim *s, const er_plan *plan, const er_terrain *t,
-                          const er_layers *ly, er_error *err)
+er_status er_sp_init(er_sp_sim *s, const er_plan *plan, const er_terrain *t,
+                     const er_layers *ly, er_error *err)
 {
     const er_stream_power_params *p = &plan->p.stream_power;
     const er_controls *c = t->controls;
@@ -112,21 +112,25 @@ static er_status sim_init(er_sp_sim *s, const er_plan *plan, const er_terrain *t
     s->area = s->dx * s->dy;
     s->threads = er_thread_count();
     const size_t n = (size_t)s->n, lines = (size_t)(s->w > s->h ? s->w : s->h);
-    s->dscr_per_thread = 2 * lines;
+    const size_t block = (size_t)s->h * ER_SP_BLOCK;
+    s->dscr_per_thread = 2 * (lines > block ? lines : block);
     s->z = er_alloc_large(n, sizeof *s->z);
     s->acc = er_alloc_large(n, sizeof *s->acc);
     s->q = er_alloc_large(n, sizeof *s->q);
-    s->rcv = er_alloc_large(n, sizeof *s->rcv);
+    s->rdir = er_alloc_large(n, 1);
+    s->dmask = er_alloc_large(n, 1);
     s->stack = er_alloc_large(n, sizeof *s->stack);
-    s->doff = er_alloc_large(n + 1, sizeof *s->doff);
-    s->don = er_alloc_large(n, sizeof *s->don);
-    s->basin = er_alloc_large(n, sizeof *s->basin);
+    s->bcells = er_alloc_large(n, sizeof *s->bcells);
+    s->basin = er_calloc_large(n, sizeof *s->basin);
     s->kind = er_alloc_large(n, 1);
-    s->lake = er_alloc_large(n, 1);
+    s->lake = er_calloc_large(n, 1);
     s->dscr = malloc((size_t)s->threads * s->dscr_per_thread * sizeof *s->dscr);
     s->sums = malloc((3 * (size_t)s->h + (size_t)s->w) * sizeof *s->sums);
-    int ok = s->z && s->acc && s->q && s->rcv && s->stack && s->doff && s->don && s->basin &&
-             s->kind && s->lake && s->dscr && s->sums;
+    s->rowcnt = malloc(((size_t)s->h + 1) * sizeof *s->rowcnt);
+    int ok = s->z && s->acc && s->q && s->rdir && s->dmask && s->stack && s->bcells &&
+             s->basin && s->kind && s->lake && s->dscr && s->sums && s->rowcnt;
+    for (int k = 0; k < 8; k++)
+        s->off[k] = (int64_t)er_sp_dy[k] * s->w + er_sp_dx[k];
     if (ok && c && (c->hardness || c->mask)) {
         if ((s->ks = er_alloc_large(n, sizeof *s->ks)) != NULL) {
             ER_OMP_FOR()
@@ -149,6 +153,8 @@ static er_status sim_init(er_sp_sim *s, const er_plan *plan, const er_terrain *t
             s->pow_tab[k] = er_sp_pow((double)k, p->m);
     }
     cell_kinds(s, t, p->boundary);
+    for (int64_t i = 0; t->wall && i < s->n && !s->walls; i++)
+        s->walls = t->wall[i] != 0;
     ER_OMP_FOR()
     for (int64_t i = 0; i < s->n; i++)
         s->z[i] = s->kind[i] == ER_SP_WALL ? 0.0 : (double)t->elevation[i];
@@ -161,8 +167,7 @@ static er_status sim_init(er_sp_sim *s, const er_plan *plan, const er_terrain *t
     return ER_OK;
 }
 
-/* Uplift U dt mask on every free cell; the rows' sums in order. */
-static double uplift(er_sp_sim *s, const er_stream_power_params *p)
+double er_sp_uplift(er_sp_sim *s, const er_stream_power_params *p)
 {
     const int w = s->w, h = s->h;
     const double u = p->uplift * p->dt;
@@ -190,7 +195,7 @@ static er_status step(er_sp_sim *s, const er_plan *plan, er_budget *bud, er_erro
 {
     const er_stream_power_params *p = &plan->p.stream_power;
     er_sp_tally t = {0, 0, 0, 0};
-    t.uplifted = uplift(s, p);
+    t.uplifted = er_sp_uplift(s, p);
     if (p->k > 0.0) {
         er_status st = er_sp_route(s, p->g > 0.0, err);
         if (st)
@@ -333,7 +338,7 @@ er_status er_sp_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts *
     int refused = 0; /* a resume state that does not fit: nothing ran */
     float *lay = NULL;
     er_sp_sim s;
-    er_status st = sim_init(&s, plan, t, o->layers, err);
+    er_status st = er_sp_init(&s, plan, t, o->layers, err);
     if (!st && hk && hk->resume) {
         st = restore(&s, plan, hk->resume, &bud, err);
         b0 = hk->resume->boundary;
@@ -360,6 +365,6 @@ er_status er_sp_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts *
     if (o->budget)
         *o->budget = bud;
     free(lay);
-    sim_free(&s);
+    er_sp_free(&s);
     return st;
 }

@@ -21,6 +21,17 @@ enum {
     ER_SP_WALL = 2  /* nodata: never read, never changed */
 };
 
+/* Neighbour k of a cell (D8, row-major: k = 0..7 for (dx, dy) = (-1, -1),
+ * (0, -1), (1, -1), (-1, 0), (1, 0), (-1, 1), (0, 1), (1, 1)); the
+ * opposite direction of k is 7 - k.  ER_SP_NONE: no receiver. */
+extern const int er_sp_dx[8], er_sp_dy[8];
+#define ER_SP_NONE 8
+
+/* Columns the diffusion's column pass solves together (diffuse.c), so
+ * that each row's part of a block is a cache line or two, not a line a
+ * cell. */
+#define ER_SP_BLOCK 16
+
 /* Counts below this have their power A^m from a table (er_sp_sim.pow_tab). */
 #define ER_SP_POW_TABLE 65536
 
@@ -39,6 +50,8 @@ typedef struct er_sp_basin {
     int32_t x, y;    /* the pass: cell x in this basin, cell y beside it in the parent */
     double level;    /* [m] the water level of its lake: the lowest height at which
                       * water from its pit reaches base level */
+    int64_t s0, ns;  /* its block of the stack (route.c forest) */
+    int32_t depth;   /* passes between it and base level: its level (route.c schedule) */
     int32_t lake0, nlake; /* its lake cells in er_sp_sim.lakes, lowest first */
     double pool;     /* [m * cells] sediment that reached its lake this step (erode.c) */
 } er_sp_basin;
@@ -57,16 +70,32 @@ typedef struct er_sp_sim {
     double area;           /* [m^2] one cell, dx dy */
     double *z;             /* [m] working heights, n (walls hold their input) */
     uint8_t *kind;         /* ER_SP_FREE, _BASE, _WALL per cell */
+    int walls;             /* 1: some cell is nodata */
     /* Control maps (core/controls.h) as the model uses them, NULL = none:
      * ks = (1 - hardness) * mask scales K_f and the diffusion between two
      * cells (the smaller of theirs), mask scales uplift and deposition. */
     float *ks;
     const float *mask, *rain;
+    int64_t off[8];        /* index offset of neighbour k: dy w + dx */
     /* Routing (route.c), recomputed every step from z. */
-    int32_t *rcv;          /* receiver of each cell (itself: base level, walls) */
-    int32_t *stack;        /* the valid cells, every receiver before its donors */
+    uint8_t *rdir;         /* direction of each cell's receiver, ER_SP_NONE for none
+                            * (base level, walls, a pit the routing left alone) */
+    uint8_t *dmask;        /* bit k: neighbour k sends its water here */
+    int32_t *stack;        /* the valid cells in blocks, one a root of the receivers
+                            * before the depressions are resolved (a base-level cell
+                            * or a pit) and its upstream cells, every receiver before
+                            * its donors; a resolved pit's block drains through its
+                            * first cell into another block (route.c) */
     int64_t nstack;
-    int32_t *doff, *don;   /* donors of each cell: don[doff[i] .. doff[i+1]) (n + 1, n) */
+    int64_t *root_at;      /* where each block starts, nroots + 1 */
+    int64_t nroots, roots_cap;
+    int32_t *sched;        /* the blocks by level (route.c schedule), rsum_cap */
+    int64_t *lvl_at;       /* where each level starts in sched, nlevels + 1 */
+    int32_t nlevels;
+    double *rsum;          /* 3 sums per block (erode.c), rsum_cap blocks */
+    int64_t rsum_cap;
+    int64_t *rowcnt;       /* h + 1: the passes before each row (route.c) */
+    int32_t *bcells;       /* scratch of n cells (route.c carve) */
     int32_t *basin;        /* each cell's basin (0: drains to base level) */
     uint8_t *lake;         /* 1: below its basin's lake level */
     double *acc;           /* [m^2] drainage area (rain-weighted with a rain map) */
@@ -80,6 +109,7 @@ typedef struct er_sp_sim {
     int32_t *tree;         /* the spanning tree's half-edges by basin: the other basin */
     int32_t *tree_edge;    /* and the pass it goes through, in edges */
     er_sp_edge *edges;     /* candidate passes of this step */
+    er_sp_edge *edges_tmp; /* the radix sort's other buffer */
     int64_t nedges, edges_cap;
     er_sp_lake *lakes;     /* lake cells grouped by basin, each group lowest first */
     int64_t lakes_cap;
@@ -88,7 +118,8 @@ typedef struct er_sp_sim {
                             * copy of the heights before it */
     double pow_a;          /* [m^(2m)] cell area^m */
     double *pow_tab;       /* count^m for counts below ER_SP_POW_TABLE (no rain map) */
-    /* Diffusion scratch (diffuse.c): dscr_per_thread doubles a thread;
+    /* Diffusion scratch (diffuse.c): dscr_per_thread doubles a thread
+     * (two lines, or two column blocks of h * ER_SP_BLOCK);
      * sums: per-row and per-column sums, 3 h + w. */
     double *dscr;
     size_t dscr_per_thread;
@@ -103,12 +134,31 @@ typedef struct er_sp_tally {
     double uplifted, eroded, deposited, left;
 } er_sp_tally;
 
+/* sp.c: the simulation of a run of plan on t, its heights those of t,
+ * the layers' sediment and wear zeroed and kept in ly's buffers (NULL:
+ * none); its destructor (accepts a zeroed or half-made sim).  The run is
+ * er_sp_run_plan; the benchmark drives the phases itself. */
+er_status er_sp_init(er_sp_sim *s, const er_plan *plan, const er_terrain *t,
+                     const er_layers *ly, er_error *err);
+void er_sp_free(er_sp_sim *s);
+
+/* sp.c: uplift U dt mask on every free cell; returns the material added
+ * [m * cells], summed row by row in order. */
+double er_sp_uplift(er_sp_sim *s, const er_stream_power_params *p);
+
 /* route.c: routes the water over the heights z: steepest-descent
  * receivers, every closed basin joined to base level through its lowest
  * pass (Cordonnier et al. 2019) with the path to it reversed ("carved"),
  * the stack, the lake cells and levels, the drainage area.  Lake cell
  * lists only when `lists`. */
 er_status er_sp_route(er_sp_sim *s, int lists, er_error *err);
+
+/* The receiver of cell i (i itself when it has none). */
+static inline int32_t er_sp_rcv(const er_sp_sim *s, int32_t i)
+{
+    const uint8_t d = s->rdir[i];
+    return d == ER_SP_NONE ? i : (int32_t)(i + s->off[d]);
+}
 
 /* erode.c: the stream-power law along the stack (Braun and Willett 2013)
  * and, with G > 0, deposition (Yuan et al. 2019) and lakes filled; adds
