@@ -173,9 +173,11 @@ er_status er_job_draw_picture(er_job *j, const float *elev, const float *water, 
     int standing = (er_model(j->params.model)->flags & ER_MODEL_STANDING_WATER) != 0;
     er_preview_style style = er_preview_style_default();
     style.show_erosion = !standing;
+    const int uplift = (er_model(j->params.model)->flags & ER_MODEL_UPLIFT) != 0;
     er_preview_in after = {j->img.width, j->img.height, elev, j->img.nodata,
                            j->terrain.cell_x, j->terrain.cell_y, standing ? water : NULL,
-                           standing ? sed : NULL, deposit, erosion, &style};
+                           standing && !uplift ? sed : NULL, uplift ? NULL : deposit,
+                           uplift ? NULL : erosion, &style};
     er_preview_in before = {j->img.width, j->img.height, j->initial, j->img.nodata,
                             j->terrain.cell_x, j->terrain.cell_y, NULL, NULL, NULL, NULL, &style};
     int w, h;

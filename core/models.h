@@ -25,12 +25,17 @@ typedef struct er_vk_ctx er_vk_ctx;
 /* What a model's output layers hold, for the preview (cli/outputs.c). */
 enum {
     /* water and sediment are standing water and suspended load at the
-     * end (Mei): the preview draws them; without it they are totals over
-     * the run (droplets, SPH) and it draws deposits and erosion instead */
+     * end (Mei; stream power: lakes and its deposits): the preview draws
+     * them; without it they are totals over the run (droplets, SPH) and
+     * it draws deposits and erosion instead */
     ER_MODEL_STANDING_WATER = 1u,
     /* flow is an area [m^2] (stream power's drainage area), not a
      * thickness: written as it is, not divided by the vertical scale */
-    ER_MODEL_FLOW_AREA = 2u
+    ER_MODEL_FLOW_AREA = 2u,
+    /* uplift raises the terrain: a height change is no deposit, and the
+     * preview tints neither it nor the sediment layer (deposits already
+     * in the heights, on nearly every cell), only the water */
+    ER_MODEL_UPLIFT = 4u
 };
 
 typedef struct er_model_ops {

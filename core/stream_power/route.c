@@ -161,6 +161,8 @@ static er_status forest(er_sp_sim *s, er_error *err)
 {
     int64_t top = 0, nr = 0;
     s->nbasins = 1;
+    if (grow((void **)&s->root_at, &s->roots_cap, 1, sizeof *s->root_at, err))
+        return ER_ENOMEM;
     for (int64_t i = 0; i < s->n; i++) {
         if (s->kind[i] == ER_SP_WALL || s->rdir[i] != ER_SP_NONE)
             continue;

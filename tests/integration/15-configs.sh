@@ -223,6 +223,16 @@ assert e[z < level + 10].sum() >= 0.99 * e.sum(), "erosion away from the lake"
 EOF
             t_fail "the lake did not drain as its comment says"
         ;;
+    stream-power)
+        # Uplift against river incision on the DEM: it cuts (erosion), the
+        # uplift is counted in the budget, and its closed pits drain (at
+        # most 0.05 % of the cells left, as the recipe promises for noise).
+        fgt "$(v stream-power erosion_mean)" 0 || t_fail "nothing eroded"
+        jq -e '.budget.uplifted > 0' "$T/stream-power.json" > /dev/null || t_fail "no uplift in the budget"
+        pits=$($PY "$SRCDIR/scripts/terrain-metrics" --json "$T/stream-power/whitebox_dem_f32_utm18n.height.tif" |
+               jq .pits)
+        fgt 0.0005 "$pits" || t_fail "pits $pits of the cells"
+        ;;
     mountain-gullies)
         # Deeper incision than droplet.json: the deepest 1 % of cuts go 1.3x deeper.
         fgt "$(v mountain-gullies erosion_p99)" "$(v droplet erosion_p99)" 1.3 ||

@@ -183,9 +183,9 @@ from osgeo import gdal
 o = gdal.GetDriverByName('GTiff').Create(sys.argv[1], 9, 7, 1, gdal.GDT_Float32)
 o.SetGeoTransform((0, 30, 0, 0, 0, -30)); b = o.GetRasterBand(1); b.SetNoDataValue(-9999)
 b.WriteArray(np.full((7, 9), -9999, np.float32)); o = None" "$d/void.tif"
-    for m in mei droplet sph; do
+    for m in mei droplet sph stream_power; do
         rm -rf "$d/out"; mkdir -p "$d/out"
-        t_exit 0 "$ERODE" -q -s model=$m -s mei.steps=5 -s sph.steps=2 --layers height -o "$d/out" "$d/void.tif"
+        t_exit 0 "$ERODE" -q -s model=$m -s mei.steps=5 -s sph.steps=2 -s stream_power.steps=2 --layers height -o "$d/out" "$d/void.tif"
         t_one_error_line "^erode: .*void.tif: warning: .*no valid cell (every cell is nodata)\|warning: sph: the map starts dry"
         [ -f "$d/out/void.height.tif" ] || t_fail "$m: no height output"
     done

@@ -364,7 +364,7 @@ END_TEST
  * for bit, and its flow layer is the drainage area of the input, every
  * cell draining to base level (the areas of the base-level cells add up
  * to the map's); nodata cells keep their value and the valid cells beside
- * them are base level. */
+ * them are base level; a map of nodata only runs and changes nothing. */
 START_TEST(zero_steps_and_walls)
 {
     map m = map_new(50, 40, 10.0);
@@ -404,6 +404,10 @@ START_TEST(zero_steps_and_walls)
     for (int y = 9; y < 21; y++)
         for (int x = 19; x < 31; x++)
             ck_assert_float_eq(m.z[y * 50 + x], m.z0[y * 50 + x]);
+    /* nodata everywhere: nothing to route, nothing changes */
+    memset(m.wall, 1, cells(&m));
+    map_run_ok(&m, &p);
+    ck_assert_int_eq(memcmp(m.z, m.z0, cells(&m) * sizeof(float)), 0);
     map_free(&m);
 }
 END_TEST

@@ -1,0 +1,129 @@
+#!/bin/sh
+# The stream-power model from the command line: configs/stream-power.json
+# turns a 256^2 fBm map (made here by scripts/make-terrain, the method of
+# ../shared/peers/make_terrain.py, two seeds) into terrain by the metrics
+# of scripts/terrain-metrics (DESIGN.md section 7c): closed pits drained,
+# a slope-area concavity of real river profiles, a smoother surface than
+# the noise; the --json budget closes with the uplift counted; -j1, -j2 and
+# -j3 give the same bytes; runs killed with SIGKILL and resumed give the
+# bytes of an uninterrupted one; the flow layer is the drainage area in
+# m^2 whatever the vertical scale; tile sets and the Vulkan backend are
+# refused with one line.
+. "$(dirname "$0")/lib.sh"
+R=$SRCDIR/configs/stream-power.json
+stem=fbm
+
+if ! { have gdalinfo && $PY -c 'import osgeo.gdal, numpy' 2> /dev/null; }; then
+    t_case "stream_power"; t_skip "gdalinfo or python3-gdal missing"
+    exit 0
+fi
+$PY "$SRCDIR/scripts/make-terrain" "$T/$stem" 256 1 > /dev/null
+$PY "$SRCDIR/scripts/make-terrain" "$T/fbm2" 256 2 > /dev/null
+W=$T/$stem.tif
+
+# The goals of the issue for a 1024^2 map hold at 256^2 for the shipped
+# recipe as they are: pits <= 0.05 % of the valid cells, theta in [0.3,
+# 0.6] with r^2 >= 0.9, roughness at most the input's (a 256^2 fBm map is
+# rougher per cell than a 1024^2 one: its finest octave is one cell wide).
+for m in "$stem" fbm2; do
+    t_case "configs/stream-power.json on the 256^2 fBm map $m: exit 0, budget closed, terrain metrics of a landscape"
+    mkdir -p "$T/out-$m"
+    t_exit 0 "$ERODE" -q --json -r "$R" --layers height,water,flow -o "$T/out-$m" "$T/$m.tif"
+    jq -e '.status == "ok" and .model == "stream_power" and .steps == 250
+           and .budget.uplifted > 0 and .budget.eroded > 0 and .budget.deposited > 0
+           and (.budget.relative_error | fabs) < 1e-6
+           and ((.budget.material_before + .budget.uplifted - .budget.left_map - .budget.material_after)
+                | fabs) < 1e-6 * .budget.material_before' "$T/stdout" > /dev/null ||
+        t_fail "json: $(jq -c .budget "$T/stdout")"
+    $PY "$SRCDIR/scripts/terrain-metrics" --json "$T/$m.tif" "$T/out-$m/$m.height.tif" > "$T/metrics" ||
+        t_fail "terrain-metrics failed"
+    $PY - "$T/metrics" "$T/why" << 'EOF' || t_fail "$(cat "$T/why")"
+import json, sys
+inp, out = (json.loads(l) for l in open(sys.argv[1]))
+why = []
+if not out["pits"] <= 0.0005:
+    why.append("pits %.4f %% > 0.05 %%" % (100 * out["pits"]))
+if out["theta"] is None or not 0.3 <= out["theta"] <= 0.6 or not out["r2"] >= 0.9:
+    why.append("theta %s (r2 %s)" % (out["theta"], out["r2"]))
+if not out["roughness"] <= inp["roughness"]:
+    why.append("roughness %.3g above the input's %.3g" % (out["roughness"], inp["roughness"]))
+if not inp["pits"] > 0.005 or not inp["theta"] < 0.3:
+    why.append("the input is no noise: pits %.4f, theta %s" % (inp["pits"], inp["theta"]))
+open(sys.argv[2], "w").write("; ".join(why))
+sys.exit(1 if why else 0)
+EOF
+    t_ok
+done
+
+# A 64x64 crop and 30 steps for the cases below.
+gdal_translate -q -srcwin 40 70 64 64 "$W" "$T/crop.tif"
+W=$T/crop.tif
+stem=crop
+L=height,water,sediment,flow,wear
+
+t_case "stream_power -j1, -j2, -j3: every layer byte-identical"
+for j in 1 2 3; do
+    mkdir -p "$T/j$j"
+    t_exit 0 "$ERODE" -q -r "$R" -s stream_power.steps=30 -j $j --layers $L -o "$T/j$j" "$W"
+done
+for l in height water sediment flow wear; do
+    for j in 2 3; do
+        cmp -s "$T/j1/$stem.$l.tif" "$T/j$j/$stem.$l.tif" || t_fail "$l differs between -j1 and -j$j"
+    done
+done
+t_ok
+
+t_case "stream_power: the flow layer is the drainage area in m^2, all of it reaching base level, at any vertical scale"
+mkdir -p "$T/s1" "$T/s2"
+t_exit 0 "$ERODE" -q -r "$R" -s stream_power.steps=0 --layers flow -o "$T/s1" "$W"
+t_exit 0 "$ERODE" -q -r "$R" -s stream_power.steps=0 -s terrain.vertical_scale=3 --layers flow -o "$T/s2" "$W"
+$PY - "$T/s1/$stem.flow.tif" "$T/s2/$stem.flow.tif" "$T/why" << 'EOF' || t_fail "$(cat "$T/why")"
+import sys
+import numpy as np
+from osgeo import gdal
+a, b = (gdal.Open(p).ReadAsArray().astype(np.float64) for p in sys.argv[1:3])
+edge = np.concatenate([a[0, :], a[-1, :], a[1:-1, 0], a[1:-1, -1]])
+why = []
+if not (a == b).all():
+    why.append("the flow layer changes with terrain.vertical_scale")
+if not abs(edge.sum() - a.size * 100.0) <= 1e-6 * a.size * 100.0 or not a.min() >= 100.0:
+    why.append("the edge cells' drainage areas add up to %g m^2, not the map's %g" % (edge.sum(), a.size * 100.0))
+open(sys.argv[3], "w").write("; ".join(why))
+sys.exit(1 if why else 0)
+EOF
+t_ok
+
+t_case "stream_power: reference run"
+mkdir -p "$T/ref"
+t0=$(now_ms)
+t_exit 0 "$ERODE" -q -r "$R" -s stream_power.steps=400 --layers $L -o "$T/ref" "$W"
+dur=$(($(now_ms) - t0))
+t_ok
+
+t_case "stream_power: killed (SIGKILL) at random moments and resumed: outputs byte-identical"
+killed_resumed k 3 "-r $R -s stream_power.steps=400 --layers $L"
+for l in height water sediment flow wear; do
+    cmp -s "$T/ref/$stem.$l.tif" "$T/k/out/$stem.$l.tif" ||
+        t_fail "$l differs from the uninterrupted run (after $kills kills)"
+done
+echo "       ($kills kills)"
+t_ok
+
+t_case "stream_power in a tile set: exit 2, the reason named, nothing written"
+printf '%s\n' "$W" > "$T/list"
+mkdir -p "$T/ts"
+t_exit 2 "$ERODE" -q -r "$R" --tile-set "$T/list" --halo 4 -o "$T/ts" "$W"
+t_one_error_line "^erode: .*stream_power: tile sets (windows) are not supported"
+t_empty_dir "$T/ts"
+t_ok
+
+t_case "stream_power --backend vulkan: exit 2, one line, nothing written"
+if "$ERODE" --list-devices > /dev/null 2>&1; then
+    mkdir -p "$T/vk"
+    t_exit 2 "$ERODE" -q -r "$R" --backend vulkan -o "$T/vk" "$W"
+    t_one_error_line "^erode: .*$stem.tif: vulkan: the stream_power model runs on the cpu backend only$"
+    t_empty_dir "$T/vk"
+    t_ok
+else
+    t_skip "no Vulkan device (CI installs lavapipe)"
+fi
