@@ -45,21 +45,22 @@ static double solve_line(er_sp_sim *s, int64_t i0, int64_t stride, int len, doub
                          double *cp, double *dp)
 {
     double *z = s->z;
-    double cprev = 0.0, dprev = 0.0;
+    double cprev = 0.0, dprev = 0.0, cl = 0.0;
     for (int k = 0; k < len; k++) {
         const int64_t i = i0 + (int64_t)k * stride;
+        /* the face to the next cell; the one to the previous was cl */
+        const double cr = k + 1 < len ? theta * face(s, i, i + stride) : 0.0;
         if (s->kind[i] != ER_SP_FREE) {
-            cp[k] = 0.0;
-            dp[k] = z[i];
+            cprev = 0.0;
+            dprev = z[i];
         } else {
-            const double cl = k > 0 ? theta * face(s, i, i - stride) : 0.0;
-            const double cr = k + 1 < len ? theta * face(s, i, i + stride) : 0.0;
-            const double den = 1.0 + cl + cr + cl * cprev;
-            cp[k] = -cr / den;
-            dp[k] = (z[i] + cl * dprev) / den;
+            const double inv = 1.0 / (1.0 + cl + cr + cl * cprev);
+            cprev = -cr * inv;
+            dprev = (z[i] + cl * dprev) * inv;
         }
-        cprev = cp[k];
-        dprev = dp[k];
+        cp[k] = cprev;
+        dp[k] = dprev;
+        cl = cr;
     }
     double next = 0.0, flux = 0.0;
     for (int k = len - 1; k >= 0; k--) {
@@ -87,22 +88,25 @@ static void solve_columns(er_sp_sim *s, int x0, int nb, double theta, double *cp
 {
     const int w = s->w, h = s->h;
     double *z = s->z;
+    double cl[ER_SP_BLOCK], cprev[ER_SP_BLOCK], dprev[ER_SP_BLOCK];
+    for (int c = 0; c < nb; c++)
+        cl[c] = cprev[c] = dprev[c] = 0.0;
     for (int y = 0; y < h; y++) {
         for (int c = 0; c < nb; c++) {
             const int64_t i = (int64_t)y * w + x0 + c;
             const size_t k = (size_t)y * ER_SP_BLOCK + (size_t)c;
+            const double cr = y + 1 < h ? theta * face(s, i, i + w) : 0.0;
             if (s->kind[i] != ER_SP_FREE) {
-                cp[k] = 0.0;
-                dp[k] = z[i];
+                cprev[c] = 0.0;
+                dprev[c] = z[i];
             } else {
-                const double cl = y > 0 ? theta * face(s, i, i - w) : 0.0;
-                const double cr = y + 1 < h ? theta * face(s, i, i + w) : 0.0;
-                const double cprev = y > 0 ? cp[k - ER_SP_BLOCK] : 0.0;
-                const double dprev = y > 0 ? dp[k - ER_SP_BLOCK] : 0.0;
-                const double den = 1.0 + cl + cr + cl * cprev;
-                cp[k] = -cr / den;
-                dp[k] = (z[i] + cl * dprev) / den;
+                const double inv = 1.0 / (1.0 + cl[c] + cr + cl[c] * cprev[c]);
+                cprev[c] = -cr * inv;
+                dprev[c] = (z[i] + cl[c] * dprev[c]) * inv;
             }
+            cp[k] = cprev[c];
+            dp[k] = dprev[c];
+            cl[c] = cr;
         }
     }
     double next[ER_SP_BLOCK];

@@ -235,14 +235,19 @@ static void sort_passes(er_sp_sim *s)
 
 /* The passes found in row y: each pair of neighbouring valid cells in two
  * different basins (then one of them is closed), from the cell before the
- * other in row-major order, in that order; written to out unless NULL.
- * Returns their number. */
+ * other in row-major order, in that order, less those that cannot be the
+ * lowest of their pair of basins: of passes found one after the other
+ * between the same two basins only the lowest is kept (the first of equal
+ * ones), which leaves Kruskal's choices as they were.  Written to out
+ * unless NULL; returns their number. */
 static int64_t row_passes(const er_sp_sim *s, int y, er_sp_edge *out)
 {
     const int w = s->w, h = s->h;
     static const int fwd[4] = {4, 5, 6, 7}; /* E, SW, S, SE */
     const int inner = y < h - 1 && !s->walls;
     int64_t n = 0;
+    int32_t pa = -1, pb = -1; /* the basins of the last pass kept */
+    double pw = 0.0;          /* and its height */
     for (int x = 0; x < w; x++) {
         const int64_t i = (int64_t)y * w + x;
         const int32_t bi = s->basin[i];
@@ -259,13 +264,24 @@ static int64_t row_passes(const er_sp_sim *s, int y, er_sp_edge *out)
             if (!on_map(x, y, k, w, h))
                 continue;
             const int64_t j = i + s->off[k];
-            if (s->basin[j] == bi || s->kind[j] == ER_SP_WALL)
+            const int32_t bj = s->basin[j];
+            if (bj == bi || s->kind[j] == ER_SP_WALL)
                 continue;
+            const double pass = fmax(s->z[i], s->z[j]);
+            const int32_t lo = bi < bj ? bi : bj, hi = bi < bj ? bj : bi;
+            if (n > 0 && lo == pa && hi == pb) {
+                if (!(pass < pw))
+                    continue;
+                n--; /* a lower pass between the same basins replaces the last */
+            }
             if (out) {
-                out[n].w = fmax(s->z[i], s->z[j]);
+                out[n].w = pass;
                 out[n].a = (int32_t)i;
                 out[n].b = (int32_t)j;
             }
+            pa = lo;
+            pb = hi;
+            pw = pass;
             n++;
         }
     }
