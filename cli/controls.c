@@ -139,10 +139,11 @@ static void scale_hint(const er_job *j, const float *a, char *buf, size_t n)
 er_status er_job_read_controls(er_job *j, size_t limit)
 {
     const er_control_paths *p = &j->params.maps;
-    const char *path[ER_JOB_MAPS] = { p->hardness, p->rain, p->mask, p->sources };
-    const char *name[ER_JOB_MAPS] = { "hardness", "rain", "mask", "sources" };
+    const char *path[ER_JOB_MAPS] = { p->hardness, p->rain, p->mask, p->sources, p->uplift };
+    const char *name[ER_JOB_MAPS] = { "hardness", "rain", "mask", "sources", "uplift" };
     const float **slot[ER_JOB_MAPS] = { &j->controls.hardness, &j->controls.rain,
-                                        &j->controls.mask, &j->controls.source };
+                                        &j->controls.mask, &j->controls.source,
+                                        &j->controls.uplift };
     for (int m = 0; m < ER_JOB_MAPS; m++) {
         if (!path[m][0])
             continue;
@@ -159,7 +160,8 @@ er_status er_job_read_controls(er_job *j, size_t limit)
     er_error e = { { 0 } };
     for (int m = 0; m < ER_JOB_MAPS; m++) {
         er_controls one = { 0 };
-        const float **mine[ER_JOB_MAPS] = { &one.hardness, &one.rain, &one.mask, &one.source };
+        const float **mine[ER_JOB_MAPS] = { &one.hardness, &one.rain, &one.mask, &one.source,
+                                            &one.uplift };
         *mine[m] = *slot[m];
         er_status st = er_controls_check(&one, j->terrain.width, j->terrain.height,
                                          j->terrain.wall, 0, 0, &e);

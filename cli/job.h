@@ -20,7 +20,7 @@
 enum { EXIT_RUN_FAILED = 1, EXIT_USAGE = 2 };
 
 /* The control maps a job may read (core/controls.h). */
-#define ER_JOB_MAPS 4
+#define ER_JOB_MAPS 5
 
 /* Everything one input's run owns. */
 typedef struct er_job {
@@ -34,7 +34,7 @@ typedef struct er_job {
     er_terrain terrain;
     er_controls controls;      /* terrain.controls points here when a map is given */
     float *ctl_data[ER_JOB_MAPS]; /* the maps cut to the input's window: hardness, rain,
-                                * mask, sources; NULL = not given */
+                                * mask, sources, uplift; NULL = not given */
     er_plan plan;              /* the run, checked before any work */
     const er_backend *be;      /* where it runs: er_backend_cpu or er_backend_vulkan */
     void *be_ctx;              /* the backend's context (the er_vk_ctx), NULL for the CPU */

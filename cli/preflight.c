@@ -131,7 +131,8 @@ static const char *human(double bytes, char *out)
  * the input's window (controls.c) for the whole run. */
 static size_t maps_bytes_per_cell(const er_control_paths *m)
 {
-    int given = !!m->hardness[0] + !!m->rain[0] + !!m->mask[0] + !!m->sources[0];
+    int given = !!m->hardness[0] + !!m->rain[0] + !!m->mask[0] + !!m->sources[0] +
+                !!m->uplift[0];
     return (size_t)given * sizeof(float);
 }
 

@@ -458,9 +458,9 @@ static void add_read_files(plan *p, const er_settings *s, const er_params *recip
     if (!recipe)
         return;
     const er_control_paths *m = &recipe->maps;
-    const char *map[] = {m->hardness, m->rain, m->mask, m->sources};
+    const char *map[] = {m->hardness, m->rain, m->mask, m->sources, m->uplift};
     const char *map_what[] = {"the hardness raster", "the rain raster", "the mask raster",
-                              "the sources raster"};
+                              "the sources raster", "the uplift raster"};
     for (size_t k = 0; k < sizeof map / sizeof map[0]; k++)
         if (map[k][0])
             add(p, map[k], map_what[k], owner, ROLE_INPUT, 0);

@@ -40,11 +40,12 @@ er_status er_controls_check(const er_controls *c, int width, int height, const u
 {
     if (!er_controls_any(c))
         return ER_OK;
-    const ctl_map maps[4] = { { "hardness", c->hardness, 1.0 },
+    const ctl_map maps[5] = { { "hardness", c->hardness, 1.0 },
                               { "rain", c->rain, ER_CTL_RAIN_MAX },
                               { "mask", c->mask, 1.0 },
-                              { "sources", c->source, ER_CTL_SOURCE_MAX } };
-    for (int i = 0; i < 4; i++) {
+                              { "sources", c->source, ER_CTL_SOURCE_MAX },
+                              { "uplift", c->uplift, ER_CTL_UPLIFT_MAX } };
+    for (int i = 0; i < 5; i++) {
         er_status st;
         if (maps[i].v && (st = check_map(&maps[i], width, height, wall, x0, y0, err)))
             return st;

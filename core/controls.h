@@ -28,6 +28,9 @@
  *   source q in [0, ER_CTL_SOURCE_MAX] m/s: water depth added per second on
  *     the cell, as river_sources' "rate" (Mei, and SPH's sources), beside the
  *     recipe's list (the two add).
+ *   uplift u in [0, ER_CTL_UPLIFT_MAX]: a multiplier of the uplift rate at
+ *     the cell, for the models with uplift (ER_MODEL_UPLIFT, core/models.h:
+ *     stream power); the plan refuses it for the others.
  * A cell that is a wall (nodata in the input) may hold anything, nodata
  * included; it is never read.
  */
@@ -40,21 +43,23 @@
 
 #define ER_CTL_RAIN_MAX 100.0
 #define ER_CTL_SOURCE_MAX 100.0 /* [m/s] the same bound as river_sources[].rate */
+#define ER_CTL_UPLIFT_MAX 100.0
 
 /* The control maps of a run, each width * height floats on the map's grid
  * (a window's cells, not the world's), row-major; NULL = not given (the
- * neutral value: hardness 0, rain 1, mask 1, source 0). */
+ * neutral value: hardness 0, rain 1, mask 1, source 0, uplift 1). */
 typedef struct er_controls {
     const float *hardness;
     const float *rain;
     const float *mask;
     const float *source;
+    const float *uplift;
 } er_controls;
 
 /* Whether any map is given. */
 static inline int er_controls_any(const er_controls *c)
 {
-    return c && (c->hardness || c->rain || c->mask || c->source);
+    return c && (c->hardness || c->rain || c->mask || c->source || c->uplift);
 }
 
 /* Checks every map of c on the valid (non-wall) cells of a width x height

@@ -52,6 +52,7 @@ static const er_key common_keys[] = {
     {"rain", ER_KEY_PATH, ER_KEY_NULL | ER_KEY_DEF_NULL, ER_KEY_AT(maps.rain), 0, 0, 0, 0, NULL},
     {"mask", ER_KEY_PATH, ER_KEY_NULL | ER_KEY_DEF_NULL, ER_KEY_AT(maps.mask), 0, 0, 0, 0, NULL},
     {"sources", ER_KEY_PATH, ER_KEY_NULL | ER_KEY_DEF_NULL, ER_KEY_AT(maps.sources), 0, 0, 0, 0, NULL},
+    {"uplift", ER_KEY_PATH, ER_KEY_NULL | ER_KEY_DEF_NULL, ER_KEY_AT(maps.uplift), 0, 0, 0, 0, NULL},
     /* river sources (core/sources.h), for the models that take them */
     {"river_sources", ER_KEY_SOURCES, 0, ER_KEY_AT(river), 0, 0, ER_MAX_SOURCES, 0, NULL},
 

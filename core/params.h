@@ -45,6 +45,7 @@ typedef struct er_control_paths {
     char rain[ER_CTL_PATH_MAX];
     char mask[ER_CTL_PATH_MAX];
     char sources[ER_CTL_PATH_MAX];
+    char uplift[ER_CTL_PATH_MAX];
 } er_control_paths;
 
 /* Each model's recipe section (the registry's list, core/models.h): a

@@ -103,6 +103,23 @@ static void note_no_op(er_plan *plan, const er_terrain *t)
         m->note_no_op(plan, t);
 }
 
+/* The names of the models with uplift, "a, b", written to buf. */
+static const char *uplift_models(char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < ER_MODEL_KINDS; k++) {
+        const er_model_ops *m = er_model((er_model_kind)k);
+        if (!(m->flags & ER_MODEL_UPLIFT))
+            continue;
+        int w = snprintf(buf + used, n - used, "%s%s", used ? ", " : "", m->name);
+        if (w < 0 || (size_t)w >= n - used)
+            break;
+        used += (size_t)w;
+    }
+    return buf;
+}
+
 er_status er_plan_make(const er_params *p, const er_terrain *t, const er_window *win,
                        er_plan *plan, er_error *err)
 {
@@ -141,6 +158,10 @@ er_status er_plan_make(const er_params *p, const er_terrain *t, const er_window 
     const er_model_ops *model = er_model(p->model);
     if (!model)
         return er_fail(err, ER_EINVAL, "model: unknown model %d", (int)p->model);
+    if (t->controls && t->controls->uplift && !(model->flags & ER_MODEL_UPLIFT))
+        return er_fail(err, ER_EINVAL, "uplift: the %s model has no uplift for the map to "
+                       "scale (%s uses one)", model->name, uplift_models(plan->warning,
+                                                                      sizeof plan->warning));
     st = model->plan(plan, t, err);
     if (st == ER_OK)
         note_no_op(plan, t);

@@ -121,14 +121,20 @@ uint64_t er_checkpoint_map_hash(const float *map, size_t n)
     return h;
 }
 
-uint64_t er_checkpoint_fold_maps(uint64_t h, const uint64_t maps[4])
+uint64_t er_checkpoint_fold_maps(uint64_t h, const uint64_t maps[5])
 {
-    if (!(maps[0] | maps[1] | maps[2] | maps[3]))
-        return h;
-    unsigned char b[32];
-    for (int i = 0; i < 4; i++)
-        put_u64(b + 8 * i, maps[i]);
-    return er_fnv1a64(h, b, sizeof b);
+    if (maps[0] | maps[1] | maps[2] | maps[3]) {
+        unsigned char b[32];
+        for (int i = 0; i < 4; i++)
+            put_u64(b + 8 * i, maps[i]);
+        h = er_fnv1a64(h, b, sizeof b);
+    }
+    if (maps[4]) { /* the fifth after the four, so a run without it keeps its hash */
+        unsigned char b[8];
+        put_u64(b, maps[4]);
+        h = er_fnv1a64(h, b, sizeof b);
+    }
+    return h;
 }
 
 uint64_t er_checkpoint_input_hash(int width, int height, double cell_x, double cell_y,

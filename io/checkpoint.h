@@ -69,9 +69,11 @@ uint64_t er_checkpoint_input_hash(int width, int height, double cell_x, double c
 uint64_t er_checkpoint_map_hash(const float *map, size_t n);
 
 /* The input hash h with the control maps' hashes folded in, in the order
- * hardness, rain, mask, sources (each er_checkpoint_map_hash, 0 = none);
- * h itself when none is given, so runs without maps keep their hash. */
-uint64_t er_checkpoint_fold_maps(uint64_t h, const uint64_t maps[4]);
+ * hardness, rain, mask, sources, uplift (each er_checkpoint_map_hash,
+ * 0 = none): the first four together when any is given, then the uplift
+ * map's alone when it is; h itself when none is given, so runs without
+ * maps (or without an uplift map) keep their hash. */
+uint64_t er_checkpoint_fold_maps(uint64_t h, const uint64_t maps[5]);
 
 /* What a checkpoint must match to be resumed. */
 typedef struct er_checkpoint_id {

@@ -256,7 +256,7 @@ int main(int argc, char **argv)
     if (!h0 || (maps && !ctl))
         return 1;
     fbm(h0, n, 7);
-    er_controls k = {NULL, NULL, NULL, NULL};
+    er_controls k = {NULL, NULL, NULL, NULL, NULL};
     if (maps) {
         /* Noise fields of other seeds: hardness and mask 0 .. 1, rain 0 .. 2. */
         fbm(ctl, n, 8);
@@ -264,7 +264,7 @@ int main(int argc, char **argv)
         fbm(ctl + 2 * nc, n, 10);
         for (size_t i = 0; i < nc; i++)
             ctl[2 * nc + i] *= 2.0f;
-        k = (er_controls){ctl, ctl + 2 * nc, ctl + nc, NULL};
+        k = (er_controls){ctl, ctl + 2 * nc, ctl + nc, NULL, NULL};
         bench_ctl = &k;
     }
 

@@ -113,7 +113,7 @@ static float *make_maps(int n, er_controls *c)
         m[2 * cells + i] = (float)(0.5 + 0.5 * er_rng_unit(9, 3, i)); /* mask */
         m[3 * cells + i] = i % 64 == 0 ? 1e-4f : 0.0f;             /* sources [m/s] */
     }
-    *c = (er_controls){ m, m + cells, m + 2 * cells, m + 3 * cells };
+    *c = (er_controls){ m, m + cells, m + 2 * cells, m + 3 * cells, NULL };
     return m;
 }
 

@@ -146,6 +146,7 @@ er_status er_sp_init(er_sp_sim *s, const er_plan *plan, const er_terrain *t,
         return er_fail(err, ER_ENOMEM, "stream_power: out of memory for a %dx%d map", s->w, s->h);
     s->mask = c ? c->mask : NULL;
     s->rain = c ? c->rain : NULL;
+    s->uplift = c ? c->uplift : NULL;
     s->pow_a = er_sp_pow(s->area, p->m);
     if (s->pow_tab) {
         ER_OMP_FOR()
@@ -180,7 +181,9 @@ double er_sp_uplift(er_sp_sim *s, const er_stream_power_params *p)
         for (int64_t i = (int64_t)y * w; i < (int64_t)(y + 1) * w; i++) {
             if (s->kind[i] != ER_SP_FREE)
                 continue;
-            const double du = s->mask ? u * (double)s->mask[i] : u;
+            double du = s->mask ? u * (double)s->mask[i] : u;
+            if (s->uplift)
+                du *= (double)s->uplift[i];
             s->z[i] += du;
             r += du;
         }

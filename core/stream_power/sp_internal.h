@@ -73,9 +73,10 @@ typedef struct er_sp_sim {
     int walls;             /* 1: some cell is nodata */
     /* Control maps (core/controls.h) as the model uses them, NULL = none:
      * ks = (1 - hardness) * mask scales K_f and the diffusion between two
-     * cells (the smaller of theirs), mask scales uplift and deposition. */
+     * cells (the smaller of theirs), mask scales uplift and deposition, the
+     * uplift map the uplift, rain the water each cell adds downstream. */
     float *ks;
-    const float *mask, *rain;
+    const float *mask, *rain, *uplift;
     int64_t off[8];        /* index offset of neighbour k: dy w + dx */
     /* Routing (route.c), recomputed every step from z. */
     uint8_t *rdir;         /* direction of each cell's receiver, ER_SP_NONE for none
@@ -142,7 +143,7 @@ er_status er_sp_init(er_sp_sim *s, const er_plan *plan, const er_terrain *t,
                      const er_layers *ly, er_error *err);
 void er_sp_free(er_sp_sim *s);
 
-/* sp.c: uplift U dt mask on every free cell; returns the material added
+/* sp.c: uplift U dt mask uplift-map on every free cell; returns the material added
  * [m * cells], summed row by row in order. */
 double er_sp_uplift(er_sp_sim *s, const er_stream_power_params *p);
 

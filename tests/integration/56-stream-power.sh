@@ -7,8 +7,9 @@
 # the noise; the --json budget closes with the uplift counted; -j1, -j2 and
 # -j3 give the same bytes; runs killed with SIGKILL and resumed give the
 # bytes of an uninterrupted one; the flow layer is the drainage area in
-# m^2 whatever the vertical scale; tile sets and the Vulkan backend are
-# refused with one line.
+# m^2 whatever the vertical scale; an uplift raster scales the uplift and
+# other models refuse it; tile sets and the Vulkan backend are refused with
+# one line.
 . "$(dirname "$0")/lib.sh"
 R=$SRCDIR/configs/stream-power.json
 stem=fbm
@@ -107,6 +108,44 @@ for l in height water sediment flow wear; do
         t_fail "$l differs from the uninterrupted run (after $kills kills)"
 done
 echo "       ($kills kills)"
+t_ok
+
+t_case "an uplift raster: cells under 0 do not rise, the others by its value times the uplift; mei refuses it with one line"
+$PY - "$W" "$T/up.tif" << 'EOF'
+import sys
+import numpy as np
+from osgeo import gdal
+src = gdal.Open(sys.argv[1])
+d = gdal.GetDriverByName('GTiff').CreateCopy(sys.argv[2], src)
+a = np.zeros((src.RasterYSize, src.RasterXSize), np.float32)
+a[:, src.RasterXSize // 2:] = 2.0
+d.GetRasterBand(1).WriteArray(a); d = None
+EOF
+mkdir -p "$T/up"
+t_exit 0 "$ERODE" -q --json -r "$R" -s stream_power.steps=5 -s stream_power.k=0 -s stream_power.kd=0 \
+    -s uplift="$T/up.tif" --layers height -o "$T/up" "$W"
+$PY - "$W" "$T/up/$stem.height.tif" "$T/why" << 'EOF' || t_fail "$(cat "$T/why")"
+import sys
+import numpy as np
+from osgeo import gdal
+a, b = (gdal.Open(p).ReadAsArray().astype(np.float64) for p in sys.argv[1:3])
+h, w = a.shape
+d = b - a
+inner = d[1:-1, 1:-1]
+west, east = inner[:, :w // 2 - 1], inner[:, w // 2 - 1:]
+why = []
+if not (west == 0).all():
+    why.append("cells under an uplift of 0 moved by up to %g m" % abs(west).max())
+if not (abs(east - 5 * 1000 * 0.001 * 2) < 1e-3).all():
+    why.append("cells under 2 rose by %g..%g m, not 10" % (east.min(), east.max()))
+open(sys.argv[3], "w").write("; ".join(why))
+sys.exit(1 if why else 0)
+EOF
+jq -e '.budget.uplifted > 0' "$T/stdout" > /dev/null || t_fail "no uplift in the budget"
+mkdir -p "$T/up-mei"
+t_exit 2 "$ERODE" -q -s uplift="$T/up.tif" -s mei.steps=2 -o "$T/up-mei" "$W"
+t_one_error_line "^erode: .*$stem.tif: uplift: the mei model has no uplift for the map to scale (stream_power uses one)$"
+t_empty_dir "$T/up-mei"
 t_ok
 
 t_case "stream_power in a tile set: exit 2, the reason named, nothing written"

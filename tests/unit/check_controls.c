@@ -126,16 +126,20 @@ START_TEST(range_refused)
         { NAN, 2, "mask: no value (nodata) at column 3, row 7 where the input has terrain" },
         { 101.0f, 3, "sources: 101 at column 3, row 7 is outside [0, 100]" },
         { INFINITY, 2, "mask: inf at column 3, row 7 is outside [0, 1]" },
+        { 200.0f, 4, "uplift: 200 at column 3, row 7 is outside [0, 100]" },
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         c = (er_controls){ 0 };
-        const float **slot[4] = { &c.hardness, &c.rain, &c.mask, &c.source };
+        const float **slot[5] = { &c.hardness, &c.rain, &c.mask, &c.source, &c.uplift };
         *slot[cases[k].which] = m;
         m[bad] = cases[k].v;
-        ck_assert_int_eq(er_plan_make(&p, &t, NULL, &plan, &e), ER_EINVAL);
+        er_params q = p; /* the uplift map needs a model with uplift */
+        if (cases[k].which == 4)
+            q.model = ER_MODEL_STREAM_POWER;
+        ck_assert_int_eq(er_plan_make(&q, &t, NULL, &plan, &e), ER_EINVAL);
         ck_assert_str_eq(e.msg, cases[k].msg);
         wall[bad] = 1; /* a wall may hold anything */
-        ck_assert_int_eq(er_plan_make(&p, &t, NULL, &plan, &e), ER_OK);
+        ck_assert_int_eq(er_plan_make(&q, &t, NULL, &plan, &e), ER_OK);
         wall[bad] = 0;
         m[bad] = 0.5f;
     }
@@ -159,7 +163,7 @@ START_TEST(neutral_maps_identical)
     busy(&p);
     run *a = run_new(), *b = run_new();
     float *zero = map_of(0.0f), *one = map_of(1.0f);
-    er_controls c = { zero, one, one, zero };
+    er_controls c = { zero, one, one, zero, NULL };
     er_error e;
     ck_assert_int_eq(go(&p, NULL, a, &e), ER_OK);
     ck_assert_int_eq(go(&p, &c, b, &e), ER_OK);
@@ -348,7 +352,7 @@ START_TEST(maps_threads_identical)
         m[i] = (float)(i % 3) / 2.0f;
         q[i] = i % 97 == 0 ? 0.01f : 0.0f;
     }
-    er_controls c = { h, rn, m, q };
+    er_controls c = { h, rn, m, q, NULL };
     int saved = 1;
 #ifdef _OPENMP
     saved = omp_get_max_threads();

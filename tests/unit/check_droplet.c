@@ -1579,7 +1579,7 @@ START_TEST(ctl_threads_identical)
     fbm(&base, 21);
     float *hard = ctl_map(base.w, base.h, paint_hard), *mask = ctl_map(base.w, base.h, paint_mask);
     float *rain = ctl_map(base.w, base.h, paint_rain);
-    er_controls k = {hard, rain, mask, NULL};
+    er_controls k = {hard, rain, mask, NULL, NULL};
     er_params p = ctl_params(v);
     p.droplet.count = v == ER_DROPLET_LAGUE ? -1 : 3000;
     p.droplet.batch_size = 2000;
@@ -1620,10 +1620,10 @@ START_TEST(ctl_window_is_whole_restricted)
     p.droplet.mt_max_distance = 8;
     p.droplet.radius = 2;
     map whole = ctl_world(CW), part = ctl_world(CLW);
-    er_controls kw = {hard, rain, mask, NULL};
+    er_controls kw = {hard, rain, mask, NULL, NULL};
     ck_assert_int_eq(run_ctl(&p, &whole, &kw, NULL), ER_OK);
     float *ch = cut(hard, CLW), *cm = cut(mask, CLW), *cr = cut(rain, CLW);
-    er_controls kp = {ch, cr, cm, NULL};
+    er_controls kp = {ch, cr, cm, NULL, NULL};
     er_window win = {0, 0, CW, CH};
     ck_assert_int_eq(run_ctl(&p, &part, &kp, &win), ER_OK);
     int changed = 0;

@@ -318,8 +318,8 @@ START_TEST(test_no_op_warned)
         one[i] = 1.0f;
         cell[i] = i == 77 ? 1.0f : 0.0f;
     }
-    er_controls mask0 = {NULL, NULL, zero, NULL}, hard1 = {one, NULL, NULL, NULL};
-    er_controls rain0 = {NULL, zero, NULL, NULL}, mask1 = {NULL, NULL, cell, NULL};
+    er_controls mask0 = {NULL, NULL, zero, NULL, NULL}, hard1 = {one, NULL, NULL, NULL, NULL};
+    er_controls rain0 = {NULL, zero, NULL, NULL, NULL}, mask1 = {NULL, NULL, cell, NULL, NULL};
     const struct {
         er_model_kind model;
         const er_controls *c;

@@ -593,7 +593,7 @@ START_TEST(controls_honoured)
             hard[(size_t)y * w + x] = (x / 6 + y / 6) % 2 == 0 ? 1.0f : 0.0f;
             mask[(size_t)y * w + x] = (x / 6) % 3 == 1 && (y / 6) % 3 == 1 ? 0.0f : 1.0f;
         }
-    er_controls c = {hard, NULL, mask, NULL};
+    er_controls c = {hard, NULL, mask, NULL, NULL};
     d.t.controls = &c;
     er_params p = dem_params();
     er_budget b;
@@ -639,7 +639,7 @@ START_TEST(rain_and_source_maps)
     float *z = bowl(w), rain[400], src[400] = {0};
     for (int i = 0; i < w * w; i++)
         rain[i] = i % w < 10 ? 0.0f : 2.0f;
-    er_controls c = {NULL, rain, NULL, NULL};
+    er_controls c = {NULL, rain, NULL, NULL, NULL};
     er_terrain t = {w, w, z, NULL, 1.0, 1.0, NULL};
     er_params p = sph_params();
     p.sph.fill_level = 2.5;
@@ -667,7 +667,7 @@ START_TEST(rain_and_source_maps)
     ck_assert_int_eq(left, 0);
     ck_assert_int_eq(right, 2 * right0);
     src[10 * w + 10] = 2.0f; /* m/s on one cell */
-    c = (er_controls){NULL, NULL, NULL, src};
+    c = (er_controls){NULL, NULL, NULL, src, NULL};
     p.sph.fill_level_set = 0;
     memset(&b, 0, sizeof b);
     ck_assert_msg(er_plan_make(&p, &t, NULL, &plan, &e) == ER_OK, "%s", e.msg);
@@ -1062,7 +1062,7 @@ START_TEST(fill_counted_in_plan)
     float *z = bowl(w), rain[400];
     for (int i = 0; i < w * w; i++)
         rain[i] = i % w < 10 ? 0.0f : 2.0f;
-    er_controls c = {NULL, rain, NULL, NULL};
+    er_controls c = {NULL, rain, NULL, NULL, NULL};
     for (int r = 0; r < 2; r++) {
         er_terrain t = {w, w, z, NULL, 1.0, 1.0, r ? &c : NULL};
         er_params p = sph_params();

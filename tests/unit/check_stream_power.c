@@ -82,6 +82,7 @@ static void map_free(map *m)
     free((void *)(uintptr_t)m->ctl.hardness);
     free((void *)(uintptr_t)m->ctl.mask);
     free((void *)(uintptr_t)m->ctl.rain);
+    free((void *)(uintptr_t)m->ctl.uplift);
 }
 
 static size_t cells(const map *m) { return (size_t)m->w * (size_t)m->h; }
@@ -412,6 +413,59 @@ START_TEST(zero_steps_and_walls)
 }
 END_TEST
 
+/* The uplift control map multiplies the uplift: with nothing else acting
+ * (k = kd = 0) a cell of map value u rises by u U dt a step, base level
+ * not at all, and the budget's added material is their sum; another model
+ * refuses the map (it has no uplift to scale). */
+START_TEST(uplift_map)
+{
+    map m = map_new(20, 10, 10.0);
+    noise(&m, 9, 100.0);
+    float *up = malloc(cells(&m) * sizeof *up);
+    ck_assert_ptr_nonnull(up);
+    for (size_t i = 0; i < cells(&m); i++)
+        up[i] = (float)((i % 20) * 0.25);
+    m.ctl.uplift = up;
+    m.t.controls = &m.ctl;
+    er_params p = sp_params();
+    p.stream_power.steps = 4;
+    p.stream_power.dt = 500.0;
+    p.stream_power.uplift = 2e-3;
+    p.stream_power.k = 0.0;
+    p.stream_power.kd = 0.0;
+    map_run_ok(&m, &p);
+    double added = 0.0;
+    for (int y = 0; y < 10; y++)
+        for (int x = 0; x < 20; x++) {
+            const size_t i = (size_t)y * 20 + (size_t)x;
+            const int base = x == 0 || y == 0 || x == 19 || y == 9;
+            const double want = base ? 0.0 : 4 * 500.0 * 2e-3 * up[i];
+            added += want;
+            ck_assert_double_eq_tol((double)m.z[i] - (double)m.z0[i], want, 1e-4);
+        }
+    ck_assert_double_eq_tol(m.b.added, added, 1e-9 * added);
+    er_params q;
+    er_params_default(&q);
+    er_plan plan;
+    er_error e;
+    ck_assert_int_eq(er_plan_make(&q, &m.t, NULL, &plan, &e), ER_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.msg, "uplift: the mei model has no uplift"));
+    /* a checkpoint's input hash holds the map (a resume with another is
+     * refused), and a run without it keeps the hash it had before the map
+     * existed (the four other maps folded as they were) */
+    const uint64_t h = 12345, four[5] = {1, 2, 3, 4, 0}, five[5] = {1, 2, 3, 4, 5};
+    const uint64_t other[5] = {1, 2, 3, 4, 6}, none[5] = {0, 0, 0, 0, 0};
+    ck_assert_uint_eq(er_checkpoint_fold_maps(h, none), h);
+    ck_assert_uint_ne(er_checkpoint_fold_maps(h, five), er_checkpoint_fold_maps(h, four));
+    ck_assert_uint_ne(er_checkpoint_fold_maps(h, five), er_checkpoint_fold_maps(h, other));
+    uint8_t b[32];
+    for (int k = 0; k < 32; k++)
+        b[k] = (uint8_t)(four[k / 8] >> (8 * (k % 8)));
+    ck_assert_uint_eq(er_checkpoint_fold_maps(h, four), er_fnv1a64(h, b, sizeof b));
+    map_free(&m);
+}
+END_TEST
+
 /* The same bits for any thread count: heights, layers and budget, with
  * deposition, diffusion and a rain map, on 1, 2, 3 and 8 threads. */
 START_TEST(threads_identical)
@@ -564,6 +618,7 @@ Suite *stream_power_suite(void)
     tcase_add_test(tc, implicit_matches_explicit);
     tcase_add_test(tc, budget_closes);
     tcase_add_test(tc, zero_steps_and_walls);
+    tcase_add_test(tc, uplift_map);
     tcase_add_test(tc, threads_identical);
     tcase_add_test(tc, resume_identical);
     tcase_add_test(tc, refusals);

@@ -878,7 +878,7 @@ static void fail_case_make(er_vk_ctx *vk, fail_case *f)
         f->c.b[i] = (float)(0.2 * (side - (int)(i % (size_t)side)));
         f->mask[i] = i == cx || i == cx + 1 ? 0.0f : 1.0f;
     }
-    f->ctl = (er_controls){NULL, NULL, f->mask, NULL};
+    f->ctl = (er_controls){NULL, NULL, f->mask, NULL, NULL};
     f->c.t = (er_terrain){side, side, f->c.b, NULL, 1.0, 1.0, &f->ctl};
     er_params_default(&f->c.p);
     f->c.p.mei.steps = 400;
@@ -1109,7 +1109,7 @@ static void maps_for(ctl_maps *k, mei_case *c, unsigned which, int x0, int y0, i
                 k->map[m][i] = c->wall && c->wall[i] ? NAN : map_value(m, x + x0, y + y0, side);
             }
     }
-    k->c = (er_controls){ k->map[0], k->map[1], k->map[2], k->map[3] };
+    k->c = (er_controls){ k->map[0], k->map[1], k->map[2], k->map[3], NULL };
     c->t.controls = &k->c;
 }
 

@@ -654,7 +654,7 @@ static paint paint_new(const vmap *m, int x0, int y0)
             q.mask[i] = dm < 500 ? 0.0f : wx < 100 ? 0.5f : 1.0f;
             q.rain[i] = (float)er_rng_below(3, 2, key, 7) / 2.0f;
         }
-    q.k = (er_controls){q.hard, q.rain, q.mask, NULL};
+    q.k = (er_controls){q.hard, q.rain, q.mask, NULL, NULL};
     return q;
 }
 
