@@ -13,7 +13,9 @@
  *    complexity algorithm for flow routing in topographies with
  *    depressions"): the basins form a graph whose edges are the passes
  *    between neighbouring cells of two basins, weighted by the pass height
- *    max(z_a, z_b); its minimum spanning tree (Kruskal's algorithm) rooted
+ *    max(z_a, z_b) (of equal ones the pass whose lower cell is lowest: the
+ *    water goes over the sill towards the lowest cell beyond it); its
+ *    minimum spanning tree (Kruskal's algorithm) rooted
  *    at basin 0 gives each closed basin the pass its water spills over,
  *    and the highest pass on the tree path to the root is the level of its
  *    lake (what a priority-flood fill would give).  The path from the
@@ -208,23 +210,26 @@ static inline uint64_t order_key(double v)
     return u >> 63 ? ~u : u | UINT64_C(0x8000000000000000);
 }
 
-/* Sorts the passes by height, stably (passes of equal height keep the
- * order they were found in, itself fixed): LSD radix sort a byte at a
- * time, skipping the bytes every key shares.  O(e). */
+/* Sorts the passes by height, then by the lower of their two cells (a
+ * lake spills over its lowest pass, towards the lowest cell beyond it),
+ * stably (passes equal in both keep the order they were found in, itself
+ * fixed): LSD radix sort a byte at a time, the lower height's bytes
+ * first, skipping the bytes every key shares.  O(e). */
 static void sort_passes(er_sp_sim *s)
 {
     er_sp_edge *a = s->edges, *b = s->edges_tmp;
     const int64_t n = s->nedges;
-    for (int shift = 0; shift < 64; shift += 8) {
+    for (int pass = 0; pass < 16; pass++) {
+        const int shift = (pass % 8) * 8, hi = pass >= 8;
         int64_t count[257] = {0};
         for (int64_t k = 0; k < n; k++)
-            count[((order_key(a[k].w) >> shift) & 0xff) + 1]++;
-        if (count[((order_key(a[0].w) >> shift) & 0xff) + 1] == n)
+            count[((order_key(hi ? a[k].w : a[k].lo) >> shift) & 0xff) + 1]++;
+        if (count[((order_key(hi ? a[0].w : a[0].lo) >> shift) & 0xff) + 1] == n)
             continue;
         for (int d = 0; d < 256; d++)
             count[d + 1] += count[d];
         for (int64_t k = 0; k < n; k++)
-            b[count[(order_key(a[k].w) >> shift) & 0xff]++] = a[k];
+            b[count[(order_key(hi ? a[k].w : a[k].lo) >> shift) & 0xff]++] = a[k];
         er_sp_edge *t = a;
         a = b;
         b = t;
@@ -237,8 +242,8 @@ static void sort_passes(er_sp_sim *s)
  * different basins (then one of them is closed), from the cell before the
  * other in row-major order, in that order, less those that cannot be the
  * lowest of their pair of basins: of passes found one after the other
- * between the same two basins only the lowest is kept (the first of equal
- * ones), which leaves Kruskal's choices as they were.  Written to out
+ * between the same two basins only the first in the sort's order
+ * (sort_passes) is kept, which leaves Kruskal's choices as they were.  Written to out
  * unless NULL; returns their number. */
 static int64_t row_passes(const er_sp_sim *s, int y, er_sp_edge *out)
 {
@@ -247,7 +252,7 @@ static int64_t row_passes(const er_sp_sim *s, int y, er_sp_edge *out)
     const int inner = y < h - 1 && !s->walls;
     int64_t n = 0;
     int32_t pa = -1, pb = -1; /* the basins of the last pass kept */
-    double pw = 0.0;          /* and its height */
+    double pw = 0.0, plo = 0.0; /* and its heights */
     for (int x = 0; x < w; x++) {
         const int64_t i = (int64_t)y * w + x;
         const int32_t bi = s->basin[i];
@@ -267,21 +272,23 @@ static int64_t row_passes(const er_sp_sim *s, int y, er_sp_edge *out)
             const int32_t bj = s->basin[j];
             if (bj == bi || s->kind[j] == ER_SP_WALL)
                 continue;
-            const double pass = fmax(s->z[i], s->z[j]);
+            const double pass = fmax(s->z[i], s->z[j]), low = fmin(s->z[i], s->z[j]);
             const int32_t lo = bi < bj ? bi : bj, hi = bi < bj ? bj : bi;
             if (n > 0 && lo == pa && hi == pb) {
-                if (!(pass < pw))
+                if (!(pass < pw || (pass == pw && low < plo)))
                     continue;
                 n--; /* a lower pass between the same basins replaces the last */
             }
             if (out) {
                 out[n].w = pass;
+                out[n].lo = low;
                 out[n].a = (int32_t)i;
                 out[n].b = (int32_t)j;
             }
             pa = lo;
             pb = hi;
             pw = pass;
+            plo = low;
             n++;
         }
     }
@@ -321,7 +328,7 @@ static int32_t find(int32_t *uf, int32_t b)
 }
 
 /* Kruskal's minimum spanning tree over the basins (passes sorted by
- * height, those of one height in the order found), oriented from basin 0 breadth
+ * height and lower cell, those equal in both in the order found), oriented from basin 0 breadth
  * first; each closed basin's parent, pass and lake level.  A basin the
  * tree does not reach (none, while every group of valid cells holds a
  * base-level cell) keeps its pit as a sink: parent -1. */

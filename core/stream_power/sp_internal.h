@@ -36,9 +36,9 @@ extern const int er_sp_dx[8], er_sp_dy[8];
 #define ER_SP_POW_TABLE 65536
 
 /* An edge between two cells of different basins (route.c): its pass
- * height max(z_a, z_b) and its cells, a < b. */
+ * height max(z_a, z_b), the lower of the two, and its cells, a < b. */
 typedef struct er_sp_edge {
-    double w;
+    double w, lo;
     int32_t a, b;
 } er_sp_edge;
 

@@ -4,8 +4,9 @@
 # ../shared/peers/make_terrain.py, two seeds) into terrain by the metrics
 # of scripts/terrain-metrics (DESIGN.md section 7c): closed pits drained,
 # a slope-area concavity of real river profiles, a smoother surface than
-# the noise; the --json budget closes with the uplift counted; -j1, -j2 and
-# -j3 give the same bytes; runs killed with SIGKILL and resumed give the
+# the noise; the drainage area agrees with a second computation
+# (drainage_oracle.py); the --json budget closes with the uplift counted;
+# -j1, -j2 and -j3 give the same bytes; runs killed with SIGKILL and resumed give the
 # bytes of an uninterrupted one; the flow layer is the drainage area in
 # m^2 whatever the vertical scale; an uplift raster scales the uplift and
 # other models refuse it; tile sets and the Vulkan backend are refused with
@@ -55,6 +56,16 @@ sys.exit(1 if why else 0)
 EOF
     t_ok
 done
+
+t_case "stream_power: the drainage area against an independent computation (a priority flood's passes) on the fBm map and the Vermont DEM, every cell outside the lakes"
+for f in "$W" "$SRCDIR/tests/data/whitebox_dem_f32_utm18n.tif"; do
+    b=$(basename "$f" .tif)
+    mkdir -p "$T/oracle"
+    t_exit 0 "$ERODE" -q -s model=stream_power -s stream_power.steps=0 --layers flow,water -o "$T/oracle" "$f"
+    $PY "$SRCDIR/tests/integration/drainage_oracle.py" "$f" "$T/oracle/$b.flow.tif" "$T/oracle/$b.water.tif" \
+        > "$T/why" 2>&1 || t_fail "$b: $(tail -n 1 "$T/why")"
+done
+t_ok
 
 # A 64x64 crop and 30 steps for the cases below.
 gdal_translate -q -srcwin 40 70 64 64 "$W" "$T/crop.tif"
