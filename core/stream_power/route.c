@@ -295,26 +295,57 @@ static int64_t row_passes(const er_sp_sim *s, int y, er_sp_edge *out)
     return n;
 }
 
-/* Every candidate pass, row by row (counted, then written in parallel at
- * each row's offset: the same order for any thread count). */
+/* Every candidate pass, row by row: each thread appends its rows' (a
+ * contiguous run of rows, in order) to its own list, and the lists are
+ * joined in thread order, so the passes lie in row order for any thread
+ * count. */
 static er_status passes(er_sp_sim *s, er_error *err)
 {
     const int h = s->h;
-    int64_t *at = s->rowcnt;
-    at[0] = 0;
-    ER_OMP_FOR()
-    for (int y = 0; y < h; y++)
-        at[y + 1] = row_passes(s, y, NULL);
-    for (int y = 0; y < h; y++)
-        at[y + 1] += at[y];
-    s->nedges = at[h];
+    const int64_t row_max = 4 * (int64_t)s->w; /* the most passes a row can add */
+    for (int t = 0; t < s->threads; t++)
+        s->tlen[t] = 0; /* a team smaller than s->threads leaves the others empty */
+    ER_OMP_PARALLEL()
+    {
+        const int t = er_thread_id();
+        int bad = 0;
+        ER_OMP_FOR_INNER()
+        for (int y = 0; y < h; y++) {
+            if (bad)
+                continue;
+            if (s->tlen[t] + row_max > s->tcap[t]) {
+                int64_t c = s->tcap[t] ? s->tcap[t] : 1024;
+                while (c < s->tlen[t] + row_max)
+                    c *= 2;
+                er_sp_edge *q = realloc(s->tedges[t], (size_t)c * sizeof *q);
+                if (!q) {
+                    bad = 1;
+                    continue;
+                }
+                s->tedges[t] = q;
+                s->tcap[t] = c;
+            }
+            s->tlen[t] += row_passes(s, y, s->tedges[t] + s->tlen[t]);
+        }
+        if (bad)
+            s->tlen[t] = -1;
+    }
+    int64_t total = 0;
+    for (int t = 0; t < s->threads; t++) {
+        if (s->tlen[t] < 0)
+            return er_fail(err, ER_ENOMEM, "stream_power: out of memory for the passes");
+        total += s->tlen[t];
+    }
     int64_t cap = s->edges_cap;
-    if (grow((void **)&s->edges, &s->edges_cap, s->nedges, sizeof *s->edges, err) ||
-        grow((void **)&s->edges_tmp, &cap, s->nedges, sizeof *s->edges, err))
+    if (grow((void **)&s->edges, &s->edges_cap, total, sizeof *s->edges, err) ||
+        grow((void **)&s->edges_tmp, &cap, total, sizeof *s->edges, err))
         return ER_ENOMEM;
-    ER_OMP_FOR()
-    for (int y = 0; y < h; y++)
-        row_passes(s, y, s->edges + at[y]);
+    s->nedges = 0;
+    for (int t = 0; t < s->threads; t++) {
+        if (s->tlen[t] > 0)
+            memcpy(s->edges + s->nedges, s->tedges[t], (size_t)s->tlen[t] * sizeof *s->edges);
+        s->nedges += s->tlen[t];
+    }
     return ER_OK;
 }
 

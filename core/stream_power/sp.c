@@ -55,9 +55,11 @@ size_t er_sp_bytes_per_cell(const er_params *p)
 
 void er_sp_free(er_sp_sim *s)
 {
+    for (int t = 0; s->tedges && t < s->threads; t++)
+        free(s->tedges[t]);
     void *b[] = {s->z, s->kind, s->ks, s->rdir, s->dmask, s->stack, s->bcells, s->basin,
                  s->lake, s->acc, s->basins, s->edges, s->edges_tmp, s->uf, s->tree, s->tree_off,
-                 s->tree_edge, s->order, s->lakes, s->root_at, s->rsum, s->sched, s->lvl_at, s->rowcnt, s->q, s->pow_tab, s->dscr, s->sums};
+                 s->tree_edge, s->order, s->lakes, s->root_at, s->rsum, s->sched, s->lvl_at, s->tedges, s->tlen, s->tcap, s->q, s->pow_tab, s->dscr, s->sums};
     for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
         free(b[i]);
     memset(s, 0, sizeof *s);
@@ -126,9 +128,11 @@ er_status er_sp_init(er_sp_sim *s, const er_plan *plan, const er_terrain *t,
     s->lake = er_calloc_large(n, 1);
     s->dscr = malloc((size_t)s->threads * s->dscr_per_thread * sizeof *s->dscr);
     s->sums = malloc((3 * (size_t)s->h + (size_t)s->w) * sizeof *s->sums);
-    s->rowcnt = malloc(((size_t)s->h + 1) * sizeof *s->rowcnt);
+    s->tedges = calloc((size_t)s->threads, sizeof *s->tedges);
+    s->tlen = calloc((size_t)s->threads, sizeof *s->tlen);
+    s->tcap = calloc((size_t)s->threads, sizeof *s->tcap);
     int ok = s->z && s->acc && s->q && s->rdir && s->dmask && s->stack && s->bcells &&
-             s->basin && s->kind && s->lake && s->dscr && s->sums && s->rowcnt;
+             s->basin && s->kind && s->lake && s->dscr && s->sums && s->tedges && s->tlen && s->tcap;
     for (int k = 0; k < 8; k++)
         s->off[k] = (int64_t)er_sp_dy[k] * s->w + er_sp_dx[k];
     if (ok && c && (c->hardness || c->mask)) {

@@ -95,7 +95,6 @@ typedef struct er_sp_sim {
     int32_t nlevels;
     double *rsum;          /* 3 sums per block (erode.c), rsum_cap blocks */
     int64_t rsum_cap;
-    int64_t *rowcnt;       /* h + 1: the passes before each row (route.c) */
     int32_t *bcells;       /* scratch of n cells (route.c carve) */
     int32_t *basin;        /* each cell's basin (0: drains to base level) */
     uint8_t *lake;         /* 1: below its basin's lake level */
@@ -109,6 +108,8 @@ typedef struct er_sp_sim {
     int32_t *tree_off;     /* basins + 1 offsets into tree */
     int32_t *tree;         /* the spanning tree's half-edges by basin: the other basin */
     int32_t *tree_edge;    /* and the pass it goes through, in edges */
+    er_sp_edge **tedges;   /* each thread's passes (route.c passes): threads lists */
+    int64_t *tlen, *tcap;  /* their lengths and capacities */
     er_sp_edge *edges;     /* candidate passes of this step */
     er_sp_edge *edges_tmp; /* the radix sort's other buffer */
     int64_t nedges, edges_cap;
