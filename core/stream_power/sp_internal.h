@@ -68,7 +68,7 @@ typedef struct er_sp_sim {
     double dx, dy;         /* [m] cell size along a row, between rows */
     double dd;             /* [m] the diagonal, sqrt(dx^2 + dy^2) */
     double area;           /* [m^2] one cell, dx dy */
-    double *z;             /* [m] working heights, n (walls hold their input) */
+    double *z;             /* [m] working heights, n (walls hold 0, never read) */
     uint8_t *kind;         /* ER_SP_FREE, _BASE, _WALL per cell */
     int walls;             /* 1: some cell is nodata */
     /* Control maps (core/controls.h) as the model uses them, NULL = none:
@@ -98,7 +98,8 @@ typedef struct er_sp_sim {
     int32_t *bcells;       /* scratch of n cells (route.c carve) */
     int32_t *basin;        /* each cell's basin (0: drains to base level) */
     uint8_t *lake;         /* 1: below its basin's lake level */
-    double *acc;           /* [m^2] drainage area (rain-weighted with a rain map) */
+    double *acc;           /* [cells] drainage area (rain-weighted with a rain map);
+                            * in m^2 times `area` */
     /* Per basin (grown between phases as the basins need, never shrunk):
      * basins_cap of each. */
     int64_t nbasins, basins_cap;
@@ -125,7 +126,7 @@ typedef struct er_sp_sim {
      * sums: per-row and per-column sums, 3 h + w. */
     double *dscr;
     size_t dscr_per_thread;
-    int threads;
+    int threads;           /* threads at set-up: the per-thread arrays' count */
     double *sums;
     /* Accumulated layers (the caller's buffers, NULL = not kept). */
     float *wear, *dep;
