@@ -30,7 +30,8 @@
  * mask), and what its lake cannot hold passes on over the pass.  With
  * G = 0 (detachment-limited) nothing is deposited and everything eroded
  * leaves the map at base level.
- * Sums run along the stack, sequentially: the same for any thread count.
+ * Sums run along the stack within a block and are added in block order
+ * (er_sp_incise): the same for any thread count.
  */
 #include <math.h>
 
