@@ -43,16 +43,6 @@ static void job_free(er_job *j)
         free(j->ctl_data[m]);
 }
 
-/* A plan error whose message starts with a recipe key ("mei.ke: ...",
- * "river_sources[2]: ...") is the recipe's: DESIGN.md §1 wants "INPUT:
- * RECIPE: KEY: what". */
-static int names_key(const char *msg)
-{
-    size_t n = strcspn(msg, ": ");
-    size_t dot = strcspn(msg, ".[");
-    return msg[n] == ':' && dot < n && strspn(msg, "abcdefghijklmnopqrstuvwxyz_.[]0123456789") >= n;
-}
-
 /* The run plan (core/plan.h): every recipe and input check that needs no
  * work, before any output is opened; a failure is exit 2. */
 static er_status plan_run(er_job *j)
@@ -65,7 +55,8 @@ static er_status plan_run(er_job *j)
             er_msg_error("%s: warning: %s", j->input, j->plan.warning);
         return ER_OK;
     }
-    if (names_key(e.msg))
+    /* a recipe key's error: DESIGN.md §1 wants "INPUT: RECIPE: KEY: what" */
+    if (er_error_names_key(e.msg))
         return er_fail(&j->err, st, "%s: %s: %s", j->input,
                        j->s->recipe_path ? j->s->recipe_path : "recipe", e.msg);
     return er_fail(&j->err, st, "%s: %s", j->input, e.msg);
