@@ -143,20 +143,16 @@ int main(int argc, char **argv)
     }
     if (s.print_recipe) {
         status = print_recipe(&recipe);
-    } else if (recipe.n > 0 && !s.list_devices) {
-        er_msg_error("%s: stages: this erode prints staged recipes but does not run them yet",
-                     s.recipe_path ? s.recipe_path : "recipe");
-        status = 2;
     } else if (s.stitch) {
-        if ((status = er_run_preflight(&s, &recipe.top)) == 0) {
+        if ((status = er_run_preflight(&s, &recipe)) == 0) {
             install_signal_handlers();
             status = er_stitch_all(&s, &tiles);
         }
     } else if (s.list_devices) {
         status = er_run_list_devices();
-    } else if ((status = er_run_preflight(&s, &recipe.top)) == 0) {
+    } else if ((status = er_run_preflight(&s, &recipe)) == 0) {
         install_signal_handlers();
-        status = er_run_all(&s, &recipe.top);
+        status = er_run_all(&s, &recipe);
     }
     er_tile_set_free(&tiles);
     er_settings_free(&s);

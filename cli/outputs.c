@@ -18,7 +18,7 @@
  * only divide by the scale.  b0: the cell's height before the run. */
 static float layer_value(const er_job *j, unsigned layer, size_t i, float b0f)
 {
-    double sc = j->params.terrain.vertical_scale, off = j->params.terrain.vertical_offset;
+    double sc = j->rc.top.terrain.vertical_scale, off = j->rc.top.terrain.vertical_offset;
     if (j->img.nodata && j->img.nodata[i])
         return j->img.data[i];
     double b = j->terrain.elevation[i], b0 = b0f;
@@ -42,7 +42,7 @@ static float layer_value(const er_job *j, unsigned layer, size_t i, float b0f)
  * for bit (x / 1.0 is x), so the copy is skipped.  NULL otherwise. */
 static const float *as_is(const er_job *j, unsigned layer)
 {
-    if (j->params.terrain.vertical_scale != 1.0 || j->img.nodata)
+    if (j->rc.top.terrain.vertical_scale != 1.0 || j->img.nodata)
         return NULL;
     switch (layer) {
     case ER_LAYER_SEDIMENT: return j->sediment;
@@ -92,7 +92,7 @@ er_status er_job_write_layers(er_job *j)
     const char *ext = er_path_ext(j->s, j->img.format);
     er_status st = ER_OK;
     float *buf = er_alloc_large(n, sizeof(float)); /* filled whole by fill_layer */
-    char *prov = er_provenance_run(j->name, &j->params);
+    char *prov = er_provenance_run(j->name, &j->rc);
     if (!buf || !prov) {
         free(buf);
         free(prov);
@@ -161,8 +161,10 @@ er_status er_job_draw_picture(er_job *j, const float *elev, const float *water, 
     /* Standing water blue, suspended sediment green, deposits red.  A
      * model whose water layer is accumulated flow (it covers every slope)
      * and whose sediment is already in the deposits shows deposits red and
-     * erosion orange instead. */
-    int standing = (er_model(j->params.model)->flags & ER_MODEL_STANDING_WATER) != 0;
+     * erosion orange instead.  With stages, the layers are the last
+     * stage's. */
+    const er_params *last = er_stages_at(&j->rc, er_stages_count(&j->rc) - 1);
+    int standing = (er_model(last->model)->flags & ER_MODEL_STANDING_WATER) != 0;
     er_preview_style style = er_preview_style_default();
     style.show_erosion = !standing;
     er_preview_in after = {j->img.width, j->img.height, elev, j->img.nodata,

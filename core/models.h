@@ -9,6 +9,8 @@
  *     its recipe section as key rows (core/keys.h), its params struct;
  *   - one value of er_model_kind and its params member (core/params.h),
  *     its row in the registry's table (core/models.c);
+ *   - for staged recipes, what its layers hold (flags, flow_unit) and the
+ *     other models' sections it reads (also_reads);
  *   - its keys in man/erode-recipe.5, a config under configs/, tests, and
  *     a Vulkan path in core/vulkan/ if it has one (vk_run, else NULL).
  */
@@ -22,12 +24,19 @@
 
 typedef struct er_vk_ctx er_vk_ctx;
 
-/* What a model's output layers hold, for the preview (cli/outputs.c). */
+/* What a model's output layers hold, for the preview (cli/outputs.c) and
+ * for staged runs (core/stages.h). */
 enum {
     /* water and sediment are standing water and suspended load at the
      * end (Mei): the preview draws them; without it they are totals over
-     * the run (droplets, SPH) and it draws deposits and erosion instead */
-    ER_MODEL_STANDING_WATER = 1u
+     * the run (droplets, SPH) and it draws deposits and erosion instead.
+     * In stages, at the end of such a stage that another follows, the
+     * suspended load settles where it is and the water is dropped. */
+    ER_MODEL_STANDING_WATER = 1u,
+    /* its run writes no water (no sediment) layer: in stages the layer
+     * of the last stage before it that writes one stays */
+    ER_MODEL_NO_WATER = 2u,
+    ER_MODEL_NO_SEDIMENT = 4u
 };
 
 typedef struct er_model_ops {
@@ -37,6 +46,10 @@ typedef struct er_model_ops {
     const char *work_key;    /* --json name of er_budget.work_done ("steps", "droplets") */
     const char *substep_key; /* --json name of er_budget.substeps */
     unsigned flags;          /* ER_MODEL_* */
+    /* What its flow layer counts; NULL: metres of water.  In stages the
+     * flow of consecutive stages of one unit adds up, and a stage of
+     * another unit starts it again. */
+    const char *flow_unit;
     /* Its recipe section (core/keys.h): rows whose paths are relative to
      * the section ("steps") and offsets relative to its params struct,
      * which lies at params_off in er_params; the key table puts them

@@ -1,15 +1,25 @@
 /*
  * Staged recipes (core/stages.h, io/recipe.c): what a stage inherits from
  * the top level and what it sets itself, -s on both, the errors that name
- * the stage, and the print -> parse round trip.
+ * the stage, and the print -> parse round trip.  Staged runs: Mei then
+ * droplets are the two runs chained with the suspended load settled;
+ * the stages' budgets add up to the run's; a run stopped anywhere (in
+ * stage 2, at the seam) and resumed from its checkpoint file gives the
+ * straight run's bits, for any thread count; every model as a stage.
  */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "../../core/models.h"
+#include "../../core/rng.h"
 #include "../../core/stages.h"
+#include "../../io/checkpoint.h"
 #include "../../io/recipe.h"
 #include "test_util.h"
 
@@ -28,7 +38,7 @@ static const char *const three =
     " \"stages\": ["
     "  {\"model\": \"mei\", \"mei\": {\"steps\": 20}},"
     "  {\"model\": \"droplet\", \"seed\": 9, \"comment\": \"detail\", \"droplet\": {\"count\": 1000}},"
-    "  {\"model\": \"sph\", \"mei\": {\"sources\": [{\"x\": 1, \"y\": 2, \"rate\": 1}]},"
+    "  {\"model\": \"sph\", \"river_sources\": [{\"x\": 1, \"y\": 2, \"rate\": 1}],"
     "   \"sph\": {\"steps\": 3}}]}";
 
 /* A stage is the top level with its own keys over it; the other models'
@@ -52,9 +62,9 @@ START_TEST(stage_inherits_top_level)
     ck_assert_int_eq(R.stage[0].mei.steps, 20);
     ck_assert_int_eq(R.stage[1].droplet.count, 1000);
     ck_assert_int_eq(R.stage[1].mei.steps, def.mei.steps);
-    ck_assert_int_eq(R.stage[2].mei.n_sources, 1);
+    ck_assert_int_eq(R.stage[2].river.n, 1);
     ck_assert_int_eq(R.stage[2].sph.steps, 3);
-    ck_assert_int_eq(R.stage[0].mei.n_sources, 0);
+    ck_assert_int_eq(R.stage[0].river.n, 0);
 }
 END_TEST
 
@@ -242,6 +252,256 @@ START_TEST(errors_name_the_stage)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* Runs                                                                 */
+
+enum { W = 40, H = 32 };
+#define CELLS ((size_t)W * (size_t)H)
+
+static void set_threads(int n)
+{
+#ifdef _OPENMP
+    omp_set_num_threads(n);
+#else
+    (void)n;
+#endif
+}
+
+/* A bowl of 1 m cells (0.02 r^2 around the centre) with noise: rain
+ * gathers in it, droplets run down it, an SPH lake fills it. */
+static void bowl(float *z)
+{
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++) {
+            size_t i = (size_t)y * W + (size_t)x;
+            double r2 = (x - 19.5) * (x - 19.5) + (y - 15.5) * (y - 15.5);
+            z[i] = (float)(0.02 * r2 + 0.3 * er_rng_unit(3, 7, i));
+        }
+}
+
+/* What a run leaves. */
+typedef struct out {
+    float z[CELLS], water[CELLS], sed[CELLS], flow[CELLS], wear[CELLS];
+    er_budget b;
+    er_stage_report rep[ER_MAX_STAGES];
+} out;
+
+static const char *const mei_drop =
+    "{\"seed\": 5, \"stages\": ["
+    " {\"model\": \"mei\", \"mei\": {\"steps\": 12, \"rain_rate\": 0.01}},"
+    " {\"model\": \"droplet\", \"droplet\": {\"count\": 1500, \"batch_size\": 100}}]}";
+
+static er_staged_plan SP;
+
+/* Runs recipe r (all stages on the CPU) from the bowl into o, with hooks
+ * hk (NULL: none); threads: the thread count. */
+static er_status run_staged(const er_stages *r, out *o, const er_run_hooks *hk, int threads,
+                            er_error *err)
+{
+    memset(o, 0, sizeof *o);
+    bowl(o->z);
+    set_threads(threads);
+    er_terrain t = {W, H, o->z, NULL, 1.0, 1.0, NULL};
+    er_status st = er_stages_plan(r, &t, NULL, NULL, &SP, err);
+    if (st)
+        return st;
+    er_stage_backend where[ER_MAX_STAGES];
+    for (int k = 0; k < ER_MAX_STAGES; k++)
+        where[k] = (er_stage_backend){&er_backend_cpu, NULL};
+    er_layers l = {o->water, o->sed, o->flow, o->wear};
+    er_stages_opts so = {&l, NULL, NULL, hk, &o->b, o->rep};
+    st = er_stages_run(&SP, where, &t, &so, err);
+    set_threads(2);
+    return st;
+}
+
+static void assert_same(const out *a, const out *b)
+{
+    ck_assert_msg(memcmp(a->z, b->z, sizeof a->z) == 0, "heights differ");
+    ck_assert_msg(memcmp(a->water, b->water, sizeof a->water) == 0, "water differs");
+    ck_assert_msg(memcmp(a->sed, b->sed, sizeof a->sed) == 0, "sediment differs");
+    ck_assert_msg(memcmp(a->flow, b->flow, sizeof a->flow) == 0, "flow differs");
+    ck_assert_msg(memcmp(a->wear, b->wear, sizeof a->wear) == 0, "wear differs");
+    ck_assert_msg(memcmp(&a->b, &b->b, sizeof a->b) == 0, "budgets differ");
+    ck_assert_msg(memcmp(a->rep, b->rep, sizeof a->rep) == 0, "stage reports differ");
+}
+
+/* Sum of v over the cells, rows added in order (as the stages sum). */
+static double row_sum(const float *v)
+{
+    double s = 0;
+    for (int y = 0; y < H; y++) {
+        double r = 0;
+        for (int x = 0; x < W; x++)
+            r += (double)v[(size_t)y * W + (size_t)x];
+        s += r;
+    }
+    return s;
+}
+
+static out A, B;
+
+/* Mei then droplets is the Mei run, its suspended load settled on its
+ * heights (b + s) and its water dropped, then the droplet run on that
+ * terrain, bit for bit; flow and wear are the two runs' sums, the
+ * budgets the two runs' (the settled load in Mei's deposits), and the
+ * stages' budgets add up to the run's. */
+START_TEST(mei_then_droplets_is_the_chain)
+{
+    er_error err;
+    ck_assert_int_eq(parse_st(mei_drop, NULL, 0, &R, &err), ER_OK);
+    ck_assert_msg(run_staged(&R, &A, NULL, 2, &err) == ER_OK, "%s", err.msg);
+
+    /* the chain, one model at a time */
+    memset(&B, 0, sizeof B);
+    bowl(B.z);
+    er_terrain t = {W, H, B.z, NULL, 1.0, 1.0, NULL};
+    static float mei_flow[CELLS], mei_wear[CELLS];
+    er_layers l = {B.water, B.sed, mei_flow, mei_wear};
+    er_run_opts o = {&l, NULL, NULL, &B.rep[0].budget};
+    ck_assert_msg(er_run_cpu(&R.stage[0], &t, NULL, &o, &err) == ER_OK, "%s", err.msg);
+    double settled = row_sum(B.sed), dropped = row_sum(B.water);
+    ck_assert(settled > 0 && dropped > 0);
+    for (size_t i = 0; i < CELLS; i++)
+        if (B.sed[i] != 0.0f)
+            B.z[i] = B.z[i] + B.sed[i];
+    er_layers l2 = {B.water, B.sed, B.flow, B.wear};
+    o = (er_run_opts){&l2, NULL, NULL, &B.rep[1].budget};
+    ck_assert_msg(er_run_cpu(&R.stage[1], &t, NULL, &o, &err) == ER_OK, "%s", err.msg);
+
+    ck_assert(memcmp(A.z, B.z, sizeof A.z) == 0);
+    ck_assert(memcmp(A.water, B.water, sizeof A.water) == 0);
+    ck_assert(memcmp(A.sed, B.sed, sizeof A.sed) == 0);
+    for (size_t i = 0; i < CELLS; i++) {
+        ck_assert(A.flow[i] == mei_flow[i] + B.flow[i]);
+        ck_assert(A.wear[i] == mei_wear[i] + B.wear[i]);
+    }
+    /* the stages' reports */
+    ck_assert(A.rep[0].ran && A.rep[1].ran && !A.rep[2].ran);
+    ck_assert_int_eq(A.rep[0].model, ER_MODEL_MEI);
+    ck_assert(A.rep[0].settled == settled && A.rep[0].water_dropped == dropped);
+    ck_assert(A.rep[1].settled == 0 && A.rep[1].water_dropped == 0);
+    er_budget mei = B.rep[0].budget;
+    mei.deposited += settled;
+    ck_assert(memcmp(&A.rep[0].budget, &mei, sizeof mei) == 0);
+    ck_assert(memcmp(&A.rep[1].budget, &B.rep[1].budget, sizeof mei) == 0);
+    ck_assert(A.rep[0].changed_cells > 0 && A.rep[1].changed_cells > 0);
+    /* ... and they add up to the run's */
+    const er_budget *s0 = &A.rep[0].budget, *s1 = &A.rep[1].budget;
+    ck_assert(A.b.eroded == s0->eroded + s1->eroded);
+    ck_assert(A.b.deposited == s0->deposited + s1->deposited);
+    ck_assert(A.b.left_map == s0->left_map + s1->left_map);
+    ck_assert(A.b.water_added == s0->water_added + s1->water_added);
+    ck_assert(A.b.water_left == s0->water_left + s1->water_left);
+    ck_assert(A.b.material_before == s0->material_before);
+    ck_assert(A.b.material_after == s1->material_after);
+    ck_assert_msg(A.b.rel_error < 1e-5, "the run's budget does not close: %g", A.b.rel_error);
+}
+END_TEST
+
+/* Writes the state at boundary `at` of the whole run to a checkpoint
+ * file and stops the run there. */
+typedef struct stopper {
+    const char *path;
+    int64_t at;
+    er_checkpoint_id id;
+    int saved;
+} stopper;
+
+static int stop_at(void *user, const er_run_state *st)
+{
+    stopper *v = user;
+    ck_assert_ptr_nonnull(st->stage);
+    if (st->stage->offset + st->boundary != v->at)
+        return 0;
+    er_error e;
+    ck_assert_msg(er_checkpoint_write(v->path, st, &v->id, &e) == ER_OK, "%s", e.msg);
+    v->saved = 1;
+    return 1;
+}
+
+static int no_stop(void *user, const er_run_state *st)
+{
+    (void)user;
+    ck_assert_ptr_nonnull(st->stage);
+    return 0;
+}
+
+/* Stopped at boundary `at` of the whole run (the first stage's 12 steps
+ * are boundaries 0-12, the droplets' 15 batches 12-27), written to a
+ * checkpoint file, read back and resumed (on another thread count): the
+ * straight run's bits, reports and budget, as the straight run on 1 and
+ * 3 threads gives. */
+static void stop_and_resume(const char *text, int64_t at, int threads)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 8];
+    er_error err;
+    er_test_mkdtemp(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/ck", dir);
+    ck_assert_int_eq(parse_st(text, NULL, 0, &R, &err), ER_OK);
+    er_run_hooks plain = {no_stop, NULL, NULL, NULL};
+    ck_assert_msg(run_staged(&R, &A, &plain, threads, &err) == ER_OK, "%s", err.msg);
+    ck_assert_msg(run_staged(&R, &B, &plain, 4 - threads, &err) == ER_OK, "%s", err.msg);
+    assert_same(&A, &B);
+
+    stopper v = {path, at, {ER_MODEL_MEI, W, H, 11, 12, "cpu", 1}, 0};
+    er_run_hooks stop = {stop_at, &v, NULL, NULL};
+    ck_assert_int_eq(run_staged(&R, &B, &stop, threads, &err), ER_ECANCELED);
+    ck_assert_msg(v.saved, "no boundary %lld", (long long)at);
+    ck_assert_msg(strncmp(err.msg, "stages[", 7) == 0, "%s", err.msg);
+
+    er_checkpoint ck;
+    ck_assert_msg(er_checkpoint_read(path, &v.id, &ck, &err) == ER_OK, "%s", err.msg);
+    ck_assert_ptr_nonnull(ck.state.stage);
+    er_run_hooks res = {no_stop, NULL, &ck.state, NULL};
+    ck_assert_msg(run_staged(&R, &B, &res, 4 - threads, &err) == ER_OK, "%s", err.msg);
+    assert_same(&A, &B);
+    er_checkpoint_free(&ck);
+    er_test_rmdir(dir);
+}
+
+static const int64_t stops[] = {5, 12, 20, 27};
+
+START_TEST(resume_anywhere)
+{
+    stop_and_resume(mei_drop, stops[_i], _i % 2 ? 1 : 3);
+}
+END_TEST
+
+/* Every model as a stage: SPH between Mei and droplets, stopped in the
+ * SPH stage (its own section and the stage's in one checkpoint) and
+ * resumed. */
+static const char *const three_models =
+    "{\"seed\": 2, \"stages\": ["
+    " {\"model\": \"mei\", \"mei\": {\"steps\": 6, \"rain_rate\": 0.01}},"
+    " {\"model\": \"sph\", \"sph\": {\"steps\": 2, \"fill_level\": 0.8, \"boundary\": \"closed\"}},"
+    " {\"model\": \"droplet\", \"droplet\": {\"count\": 400, \"batch_size\": 100}}]}";
+
+START_TEST(every_model_as_a_stage)
+{
+    stop_and_resume(three_models, 7, 1); /* in the SPH stage, after its step 1 */
+    for (int k = 0; k < 3; k++)
+        ck_assert_msg(A.rep[k].ran && A.rep[k].budget.eroded > 0, "stage %d", k);
+    ck_assert_int_eq(A.rep[1].model, ER_MODEL_SPH);
+    ck_assert(A.rep[2].changed_cells > 0);
+}
+END_TEST
+
+/* A stage's plan error names the stage, before any work. */
+START_TEST(plan_errors_name_the_stage)
+{
+    er_error err;
+    const char *ov[] = {"stages.1.droplet.schedule=snapshot",
+                        "stages.1.droplet.variant=mass-transfer"};
+    ck_assert_int_eq(parse_st(mei_drop, ov, 2, &R, &err), ER_OK);
+    ck_assert_int_eq(run_staged(&R, &A, NULL, 2, &err), ER_EINVAL);
+    ck_assert_msg(strncmp(err.msg, "stages[1].droplet.schedule: ", 28) == 0, "%s", err.msg);
+    float z[CELLS];
+    bowl(z);
+    ck_assert(memcmp(A.z, z, sizeof z) == 0);
+}
+END_TEST
+
 Suite *stages_suite(void);
 Suite *stages_suite(void)
 {
@@ -253,6 +513,14 @@ Suite *stages_suite(void)
     tcase_add_test(tc, unstaged_prints_as_before);
     tcase_add_loop_test(tc, bad_stage, 0, (int)(sizeof bad / sizeof bad[0]));
     tcase_add_test(tc, errors_name_the_stage);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("run");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, mei_then_droplets_is_the_chain);
+    tcase_add_loop_test(tc, resume_anywhere, 0, (int)(sizeof stops / sizeof stops[0]));
+    tcase_add_test(tc, every_model_as_a_stage);
+    tcase_add_test(tc, plan_errors_name_the_stage);
     suite_add_tcase(s, tc);
     return s;
 }
