@@ -24,12 +24,38 @@ int er_stage_holds_section(er_model_kind m, er_model_kind section)
     return m == section;
 }
 
+/* Whether text starts with a model's section and a dot ("droplet."). */
+static int starts_with_section(const char *text)
+{
+    for (int m = 0; m < ER_MODEL_KINDS; m++) {
+        const char *name = er_model_name((er_model_kind)m);
+        size_t len = strlen(name);
+        if (strncmp(text, name, len) == 0 && text[len] == '.')
+            return 1;
+    }
+    return 0;
+}
+
 void er_stages_name_error(const er_stages *r, int k, er_error *err)
 {
     char msg[ER_ERROR_MAX];
+    size_t used = 0;
     if (!err || r->n == 0)
         return;
-    snprintf(msg, sizeof msg, "%s", err->msg);
+    /* a model's hint "-s droplet.height_unit=1000" becomes the stage's,
+     * "-s stages.1.droplet.height_unit=1000" */
+    for (const char *c = err->msg; *c && used + 1 < sizeof msg;) {
+        if (strncmp(c, "-s ", 3) == 0 && starts_with_section(c + 3)) {
+            int w = snprintf(msg + used, sizeof msg - used, "-s stages.%d.", k);
+            if (w < 0 || (size_t)w >= sizeof msg - used)
+                break;
+            used += (size_t)w;
+            c += 3;
+            continue;
+        }
+        msg[used++] = *c++;
+    }
+    msg[used] = '\0';
     er_fail(err, ER_EINVAL, er_error_names_key(msg) ? "stages[%d].%s" : "stages[%d]: %s", k, msg);
 }
 

@@ -74,8 +74,9 @@ int er_stage_holds_section(er_model_kind m, er_model_kind section);
  * Makes err, an error about stage k of recipe r, name the stage (the
  * "stages[1]" of erode-recipe(5): stages count from 0 in keys and
  * messages): a message that starts with a recipe key, "mei.dt: what",
- * becomes "stages[1].mei.dt: what", any other "stages[1]: what".  Leaves
- * the message of a recipe without stages alone.
+ * becomes "stages[1].mei.dt: what", any other "stages[1]: what", and a
+ * hint "-s mei.dt=0.01" in it "-s stages.1.mei.dt=0.01".  Leaves the
+ * message of a recipe without stages alone.
  */
 void er_stages_name_error(const er_stages *r, int k, er_error *err);
 
@@ -180,7 +181,8 @@ typedef struct er_stages_opts {
 
 /*
  * Runs the stages of sp in order on t (t->elevation updated in place;
- * t->controls is set to each stage's and restored), each on where[k]:
+ * t->controls is not read: stage k runs with sp->controls[k]), each on
+ * where[k]:
  * the contract of core/model.h, with the layers of the whole run as this
  * header's top says.  A recipe without stages is where[0]'s run of its
  * one plan, untouched.  Failures as the backends' (the message naming

@@ -76,6 +76,16 @@ assert b["relative_error"] < 1e-6, b
 PYEOF
 t_ok
 
+t_case "provenance: every stage in the outputs' recipe, which reads back as the run's"
+d=$(gdalinfo -json "$T/st/$stem.height.tif" | jq -r '.metadata[""].TIFFTAG_IMAGEDESCRIPTION // empty')
+echo "$d" | jq -e '[.recipe.stages[].model] == ["mei", "droplet"] and .recipe.stages[0].mei.steps == 20
+    and .recipe.stages[1].droplet.count == 20000 and (.recipe | has("model") | not)' > /dev/null ||
+    t_fail "provenance: $d"
+echo "$d" | jq '.recipe' > "$T/prov.json"
+"$ERODE" --print-recipe -r "$T/prov.json" > "$T/prov.printed" && "$ERODE" --print-recipe -r "$T/two.json" |
+    cmp -s - "$T/prov.printed" || t_fail "the recorded recipe is not the run's"
+t_ok
+
 t_case "-j1 and -j2: the same bytes"
 mkdir -p "$T/j1" "$T/j2"
 t_exit 0 "$ERODE" -q -j1 -r "$T/two.json" -o "$T/j1" "$W"

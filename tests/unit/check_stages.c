@@ -243,6 +243,7 @@ START_TEST(errors_name_the_stage)
     /* each model's own check, here the droplets' under a tile set */
     ck_assert_int_eq(er_stages_check(&R, 1, &err), ER_EINVAL);
     ck_assert_msg(strncmp(err.msg, "stages[1].droplet.height_unit: ", 31) == 0, "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "e.g. -s stages.1.droplet.height_unit=1000"), "%s", err.msg);
     ck_assert_int_eq(er_stages_check(&R, 0, &err), ER_OK);
     /* a recipe without stages keeps its message */
     er_stages_single(&R, &R.stage[0]);
