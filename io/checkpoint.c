@@ -13,6 +13,7 @@
 
 #include "atomic.h"
 #include "../core/models.h"
+#include "../core/stages.h"
 
 static const char magic[8] = {'E', 'R', 'O', 'D', 'E', 'C', 'K', 'P'};
 
@@ -493,7 +494,7 @@ static er_status read_stage(FILE *f, const char *path, size_t cells, unsigned ch
     uint64_t h = er_fnv1a64(ER_FNV1A64_INIT, b, sizeof b);
     uint32_t index = get_u32(b), count = get_u32(b + 4), n_arrays = get_u32(b + 8);
     uint32_t mask = get_u32(b + 12);
-    if (count < 1 || index >= count || count > 1000 || n_arrays > ER_STAGE_ARRAYS ||
+    if (count < 1 || index >= count || count > ER_MAX_STAGES || n_arrays > ER_STAGE_ARRAYS ||
         (mask >> n_arrays) != 0)
         return er_fail(err, ER_EINVAL, "'%s': corrupt checkpoint (stage section)", path);
     int present = 0;

@@ -488,6 +488,46 @@ START_TEST(every_model_as_a_stage)
 }
 END_TEST
 
+/* A staged checkpoint whose stage section is damaged or cut short, or
+ * read as a run of one model's, is refused with one line. */
+START_TEST(damaged_stage_section_refused)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 8];
+    er_error err;
+    er_test_mkdtemp(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/ck", dir);
+    ck_assert_int_eq(parse_st(mei_drop, NULL, 0, &R, &err), ER_OK);
+    stopper v = {path, 20, {ER_MODEL_MEI, W, H, 11, 12, "cpu", 1}, 0};
+    er_run_hooks stop = {stop_at, &v, NULL, NULL};
+    ck_assert_int_eq(run_staged(&R, &B, &stop, 2, &err), ER_ECANCELED);
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    static unsigned char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    ck_assert(n > 64 && n < sizeof buf);
+    er_checkpoint ck;
+    er_checkpoint_id one = v.id;
+    one.staged = 0;
+    one.model = ER_MODEL_DROPLET;
+    ck_assert_int_eq(er_checkpoint_read(path, &one, &ck, &err), ER_EINVAL);
+    ck_assert_msg(strstr(err.msg, "checkpoint of a staged run, the recipe has none"), "%s", err.msg);
+    /* the last byte of the values (before the section's checksum) */
+    buf[n - 9] ^= 1;
+    f = fopen(path, "wb");
+    ck_assert_uint_eq(fwrite(buf, 1, n, f), n);
+    fclose(f);
+    ck_assert_int_eq(er_checkpoint_read(path, &v.id, &ck, &err), ER_EINVAL);
+    ck_assert_msg(strstr(err.msg, "corrupt checkpoint (stage section checksum)"), "%s", err.msg);
+    f = fopen(path, "wb");
+    ck_assert_uint_eq(fwrite(buf, 1, n - 12, f), n - 12);
+    fclose(f);
+    ck_assert_int_eq(er_checkpoint_read(path, &v.id, &ck, &err), ER_EINVAL);
+    ck_assert_msg(strstr(err.msg, "stage section"), "%s", err.msg);
+    er_test_rmdir(dir);
+}
+END_TEST
+
 /* A stage's plan error names the stage, before any work. */
 START_TEST(plan_errors_name_the_stage)
 {
@@ -521,6 +561,7 @@ Suite *stages_suite(void)
     tcase_add_test(tc, mei_then_droplets_is_the_chain);
     tcase_add_loop_test(tc, resume_anywhere, 0, (int)(sizeof stops / sizeof stops[0]));
     tcase_add_test(tc, every_model_as_a_stage);
+    tcase_add_test(tc, damaged_stage_section_refused);
     tcase_add_test(tc, plan_errors_name_the_stage);
     suite_add_tcase(s, tc);
     return s;
