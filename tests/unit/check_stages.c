@@ -125,7 +125,7 @@ START_TEST(print_round_trip)
     ck_assert_ptr_nonnull(strstr(c, "\"stages\":[{\"model\":\"mei\",\"rain\":"));
     ck_assert_ptr_null(strstr(c, "{\"erode_recipe\":1,\"model\""));
     ck_assert_ptr_nonnull(strstr(c, "{\"model\":\"droplet\",\"seed\":9,\"droplet\":{"));
-    ck_assert_ptr_nonnull(strstr(c, "\"hardness\":null,\"mei\":{"));
+    ck_assert_ptr_nonnull(strstr(c, "\"hardness\":null,\"river_sources\":[{\"at\":\"xy\",\"x\":1.0"));
     for (int t = 0; t < 3; t++)
         free(texts[t]);
 }
@@ -213,6 +213,17 @@ static const struct bad bad[] = {
     {"{\"stages\": [{\"model\": \"mei\"}]}", "stages.0.terrain.cell_size=2",
      "-s stages.0.terrain.cell_size: every stage works on one terrain: set it at the top level"},
     {NULL, "stages.0.mei.steps=3", "-s stages.0.mei.steps: the recipe has no stages"},
+    {"{\"stages\": [{\"model\": \"mei\", \"river_sources\": [{\"x\": 1, \"y\": 2, \"rate\": 1}],"
+     " \"mei\": {\"sources\": [{\"x\": 3, \"y\": 4, \"rate\": 1}]}}]}", NULL,
+     "recipe.json: stages[0].river_sources: given twice, as river_sources and as mei.sources (its "
+     "old spelling): keep one"},
+    {"{\"stages\": [{\"model\": \"sph\", \"mei\": {\"sources\": []}}]}", NULL,
+     "recipe.json: stages[0].mei: a mei section in a stage of model sph: it belongs in a mei stage"},
+    {"{\"stages\": [{\"model\": \"sph\", \"river_sources\": [{\"x\": 1, \"rate\": 1}]}]}",
+     NULL, "recipe.json: stages[0].river_sources[0]: missing key 'y'"},
+    {"{\"stages\": [{\"model\": \"mei\"}]}", "stages.0.river_sources[0].x=3",
+     "-s stages.0.river_sources[0].x: unknown key, set the whole list: -s "
+     "'stages.0.river_sources=[...]'"},
 };
 
 START_TEST(bad_stage)
