@@ -9,8 +9,7 @@
  *     its recipe section as key rows (core/keys.h), its params struct;
  *   - one value of er_model_kind and its params member (core/params.h),
  *     its row in the registry's table (core/models.c);
- *   - for staged recipes, what its layers hold (flags, flow_unit) and the
- *     other models' sections it reads (also_reads);
+ *   - for staged recipes, what its layers hold (flags, flow_unit);
  *   - its keys in man/erode-recipe.5, a config under configs/, tests, and
  *     a Vulkan path in core/vulkan/ if it has one (vk_run, else NULL).
  */
