@@ -21,48 +21,86 @@
 /* A pipeline cache larger than this is not one of ours: not read. */
 #define CACHE_MAX ((off_t)256 << 20)
 
-/* The backend for this input: Vulkan when it is open and can run the
+/* Stage k's backend: Vulkan when it is open and can run the stage's
  * plan; with --backend auto what it cannot run goes to the CPU path, with
- * --backend vulkan that is an input error (exit 2). */
-er_status er_job_choose_backend(er_job *j, er_vk_ctx *vk)
+ * --backend vulkan that is an input error (exit 2).  A stage of a staged
+ * recipe whose model has no Vulkan path runs on the CPU (*has_path stays
+ * 0 for it). */
+static er_status choose_stage(er_job *j, er_vk_ctx *vk, int k, int *has_path)
 {
     const er_settings *s = j->s;
+    const er_model_kind model = j->plan.p[k].model;
     unsigned need = (j->windowed ? ER_CAP_WINDOW : 0u) |
                     (s->checkpoint || s->resume || s->frames ? ER_CAP_HOOKS : 0u);
+    char stage[32] = "";
     er_error e = {{0}};
     er_status st;
-    j->be = &er_backend_cpu;
-    j->be_ctx = NULL;
+    if (j->plan.staged)
+        snprintf(stage, sizeof stage, "stages[%d]: ", k);
+    j->where[k] = (er_stage_backend){&er_backend_cpu, NULL};
     /* The CPU path is the reference: what it cannot run is refused
      * before any output or checkpoint is opened. */
-    if ((er_backend_cpu.caps(j->plan.p.model) & need) != need)
-        return er_fail(&j->err, ER_EUNSUPPORTED, "%s: %s: %s runs on no backend", j->input,
-                       er_model_name(j->plan.p.model),
-                       (need & ~er_backend_cpu.caps(j->plan.p.model) & ER_CAP_WINDOW)
+    if ((er_backend_cpu.caps(model) & need) != need)
+        return er_fail(&j->err, ER_EUNSUPPORTED, "%s: %s%s: %s runs on no backend", j->input,
+                       stage, er_model_name(model),
+                       (need & ~er_backend_cpu.caps(model) & ER_CAP_WINDOW)
                            ? "--tile-set" : "--checkpoint/--resume/--frames");
-    if (!vk)
+    if (!vk || (j->plan.staged && !er_backend_vulkan.caps(model)))
         return ER_OK;
-    const unsigned vk_caps = er_backend_vulkan.caps(j->plan.p.model);
+    *has_path = 1;
+    er_terrain tk = j->terrain;
+    tk.controls = j->stage_controls[k];
+    const unsigned vk_caps = er_backend_vulkan.caps(model);
     if (vk_caps && (vk_caps & need) != need) /* a model without a Vulkan path: check says so */
         st = er_fail(&e, ER_EUNSUPPORTED, "--checkpoint, --resume, --frames and --tile-set run "
-                     "on the cpu backend only for the %s model", er_model_name(j->plan.p.model));
+                     "on the cpu backend only for the %s model", er_model_name(model));
     else
-        st = er_backend_vulkan.check(vk, &j->plan, &j->terrain, &e);
+        st = er_backend_vulkan.check(vk, &j->plan.plan[k], &tk, &e);
     if (st == ER_OK) {
-        j->be = &er_backend_vulkan;
-        j->be_ctx = vk;
+        j->where[k] = (er_stage_backend){&er_backend_vulkan, vk};
         return ER_OK;
     }
     if (s->backend == ER_BACKEND_AUTO)
         return ER_OK;
-    return er_fail(&j->err, st, "%s: %s", j->input, e.msg);
+    return er_fail(&j->err, st, "%s: %s%s", j->input, stage, e.msg);
+}
+
+/* Each stage's backend (choose_stage); with --backend vulkan a staged
+ * recipe none of whose stages has a Vulkan path is an input error. */
+er_status er_job_choose_backend(er_job *j, er_vk_ctx *vk)
+{
+    int has_path = 0;
+    for (int k = 0; k < j->plan.n; k++) {
+        er_status st = choose_stage(j, vk, k, &has_path);
+        if (st)
+            return st;
+    }
+    if (!vk || has_path || !j->plan.staged || j->s->backend != ER_BACKEND_VULKAN)
+        return ER_OK;
+    char with[128] = "";
+    for (int m = 0; m < ER_MODEL_KINDS; m++)
+        if (er_backend_vulkan.caps((er_model_kind)m))
+            snprintf(with + strlen(with), sizeof with - strlen(with), "%s%s", with[0] ? ", " : "",
+                     er_model_name((er_model_kind)m));
+    return er_fail(&j->err, ER_EUNSUPPORTED, "%s: --backend vulkan: no stage of the recipe has "
+                   "a Vulkan path (the models with one: %s)", j->input, with);
+}
+
+/* The Vulkan context a stage of this run uses, or NULL. */
+static er_vk_ctx *vulkan_of(const er_job *j)
+{
+    for (int k = 0; k < j->plan.n; k++)
+        if (j->where[k].ctx)
+            return j->where[k].ctx;
+    return NULL;
 }
 
 /* The backend a checkpoint of this run records, and a --resume state
  * from another backend (or device, or driver) refused (io/checkpoint.h). */
 er_status er_job_check_resume_backend(er_job *j)
 {
-    const er_vk_device_info *d = j->be_ctx ? er_vk_info(j->be_ctx) : NULL;
+    er_vk_ctx *vk = vulkan_of(j);
+    const er_vk_device_info *d = vk ? er_vk_info(vk) : NULL;
     if (d)
         snprintf(j->ck_id.backend, sizeof j->ck_id.backend, "vulkan %.34s (driver %#x)",
                  d->name, d->driver_version);

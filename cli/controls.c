@@ -136,25 +136,43 @@ static void scale_hint(const er_job *j, const float *a, char *buf, size_t n)
                  most <= 255 ? 255 : 65535);
 }
 
-er_status er_job_read_controls(er_job *j, size_t limit)
+/* The raster at `path`, read once for all the stages that name it. */
+static er_status raster_at(er_job *j, const char *path, size_t limit, const char *name,
+                           const char *stage, const float **out)
 {
-    const er_control_paths *p = &j->params.maps;
+    for (int r = 0; r < j->n_rasters; r++)
+        if (strcmp(j->raster_path[r], path) == 0) {
+            *out = j->raster[r];
+            return ER_OK;
+        }
+    er_error e = { { 0 } };
+    float **slot = &j->raster[j->n_rasters];
+    er_status st = read_map(j, path, limit, slot, &e);
+    if (st)
+        return er_fail(&j->err, st, "%s: %s%s '%s': %s", j->input, stage, name, path, e.msg);
+    j->raster_path[j->n_rasters++] = path;
+    *out = *slot;
+    return ER_OK;
+}
+
+/* Stage k's maps (`stage`: "stages[k]." for a staged recipe, else ""). */
+static er_status stage_controls(er_job *j, int k, size_t limit, const char *stage)
+{
+    const er_control_paths *p = &er_stages_at(&j->rc, k)->maps;
     const char *path[ER_JOB_MAPS] = { p->hardness, p->rain, p->mask, p->sources, p->uplift };
     const char *name[ER_JOB_MAPS] = { "hardness", "rain", "mask", "sources", "uplift" };
-    const float **slot[ER_JOB_MAPS] = { &j->controls.hardness, &j->controls.rain,
-                                        &j->controls.mask, &j->controls.source,
-                                        &j->controls.uplift };
+    er_controls *c = &j->controls[k];
+    const float **slot[ER_JOB_MAPS] = { &c->hardness, &c->rain, &c->mask, &c->source,
+                                        &c->uplift };
     for (int m = 0; m < ER_JOB_MAPS; m++) {
         if (!path[m][0])
             continue;
-        er_error e = { { 0 } };
-        er_status st = read_map(j, path[m], limit, &j->ctl_data[m], &e);
+        er_status st = raster_at(j, path[m], limit, name[m], stage, slot[m]);
         if (st)
-            return er_fail(&j->err, st, "%s: %s '%s': %s", j->input, name[m], path[m], e.msg);
-        *slot[m] = j->ctl_data[m];
-        j->terrain.controls = &j->controls;
+            return st;
+        j->stage_controls[k] = c;
     }
-    if (!j->terrain.controls)
+    if (!j->stage_controls[k])
         return ER_OK;
     /* the ranges here, where the raster can be named (the plan checks again) */
     er_error e = { { 0 } };
@@ -168,11 +186,26 @@ er_status er_job_read_controls(er_job *j, size_t limit)
         /* the message starts with the map's name, which the line has already */
         size_t skip = strlen(name[m]) + 2;
         char hint[120] = "";
-        if (st && (slot[m] == &j->controls.hardness || slot[m] == &j->controls.mask))
+        if (st && (slot[m] == &c->hardness || slot[m] == &c->mask))
             scale_hint(j, *slot[m], hint, sizeof hint);
         if (st)
-            return er_fail(&j->err, st, "%s: %s '%s': %s%s", j->input, name[m], path[m],
+            return er_fail(&j->err, st, "%s: %s%s '%s': %s%s", j->input, stage, name[m], path[m],
                            strlen(e.msg) > skip ? e.msg + skip : e.msg, hint);
     }
+    return ER_OK;
+}
+
+er_status er_job_read_controls(er_job *j, size_t limit)
+{
+    for (int k = 0; k < er_stages_count(&j->rc); k++) {
+        char stage[32] = "";
+        if (j->rc.n > 0)
+            snprintf(stage, sizeof stage, "stages[%d].", k);
+        er_status st = stage_controls(j, k, limit, stage);
+        if (st)
+            return st;
+    }
+    /* a recipe without stages: its terrain holds the maps, as it always did */
+    j->terrain.controls = j->stage_controls[0];
     return ER_OK;
 }

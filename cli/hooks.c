@@ -20,12 +20,24 @@ static int progress_cb(void *user, double fraction)
     return er_stop_signal != 0 && !j->ck_path[0];
 }
 
-/* "DIR/<stem>.frame-NNNNNN.png": frame k shows boundary k * N, the last
- * one the end state. */
+/* A state's boundary and the run's boundaries, over all the stages of a
+ * staged run (its own otherwise). */
+static int64_t run_boundary(const er_run_state *state)
+{
+    return state->stage ? state->stage->offset + state->boundary : state->boundary;
+}
+
+static int64_t run_boundaries(const er_run_state *state)
+{
+    return state->stage ? state->stage->boundaries : state->boundaries;
+}
+
+/* "DIR/<stem>.frame-NNNNNN.png": frame k shows boundary k * N of the
+ * whole run (frames run on across stages), the last one the end state. */
 static er_status write_frame(er_job *j, const er_run_state *state)
 {
     const int64_t every = j->s->frame_every;
-    const int64_t k = (state->boundary + every - 1) / every;
+    const int64_t k = (run_boundary(state) + every - 1) / every;
     size_t n = (size_t)j->img.width * (size_t)j->img.height;
     float *elev = malloc(n * sizeof(float)), *water = malloc(n * sizeof(float));
     float *sed = malloc(n * sizeof(float));
@@ -55,20 +67,22 @@ static int boundary_cb(void *user, const er_run_state *state)
     const er_settings *s = j->s;
     er_status st = ER_OK;
     int stop = er_stop_signal != 0;
-    if (s->frames && !stop &&
-        (state->boundary % s->frame_every == 0 || state->boundary == state->boundaries))
+    const int64_t at = run_boundary(state), all = run_boundaries(state);
+    if (s->frames && !stop && (at % s->frame_every == 0 || at == all))
         st = write_frame(j, state);
     if (st == ER_OK && j->ck_path[0]) {
         /* Periodic ones, and the end state, so that a stop or a kill while
          * the outputs are written (seconds on a large map) loses no work:
          * the resumed run only writes them. */
-        int fresh = state->boundary > j->first_boundary;
-        int due = fresh && ((s->checkpoint_every > 0 && state->boundary % s->checkpoint_every == 0) ||
-                            state->boundary == state->boundaries);
+        int fresh = at > j->first_boundary;
+        int due = fresh && ((s->checkpoint_every > 0 && at % s->checkpoint_every == 0) ||
+                            at == all);
         if (stop || due)
             st = er_checkpoint_write(j->ck_path, state, &j->ck_id, &j->hook_err);
-        if (st == ER_OK && (stop || due))
+        if (st == ER_OK && (stop || due)) {
             j->saved_at = state->boundary;
+            j->saved_stage = state->stage ? state->stage->index : -1;
+        }
     }
     if (st != ER_OK) {
         j->hook_status = st;
@@ -115,26 +129,35 @@ er_status er_job_check_frames(er_job *j)
 }
 
 /* The checkpoint identity of this run, and the --resume state if asked. */
-er_status er_job_prepare_checkpoint(er_job *j, const er_params *recipe)
+er_status er_job_prepare_checkpoint(er_job *j, const er_stages *recipe)
 {
     const er_settings *s = j->s;
     if (!s->checkpoint && !s->resume)
         return ER_OK;
-    char *text = er_recipe_to_json(recipe);
+    char *text = er_recipe_stages_to_json(recipe);
     if (!text)
         return er_fail(&j->err, ER_ENOMEM, "%s: out of memory", j->input);
-    j->ck_id.model = j->params.model;
+    j->ck_id.model = j->rc.top.model;
+    j->ck_id.staged = j->rc.n > 0;
     j->ck_id.width = j->img.width;
     j->ck_id.height = j->img.height;
     j->ck_id.recipe_hash = er_fnv1a64(ER_FNV1A64_INIT, text, strlen(text));
     free(text);
     j->ck_id.input_hash = er_checkpoint_input_hash(j->img.width, j->img.height, j->terrain.cell_x,
                                                    j->terrain.cell_y, j->initial, j->img.nodata);
-    /* the control rasters the run uses, by their values in its window */
-    uint64_t maps[ER_JOB_MAPS];
-    for (int m = 0; m < ER_JOB_MAPS; m++)
-        maps[m] = er_checkpoint_map_hash(j->ctl_data[m], (size_t)j->img.width * (size_t)j->img.height);
-    j->ck_id.input_hash = er_checkpoint_fold_maps(j->ck_id.input_hash, maps);
+    /* the control rasters each stage uses, by their values in its window */
+    const size_t cells = (size_t)j->img.width * (size_t)j->img.height;
+    for (int k = 0; k < er_stages_count(&j->rc); k++) {
+        const er_controls *c = j->stage_controls[k];
+        uint64_t maps[ER_JOB_MAPS] = {0, 0, 0, 0};
+        if (c) {
+            maps[0] = er_checkpoint_map_hash(c->hardness, cells);
+            maps[1] = er_checkpoint_map_hash(c->rain, cells);
+            maps[2] = er_checkpoint_map_hash(c->mask, cells);
+            maps[3] = er_checkpoint_map_hash(c->source, cells);
+        }
+        j->ck_id.input_hash = er_checkpoint_fold_maps(j->ck_id.input_hash, maps);
+    }
     if (s->checkpoint)
         er_path_pattern(j->ck_path, sizeof j->ck_path, s->checkpoint, j->name);
     if (s->resume) {
@@ -144,10 +167,10 @@ er_status er_job_prepare_checkpoint(er_job *j, const er_params *recipe)
         er_status st = er_checkpoint_read(path, &j->ck_id, &j->resumed, &e);
         er_layers keep = {j->water, j->sediment, j->flow, j->wear};
         if (!st)
-            st = er_plan_check_resume(&j->plan, &j->resumed.state, &keep, &e);
+            st = er_stages_check_resume(&j->plan, &j->terrain, &j->resumed.state, &keep, &e);
         if (st)
             return er_fail(&j->err, st, "%s: --resume: %s", j->input, e.msg);
-        j->first_boundary = j->resumed.state.boundary;
+        j->first_boundary = er_stages_boundary(&j->plan, &j->resumed.state);
     }
     return ER_OK;
 }

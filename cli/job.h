@@ -12,6 +12,7 @@
 #include "../core/backend.h"
 #include "../core/models.h"
 #include "../core/plan.h"
+#include "../core/stages.h"
 #include "../io/checkpoint.h"
 #include "../io/image.h"
 #include "msg.h"
@@ -19,25 +20,32 @@
 
 enum { EXIT_RUN_FAILED = 1, EXIT_USAGE = 2 };
 
-/* The control maps a job may read (core/controls.h). */
+/* The control maps a stage may read (core/controls.h), and the most
+ * rasters a job reads (each path once, whichever stages name it). */
 #define ER_JOB_MAPS 5
+#define ER_JOB_RASTERS (ER_JOB_MAPS * ER_MAX_STAGES)
 
 /* Everything one input's run owns. */
 typedef struct er_job {
     const er_settings *s;
     const char *input;
     const char *name;          /* what its outputs are named after (er_path_name) */
-    er_params params;          /* the recipe with map coordinates resolved */
+    er_stages rc;              /* the recipe with map coordinates resolved */
     er_image img;
     er_window window;          /* --tile-set: where img lies in the mosaic */
     int windowed;              /* 1: a tile with its halo (window valid) */
     er_terrain terrain;
-    er_controls controls;      /* terrain.controls points here when a map is given */
-    float *ctl_data[ER_JOB_MAPS]; /* the maps cut to the input's window: hardness, rain,
-                                * mask, sources, uplift; NULL = not given */
-    er_plan plan;              /* the run, checked before any work */
-    const er_backend *be;      /* where it runs: er_backend_cpu or er_backend_vulkan */
-    void *be_ctx;              /* the backend's context (the er_vk_ctx), NULL for the CPU */
+    /* The control rasters read, each cut to the input's window (paths
+     * point into rc), and each stage's maps among them (NULL: none). */
+    int n_rasters;
+    const char *raster_path[ER_JOB_RASTERS];
+    float *raster[ER_JOB_RASTERS];
+    er_controls controls[ER_MAX_STAGES];
+    const er_controls *stage_controls[ER_MAX_STAGES];
+    er_staged_plan plan;       /* the run, checked before any work */
+    er_stage_backend where[ER_MAX_STAGES]; /* each stage's backend: er_backend_cpu, or
+                                * er_backend_vulkan with its er_vk_ctx */
+    er_stage_report reports[ER_MAX_STAGES]; /* with stages, each one's (--json) */
     float *initial;            /* working heights before the run (erosion/deposit layers) */
     float *water, *sediment;
     float *flow, *wear;        /* --layers flow, wear; NULL when not asked */
@@ -54,9 +62,11 @@ typedef struct er_job {
     er_checkpoint_id ck_id;    /* what a checkpoint of this run must match */
     char ck_path[PATH_MAX];    /* --checkpoint for this input, "" if none */
     er_checkpoint resumed;     /* the --resume state, if any */
-    int64_t first_boundary;    /* where this process started (0, or the resumed one) */
+    int64_t first_boundary;    /* where this process started (0, or the resumed one),
+                                * counted over all the stages */
     int64_t frames;            /* frames written */
-    int64_t saved_at;          /* boundary of the last checkpoint saved; -1 none */
+    int64_t saved_at;          /* boundary of the last checkpoint saved (its stage's); -1 none */
+    int saved_stage;           /* the stage it lies in; -1: a run of one model */
     er_status hook_status;     /* a checkpoint or frame that could not be written */
     er_error hook_err;
 } er_job;
@@ -95,7 +105,7 @@ er_status er_job_read_controls(er_job *j, size_t limit);
 /* hooks.c: progress, frames and checkpoints.  er_job_callbacks fills the
  * progress control and the run hooks, and returns the hooks the run uses
  * (NULL: a plain run). */
-er_status er_job_prepare_checkpoint(er_job *j, const er_params *recipe);
+er_status er_job_prepare_checkpoint(er_job *j, const er_stages *recipe);
 /* With --frames: the last frame's name fits its directory (checked once
  * the plan knows how many boundaries the run has, before any work). */
 er_status er_job_check_frames(er_job *j);

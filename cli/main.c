@@ -71,9 +71,9 @@ static int guard_standard_streams(void)
     return closed;
 }
 
-static int print_recipe(const er_params *p)
+static int print_recipe(const er_stages *r)
 {
-    char *text = er_recipe_to_json_all(p);
+    char *text = er_recipe_stages_to_json_all(r);
     if (!text) {
         er_msg_error("out of memory");
         return 1;
@@ -109,7 +109,7 @@ int main(int argc, char **argv)
     prefer_passive_waiting(argv); /* before anything opens a file */
     int closed = guard_standard_streams();
     er_settings s;
-    er_params recipe;
+    static er_stages recipe; /* large: off the stack */
     er_error err = {{0}};
     int status = er_options_parse(argc, argv, &s);
     if (status != 0) {
@@ -121,13 +121,12 @@ int main(int argc, char **argv)
         er_settings_free(&s);
         return 2;
     }
-    if (er_recipe_load(s.recipe_path, s.overrides, s.n_overrides, &recipe, &err) != ER_OK) {
+    if (er_recipe_load_stages(s.recipe_path, s.overrides, s.n_overrides, &recipe, &err) != ER_OK) {
         er_msg_error("%s", err.msg);
         er_settings_free(&s);
         return 2;
     }
-    const er_model_ops *model = er_model(recipe.model);
-    if (model->check && model->check(&recipe, s.tile_set && !s.stitch, &err) != ER_OK) {
+    if (er_stages_check(&recipe, s.tile_set && !s.stitch, &err) != ER_OK) {
         er_msg_error("%s: %s", s.recipe_path ? s.recipe_path : "recipe", err.msg);
         er_settings_free(&s);
         return 2;

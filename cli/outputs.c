@@ -13,10 +13,18 @@
 #include "provenance.h"
 #include "run.h"
 
-/* Whether the model's flow layer is an area, written as it is. */
+/* The flags (core/models.h) of the model whose layers the outputs hold:
+ * the last stage's (flow, water and sediment are its own; a stage of
+ * the other flow kind starts the flow again). */
+static unsigned last_flags(const er_job *j)
+{
+    return er_model(er_stages_at(&j->rc, er_stages_count(&j->rc) - 1)->model)->flags;
+}
+
+/* Whether the flow layer is an area, written as it is. */
 static int flow_area(const er_job *j)
 {
-    return (er_model(j->params.model)->flags & ER_MODEL_FLOW_AREA) != 0;
+    return (last_flags(j) & ER_MODEL_FLOW_AREA) != 0;
 }
 
 /* The value written for one cell of one layer, back in the input's height
@@ -24,7 +32,7 @@ static int flow_area(const er_job *j)
  * only divide by the scale.  b0: the cell's height before the run. */
 static float layer_value(const er_job *j, unsigned layer, size_t i, float b0f)
 {
-    double sc = j->params.terrain.vertical_scale, off = j->params.terrain.vertical_offset;
+    double sc = j->rc.top.terrain.vertical_scale, off = j->rc.top.terrain.vertical_offset;
     if (j->img.nodata && j->img.nodata[i])
         return j->img.data[i];
     double b = j->terrain.elevation[i], b0 = b0f;
@@ -50,7 +58,7 @@ static const float *as_is(const er_job *j, unsigned layer)
 {
     if (layer == ER_LAYER_FLOW && flow_area(j) && !j->img.nodata)
         return j->flow;
-    if (j->params.terrain.vertical_scale != 1.0 || j->img.nodata)
+    if (j->rc.top.terrain.vertical_scale != 1.0 || j->img.nodata)
         return NULL;
     switch (layer) {
     case ER_LAYER_SEDIMENT: return j->sediment;
@@ -100,7 +108,7 @@ er_status er_job_write_layers(er_job *j)
     const char *ext = er_path_ext(j->s, j->img.format);
     er_status st = ER_OK;
     float *buf = er_alloc_large(n, sizeof(float)); /* filled whole by fill_layer */
-    char *prov = er_provenance_run(j->name, &j->params);
+    char *prov = er_provenance_run(j->name, &j->rc);
     if (!buf || !prov) {
         free(buf);
         free(prov);
@@ -169,14 +177,19 @@ er_status er_job_draw_picture(er_job *j, const float *elev, const float *water, 
     /* Standing water blue, suspended sediment green, deposits red.  A
      * model whose water layer is accumulated flow (it covers every slope)
      * and whose sediment is already in the deposits shows deposits red and
-     * erosion orange instead. */
-    int standing = (er_model(j->params.model)->flags & ER_MODEL_STANDING_WATER) != 0;
+     * erosion orange instead.  With stages, the layers are the last
+     * stage's. */
+    const unsigned last = last_flags(j);
+    int standing = (last & ER_MODEL_STANDING_WATER) != 0;
     er_preview_style style = er_preview_style_default();
     style.show_erosion = !standing;
-    const int uplift = (er_model(j->params.model)->flags & ER_MODEL_UPLIFT) != 0;
+    /* with uplift in any stage a height change is no deposit or erosion */
+    int uplift = 0;
+    for (int k = 0; k < er_stages_count(&j->rc); k++)
+        uplift |= (er_model(er_stages_at(&j->rc, k)->model)->flags & ER_MODEL_UPLIFT) != 0;
     er_preview_in after = {j->img.width, j->img.height, elev, j->img.nodata,
                            j->terrain.cell_x, j->terrain.cell_y, standing ? water : NULL,
-                           standing && !uplift ? sed : NULL, uplift ? NULL : deposit,
+                           (last & ER_MODEL_SUSPENDED_LOAD) ? sed : NULL, uplift ? NULL : deposit,
                            uplift ? NULL : erosion, &style};
     er_preview_in before = {j->img.width, j->img.height, j->initial, j->img.nodata,
                             j->terrain.cell_x, j->terrain.cell_y, NULL, NULL, NULL, NULL, &style};

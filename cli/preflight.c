@@ -83,7 +83,7 @@ static int preflight_tiles(const er_settings *s)
     return 0;
 }
 
-int er_run_preflight(const er_settings *s, const er_params *recipe)
+int er_run_preflight(const er_settings *s, const er_stages *recipe)
 {
     int rc = probe_dir(s->output_dir, "output directory");
     if (rc)
@@ -127,28 +127,41 @@ static const char *human(double bytes, char *out)
     return out;
 }
 
-/* Bytes a cell of the control maps the recipe names: each is held cut to
- * the input's window (controls.c) for the whole run. */
-static size_t maps_bytes_per_cell(const er_control_paths *m)
+/* Bytes a cell of the control maps the recipe names: each raster is held
+ * cut to the input's window (controls.c) for the whole run, once however
+ * many stages name it. */
+static size_t maps_bytes_per_cell(const er_stages *r)
 {
-    int given = !!m->hardness[0] + !!m->rain[0] + !!m->mask[0] + !!m->sources[0] +
-                !!m->uplift[0];
-    return (size_t)given * sizeof(float);
+    const char *seen[ER_JOB_RASTERS];
+    int n = 0;
+    for (int k = 0; k < er_stages_count(r); k++) {
+        const er_control_paths *m = &er_stages_at(r, k)->maps;
+        const char *path[ER_JOB_MAPS] = {m->hardness, m->rain, m->mask, m->sources, m->uplift};
+        for (int i = 0; i < ER_JOB_MAPS; i++) {
+            int dup = !path[i][0];
+            for (int s = 0; s < n && !dup; s++)
+                dup = strcmp(seen[s], path[i]) == 0;
+            if (!dup)
+                seen[n++] = path[i];
+        }
+    }
+    return (size_t)n * sizeof(float);
 }
 
 /* Refuses, before allocating, a width x height map (a tile set's: the
  * tile and its halo) whose run will not fit in the limit: the image,
  * working heights, initial copy, two layers, the flow and wear layers when
  * asked (the models accumulate in them, nothing more), the control maps,
- * the model's own per cell and whatever the map's size (SPH's particles). */
+ * the model's own per cell (the largest stage's, and what the stages keep
+ * between them) and whatever the map's size (SPH's particles). */
 er_status er_job_check_memory(er_job *j, int width, int height, size_t limit)
 {
     size_t cells = (size_t)width * (size_t)height, per_cell, need;
     char what[64];
-    const size_t fixed = er_plan_bytes_fixed(&j->params, what, sizeof what);
-    int extra = !!(j->s->layers & ER_LAYER_FLOW) + !!(j->s->layers & ER_LAYER_WEAR);
-    per_cell = (4 + (size_t)extra) * sizeof(float) + 2 + maps_bytes_per_cell(&j->params.maps) +
-               er_plan_bytes_per_cell(&j->params);
+    const size_t fixed = er_stages_bytes_fixed(&j->rc, what, sizeof what);
+    const int flow = !!(j->s->layers & ER_LAYER_FLOW), wear = !!(j->s->layers & ER_LAYER_WEAR);
+    per_cell = (4 + (size_t)(flow + wear)) * sizeof(float) + 2 + maps_bytes_per_cell(&j->rc) +
+               er_stages_bytes_per_cell(&j->rc, flow, wear, 0);
     int fits = er_mul_size(cells, per_cell, &need) && need <= limit && fixed <= limit - need;
     if (fits)
         return ER_OK;

@@ -29,9 +29,9 @@ static char *finish(cJSON *o)
     return text;
 }
 
-char *er_provenance_run(const char *input, const er_params *p)
+char *er_provenance_run(const char *input, const er_stages *rc)
 {
-    char *recipe = er_recipe_to_json_compact(p);
+    char *recipe = er_recipe_stages_to_json_compact(rc);
     cJSON *r = recipe ? cJSON_Parse(recipe) : NULL;
     free(recipe);
     return finish(head("input", input, r));

@@ -8,11 +8,12 @@
 #define ER_PROVENANCE_H
 
 #include "../core/params.h"
+#include "../core/stages.h"
 
 /* {"erode":VERSION,"input":BASE,"recipe":{...}} for a run of `input`
  * (its base name only: an absolute path says nothing to the next machine).
  * NULL when out of memory; the caller frees. */
-char *er_provenance_run(const char *input, const er_params *p);
+char *er_provenance_run(const char *input, const er_stages *rc);
 
 /* {"erode":VERSION,"stitch":BASE,"recipe":{...},"from":[...]} for a
  * stitched tile: `recipe` is the compact recipe text of the halo outputs

@@ -21,10 +21,79 @@ static void add_output(cJSON *outs, const char *layer, const char *path)
     }
 }
 
+/* A budget's members in m³ (area: a cell's, m²). */
+static void add_budget(cJSON *bud, const er_budget *b, double area, int withheld,
+                       const char *added_key)
+{
+    cJSON_AddStringToObject(bud, "unit", "m3");
+    cJSON_AddNumberToObject(bud, "material_before", b->material_before * area);
+    cJSON_AddNumberToObject(bud, "material_after", b->material_after * area);
+    cJSON_AddNumberToObject(bud, "left_map", b->left_map * area);
+    cJSON_AddNumberToObject(bud, "eroded", b->eroded * area);
+    cJSON_AddNumberToObject(bud, "deposited", b->deposited * area);
+    cJSON_AddNumberToObject(bud, "water_added", b->water_added * area);
+    cJSON_AddNumberToObject(bud, "water_left", b->water_left * area);
+    if (added_key)
+        cJSON_AddNumberToObject(bud, added_key, b->added * area);
+    if (withheld)
+        cJSON_AddNumberToObject(bud, "withheld", b->withheld * area);
+    cJSON_AddNumberToObject(bud, "relative_error", b->rel_error);
+}
+
+/* "stages": each stage that ran, its model, backend, work and budget. */
+static void add_stages(cJSON *o, const er_job *j, double area)
+{
+    cJSON *arr = cJSON_AddArrayToObject(o, "stages");
+    double dropped = 0;
+    for (int k = 0; k < j->rc.n && arr; k++) {
+        const er_stage_report *r = &j->reports[k];
+        const er_model_ops *m = er_model(j->rc.stage[k].model);
+        if (!r->ran)
+            break;
+        cJSON *e = cJSON_CreateObject();
+        if (!e)
+            return;
+        cJSON_AddItemToArray(arr, e);
+        cJSON_AddStringToObject(e, "model", m->name);
+        cJSON_AddNumberToObject(e, "eroded", r->budget.eroded * area);
+        cJSON_AddNumberToObject(e, "deposited", r->budget.deposited * area);
+        cJSON_AddNumberToObject(e, "changed_cells", (double)r->changed_cells);
+        cJSON_AddStringToObject(e, "backend", j->where[k].be ? j->where[k].be->name : "cpu");
+        cJSON_AddNumberToObject(e, m->work_key, (double)r->budget.work_done);
+        cJSON_AddNumberToObject(e, m->substep_key, (double)r->budget.substeps);
+        cJSON_AddNumberToObject(e, "settled", r->settled * area);
+        cJSON_AddNumberToObject(e, "water_dropped", r->water_dropped * area);
+        add_budget(cJSON_AddObjectToObject(e, "budget"), &r->budget, area,
+                   m->reports_withheld && m->reports_withheld(&j->rc.stage[k]), m->added_key);
+        dropped += r->water_dropped;
+    }
+    cJSON *bud = cJSON_GetObjectItemCaseSensitive(o, "budget");
+    if (bud)
+        cJSON_AddNumberToObject(bud, "water_dropped", dropped * area);
+}
+
+/* The models a run ran: its one model's name, or the stages' in order
+ * ("mei,droplet"); the backends likewise, one name when all are alike. */
+static void run_names(const er_job *j, char *models, char *backends, size_t n)
+{
+    models[0] = backends[0] = '\0';
+    int same = 1;
+    for (int k = 0; k < er_stages_count(&j->rc); k++) {
+        const char *be = j->where[k].be ? j->where[k].be->name : "cpu";
+        snprintf(models + strlen(models), n - strlen(models), "%s%s", k ? "," : "",
+                 er_model_name(er_stages_at(&j->rc, k)->model));
+        same &= k == 0 || strcmp(be, j->where[0].be ? j->where[0].be->name : "cpu") == 0;
+        snprintf(backends + strlen(backends), n - strlen(backends), "%s%s", k ? "," : "", be);
+    }
+    if (same)
+        snprintf(backends, n, "%s", j->where[0].be ? j->where[0].be->name : "cpu");
+}
+
 /* Returns 0, or 1 when standard output could not take the line (closed,
  * full, a broken pipe): a pipeline that lost its summary must know. */
 static int print_json(const er_job *j, int status)
 {
+    char models[256], backends[256];
     cJSON *o = cJSON_CreateObject();
     double area = j->terrain.cell_x * j->terrain.cell_y;
     cJSON_AddStringToObject(o, "input", j->input);
@@ -38,13 +107,14 @@ static int print_json(const er_job *j, int status)
             add_output(outs, er_layer_name(1u << b), j->outputs[b]);
     if (j->preview[0])
         cJSON_AddStringToObject(outs, "preview", j->preview);
-    const er_model_ops *m = er_model(j->params.model);
-    cJSON_AddStringToObject(o, "model", m->name);
+    const er_model_ops *m = er_model(j->rc.top.model);
+    run_names(j, models, backends, sizeof models);
+    cJSON_AddStringToObject(o, "model", models);
     if (j->s->frames)
         cJSON_AddNumberToObject(o, "frames", (double)j->frames);
     if (j->resumed.buf)
         cJSON_AddNumberToObject(o, "resumed_at", (double)j->first_boundary);
-    cJSON_AddStringToObject(o, "backend", j->be ? j->be->name : "cpu");
+    cJSON_AddStringToObject(o, "backend", backends);
     cJSON_AddNumberToObject(o, "seconds", j->seconds);
     cJSON *tm = cJSON_AddObjectToObject(o, "timing");
     cJSON_AddNumberToObject(tm, "read", j->t_read);
@@ -55,22 +125,22 @@ static int print_json(const er_job *j, int status)
     cJSON_AddNumberToObject(o, "height", j->img.height);
     cJSON_AddNumberToObject(o, "cell_x", j->terrain.cell_x);
     cJSON_AddNumberToObject(o, "cell_y", j->terrain.cell_y);
-    cJSON_AddNumberToObject(o, m->work_key, (double)j->budget.work_done);
-    cJSON_AddNumberToObject(o, m->substep_key, (double)j->budget.substeps);
-    cJSON *bud = cJSON_AddObjectToObject(o, "budget");
-    cJSON_AddStringToObject(bud, "unit", "m3");
-    cJSON_AddNumberToObject(bud, "material_before", j->budget.material_before * area);
-    cJSON_AddNumberToObject(bud, "material_after", j->budget.material_after * area);
-    cJSON_AddNumberToObject(bud, "left_map", j->budget.left_map * area);
-    cJSON_AddNumberToObject(bud, "eroded", j->budget.eroded * area);
-    cJSON_AddNumberToObject(bud, "deposited", j->budget.deposited * area);
-    cJSON_AddNumberToObject(bud, "water_added", j->budget.water_added * area);
-    cJSON_AddNumberToObject(bud, "water_left", j->budget.water_left * area);
-    if (m->added_key)
-        cJSON_AddNumberToObject(bud, m->added_key, j->budget.added * area);
-    if (m->reports_withheld && m->reports_withheld(&j->params))
-        cJSON_AddNumberToObject(bud, "withheld", j->budget.withheld * area);
-    cJSON_AddNumberToObject(bud, "relative_error", j->budget.rel_error);
+    if (j->rc.n == 0) {
+        cJSON_AddNumberToObject(o, m->work_key, (double)j->budget.work_done);
+        cJSON_AddNumberToObject(o, m->substep_key, (double)j->budget.substeps);
+    }
+    int withheld = 0;
+    const char *added_key = NULL;
+    for (int k = 0; k < er_stages_count(&j->rc); k++) {
+        const er_params *p = er_stages_at(&j->rc, k);
+        const er_model_ops *mk = er_model(p->model);
+        withheld |= mk->reports_withheld && mk->reports_withheld(p);
+        if (!added_key)
+            added_key = mk->added_key;
+    }
+    add_budget(cJSON_AddObjectToObject(o, "budget"), &j->budget, area, withheld, added_key);
+    if (j->rc.n > 0)
+        add_stages(o, j, area);
     char *text = cJSON_PrintUnformatted(o);
     int failed = !text || puts(text) == EOF;
     failed |= fflush(stdout) != 0;
@@ -84,9 +154,15 @@ static int print_json(const er_job *j, int status)
 
 int er_job_report(er_job *j, er_status st, int status)
 {
-    if (st == ER_ECANCELED && j->saved_at >= 0)
+    if (st == ER_ECANCELED && j->saved_at >= 0 && j->saved_stage >= 0)
+        er_fail(&j->err, st, "%s: interrupted in stage %d/%d (%s) at %s %lld; state saved in "
+                "'%s' (continue with --resume)", j->input, j->saved_stage + 1, j->rc.n,
+                er_model_name(j->rc.stage[j->saved_stage].model),
+                er_model(j->rc.stage[j->saved_stage].model)->unit, (long long)j->saved_at,
+                j->ck_path);
+    else if (st == ER_ECANCELED && j->saved_at >= 0)
         er_fail(&j->err, st, "%s: interrupted at %s %lld; state saved in '%s' (continue with --resume)",
-                j->input, er_model(j->params.model)->unit,
+                j->input, er_model(j->rc.top.model)->unit,
                 (long long)j->saved_at, j->ck_path);
     if (st != ER_OK) {
         j->written = 0; /* for --json: no output of this input exists */

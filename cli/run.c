@@ -39,18 +39,8 @@ static void job_free(er_job *j)
     free(j->sediment);
     free(j->flow);
     free(j->wear);
-    for (int m = 0; m < ER_JOB_MAPS; m++)
-        free(j->ctl_data[m]);
-}
-
-/* A plan error whose message starts with a recipe key ("mei.ke: ...",
- * "river_sources[2]: ...") is the recipe's: DESIGN.md §1 wants "INPUT:
- * RECIPE: KEY: what". */
-static int names_key(const char *msg)
-{
-    size_t n = strcspn(msg, ": ");
-    size_t dot = strcspn(msg, ".[");
-    return msg[n] == ':' && dot < n && strspn(msg, "abcdefghijklmnopqrstuvwxyz_.[]0123456789") >= n;
+    for (int r = 0; r < j->n_rasters; r++)
+        free(j->raster[r]);
 }
 
 /* The run plan (core/plan.h): every recipe and input check that needs no
@@ -58,14 +48,21 @@ static int names_key(const char *msg)
 static er_status plan_run(er_job *j)
 {
     er_error e = {{0}};
-    er_status st = er_plan_make(&j->params, &j->terrain, j->windowed ? &j->window : NULL,
-                                &j->plan, &e);
+    er_status st = er_stages_plan(&j->rc, &j->terrain, j->stage_controls,
+                                  j->windowed ? &j->window : NULL, &j->plan, &e);
     if (st == ER_OK) {
-        if (j->plan.warning[0])
-            er_msg_error("%s: warning: %s", j->input, j->plan.warning);
+        for (int k = 0; k < j->plan.n; k++) {
+            if (!j->plan.plan[k].warning[0])
+                continue;
+            if (j->plan.staged)
+                er_msg_error("%s: warning: stages[%d]: %s", j->input, k, j->plan.plan[k].warning);
+            else
+                er_msg_error("%s: warning: %s", j->input, j->plan.plan[k].warning);
+        }
         return ER_OK;
     }
-    if (names_key(e.msg))
+    /* a recipe key's error: DESIGN.md §1 wants "INPUT: RECIPE: KEY: what" */
+    if (er_error_names_key(e.msg))
         return er_fail(&j->err, st, "%s: %s: %s", j->input,
                        j->s->recipe_path ? j->s->recipe_path : "recipe", e.msg);
     return er_fail(&j->err, st, "%s: %s", j->input, e.msg);
@@ -144,7 +141,7 @@ static er_status read_input(er_job *j, size_t limit)
 /* Everything before any work: the recipe resolved against the map, the
  * memory it needs, the working heights, the plan, the checkpoint and the
  * backend.  A failure here is exit 2. */
-static er_status prepare(er_job *j, const er_params *recipe, size_t limit, er_vk_ctx *vk)
+static er_status prepare(er_job *j, const er_stages *recipe, size_t limit, er_vk_ctx *vk)
 {
     double t0 = er_msg_now();
     er_status st = read_input(j, limit);
@@ -173,16 +170,29 @@ static er_status prepare(er_job *j, const er_params *recipe, size_t limit, er_vk
     return st;
 }
 
+/* Before stage k of n: the bar starts again, "<input>: stage 2/3 mei",
+ * saying where the stage runs when that is not the CPU. */
+static void stage_begins(void *user, int k, int n)
+{
+    er_job *j = user;
+    const er_backend *be = j->where[k].be;
+    er_progress_end(&j->progress);
+    snprintf(j->phase, sizeof j->phase, "%s: stage %d/%d %s%s%s", er_path_base(j->input), k + 1,
+             n, er_model_name(j->plan.p[k].model), be && be != &er_backend_cpu ? " on " : "",
+             be && be != &er_backend_cpu ? be->name : "");
+    er_progress_begin(&j->progress, show_progress(j), j->phase);
+}
+
 static er_status simulate(er_job *j)
 {
     er_layers layers = {j->water, j->sediment, j->flow, j->wear};
     er_run_ctl ctl;
     er_run_hooks hooks;
     const er_run_hooks *used = er_job_callbacks(j, &ctl, &hooks);
-    er_run_opts o = {&layers, &ctl, used, &j->budget};
+    er_stages_opts o = {&layers, &ctl, stage_begins, used, &j->budget, j->reports};
     memset(&j->budget, 0, sizeof j->budget);
     er_progress_begin(&j->progress, show_progress(j), er_path_base(j->input));
-    er_status st = j->be->run(j->be_ctx, &j->plan, &j->terrain, &o, &j->err);
+    er_status st = er_stages_run(&j->plan, j->where, &j->terrain, &o, &j->err);
     er_progress_end(&j->progress);
     if (st == ER_ECANCELED && j->hook_status != ER_OK) {
         st = j->hook_status;
@@ -224,16 +234,17 @@ static er_status write_outputs(er_job *j, er_status st)
     return st;
 }
 
-static int run_one(const er_settings *s, const er_params *recipe, const char *input, size_t limit,
+static int run_one(const er_settings *s, const er_stages *recipe, const char *input, size_t limit,
                    er_vk_ctx *vk)
 {
-    er_job j;
+    static er_job j; /* large (a plan a stage): off the stack; one input at a time */
     memset(&j, 0, sizeof j);
     j.s = s;
     j.input = input;
     j.name = er_path_name(s, input);
-    j.params = *recipe;
+    j.rc = *recipe;
     j.saved_at = -1;
+    j.saved_stage = -1;
     double t0 = er_msg_now();
     er_status st = prepare(&j, recipe, limit, vk);
     int started = st == ER_OK;
@@ -272,7 +283,7 @@ static int interrupted_between(const er_settings *s, int done)
     return 128 + sig;
 }
 
-int er_run_all(const er_settings *s, const er_params *recipe)
+int er_run_all(const er_settings *s, const er_stages *recipe)
 {
     size_t limit = s->max_memory ? s->max_memory : er_machine_memory();
     int worst = 0;

@@ -444,7 +444,7 @@ static void clean_stale(plan *p)
 /* The files a run reads besides its inputs: the recipe, the lists of
  * inputs and tiles, the control rasters (an output named like one of them
  * would replace what the user painted or wrote). */
-static void add_read_files(plan *p, const er_settings *s, const er_params *recipe)
+static void add_read_files(plan *p, const er_settings *s, const er_stages *recipe)
 {
     const char *owner = s->n_inputs ? s->inputs[0] : "erode";
     const char *file[] = {s->recipe_path, s->tile_set};
@@ -457,13 +457,15 @@ static void add_read_files(plan *p, const er_settings *s, const er_params *recip
             add(p, s->inputs_from[k], "the --inputs-from list", owner, ROLE_INPUT, 0);
     if (!recipe)
         return;
-    const er_control_paths *m = &recipe->maps;
-    const char *map[] = {m->hardness, m->rain, m->mask, m->sources, m->uplift};
-    const char *map_what[] = {"the hardness raster", "the rain raster", "the mask raster",
-                              "the sources raster", "the uplift raster"};
-    for (size_t k = 0; k < sizeof map / sizeof map[0]; k++)
-        if (map[k][0])
-            add(p, map[k], map_what[k], owner, ROLE_INPUT, 0);
+    for (int i = 0; i < er_stages_count(recipe); i++) {
+        const er_control_paths *m = &er_stages_at(recipe, i)->maps;
+        const char *map[] = {m->hardness, m->rain, m->mask, m->sources, m->uplift};
+        const char *map_what[] = {"the hardness raster", "the rain raster", "the mask raster",
+                                  "the sources raster", "the uplift raster"};
+        for (size_t k = 0; k < sizeof map / sizeof map[0]; k++)
+            if (map[k][0])
+                add(p, map[k], map_what[k], owner, ROLE_INPUT, 0);
+    }
 }
 
 static void add_tiles(plan *p, const er_tile_set *ts);
@@ -471,7 +473,7 @@ static void add_tiles(plan *p, const er_tile_set *ts);
 /* A run reads its inputs (with --tile-set: every tile of the set, the
  * neighbours' too) and writes their outputs, named after each input, or
  * for a tile after its entry in the set (er_path_name). */
-static void add_run(plan *p, const er_settings *s, const er_tile_set *ts, const er_params *recipe)
+static void add_run(plan *p, const er_settings *s, const er_tile_set *ts, const er_stages *recipe)
 {
     char path[PATH_MAX];
     add_read_files(p, s, recipe);
@@ -620,7 +622,7 @@ static int finish(plan *p)
     return failed ? 2 : 0;
 }
 
-int er_targets_check(const er_settings *s, const er_tile_set *ts, const er_params *recipe)
+int er_targets_check(const er_settings *s, const er_tile_set *ts, const er_stages *recipe)
 {
     plan p;
     memset(&p, 0, sizeof p);

@@ -13,6 +13,7 @@
 #define ER_CLI_TARGETS_H
 
 #include "../core/params.h"
+#include "../core/stages.h"
 #include "options.h"
 
 struct er_tile_set;
@@ -28,7 +29,7 @@ struct er_stitch_tile;
  * live one: er_atomic_remove_stale).
  * ts (may be NULL): the --tile-set, every tile of which a run may read.
  * recipe (may be NULL): the loaded recipe, whose control rasters are read. */
-int er_targets_check(const er_settings *s, const struct er_tile_set *ts, const er_params *recipe);
+int er_targets_check(const er_settings *s, const struct er_tile_set *ts, const er_stages *recipe);
 
 /* The same for `erode stitch` of the n tiles sel[] of the set ts: it
  * reads every tile, the list and the halo outputs of the layers asked for,

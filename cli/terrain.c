@@ -19,7 +19,7 @@
  * rate silently. */
 er_status er_job_resolve_cell_size(er_job *j)
 {
-    const er_terrain_params *tp = &j->params.terrain;
+    const er_terrain_params *tp = &j->rc.top.terrain;
     double dx = 1.0, dy = 1.0;
     const char *why = NULL;
     int geo = er_georef_cell_size_why(&j->img.georef, j->img.width, j->img.height, &dx, &dy, &why);
@@ -36,17 +36,20 @@ er_status er_job_resolve_cell_size(er_job *j)
     return ER_OK;
 }
 
-er_status er_job_resolve_sources(er_job *j)
+/* The river sources of stage k given in map coordinates, in pixels. */
+static er_status resolve_sources(er_job *j, er_source_list *l, int k)
 {
-    er_source_list *l = &j->params.river;
+    char stage[32] = "";
+    if (j->rc.n > 0)
+        snprintf(stage, sizeof stage, "stages[%d].", k);
     for (int i = 0; i < l->n; i++) {
         er_source *src = &l->src[i];
         if (src->at != ER_AT_XY || src->coords != ER_COORDS_MAP)
             continue;
         double px, py;
         if (!er_georef_map_to_pixel(&j->img.georef, src->x, src->y, &px, &py))
-            return er_fail(&j->err, ER_EINVAL, "%s: %s[%d]: map coordinates need a georeferenced input",
-                           j->input, er_sources_key(l), i);
+            return er_fail(&j->err, ER_EINVAL, "%s: %s%s[%d]: map coordinates need a "
+                           "georeferenced input", j->input, stage, er_sources_key(l), i);
         /* map_to_pixel puts the top-left cell's centre at (0.5, 0.5); core
          * counts sources from cell centres, (0, 0), and a tile's run from
          * the mosaic's top-left cell. */
@@ -57,11 +60,21 @@ er_status er_job_resolve_sources(er_job *j)
     return ER_OK;
 }
 
+er_status er_job_resolve_sources(er_job *j)
+{
+    for (int k = 0; k < er_stages_count(&j->rc); k++) {
+        er_status st = resolve_sources(j, &er_stages_at_mut(&j->rc, k)->river, k);
+        if (st)
+            return st;
+    }
+    return ER_OK;
+}
+
 /* Working heights (DESIGN.md §3): value * vertical_scale + vertical_offset,
  * in double, rounded once to float.  Nodata cells become walls. */
 static float working_height(const er_job *j, size_t i)
 {
-    double sc = j->params.terrain.vertical_scale, off = j->params.terrain.vertical_offset;
+    double sc = j->rc.top.terrain.vertical_scale, off = j->rc.top.terrain.vertical_offset;
     return j->img.nodata && j->img.nodata[i] ? 0.0f : (float)((double)j->img.data[i] * sc + off);
 }
 
@@ -77,7 +90,7 @@ void er_job_working_heights(const er_job *j, float *out)
 
 /* The heights before the run are a pure function of the image, so a plain
  * run never keeps them (4 bytes a cell off the peak and a copy of the map
- * fewer, issue #15): the outputs compute them bit for bit where they need
+ * fewer): the outputs compute them bit for bit where they need
  * them.  Only checkpoints (their input hash), the run hooks and
  * the preview ask for this copy. */
 er_status er_job_restore_initial(er_job *j)

@@ -58,3 +58,10 @@ int er_mul_size(size_t a, size_t b, size_t *out)
     *out = a * b;
     return 1;
 }
+
+int er_error_names_key(const char *msg)
+{
+    size_t n = strcspn(msg, ": ");
+    size_t dot = strcspn(msg, ".[");
+    return msg[n] == ':' && dot < n && strspn(msg, "abcdefghijklmnopqrstuvwxyz_.[]0123456789") >= n;
+}

@@ -39,6 +39,11 @@ er_status er_fail(er_error *err, er_status st, const char *fmt, ...)
 /* Prefixes err->msg with "<prefix>: " (used to add a file name). */
 void er_error_prefix(er_error *err, const char *prefix);
 
+/* Whether a message starts with a recipe key's dotted path and ": "
+ * ("mei.dt: ...", "river_sources[2]: ...", "stages[1].mei.dt: ..."): an
+ * error of the recipe. */
+int er_error_names_key(const char *msg);
+
 /* A short name for a status ("out of memory", "i/o error", ...). */
 const char *er_status_str(er_status st);
 

@@ -15,6 +15,7 @@
 
 #include "models.h"
 #include "params.h"
+#include "stages.h"
 
 const char *const er_boundary_names[] = {"closed", "open", NULL};
 static const char *const coords_names[] = {"pixel", "map", "fraction", NULL};
@@ -45,7 +46,7 @@ static const er_key common_keys[] = {
     {"erode_recipe", ER_KEY_VERSION, 0, ER_KEY_AT(recipe_version), 0, 0, 0, ER_RECIPE_VERSION, NULL},
     {"comment", ER_KEY_COMMENT, 0, 0, 0, 0, 0, 0, NULL},
     /* names: the models', filled in by build_table */
-    ER_ENUM("model", model, NULL, ER_MODEL_MEI),
+    {"model", ER_KEY_ENUM, ER_KEY_MODEL, ER_KEY_AT(model), 0, 0, 0, ER_MODEL_MEI, NULL},
     {"seed", ER_KEY_U64, 0, ER_KEY_AT(seed), 0, 0, SEED_MAX, 1, NULL},
     /* control rasters (core/controls.h), null: none */
     {"hardness", ER_KEY_PATH, ER_KEY_NULL | ER_KEY_DEF_NULL, ER_KEY_AT(maps.hardness), 0, 0, 0, 0, NULL},
@@ -64,6 +65,8 @@ static const er_key common_keys[] = {
     /* null (the default): the input's georeferencing, else 1 m */
     {"terrain.cell_size", ER_KEY_NUM, ER_KEY_NULL | ER_KEY_DEF_NULL | ER_KEY_MIN_OPEN,
      ER_KEY_AT(terrain.cell_size), ER_KEY_AT(terrain.cell_size_set), 0, 1e6, 1.0, NULL},
+    /* models run one after another (core/stages.h); none: the recipe's one model */
+    {"stages", ER_KEY_STAGES, 0, 0, 0, 1, ER_MAX_STAGES, 0, NULL},
 };
 
 /* The whole table, built once: the common keys, then each model's section
@@ -122,7 +125,7 @@ static int add_row(const er_key *k, const char *prefix, size_t base)
 
 static void build_table(void)
 {
-    static const er_key section = ER_OBJ("");
+    static const er_key section = {"", ER_KEY_OBJECT, ER_KEY_MODEL, 0, 0, 0, 0, 0, NULL};
     int bad = 0;
     for (int m = 0; m < ER_MODEL_KINDS; m++)
         model_names[m] = er_model((er_model_kind)m)->name;
@@ -194,6 +197,7 @@ void er_keys_default(const er_key *tab, size_t n, void *base)
         switch (k->type) {
         case ER_KEY_OBJECT:
         case ER_KEY_COMMENT:
+        case ER_KEY_STAGES:
             break;
         case ER_KEY_VERSION:
         case ER_KEY_ENUM:

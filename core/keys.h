@@ -21,7 +21,9 @@ typedef enum er_key_type {
     ER_KEY_INT,     /* integer stored as int64_t */
     ER_KEY_NUM,     /* double */
     ER_KEY_SOURCES, /* array of er_source: an er_source_list at off */
-    ER_KEY_PATH     /* a file path or null, a char[ER_CTL_PATH_MAX] at off ("" = null) */
+    ER_KEY_PATH,    /* a file path or null, a char[ER_CTL_PATH_MAX] at off ("" = null) */
+    ER_KEY_STAGES   /* "stages": an array of 1 to `max` stage objects (core/stages.h); no
+                     * field of er_params, io/recipe.c reads it into an er_stages */
 } er_key_type;
 
 enum {
@@ -40,7 +42,9 @@ enum {
     /* A source field used only with "at": "xy" (x, y, coords), or only
      * with a rule such as "at": "peaks" (count, spacing) */
     ER_KEY_AT_XY = 128u,
-    ER_KEY_AT_RULE = 256u
+    ER_KEY_AT_RULE = 256u,
+    ER_KEY_MODEL = 512u      /* a top-level key of one model: "model" and each model's
+                              * section (a staged recipe holds them in its stages) */
 };
 
 typedef struct er_key {

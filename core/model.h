@@ -106,6 +106,29 @@ typedef struct er_run_extra {
  * spans two parts. */
 int er_extra_split(const er_run_extra *x, const size_t *len, int k, const double **out);
 
+/* The most float arrays of a staged run's own section (er_run_stage). */
+#define ER_STAGE_ARRAYS 3
+
+/*
+ * Where a state of a staged run (core/stages.h) lies: which stage, and
+ * what the stages before it leave that the state of the stage's model
+ * does not hold.  Its arrays (width * height floats each, NULL = none):
+ * [0] the heights the stage started from (NULL in stage 0: the run's
+ * input), [1] the flow and [2] the wear of the stages before it, as far
+ * as they add up (core/stages.c).  values: each earlier stage's report,
+ * packed by core/stages.c.  The checkpoint code carries all of it without
+ * knowing what it means.
+ */
+typedef struct er_run_stage {
+    int index, count;         /* this stage, from 0, and the run's stages */
+    int64_t offset;           /* boundaries of the stages before it */
+    int64_t boundaries;       /* boundaries of the whole run */
+    int n_arrays;             /* ER_STAGE_ARRAYS */
+    const float *array[ER_STAGE_ARRAYS];
+    size_t n_values;
+    const double *values;
+} er_run_stage;
+
 /*
  * The complete state of a run at a boundary (a step, a batch of droplets):
  * with the recipe and the run's input terrain it is everything the model
@@ -133,6 +156,8 @@ typedef struct er_run_state {
     int n_arrays;          /* the model's (core/<model>/state.h) */
     const float *array[ER_STATE_ARRAYS]; /* NULL = not kept (a layer not asked for) */
     const er_run_extra *extra; /* the model's own section; NULL = none */
+    const er_run_stage *stage; /* a staged run's position; NULL = a run of one model
+                                * (models leave it NULL: the stage code sets it) */
 } er_run_state;
 
 /* Called on the calling thread at every boundary: once at the start (the
@@ -200,7 +225,9 @@ static inline int er_hooks_want(const er_run_hooks *hk, int64_t boundary, int64_
  * keep b0), its depth and suspended sediment; droplets and SPH the first
  * three arrays of their states, the heights and layers as the run writes
  * them (zeros for a layer not kept).  Mei's non-finite values become 0,
- * as copy-out writes them.  Any output pointer may be NULL; each holds
+ * as copy-out writes them.  A state of a later stage of a staged run
+ * counts from the heights its stage started from (state->stage), not
+ * from `input`.  Any output pointer may be NULL; each holds
  * width * height floats.  Thread-safe; parallel inside (OpenMP).
  */
 void er_run_state_layers(const er_run_state *state, const float *input, const uint8_t *wall,

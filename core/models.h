@@ -9,6 +9,7 @@
  *     its recipe section as key rows (core/keys.h), its params struct;
  *   - one value of er_model_kind and its params member (core/params.h),
  *     its row in the registry's table (core/models.c);
+ *   - what its layers hold (flags), for the outputs and staged recipes;
  *   - its keys in man/erode-recipe.5, a config under configs/, tests, and
  *     a Vulkan path in core/vulkan/ if it has one (vk_run, else NULL).
  */
@@ -22,20 +23,27 @@
 
 typedef struct er_vk_ctx er_vk_ctx;
 
-/* What a model's output layers hold, for the preview (cli/outputs.c). */
+/* What a model's output layers hold, for the preview (cli/outputs.c) and
+ * for staged runs (core/stages.h). */
 enum {
-    /* water and sediment are standing water and suspended load at the
-     * end (Mei; stream power: lakes and its deposits): the preview draws
-     * them; without it they are totals over the run (droplets, SPH) and
-     * it draws deposits and erosion instead */
+    /* water is standing water at the end (Mei; stream power: its lakes):
+     * the preview draws it, and Mei's suspended load; without it water
+     * and sediment are totals over the run (droplets, SPH) and the
+     * preview draws deposits and erosion instead */
     ER_MODEL_STANDING_WATER = 1u,
     /* flow is an area [m^2] (stream power's drainage area), not a
-     * thickness: written as it is, not divided by the vertical scale */
+     * thickness: written as it is, not divided by the vertical scale; in
+     * stages the flow of consecutive stages of one kind adds up, and a
+     * stage of the other kind starts it again */
     ER_MODEL_FLOW_AREA = 2u,
     /* uplift raises the terrain: a height change is no deposit, and the
      * preview tints neither it nor the sediment layer (deposits already
      * in the heights, on nearly every cell), only the water */
-    ER_MODEL_UPLIFT = 4u
+    ER_MODEL_UPLIFT = 4u,
+    /* sediment is a load suspended in the water at the end (Mei): in
+     * stages, at the end of such a stage that another follows, the load
+     * settles where it is and the water is dropped */
+    ER_MODEL_SUSPENDED_LOAD = 8u
 };
 
 typedef struct er_model_ops {

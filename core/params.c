@@ -37,6 +37,7 @@ static er_status check_keys(const er_key *tab, size_t n, const void *base, const
         switch (k->type) {
         case ER_KEY_OBJECT:
         case ER_KEY_COMMENT:
+        case ER_KEY_STAGES:
             break;
         case ER_KEY_PATH:
             if (!memchr(AT(char, base, k->off), '\0', ER_CTL_PATH_MAX))

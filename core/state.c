@@ -11,6 +11,8 @@
 void er_run_state_layers(const er_run_state *state, const float *input, const uint8_t *wall,
                          float *height, float *water, float *sediment)
 {
+    if (state->stage && state->stage->array[0])
+        input = state->stage->array[0];
     er_model(state->model)->state_layers(state, input, wall, height, water, sediment);
 }
 

@@ -13,12 +13,15 @@
 
 #include "atomic.h"
 #include "../core/models.h"
+#include "../core/stages.h"
 
 static const char magic[8] = {'E', 'R', 'O', 'D', 'E', 'C', 'K', 'P'};
 
 #define VERSION_BYTES 16
-/* Bit 31 of the header's array mask: a model section follows (format 4). */
+/* Bit 31 of the header's array mask: a model section follows (format 4);
+ * bit 30: a stage section (format 5). */
 #define SECTION_BIT (1u << 31)
+#define STAGE_BIT (1u << 30)
 /* Arrays are converted through a buffer of this many floats. */
 #define CHUNK_FLOATS 65536
 
@@ -169,7 +172,7 @@ static void encode_header(unsigned char *p, const er_run_state *s, const er_chec
     put_u32(p + 32, (uint32_t)s->width);
     put_u32(p + 36, (uint32_t)s->height);
     put_u32(p + 40, (uint32_t)s->n_arrays);
-    uint32_t mask = s->extra ? SECTION_BIT : 0;
+    uint32_t mask = (s->extra ? SECTION_BIT : 0) | (s->stage ? STAGE_BIT : 0);
     for (int i = 0; i < s->n_arrays && i < ER_STATE_ARRAYS; i++)
         if (s->array[i])
             mask |= 1u << i;
@@ -230,6 +233,44 @@ static int write_doubles(int fd, const double *v, size_t n, uint64_t *h)
     return 0;
 }
 
+/* Floats as little-endian bytes through buf (CHUNK_FLOATS floats),
+ * folded into *h one float at a time. */
+static int write_floats(int fd, const float *v, size_t n, unsigned char *buf, uint64_t *h)
+{
+    for (size_t i = 0; i < n; i += CHUNK_FLOATS) {
+        size_t m = n - i < CHUNK_FLOATS ? n - i : CHUNK_FLOATS;
+        encode_floats(buf, v + i, m);
+        *h = fold_floats(*h, v + i, m);
+        if (write_all(fd, buf, 4 * m))
+            return -1;
+    }
+    return 0;
+}
+
+/* The stage section after the arrays' checksum (checkpoint.h). */
+static int write_stage(int fd, const er_run_stage *g, size_t cells, unsigned char *buf)
+{
+    unsigned char b[16];
+    uint32_t mask = 0;
+    for (int i = 0; i < g->n_arrays && i < ER_STAGE_ARRAYS; i++)
+        if (g->array[i])
+            mask |= 1u << i;
+    put_u32(b, (uint32_t)g->index);
+    put_u32(b + 4, (uint32_t)g->count);
+    put_u32(b + 8, (uint32_t)g->n_arrays);
+    put_u32(b + 12, mask);
+    uint64_t h = er_fnv1a64(ER_FNV1A64_INIT, b, sizeof b);
+    int bad = write_all(fd, b, sizeof b);
+    for (int i = 0; i < g->n_arrays && !bad; i++)
+        if (g->array[i])
+            bad = write_floats(fd, g->array[i], cells, buf, &h);
+    put_u64(b, (uint64_t)g->n_values);
+    h = er_fnv1a64(h, b, 8);
+    bad = bad || write_all(fd, b, 8) || write_doubles(fd, g->values, g->n_values, &h);
+    put_u64(b, h);
+    return bad || write_all(fd, b, 8);
+}
+
 /* The model section after the arrays' checksum (checkpoint.h). */
 static int write_section(int fd, const er_run_extra *x)
 {
@@ -247,9 +288,12 @@ static int write_section(int fd, const er_run_extra *x)
 er_status er_checkpoint_write(const char *path, const er_run_state *state,
                               const er_checkpoint_id *id, er_error *err)
 {
+    const er_run_stage *g = state->stage;
     if (state->n_arrays < 0 || state->n_arrays > ER_STATE_ARRAYS || state->width < 1 ||
         state->height < 1 ||
-        (state->extra && (state->extra->n_parts < 0 || state->extra->n_parts > ER_EXTRA_PARTS)))
+        (state->extra && (state->extra->n_parts < 0 || state->extra->n_parts > ER_EXTRA_PARTS)) ||
+        (g && (g->n_arrays < 0 || g->n_arrays > ER_STAGE_ARRAYS || g->index < 0 ||
+               g->count < 1 || (g->n_values && !g->values))))
         return er_fail(err, ER_EINVAL, "cannot write '%s': not a valid run state", path);
     unsigned char head[ER_CHECKPOINT_HEADER];
     encode_header(head, state, id);
@@ -265,21 +309,15 @@ er_status er_checkpoint_write(const char *path, const er_run_state *state,
     int bad = write_all(a.fd, head, sizeof head);
     uint64_t h = ER_FNV1A64_INIT;
     const size_t n = (size_t)state->width * (size_t)state->height;
-    for (int k = 0; k < state->n_arrays && !bad; k++) {
-        const float *v = state->array[k];
-        if (!v)
-            continue;
-        for (size_t i = 0; i < n && !bad; i += CHUNK_FLOATS) {
-            size_t m = n - i < CHUNK_FLOATS ? n - i : CHUNK_FLOATS;
-            encode_floats(buf, v + i, m);
-            h = fold_floats(h, v + i, m);
-            bad = write_all(a.fd, buf, 4 * m);
-        }
-    }
+    for (int k = 0; k < state->n_arrays && !bad; k++)
+        if (state->array[k])
+            bad = write_floats(a.fd, state->array[k], n, buf, &h);
     unsigned char tail[8];
     put_u64(tail, h);
     if (!bad)
         bad = write_all(a.fd, tail, sizeof tail);
+    if (!bad && g)
+        bad = write_stage(a.fd, g, n, buf);
     if (!bad && state->extra)
         bad = write_section(a.fd, state->extra);
     free(buf);
@@ -295,6 +333,8 @@ void er_checkpoint_free(er_checkpoint *c)
 {
     free(c->buf);
     free(c->extra);
+    free(c->stage_buf);
+    free(c->stage_values);
     memset(c, 0, sizeof *c);
 }
 
@@ -321,7 +361,7 @@ static er_status check_header(const char *path, const unsigned char *p, const er
         return er_fail(err, ER_EINVAL, "'%s': checkpoint written by erode %s, this is erode %s",
                        path, version, ERODE_VERSION);
     uint32_t model = get_u32(p + 28);
-    if (model != (uint32_t)id->model)
+    if (!id->staged && model != (uint32_t)id->model)
         return er_fail(err, ER_EINVAL, "'%s': checkpoint of a %s run, the recipe runs %s", path,
                        er_model_name((er_model_kind)model), er_model_name(id->model));
     uint32_t w = get_u32(p + 32), h = get_u32(p + 36);
@@ -335,10 +375,16 @@ static er_status check_header(const char *path, const unsigned char *p, const er
                        "nodata or control rasters differ)", path);
     uint32_t n_arrays = get_u32(p + 40);
     *mask = get_u32(p + 44);
-    uint32_t arrays = *mask & ~SECTION_BIT;
+    uint32_t arrays = *mask & ~(SECTION_BIT | STAGE_BIT);
     if (n_arrays > ER_STATE_ARRAYS || (arrays >> n_arrays) != 0 ||
-        (format < 4 && (*mask & SECTION_BIT)))
+        (format < 4 && (*mask & SECTION_BIT)) || (format < 5 && (*mask & STAGE_BIT)))
         return er_fail(err, ER_EINVAL, "'%s': corrupt checkpoint (arrays)", path);
+    if (!!(*mask & STAGE_BIT) != !!id->staged)
+        return er_fail(err, ER_EINVAL, "'%s': checkpoint of a %s run, the recipe %s", path,
+                       id->staged ? "one-model" : "staged",
+                       id->staged ? "has stages" : "has none");
+    if (id->staged && model >= ER_MODEL_KINDS)
+        return er_fail(err, ER_EINVAL, "'%s': corrupt checkpoint (model)", path);
     er_run_state *s = &out->state;
     memset(s, 0, sizeof *s);
     if (format == 1)
@@ -427,6 +473,77 @@ static er_status read_section(FILE *f, const char *path, er_checkpoint *out, er_
     return ER_OK;
 }
 
+/* Reads n floats into v (n * 4 bytes) through buf, folding them into *h;
+ * 0 or -1. */
+static int read_floats(FILE *f, float *v, size_t n, unsigned char *buf, uint64_t *h)
+{
+    for (size_t i = 0; i < n; i += CHUNK_FLOATS) {
+        size_t m = n - i < CHUNK_FLOATS ? n - i : CHUNK_FLOATS;
+        if (fread(buf, 4, m, f) != m)
+            return -1;
+        for (size_t j = 0; j < m; j++)
+            v[i + j] = bits_f32(get_u32(buf + 4 * j));
+        *h = fold_floats(*h, v + i, m);
+    }
+    return 0;
+}
+
+/* The stage section (write_stage), its values' count checked against the
+ * bytes left in the file before it is allocated. */
+static er_status read_stage(FILE *f, const char *path, size_t cells, unsigned char *buf,
+                            er_checkpoint *out, er_error *err)
+{
+    unsigned char b[16];
+    er_run_stage *g = &out->stage;
+    if (fread(b, 1, sizeof b, f) != sizeof b)
+        return er_fail(err, ER_EINVAL, "'%s': truncated checkpoint (stage section)", path);
+    uint64_t h = er_fnv1a64(ER_FNV1A64_INIT, b, sizeof b);
+    uint32_t index = get_u32(b), count = get_u32(b + 4), n_arrays = get_u32(b + 8);
+    uint32_t mask = get_u32(b + 12);
+    if (count < 1 || index >= count || count > ER_MAX_STAGES || n_arrays > ER_STAGE_ARRAYS ||
+        (mask >> n_arrays) != 0)
+        return er_fail(err, ER_EINVAL, "'%s': corrupt checkpoint (stage section)", path);
+    int present = 0;
+    for (uint32_t i = 0; i < n_arrays; i++)
+        present += (mask >> i) & 1u;
+    size_t floats;
+    if (present && (!er_mul_size(cells, (size_t)present, &floats) ||
+                    !(out->stage_buf = malloc(floats * sizeof(float)))))
+        return er_fail(err, ER_ENOMEM, "'%s': out of memory for the checkpoint", path);
+    memset(g, 0, sizeof *g);
+    g->index = (int)index;
+    g->count = (int)count;
+    g->n_arrays = (int)n_arrays;
+    float *dst = out->stage_buf;
+    for (uint32_t i = 0; i < n_arrays; i++) {
+        if (!((mask >> i) & 1u))
+            continue;
+        if (read_floats(f, dst, cells, buf, &h))
+            return er_fail(err, ER_EINVAL, "'%s': truncated checkpoint (stage section)", path);
+        g->array[i] = dst;
+        dst += cells;
+    }
+    long here = ftell(f), end = -1;
+    if (here >= 0 && fseek(f, 0, SEEK_END) == 0)
+        end = ftell(f);
+    if (end < here + 16 || fseek(f, here, SEEK_SET) || fread(b, 1, 8, f) != 8)
+        return er_fail(err, ER_EINVAL, "'%s': truncated checkpoint (stage section)", path);
+    uint64_t n = get_u64(b);
+    if (n > (uint64_t)(end - here - 16) / 8)
+        return er_fail(err, ER_EINVAL, "'%s': corrupt checkpoint (stage section)", path);
+    h = er_fnv1a64(h, b, 8);
+    if (!(out->stage_values = malloc(((size_t)n + 1) * sizeof(double))))
+        return er_fail(err, ER_ENOMEM, "'%s': out of memory for the checkpoint", path);
+    if (read_doubles(f, out->stage_values, (size_t)n, &h) || fread(b, 1, 8, f) != 8)
+        return er_fail(err, ER_EINVAL, "'%s': truncated checkpoint (stage section)", path);
+    if (get_u64(b) != h)
+        return er_fail(err, ER_EINVAL, "'%s': corrupt checkpoint (stage section checksum)", path);
+    g->n_values = (size_t)n;
+    g->values = out->stage_values;
+    out->state.stage = g;
+    return ER_OK;
+}
+
 /* Whether a model section follows the arrays: the header says so (format
  * 4), or bytes remain after them (format 3). */
 static int has_section(FILE *f, uint32_t format, uint32_t mask)
@@ -499,6 +616,8 @@ er_status er_checkpoint_read(const char *path, const er_checkpoint_id *id, er_ch
         st = er_fail(err, ER_EINVAL, "'%s': truncated checkpoint", path);
         goto done;
     }
+    if ((mask & STAGE_BIT) && (st = read_stage(f, path, n, buf, out, err)))
+        goto done;
     if (has_section(f, get_u32(head + 8), mask) && (st = read_section(f, path, out, err)))
         goto done;
     if (fgetc(f) != EOF) {

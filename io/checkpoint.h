@@ -4,14 +4,15 @@
  * produce the same bytes as an uninterrupted one.  io/ knows the state
  * struct only, not what the arrays mean.
  *
- * Format 4, every number little-endian:
+ * Format 5, every number little-endian:
  *   0   8  magic "ERODECKP"
- *   8   4  u32 format version (4)
+ *   8   4  u32 format version (5)
  *   12 16  erode version, NUL-padded ASCII
  *   28  4  u32 model (er_model_kind)
  *   32  4  u32 width      36 4 u32 height
  *   40  4  u32 n_arrays   44 4 u32 mask of the arrays present (bit i = array i),
- *          bit 31: a model section follows the arrays
+ *          bit 31: a model section follows the arrays, bit 30: a stage
+ *          section does
  *   48  8  u64 recipe hash  56 8 u64 input hash
  *   64 32  i64 boundary, boundaries, done, total
  *   96 48  f64 budget: material_before, eroded, deposited, left_map,
@@ -26,10 +27,17 @@
  *   240    the present arrays in index order, width * height f32 each
  *   end 8  u64 FNV-1a 64 of the array values, folding one float's 32 bits
  *          (not one byte) at a time
+ * then, when bit 30 of the mask says so, the stage section of a staged
+ * run (er_run_state.stage; its meaning is core/stages.c's):
+ *   u32 stage, u32 stages, u32 n_arrays, u32 mask of the arrays present,
+ *   the present arrays in index order (width * height f32 each), u64 n,
+ *   n f64 values, u64 FNV-1a 64 of the section (the arrays folded one
+ *   float at a time, as the data checksum, the rest byte by byte)
  * then, when bit 31 of the mask says so, the model's own section
  * (er_run_state.extra; its meaning is the model's, core/<model>/state.h):
  *   u64 count[0], u64 count[1], the doubles (f64, as many as the bytes
  *   left hold), u64 FNV-1a 64 of the section's bytes before it
+ * Format 4 is format 5 without bit 30 (no stages).
  * Format 3 is format 4 with the section after the arrays whenever bytes
  * remain there (only SPH runs wrote one) and no bit 31.
  * Format 2 (erode before the snapshot schedule) is format 3 without bytes
@@ -48,7 +56,7 @@
 #include "../core/error.h"
 #include "../core/model.h"
 
-#define ER_CHECKPOINT_FORMAT 4
+#define ER_CHECKPOINT_FORMAT 5
 #define ER_CHECKPOINT_HEADER 240
 #define ER_CHECKPOINT_HEADER_V2 232
 #define ER_CHECKPOINT_HEADER_V1 168
@@ -77,11 +85,13 @@ uint64_t er_checkpoint_fold_maps(uint64_t h, const uint64_t maps[5]);
 
 /* What a checkpoint must match to be resumed. */
 typedef struct er_checkpoint_id {
-    er_model_kind model;
+    er_model_kind model;    /* a run of one model: its model */
     int width, height;
     uint64_t recipe_hash;   /* er_fnv1a64 of the canonical recipe text */
     uint64_t input_hash;    /* er_checkpoint_input_hash */
     char backend[ER_CHECKPOINT_BACKEND]; /* what runs it (written; "" = "cpu") */
+    int staged;             /* 1: a staged run, whose states carry their stage (and
+                             * its model, the stage's, is checked by the plan) */
 } er_checkpoint_id;
 
 /*
@@ -98,12 +108,16 @@ typedef struct er_checkpoint {
     er_run_state state;
     float *buf;
     er_run_extra *extra; /* the model section state.extra points to, its doubles after it (owned) */
+    er_run_stage stage;  /* the stage section state.stage points to (a staged run's) */
+    float *stage_buf;    /* its arrays (owned) */
+    double *stage_values; /* its values (owned) */
     char backend[ER_CHECKPOINT_BACKEND]; /* the backend that wrote it ("cpu" for format 1) */
 } er_checkpoint;
 
 /*
  * Reads `path` and checks it, in this order: the magic, the format, the
- * header checksum, the erode version (must be ERODE_VERSION), id->model,
+ * header checksum, the erode version (must be ERODE_VERSION), id->model
+ * (of a run of one model; a staged run's states carry a stage section),
  * the size, the recipe and input hashes, the counters, the file length and
  * the array and model section checksums.  Whether the section's lengths
  * fit the model is the model's check (er_plan_check_resume).  Any failure is ER_EINVAL (ER_EIO when the file

@@ -24,6 +24,8 @@
 #include <string.h>
 
 #include "../core/keys.h"
+#include "../core/models.h"
+#include "../core/stages.h"
 
 /* A recipe is a few kilobytes; the limit only stops a wrong path (a DEM
  * given as -r) from being read into memory whole. */
@@ -57,6 +59,12 @@ typedef struct ctx {
     er_error *err;
     const char *dir;   /* the recipe file's directory ("" = the working one): the
                         * base of its relative paths; NULL for -s (the working one) */
+    /* At the top level only (NULL in a stage): where a "stages" array read
+     * is recorded, and the first key of one model read (model, a section),
+     * which may not lie beside it. */
+    const cJSON **stages;
+    char *model_key;
+    cJSON *ov_stages;  /* the list of a -s stages=[...] (the parse deletes it) */
 } ctx;
 
 static er_status fail_at(const ctx *c, const char *path, const char *fmt, ...)
@@ -391,6 +399,13 @@ static er_status read_value(const ctx *c, const key *tab, size_t n, const key *k
         return read_sources(c, k, base, j, path);
     case ER_KEY_PATH:
         return read_path(c, k, base, j, path);
+    case ER_KEY_STAGES:
+        if (!c->stages)
+            return fail_at(c, path, "stages do not nest");
+        if (!cJSON_IsArray(j))
+            return wrong_type(c, path, "an array of stages", j);
+        *c->stages = j;
+        return ER_OK;
     }
     return fail_at(c, path, "internal error: unknown key type");
 }
@@ -424,10 +439,93 @@ static er_status read_object(const ctx *c, const key *tab, size_t n, char *base,
                                *shown ? "." : "", rest);
             return fail_at(c, path, "unknown key, did you mean '%s'?", s);
         }
+        if (c->model_key && !c->model_key[0] && !*parent && (k->flags & ER_KEY_MODEL))
+            snprintf(c->model_key, PATH_MAX_LEN, "%s", path);
         er_status st = read_value(c, tab, n, k, base, m, path);
         if (st)
             return st;
     }
+    return ER_OK;
+}
+
+/* The model whose section is the top-level object `name`, or -1. */
+static int section_model(const char *name)
+{
+    for (int m = 0; m < ER_MODEL_KINDS; m++)
+        if (strcmp(er_model_name((er_model_kind)m), name) == 0)
+            return m;
+    return -1;
+}
+
+/* Whether top-level row k may lie in a stage of model m; if not, why, as
+ * an error at `path`. */
+static er_status stage_may_hold(const ctx *c, const key *k, er_model_kind m, const char *path)
+{
+    if (k->type == ER_KEY_VERSION)
+        return fail_at(c, path, "the recipe's version: give it at the top level");
+    if (k->type == ER_KEY_STAGES)
+        return fail_at(c, path, "stages do not nest");
+    if (k->type == ER_KEY_OBJECT && !(k->flags & ER_KEY_MODEL))
+        return fail_at(c, path, "every stage works on one %s: set it at the top level", k->path);
+    int sm = k->type == ER_KEY_OBJECT ? section_model(k->path) : -1;
+    if (sm >= 0 && !er_stage_holds_section(m, (er_model_kind)sm))
+        return fail_at(c, path, "a %s section in a stage of model %s: it belongs in a %s stage",
+                       k->path, er_model_name(m), k->path);
+    return ER_OK;
+}
+
+static er_status one_list(const ctx *c, const key *tab, size_t n, const cJSON *root, char *base,
+                          const char *where);
+
+/* Stage i of a "stages" array: the top level with the stage's keys over
+ * it (core/stages.h).  Its model first, so that the sections it may hold
+ * are known; a key that may not lie in a stage is an error. */
+static er_status read_stage(const ctx *c, const key *tab, size_t n, const er_params *top,
+                            const cJSON *obj, int i, er_params *out)
+{
+    char shown[32], path[PATH_MAX_LEN], q[QUOTE_MAX + 4];
+    ctx in = *c;
+    in.stages = NULL;
+    in.model_key = NULL;
+    snprintf(shown, sizeof shown, "stages[%d]", i);
+    if (!cJSON_IsObject(obj))
+        return wrong_type(c, shown, "an object (a stage)", obj);
+    *out = *top;
+    const cJSON *model = cJSON_GetObjectItemCaseSensitive(obj, "model");
+    if (!model)
+        return fail_at(c, shown, "missing key 'model' (each stage names its model)");
+    snprintf(path, sizeof path, "%s.model", shown);
+    er_status st = read_value(&in, tab, n, find_child(tab, n, "", "model"), (char *)out, model,
+                              path);
+    for (const cJSON *m = obj->child; m && !st; m = m->next) {
+        const key *k = m->string ? find_child(tab, n, "", m->string) : NULL;
+        snprintf(path, sizeof path, "%s.%s", shown, quote(q, sizeof q, m->string ? m->string : ""));
+        if (k)
+            st = stage_may_hold(c, k, out->model, path);
+    }
+    if (!st)
+        st = read_object(&in, tab, n, (char *)out, obj, "", shown);
+    snprintf(path, sizeof path, "%s.", shown);
+    return st ? st : one_list(&in, tab, n, obj, (char *)out, path);
+}
+
+/* The stages of array j (a "stages" read from the file or from -s, whose
+ * errors name it: ctx c) over the top level. */
+static er_status read_stages(const ctx *c, const key *tab, size_t n, const cJSON *j,
+                             er_stages *r)
+{
+    int count = cJSON_GetArraySize(j), i = 0;
+    if (count == 0)
+        return fail_at(c, "stages", "an empty list: give at least one stage (a recipe of one "
+                       "model has no \"stages\")");
+    if (count > ER_MAX_STAGES)
+        return fail_at(c, "stages", "%d stages, at most %d are allowed", count, ER_MAX_STAGES);
+    for (const cJSON *e = j->child; e; e = e->next, i++) {
+        er_status st = read_stage(c, tab, n, &r->top, e, i, &r->stage[i]);
+        if (st)
+            return st;
+    }
+    r->n = count;
     return ER_OK;
 }
 
@@ -496,9 +594,12 @@ static const cJSON *json_at(const cJSON *o, const char *p)
 /* A list a recipe may give under two names (river_sources and its old
  * spelling, ER_KEY_OLD_NAME): both non-empty is an error (which one is
  * meant?); one non-empty and the other an empty list is the non-empty
- * one, whichever the file gives first. */
-static er_status one_list(const ctx *c, const key *tab, size_t n, const cJSON *root, char *base)
+ * one, whichever the file gives first.  `where` prefixes the paths in
+ * errors ("stages[1]." in a stage, else ""). */
+static er_status one_list(const ctx *c, const key *tab, size_t n, const cJSON *root, char *base,
+                          const char *where)
 {
+    char pa[PATH_MAX_LEN], pb[PATH_MAX_LEN];
     for (size_t i = 0; i < n; i++) {
         if (!(tab[i].flags & ER_KEY_OLD_NAME))
             continue;
@@ -507,12 +608,14 @@ static er_status one_list(const ctx *c, const key *tab, size_t n, const cJSON *r
                 continue;
             const cJSON *a = json_at(root, tab[k].path), *b = json_at(root, tab[i].path);
             int na = cJSON_GetArraySize(a), nb = cJSON_GetArraySize(b);
+            snprintf(pa, sizeof pa, "%s%s", where, tab[k].path);
+            snprintf(pb, sizeof pb, "%s%s", where, tab[i].path);
             if (na > 0 && nb > 0)
-                return fail_at(c, tab[k].path, "given twice, as %s and as %s (its old "
-                               "spelling): keep one", tab[k].path, tab[i].path);
+                return fail_at(c, pa, "given twice, as %s and as %s (its old spelling): keep one",
+                               tab[k].path, tab[i].path);
             if (a && b && (na > 0 || nb > 0))
                 return read_value(c, tab, n, na > 0 ? &tab[k] : &tab[i], base, na > 0 ? a : b,
-                                  na > 0 ? tab[k].path : tab[i].path);
+                                  na > 0 ? pa : pb);
         }
     }
     return ER_OK;
@@ -598,14 +701,51 @@ static cJSON *parse_json(const ctx *c, const char *text, size_t len, er_status *
     return root;
 }
 
-/* One -s KEY=VALUE onto *p. */
-static er_status apply_override(ctx *c, const char *ov, er_params *p)
+/* The row of the top-level key that path ("mei.dt", "seed") lies in. */
+static const key *top_row(const key *tab, size_t n, const char *path)
 {
-    char keybuf[PATH_MAX_LEN], q[QUOTE_MAX + 4];
+    char first[PATH_MAX_LEN];
+    size_t len = strcspn(path, ".");
+    if (len >= sizeof first)
+        return NULL;
+    memcpy(first, path, len);
+    first[len] = '\0';
+    return find_child(tab, n, "", first);
+}
+
+/* The stage a -s key addresses, "stages.1.mei.dt" or "stages[1].mei.dt":
+ * its index (-1 when the key is not a stage's, -2 when the index is not
+ * a number) and, in *rest, the key within the stage. */
+static int stage_of_key(const char *k, const char **rest)
+{
+    const char *p;
+    if (strncmp(k, "stages.", 7) == 0)
+        p = k + 7;
+    else if (strncmp(k, "stages[", 7) == 0)
+        p = k + 7;
+    else
+        return -1;
+    int i = 0, digits = 0;
+    for (; *p >= '0' && *p <= '9' && digits < 4; p++, digits++)
+        i = i * 10 + (*p - '0');
+    if (k[6] == '[' && *p == ']')
+        p++;
+    if (!digits || *p != '.' || !p[1])
+        return -2;
+    *rest = p + 1;
+    return i;
+}
+
+/* The key of -s KEY=VALUE (spaces around it dropped) into keybuf and its
+ * VALUE as JSON, anything that is not JSON being a bare string (so that
+ * -s model=droplet works without shell-quoted quotes); the caller deletes
+ * *j. */
+static er_status split_override(const ctx *c, const char *ov, char *keybuf, size_t size,
+                                cJSON **j)
+{
+    char q[QUOTE_MAX + 4];
     const char *eq = strchr(ov, '=');
-    c->where = "-s";
-    c->sep = " ";
-    c->dir = NULL;
+    *j = NULL;
     if (!eq)
         return fail_at(c, quote(q, sizeof q, ov), "expected KEY=VALUE");
     const char *k0 = ov, *k1 = eq;
@@ -616,126 +756,249 @@ static er_status apply_override(ctx *c, const char *ov, er_params *p)
     if (k0 == k1)
         return fail_at(c, NULL, "expected KEY=VALUE, got '%s'", quote(q, sizeof q, ov));
     size_t klen = (size_t)(k1 - k0);
-    if (klen >= sizeof keybuf)
-        klen = sizeof keybuf - 1;
+    if (klen >= size)
+        klen = size - 1;
     memcpy(keybuf, k0, klen);
     keybuf[klen] = '\0';
-    char shown[QUOTE_MAX + 4];
-    quote(shown, sizeof shown, keybuf);
-
-    size_t n_keys;
-    const key *keys = er_keys_params(&n_keys);
-    const key *k = NULL;
-    for (size_t i = 0; i < n_keys && !k; i++)
-        if (strcmp(keys[i].path, keybuf) == 0)
-            k = &keys[i];
-    if (!k) {
-        char parent[PATH_MAX_LEN];
-        memcpy(parent, keybuf, klen + 1);
-        char *dot = strrchr(parent, '.');
-        const char *name = dot ? dot + 1 : keybuf;
-        if (dot)
-            *dot = '\0';
-        else
-            parent[0] = '\0';
-        int known = parent[0] == '\0';
-        for (size_t i = 0; i < n_keys && !known; i++)
-            known = keys[i].type == ER_KEY_OBJECT && strcmp(keys[i].path, parent) == 0;
-        const char *s = suggest(keys, n_keys, parent, known, name, keybuf);
-        for (size_t i = 0; i < n_keys; i++) {
-            size_t lk = strlen(keys[i].path);
-            if (keys[i].type == ER_KEY_SOURCES && strncmp(keybuf, keys[i].path, lk) == 0 &&
-                keybuf[lk] == '[')
-                return fail_at(c, shown, "unknown key, set the whole list: -s '%s=[...]'",
-                               keys[i].path);
-        }
-        if (s)
-            return fail_at(c, shown, "unknown key, did you mean '%s'?", s);
-        return fail_at(c, shown, "unknown key");
-    }
-
-    /* VALUE as JSON; anything that is not JSON is a bare string, so
-     * -s model=droplet works without shell-quoted quotes. */
     const char *val = eq + 1;
     size_t vlen = strlen(val);
-    cJSON *j = NULL;
     if (!memchr(val, '\0', vlen)) {
         const char *end = NULL;
-        j = cJSON_ParseWithLengthOpts(val, vlen, &end, 0);
-        if (j) {
+        *j = cJSON_ParseWithLengthOpts(val, vlen, &end, 0);
+        if (*j) {
             size_t at = (size_t)(end - val);
             while (at < vlen && is_space(val[at]))
                 at++;
             if (at < vlen) {
-                cJSON_Delete(j);
-                j = NULL;
+                cJSON_Delete(*j);
+                *j = NULL;
             }
         }
     }
-    if (!j)
-        j = cJSON_CreateString(val);
-    if (!j)
-        return er_fail(c->err, ER_ENOMEM, "-s %s: out of memory", shown);
-    er_status st = read_value(c, keys, n_keys, k, (char *)p, j, shown);
+    if (!*j)
+        *j = cJSON_CreateString(val);
+    if (!*j)
+        return er_fail(c->err, ER_ENOMEM, "-s %s: out of memory", quote(q, sizeof q, keybuf));
+    return ER_OK;
+}
+
+/* The row of key `name` (a dotted path) in the table, or the error for an
+ * unknown one, with the nearest known key suggested (after `prefix`, the
+ * stage's "stages.N." for a stage's key); `shown` names it. */
+static er_status find_key(const ctx *c, const key *keys, size_t n_keys, const char *name,
+                          const char *prefix, const char *shown, const key **out)
+{
+    char parent[PATH_MAX_LEN];
+    size_t klen = strlen(name);
+    *out = NULL;
+    for (size_t i = 0; i < n_keys; i++)
+        if (strcmp(keys[i].path, name) == 0) {
+            *out = &keys[i];
+            return ER_OK;
+        }
+    if (klen >= sizeof parent)
+        return fail_at(c, shown, "unknown key");
+    memcpy(parent, name, klen + 1);
+    char *dot = strrchr(parent, '.');
+    const char *leaf = dot ? dot + 1 : name;
+    if (dot)
+        *dot = '\0';
+    else
+        parent[0] = '\0';
+    int known = parent[0] == '\0';
+    for (size_t i = 0; i < n_keys && !known; i++)
+        known = keys[i].type == ER_KEY_OBJECT && strcmp(keys[i].path, parent) == 0;
+    const char *s = suggest(keys, n_keys, parent, known, dot ? leaf : name, name);
+    if (strstr(name, "sources["))
+        return fail_at(c, shown, "unknown key, set the whole list: -s '%s%.*s=[...]'", prefix,
+                       (int)(strstr(name, "sources[") - name + 7), name);
+    if (s)
+        return fail_at(c, shown, "unknown key, did you mean '%s%s'?", prefix, s);
+    return fail_at(c, shown, "unknown key");
+}
+
+/* -s for stage `i`, key `rest` within it: the stage's own value, checked
+ * as a stage's key in the file is. */
+static er_status override_stage(const ctx *c, er_stages *r, int i, const char *rest,
+                                const char *shown, const cJSON *j)
+{
+    size_t n_keys;
+    const key *keys = er_keys_params(&n_keys), *k, *top;
+    if (r->n == 0)
+        return fail_at(c, shown, "the recipe has no stages");
+    if (i < 0 || i >= r->n)
+        return fail_at(c, shown, "no such stage: the recipe has %d (stages.0 to stages.%d)", r->n,
+                       r->n - 1);
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "stages.%d.", i);
+    er_status st = find_key(c, keys, n_keys, rest, prefix, shown, &k);
+    if (!st && (top = top_row(keys, n_keys, rest)) != NULL)
+        st = stage_may_hold(c, top, r->stage[i].model, shown);
+    if (!st && k->type == ER_KEY_COMMENT)
+        st = fail_at(c, shown, "a comment is not set with -s");
+    ctx in = *c;
+    in.stages = NULL;
+    in.model_key = NULL;
+    return st ? st : read_value(&in, keys, n_keys, k, (char *)&r->stage[i], j, shown);
+}
+
+/* One -s KEY=VALUE onto recipe r: pass 0 takes the top level's keys
+ * (recording a "stages" list in c), pass 1 the stages' own. */
+static er_status apply_override(ctx *c, const char *ov, er_stages *r, int pass)
+{
+    char keybuf[PATH_MAX_LEN], shown[QUOTE_MAX + 4];
+    cJSON *j = NULL;
+    c->where = "-s";
+    c->sep = " ";
+    c->dir = NULL;
+    er_status st = split_override(c, ov, keybuf, sizeof keybuf, &j);
+    if (st)
+        return st;
+    quote(shown, sizeof shown, keybuf);
+    const char *rest = NULL;
+    int stage = stage_of_key(keybuf, &rest);
+    if (stage == -2)
+        st = fail_at(c, shown, "expected stages.N.KEY, N the stage's number from 0");
+    else if (stage >= 0 && pass == 1)
+        st = override_stage(c, r, stage, rest, shown, j);
+    else if (stage < 0 && pass == 0) {
+        size_t n_keys;
+        const key *keys = er_keys_params(&n_keys), *k = NULL, *top;
+        st = find_key(c, keys, n_keys, keybuf, "", shown, &k);
+        if (!st && c->model_key && !c->model_key[0] &&
+            (top = top_row(keys, n_keys, keybuf)) && (top->flags & ER_KEY_MODEL))
+            snprintf(c->model_key, PATH_MAX_LEN, "%s", shown);
+        if (!st)
+            st = read_value(c, keys, n_keys, k, (char *)&r->top, j, shown);
+        if (!st && k->type == ER_KEY_STAGES) {
+            cJSON_Delete(c->ov_stages); /* an earlier -s stages=[...] */
+            c->ov_stages = j;           /* *c->stages points into it */
+            j = NULL;
+        }
+    }
     cJSON_Delete(j);
     return st;
 }
 
-/* See recipe.h.  Works on a copy and writes *out only on success.  Safe to
- * call from several threads at once except that cJSON records its last
- * error in a global (never read here); erode parses recipes on the main
- * thread before any work starts. */
-static er_status parse_in(const char *text, size_t len, const char *where, const char *dir,
-                         const char *const *overrides, int n_overrides, er_params *out,
-                         er_error *err)
+/* The error for a key of one model beside "stages": `key` is where the
+ * first one was read (where_key: a path in the file, or a -s key), c the
+ * ctx that read it. */
+static er_status beside_stages(const ctx *c, const char *where_key)
 {
-    ctx c;
-    er_params p;
+    if (strcmp(where_key, "model") == 0)
+        return fail_at(c, where_key, "beside \"stages\": each stage names its own model");
+    return fail_at(c, where_key, "a model's section beside \"stages\": it belongs in a stage of "
+                   "that model (stages[N].%s)", where_key);
+}
+
+/* See recipe.h.  Works on a copy and writes *out only on success.  The
+ * order: the file's top level, the -s keys of the top level, the stages
+ * over them (so a -s of the top level reaches every stage that does not
+ * set the key itself), then the -s keys of the stages.  Safe to call from
+ * several threads at once except that cJSON records its last error in a
+ * global (never read here); erode parses recipes on the main thread before
+ * any work starts. */
+static er_status parse_in(const char *text, size_t len, const char *where, const char *dir,
+                          const char *const *overrides, int n_overrides, er_stages *out,
+                          er_error *err)
+{
+    ctx c, file_ctx;
     er_status st = ER_OK;
     size_t n_keys;
     const key *keys = er_keys_params(&n_keys);
+    const cJSON *stages = NULL, *file_stages = NULL;
+    cJSON *root = NULL;
+    char model_key[PATH_MAX_LEN] = "", file_model_key[PATH_MAX_LEN] = "";
+    er_stages *r = calloc(1, sizeof *r);
+    if (!r)
+        return er_fail(err, ER_ENOMEM, "%s: out of memory", where && *where ? where : "recipe");
     c.where = where && *where ? where : "recipe";
     c.sep = ": ";
     c.err = err;
     c.dir = dir;
-    er_params_default(&p);
+    c.stages = &stages;
+    c.model_key = file_model_key;
+    c.ov_stages = NULL;
+    er_params_default(&r->top);
+    file_ctx = c;
 
     if (text) {
-        cJSON *root = parse_json(&c, text, len, &st);
+        root = parse_json(&c, text, len, &st);
         if (!root)
-            return st;
+            goto done;
         if (!cJSON_IsObject(root)) {
             st = fail_at(&c, NULL, "expected a JSON object, got %s", json_type_name(root));
-            cJSON_Delete(root);
-            return st;
+            goto done;
         }
         /* The version first: a newer recipe's new keys must not be
          * reported as unknown before the version is. */
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "erode_recipe");
         if (v)
-            st = read_value(&c, keys, n_keys, &keys[0], (char *)&p, v, "erode_recipe");
+            st = read_value(&c, keys, n_keys, &keys[0], (char *)&r->top, v, "erode_recipe");
         if (!st)
-            st = read_object(&c, keys, n_keys, (char *)&p, root, "", "");
+            st = read_object(&c, keys, n_keys, (char *)&r->top, root, "", "");
         if (!st)
-            st = one_list(&c, keys, n_keys, root, (char *)&p);
-        cJSON_Delete(root);
+            st = one_list(&c, keys, n_keys, root, (char *)&r->top, "");
         if (st)
-            return st;
+            goto done;
     }
-    for (int i = 0; i < n_overrides; i++) {
-        st = apply_override(&c, overrides[i], &p);
-        if (st)
-            return st;
+    file_stages = stages;
+    c.model_key = model_key;
+    for (int i = 0; i < n_overrides && !st; i++)
+        st = apply_override(&c, overrides[i], r, 0);
+    if (st)
+        goto done;
+    if (stages) {
+        const ctx *from = stages == file_stages ? &file_ctx : &c;
+        if (file_model_key[0])
+            st = beside_stages(&file_ctx, file_model_key);
+        else if (model_key[0])
+            st = beside_stages(&c, model_key);
+        if (!st)
+            st = read_stages(from, keys, n_keys, stages, r);
     }
-    *out = p;
+    for (int i = 0; i < n_overrides && !st; i++)
+        st = apply_override(&c, overrides[i], r, 1);
+    if (!st)
+        *out = *r;
+done:
+    cJSON_Delete(root);
+    cJSON_Delete(c.ov_stages);
+    free(r);
+    return st;
+}
+
+/* A recipe of one model (a staged one refused, naming where). */
+static er_status one_model(er_status st, const er_stages *r, const char *where, er_params *out,
+                           er_error *err)
+{
+    if (st)
+        return st;
+    if (r->n > 0)
+        return er_fail(err, ER_EINVAL, "%s: stages: a staged recipe where one model is expected",
+                       where && *where ? where : "recipe");
+    *out = r->top;
     return ER_OK;
+}
+
+er_status er_recipe_parse_stages(const char *text, size_t len, const char *where,
+                                 const char *const *overrides, int n_overrides, er_stages *out,
+                                 er_error *err)
+{
+    return parse_in(text, len, where, NULL, overrides, n_overrides, out, err);
 }
 
 er_status er_recipe_parse(const char *text, size_t len, const char *where,
                           const char *const *overrides, int n_overrides, er_params *out,
                           er_error *err)
 {
-    return parse_in(text, len, where, NULL, overrides, n_overrides, out, err);
+    er_stages *r = malloc(sizeof *r);
+    if (!r)
+        return er_fail(err, ER_ENOMEM, "%s: out of memory", where && *where ? where : "recipe");
+    er_status st = er_recipe_parse_stages(text, len, where, overrides, n_overrides, r, err);
+    st = one_model(st, r, where, out, err);
+    free(r);
+    return st;
 }
 
 /* The directory part of a file path ("" for a bare name) into dir[n]. */
@@ -754,11 +1017,11 @@ static void dir_of(const char *path, char *dir, size_t n)
 /* See recipe.h.  An unreadable file is ER_EIO with strerror's text; a file
  * over RECIPE_MAX_BYTES is ER_EINVAL without being parsed; the path as given
  * is the `where` of every recipe error. */
-er_status er_recipe_load(const char *path, const char *const *overrides, int n_overrides,
-                         er_params *out, er_error *err)
+er_status er_recipe_load_stages(const char *path, const char *const *overrides, int n_overrides,
+                                er_stages *out, er_error *err)
 {
     if (!path)
-        return er_recipe_parse(NULL, 0, NULL, overrides, n_overrides, out, err);
+        return er_recipe_parse_stages(NULL, 0, NULL, overrides, n_overrides, out, err);
     char q[400];
     quote(q, sizeof q, path);
     FILE *f = fopen(path, "rb");
@@ -807,6 +1070,18 @@ er_status er_recipe_load(const char *path, const char *const *overrides, int n_o
 done:
     free(buf);
     fclose(f);
+    return st;
+}
+
+er_status er_recipe_load(const char *path, const char *const *overrides, int n_overrides,
+                         er_params *out, er_error *err)
+{
+    er_stages *r = malloc(sizeof *r);
+    if (!r)
+        return er_fail(err, ER_ENOMEM, "out of memory");
+    er_status st = er_recipe_load_stages(path, overrides, n_overrides, r, err);
+    st = one_model(st, r, path, out, err);
+    free(r);
     return st;
 }
 
@@ -885,6 +1160,7 @@ static void value_text(char *buf, size_t n, const key *k, const char *base)
     case ER_KEY_COMMENT:
     case ER_KEY_SOURCES:
     case ER_KEY_PATH:
+    case ER_KEY_STAGES:
         break;
     }
     buf[0] = '\0';
@@ -912,8 +1188,16 @@ static void print_path(sb *b, const char *s)
     sb_add(b, "\"");
 }
 
+/* How print_members writes an object. */
+typedef struct print_opts {
+    int pretty;
+    int all;              /* control rasters not given as null (--print-recipe) */
+    const er_stages *r;   /* at the top level: the recipe (its stages); else NULL */
+    const er_params *top; /* in a stage: the top level; else NULL */
+} print_opts;
+
 static void print_members(sb *b, const key *tab, size_t n, const char *base, const char *parent,
-                          int pretty, int depth, int all);
+                          const print_opts *o, int depth);
 
 static void print_source(sb *b, const key *tab, size_t n, const er_source *s, int pretty);
 
@@ -955,21 +1239,96 @@ static void print_source(sb *b, const key *tab, size_t n, const er_source *s, in
     }
 }
 
+/* Whether two source lists differ in a value --print-recipe writes. */
+static int sources_differ(const er_source_list *a, const er_source_list *b)
+{
+    char va[64], vb[64];
+    size_t n;
+    const key *f = er_keys_source(&n);
+    if (a->n != b->n)
+        return 1;
+    for (int i = 0; i < a->n; i++)
+        for (size_t r = 0; r < n; r++) {
+            value_text(va, sizeof va, &f[r], (const char *)&a->src[i]);
+            value_text(vb, sizeof vb, &f[r], (const char *)&b->src[i]);
+            if (strcmp(va, vb) != 0)
+                return 1;
+        }
+    return 0;
+}
+
+/* Whether the value of row k differs between the structs at a and b. */
+static int differs(const key *k, const char *a, const char *b)
+{
+    char va[64], vb[64];
+    if (k->type == ER_KEY_PATH)
+        return strcmp(a + k->off, b + k->off) != 0;
+    if (k->type == ER_KEY_SOURCES)
+        return sources_differ((const er_source_list *)(const void *)(a + k->off),
+                              (const er_source_list *)(const void *)(b + k->off));
+    value_text(va, sizeof va, k, a);
+    value_text(vb, sizeof vb, k, b);
+    return strcmp(va, vb) != 0;
+}
+
+/* Whether print_members writes row k of the struct at base.  In a stage:
+ * its model, the sections it holds, and the top level's keys where the
+ * stage's value differs (a stage inherits the others); at the top level
+ * of a staged recipe no key of one model. */
+static int printed(const key *k, const char *base, const print_opts *o)
+{
+    if (k->type == ER_KEY_COMMENT)
+        return 0;
+    if (o->top) {
+        const er_params *p = (const er_params *)(const void *)base;
+        if (k->type == ER_KEY_VERSION || k->type == ER_KEY_STAGES)
+            return 0;
+        if (k->type == ER_KEY_OBJECT) {
+            int m = section_model(k->path);
+            return m >= 0 && er_stage_holds_section(p->model, (er_model_kind)m);
+        }
+        return (k->flags & ER_KEY_MODEL) || differs(k, base, (const char *)o->top);
+    }
+    if (k->type == ER_KEY_STAGES)
+        return o->r && o->r->n > 0;
+    if ((k->flags & ER_KEY_MODEL) && o->r && o->r->n > 0)
+        return 0;
+    /* a control raster that is not given is left out, so a recipe
+     * without maps records (in every output and a checkpoint's recipe
+     * hash) as before; `all` (--print-recipe) shows it as null */
+    return !(k->type == ER_KEY_PATH && !base[k->off] && !o->all);
+}
+
+/* "stages": [{...}, ...] of recipe r, each stage as `printed` says. */
+static void print_stages(sb *b, const key *tab, size_t n, const er_stages *r,
+                         const print_opts *o, int depth)
+{
+    const print_opts in = {o->pretty, o->all, NULL, &r->top};
+    sb_add(b, "[");
+    for (int i = 0; i < r->n; i++) {
+        if (i)
+            sb_add(b, ",");
+        sb_indent(b, o->pretty, depth + 1);
+        sb_add(b, "{");
+        print_members(b, tab, n, (const char *)&r->stage[i], "", &in, depth + 1);
+        sb_indent(b, o->pretty, depth + 1);
+        sb_add(b, "}");
+    }
+    sb_indent(b, o->pretty, depth);
+    sb_add(b, "]");
+}
+
 /* The members of the object at `parent`. */
 static void print_members(sb *b, const key *tab, size_t n, const char *base, const char *parent,
-                          int pretty, int depth, int all)
+                          const print_opts *o, int depth)
 {
     char val[64];
     int first = 1;
+    const int pretty = o->pretty;
+    const print_opts in = {pretty, o->all, NULL, NULL};
     for (size_t i = 0; i < n; i++) {
         const key *k = &tab[i];
-        if (k->type == ER_KEY_COMMENT || (k->flags & ER_KEY_OLD_NAME) ||
-            !is_child(k->path, parent))
-            continue;
-        /* a control raster that is not given is left out, so a recipe
-         * without maps records (in every output and a checkpoint's recipe
-         * hash) as before; `all` (--print-recipe) shows it as null */
-        if (k->type == ER_KEY_PATH && !base[k->off] && !all)
+        if (!is_child(k->path, parent) || (k->flags & ER_KEY_OLD_NAME) || !printed(k, base, o))
             continue;
         if (!first)
             sb_add(b, ",");
@@ -980,9 +1339,11 @@ static void print_members(sb *b, const key *tab, size_t n, const char *base, con
         sb_add(b, pretty ? "\": " : "\":");
         if (k->type == ER_KEY_OBJECT) {
             sb_add(b, "{");
-            print_members(b, tab, n, base, k->path, pretty, depth + 1, all);
+            print_members(b, tab, n, base, k->path, &in, depth + 1);
             sb_indent(b, pretty, depth + 1);
             sb_add(b, "}");
+        } else if (k->type == ER_KEY_STAGES) {
+            print_stages(b, tab, n, o->r, o, depth + 1);
         } else if (k->type == ER_KEY_SOURCES) {
             print_sources(b, k, base, pretty, depth + 1);
         } else if (k->type == ER_KEY_PATH) {
@@ -994,13 +1355,14 @@ static void print_members(sb *b, const key *tab, size_t n, const char *base, con
     }
 }
 
-static char *to_json(const er_params *p, int pretty, int all)
+static char *to_json(const er_stages *r, int pretty, int all)
 {
     sb b = {NULL, 0, 0, 0};
     size_t n_keys;
     const key *keys = er_keys_params(&n_keys);
+    const print_opts o = {pretty, all, r, NULL};
     sb_add(&b, "{");
-    print_members(&b, keys, n_keys, (const char *)p, "", pretty, 0, all);
+    print_members(&b, keys, n_keys, (const char *)&r->top, "", &o, 0);
     sb_indent(&b, pretty, 0);
     sb_add(&b, pretty ? "}\n" : "}");
     if (b.oom) {
@@ -1010,19 +1372,47 @@ static char *to_json(const er_params *p, int pretty, int all)
     return b.p;
 }
 
+/* to_json of a recipe without stages. */
+static char *to_json_one(const er_params *p, int pretty, int all)
+{
+    er_stages *r = malloc(sizeof *r);
+    char *text = NULL;
+    if (r) {
+        er_stages_single(r, p);
+        text = to_json(r, pretty, all);
+    }
+    free(r);
+    return text;
+}
+
 /* See recipe.h.  Keys in table order, "erode_recipe" first, no comment;
  * the caller frees the string. */
 char *er_recipe_to_json(const er_params *p)
 {
-    return to_json(p, 1, 0);
+    return to_json_one(p, 1, 0);
 }
 
 char *er_recipe_to_json_all(const er_params *p)
 {
-    return to_json(p, 1, 1);
+    return to_json_one(p, 1, 1);
 }
 
 char *er_recipe_to_json_compact(const er_params *p)
 {
-    return to_json(p, 0, 0);
+    return to_json_one(p, 0, 0);
+}
+
+char *er_recipe_stages_to_json(const er_stages *r)
+{
+    return to_json(r, 1, 0);
+}
+
+char *er_recipe_stages_to_json_all(const er_stages *r)
+{
+    return to_json(r, 1, 1);
+}
+
+char *er_recipe_stages_to_json_compact(const er_stages *r)
+{
+    return to_json(r, 0, 0);
 }

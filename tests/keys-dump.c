@@ -7,9 +7,10 @@
  *   type     integer, number, string or array, then " or null",
  *            " or relief" and ", required" where they apply
  *   default  a number, "name" for a string, null, "relief", [] for the
- *            sources, - for a required field
+ *            sources and the stages, - for a required field
  *   range    an interval "(0, 10]", the choices 'a', 'b' of a string, the
- *            element count [0, 64] of the sources, the version number
+ *            element count [0, 64] of the sources (of the stages), the version
+ *            number
  * Objects and "comment" hold no value and are left out.
  */
 #include <stdio.h>
@@ -39,6 +40,7 @@ static void dump(const er_key *tab, size_t n, const char *prefix)
             type = "string";
             break;
         case ER_KEY_SOURCES:
+        case ER_KEY_STAGES:
             type = "array";
             break;
         }
@@ -51,7 +53,7 @@ static void dump(const er_key *tab, size_t n, const char *prefix)
             snprintf(def, sizeof def, "\"relief\"");
         else if (k->type == ER_KEY_ENUM)
             snprintf(def, sizeof def, "\"%s\"", k->names[(int)k->def]);
-        else if (k->type == ER_KEY_SOURCES)
+        else if (k->type == ER_KEY_SOURCES || k->type == ER_KEY_STAGES)
             snprintf(def, sizeof def, "[]");
         else
             er_key_fmt_number(def, sizeof def, k->def);

@@ -67,11 +67,12 @@ static void put_u64(uint8_t *p, uint64_t v)
  * have; the size bounded as described above. */
 static er_checkpoint_id id_of(const uint8_t *data, size_t size)
 {
-    er_checkpoint_id id = {ER_MODEL_MEI, 1, 1, 0, 0, ""};
+    er_checkpoint_id id = {ER_MODEL_MEI, 1, 1, 0, 0, "", 0};
     if (size < ER_CHECKPOINT_HEADER)
         return id;
     uint32_t w = get_u32(data + 32), h = get_u32(data + 36);
     id.model = (er_model_kind)get_u32(data + 28);
+    id.staged = (get_u32(data + 44) >> 30) & 1u; /* a staged run's, with a stage section */
     if (w >= 1 && h >= 1 && (uint64_t)w * h <= MAX_CELLS) {
         id.width = (int)w;
         id.height = (int)h;

@@ -827,7 +827,7 @@ START_TEST(sph_crafted_values_refused)
     er_terrain t = sph_bowl(&p);
     float wear[256], flow[256];
     er_layers l = {NULL, NULL, flow, wear};
-    sph_saver v = {path, {ER_MODEL_SPH, 16, 16, 7, 8, "cpu"}};
+    sph_saver v = {path, {ER_MODEL_SPH, 16, 16, 7, 8, "cpu", 0}};
     er_run_hooks hk = {sph_save_at_1, &v, NULL, NULL};
     er_error e;
     ck_assert_int_eq(er_run_cpu(&p, &t, NULL, &(er_run_opts){&l, NULL, &hk, NULL}, &e),
@@ -886,7 +886,7 @@ START_TEST(sph_format3_still_reads)
     snprintf(old, sizeof old, "%s/ck3", dir);
     er_params p;
     er_terrain t = sph_bowl(&p);
-    sph_saver v = {path, {ER_MODEL_SPH, 16, 16, 7, 8, "cpu"}};
+    sph_saver v = {path, {ER_MODEL_SPH, 16, 16, 7, 8, "cpu", 0}};
     er_run_hooks hk = {sph_save_at_1, &v, NULL, NULL};
     er_error e;
     ck_assert_int_eq(er_run_cpu(&p, &t, NULL, &(er_run_opts){NULL, NULL, &hk, NULL}, &e),

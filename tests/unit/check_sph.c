@@ -726,7 +726,7 @@ START_TEST(resume_identical)
     char dir[PATH_MAX], path[PATH_MAX + 16];
     er_test_mkdtemp(dir, sizeof dir);
     snprintf(path, sizeof path, "%s/ck", dir);
-    saver v = {path, 5, 0, {ER_MODEL_SPH, c.t.width, c.t.height, 1, 2, "cpu"}};
+    saver v = {path, 5, 0, {ER_MODEL_SPH, c.t.width, c.t.height, 1, 2, "cpu", 0}};
     er_run_hooks hk = {save_and_stop, &v, NULL, NULL};
     er_layers l = {c.water, c.sed, c.flow, c.wear};
     er_error e;
