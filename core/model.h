@@ -54,7 +54,9 @@ typedef struct er_budget {
     double material_before; /* terrain (+ sediment the water carries: Mei, SPH)
                              * at start */
     double material_after;  /* the same at the end */
-    double left_map;        /* material that left through open edges / off the map */
+    double left_map;        /* net material that left through open edges / off the map
+                             * (stream power: negative where a held base level feeds
+                             * the map by diffusion) */
     double eroded;          /* terrain removed, summed over all events */
     double deposited;       /* terrain added, summed over all events */
     double water_added;     /* Mei: rain + sources; droplets: initial water;

@@ -158,11 +158,13 @@ static void pack_report(const er_stage_report *r, double *v)
 }
 
 /* Unpacks the report of v; -1 when its values are none a run writes
- * (not finite, a negative amount or count, a count that is no integer). */
+ * (not finite, a negative amount or count, a count that is no integer;
+ * the material and left_map, the net flux over the edges, may be
+ * negative). */
 static int unpack_report(const double *v, er_stage_report *r)
 {
     for (int i = 0; i < REPORT_VALUES; i++)
-        if (!isfinite(v[i]) || (i != 1 && i != 2 && v[i] < 0))
+        if (!isfinite(v[i]) || (i != 1 && i != 2 && i != 3 && v[i] < 0))
             return -1;
     if (v[0] != floor(v[0]) || v[9] != floor(v[9]) || v[10] != floor(v[10]) ||
         v[12] != floor(v[12]) || v[9] > 9e15 || v[10] > 9e15 || v[12] > 9e15)

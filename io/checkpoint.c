@@ -412,11 +412,13 @@ static er_status check_header(const char *path, const unsigned char *p, const er
     if (format >= 3)
         s->budget.withheld = bits_f64(get_u64(p + 224));
     /* The sums a resumed run adds to and reports: finite, the amounts and
-     * counters >= 0 (what any run writes). */
+     * counters >= 0 (what any run writes), but left_map, the net material
+     * that crossed the map's edges, which is negative where a held edge
+     * feeds the map (stream power's base level diffusing inwards). */
     int bad = !isfinite(s->budget.material_before) || !(s->budget.withheld >= 0) ||
               s->budget.work_done < 0 || s->budget.substeps < 0;
     for (int i = 1; i < 6; i++)
-        bad |= !(isfinite(*dv[i]) && *dv[i] >= 0);
+        bad |= !(isfinite(*dv[i]) && (*dv[i] >= 0 || dv[i] == &s->budget.left_map));
     if (bad || !isfinite(s->budget.withheld))
         return er_fail(err, ER_EINVAL, "'%s': corrupt checkpoint (budget)", path);
     return ER_OK;

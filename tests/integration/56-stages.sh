@@ -153,7 +153,7 @@ got=$(tr '\r' '\n' < "$T/stderr" | sed -n 's/.*: \(stage [0-9]*\/[0-9]* [a-z]*\)
 [ "$got" = "stage 1/2 mei,stage 2/2 droplet," ] || t_fail "bars: $got"
 t_ok
 
-t_case "--tile-set: stages that run in tiles run, an SPH stage is refused with one line"
+t_case "--tile-set: stages that run in tiles run, an SPH or stream-power stage is refused with one line"
 if have gdal_translate; then
     "$SRCDIR/scripts/cut-tiles" "$W" 2 "$T/tiles" > "$T/tiles.list"
     mkdir -p "$T/ts"
@@ -162,6 +162,9 @@ if have gdal_translate; then
     t_exit 2 "$ERODE" -q --tile-set "$T/tiles.list" --halo 8 \
         -s 'stages=[{"model": "mei"}, {"model": "sph"}]' -o "$T/ts" "$(sed -n 2p "$T/tiles.list")"
     t_one_error_line "stages\[1\]: sph: tile sets"
+    t_exit 2 "$ERODE" -q --tile-set "$T/tiles.list" --halo 8 \
+        -s 'stages=[{"model": "stream_power"}, {"model": "mei"}]' -o "$T/ts" "$(sed -n 2p "$T/tiles.list")"
+    t_one_error_line "stages\[0\]: stream_power: tile sets"
     t_ok
 else
     t_skip "gdal_translate not installed"

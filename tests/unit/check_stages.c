@@ -181,7 +181,7 @@ static const struct bad bad[] = {
     {"{\"stages\": [{\"mei\": {}}]}", NULL,
      "recipe.json: stages[0]: missing key 'model' (each stage names its model)"},
     {"{\"stages\": [{\"model\": \"mie\"}]}", NULL,
-     "recipe.json: stages[0].model: 'mie' is not one of 'mei', 'droplet', 'sph'"},
+     "recipe.json: stages[0].model: 'mie' is not one of 'mei', 'droplet', 'sph', 'stream_power'"},
     {"{\"stages\": [{\"model\": \"mei\", \"terrain\": {}}]}", NULL,
      "recipe.json: stages[0].terrain: every stage works on one terrain: set it at the top level"},
     {"{\"stages\": [{\"model\": \"mei\", \"erode_recipe\": 1}]}", NULL,
@@ -499,6 +499,46 @@ START_TEST(every_model_as_a_stage)
 }
 END_TEST
 
+/* Stream power, then Mei (the order of configs/from-noise.json): the
+ * chain of the two runs bit for bit, except the flow layer, which Mei
+ * starts again (metres of water do not add to a drainage area) while
+ * wear adds up; the uplift is the stream-power stage's and the run's,
+ * and the run's budget closes with it.  Stopped in either stage and
+ * resumed on another thread count, the straight run's bits. */
+static const char *const sp_mei =
+    "{\"seed\": 4, \"stages\": ["
+    " {\"model\": \"stream_power\", \"stream_power\": {\"steps\": 5, \"dt\": 1000, \"g\": 1,"
+    " \"kd\": 0.01}},"
+    " {\"model\": \"mei\", \"mei\": {\"steps\": 6, \"rain_rate\": 0.01}}]}";
+
+START_TEST(stream_power_then_mei)
+{
+    er_error err;
+    stop_and_resume(sp_mei, _i ? 8 : 3, _i ? 3 : 1);
+    memset(&B, 0, sizeof B);
+    bowl(B.z);
+    er_terrain t = {W, H, B.z, NULL, 1.0, 1.0, NULL};
+    static float sp_flow[CELLS], sp_wear[CELLS];
+    er_layers l = {B.water, B.sed, sp_flow, sp_wear};
+    er_run_opts o = {&l, NULL, NULL, &B.rep[0].budget};
+    ck_assert_msg(er_run_cpu(&R.stage[0], &t, NULL, &o, &err) == ER_OK, "%s", err.msg);
+    er_layers l2 = {B.water, B.sed, B.flow, B.wear};
+    o = (er_run_opts){&l2, NULL, NULL, &B.rep[1].budget};
+    ck_assert_msg(er_run_cpu(&R.stage[1], &t, NULL, &o, &err) == ER_OK, "%s", err.msg);
+    ck_assert(memcmp(A.z, B.z, sizeof A.z) == 0);
+    ck_assert(memcmp(A.water, B.water, sizeof A.water) == 0);
+    ck_assert(memcmp(A.sed, B.sed, sizeof A.sed) == 0);
+    ck_assert(memcmp(A.flow, B.flow, sizeof A.flow) == 0);
+    for (size_t i = 0; i < CELLS; i++)
+        ck_assert(A.wear[i] == sp_wear[i] + B.wear[i]);
+    ck_assert_int_eq(A.rep[0].model, ER_MODEL_STREAM_POWER);
+    ck_assert(A.rep[0].budget.added > 0 && A.rep[1].budget.added == 0);
+    ck_assert(A.b.added == A.rep[0].budget.added);
+    ck_assert(A.rep[0].settled == 0 && A.rep[1].settled == 0);
+    ck_assert_msg(A.b.rel_error < 1e-6, "the run's budget does not close: %g", A.b.rel_error);
+}
+END_TEST
+
 /* A staged checkpoint whose stage section is damaged or cut short, or
  * read as a run of one model's, is refused with one line. */
 START_TEST(damaged_stage_section_refused)
@@ -572,6 +612,7 @@ Suite *stages_suite(void)
     tcase_add_test(tc, mei_then_droplets_is_the_chain);
     tcase_add_loop_test(tc, resume_anywhere, 0, (int)(sizeof stops / sizeof stops[0]));
     tcase_add_test(tc, every_model_as_a_stage);
+    tcase_add_loop_test(tc, stream_power_then_mei, 0, 2);
     tcase_add_test(tc, damaged_stage_section_refused);
     tcase_add_test(tc, plan_errors_name_the_stage);
     suite_add_tcase(s, tc);

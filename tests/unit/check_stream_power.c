@@ -541,7 +541,7 @@ START_TEST(resume_identical)
     char dir[PATH_MAX], path[PATH_MAX + 16];
     er_test_mkdtemp(dir, sizeof dir);
     snprintf(path, sizeof path, "%s/ck", dir);
-    saver v = {path, 7, 0, {ER_MODEL_STREAM_POWER, 48, 40, 1, 2, "cpu"}};
+    saver v = {path, 7, 0, {ER_MODEL_STREAM_POWER, 48, 40, 1, 2, "cpu", 0}};
     er_run_hooks hk = {save_and_stop, &v, NULL, NULL};
     er_error e;
     set_threads(1);
