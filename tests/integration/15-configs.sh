@@ -106,6 +106,40 @@ v() { sed -n "s/^$2=//p" "$T/$1.stat"; }
 # fgt A B [FACTOR]: A > FACTOR*B (default 1), as floating-point numbers
 fgt() { awk -v a="$1" -v b="$2" -v k="${3:-1}" 'BEGIN { exit !(a > k * b) }'; }
 
+# The staged presets are made for procedural noise: each also runs on a
+# 256x256 fBm map (scripts/make-terrain, 10 m cells, 0..1000 m), and
+# noise NAME KEY gives a terrain metric of its result (scripts/terrain-metrics)
+# or "last_changed", the share of the valid cells its last stage changed
+# by 0.01 m or more.  The figures the comments give are for 1024x1024
+# (scripts/bench presets); 256x256 keeps this script fast.
+noise() {
+    if [ ! -s "$T/fbm256.tif" ]; then
+        $PY "$SRCDIR/scripts/make-terrain" "$T/fbm256" 256 1 > /dev/null || t_fail "make-terrain"
+    fi
+    if [ ! -s "$T/noise-$1.metrics" ]; then
+        mkdir -p "$T/noise-$1"
+        "$ERODE" -q --json -r "$CONF/$1.json" --layers height -o "$T/noise-$1" "$T/fbm256.tif" \
+            > "$T/noise-$1.json" || t_fail "$1 on the fBm map"
+        $PY "$SRCDIR/scripts/terrain-metrics" --json "$T/noise-$1/fbm256.height.tif" > "$T/noise-$1.metrics"
+    fi
+    case $2 in
+    last_changed) jq '.stages[-1].changed_cells / 65536' "$T/noise-$1.json" ;;
+    *) jq ".$2" "$T/noise-$1.metrics" ;;
+    esac
+}
+# preset_common NAME: a staged preset from noise: stream power first and a
+# hydraulic stage last that changes at least 10 % of the cells, the
+# uplift in the budget, closed pits at most 0.25 % of the cells.
+preset_common() {
+    jq -e '.stages | length >= 2 and .[0].model == "stream_power" and
+           (.[-1].model | IN("mei", "droplet", "sph"))' "$CONF/$1.json" > /dev/null ||
+        t_fail "not stream power first and a hydraulic stage last"
+    jq -e '.budget.uplifted > 0 and (.stages | length) >= 2' "$T/$1.json" > /dev/null ||
+        t_fail "no uplift or no stages in --json"
+    fgt "$(noise "$1" last_changed)" 0.1 || t_fail "the last stage changes $(noise "$1" last_changed) of the cells"
+    fgt 0.0025 "$(noise "$1" pits)" || t_fail "pits $(noise "$1" pits) of the cells"
+}
+
 # Pass 1: run every recipe; outputs GDAL-readable and finite, budget closed.
 names=""
 for f in "$CONF"/*.json; do
@@ -232,6 +266,31 @@ EOF
         pits=$($PY "$SRCDIR/scripts/terrain-metrics" --json "$T/stream-power/whitebox_dem_f32_utm18n.height.tif" |
                jq .pits)
         fgt 0.0005 "$pits" || t_fail "pits $pits of the cells"
+        ;;
+    from-noise)
+        # The issue's goals for the preset to try first: concavity 0.3-0.7
+        # with r2 >= 0.85 (a drainage network, where the noise reads 0.14).
+        preset_common from-noise
+        th=$(noise from-noise theta) r2=$(noise from-noise r2)
+        { fgt "$th" 0.3 && fgt 0.7 "$th" && fgt "$r2" 0.85; } || t_fail "concavity $th (r2 $r2)"
+        ;;
+    alpine)
+        # Steeper: at least 3x from-noise.json's roughness.
+        preset_common alpine
+        fgt "$(noise alpine roughness)" "$(noise from-noise roughness)" 3 ||
+            t_fail "roughness $(noise alpine roughness), from-noise.json $(noise from-noise roughness)"
+        ;;
+    badlands)
+        # Denser gullies: a drainage density 1.1x from-noise.json's.
+        preset_common badlands
+        fgt "$(noise badlands drainage_density)" "$(noise from-noise drainage_density)" 1.1 ||
+            t_fail "drainage density $(noise badlands drainage_density), from-noise.json $(noise from-noise drainage_density)"
+        ;;
+    rolling-hills)
+        # Rounder: under 0.6x from-noise.json's roughness.
+        preset_common rolling-hills
+        fgt "$(noise from-noise roughness)" "$(noise rolling-hills roughness)" 1.6667 ||
+            t_fail "roughness $(noise rolling-hills roughness), from-noise.json $(noise from-noise roughness)"
         ;;
     mountain-gullies)
         # Deeper incision than droplet.json: the deepest 1 % of cuts go 1.3x deeper.
