@@ -42,14 +42,21 @@ er_status er_sp_plan(er_plan *plan, const er_terrain *t, er_error *err)
     return ER_OK;
 }
 
+/* The records of closed basins and their candidate passes (er_sp_edge,
+ * 24 bytes, twice for the radix sort and once more in the threads' lists,
+ * and er_sp_basin, 64 bytes) grow with the number of closed basins.  Over
+ * fBm noise on the first step about one cell in two lies on a pass between
+ * two basins; afterwards few basins are left.  Counted as this many bytes
+ * a cell, which covers the peak measured on fBm maps (56-stream-power.sh). */
+#define ER_SP_BASIN_BYTES 24
+
 /* z, acc and q (doubles), stack, bcells, basin (int32), kind, rdir, dmask
- * and lake (bytes), and with a hardness or mask map ks (float); the per-basin
- * records and passes grow with the closed basins (few after the first
- * steps; each cell of a flat is one) and are not counted. */
+ * and lake (bytes), with a hardness or mask map ks (float), and the basins'
+ * records. */
 size_t er_sp_bytes_per_cell(const er_params *p)
 {
     const er_control_paths *m = &p->maps;
-    return 3 * sizeof(double) + 3 * sizeof(int32_t) + 4 +
+    return 3 * sizeof(double) + 3 * sizeof(int32_t) + 4 + ER_SP_BASIN_BYTES +
            (m->hardness[0] || m->mask[0] ? sizeof(float) : 0);
 }
 
