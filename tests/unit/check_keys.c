@@ -15,6 +15,7 @@
 
 #include "../../core/keys.h"
 #include "../../core/params.h"
+#include "../../core/stages.h"
 #include "../../io/recipe.h"
 #include "test_util.h"
 
@@ -208,28 +209,34 @@ START_TEST(defaults_from_table)
 }
 END_TEST
 
-/* Every recipe in configs/: read, then checked again as a struct. */
+/* Every recipe in configs/: read, then checked again as a struct (each
+ * stage of a staged one, and the stages together). */
 START_TEST(configs_pass)
 {
     char dir[PATH_MAX], path[PATH_MAX + 256];
     er_test_path(dir, sizeof dir, "configs");
     DIR *dp = opendir(dir);
     ck_assert_ptr_nonnull(dp);
-    int found = 0;
+    int found = 0, staged = 0;
     struct dirent *e;
     while ((e = readdir(dp)) != NULL) {
         size_t len = strlen(e->d_name);
         if (len < 6 || strcmp(e->d_name + len - 5, ".json") != 0)
             continue;
-        er_params p;
+        er_stages r;
         er_error err;
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        ck_assert_msg(er_recipe_load(path, NULL, 0, &p, &err) == ER_OK, "%s", err.msg);
-        ck_assert_msg(er_params_check(&p, &err) == ER_OK, "%s: %s", e->d_name, err.msg);
+        ck_assert_msg(er_recipe_load_stages(path, NULL, 0, &r, &err) == ER_OK, "%s", err.msg);
+        for (int k = 0; k < er_stages_count(&r); k++)
+            ck_assert_msg(er_params_check(er_stages_at(&r, k), &err) == ER_OK, "%s: stage %d: %s",
+                          e->d_name, k, err.msg);
+        ck_assert_msg(er_stages_check(&r, 0, &err) == ER_OK, "%s: %s", e->d_name, err.msg);
         found++;
+        staged += r.n > 0;
     }
     closedir(dp);
     ck_assert_int_ge(found, 10);
+    ck_assert_int_ge(staged, 4);
 }
 END_TEST
 
