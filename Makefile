@@ -142,11 +142,12 @@ $(VK_SPV_H): $(wildcard core/vulkan/shaders/*.glsl)
 # Every object depends on the compiler and flags it was built with: a build
 # after the packages changed (VULKAN=auto found the loader where it did not
 # before) or with other flags recompiles instead of linking stale objects.
+# (make check's sub-makes write it at once: each through its own file.)
 BUILD_FLAGS := $(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(SRC_WARN) $(CHECK_CFLAGS) | $(ALL_LDFLAGS) $(LIBS)
 $(BUILD)/flags: FORCE
 	@mkdir -p $(@D)
-	@printf '%s\n' '$(subst ','"'"',$(BUILD_FLAGS))' > $@.new
-	@cmp -s $@.new $@ 2>/dev/null && rm -f $@.new || mv $@.new $@
+	@printf '%s\n' '$(subst ','"'"',$(BUILD_FLAGS))' > $@.$$$$; \
+	cmp -s $@.$$$$ $@ 2>/dev/null && rm -f $@.$$$$ || mv $@.$$$$ $@
 $(LIB_OBJ) $(CLI_OBJ) $(UNIT_OBJ) $(BUILD)/tests/keys-dump.o $(BIN) $(BENCH_BIN): $(BUILD)/flags
 
 $(BUILD)/%.o: %.c
