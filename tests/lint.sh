@@ -12,7 +12,9 @@
 #     to files and sections that exist;
 #  6. README.md, man/ and core/ describe things as they are: no ISO dates
 #     and no development history (who measured what, when and beside which
-#     work; "round N"); a figure names its commit and month instead.
+#     work; "round N"); a figure names its commit and month instead;
+#  7. the benchmark figures of erode-models.7 and README.md are what their
+#     records in man/bench/ say (scripts/bench-doc --check).
 erode=$(cd "$(dirname "${1:-./erode}")" && pwd)/$(basename "${1:-./erode}")
 src=$(cd "$(dirname "$0")/.." && pwd)
 status=0
@@ -224,5 +226,11 @@ if [ -n "$hist" ]; then
     status=1
 fi
 
-[ $status -eq 0 ] && echo "lint: README within its budget, its links resolve, no dates or history in README, man/, core/; man pages clean, --help matches erode.1, $n examples ran, every recipe key in erode-recipe.5 as in the key table, each model's name written once, no model's internals included outside it"
+# 7. Benchmark figures from their records.
+if ! out=$(python3 "$src/scripts/bench-doc" --check 2>&1); then
+    echo "lint: $out"
+    status=1
+fi
+
+[ $status -eq 0 ] && echo "lint: README within its budget, its links resolve, no dates or history in README, man/, core/; man pages clean, --help matches erode.1, $n examples ran, every recipe key in erode-recipe.5 as in the key table, each model's name written once, no model's internals included outside it, benchmark figures as recorded"
 exit $status
