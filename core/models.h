@@ -43,7 +43,10 @@ enum {
     /* sediment is a load suspended in the water at the end (Mei): in
      * stages, at the end of such a stage that another follows, the load
      * settles where it is and the water is dropped */
-    ER_MODEL_SUSPENDED_LOAD = 8u
+    ER_MODEL_SUSPENDED_LOAD = 8u,
+    /* it releases water at river_sources (core/sources.h); for a model
+     * without it the list is ignored and the plan says so in a warning */
+    ER_MODEL_RIVER_SOURCES = 16u
 };
 
 typedef struct er_model_ops {

@@ -103,14 +103,14 @@ static void note_no_op(er_plan *plan, const er_terrain *t)
         m->note_no_op(plan, t);
 }
 
-/* The names of the models with uplift, "a, b", written to buf. */
-static const char *uplift_models(char *buf, size_t n)
+/* The names of the models with flag, "a, b", written to buf. */
+static const char *models_with(unsigned flag, char *buf, size_t n)
 {
     size_t used = 0;
     buf[0] = '\0';
     for (int k = 0; k < ER_MODEL_KINDS; k++) {
         const er_model_ops *m = er_model((er_model_kind)k);
-        if (!(m->flags & ER_MODEL_UPLIFT))
+        if (!(m->flags & flag))
             continue;
         int w = snprintf(buf + used, n - used, "%s%s", used ? ", " : "", m->name);
         if (w < 0 || (size_t)w >= n - used)
@@ -160,12 +160,18 @@ er_status er_plan_make(const er_params *p, const er_terrain *t, const er_window 
         return er_fail(err, ER_EINVAL, "model: unknown model %d", (int)p->model);
     if (t->controls && t->controls->uplift && !(model->flags & ER_MODEL_UPLIFT))
         return er_fail(err, ER_EINVAL, "uplift: the %s model has no uplift for the map to "
-                       "scale (%s uses one)", model->name, uplift_models(plan->warning,
-                                                                      sizeof plan->warning));
-    st = model->plan(plan, t, err);
-    if (st == ER_OK)
-        note_no_op(plan, t);
-    return st;
+                       "scale (%s uses one)", model->name,
+                       models_with(ER_MODEL_UPLIFT, plan->warning, sizeof plan->warning));
+    if ((st = model->plan(plan, t, err)))
+        return st;
+    note_no_op(plan, t);
+    if (!plan->warning[0] && p->river.n > 0 && !(model->flags & ER_MODEL_RIVER_SOURCES)) {
+        char with[64];
+        snprintf(plan->warning, sizeof plan->warning, "river_sources: the %s model has no river "
+                 "sources: the list is ignored (%s use them)", model->name,
+                 models_with(ER_MODEL_RIVER_SOURCES, with, sizeof with));
+    }
+    return ER_OK;
 }
 
 er_status er_plan_check_resume(const er_plan *plan, const er_run_state *r,

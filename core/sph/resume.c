@@ -127,6 +127,7 @@ static er_status check_recipe(const er_params *p, int tiled, er_error *err)
 
 const er_model_ops er_model_sph = {
     .name = "sph",
+    .flags = ER_MODEL_RIVER_SOURCES,
     .keys = er_sph_keys,
     .params_off = offsetof(er_params, sph),
     .unit = "step",

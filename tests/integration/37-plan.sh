@@ -56,6 +56,24 @@ t_one_error_line "^erode: .*$stem.tif: warning: river_sources\[0\]: found [1-9] 
 [ -f "$T/fewer/$stem.height.tif" ] || t_fail "no height output"
 t_ok
 
+t_case "river_sources for a model without them (droplet, stream_power, a stage of one): exit 0, one warning line, the run's bytes unchanged"
+for m in droplet stream_power; do
+    mkdir -p "$T/rs-$m/with" "$T/rs-$m/without"
+    # raw float32 layers: a GeoTIFF's provenance names the recipe
+    set -- -q -s model=$m -s droplet.count=2000 -s stream_power.steps=3 -f r32 --layers height,water,sediment
+    t_exit 0 "$ERODE" "$@" -o "$T/rs-$m/without" "$W"
+    t_exit 0 "$ERODE" "$@" -s 'river_sources=[{"x":5,"y":5,"rate":0.01}]' -o "$T/rs-$m/with" "$W"
+    t_one_error_line "^erode: .*$stem.tif: warning: river_sources: the $m model has no river sources: the list is ignored (mei, sph use them)$"
+    for l in height water sediment; do
+        cmp -s "$T/rs-$m/with/$stem.$l.r32" "$T/rs-$m/without/$stem.$l.r32" || t_fail "$m: $l differs"
+    done
+done
+printf '{"river_sources": [{"at": "peaks", "rate": 0.01}], "stages": [{"model": "stream_power", "stream_power": {"steps": 2}}, {"model": "mei", "mei": {"steps": 2}}]}\n' > "$T/rs-stages.json"
+mkdir -p "$T/rs-stages"
+t_exit 0 "$ERODE" -q -r "$T/rs-stages.json" --layers height -o "$T/rs-stages" "$W"
+t_one_error_line "^erode: .*$stem.tif: warning: stages\[0\]: river_sources: the stream_power model has no river sources: the list is ignored (mei, sph use them)$"
+t_ok
+
 t_case "peaks in a tile set: exit 2, one line, nothing written"
 if ! have gdal_translate; then
     t_skip "needs gdal-bin"

@@ -69,6 +69,29 @@ START_TEST(test_sources_against_the_world)
 }
 END_TEST
 
+/* river_sources for a model that has none: a valid plan that warns,
+ * naming the model and those that use them; Mei's plan has no warning. */
+START_TEST(test_sources_ignored_warn)
+{
+    er_terrain t = hill();
+    er_params p = mei_recipe();
+    er_plan plan;
+    er_error err = {{0}};
+    p.river.n = 1;
+    p.river.src[0] = (er_source){.x = 10, .y = 10, .radius = 2, .rate = 0.01};
+    ck_assert_int_eq(er_plan_make(&p, &t, NULL, &plan, &err), ER_OK);
+    ck_assert_str_eq(plan.warning, "");
+    p.model = ER_MODEL_DROPLET;
+    p.droplet.per_cell = 2.0;
+    ck_assert_int_eq(er_plan_make(&p, &t, NULL, &plan, &err), ER_OK);
+    ck_assert_str_eq(plan.warning, "river_sources: the droplet model has no river sources: "
+                                   "the list is ignored (mei, sph use them)");
+    p.river.n = 0;
+    ck_assert_int_eq(er_plan_make(&p, &t, NULL, &plan, &err), ER_OK);
+    ck_assert_str_eq(plan.warning, "");
+}
+END_TEST
+
 START_TEST(test_cross_key_rules)
 {
     er_terrain t = hill();
@@ -364,6 +387,7 @@ Suite *plan_suite(void)
     Suite *s = suite_create("plan");
     TCase *tc = tcase_create("plan");
     tcase_add_test(tc, test_sources_against_the_world);
+    tcase_add_test(tc, test_sources_ignored_warn);
     tcase_add_test(tc, test_cross_key_rules);
     tcase_add_loop_test(tc, test_plan_is_the_run, 0, 2);
     tcase_add_loop_test(tc, test_resume_fits, 0, 2);
