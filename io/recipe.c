@@ -809,9 +809,13 @@ static er_status find_key(const ctx *c, const key *keys, size_t n_keys, const ch
     for (size_t i = 0; i < n_keys && !known; i++)
         known = keys[i].type == ER_KEY_OBJECT && strcmp(keys[i].path, parent) == 0;
     const char *s = suggest(keys, n_keys, parent, known, dot ? leaf : name, name);
-    if (strstr(name, "sources["))
-        return fail_at(c, shown, "unknown key, set the whole list: -s '%s%.*s=[...]'", prefix,
-                       (int)(strstr(name, "sources[") - name + 7), name);
+    const char *list = strstr(name, "sources[");
+    if (list) { /* the list's own name, user text made safe for one line */
+        char whole[PATH_MAX_LEN], q[QUOTE_MAX + 4];
+        snprintf(whole, sizeof whole, "%.*s", (int)(list - name + 7), name);
+        return fail_at(c, shown, "unknown key, set the whole list: -s '%s%s=[...]'", prefix,
+                       quote(q, sizeof q, whole));
+    }
     if (s)
         return fail_at(c, shown, "unknown key, did you mean '%s%s'?", prefix, s);
     return fail_at(c, shown, "unknown key");

@@ -322,6 +322,11 @@ START_TEST(hostile_key_names)
     ck_assert(strstr(err.msg, "kkk...: unknown key") != NULL);
     assert_one_line(&err);
     free(big);
+    /* a -s key into a list whose name holds a newline (found by fuzz_recipe) */
+    const char *ov[] = {"st\nriver_sources[0].x=1"};
+    ck_assert_int_eq(parse("{}", ov, 1, &p, &err), ER_EINVAL);
+    ck_assert_str_eq(err.msg, "-s st?river_sources[0].x: unknown key, set the whole list: "
+                              "-s 'st?river_sources=[...]'");
 }
 END_TEST
 
