@@ -69,11 +69,11 @@ t_ok
 
 # The convergence goals, on both 256^2 maps and the recipe's
 # 250,000 years: halving dt (500 steps of 500 years) changes the eroded
-# volume by at most 2 % (measured 1.2-1.3 %); on the map averaged to twice
+# volume by at most 2 % (measured 1.1-1.4 %); on the map averaged to twice
 # the cell size (20 m, the same extent) the eroded volume per m^2 is within
-# 10 % without hillslope diffusion (kd = 0, g = 0; measured 0.4-5.1 %).
-# With the recipe's kd = 0.01 the 10 m map erodes 16-25 % less (the man
-# page's Fidelity: a property of the model, fastscapelib's too).
+# 10 % without hillslope diffusion (kd = 0, g = 0; measured 2.1-3.3 %).
+# With the recipe's kd the 10 m map erodes 10-15 % less (the man page's
+# Fidelity: a property of the model, fastscapelib's too).
 t_case "stream_power convergence: halving dt changes the eroded volume <= 2 %; twice the resolution without diffusion within 10 %"
 eroded() { # MAP [KEY=VALUE...]: the run's eroded volume, m^3
     f=$1; shift
