@@ -98,7 +98,7 @@ t_ok
 # --max-memory's estimate against the peak resident size of a run on a
 # 512^2 fBm map of a third seed (the first steps hold the most closed
 # basins), less the peak of the same run on an 8x8 crop (the program and
-# its libraries).  Measured: 17.6-18.0 MiB of a 20.5 MiB estimate; without the
+# its libraries).  Measured: 17.6-18.2 MiB of a 20.5 MiB estimate; without the
 # basins' records the estimate is 8.5 MiB short.
 t_case "stream_power: the --max-memory estimate covers the peak resident size"
 if ldd "$ERODE" 2> /dev/null | grep -q libasan; then
