@@ -274,17 +274,17 @@ static void run_range(const er_droplet_setup *s, uint64_t seed, int64_t lo, int6
  * thread; after every batch ctl's progress and hk's boundary. */
 static er_status run_sequential(const er_params *p, const er_droplet_setup *s, int64_t batch,
                                 int64_t b0, const er_run_ctl *ctl, const er_run_hooks *hk,
-                                er_dacc *sum)
+                                er_dacc *sum, er_error *err)
 {
     for (int64_t b = b0, lo = b0 * batch; lo < s->count; lo += batch, b++) {
         int64_t hi = s->count - lo > batch ? lo + batch : s->count;
         er_dacc acc = {0};
         run_range(s, p->seed, lo, hi, &acc);
         er_dacc_add(sum, &acc);
-        if (ctl && ctl->progress && ctl->progress(ctl->user, (double)hi / (double)s->count))
-            return ER_ECANCELED;
-        if (er_droplet_at_boundary(p, s, batch, b + 1, hk, sum))
-            return ER_ECANCELED;
+        if ((ctl && ctl->progress && ctl->progress(ctl->user, (double)hi / (double)s->count)) ||
+            er_droplet_at_boundary(p, s, batch, b + 1, hk, sum))
+            return er_fail(err, ER_ECANCELED, "droplet: cancelled at batch %lld",
+                           (long long)(b + 1));
     }
     return ER_OK;
 }
@@ -308,16 +308,14 @@ static er_status run_plan(const er_plan *plan, er_terrain *t, const er_run_opts 
     st = er_droplet_begin(plan, &s, hooks, &sum, &b0, err);
     if (st == ER_OK && s.count > 0) {
         if (serial)
-            st = run_sequential(p, &s, batch, b0, ctl, hooks, &sum);
+            st = run_sequential(p, &s, batch, b0, ctl, hooks, &sum, err);
         else if (p->droplet.schedule == ER_DROPLET_SNAPSHOT)
             st = er_droplet_run_snapshot(plan, &s, batch, b0, ctl, hooks, &sum, err);
         else if (er_blocking_is_single(ww, wh, (int)size))
-            st = run_sequential(p, &s, batch, b0, ctl, hooks, &sum);
+            st = run_sequential(p, &s, batch, b0, ctl, hooks, &sum, err);
         else
             st = er_droplet_run_blocked(p, &s, (int)size, batch, b0, ctl, hooks, &sum, err);
     }
-    if (st == ER_ECANCELED)
-        er_fail(err, st, "droplet: interrupted");
     st = er_droplet_end(p, &s, t, &sum, st, o->budget, err);
     er_droplet_setup_free(&s);
     return st;

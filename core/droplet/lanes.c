@@ -221,11 +221,11 @@ er_status er_droplet_run_blocked(const er_params *p, er_droplet_setup *s, int si
         sum->water += er_droplet_batch_water(c, &bt);
         if (ctl && ctl->progress &&
             ctl->progress(ctl->user, (double)(lo + n) / (double)s->count)) {
-            st = er_fail(err, ER_ECANCELED, "droplet: interrupted");
+            st = er_fail(err, ER_ECANCELED, "droplet: cancelled at batch %lld", (long long)(b + 1));
             goto done;
         }
         if (er_droplet_at_boundary(p, s, full_batch, b + 1, hk, sum)) {
-            st = er_fail(err, ER_ECANCELED, "droplet: interrupted");
+            st = er_fail(err, ER_ECANCELED, "droplet: cancelled at batch %lld", (long long)(b + 1));
             goto done;
         }
     }

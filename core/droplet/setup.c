@@ -417,7 +417,9 @@ er_status er_droplet_begin(const er_plan *plan, const er_droplet_setup *s, const
     *b0 = 0;
     if (hk && hk->resume && (st = restore(plan, s, hk->resume, sum, b0, err)))
         return st;
-    return er_droplet_at_boundary(&plan->p, s, plan->batch, *b0, hk, sum) ? ER_ECANCELED : ER_OK;
+    if (er_droplet_at_boundary(&plan->p, s, plan->batch, *b0, hk, sum))
+        return er_fail(err, ER_ECANCELED, "droplet: cancelled at batch %lld", (long long)*b0);
+    return ER_OK;
 }
 
 er_status er_droplet_end(const er_params *p, const er_droplet_setup *s, const er_terrain *t,

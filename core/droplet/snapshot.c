@@ -543,7 +543,7 @@ er_status er_droplet_run_snapshot(const er_plan *plan, er_droplet_setup *s, int6
         if ((ctl && ctl->progress &&
              ctl->progress(ctl->user, (double)(lo + n) / (double)s->count)) ||
             er_droplet_at_boundary(p, s, full_batch, b + 1, hk, sum)) {
-            st = er_fail(err, ER_ECANCELED, "droplet: interrupted");
+            st = er_fail(err, ER_ECANCELED, "droplet: cancelled at batch %lld", (long long)(b + 1));
             goto done;
         }
     }

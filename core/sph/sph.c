@@ -972,13 +972,13 @@ er_status er_sph_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts 
         !(lay = malloc(3 * er_sph_nv(&s) * sizeof *lay)))
         st = er_fail(err, ER_ENOMEM, "sph: out of memory for the run state");
     if (!st && at_boundary(&s, plan, t, &bud, b0, hk, lay))
-        st = er_fail(err, ER_ECANCELED, "canceled at step %lld", (long long)b0);
+        st = er_fail(err, ER_ECANCELED, "sph: cancelled at step %lld", (long long)b0);
     for (int64_t step = b0; !st && step < steps; step++) {
         st = er_sph_step(&s, plan, step, &bud, err);
         if (!st && ctl && ctl->progress && ctl->progress(ctl->user, (double)(step + 1) / (double)steps))
-            st = er_fail(err, ER_ECANCELED, "canceled at step %lld", (long long)(step + 1));
+            st = er_fail(err, ER_ECANCELED, "sph: cancelled at step %lld", (long long)(step + 1));
         if (!st && at_boundary(&s, plan, t, &bud, step + 1, hk, lay))
-            st = er_fail(err, ER_ECANCELED, "canceled at step %lld", (long long)(step + 1));
+            st = er_fail(err, ER_ECANCELED, "sph: cancelled at step %lld", (long long)(step + 1));
     }
     if (st != ER_ENOMEM && !refused)
         finish(&s, plan, t, o->layers, &bud);

@@ -312,7 +312,7 @@ static er_status at_boundary(er_sp_sim *s, const er_plan *plan, const er_budget 
     v.array[ER_STATE_SP_WEAR] = s->wear;
     v.extra = &x;
     if (hk->boundary(hk->user, &v))
-        return er_fail(err, ER_ECANCELED, "canceled at step %lld", (long long)step);
+        return er_fail(err, ER_ECANCELED, "stream_power: cancelled at step %lld", (long long)step);
     return ER_OK;
 }
 
@@ -365,7 +365,8 @@ er_status er_sp_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts *
     for (int64_t k = b0; !st && k < steps; k++) {
         st = step(&s, plan, &bud, err);
         if (!st && ctl && ctl->progress && ctl->progress(ctl->user, (double)(k + 1) / (double)steps))
-            st = er_fail(err, ER_ECANCELED, "canceled at step %lld", (long long)(k + 1));
+            st = er_fail(err, ER_ECANCELED, "stream_power: cancelled at step %lld",
+                         (long long)(k + 1));
         if (!st)
             st = at_boundary(&s, plan, &bud, k + 1, hk, lay, err);
     }

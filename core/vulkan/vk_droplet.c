@@ -324,7 +324,7 @@ static er_status chunk_boundary(vkd_run *R, const vkd_loop *L, const er_dacc *su
     if (L->ctl && L->ctl->progress &&
         L->ctl->progress(L->ctl->user, (double)(done < s->count ? done : s->count) /
                                            (double)s->count))
-        return ER_ECANCELED;
+        return er_fail(err, ER_ECANCELED, "droplet: cancelled at batch %lld", (long long)b);
     if (!er_hooks_want(L->hk, b, L->plan->boundaries))
         return ER_OK;
     er_status st = read_back(R, s, err);
@@ -332,7 +332,9 @@ static er_status chunk_boundary(vkd_run *R, const vkd_loop *L, const er_dacc *su
         return st;
     er_run_state v;
     er_droplet_state(&L->plan->p, s, L->plan->batch, b, sum, &v);
-    return L->hk->boundary(L->hk->user, &v) ? ER_ECANCELED : ER_OK;
+    return L->hk->boundary(L->hk->user, &v)
+               ? er_fail(err, ER_ECANCELED, "droplet: cancelled at batch %lld", (long long)b)
+               : ER_OK;
 }
 
 /* Runs batches b0 .. : chunks of batches prepared on the host, run on the
@@ -912,7 +914,8 @@ static er_status snap_batches(vks_run *R, const vkd_loop *L, const vks_push *bas
         sum->water += er_droplet_batch_water(&s->ctx, &bt);
         if (L->ctl && L->ctl->progress &&
             L->ctl->progress(L->ctl->user, (double)(lo + n) / (double)s->count)) {
-            st = ER_ECANCELED;
+            st = er_fail(err, ER_ECANCELED, "droplet: cancelled at batch %lld",
+                         (long long)(b + 1));
             break;
         }
         if (er_hooks_want(L->hk, b + 1, plan->boundaries)) {
@@ -920,7 +923,10 @@ static er_status snap_batches(vks_run *R, const vkd_loop *L, const vks_push *bas
             if ((st = snap_read_back(R, s, err)))
                 break;
             er_droplet_state(&plan->p, s, plan->batch, b + 1, sum, &v);
-            st = L->hk->boundary(L->hk->user, &v) ? ER_ECANCELED : ER_OK;
+            st = L->hk->boundary(L->hk->user, &v)
+                     ? er_fail(err, ER_ECANCELED, "droplet: cancelled at batch %lld",
+                               (long long)(b + 1))
+                     : ER_OK;
         }
     }
     er_droplet_batch_free(&bt);
@@ -988,8 +994,6 @@ er_status er_vk_droplet_run_passes(er_vk_ctx *vk, const er_plan *plan, er_terrai
         st = plan->p.droplet.schedule == ER_DROPLET_SNAPSHOT
                  ? run_snap_device(vk, plan, &s, o, steps, b0, &sum, err)
                  : run_device(vk, plan, &s, o, &(vkd_knobs){steps, batches}, b0, &sum, err);
-    if (st == ER_ECANCELED)
-        er_fail(err, st, "droplet: interrupted");
     /* The same budget and run guard as the CPU path. */
     st = er_droplet_end(&plan->p, &s, t, &sum, st, o->budget, err);
     er_droplet_setup_free(&s);

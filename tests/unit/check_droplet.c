@@ -1048,6 +1048,7 @@ START_TEST(progress_cancels)
     er_budget b;
     ck_assert_int_eq(er_run_cpu(&p, &t, NULL, &(er_run_opts){NULL, &ctl, NULL, &b}, &err), ER_ECANCELED);
     ck_assert_int_eq(calls, 1);
+    ck_assert_str_eq(err.msg, "droplet: cancelled at batch 1");
     ck_assert(b.substeps > 0);
     map_free(&m);
 }

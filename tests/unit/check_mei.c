@@ -1224,6 +1224,7 @@ START_TEST(cancel_via_progress)
     er_error e;
     ck_assert_int_eq(er_run_cpu(&p, &t, NULL, &(er_run_opts){&l, &ctl, NULL, &b}, &e), ER_ECANCELED);
     ck_assert_int_eq(log.calls, 5);
+    ck_assert_str_eq(e.msg, "mei: cancelled at step 5");
     ck_assert(log.monotonic);
     ck_assert_double_lt(log.last, 1.0);
     ck_assert_int_eq(b.work_done, 5);

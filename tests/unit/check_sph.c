@@ -732,6 +732,7 @@ START_TEST(resume_identical)
     er_error e;
     set_threads(1);
     ck_assert_int_eq(er_run_cpu(&p, &c.t, NULL, &(er_run_opts){&l, NULL, &hk, &bc}, &e), ER_ECANCELED);
+    ck_assert_str_eq(e.msg, "sph: cancelled at step 5");
     ck_assert_int_eq(v.seen, 6);
     er_checkpoint ck;
     ck_assert_msg(er_checkpoint_read(path, &v.id, &ck, &e) == ER_OK, "%s", e.msg);

@@ -546,6 +546,7 @@ START_TEST(resume_identical)
     er_error e;
     set_threads(1);
     ck_assert_int_eq(map_run(&c, &p, &hk, &e), ER_ECANCELED);
+    ck_assert_str_eq(e.msg, "stream_power: cancelled at step 7");
     ck_assert_int_eq(v.seen, 8);
     er_checkpoint ck;
     ck_assert_msg(er_checkpoint_read(path, &v.id, &ck, &e) == ER_OK, "%s", e.msg);

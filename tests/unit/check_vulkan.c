@@ -577,6 +577,7 @@ START_TEST(test_mei_progress_cancel)
     er_layers l = {a.water, a.sed, NULL, NULL};
     er_run_ctl ctl = {cancel_at_half, &calls};
     ck_assert_int_eq(er_run_vk(vk, &a.p, &a.t, &(er_run_opts){&l, &ctl, NULL, &a.bud}, &err), ER_ECANCELED);
+    ck_assert_msg(strncmp(err.msg, "mei: cancelled at step ", 23) == 0, "%s", err.msg);
     ck_assert_int_ge(calls, 2);
     ck_assert_int_lt(a.bud.work_done, 2000);
     ck_assert_int_gt(a.bud.work_done, 0);

@@ -970,6 +970,7 @@ START_TEST(cancel)
     er_error err = {""};
     ck_assert_int_eq(er_run_vk(vk, &p, &t, &(er_run_opts){&l, &ctl, NULL, &g.b}, &err), ER_ECANCELED);
     ck_assert_int_eq(calls, 1);
+    ck_assert_msg(strncmp(err.msg, "droplet: cancelled at batch ", 28) == 0, "%s", err.msg);
     ck_assert(g.b.eroded > 0);
     assert_balance(&g.b);
     vmap_free(&g);
