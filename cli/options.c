@@ -44,10 +44,10 @@ static const struct er_option {
     {"preview", required_argument, OPT_PREVIEW, "FILE.png", "also draw a shaded-relief picture of the result ({stem} = the input's stem)"},
     {"preview-pair", no_argument, OPT_PREVIEW_PAIR, NULL, "the preview shows before and after side by side"},
     {"checkpoint", required_argument, OPT_CHECKPOINT, "FILE", "save the run state to FILE when stopped by SIGINT/SIGTERM ({stem} = the input's stem); removed after success"},
-    {"checkpoint-every", required_argument, OPT_CHECKPOINT_EVERY, "N", "also save it every N Mei steps or droplet batches (default: 0, only when stopped and at the end)"},
+    {"checkpoint-every", required_argument, OPT_CHECKPOINT_EVERY, "N", "also save it every N steps (droplets: batches; default: 0, only when stopped and at the end)"},
     {"resume", required_argument, OPT_RESUME, "FILE", "continue the run saved in FILE (same recipe and input); outputs as if never stopped"},
     {"frames", required_argument, OPT_FRAMES, "DIR", "write time-lapse preview frames DIR/<stem>.frame-NNNNNN.png"},
-    {"frame-every", required_argument, OPT_FRAME_EVERY, "N", "one frame every N Mei steps or droplet batches (default: 10), plus the start and the end"},
+    {"frame-every", required_argument, OPT_FRAME_EVERY, "N", "one frame every N steps (droplets: batches; default: 10), plus the start and the end"},
     {"tile-set", required_argument, OPT_TILE_SET, "LIST", "the inputs are tiles of the mosaic LIST lists (file or -, one a line); see erode stitch"},
     {"halo", required_argument, OPT_HALO, "N", "with --tile-set: run each tile with N cells read from its neighbours"},
     {"json", no_argument, OPT_JSON, NULL, "one JSON summary line per input on stdout"},
@@ -90,7 +90,7 @@ static void usage(FILE *out)
                  "DIR/<stem>.<layer>.tif, each tile's layers replacing the previous ones together.\n"
                  "Exit status: 0 success, 1 a run failed, 2 usage, recipe or input error (before any\n"
                  "work, nothing written), 130/143 interrupted.\n"
-                 "See erode(1) and erode-recipe(5).\n");
+                 "See erode(1), erode-recipe(5) and erode-models(7).\n");
 }
 
 static int parse_layers(const char *list, unsigned *mask)
