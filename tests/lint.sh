@@ -8,9 +8,10 @@
 #     section of its object (TOP LEVEL, TERRAIN, MEI, DROPLET,
 #     droplet.mass_transfer, SPH, STREAM POWER), stating the table's type, default and range
 #     or choices; every key of `erode --print-recipe` is in the table;
-#  5. README.md stays a landing page: at most 300 lines, and its links lead
-#     to files and sections that exist;
-#  6. README.md, man/ and core/ describe things as they are: no ISO dates
+#  5. README.md stays a landing page: at most 300 lines; its links and
+#     CONTRIBUTING.md's lead to files and sections that exist;
+#  6. README.md, CONTRIBUTING.md, man/ and core/ describe things as they
+#     are: no ISO dates
 #     and no development history (who measured what, when and beside which
 #     work; "round N"); a figure names its commit and month instead;
 #  7. the benchmark figures of erode-models.7 and README.md are what their
@@ -185,40 +186,57 @@ for d in "$src"/core/*/; do
     fi
 done
 
-# 5. The README's budget and links.
+# 5. The README's budget, and the links of README.md and CONTRIBUTING.md.
 readme=$src/README.md
 n_readme=$(wc -l < "$readme")
 if [ "$n_readme" -gt 300 ]; then
-    echo "lint: README.md has $n_readme lines, the budget is 300 (reference goes to man/)"
+    echo "lint: README.md has $n_readme lines, the budget is 300 (reference goes to man/, contributor matters to CONTRIBUTING.md)"
     status=1
 fi
-# GitHub's anchor of a heading: lower case, punctuation dropped, spaces to -.
-anchors=$(sed -n 's/^#\{1,6\} //p' "$readme" | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9 _-]//g; s/ /-/g')
-links=$(grep -o -e '\](\([^)]*\))' -e '<img src="[^"]*"' "$readme" | sed 's/^\](//; s/)$//; s/^<img src="//; s/"$//')
-for l in $links; do
-    case $l in
-    http://* | https://* | mailto:*) continue ;;
-    esac
-    file=${l%%#*}
-    anchor=
-    case $l in *'#'*) anchor=${l#*#} ;; esac
-    if [ -n "$file" ] && [ ! -e "$src/$file" ]; then
-        echo "lint: README.md links to $l, which does not exist"
-        status=1
-    elif [ -n "$anchor" ] && { [ -n "$file" ] && [ "$file" != README.md ] ||
-        ! printf '%s\n' "$anchors" | grep -qx -- "$anchor"; }; then
-        echo "lint: README.md links to $l, a section that does not exist"
-        status=1
-    fi
+# GitHub's anchors of a Markdown file's headings: lower case, punctuation
+# dropped, spaces to -.
+anchors_of() {
+    sed -n 's/^#\{1,6\} //p' "$1" | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9 _-]//g; s/ /-/g'
+}
+# Every relative link and <img src> of each file leads to a file that
+# exists; an anchor (#section) to a heading of the file it names (of the
+# linking file itself when it names none), which must be one of these.
+for doc in README.md CONTRIBUTING.md; do
+    [ -f "$src/$doc" ] || { echo "lint: $doc is missing"; status=1; continue; }
+    links=$(grep -o -e '\](\([^)]*\))' -e '<img src="[^"]*"' "$src/$doc" | sed 's/^\](//; s/)$//; s/^<img src="//; s/"$//')
+    for l in $links; do
+        case $l in
+        http://* | https://* | mailto:*) continue ;;
+        esac
+        file=${l%%#*}
+        anchor=
+        case $l in *'#'*) anchor=${l#*#} ;; esac
+        if [ -n "$file" ] && [ ! -e "$src/$file" ]; then
+            echo "lint: $doc links to $l, which does not exist"
+            status=1
+            continue
+        fi
+        [ -n "$anchor" ] || continue
+        target=${file:-$doc}
+        case $target in
+        README.md | CONTRIBUTING.md) ;;
+        *) echo "lint: $doc links to $l, a section of a file whose anchors are not checked"; status=1; continue ;;
+        esac
+        if ! anchors_of "$src/$target" | grep -qx -- "$anchor"; then
+            echo "lint: $doc links to $l, a section that does not exist"
+            status=1
+        fi
+    done
 done
 
-# 6. No dates or development history in README.md, man/ and core/: history
-# lives in git.  A benchmark figure names its commit and month.
+# 6. No dates or development history in README.md, CONTRIBUTING.md, man/
+# and core/: history lives in git.  A benchmark figure names its commit and
+# month.
 history='[0-9]{4}-[0-9]{2}-[0-9]{2}|\b[Rr]ound ([0-9]+|one|two|three|four|five|six|seven|eight|nine|ten)\b'
 history="$history"'|\b[Mm]easured (on|at) ((Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day|(January|February|March|April|May|June|July|August|September|October|November|December) [0-9]|the [0-9]+(st|nd|rd|th))'
 history="$history"'|\b[0-9]{1,2}:[0-9]{2}(-[0-9]{1,2}:[0-9]{2})? UTC\b|\bA/B\b|\b(main|base) at [0-9a-f]{7,}\b'
 history="$history"'|\bbranch `?[a-z0-9_]+-[a-z0-9_-]+|\b[Ii]ssue #[0-9]+'
-hist=$(cd "$src" && { grep -nE -e "$history" README.md man/*.[157] 2>/dev/null
+hist=$(cd "$src" && { grep -nE -e "$history" README.md CONTRIBUTING.md man/*.[157] 2>/dev/null
     find core -name '*.[ch]' -o -name '*.glsl' -o -name '*.comp' | sort | xargs grep -nE -e "$history"; })
 if [ -n "$hist" ]; then
     echo "lint: dates or development history (they belong in git; a figure names its commit and month):"
@@ -232,5 +250,5 @@ if ! out=$(python3 "$src/scripts/bench-doc" --check 2>&1); then
     status=1
 fi
 
-[ $status -eq 0 ] && echo "lint: README within its budget, its links resolve, no dates or history in README, man/, core/; man pages clean, --help matches erode.1, $n examples ran, every recipe key in erode-recipe.5 as in the key table, each model's name written once, no model's internals included outside it, benchmark figures as recorded"
+[ $status -eq 0 ] && echo "lint: README within its budget, its and CONTRIBUTING's links resolve, no dates or history in README, CONTRIBUTING, man/, core/; man pages clean, --help matches erode.1, $n examples ran, every recipe key in erode-recipe.5 as in the key table, each model's name written once, no model's internals included outside it, benchmark figures as recorded"
 exit $status

@@ -4,7 +4,7 @@
 # structure changes no value; SPH runs the recipes pinned under
 # tests/data/fixture/), for -j1 and -j2 and with DEFLATE and ZSTD tiles, so
 # neither the thread count nor the encoding reaches a value.  Refresh:
-# README "Tests".
+# CONTRIBUTING.md "Tests".
 . "$(dirname "$0")/lib.sh"
 VC="$PY $SRCDIR/scripts/value-checksums --erode $ERODE"
 
