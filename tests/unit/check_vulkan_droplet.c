@@ -19,7 +19,7 @@
 #include "../../core/rng.h"
 #ifdef ER_HAVE_VULKAN
 #include "../../core/vulkan/vk.h"
-#include "../../core/vulkan/vk_droplet.h"
+#include "../../core/droplet/vulkan.h"
 #endif
 #include "test_util.h"
 

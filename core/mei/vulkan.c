@@ -67,7 +67,7 @@
  * the backend that wrote it).  erode-models(7) "VULKAN BACKEND" gives the
  * measured differences and the tolerances the tests use.
  */
-#include "vk.h"
+#include "../vulkan/vk.h"
 
 #include <assert.h>
 #include <float.h>
@@ -77,7 +77,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../mei/host.h"
+#include "host.h"
 #include "../rng.h"
 
 #include "mei_drops.spv.h"

@@ -1,4 +1,5 @@
 #version 450
+// erode: also-denorm-preserve
 // After mei_rows: adds the rows' budget terms of the sub-step to the run's
 // totals in rows[h], row by row from the top, as core/mei/mei.c
 // finish_substep adds them.  The totals live on the device, so they are the
