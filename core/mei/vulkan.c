@@ -47,7 +47,7 @@
  * and open the window's inner edges as the CPU does (er_mei_make_coef).
  *
  * A map whose layer exceeds one storage buffer (or the cap
- * er_vk_set_band_bytes sets) runs in row bands with halo rows, with the
+ * er_vk_set_buffer_cap sets) runs in row bands with halo rows, with the
  * bits of one band (mei_band below).
  *
  * The control maps (core/controls.h) are buffers of their own, one unread
@@ -67,7 +67,7 @@
  * the backend that wrote it).  erode-models(7) "VULKAN BACKEND" gives the
  * measured differences and the tolerances the tests use.
  */
-#include "../vulkan/vk.h"
+#include "vulkan.h"
 
 #include <assert.h>
 #include <float.h>
@@ -77,8 +77,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "host.h"
 #include "../rng.h"
+#include "../vulkan/vk.h"
+#include "host.h"
 
 #include "mei_drops.spv.h"
 #include "mei_drops_dp.spv.h"
@@ -347,14 +348,14 @@ static void buffer_sizes(const er_terrain *t, const mei_band *bd, int k, size_t 
 }
 
 /* Bytes one layer buffer may hold: the device's limits, and with `forced`
- * the cap er_vk_set_band_bytes set, where smaller. */
+ * the cap er_vk_set_buffer_cap set, where smaller. */
 static VkDeviceSize band_limit(const er_vk_ctx *vk, int forced)
 {
     VkDeviceSize l = vk->info.max_storage_buffer_range;
     if (vk->info.max_allocation && vk->info.max_allocation < l)
         l = vk->info.max_allocation;
-    if (forced && vk->band_bytes && vk->band_bytes < l)
-        l = vk->band_bytes;
+    if (forced && vk->buffer_cap && vk->buffer_cap < l)
+        l = vk->buffer_cap;
     return l;
 }
 
@@ -430,9 +431,41 @@ static er_status check_bands(er_vk_ctx *vk, const er_terrain *t, int nband, cons
     return st;
 }
 
-void er_vk_set_band_bytes(er_vk_ctx *vk, uint64_t bytes)
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+er_vk_exactness er_vk_mei_exactness(const er_vk_device_info *d)
 {
-    vk->band_bytes = bytes;
+    if (d->denorm_preserve)
+        return ER_VK_EXACT_DECLARED;
+    /* Mesa's lavapipe offers no denormal control but keeps them: on the
+     * cases where an H100, which flushes them, differs from the CPU it
+     * gives the CPU's bytes, and check_vulkan.c compares them byte for
+     * byte */
+    if (d->type == ER_VK_TYPE_CPU && strstr(d->name, "llvmpipe"))
+        return ER_VK_EXACT_MEASURED;
+    return ER_VK_DENORMS_MAY_FLUSH;
+}
+
+/* What class e means, for --list-devices; a static string. */
+static const char *exactness_text(er_vk_exactness e)
+{
+    switch (e) {
+    case ER_VK_EXACT_DECLARED:
+        return "denormals preserved, bit-identical to the CPU";
+    case ER_VK_EXACT_MEASURED:
+        return "denormals kept (lavapipe, as our tests measure), bit-identical to the CPU";
+    default:
+        return "denormals may flush, height and water exact, sediment within "
+               STR(ER_VK_MEI_FLUSH_SEDIMENT) " m of the CPU";
+    }
+}
+
+void er_vk_mei_describe(const er_vk_device_info *d, char *buf, size_t n)
+{
+    snprintf(buf, n, "Mei: %s", d->has_float64 && d->has_int64
+                                    ? exactness_text(er_vk_mei_exactness(d))
+                                    : "cannot run (needs shaderFloat64 and shaderInt64)");
 }
 
 er_status er_vk_mei_check(er_vk_ctx *vk, const er_plan *plan, const er_terrain *t,

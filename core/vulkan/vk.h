@@ -93,7 +93,7 @@ struct er_vk_ctx {
     VkResult compile_failed;            /* a first dispatch's pipeline creation
                                          * failed: er_vk_cmd_submit reports it */
     int validation;
-    uint64_t band_bytes;                /* er_vk_set_band_bytes (Mei) */
+    uint64_t buffer_cap;                /* er_vk_set_buffer_cap (0: none) */
     int device_lost;                    /* set once VK_ERROR_DEVICE_LOST was seen */
     /* Validation messages, written by the messenger callback (which the
      * layer calls on the thread that made the offending call). */
