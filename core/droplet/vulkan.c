@@ -579,7 +579,7 @@ static er_status device_setup(vkd_run *R, er_vk_ctx *vk, const er_droplet_setup 
     return er_vk_cmd_submit(vk, err);
 }
 
-/* The test hook's choices (vk_droplet.h); 0 = automatic. */
+/* The test hook's choices (vulkan.h); 0 = automatic. */
 typedef struct vkd_knobs {
     uint32_t steps;           /* droplet steps per block and dispatch */
     uint32_t chunk;           /* batches per submission */

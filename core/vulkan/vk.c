@@ -311,8 +311,9 @@ er_status er_vk_list_devices(er_vk_device_info *out, int max, int *count, er_err
     return st;
 }
 
-/* Whether the device offers conditional rendering, which lets many steps
- * go in one submission yet stop at the first failing one (vk_mei.c). */
+/* Whether the device offers conditional rendering, which lets a model put
+ * many steps in one submission yet stop at the first failing one
+ * (er_vk_cmd_gate_begin). */
 static int offers_gate(VkPhysicalDevice pd)
 {
     uint32_t n = 0;
@@ -461,14 +462,14 @@ er_status er_vk_open_cached(const er_vk_options *o, const void *cache, size_t si
         .conditionalRendering = VK_TRUE,
     };
     const int gate = offers_gate(vk->phys);
-    /* 64-bit buffer atomics: the snapshot droplet schedule (vk_droplet.c) */
+    /* 64-bit buffer atomics: order-independent fixed-point sums */
     VkPhysicalDeviceShaderAtomicInt64FeaturesKHR ai64 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES_KHR,
         .shaderBufferInt64Atomics = VK_TRUE,
     };
     cond.pNext = vk->info.has_atomic_int64 ? &ai64 : NULL;
-    /* conditional rendering (the Mei step gate), and the extension the Mei
-     * shaders' DenormPreserve variant needs */
+    /* conditional rendering (a model's step gate), and the extension the
+     * shaders' DenormPreserve builds need */
     const char *ext[3];
     uint32_t n_ext = 0;
     if (vk->info.has_atomic_int64)

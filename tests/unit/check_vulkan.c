@@ -118,7 +118,7 @@ START_TEST(test_bad_device_index)
 END_TEST
 
 
-/* The premise of er_div (core/vulkan/shaders/mei_common.glsl), mirrored in
+/* The premise of er_div (core/mei/shaders/mei_common.glsl), mirrored in
  * C on the CPU: the float64 quotient of two floats rounded to float32 is
  * the correctly rounded float32 quotient, for random bit patterns (every
  * finite float, denormals included, so quotients that overflow, underflow
@@ -844,7 +844,7 @@ END_TEST
 
 /* The tests of the submission scheme read the context's counters. */
 #ifdef ER_HAVE_VULKAN
-/* Every boundary, and one submission per step (core/vulkan/vk_mei.c
+/* Every boundary, and one submission per step (core/mei/vulkan.c
  * ends a submission at each boundary the hooks want). */
 static int every_boundary(void *user, const er_run_state *v)
 {
@@ -1248,7 +1248,7 @@ END_TEST
 
 #ifdef ER_HAVE_VULKAN
 /*
- * Banded runs (core/vulkan/vk_mei.c mei_band, erode-models(7),
+ * Banded runs (core/mei/vulkan.c mei_band, erode-models(7),
  * "Mei submissions and bands"): the layer buffers capped at `fit` rows of the map
  * (er_vk_set_buffer_cap), so that lavapipe runs the path a map larger than
  * one storage buffer takes.  On a 96^2 map: 7 rows are the smallest band,

@@ -1,5 +1,5 @@
 /*
- * Droplet erosion on the Vulkan backend (core/vulkan/vk_droplet.c,
+ * Droplet erosion on the Vulkan backend (core/droplet/vulkan.c,
  * shaders/droplet_lague.comp) against the CPU path: statistical agreement
  * (the device's sqrt and division may round differently), bit-identical
  * repeats, results independent of how a block's work is split into passes,
