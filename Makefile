@@ -51,8 +51,13 @@ PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
 
-# The Vulkan backend (core/vulkan/): the loader through pkg-config, shaders
-# compiled to SPIR-V by glslangValidator at build time and embedded.
+# The Vulkan backend: the device layer in core/vulkan/ and each model's
+# path in its own directory (core/<model>/vulkan*.c and the GLSL of
+# core/<model>/shaders/), built only with Vulkan: the loader through
+# pkg-config, shaders compiled to SPIR-V by glslangValidator at build time
+# and embedded.  A shader whose source has the line VK_DP_MARK is built a
+# second time with DenormPreserve declared (NAME_dp.spv.h); its model
+# picks one build per device.
 ifeq ($(VULKAN),0)
 HAVE_VULKAN := 0
 else
@@ -61,12 +66,16 @@ ifeq ($(VULKAN)$(HAVE_VULKAN),10)
 $(error VULKAN=1: needs the Vulkan loader (pkg-config vulkan: libvulkan-dev) and $(GLSLANG) (glslang-tools))
 endif
 endif
+VK_MODEL_SRC := $(sort $(wildcard core/*/vulkan*.c))
+VK_COMP   := $(sort $(wildcard core/*/shaders/*.comp))
+VK_DP_MARK := // erode: also-denorm-preserve
 ifeq ($(HAVE_VULKAN),1)
-VK_CPPFLAGS := -DER_HAVE_VULKAN=1 -I$(BUILD)/core/vulkan/shaders $(shell $(PKG_CONFIG) --cflags vulkan)
+VK_DP_COMP := $(if $(VK_COMP),$(shell grep -lx '$(VK_DP_MARK)' $(VK_COMP)))
+VK_CPPFLAGS := -DER_HAVE_VULKAN=1 $(patsubst %/,-I$(BUILD)/%,$(sort $(dir $(VK_COMP)))) \
+               $(shell $(PKG_CONFIG) --cflags vulkan)
 VK_LIBS   := $(shell $(PKG_CONFIG) --libs vulkan)
-VK_SRC    := $(filter-out core/vulkan/none.c,$(sort $(wildcard core/vulkan/*.c)))
-VK_SPV_H  := $(patsubst core/vulkan/shaders/%.comp,$(BUILD)/core/vulkan/shaders/%.spv.h,$(sort $(wildcard core/vulkan/shaders/*.comp)))
-VK_SPV_H  += $(patsubst core/vulkan/shaders/%.comp,$(BUILD)/core/vulkan/shaders/%_dp.spv.h,$(sort $(wildcard core/vulkan/shaders/mei_*.comp)))
+VK_SRC    := $(filter-out core/vulkan/none.c,$(sort $(wildcard core/vulkan/*.c))) $(VK_MODEL_SRC)
+VK_SPV_H  := $(VK_COMP:%.comp=$(BUILD)/%.spv.h) $(VK_DP_COMP:%.comp=$(BUILD)/%_dp.spv.h)
 else
 VK_CPPFLAGS :=
 VK_LIBS   :=
@@ -92,12 +101,13 @@ ifeq ($(OPENMP),1)
 OMPFLAGS  := -fopenmp
 endif
 
-ALL_CPPFLAGS := -D_POSIX_C_SOURCE=200809L -DERODE_VERSION='"$(VERSION)"' $(VK_CPPFLAGS) $(CPPFLAGS)
+BASE_CPPFLAGS := -D_POSIX_C_SOURCE=200809L -DERODE_VERSION='"$(VERSION)"'
+ALL_CPPFLAGS := $(BASE_CPPFLAGS) $(VK_CPPFLAGS) $(CPPFLAGS)
 ALL_CFLAGS   := $(OPT) $(FPFLAGS) $(OMPFLAGS) $(SANFLAGS) $(CFLAGS) $(PKG_CFLAGS)
 ALL_LDFLAGS  := $(OMPFLAGS) $(SANFLAGS) $(LDFLAGS)
 LIBS         := $(PKG_LIBS) $(VK_LIBS) -lm
 
-CORE_SRC  := $(sort $(filter-out core/vulkan/%,$(wildcard core/*.c core/*/*.c))) $(VK_SRC)
+CORE_SRC  := $(sort $(filter-out core/vulkan/% $(VK_MODEL_SRC),$(wildcard core/*.c core/*/*.c))) $(VK_SRC)
 IO_SRC    := $(sort $(wildcard io/*.c))
 CLI_SRC   := $(sort $(wildcard cli/*.c))
 LIB_OBJ   := $(CORE_SRC:%.c=$(BUILD)/%.o) $(IO_SRC:%.c=$(BUILD)/%.o)
@@ -123,21 +133,22 @@ $(BUILD)/liberode.a: $(LIB_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-# SPIR-V embedded as a C array er_spv_<name> (each header included by one .c).
-$(BUILD)/core/vulkan/shaders/%.spv.h: core/vulkan/shaders/%.comp
+# SPIR-V embedded as a C array er_spv_<name> (each header included by one
+# .c), core/<model>/shaders/<name>.comp to $(BUILD)/core/<model>/shaders/.
+$(BUILD)/core/%.spv.h: core/%.comp
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  GLSL    $<")
-	$(Q)$(GLSLANG) -V --target-env vulkan1.1 --quiet --vn er_spv_$(subst -,_,$*) -o $@ $< >/dev/null
+	$(Q)$(GLSLANG) -V --target-env vulkan1.1 --quiet --vn er_spv_$(subst -,_,$(notdir $*)) -o $@ $< >/dev/null
 
-# The Mei shaders again with DenormPreserve declared, er_spv_<name>_dp
-# (mei_common.glsl ER_DENORM_PRESERVE; vk_mei.c picks one per device).
-$(BUILD)/core/vulkan/shaders/%_dp.spv.h: core/vulkan/shaders/%.comp
+# The shaders marked VK_DP_MARK again with ER_DENORM_PRESERVE defined,
+# er_spv_<name>_dp.
+$(BUILD)/core/%_dp.spv.h: core/%.comp
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  GLSL    $< (DenormPreserve)")
-	$(Q)$(GLSLANG) -V --target-env vulkan1.1 --quiet -DER_DENORM_PRESERVE --vn er_spv_$(subst -,_,$*)_dp -o $@ $< >/dev/null
+	$(Q)$(GLSLANG) -V --target-env vulkan1.1 --quiet -DER_DENORM_PRESERVE --vn er_spv_$(subst -,_,$(notdir $*))_dp -o $@ $< >/dev/null
 
 $(VK_SRC:%.c=$(BUILD)/%.o): $(VK_SPV_H)
-$(VK_SPV_H): $(wildcard core/vulkan/shaders/*.glsl)
+$(VK_SPV_H): $(wildcard core/*/shaders/*.glsl)
 
 # Every object depends on the compiler and flags it was built with: a build
 # after the packages changed (VULKAN=auto found the loader where it did not
@@ -249,10 +260,13 @@ FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address
 FUZZ_LDFLAGS := -fsanitize=fuzzer,address,undefined $(LDFLAGS)
 # clang's -Wformat=2 also flags vsnprintf(fmt, ap) in libtiff's handlers.
 FUZZ_NOWARN  := -Wno-format-nonliteral
-# (the parsers only: the Vulkan backend stays out of the fuzz build, its
-# stubs of core/vulkan/none.c stand in for what the models' ops name)
-FUZZ_LIB_OBJ := $(filter-out $(FUZZ_BUILD)/core/vulkan/%,$(CORE_SRC:%.c=$(FUZZ_BUILD)/%.o)) \
+# (the parsers only: the objects are built as without Vulkan, so the
+# models' ops name no Vulkan path and core/vulkan/none.c stands in for the
+# device layer)
+FUZZ_LIB_OBJ := $(filter-out $(FUZZ_BUILD)/core/vulkan/% $(VK_MODEL_SRC:%.c=$(FUZZ_BUILD)/%.o),\
+                  $(CORE_SRC:%.c=$(FUZZ_BUILD)/%.o)) \
                 $(FUZZ_BUILD)/core/vulkan/none.o $(IO_SRC:%.c=$(FUZZ_BUILD)/%.o)
+FUZZ_CPPFLAGS := $(BASE_CPPFLAGS) $(CPPFLAGS)
 FUZZ_BIN     := $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
 
 .PHONY: fuzz fuzz-build clean-fuzz
@@ -264,7 +278,7 @@ fuzz: $(FUZZ_BIN)
 $(FUZZ_BUILD)/%.o: %.c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $< (fuzz)")
-	$(Q)$(FUZZ_CC) $(ALL_CPPFLAGS) $(FUZZ_CFLAGS) $(SRC_WARN) $(FUZZ_NOWARN) -MMD -MP -c -o $@ $<
+	$(Q)$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) $(SRC_WARN) $(FUZZ_NOWARN) -MMD -MP -c -o $@ $<
 
 $(FUZZ_BUILD)/liberode.a: $(FUZZ_LIB_OBJ)
 	@rm -f $@
@@ -272,7 +286,7 @@ $(FUZZ_BUILD)/liberode.a: $(FUZZ_LIB_OBJ)
 
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_util.h $(FUZZ_BUILD)/liberode.a
 	@$(if $(Q),echo "  LINK    $@")
-	$(Q)$(FUZZ_CC) $(ALL_CPPFLAGS) $(FUZZ_CFLAGS) $(WARN) $(FUZZ_NOWARN) -o $@ $< $(FUZZ_BUILD)/liberode.a $(FUZZ_LDFLAGS) $(LIBS)
+	$(Q)$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) $(WARN) $(FUZZ_NOWARN) -o $@ $< $(FUZZ_BUILD)/liberode.a $(FUZZ_LDFLAGS) $(LIBS)
 
 clean-fuzz:
 	rm -rf $(FUZZ_BUILD)

@@ -116,6 +116,23 @@ er_status er_job_check_resume_backend(er_job *j)
     return ER_OK;
 }
 
+/* What the models' Vulkan paths say of device d (their vk_describe), each
+ * after "; ", into buf (n bytes). */
+static void describe_models(const er_vk_device_info *d, char *buf, size_t n)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < ER_MODEL_KINDS && len < n; k++) {
+        const er_model_ops *m = er_model((er_model_kind)k);
+        char phrase[256];
+        if (!m || !m->vk_describe)
+            continue;
+        m->vk_describe(d, phrase, sizeof phrase);
+        int w = snprintf(buf + len, n - len, "; %s", phrase);
+        len += w > 0 ? (size_t)w : 0;
+    }
+}
+
 int er_run_list_devices(void)
 {
     er_vk_device_info dev[16];
@@ -131,23 +148,23 @@ int er_run_list_devices(void)
     }
     for (int i = 0; i < n && i < 16; i++) {
         const er_vk_device_info *d = &dev[i];
-        const char *mei = d->has_float64 && d->has_int64
-                              ? er_vk_exactness_text(er_vk_mei_exactness(d))
-                              : "cannot run (needs shaderFloat64 and shaderInt64)";
+        char models[1024];
+        describe_models(d, models, sizeof models);
         printf("%d: %s (%s, Vulkan %u.%u, %.0f MiB device memory, maxStorageBufferRange %.0f MiB%s)"
-               "; Mei: %s\n",
+               "%s\n",
                d->index, d->name, er_vk_type_name(d->type), d->api_version >> 22,
                (d->api_version >> 12) & 0x3ffu, (double)d->device_local_bytes / 1048576.0,
                (double)d->max_storage_buffer_range / 1048576.0,
-               d->has_compute ? "" : ", no compute queue", mei);
+               d->has_compute ? "" : ", no compute queue", models);
     }
     return er_msg_stdout_done("the device list") ? EXIT_RUN_FAILED : 0;
 }
 
-/* ERODE_VK_BAND_BYTES=N: the most bytes of one Mei layer buffer, so that
- * any device runs the banded path (erode-models(7), "Mei submissions and bands");
- * unset or 0: the device's limits.  Anything but a number is exit 2. */
-static int band_bytes(uint64_t *out)
+/* ERODE_VK_BAND_BYTES=N: the most bytes of one layer buffer of a model's
+ * Vulkan path, so that any device runs the path a map larger than one
+ * buffer takes (erode-models(7), "VULKAN BACKEND"); unset or 0: the
+ * device's limits.  Anything but a number is exit 2. */
+static int buffer_cap(uint64_t *out)
 {
     const char *v = getenv("ERODE_VK_BAND_BYTES");
     char *end = NULL;
@@ -295,11 +312,11 @@ int er_backend_open(const er_settings *s, er_vk_ctx **vk)
     er_error err = {{0}};
     const char *v = getenv("ERODE_VK_VALIDATION");
     er_vk_options o = {s->device, v && strcmp(v, "0") != 0 && *v};
-    uint64_t band = 0;
+    uint64_t cap = 0;
     *vk = NULL;
     if (s->backend == ER_BACKEND_CPU)
         return 0;
-    if (band_bytes(&band))
+    if (buffer_cap(&cap))
         return EXIT_USAGE;
     if (s->backend == ER_BACKEND_AUTO) {
         er_vk_device_info dev[16];
@@ -316,14 +333,14 @@ int er_backend_open(const er_settings *s, er_vk_ctx **vk)
         if (open_cached(&o, vk, &err) != ER_OK)
             *vk = NULL;
         else
-            er_vk_set_band_bytes(*vk, band);
+            er_vk_set_buffer_cap(*vk, cap);
         return 0;
     }
     if (open_cached(&o, vk, &err) != ER_OK) {
         er_msg_error("--backend vulkan: %s", err.msg);
         return EXIT_USAGE;
     }
-    er_vk_set_band_bytes(*vk, band);
+    er_vk_set_buffer_cap(*vk, cap);
     return 0;
 }
 

@@ -4,11 +4,12 @@
  * The CPU path (er_backend_cpu, core/plan.h: each model's run of its
  * er_model_ops, core/models.h) is the default and the reference.  The
  * Vulkan backend runs the models that have a Vulkan path (their ops'
- * vk_check and vk_run, declared below) with the same contract, plus a
- * context that owns the Vulkan instance and device; cli/ chooses which
- * one runs.  A build without Vulkan links core/vulkan/none.c, whose
- * functions all fail with ER_EUNSUPPORTED and the message
- * ER_VK_NOT_BUILT, so callers need no #ifdef.
+ * vk_check and vk_run, in the model's directory) with the same contract,
+ * plus a context, declared here, that owns the Vulkan instance and
+ * device; cli/ chooses which one runs.  This layer knows no model.  A
+ * build without Vulkan links core/vulkan/none.c, whose functions all fail
+ * with ER_EUNSUPPORTED and the message ER_VK_NOT_BUILT, and has no model
+ * with a Vulkan path, so callers need no #ifdef.
  *
  * Like the rest of core/ the backend prints nothing: device lists and
  * validation-layer messages are handed back in structs.
@@ -43,42 +44,16 @@ typedef struct er_vk_device_info {
     uint64_t max_storage_buffer_range; /* largest storage buffer a shader can bind */
     uint64_t max_allocation;       /* maxMemoryAllocationSize (Vulkan 1.1) */
     int has_compute;               /* a queue family with VK_QUEUE_COMPUTE_BIT */
-    int has_int64;                 /* shaderInt64: the raindrop RNG (Mei) */
-    int has_float64;               /* shaderFloat64: the per-row budget sums (Mei) */
+    int has_int64;                 /* shaderInt64 (e.g. 64-bit RNG counters) */
+    int has_float64;               /* shaderFloat64 (e.g. budget sums) */
     uint32_t driver_version;       /* VkPhysicalDeviceProperties.driverVersion (vendor's packing):
                                     * a checkpoint records it with the name */
     int has_atomic_int64;          /* shaderBufferInt64Atomics (VK_KHR_shader_atomic_int64):
-                                    * the snapshot droplet schedule's fixed-point sums */
+                                    * order-independent fixed-point sums */
     int denorm_preserve;           /* shaderDenormPreserveFloat32 (VK_KHR_shader_float_controls),
-                                    * settable for float32 alone: the Mei shaders run
-                                    * with DenormPreserve declared */
+                                    * settable for float32 alone: the shaders built a second
+                                    * time with DenormPreserve declared can run */
 } er_vk_device_info;
-
-/* How closely a device's Mei run follows the CPU path (erode-models(7) "VULKAN
- * BACKEND", exactness rules).  Divisions are correctly rounded everywhere;
- * what remains is whether float32 denormals survive. */
-typedef enum er_vk_exactness {
-    ER_VK_EXACT_DECLARED = 0, /* DenormPreserve declared: the CPU's bytes */
-    ER_VK_EXACT_MEASURED = 1, /* no denormal control, but known to keep them
-                               * (lavapipe): the CPU's bytes, as the tests measure */
-    ER_VK_DENORMS_MAY_FLUSH = 2 /* height and water exact, sediment within
-                                 * ER_VK_MEI_FLUSH_SEDIMENT */
-} er_vk_exactness;
-
-/* [m] How far a Mei sediment cell may lie from the CPU's on a device whose
- * denormals may flush.  On an H100 (correctly rounded divisions, no
- * DenormPreserve) three 256^2 cases of 150-300 steps give height and water
- * bit for bit and sediment off by at most 1.88e-37 m (a flushed denormal);
- * the bound is about five times that. */
-#define ER_VK_MEI_FLUSH_SEDIMENT 1e-36
-
-/* The exactness class of device d: the one place that decides it, for the
- * Mei pipelines, --list-devices and the tests. */
-er_vk_exactness er_vk_mei_exactness(const er_vk_device_info *d);
-
-/* What class e means, for --list-devices ("denormals preserved,
- * bit-identical to the CPU"); a static string. */
-const char *er_vk_exactness_text(er_vk_exactness e);
 
 /* How to open the backend. */
 typedef struct er_vk_options {
@@ -124,6 +99,16 @@ er_status er_vk_open_cached(const er_vk_options *o, const void *cache, size_t si
 /* Releases a context (NULL is fine).  Waits for the device to be idle. */
 void er_vk_close(er_vk_ctx *vk);
 
+/*
+ * Caps the bytes of one layer buffer of a model's Vulkan path at `bytes`
+ * (0: the device's limits only), so that any device runs the path a map
+ * larger than one storage buffer takes (erode-models(7) "VULKAN BACKEND",
+ * large maps; the CLI reads ERODE_VK_BAND_BYTES).  A model raises a cap
+ * below the least it can split a layer into.  Applies to the runs after
+ * it on vk.
+ */
+void er_vk_set_buffer_cap(er_vk_ctx *vk, uint64_t bytes);
+
 /* The first 8 bytes of every pipeline cache er_vk_cache_save hands out:
  * lets a caller tell its own cache file (damaged or not) from another. */
 #define ER_VK_CACHE_MAGIC "ERVKPC\0\1"
@@ -152,57 +137,10 @@ const er_vk_device_info *er_vk_info(const er_vk_ctx *vk);
  */
 uint64_t er_vk_messages(const er_vk_ctx *vk, char *first, size_t n);
 
-/*
- * Checks, before any work, whether er_vk_mei_run can run this plan on
- * this map: device features (shaderFloat64 for the budget sums,
- * shaderInt64 for raindrops, the storage buffers a shader binds) and the
- * device's limits (ER_ENOMEM when the map exceeds the dispatch size or a
- * buffer exceeds maxStorageBufferRange or the largest allocation, or all
- * of them the device memory; the message names the limit).  The CLI
- * treats a failure here as an input error (exit 2).  Allocates nothing.
- */
-er_status er_vk_mei_check(er_vk_ctx *vk, const er_plan *plan, const er_terrain *t,
-                          er_error *err);
-
-/*
- * Caps the bytes of one Mei layer buffer at `bytes` (0: the device's
- * limits only), so that any device runs the banded path a map larger than
- * one storage buffer takes (erode-models(7) "VULKAN BACKEND", large maps; the CLI
- * reads ERODE_VK_BAND_BYTES).  A cap below 7 rows of the map is raised to
- * 7 rows.  Applies to the runs after it on vk.
- */
-void er_vk_set_band_bytes(er_vk_ctx *vk, uint64_t bytes);
-
-/* The same for er_vk_droplet_run (it sets up the run's constants). */
-er_status er_vk_droplet_check(er_vk_ctx *vk, const er_plan *plan, const er_terrain *t,
-                              er_error *err);
-
-/*
- * The Mei model on the device: the contract of core/model.h, same plan,
- * same outputs within the tolerance stated in erode-models(7) ("VULKAN BACKEND").
- * The state stays in device memory for the whole run; it is read back at
- * the end and at the boundaries o->hooks wants (er_hooks_want), and a
- * resume state is uploaded.  Windows run as on the CPU (raindrops over the
- * world, sources in world pixels, inner edges open).  o->ctl->progress is
- * called every few steps (after a fence, no read-back).
- * Additional failures: ER_ENOMEM when a buffer exceeds the device's
- * limits, ER_EIO "vulkan: device lost at step N".  On any failure but
- * ER_ENUMERIC/ER_ECANCELED the terrain is left as it was.
- */
-er_status er_vk_mei_run(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
-                        const er_run_opts *o, er_error *err);
-
-/* Droplet erosion on the device: the same contract, windows and run hooks
- * included.  The state stays in device memory; it is read back at the end
- * and at the batch boundaries the hooks want (er_hooks_want), and a
- * resume state is uploaded.  Additional failures as er_vk_mei_run. */
-er_status er_vk_droplet_run(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
-                            const er_run_opts *o, er_error *err);
-
 /* The Vulkan backend as an er_backend (core/plan.h): ctx is the
  * er_vk_ctx.  Capabilities: each model's vk_caps (core/models.h), none
- * for a model without a Vulkan path.  Built without Vulkan, check and run
- * fail with ER_VK_NOT_BUILT. */
+ * for a model without a Vulkan path; check and run refuse such a model.
+ * Built without Vulkan, check and run fail with ER_VK_NOT_BUILT. */
 extern const er_backend er_backend_vulkan;
 
 /* er_plan_make and er_backend_vulkan's check and run in one call (no

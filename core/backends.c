@@ -1,8 +1,9 @@
 /*
  * The backends as er_backend tables (core/plan.h): the CPU path, and the
  * Vulkan one over core/backend.h (whose functions fail with
- * ER_VK_NOT_BUILT in a build without Vulkan, so this file needs no #ifdef).
- * What each runs of a model is the model's ops (core/models.h).
+ * ER_VK_NOT_BUILT in a build without Vulkan, where no model has a Vulkan
+ * path, so this file needs no #ifdef).  What each runs of a model is the
+ * model's ops (core/models.h).
  */
 #include "backend.h"
 #include "models.h"
@@ -56,11 +57,13 @@ static unsigned vk_caps(er_model_kind k)
 }
 
 /* What the Vulkan path of the plan's model does not run: the model
- * itself, a window or run hooks (ER_EUNSUPPORTED, saying which).  o may
- * be NULL. */
+ * itself, a window or run hooks (ER_EUNSUPPORTED, saying which); in a
+ * build without Vulkan, anything (ER_VK_NOT_BUILT).  o may be NULL. */
 static er_status vk_refuse(const er_plan *plan, const er_run_opts *o, er_error *err)
 {
     const er_model_ops *m = er_model(plan->p.model);
+    if (!er_vk_built())
+        return er_fail(err, ER_EUNSUPPORTED, ER_VK_NOT_BUILT);
     if (!m || !m->vk_run)
         return er_fail(err, ER_EUNSUPPORTED, "vulkan: the %s model runs on the cpu backend "
                        "only", er_model_name(plan->p.model));

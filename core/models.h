@@ -11,7 +11,9 @@
  *     its row in the registry's table (core/models.c);
  *   - what its layers hold (flags), for the outputs and staged recipes;
  *   - its keys in man/erode-recipe.5, a config under configs/, tests, and
- *     a Vulkan path in core/vulkan/ if it has one (vk_run, else NULL).
+ *     a Vulkan path if it has one: core/<name>/vulkan*.c over the device
+ *     layer core/vulkan/vk.h, its GLSL in core/<name>/shaders/ (the
+ *     Makefile finds both), its ops' vk_* members given through ER_VK_OPS.
  */
 #ifndef ER_MODELS_H
 #define ER_MODELS_H
@@ -22,6 +24,7 @@
 #include "plan.h"
 
 typedef struct er_vk_ctx er_vk_ctx;
+typedef struct er_vk_device_info er_vk_device_info;
 
 /* What a model's output layers hold, for the preview (cli/outputs.c) and
  * for staged runs (core/stages.h). */
@@ -90,12 +93,29 @@ typedef struct er_model_ops {
     /* Whether its budget reports er_budget.withheld for recipe p (NULL: never). */
     int (*reports_withheld)(const er_params *p);
 
-    /* The Vulkan path (core/vulkan/), NULL when it has none. */
+    /* The Vulkan path (core/<name>/vulkan*.c): NULL when it has none or
+     * the build has no Vulkan (ER_VK_OPS).  vk_check: whether the device
+     * can run this plan on this map, before any work (allocates nothing);
+     * vk_run: the run, the contract of core/model.h. */
     er_status (*vk_check)(er_vk_ctx *vk, const er_plan *plan, const er_terrain *t, er_error *err);
     er_status (*vk_run)(er_vk_ctx *vk, const er_plan *plan, er_terrain *t, const er_run_opts *o,
                         er_error *err);
+    /* What --list-devices says of the path on device d, one phrase into
+     * buf (n bytes, NUL-terminated), e.g. "Mei: denormals preserved,
+     * bit-identical to the CPU".  NULL: nothing. */
+    void (*vk_describe)(const er_vk_device_info *d, char *buf, size_t n);
     unsigned vk_caps;        /* ER_CAP_* the Vulkan run supports */
 } er_model_ops;
+
+/* The vk_* members of a model's er_model_ops initializer, written last:
+ * ER_VK_OPS(.vk_check = ..., .vk_run = ..., .vk_caps = ...).  A build
+ * without Vulkan drops them, so that no model names a Vulkan path it
+ * does not link. */
+#ifdef ER_HAVE_VULKAN
+#define ER_VK_OPS(...) __VA_ARGS__
+#else
+#define ER_VK_OPS(...)
+#endif
 
 /* The model of kind k, or NULL for a value that names none (a damaged
  * checkpoint's). */

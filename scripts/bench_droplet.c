@@ -45,7 +45,7 @@
 #include "../core/parallel.h"
 #include "../core/rng.h"
 #ifdef ER_HAVE_VULKAN
-#include "../core/vulkan/vk_droplet.h"
+#include "../core/droplet/vulkan.h"
 #endif
 
 static double clock_s(clockid_t id)

@@ -218,7 +218,7 @@ static void bench_size(er_vk_ctx *vk, const char *dev, int n, int quick, int map
     er_params p;
     er_params_default(&p);
     er_terrain probe = { n, n, NULL, NULL, 30.0, 30.0, NULL };
-    if (er_vk_mei_check(vk, &(er_plan){.p = p}, &probe, &err) != ER_OK) {
+    if (er_backend_vulkan.check(vk, &(er_plan){.p = p}, &probe, &err) != ER_OK) {
         printf("bench=mei_vulkan size=%d device=\"%s\" status=refused reason=\"%s\"\n", n, dev,
                err.msg);
         return;
@@ -378,7 +378,7 @@ int main(int argc, char **argv)
     /* as erode reads it: the banded path's cost on any device */
     const char *band = getenv("ERODE_VK_BAND_BYTES");
     if (band)
-        er_vk_set_band_bytes(vk, strtoull(band, NULL, 10));
+        er_vk_set_buffer_cap(vk, strtoull(band, NULL, 10));
     const char *dev = er_vk_info(vk)->name;
     const int sizes[3] = { 1024, 4096, 8192 };
     for (int i = 0; i < 3; i++)

@@ -15,7 +15,10 @@
 #     and no development history (who measured what, when and beside which
 #     work; "round N"); a figure names its commit and month instead;
 #  7. the benchmark figures of erode-models.7 and README.md are what their
-#     records in man/bench/ say (scripts/bench-doc --check).
+#     records in man/bench/ say (scripts/bench-doc --check);
+#  and the code's boundaries: each model's name written once, no model's
+#  internals included outside it, no model named by core/backend.h,
+#  core/vulkan/ or cli/.
 erode=$(cd "$(dirname "${1:-./erode}")" && pwd)/$(basename "${1:-./erode}")
 src=$(cd "$(dirname "$0")/.." && pwd)
 status=0
@@ -186,6 +189,20 @@ for d in "$src"/core/*/; do
     fi
 done
 
+# The backend interface, the Vulkan device layer and the CLI know no model:
+# none of them writes a model's identifier (er_vk_mei_run, ER_VK_MEI_...,
+# er_model_droplet) or includes a file of its directory.  A model's Vulkan
+# path lives in core/<model>/ and reaches them through its ops.
+generic=$(cd "$src" && { echo core/backend.h; find core/vulkan cli -type f | sort; })
+for m in $models; do
+    bad=$(cd "$src" && grep -inE "\ber_([a-z0-9]+_)*$m(_|\b)|#include \"[^\"]*\b$m/" $generic || true)
+    if [ -n "$bad" ]; then
+        echo "lint: core/backend.h, core/vulkan/ or cli/ names the model $m:"
+        echo "$bad" | head -5
+        status=1
+    fi
+done
+
 # 5. The README's budget, and the links of README.md and CONTRIBUTING.md.
 readme=$src/README.md
 n_readme=$(wc -l < "$readme")
@@ -250,5 +267,5 @@ if ! out=$(python3 "$src/scripts/bench-doc" --check 2>&1); then
     status=1
 fi
 
-[ $status -eq 0 ] && echo "lint: README within its budget, its and CONTRIBUTING's links resolve, no dates or history in README, CONTRIBUTING, man/, core/; man pages clean, --help matches erode.1, $n examples ran, every recipe key in erode-recipe.5 as in the key table, each model's name written once, no model's internals included outside it, benchmark figures as recorded"
+[ $status -eq 0 ] && echo "lint: README within its budget, its and CONTRIBUTING's links resolve, no dates or history in README, CONTRIBUTING, man/, core/; man pages clean, --help matches erode.1, $n examples ran, every recipe key in erode-recipe.5 as in the key table, each model's name written once, no model's internals included outside it, no model named by the backend interface, core/vulkan/ or cli/, benchmark figures as recorded"
 exit $status

@@ -1,6 +1,6 @@
 /*
  * What another compute path of the droplet model shares with the CPU run
- * (the Vulkan backend, core/vulkan/vk_droplet.c): the run's context and
+ * (the Vulkan backend, core/droplet/vulkan.c): the run's context and
  * set-up, its state and budget, the batches and their starts, the
  * snapshot schedule's fixed-point scales and resolve, and a Lague droplet's
  * start.  The kernels themselves are in droplet_impl.h, which includes
@@ -145,7 +145,7 @@ static inline void er_dacc_add(er_dacc *a, const er_dacc *b)
  * --------------------------------------------------------------------- */
 
 /* What er_droplet_run_plan sets up before its first droplet; other compute
- * paths (core/vulkan/vk_droplet.c) start from the same setup so that they
+ * paths (core/droplet/vulkan.c) start from the same setup so that they
  * validate, draw starts and count the budget exactly as the CPU path. */
 typedef struct er_droplet_setup {
     er_dctx ctx;              /* constants in metres; ctx.brush_w, ctx.clean below */

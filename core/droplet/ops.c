@@ -5,9 +5,9 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "../backend.h"
 #include "../models.h"
 #include "droplet_impl.h"
+#include "vulkan.h"
 
 /* Whether array i of a state is one a run keeping k's layers needs. */
 static int array_needed(int i, const er_layers *k)
@@ -74,7 +74,6 @@ const er_model_ops er_model_droplet = {
     .check_resume = check_resume,
     .state_layers = er_state_layers_copy,
     .reports_withheld = reports_withheld,
-    .vk_check = er_vk_droplet_check,
-    .vk_run = er_vk_droplet_run,
-    .vk_caps = ER_CAP_WINDOW | ER_CAP_HOOKS,
+    ER_VK_OPS(.vk_check = er_vk_droplet_check, .vk_run = er_vk_droplet_run,
+              .vk_caps = ER_CAP_WINDOW | ER_CAP_HOOKS)
 };

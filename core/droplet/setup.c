@@ -2,7 +2,7 @@
  * A droplet run's set-up from its plan (the kernels' constants in metres,
  * the brush, the clean mask, the control maps), the run state view at a
  * batch boundary, resume, the end of a run with its budget, and the run
- * guard.  Shared by every compute path (core/vulkan/vk_droplet.c too).
+ * guard.  Shared by every compute path (core/droplet/vulkan.c too).
  */
 #include <float.h>
 #include <math.h>

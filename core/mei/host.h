@@ -3,7 +3,7 @@
  * (er_mei_sim), the coefficients of a sub-step, and the set-up, water,
  * check, resume and copy-out functions of core/mei/.  The CPU model
  * (core/mei/mei_internal.h, which adds the row kernels and their
- * pipeline) and the Vulkan backend (core/vulkan/vk_mei.c, which keeps the
+ * pipeline) and the Vulkan backend (core/mei/vulkan.c, which keeps the
  * state on the device and uses a host er_mei_sim for the budget, the
  * sources, the boundary views and the copy-out) both include it; no other
  * model does.

@@ -7,10 +7,10 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "../backend.h"
 #include "../models.h"
 #include "../parallel.h"
 #include "mei_internal.h"
+#include "vulkan.h"
 
 static void state_layers(const er_run_state *state, const float *input, const uint8_t *wall,
                          float *height, float *water, float *sediment)
@@ -113,7 +113,6 @@ const er_model_ops er_model_mei = {
     .bytes_per_cell = er_mei_bytes_per_cell,
     .check_resume = check_resume,
     .state_layers = state_layers,
-    .vk_check = er_vk_mei_check,
-    .vk_run = er_vk_mei_run,
-    .vk_caps = ER_CAP_WINDOW | ER_CAP_HOOKS,
+    ER_VK_OPS(.vk_check = er_vk_mei_check, .vk_run = er_vk_mei_run,
+              .vk_describe = er_vk_mei_describe, .vk_caps = ER_CAP_WINDOW | ER_CAP_HOOKS)
 };

@@ -1,6 +1,7 @@
 /*
  * core/backend.h for a build without Vulkan (make VULKAN=0, or no loader or
- * glslangValidator found): every entry point says so.
+ * glslangValidator found): every entry point says so.  No model has a
+ * Vulkan path in such a build (ER_VK_OPS, core/models.h).
  */
 #include "../backend.h"
 
@@ -13,18 +14,6 @@ const char *er_vk_type_name(er_vk_device_type t)
 {
     (void)t;
     return "other";
-}
-
-er_vk_exactness er_vk_mei_exactness(const er_vk_device_info *d)
-{
-    (void)d;
-    return ER_VK_DENORMS_MAY_FLUSH;
-}
-
-const char *er_vk_exactness_text(er_vk_exactness e)
-{
-    (void)e;
-    return ER_VK_NOT_BUILT;
 }
 
 er_status er_vk_list_devices(er_vk_device_info *out, int max, int *count, er_error *err)
@@ -57,7 +46,7 @@ void er_vk_close(er_vk_ctx *vk)
     (void)vk;
 }
 
-void er_vk_set_band_bytes(er_vk_ctx *vk, uint64_t bytes)
+void er_vk_set_buffer_cap(er_vk_ctx *vk, uint64_t bytes)
 {
     (void)vk;
     (void)bytes;
@@ -90,32 +79,4 @@ uint64_t er_vk_messages(const er_vk_ctx *vk, char *first, size_t n)
     if (first && n)
         first[0] = '\0';
     return 0;
-}
-
-er_status er_vk_mei_run(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
-                        const er_run_opts *o, er_error *err)
-{
-    (void)vk, (void)plan, (void)t, (void)o;
-    return er_fail(err, ER_EUNSUPPORTED, ER_VK_NOT_BUILT);
-}
-
-er_status er_vk_droplet_run(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
-                            const er_run_opts *o, er_error *err)
-{
-    (void)vk, (void)plan, (void)t, (void)o;
-    return er_fail(err, ER_EUNSUPPORTED, ER_VK_NOT_BUILT);
-}
-
-er_status er_vk_mei_check(er_vk_ctx *vk, const er_plan *plan, const er_terrain *t,
-                          er_error *err)
-{
-    (void)vk, (void)plan, (void)t;
-    return er_fail(err, ER_EUNSUPPORTED, ER_VK_NOT_BUILT);
-}
-
-er_status er_vk_droplet_check(er_vk_ctx *vk, const er_plan *plan, const er_terrain *t,
-                              er_error *err)
-{
-    (void)vk, (void)plan, (void)t;
-    return er_fail(err, ER_EUNSUPPORTED, ER_VK_NOT_BUILT);
 }

@@ -16,8 +16,6 @@
 #include <time.h>
 
 #define VALIDATION_LAYER "VK_LAYER_KHRONOS_validation"
-#define STR_(x) #x
-#define STR(x) STR_(x)
 
 int er_vk_built(void)
 {
@@ -35,30 +33,9 @@ const char *er_vk_type_name(er_vk_device_type t)
     }
 }
 
-er_vk_exactness er_vk_mei_exactness(const er_vk_device_info *d)
+void er_vk_set_buffer_cap(er_vk_ctx *vk, uint64_t bytes)
 {
-    if (d->denorm_preserve)
-        return ER_VK_EXACT_DECLARED;
-    /* Mesa's lavapipe offers no denormal control but keeps them: on the
-     * cases where an H100, which flushes them, differs from the CPU it
-     * gives the CPU's bytes, and check_vulkan.c compares them byte for
-     * byte */
-    if (d->type == ER_VK_TYPE_CPU && strstr(d->name, "llvmpipe"))
-        return ER_VK_EXACT_MEASURED;
-    return ER_VK_DENORMS_MAY_FLUSH;
-}
-
-const char *er_vk_exactness_text(er_vk_exactness e)
-{
-    switch (e) {
-    case ER_VK_EXACT_DECLARED:
-        return "denormals preserved, bit-identical to the CPU";
-    case ER_VK_EXACT_MEASURED:
-        return "denormals kept (lavapipe, as our tests measure), bit-identical to the CPU";
-    default:
-        return "denormals may flush, height and water exact, sediment within "
-               STR(ER_VK_MEI_FLUSH_SEDIMENT) " m of the CPU";
-    }
+    vk->buffer_cap = bytes;
 }
 
 const char *er_vk_result_name(VkResult r)
@@ -334,8 +311,9 @@ er_status er_vk_list_devices(er_vk_device_info *out, int max, int *count, er_err
     return st;
 }
 
-/* Whether the device offers conditional rendering, which lets many steps
- * go in one submission yet stop at the first failing one (vk_mei.c). */
+/* Whether the device offers conditional rendering, which lets a model put
+ * many steps in one submission yet stop at the first failing one
+ * (er_vk_cmd_gate_begin). */
 static int offers_gate(VkPhysicalDevice pd)
 {
     uint32_t n = 0;
@@ -484,14 +462,14 @@ er_status er_vk_open_cached(const er_vk_options *o, const void *cache, size_t si
         .conditionalRendering = VK_TRUE,
     };
     const int gate = offers_gate(vk->phys);
-    /* 64-bit buffer atomics: the snapshot droplet schedule (vk_droplet.c) */
+    /* 64-bit buffer atomics: order-independent fixed-point sums */
     VkPhysicalDeviceShaderAtomicInt64FeaturesKHR ai64 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES_KHR,
         .shaderBufferInt64Atomics = VK_TRUE,
     };
     cond.pNext = vk->info.has_atomic_int64 ? &ai64 : NULL;
-    /* conditional rendering (the Mei step gate), and the extension the Mei
-     * shaders' DenormPreserve variant needs */
+    /* conditional rendering (a model's step gate), and the extension the
+     * shaders' DenormPreserve builds need */
     const char *ext[3];
     uint32_t n_ext = 0;
     if (vk->info.has_atomic_int64)

@@ -1,21 +1,25 @@
 /*
- * The Vulkan backend's own helpers, shared by core/vulkan/vk_*.c (the
- * models) and core/vulkan/vk.c (the context).  Nothing outside
- * core/vulkan/ includes this file; the rest of the program sees
- * core/backend.h only.
+ * The Vulkan backend's device layer, shared by the models' Vulkan paths
+ * (core/<model>/vulkan*.c) and core/vulkan/vk.c (the context).  It knows
+ * no model.  Only those files (and the unit tests and benchmarks) include
+ * this one; the rest of the program sees core/backend.h only.
  *
- * How a model uses it (vk_mei.c is the worked example):
+ * How a model uses it (core/mei/vulkan.c is the worked example):
  *
  *   1. Buffers: er_vk_buffer_new(vk, bytes, ER_VK_DEVICE, &b, "what", err)
  *      for state that stays on the device, ER_VK_HOST for a staging buffer
  *      the host maps (b.map); er_vk_check_sizes() first, to refuse a map
  *      that will not fit with a clear message before anything is created.
- *   2. Shaders: GLSL in core/vulkan/shaders/NAME.comp is compiled at build
- *      time to build/core/vulkan/shaders/NAME.spv.h, defining
+ *   2. Shaders: GLSL in core/<model>/shaders/NAME.comp (NAME starting
+ *      with the model's name: the arrays share one namespace) is compiled
+ *      at build time to build/core/<model>/shaders/NAME.spv.h, defining
  *      `const uint32_t er_spv_NAME[]`; #include "NAME.spv.h" in exactly one
- *      .c file.  Every storage buffer is `layout(std430, set = 0,
- *      binding = i) buffer ...`, bindings 0..n-1 in order, plus at most one
- *      push-constant block.
+ *      .c file.  A .comp with the line `// erode: also-denorm-preserve` is
+ *      built a second time with ER_DENORM_PRESERVE defined, as
+ *      er_spv_NAME_dp in NAME_dp.spv.h, for devices that offer
+ *      shaderDenormPreserveFloat32.  Every storage buffer is
+ *      `layout(std430, set = 0, binding = i) buffer ...`, bindings 0..n-1
+ *      in order, plus at most one push-constant block.
  *   3. Pipelines: er_vk_pipeline_new(vk, er_spv_NAME, sizeof er_spv_NAME,
  *      n_buffers, push_bytes, n_sets, &pl, err); then for each descriptor
  *      set er_vk_pipeline_bind(vk, &pl, set, buffers) (sets let one
@@ -57,7 +61,7 @@ typedef struct er_vk_stats {
     double gpu_s;        /* their command buffers by GPU timestamps */
     int gpu_timed;       /* gpu_s holds; 0: no timestamps on this queue */
     int64_t submissions, steps, max_steps; /* max_steps: of one submission */
-    int bands;           /* row bands of the Mei state (1: unbanded) */
+    int bands;           /* row bands of the model's state (1: unbanded) */
     int n_kernels;
     struct {
         const char *name;
@@ -93,7 +97,7 @@ struct er_vk_ctx {
     VkResult compile_failed;            /* a first dispatch's pipeline creation
                                          * failed: er_vk_cmd_submit reports it */
     int validation;
-    uint64_t band_bytes;                /* er_vk_set_band_bytes (Mei) */
+    uint64_t buffer_cap;                /* er_vk_set_buffer_cap (0: none) */
     int device_lost;                    /* set once VK_ERROR_DEVICE_LOST was seen */
     /* Validation messages, written by the messenger callback (which the
      * layer calls on the thread that made the offending call). */

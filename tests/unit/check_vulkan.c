@@ -20,6 +20,7 @@
 #include "../../core/backend.h"
 #include "../../core/model.h"
 #include "../../core/mei/state.h"
+#include "../../core/mei/vulkan.h"
 #include "../../core/rng.h"
 #include "../../io/image.h"
 #include "test_util.h"
@@ -117,7 +118,7 @@ START_TEST(test_bad_device_index)
 END_TEST
 
 
-/* The premise of er_div (core/vulkan/shaders/mei_common.glsl), mirrored in
+/* The premise of er_div (core/mei/shaders/mei_common.glsl), mirrored in
  * C on the CPU: the float64 quotient of two floats rounded to float32 is
  * the correctly rounded float32 quotient, for random bit patterns (every
  * finite float, denormals included, so quotients that overflow, underflow
@@ -335,7 +336,12 @@ static double max_diff(const float *a, const float *b, size_t n)
 /* Whether Mei on vk must give the CPU's bytes (erode-models(7), "Denormals"). */
 static int mei_exact(const er_vk_ctx *vk)
 {
+#ifdef ER_HAVE_VULKAN
     return er_vk_mei_exactness(er_vk_info(vk)) != ER_VK_DENORMS_MAY_FLUSH;
+#else
+    (void)vk; /* no device opens: never asked */
+    return 1;
+#endif
 }
 
 /* The layers of a and b agree: bit for bit when exact; else height and
@@ -505,16 +511,16 @@ START_TEST(test_mei_large_map_banded_or_refused)
     int w = (int)over;
     er_terrain t = {w, w, NULL, NULL, 1.0, 1.0, NULL};
     if (over * over * 62.0 < (double)d->device_local_bytes)
-        ck_assert_msg(er_vk_mei_check(vk, &plan, &t, &err) == ER_OK, "%dx%d: %s", w, w, err.msg);
+        ck_assert_msg(er_backend_vulkan.check(vk, &plan, &t, &err) == ER_OK, "%dx%d: %s", w, w, err.msg);
     t.width = t.height = (int)heap;
-    ck_assert_int_eq(er_vk_mei_check(vk, &plan, &t, &err), ER_ENOMEM);
+    ck_assert_int_eq(er_backend_vulkan.check(vk, &plan, &t, &err), ER_ENOMEM);
     ck_assert_msg(strstr(err.msg, "device memory") && strstr(err.msg, "--backend cpu"),
                   "%s", err.msg);
     /* a forced band size cuts a map that fits one buffer into bands alike */
     er_terrain small = {1024, 1024, NULL, NULL, 1.0, 1.0, NULL};
-    er_vk_set_band_bytes(vk, 1);
-    ck_assert_msg(er_vk_mei_check(vk, &plan, &small, &err) == ER_OK, "%s", err.msg);
-    er_vk_set_band_bytes(vk, 0);
+    er_vk_set_buffer_cap(vk, 1);
+    ck_assert_msg(er_backend_vulkan.check(vk, &plan, &small, &err) == ER_OK, "%s", err.msg);
+    er_vk_set_buffer_cap(vk, 0);
     close_checked(vk);
 }
 END_TEST
@@ -839,7 +845,7 @@ END_TEST
 
 /* The tests of the submission scheme read the context's counters. */
 #ifdef ER_HAVE_VULKAN
-/* Every boundary, and one submission per step (core/vulkan/vk_mei.c
+/* Every boundary, and one submission per step (core/mei/vulkan.c
  * ends a submission at each boundary the hooks want). */
 static int every_boundary(void *user, const er_run_state *v)
 {
@@ -983,10 +989,10 @@ START_TEST(test_mei_banded_fail_mid_submission)
     case_copy(&plain, &f.c);
     case_copy(&banded, &f.c);
     ck_assert_int_eq(run_on(&er_backend_vulkan, vk, &plain, NULL, &f.resume, &ep), ER_ENUMERIC);
-    er_vk_set_band_bytes(vk, 13 * 64 * sizeof(float));
+    er_vk_set_buffer_cap(vk, 13 * 64 * sizeof(float));
     ck_assert_int_eq(run_on(&er_backend_vulkan, vk, &banded, NULL, &f.resume, &eb), ER_ENUMERIC);
     ck_assert_int_eq(vk->stats.bands, 10);
-    er_vk_set_band_bytes(vk, 0);
+    er_vk_set_buffer_cap(vk, 0);
     ck_assert_str_eq(ep.msg, eb.msg);
     assert_same_layers(&plain, &banded, 1, "banded failure");
     ck_assert(memcmp(&plain.bud, &banded.bud, sizeof plain.bud) == 0);
@@ -1243,9 +1249,9 @@ END_TEST
 
 #ifdef ER_HAVE_VULKAN
 /*
- * Banded runs (core/vulkan/vk_mei.c mei_band, erode-models(7),
+ * Banded runs (core/mei/vulkan.c mei_band, erode-models(7),
  * "Mei submissions and bands"): the layer buffers capped at `fit` rows of the map
- * (er_vk_set_band_bytes), so that lavapipe runs the path a map larger than
+ * (er_vk_set_buffer_cap), so that lavapipe runs the path a map larger than
  * one storage buffer takes.  On a 96^2 map: 7 rows are the smallest band,
  * one row of its own and three of halo each side (96 bands); 26 rows cut
  * it into 5 bands of 19 or 20 rows; 60 into 2.
@@ -1256,7 +1262,7 @@ static const int band_fit[] = { 7, 26, 60 };
 
 static void set_band_rows(er_vk_ctx *vk, int fit, int width)
 {
-    er_vk_set_band_bytes(vk, (uint64_t)fit * (uint64_t)width * sizeof(float));
+    er_vk_set_buffer_cap(vk, (uint64_t)fit * (uint64_t)width * sizeof(float));
 }
 
 /* Runs base on the CPU, on vk unbanded and on vk in bands of `fit` rows:
@@ -1270,7 +1276,7 @@ static void compare_banded(er_vk_ctx *vk, const mei_case *base, int fit, const c
     case_copy(&plain, base);
     case_copy(&banded, base);
     ck_assert_int_eq(run_on(&er_backend_cpu, NULL, &cpu, NULL, NULL, &err), ER_OK);
-    er_vk_set_band_bytes(vk, 0);
+    er_vk_set_buffer_cap(vk, 0);
     er_status st = run_on(&er_backend_vulkan, vk, &plain, NULL, NULL, &err);
     ck_assert_msg(st == ER_OK, "vulkan: %s", err.msg);
     ck_assert_int_eq(vk->stats.bands, 1);
@@ -1286,7 +1292,7 @@ static void compare_banded(er_vk_ctx *vk, const mei_case *base, int fit, const c
     assert_budgets(&cpu.bud, &banded.bud, mei_exact(vk));
     ck_assert_msg(max_diff(base->b, banded.b, (size_t)h * (size_t)base->t.width) > ERODED_MIN,
                   "%s: nothing eroded", what);
-    er_vk_set_band_bytes(vk, 0);
+    er_vk_set_buffer_cap(vk, 0);
     case_free(&cpu);
     case_free(&plain);
     case_free(&banded);
@@ -1345,7 +1351,7 @@ START_TEST(test_mei_banded_checkpoint_resumes_unbanded)
     set_band_rows(vk, _i ? 13 : 64, 64);
     resume_check(vk, &x);
     ck_assert_int_eq(vk->stats.bands, _i ? 10 : 1);
-    er_vk_set_band_bytes(vk, 0);
+    er_vk_set_buffer_cap(vk, 0);
     resume_end(&x);
     close_checked(vk);
 }

@@ -1,5 +1,5 @@
 /*
- * Droplet erosion on the Vulkan backend (core/vulkan/vk_droplet.c,
+ * Droplet erosion on the Vulkan backend (core/droplet/vulkan.c,
  * shaders/droplet_lague.comp) against the CPU path: statistical agreement
  * (the device's sqrt and division may round differently), bit-identical
  * repeats, results independent of how a block's work is split into passes,
@@ -19,7 +19,7 @@
 #include "../../core/rng.h"
 #ifdef ER_HAVE_VULKAN
 #include "../../core/vulkan/vk.h"
-#include "../../core/vulkan/vk_droplet.h"
+#include "../../core/droplet/vulkan.h"
 #endif
 #include "test_util.h"
 

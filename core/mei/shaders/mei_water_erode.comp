@@ -1,4 +1,5 @@
 #version 450
+// erode: also-denorm-preserve
 // Mei et al. (2007) eqs. 6-9 and 15 (water depth, velocity, evaporation;
 // core/mei/pipe.c water_cell) and eqs. 10-12 with thermal weathering (core/mei/
 // erosion.c erode_generic + erode_cell) for one cell.  Reads the new fluxes

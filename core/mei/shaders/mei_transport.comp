@@ -1,4 +1,5 @@
 #version 450
+// erode: also-denorm-preserve
 // Mei et al. (2007) eq. 13, conservative donor-cell transport
 // (core/mei/transport.c transport_generic), or eq. 14 as published
 // (semi-Lagrangian), then drying (settle).  Reads s1, q, wq of the

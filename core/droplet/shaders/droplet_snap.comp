@@ -1,6 +1,6 @@
 /*
  * The snapshot droplet schedule on the Vulkan backend (droplet.schedule
- * "snapshot", core/droplet/snapshot.c, core/vulkan/vk_droplet.c): one
+ * "snapshot", core/droplet/snapshot.c, core/droplet/vulkan.c): one
  * invocation per droplet of a batch.  Every droplet reads the heights of
  * the batch start (Snap) and adds each change it makes into per-cell
  * signed 64-bit fixed-point sums with atomic adds; droplet_resolve.comp

@@ -34,14 +34,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../droplet/host.h"
-#include "../droplet/blocks.h"
+#include "../vulkan/vk.h"
+#include "blocks.h"
+#include "host.h"
+#include "vulkan.h"
+
 #include "droplet_lague.spv.h"
 #include "droplet_mt.spv.h"
 #include "droplet_resolve.spv.h"
 #include "droplet_snap.spv.h"
-#include "vk.h"
-#include "vk_droplet.h"
 
 /* Loop iterations one invocation may run per pass on CPU devices (lavapipe
  * stops every loop of an invocation after 65535, see droplet_lague.comp). */
@@ -580,7 +581,7 @@ static er_status device_setup(vkd_run *R, er_vk_ctx *vk, const er_droplet_setup 
     return er_vk_cmd_submit(vk, err);
 }
 
-/* The test hook's choices (vk_droplet.h); 0 = automatic. */
+/* The test hook's choices (vulkan.h); 0 = automatic. */
 typedef struct vkd_knobs {
     uint32_t steps;           /* droplet steps per block and dispatch */
     uint32_t chunk;           /* batches per submission */

@@ -1,6 +1,6 @@
 /*
  * The mass-transfer particle of seeds 001/002 on the Vulkan backend
- * (core/vulkan/vk_droplet.c): core/droplet/particle.c's er_particle_run step for
+ * (core/droplet/vulkan.c): core/droplet/particle.c's er_particle_run step for
  * step, with the schedule of droplet_lague.comp (one invocation per block of
  * one colour, the block's particles in index order, resumable passes of at
  * most pc.steps_per_pass steps for lavapipe's loop budget; a step costs at

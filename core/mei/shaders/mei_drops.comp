@@ -1,4 +1,5 @@
 #version 450
+// erode: also-denorm-preserve
 // Mei et al. (2007) eq. 1, random raindrops (core/mei/pipe.c er_mei_add_drops):
 // drop j of step t lands on the cell drawn from er_rng_u64(seed,
 // ER_STREAM_RAINDROP, t * count + j) (core/rng.c, reproduced here in 64-bit

@@ -1,4 +1,5 @@
 #version 450
+// erode: also-denorm-preserve
 // After mei_rows: adds the rows' budget terms of the sub-step to the run's
 // totals in rows[h], row by row from the top, as core/mei/mei.c
 // finish_substep adds them.  The totals live on the device, so they are the
@@ -7,7 +8,7 @@
 // Invocation q sums term q (eroded, deposited, left sediment, left water).
 // Invocation 0 also keeps in rows[h].fail_step the first failure any row has
 // seen: the host copies it into the gate that skips every later step of
-// the submission (vk_mei.c), so a failing run stops at the failing step
+// the submission (core/mei/vulkan.c), so a failing run stops at the failing step
 // however many steps one submission holds.
 #extension GL_GOOGLE_include_directive : require
 #include "mei_common.glsl"

@@ -1,4 +1,5 @@
 #version 450
+// erode: also-denorm-preserve
 // Mei et al. (2007) eqs. 1-5 for one cell: the new outflow fluxes (core/mei/pipe.c
 // flux_generic + flux_cell) and the donor weight dt / d1.  Reads the old z, d
 // of the cell and its neighbours; each cell updates only its own q.

@@ -1,13 +1,30 @@
 /*
- * The Vulkan droplet model's test hook.  Private to core/vulkan/ and the
- * unit tests; the program calls er_vk_droplet_run (core/backend.h).
+ * The droplet model's Vulkan path (core/droplet/vulkan*.c, its shaders in
+ * core/droplet/shaders/), built only with Vulkan: the model's ops (ops.c)
+ * name it through ER_VK_OPS (core/models.h); the test hooks below are for
+ * the unit tests and the benchmark.
  */
-#ifndef ER_VK_DROPLET_H
-#define ER_VK_DROPLET_H
+#ifndef ER_DROPLET_VULKAN_H
+#define ER_DROPLET_VULKAN_H
 
 #include <stdint.h>
 
 #include "../backend.h"
+
+/* Checks, before any work, whether er_vk_droplet_run can run this plan on
+ * this map: the device's features and limits, the message naming what is
+ * missing or too large.  Allocates nothing. */
+er_status er_vk_droplet_check(er_vk_ctx *vk, const er_plan *plan, const er_terrain *t,
+                              er_error *err);
+
+/* Droplet erosion on the device: the contract of core/model.h, windows
+ * and run hooks included.  The state stays in device memory; it is read
+ * back at the end and at the batch boundaries the hooks want
+ * (er_hooks_want), and a resume state is uploaded.  Additional failures:
+ * ER_ENOMEM when a buffer exceeds the device's limits, ER_EIO when the
+ * device is lost. */
+er_status er_vk_droplet_run(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
+                            const er_run_opts *o, er_error *err);
 
 /*
  * er_vk_droplet_run with a chosen number of droplet steps per block and

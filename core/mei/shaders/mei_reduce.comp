@@ -1,4 +1,5 @@
 #version 450
+// erode: also-denorm-preserve
 // After a sub-step, per row: the budget terms (terrain eroded and deposited,
 // sediment and water through open edges) and the maxima and finiteness
 // checks of core/mei/mei.c finish_substep, in MEI_LANES interleaved partial

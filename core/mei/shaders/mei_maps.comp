@@ -1,4 +1,5 @@
 #version 450
+// erode: also-denorm-preserve
 // The control maps' water of one sub-step (core/mei/pipe.c er_mei_add_maps),
 // after the recipe's sources and before the flux: the sources raster's depth
 // (float)(q dt), then the rain times the rain map (coef.rain is 0 then), each

@@ -1,4 +1,4 @@
-// Shared by the Mei shaders (core/vulkan/shaders/mei_*.comp): the buffers,
+// Shared by the Mei shaders (core/mei/shaders/mei_*.comp): the buffers,
 // the coefficients and the cell helpers.  Every arithmetic expression that
 // feeds the state is `precise` (SPIR-V NoContraction), so that no a * b + c
 // is fused into an FMA: the CPU path is compiled with -ffp-contract=off and
@@ -11,18 +11,20 @@
 // conversion; denormals are kept by the ER_DENORM_PRESERVE build below.
 #extension GL_ARB_gpu_shader_int64 : require
 
-// Built twice (Makefile): with ER_DENORM_PRESERVE the shader declares the
+// Built twice (each mei_*.comp has the Makefile's marker line "erode:
+// also-denorm-preserve"): with ER_DENORM_PRESERVE the shader declares the
 // DenormPreserve execution mode for float32 (SPV_KHR_float_controls,
 // capability DenormPreserve = 4464, mode 4459), so a GPU that would flush
-// denormals to zero keeps them, as the CPU does; vk_mei.c takes that build
-// where the device offers shaderDenormPreserveFloat32 (er_vk_mei_exactness).
+// denormals to zero keeps them, as the CPU does; core/mei/vulkan.c takes
+// that build where the device offers shaderDenormPreserveFloat32
+// (er_vk_mei_exactness).
 #ifdef ER_DENORM_PRESERVE
 #extension GL_EXT_spirv_intrinsics : require
 spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4464], 4459, 32);
 #endif
 
 // er_mei_coef of core/mei/mei_internal.h plus what the shaders need; std430
-// lays the scalars out as the C struct vk_mei.c fills (mei_coef_gpu).
+// lays the scalars out as the C struct core/mei/vulkan.c fills (mei_coef_gpu).
 struct Coef {
     double lx_slack, ly_slack; // [m] lX, lY times the CFL check's rounding slack
     float dt, rain, cx, cy, hlx, hly, inv2lx, inv2ly, invlx, invly, kc, inv_cd, cd_off,
@@ -39,7 +41,7 @@ struct Coef {
 bool open_edge(Coef k, int e) { return ((k.open_mask >> e) & 1) != 0; }
 
 // One row's budget terms of the last sub-step and its checks over the run
-// (vk_mei.c mei_rowstat); rows[h] holds the run's budget totals, the rows'
+// (core/mei/vulkan.c mei_rowstat); rows[h] holds the run's budget totals, the rows'
 // terms added in row order after every sub-step (mei_total), as
 // core/mei/mei.c finish_substep adds them.
 struct RowStat {
@@ -74,7 +76,7 @@ layout(std430, set = 0, binding = 14) buffer ER { float er[]; };          // ero
 layout(std430, set = 0, binding = 15) buffer DE { float de[]; };          // deposited this sub-step
 layout(std430, set = 0, binding = 16) readonly buffer Wall { uint wall[]; }; // bytes, 1 = nodata
 layout(std430, set = 0, binding = 17) buffer Rows { RowStat rows[]; }; // h + 1
-layout(std430, set = 0, binding = 18) readonly buffer Src { uint src[]; }; // see vk_mei.c
+layout(std430, set = 0, binding = 18) readonly buffer Src { uint src[]; }; // see core/mei/vulkan.c
 
 // The control maps (core/controls.h), each on the map's grid when its
 // CTL_* bit is set in Coef.ctl, else one unread word: hardness, rain, mask,
@@ -109,7 +111,7 @@ float soft_at(Coef k, uint i)
     return w;
 }
 
-// One lane's share of a row (vk_mei.c mei_part): lane j of mei_reduce sums
+// One lane's share of a row (core/mei/vulkan.c mei_part): lane j of mei_reduce sums
 // the row's cells j, j + 64, j + 128, ... in that order.
 struct Part {
     double eroded, deposited, left_sed, left_water;
@@ -130,7 +132,7 @@ layout(push_constant) uniform Push {
     float amount;          // [m] raindrop depth
     int fr;                // floor(drop radius)
     uint r2_lo, r2_hi;     // floor(drop radius^2)
-    // The band this dispatch works on (vk_mei.c, erode-models(7) "VULKAN BACKEND",
+    // The band this dispatch works on (core/mei/vulkan.c, erode-models(7) "VULKAN BACKEND",
     // large maps): its buffers hold the map's rows [band_y0, band_y0 +
     // band_rows), and the dispatch's row 0 is the buffers' row row0.  Cell
     // (x, y) of the map is at (y - band_y0) * w + x in them; the boundary

@@ -1,4 +1,5 @@
 #version 450
+// erode: also-denorm-preserve
 // Mei et al. (2007) eq. 1, river sources: adds each source's depth to the
 // cells it covers, the sources of one cell in recipe order (as core/mei/pipe.c
 // er_mei_add_sources adds them one source after another).  src holds, for

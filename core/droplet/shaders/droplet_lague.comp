@@ -1,5 +1,5 @@
 /*
- * Lague/Beyer droplets on the Vulkan backend (core/vulkan/vk_droplet.c):
+ * Lague/Beyer droplets on the Vulkan backend (core/droplet/vulkan.c):
  * one invocation per block of one colour of one batch (DESIGN.md §5), each
  * running its block's droplets one after another in index order.  Blocks of
  * one colour are a whole block apart and a droplet never gets farther than

@@ -1,4 +1,5 @@
 #version 450
+// erode: also-denorm-preserve
 // Per row, after a sub-step: adds the row's Parts (from mei_reduce, in
 // column order) into the row's budget terms of the sub-step, and the checks of
 // core/mei/mei.c finish_substep: non-finite state, non-finite velocity, CFL.
