@@ -1,6 +1,6 @@
 /* Which backend runs: the Vulkan one opened once for all inputs, the
  * CPU path for what it cannot run (--backend auto), and --list-devices. */
-#include "job.h"
+#include "backends.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +13,6 @@
 #include "../io/atomic.h"
 #include "../io/text.h"
 #include "paths.h"
-#include "run.h"
 
 /* The pipeline cache file (core/vulkan/vk_cache.c makes its bytes). */
 #define CACHE_NAME "vulkan-pipelines.bin"
@@ -116,7 +115,7 @@ er_status er_job_check_resume_backend(er_job *j)
     return ER_OK;
 }
 
-int er_run_list_devices(void)
+int er_backend_list_devices(void)
 {
     er_vk_device_info dev[16];
     er_error err = {{0}};
