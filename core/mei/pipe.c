@@ -248,7 +248,7 @@ static ER_NOINLINE ER_CLONES void water_span(const er_mei_coef *k, int x0, int x
 static ER_NOINLINE ER_CLONES uint32_t absmax_bits(const float *restrict a, int n, uint32_t m)
 {
     for (int i = 0; i < n; i++) {
-        uint32_t b = er_fbits(a[i]) & 0x7fffffffu;
+        uint32_t b = er_float_bits(a[i]) & 0x7fffffffu;
         m = b > m ? b : m;
     }
     return m;

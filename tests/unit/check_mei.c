@@ -16,6 +16,7 @@
 #include <omp.h>
 #endif
 
+#include "../../core/bits.h"
 #include "../../core/mei/mei_internal.h"
 #include "../../core/model.h"
 #include "../../core/plan.h"
@@ -1426,8 +1427,7 @@ START_TEST(sqrt_premise)
         uint32_t u = (uint32_t)(r % 0x7f800000u); /* every finite x >= 0 */
         if (i % 4 == 1)
             u = (uint32_t)(r % 0x00800000u); /* denormals */
-        float x;
-        memcpy(&x, &u, sizeof x);
+        float x = er_bits_float(u);
         float s = sqrtf(x), e = er_sqrt(x);
         int wrong = memcmp(&s, &e, sizeof s) != 0;
         double d = sqrt((double)x), lo = d, hi = d;

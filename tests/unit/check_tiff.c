@@ -21,6 +21,7 @@
 #include <tiffio.h>
 #include <unistd.h>
 
+#include "../../core/bits.h"
 #include "../../core/parallel.h"
 #include "../../core/rng.h"
 #include "../../io/image.h"
@@ -885,8 +886,7 @@ static float *random_layer(int w, int h, uint8_t **mask, uint64_t seed)
             bits &= ~0x00800000u; /* no NaN/Inf */
         if (i % 3 == 0)         /* DEM-like smooth values too */
             bits = 0;
-        float v;
-        memcpy(&v, &bits, sizeof v);
+        float v = er_bits_float(bits);
         d[i] = i % 3 == 0 ? (float)(i % (size_t)w) * 0.25f + 100.0f : v;
         (*mask)[i] = i % 11 == 5;
     }
