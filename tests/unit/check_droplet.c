@@ -140,15 +140,6 @@ static er_status run_map(const er_params *p, map *m, int serial)
     return st;
 }
 
-static void set_threads(int n)
-{
-#ifdef _OPENMP
-    omp_set_num_threads(n);
-#else
-    (void)n;
-#endif
-}
-
 static int same_bytes(const map *a, const map *b)
 {
     size_t n = cells(a) * sizeof(float);
@@ -608,12 +599,12 @@ static void threads_identical(er_droplet_variant variant, int walls)
     p.droplet.batch_size = 2000;
     const int threads[] = {1, 2, 3, 8};
     map ref = map_copy(&base);
-    set_threads(1);
+    er_test_set_threads(1);
     ck_assert_int_eq(run_map(&p, &ref, 0), ER_OK);
     ck_assert(ref.b.eroded > 0);
     for (size_t k = 1; k < sizeof threads / sizeof threads[0]; k++) {
         map m = map_copy(&base);
-        set_threads(threads[k]);
+        er_test_set_threads(threads[k]);
         ck_assert_int_eq(run_map(&p, &m, 0), ER_OK);
         ck_assert_msg(same_bytes(&m, &ref), "%d threads differ from 1", threads[k]);
         ck_assert(m.b.eroded == ref.b.eroded && m.b.deposited == ref.b.deposited &&
@@ -621,7 +612,7 @@ static void threads_identical(er_droplet_variant variant, int walls)
                   m.b.material_after == ref.b.material_after);
         map_free(&m);
     }
-    set_threads(2);
+    er_test_set_threads(2);
     map_free(&ref);
     map_free(&base);
 }
@@ -684,7 +675,7 @@ static void run_simd(const er_params *p, map *m, int avx512, int wear)
 
 START_TEST(avx512_matches_portable)
 {
-    set_threads(2);
+    er_test_set_threads(2);
     for (int k = 0; k < 4; k++) {
         const int radius = 3 + k / 2, wear = k % 2;
         map a = map_new(160, 120);
@@ -769,7 +760,7 @@ START_TEST(single_block_is_sequential)
         p.droplet.variant = (er_droplet_variant)variant;
         p.droplet.batch_size = 700;
         map a = map_copy(&base), b = map_copy(&base);
-        set_threads(2);
+        er_test_set_threads(2);
         ck_assert_int_eq(run_map(&p, &a, 0), ER_OK);
         ck_assert_int_eq(run_map(&p, &b, 1), ER_OK);
         ck_assert(same_bytes(&a, &b));
@@ -1584,19 +1575,19 @@ START_TEST(ctl_threads_identical)
     p.droplet.count = v == ER_DROPLET_LAGUE ? -1 : 3000;
     p.droplet.batch_size = 2000;
     map ref = map_copy(&base);
-    set_threads(1);
+    er_test_set_threads(1);
     ck_assert_int_eq(run_ctl(&p, &ref, &k, NULL), ER_OK);
     ck_assert(ref.b.eroded > 0);
     const int threads[] = {2, 3, 8};
     for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
         map m = map_copy(&base);
-        set_threads(threads[t]);
+        er_test_set_threads(threads[t]);
         ck_assert_int_eq(run_ctl(&p, &m, &k, NULL), ER_OK);
         ck_assert_msg(same_bytes(&m, &ref), "%d threads differ from 1", threads[t]);
         ck_assert(m.b.eroded == ref.b.eroded && m.b.left_map == ref.b.left_map);
         map_free(&m);
     }
-    set_threads(2);
+    er_test_set_threads(2);
     free(hard);
     free(mask);
     free(rain);
@@ -1710,13 +1701,13 @@ START_TEST(rain_water_budget)
     const int threads[] = {1, 2, 8};
     for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
         map m = map_copy(&base);
-        set_threads(threads[t]);
+        er_test_set_threads(threads[t]);
         ck_assert_int_eq(run_ctl(&p, &m, &k, NULL), ER_OK);
         ck_assert_msg(m.b.water_added == want, "%d threads: water %.17g, want %.17g", threads[t],
                       m.b.water_added, want);
         map_free(&m);
     }
-    set_threads(2);
+    er_test_set_threads(2);
 
     map m = map_copy(&base);
     er_terrain t = {m.w, m.h, m.z, m.wall, 1.0, 1.0, &k};
@@ -1776,19 +1767,19 @@ START_TEST(snapshot_threads_identical)
     er_params p = snap_params(-1, 4);
     const int threads[] = {1, 2, 3, 2};
     map ref = map_copy(&base);
-    set_threads(1);
+    er_test_set_threads(1);
     ck_assert_int_eq(run_map(&p, &ref, 0), ER_OK);
     ck_assert(ref.b.eroded > 0);
     for (size_t k = 1; k < sizeof threads / sizeof threads[0]; k++) {
         map m = map_copy(&base);
-        set_threads(threads[k]);
+        er_test_set_threads(threads[k]);
         ck_assert_int_eq(run_map(&p, &m, 0), ER_OK);
         ck_assert_msg(same_bytes(&m, &ref), "%d threads differ from 1", threads[k]);
         ck_assert(m.b.eroded == ref.b.eroded && m.b.withheld == ref.b.withheld &&
                   m.b.material_after == ref.b.material_after);
         map_free(&m);
     }
-    set_threads(2);
+    er_test_set_threads(2);
     map_free(&ref);
     map_free(&base);
 }

@@ -12,10 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 #include "../../core/bits.h"
 #include "../../core/mei/mei_internal.h"
 #include "../../core/model.h"
@@ -914,15 +910,6 @@ static void busy_map(grid *g, er_params *p, int semi_lagrangian)
     p->river.src[1] = (er_source){.x = 50.5, .y = 40.0, .coords = 0, .radius = 1.0, .rate = 0.02};
 }
 
-static void set_threads(int n)
-{
-#ifdef _OPENMP
-    omp_set_num_threads(n);
-#else
-    (void)n;
-#endif
-}
-
 /* 1, 2, 3 and 8 threads (and chunkings that follow from them) give the
  * same bytes, and so do two runs with the same thread count. */
 START_TEST(threads_identical)
@@ -931,14 +918,11 @@ START_TEST(threads_identical)
     grid ref = grid_new(80, 60, 20.0);
     er_params p;
     busy_map(&ref, &p, _i);
-    int saved = 1;
-#ifdef _OPENMP
-    saved = omp_get_max_threads();
-#endif
+    int saved = er_test_threads();
     er_budget b0, b;
     er_error e;
     grid_keep(&ref);
-    set_threads(counts[0]);
+    er_test_set_threads(counts[0]);
     ck_assert_int_eq(run_grid(&p, &ref, &b0, &e), ER_OK);
     ck_assert(all_finite(&ref));
     for (int k = 1; k < 5; k++) {
@@ -946,7 +930,7 @@ START_TEST(threads_identical)
         er_params q;
         busy_map(&g, &q, _i);
         grid_keep(&g);
-        set_threads(counts[k]);
+        er_test_set_threads(counts[k]);
         ck_assert_int_eq(run_grid(&q, &g, &b, &e), ER_OK);
         ck_assert_msg(memcmp(g.z, ref.z, cells(&g) * sizeof(float)) == 0, "height, %d threads",
                       counts[k]);
@@ -961,7 +945,7 @@ START_TEST(threads_identical)
         ck_assert(memcmp(&b, &b0, sizeof b) == 0);
         grid_free(&g);
     }
-    set_threads(saved);
+    er_test_set_threads(saved);
     grid_free(&ref);
 }
 END_TEST
@@ -1016,15 +1000,12 @@ START_TEST(paired_sweeps_equal)
     er_params p;
     pair_map(&ref, &p, _i, 1);
     grid_keep(&ref);
-    int saved = 1;
-#ifdef _OPENMP
-    saved = omp_get_max_threads();
-#endif
+    int saved = er_test_threads();
     er_budget b0, b;
     er_error e;
     er_terrain t = { ref.w, ref.h, ref.z, ref.wall, cell, cell, NULL };
     er_layers l = { ref.water, ref.sed, ref.flow, ref.wear };
-    set_threads(1);
+    er_test_set_threads(1);
     ck_assert_msg(er_run_cpu(&p, &t, &win, &(er_run_opts){&l, NULL, NULL, &b0}, &e) == ER_OK,
                   "%s", e.msg);
     ck_assert(all_finite(&ref));
@@ -1035,7 +1016,7 @@ START_TEST(paired_sweeps_equal)
         er_params q;
         pair_map(&g, &q, _i, 0);
         grid_keep(&g);
-        set_threads(threads);
+        er_test_set_threads(threads);
         er_terrain tg = { g.w, g.h, g.z, g.wall, cell, cell, NULL };
         er_layers lg = { g.water, g.sed, g.flow, g.wear };
         ck_assert_int_eq(er_run_cpu(&q, &tg, &win, &(er_run_opts){&lg, NULL, NULL, &b}, &e), ER_OK);
@@ -1054,7 +1035,7 @@ START_TEST(paired_sweeps_equal)
         ck_assert(memcmp(&b, &b0, sizeof b) == 0);
         grid_free(&g);
     }
-    set_threads(saved);
+    er_test_set_threads(saved);
     grid_free(&ref);
 }
 END_TEST

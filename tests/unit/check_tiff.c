@@ -1420,15 +1420,6 @@ END_TEST
 static const er_compress compressors[] = {ER_COMPRESS_DEFLATE, ER_COMPRESS_ZSTD, ER_COMPRESS_LZW, ER_COMPRESS_NONE};
 static const uint16_t tiff_codes[] = {COMPRESSION_ADOBE_DEFLATE, COMPRESSION_ZSTD, COMPRESSION_LZW, COMPRESSION_NONE};
 
-static void set_threads(int n)
-{
-#ifdef _OPENMP
-    omp_set_num_threads(n);
-#else
-    (void)n;
-#endif
-}
-
 /* Every compressor x predictor x layout reads back bit for bit, with the
  * tags it claims: the hand-made predictors and raw tiles decode through
  * libtiff's own codecs exactly as libtiff's encoders would. */
@@ -1493,7 +1484,7 @@ START_TEST(creation_output_same_for_any_thread_count)
     size_t nref = 0;
     in_dir(path, sizeof path, "j.tif");
     for (size_t k = 0; k < sizeof threads / sizeof threads[0]; k++) {
-        set_threads(threads[k]);
+        er_test_set_threads(threads[k]);
         ck_assert_msg(er_tiff_write_co(path, &layer, &co, &err) == ER_OK, "%s", err.msg);
         size_t n;
         unsigned char *b = slurp(path, &n);
@@ -1505,7 +1496,7 @@ START_TEST(creation_output_same_for_any_thread_count)
         ck_assert_msg(n == nref && memcmp(b, ref, n) == 0, "%d threads differ from 1", threads[k]);
         free(b);
     }
-    set_threads(2);
+    er_test_set_threads(2);
     free(ref);
     free(d);
     free(mask);
@@ -1529,13 +1520,13 @@ START_TEST(parallel_read_same_for_any_thread_count)
     ck_assert_int_eq(er_tiff_write_co(path, &layer, &co, &err), ER_OK);
     for (size_t k = 0; k < sizeof threads / sizeof threads[0]; k++) {
         er_image img;
-        set_threads(threads[k]);
+        er_test_set_threads(threads[k]);
         ck_assert_msg(er_tiff_read(path, NULL, &img, &err) == ER_OK, "%s", err.msg);
         for (size_t i = 0; i < 530 * 300; i++)
             ck_assert(mask[i] ? img.nodata[i] && img.data[i] == -9999.0f : same_float(img.data[i], d[i]) && !img.nodata[i]);
         er_image_free(&img);
     }
-    set_threads(2);
+    er_test_set_threads(2);
     /* corrupt the middle of the file: some tile's data, not the header
      * (DEFLATE only: its Adler-32 catches any change, a ZSTD frame as TIFF
      * stores it has no checksum) */
