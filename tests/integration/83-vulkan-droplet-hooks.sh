@@ -1,5 +1,5 @@
 #!/bin/sh
-# Droplets with --backend vulkan beyond plain runs (issue 13): a tile set
+# Droplets with --backend vulkan beyond plain runs: a tile set
 # (windows) gives the CPU path's seam figures (its bytes where the device
 # rounds as the CPU does: lavapipe), runs killed with SIGKILL and resumed
 # from their checkpoints give the bytes of an uninterrupted Vulkan run,

@@ -394,7 +394,7 @@ START_TEST(mass_balance)
 END_TEST
 
 /* ------------------------------------------------------------------ */
-/* Dense runs and the run guard (issue #12)                            */
+/* Dense runs and the run guard                                        */
 
 /* The Olinda DEM (111 x 111, heights -1 .. 88 m) as a map. */
 static map olinda(void)
@@ -951,7 +951,7 @@ static double spike_ratio(const map *m)
 }
 
 /*
- * No single-cell mounds (issue #18): a droplet or particle that stops
+ * No single-cell mounds: a droplet or particle that stops
  * (lifetime, max_distance, a wall, min_volume) lays its load down through
  * the brush.  Measured on this 128^2 fBm at a quarter particle a cell with
  * max_distance 16 (so that many particles stop with a load), the highest
@@ -1139,7 +1139,7 @@ static void res_run(const er_params *p, map *m, double cell, er_landscape_stats 
 }
 
 /*
- * Resolution independence (issue #18): with droplet.reference_cell_size
+ * Resolution independence: with droplet.reference_cell_size
  * the Vermont DEM (90 m cells) and its 2x bilinear resampling (45 m) give
  * the same landscape statistics (tests/unit/terrain_stats.h).  Measured
  * (seed 1, CPU, 90 m / 45 m): Lague at 0.3 droplets a reference cell
@@ -1313,7 +1313,7 @@ END_TEST
 
 
 /* ------------------------------------------------------------------ */
-/* Control maps (core/controls.h, issue #17)                           */
+/* Control maps (core/controls.h)                                      */
 
 static er_status run_ctl(const er_params *p, map *m, const er_controls *k, const er_window *win)
 {
@@ -1741,7 +1741,7 @@ START_TEST(rain_water_budget)
 END_TEST
 
 /* ------------------------------------------------------------------ */
-/* The snapshot schedule (droplet.schedule "snapshot", issue #14)      */
+/* The snapshot schedule (droplet.schedule "snapshot")                 */
 
 static er_params snap_params(int64_t count, uint64_t seed)
 {
@@ -1839,7 +1839,7 @@ START_TEST(snapshot_like_blocks)
 }
 END_TEST
 
-/* Depth bound under density (issue #12 under issue #14): a 48 x 40 fBm
+/* Depth bound under density with the snapshot schedule: a 48 x 40 fBm
  * with a pit, 50 droplets a cell, in the default batches and in batches of
  * half a droplet per cell (which the clamp of the first snapshot schedule
  * withheld 10 % and more of, and then refused): each tap takes at most its

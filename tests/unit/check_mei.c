@@ -303,7 +303,7 @@ START_TEST(source_fills_basin)
 END_TEST
 
 /* Terrain plus suspended sediment is conserved with the conservative
- * scheme and closed edges: within the 0.1 % the issue asks, and in the
+ * scheme and closed edges: within 0.1 %, and in the
  * budget (sums of the unrounded state) within 1e-6. */
 START_TEST(material_conserved_closed)
 {
@@ -734,7 +734,7 @@ static void res_print(const char *what, const er_landscape_stats *s)
 }
 
 /*
- * Resolution independence (issue #18): the default recipe on a DEM crop
+ * Resolution independence: the default recipe on a DEM crop
  * (90 m) and its 2x bilinear resampling (45 m) gives the same landscape
  * statistics (tests/unit/terrain_stats.h).  Rain is in m/s per m², the
  * capacity follows the discharge per metre of width (which the rain per
@@ -834,7 +834,7 @@ static void ridge_run(double cell, double ref, int thermal, er_budget *b, double
     grid_free(&g);
 }
 
-/* mei.reference_cell_size (issue #18): a recipe written for 90 m cells run
+/* mei.reference_cell_size: a recipe written for 90 m cells run
  * on 45 m cells wets and weathers the same: the source's and raindrops'
  * water in m³ (discs of radius 2 reference cells, 13 cells of 8100 m²,
  * against 49 of 2025 m²: 6 % less, the lattice's count of a disc; the
@@ -1331,13 +1331,13 @@ END_TEST
 
 /* Real DEMs: the default recipe runs long without a NaN.  Read with
  * er_image_read (the CLI's reader: PNG samples come back as 0..1, nodata
- * cells as a mask); cell sizes from shared/data/dem/SOURCES.md
+ * cells as a mask); cell sizes from the DEMs' own georeferencing
  * (geographic ones converted at the centre latitude).  Steps are cut on
  * the largest maps to keep the suite fast; the CLI integration tests run
  * the full default recipe. */
 typedef struct dem_case {
     const char *file;
-    int shared;       /* 1: only in shared/data/dem */
+    int shared;       /* 1: only among the optional DEMs (er_test_shared_dem) */
     int w, h;
     double cx, cy;
     int64_t steps;
@@ -1465,7 +1465,7 @@ Suite *mei_suite(void)
     tcase_add_test(tg, flow_follows_the_channel);
     suite_add_tcase(s, tg);
 
-    /* issue #18: convergence in dt, the wave bound, edges, beds */
+    /* convergence in dt, the wave bound, edges, beds */
     TCase *tf = tcase_create("fidelity");
     tcase_set_timeout(tf, 120);
     tcase_add_loop_test(tf, converges_in_dt, 0, 2);

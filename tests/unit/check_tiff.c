@@ -1,7 +1,7 @@
 /*
  * GeoTIFF reader and writer.  Fixtures are written at run time with libtiff
  * itself into a scratch directory, one per layout the reader must handle;
- * the real DEMs are checked against the facts in shared/data/dem/SOURCES.md
+ * the real DEMs (er_test_shared_dem) are checked against their known facts
  * and, where gdalinfo is installed, the written files against GDAL.
  */
 #include <check.h>
@@ -1259,7 +1259,7 @@ START_TEST(disk_full_is_eio_and_leaves_nothing)
 }
 END_TEST
 
-/* ---- real DEMs (shared/data/dem/SOURCES.md) ----------------------------- */
+/* ---- real DEMs (er_test_shared_dem) ------------------------------------- */
 
 typedef struct dem_fact {
     const char *name;

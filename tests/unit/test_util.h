@@ -33,8 +33,9 @@ static inline const char *er_test_path(char *buf, size_t n, const char *rel)
     return buf;
 }
 
-/* Fills buf with the path of a DEM in ../shared/data/dem (or $ER_SHARED_DEM);
- * returns NULL when the file is not there. */
+/* Fills buf with the path of a DEM of the optional real-DEM collection: the
+ * directory $ER_SHARED_DEM, else the default below, outside this
+ * repository.  Returns NULL when the file is not there (the test skips). */
 static inline const char *er_test_shared_dem(char *buf, size_t n, const char *name)
 {
     const char *d = getenv("ER_SHARED_DEM");
