@@ -1,6 +1,6 @@
 /* Which backend runs: the Vulkan one opened once for all inputs, the
  * CPU path for what it cannot run (--backend auto), and --list-devices. */
-#include "job.h"
+#include "backends.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +13,6 @@
 #include "../io/atomic.h"
 #include "../io/text.h"
 #include "paths.h"
-#include "run.h"
 
 /* The pipeline cache file (core/vulkan/vk_cache.c makes its bytes). */
 #define CACHE_NAME "vulkan-pipelines.bin"
@@ -133,7 +132,7 @@ static void describe_models(const er_vk_device_info *d, char *buf, size_t n)
     }
 }
 
-int er_run_list_devices(void)
+int er_backend_list_devices(void)
 {
     er_vk_device_info dev[16];
     er_error err = {{0}};

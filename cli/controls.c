@@ -7,12 +7,14 @@
  * opened, so a refused raster leaves nothing behind (exit 2, one line
  * naming the raster).
  */
+#include "controls.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "job.h"
+#include "preflight.h"
 
 /* Relative tolerance on the cell size and rotation, and the largest
  * fraction of a cell the two origins may differ from a whole number of

@@ -1,6 +1,6 @@
 /* What a run does between its steps: progress, frames and checkpoints,
  * and on a signal the checkpoint of the boundary it stops at. */
-#include "job.h"
+#include "hooks.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +9,8 @@
 #include "../io/atomic.h"
 #include "../io/recipe.h"
 #include "paths.h"
-#include "run.h"
+#include "outputs.h"
+#include "signals.h"
 
 static int progress_cb(void *user, double fraction)
 {

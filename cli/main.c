@@ -1,6 +1,7 @@
 /*
  * erode: hydraulic erosion for heightmaps.  Entry point: options, the
- * recipe, signal handlers, exit status.  The work is in run.c.
+ * recipe, exit status.  The work is in run.c, the signal handlers in
+ * signals.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -10,39 +11,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../io/atomic.h"
 #include "../core/models.h"
 #include "../io/recipe.h"
+#include "backends.h"
 #include "msg.h"
 #include "options.h"
+#include "preflight.h"
 #include "run.h"
+#include "signals.h"
 #include "tiles.h"
-
-/* First SIGINT, SIGTERM, SIGHUP (the terminal closed) or SIGPIPE (a
- * reader of --json or of the progress went away): stop at the next step
- * boundary and clean up, exit 128 + the signal.  A second one: remove the
- * temporaries now and leave at once.  Their default actions would kill
- * the process with temporaries left beside the outputs. */
-static void on_signal(int sig)
-{
-    if (er_stop_signal) {
-        er_atomic_cleanup_signal_safe();
-        _exit(128 + sig);
-    }
-    er_stop_signal = sig;
-}
-
-static void install_signal_handlers(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    sigaction(SIGPIPE, &sa, NULL);
-}
 
 /* A write beyond the file size limit (ulimit -f) raises SIGXFSZ, whose
  * default action kills the process and leaves the temporary behind.
@@ -144,14 +121,14 @@ int main(int argc, char **argv)
     if (s.print_recipe) {
         status = print_recipe(&recipe);
     } else if (s.stitch) {
-        if ((status = er_run_preflight(&s, &recipe)) == 0) {
-            install_signal_handlers();
+        if ((status = er_preflight_check(&s, &recipe)) == 0) {
+            er_signals_install();
             status = er_stitch_all(&s, &tiles);
         }
     } else if (s.list_devices) {
-        status = er_run_list_devices();
-    } else if ((status = er_run_preflight(&s, &recipe)) == 0) {
-        install_signal_handlers();
+        status = er_backend_list_devices();
+    } else if ((status = er_preflight_check(&s, &recipe)) == 0) {
+        er_signals_install();
         status = er_run_all(&s, &recipe);
     }
     er_tile_set_free(&tiles);

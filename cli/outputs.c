@@ -1,6 +1,6 @@
 /* What a run writes: its layers in the input's height units, the
  * --preview picture and the pictures of --frames. */
-#include "job.h"
+#include "outputs.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -11,7 +11,9 @@
 #include "../core/preview.h"
 #include "paths.h"
 #include "provenance.h"
-#include "run.h"
+#include "progress.h"
+#include "signals.h"
+#include "terrain.h"
 
 /* The flags (core/models.h) of the model whose layers the outputs hold:
  * the last stage's (flow, water and sediment are its own; a stage of

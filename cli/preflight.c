@@ -1,6 +1,6 @@
 /* Checks before any work: the output directories, the tile set, the
  * input's kind and the memory a run needs. */
-#include "job.h"
+#include "preflight.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "paths.h"
-#include "run.h"
 #include "targets.h"
 #include "tiles.h"
 
@@ -83,7 +82,7 @@ static int preflight_tiles(const er_settings *s)
     return 0;
 }
 
-int er_run_preflight(const er_settings *s, const er_stages *recipe)
+int er_preflight_check(const er_settings *s, const er_stages *recipe)
 {
     int rc = probe_dir(s->output_dir, "output directory");
     if (rc)

@@ -1,5 +1,5 @@
 /* What a run reports: its one error line and the --json summary. */
-#include "job.h"
+#include "report.h"
 
 #include <cJSON.h>
 #include <errno.h>

@@ -11,11 +11,18 @@
 #endif
 
 #include "../io/atomic.h"
+#include "backends.h"
+#include "controls.h"
+#include "hooks.h"
 #include "job.h"
+#include "outputs.h"
 #include "paths.h"
+#include "preflight.h"
+#include "progress.h"
+#include "report.h"
+#include "signals.h"
+#include "terrain.h"
 #include "tiles.h"
-
-volatile sig_atomic_t er_stop_signal = 0;
 
 /* Exit status for a failure, by where it happened (DESIGN.md §1): before
  * the simulation everything is an input or usage error (2); once started,
@@ -83,26 +90,6 @@ static int names_input(const er_job *j)
 {
     size_t n = strlen(j->input);
     return strncmp(j->err.msg, j->input, n) == 0 && j->err.msg[n] == ':';
-}
-
-static int show_progress(const er_job *j)
-{
-    return j->s->progress < 0 ? isatty(STDERR_FILENO) : j->s->progress;
-}
-
-void er_job_phase(er_job *j, const char *what)
-{
-    snprintf(j->phase, sizeof j->phase, "%s: %s", er_path_base(j->input), what);
-    er_progress_begin(&j->progress, show_progress(j), j->phase);
-    er_progress_update(&j->progress, 0.0);
-}
-
-/* Called by io/ on this thread between its parallel regions, so the bar is
- * drawn by one thread only; er_progress_update throttles it. */
-void er_job_io_progress(void *user, double fraction)
-{
-    er_job *j = user;
-    er_progress_update(&j->progress, fraction);
 }
 
 /* Reads the input, or with --tile-set the tile and its halo: the window's
@@ -180,7 +167,7 @@ static void stage_begins(void *user, int k, int n)
     snprintf(j->phase, sizeof j->phase, "%s: stage %d/%d %s%s%s", er_path_base(j->input), k + 1,
              n, er_model_name(j->plan.p[k].model), be && be != &er_backend_cpu ? " on " : "",
              be && be != &er_backend_cpu ? be->name : "");
-    er_progress_begin(&j->progress, show_progress(j), j->phase);
+    er_job_bar_begin(j, j->phase);
 }
 
 static er_status simulate(er_job *j)
@@ -191,7 +178,7 @@ static er_status simulate(er_job *j)
     const er_run_hooks *used = er_job_callbacks(j, &ctl, &hooks);
     er_stages_opts o = {&layers, &ctl, stage_begins, used, &j->budget, j->reports};
     memset(&j->budget, 0, sizeof j->budget);
-    er_progress_begin(&j->progress, show_progress(j), er_path_base(j->input));
+    er_job_bar_begin(j, er_path_base(j->input));
     er_status st = er_stages_run(&j->plan, j->where, &j->terrain, &o, &j->err);
     er_progress_end(&j->progress);
     if (st == ER_ECANCELED && j->hook_status != ER_OK) {
@@ -259,12 +246,6 @@ static int run_one(const er_settings *s, const er_stages *recipe, const char *in
     int status = er_job_report(&j, st, st == ER_OK ? 0 : exit_for(st, started));
     job_free(&j);
     return status;
-}
-
-const char *er_signal_name(int sig)
-{
-    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP"
-         : sig == SIGPIPE ? "SIGPIPE" : "a signal";
 }
 
 /* A signal that came between inputs or while an input's outputs were

@@ -14,6 +14,7 @@
 
 #include "../io/atomic.h"
 #include "../io/checkpoint.h"
+#include "backends.h"
 #include "job.h"
 #include "msg.h"
 #include "paths.h"

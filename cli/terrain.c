@@ -1,6 +1,6 @@
 /* The map in the run's units (DESIGN.md §3): cell size, map coordinates
  * of sources, working heights and the layers the run keeps. */
-#include "job.h"
+#include "terrain.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -14,7 +14,7 @@
 #include "msg.h"
 #include "paths.h"
 #include "provenance.h"
-#include "run.h"
+#include "signals.h"
 #include "targets.h"
 
 int er_tile_set_load(const char *list, er_tile_set *ts)

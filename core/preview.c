@@ -9,6 +9,7 @@
  */
 #include "preview.h"
 
+#include "bits.h"
 #include "parallel.h"
 
 #include <limits.h>
@@ -198,9 +199,7 @@ static void scan_layer(const er_preview_in *in, const float *a, part *parts, int
                 float v = a[row + x];
                 if (!(v > 0) || !isfinite(v) || is_wall(in, row + x))
                     continue;
-                uint32_t bits;
-                memcpy(&bits, &v, sizeof bits);
-                p->hist[bits >> HIST_SHIFT]++;
+                p->hist[er_float_bits(v) >> HIST_SHIFT]++;
                 if (v > p->vmax)
                     p->vmax = v;
             }
@@ -224,9 +223,7 @@ static double percentile99(const uint64_t *hist, float vmax)
         if (seen >= rank)
             break;
     }
-    uint32_t edge_bits = (uint32_t)(b + 1) << HIST_SHIFT;
-    float edge;
-    memcpy(&edge, &edge_bits, sizeof edge);
+    float edge = er_bits_float((uint32_t)(b + 1) << HIST_SHIFT);
     /* The top bins' edges are infinity or NaN patterns: vmax wins. */
     return isfinite(edge) && edge < vmax ? (double)edge : (double)vmax;
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "atomic.h"
+#include "../core/bits.h"
 #include "../core/models.h"
 #include "../core/stages.h"
 
@@ -77,19 +78,6 @@ static double bits_f64(uint64_t u)
     return d;
 }
 
-static uint32_t f32_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-static float bits_f32(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
 
 /* The data checksum: FNV-1a 64 folding one float's bits (a 32-bit word)
  * at a time, four times faster than byte by byte and as good at catching
@@ -97,7 +85,7 @@ static float bits_f32(uint32_t u)
 static uint64_t fold_floats(uint64_t h, const float *v, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        h ^= f32_bits(v[i]);
+        h ^= er_float_bits(v[i]);
         h *= UINT64_C(0x100000001b3);
     }
     return h;
@@ -107,7 +95,7 @@ static uint64_t fold_floats(uint64_t h, const float *v, size_t n)
 static void encode_floats(unsigned char *out, const float *v, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        put_u32(out + 4 * i, f32_bits(v[i]));
+        put_u32(out + 4 * i, er_float_bits(v[i]));
 }
 
 uint64_t er_checkpoint_map_hash(const float *map, size_t n)
@@ -484,7 +472,7 @@ static int read_floats(FILE *f, float *v, size_t n, unsigned char *buf, uint64_t
         if (fread(buf, 4, m, f) != m)
             return -1;
         for (size_t j = 0; j < m; j++)
-            v[i + j] = bits_f32(get_u32(buf + 4 * j));
+            v[i + j] = er_bits_float(get_u32(buf + 4 * j));
         *h = fold_floats(*h, v + i, m);
     }
     return 0;
@@ -609,7 +597,7 @@ er_status er_checkpoint_read(const char *path, const er_checkpoint_id *id, er_ch
                 goto done;
             }
             for (size_t j = 0; j < m; j++)
-                dst[j] = bits_f32(get_u32(buf + 4 * j));
+                dst[j] = er_bits_float(get_u32(buf + 4 * j));
             h = fold_floats(h, dst, m);
             dst += m;
         }

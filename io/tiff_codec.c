@@ -26,6 +26,8 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "../core/bits.h"
+
 struct er_codec {
     er_compress compress;
     int level;
@@ -113,19 +115,6 @@ int er_codec_decompress(er_codec *c, const uint8_t *src, size_t n, uint8_t *dst,
     }
 }
 
-static uint32_t float_bits(float v)
-{
-    uint32_t u;
-    memcpy(&u, &v, sizeof u);
-    return u;
-}
-
-static float bits_float(uint32_t u)
-{
-    float v;
-    memcpy(&v, &u, sizeof v);
-    return v;
-}
 
 /* Little-endian whatever the host: the writer opens files "wl". */
 static void put_le32(uint8_t *p, uint32_t u)
@@ -153,10 +142,10 @@ static CODEC_CLONES void fp_diff_row(const float *row, uint32_t w, uint8_t *out)
     for (uint32_t p = 0; p < 4; p++) {
         const uint32_t shift = 24 - 8 * p;
         uint8_t *o = out + (size_t)p * w;
-        uint8_t before = (uint8_t)(p ? float_bits(row[w - 1]) >> (shift + 8) : 0u);
-        o[0] = (uint8_t)((uint8_t)(float_bits(row[0]) >> shift) - before);
+        uint8_t before = (uint8_t)(p ? er_float_bits(row[w - 1]) >> (shift + 8) : 0u);
+        o[0] = (uint8_t)((uint8_t)(er_float_bits(row[0]) >> shift) - before);
         for (uint32_t x = 1; x < w; x++)
-            o[x] = (uint8_t)((float_bits(row[x]) >> shift) - (float_bits(row[x - 1]) >> shift));
+            o[x] = (uint8_t)((er_float_bits(row[x]) >> shift) - (er_float_bits(row[x - 1]) >> shift));
     }
 }
 
@@ -169,7 +158,7 @@ static void fp_undiff_row(const uint8_t *in, uint32_t w, float *row, uint8_t *sc
         uint32_t u = 0;
         for (uint32_t p = 0; p < 4; p++)
             u |= (uint32_t)scratch[p * w + x] << (24 - 8 * p);
-        row[x] = bits_float(u);
+        row[x] = er_bits_float(u);
     }
 }
 
@@ -184,7 +173,7 @@ void er_predict_tile(const float *tile, size_t stride, uint32_t tw, uint32_t th,
         }
         uint32_t prev = 0;
         for (uint32_t x = 0; x < tw; x++) {
-            uint32_t u = float_bits(row[x]);
+            uint32_t u = er_float_bits(row[x]);
             /* Predictor 2 on 32-bit samples: the word minus the one to its
              * left, modulo 2^32 (libtiff's horDiff32). */
             put_le32(o + 4 * (size_t)x, predictor == 2 ? u - prev : u);
@@ -207,7 +196,7 @@ void er_unpredict_tile(const uint8_t *in, uint32_t tw, uint32_t th, int predicto
             uint32_t u = get_le32(r + 4 * (size_t)x);
             if (predictor == 2)
                 u += prev;
-            row[x] = bits_float(u);
+            row[x] = er_bits_float(u);
             prev = u;
         }
     }

@@ -19,7 +19,7 @@
  * (CPU and device agree statistically; identical_to_cpu says whether this
  * device happened to round every step as the CPU does).
  * Both droplet schedules (droplet.schedule): mode=blocked is "blocks",
- * mode=snapshot the snapshot schedule (issue #14) on 1 .. max_threads
+ * mode=snapshot the snapshot schedule on 1 .. max_threads
  * threads; the Vulkan lines carry schedule=blocks|snapshot and
  * invocations_per_dispatch (snapshot: the droplets of its largest
  * dispatch, er_vk_droplet_snap_stats; blocks: at most a colour's blocks,

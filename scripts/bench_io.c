@@ -1,7 +1,7 @@
 /*
  * Disk benchmark: the three default layers (height, sediment, water) of a
  * 1-step Mei run on a synthetic n^2 terrain (default 4096^2, where the
- * sediment and water float noise is most of the bytes, issue #15) written
+ * sediment and water float noise is most of the bytes) written
  * as float32 GeoTIFFs
  *   - by libtiff's own encoder on one thread, DEFLATE level 6 with the
  *     floating-point predictor, 256-cell tiles: erode's writer before the

@@ -1,7 +1,7 @@
 /*
  * Stream-power benchmark: ms per step of the model at several map sizes on
  * an fBm map (value noise, 8 octaves, 10 m cells, 0..1000 m, as
- * ../shared/peers/make_terrain.py makes it; or a raw float32 map of its
+ * scripts/make-terrain makes it; or a raw float32 map of its
  * .f32 output with --dem), with the parameters of the fastscapelib
  * harness (dt 1000 yr, U 1e-3 m/yr, K 1e-4, m 0.4, n 1, K_d 0.01 m^2/yr,
  * G 0), and beside it, in the same run, a baseline: the textbook loop
@@ -13,8 +13,8 @@
  *   ns_per_cell=... ns_per_cell_vs_first=... baseline_ms_per_step=...
  *   speedup_vs_baseline=...
  * ms_per_step: the phases timed one by one, each step; run_ms_per_step:
- * (t(steps) - t(0)) / steps of whole runs (er_run_cpu), the issue's
- * measure.  ns_per_cell_vs_first: the time per cell against the first
+ * (t(steps) - t(0)) / steps of whole runs (er_run_cpu).
+ * ns_per_cell_vs_first: the time per cell against the first
  * (smallest) size, which O(n) phases keep near 1.
  * Usage: bench_stream_power [--steps N] [--threads T] [--dem FILE.f32 N] [size...]
  * (default sizes 512 1024 2048, 20 steps, all threads).

@@ -32,7 +32,7 @@
  * The recipe is the default one on a rough 30 m landscape.  Without Vulkan
  * or a device it prints one line with status=unavailable.
  *
- * The vulkan_fixed line is the fixed cost (issue #14) at 4096^2 (1024^2
+ * The vulkan_fixed line is the fixed cost at 4096^2 (1024^2
  * with --quick), each figure from er_vk_open to er_vk_close: a 1-step Mei
  * run with an empty pipeline cache (cold: its kernels compiled, as they
  * are at their first dispatch), the same with the cache the cold run

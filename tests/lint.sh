@@ -16,6 +16,8 @@
 #     work; "round N"); a figure names its commit and month instead;
 #  7. the benchmark figures of erode-models.7 and README.md are what their
 #     records in man/bench/ say (scripts/bench-doc --check);
+#  8. comments in the code name no path under ../shared and no repository
+#     path that does not exist;
 #  and the code's boundaries: each model's name written once, no model's
 #  internals included outside it, no model named by core/backend.h,
 #  core/vulkan/ or cli/.
@@ -267,5 +269,56 @@ if ! out=$(python3 "$src/scripts/bench-doc" --check 2>&1); then
     status=1
 fi
 
-[ $status -eq 0 ] && echo "lint: README within its budget, its and CONTRIBUTING's links resolve, no dates or history in README, CONTRIBUTING, man/, core/; man pages clean, --help matches erode.1, $n examples ran, every recipe key in erode-recipe.5 as in the key table, each model's name written once, no model's internals included outside it, no model named by the backend interface, core/vulkan/ or cli/, benchmark figures as recorded"
+# 8. Comments point only into this repository: none names a path under
+# ../shared (a checkout's neighbour, not part of it), and every path they
+# give from a top-level directory (core/mei/pipe.c, tests/data/...) exists.
+# Globs and placeholders (io/recipe_*.c, configs/NAME.json) and another
+# project's paths ("jq's tests/mantest") are left alone, and so is this
+# file, which names what it looks for.
+comment_paths() {
+    awk '
+    FNR == 1 { c = 0; hash = FILENAME !~ /\.(c|h|glsl|comp)$/ }
+    {
+        t = ""; l = $0
+        if (hash) {
+            if (FNR == 1 && l ~ /^#!/) next
+            if (match(l, /(^|[ \t])#/)) t = substr(l, RSTART)
+        } else {
+            while (l != "") {
+                if (c) {
+                    e = index(l, "*/")
+                    if (!e) { t = t " " l; break }
+                    t = t " " substr(l, 1, e - 1); l = substr(l, e + 2); c = 0
+                } else if (match(l, /\/\*|\/\//)) {
+                    if (substr(l, RSTART, 2) == "//") { t = t " " substr(l, RSTART + 2); break }
+                    l = substr(l, RSTART + 2); c = 1
+                } else break
+            }
+        }
+        if (t == "") next
+        if (t ~ /\.\.\/shared/) print FILENAME ":" FNR ": ../shared"
+        while (match(t, /(^|[^A-Za-z0-9_.\/-])(cli|core|io|tests|scripts|man|configs)\/[A-Za-z0-9_.\/-]*/)) {
+            before = substr(t, 1, RSTART); p = substr(t, RSTART, RLENGTH)
+            sub(/^[^a-z]/, "", p); t = substr(t, RSTART + RLENGTH)
+            sub(/[.,:;]+$/, "", p)
+            if (t ~ /^[*<]/ || p ~ /\/[A-Z][A-Z]+(\.|\/|$)/ || before ~ /'"'"'s .?$/) continue
+            print FILENAME ":" FNR ": " p
+        }
+    }' "$@"
+}
+bad_refs=$(cd "$src" && comment_paths $(find cli core io tests scripts .ci Makefile -type f \
+        \( -name '*.[ch]' -o -name '*.sh' -o -name '*.py' -o -name '*.glsl' -o -name '*.comp' \
+        -o -name Makefile -o -path 'scripts/*' -o -path '.ci/*' \) ! -path 'tests/data/*' ! -path tests/lint.sh | sort) |
+    while IFS= read -r hit; do
+        p=${hit##*: }
+        [ "$p" != ../shared ] && [ -e "$p" ] && continue
+        echo "$hit"
+    done)
+if [ -n "$bad_refs" ]; then
+    echo "lint: comments name a path outside this repository or one that does not exist:"
+    printf '%s\n' "$bad_refs" | sed 's/^/  /'
+    status=1
+fi
+
+[ $status -eq 0 ] && echo "lint: README within its budget, its and CONTRIBUTING's links resolve, no dates or history in README, CONTRIBUTING, man/, core/; man pages clean, --help matches erode.1, $n examples ran, every recipe key in erode-recipe.5 as in the key table, each model's name written once, no model's internals included outside it, no model named by the backend interface, core/vulkan/ or cli/, benchmark figures as recorded, comments point into the repository"
 exit $status

@@ -30,14 +30,14 @@ run 0 -r "$src/configs/droplet.json" -s droplet.count=2000 --layers height,water
 run 0 -r "$src/configs/droplet-mass-transfer.json" -s droplet.count=500 -o "$tmp" "$O"
 run 0 -s mei.steps=2 -f png -o "$tmp" "$O"
 run 0 -s mei.steps=2 -o "$tmp" "$tmp/olinda_dem_f32_utm25s.height.png"
-# the parallel codecs, COG and rounding (issue #15), the render formats (#17)
+# the parallel codecs, COG and rounding, the render formats
 run 0 -s mei.steps=2 --co COMPRESS=ZSTD --co COG=YES --co BLOCKSIZE=64 --precision 1e-3 -o "$tmp" "$O"
 run 0 -s mei.steps=2 -o "$tmp/" "$tmp/olinda_dem_f32_utm25s.height.tif"
 run 0 -s mei.steps=2 -f exr --co PIXEL_TYPE=HALF -o "$tmp" "$O"
 run 0 -s mei.steps=2 -f r16 -o "$tmp" "$O"
-# the SPH model (#16), a few steps
+# the SPH model, a few steps
 run 0 -r "$src/configs/sph.json" -s sph.steps=3 -o "$tmp" "$O"
-# control maps (#17): a painted mask read, checked and used by Mei and droplets,
+# control maps: a painted mask read, checked and used by Mei and droplets,
 # a hardness map on SPH, and a checkpoint that records them
 W=$src/tests/data/whitebox_dem_f32_utm18n.tif
 run 0 -r "$src/configs/mei-masked.json" -s mei.steps=5 --checkpoint "$tmp/ck" -o "$tmp" "$W"
@@ -45,11 +45,11 @@ run 0 -r "$src/configs/droplet.json" -s mask="$src/configs/masks/vermont-protect
     -s rain="$src/configs/masks/vermont-protect.tif" -s droplet.count=2000 -o "$tmp" "$W"
 run 0 -r "$src/configs/sph.json" -s hardness="$src/configs/masks/vermont-protect.tif" -s sph.steps=2 -o "$tmp" "$W"
 run 2 -s mask="$O" -s mei.steps=2 -o "$tmp" "$W"
-# the flow and wear accumulators (#17) of every model, one kept in a checkpoint
+# the flow and wear accumulators of every model, one kept in a checkpoint
 run 0 -s mei.steps=5 --layers height,flow,wear --checkpoint "$tmp/ckfw" -o "$tmp" "$O"
 run 0 -r "$src/configs/droplet.json" -s droplet.count=2000 --layers flow,wear -o "$tmp" "$O"
 run 0 -r "$src/configs/sph.json" -s sph.steps=2 --layers height,flow,wear -o "$tmp" "$O"
-# a plan error (issue #13): refused after the input is read, before any work
+# a plan error: refused after the input is read, before any work
 run 2 -s mei.ke=100 -s mei.dt=0.02 -o "$tmp" "$O"
 head -c 3000 "$O" > "$tmp/cut.tif"
 run 2 -o "$tmp" "$tmp/cut.tif"

@@ -35,13 +35,15 @@
 #include "blocks.h"
 #include "host.h"
 
-/* The mass-transfer normal (seed 001) measures slopes as height differences
- * per cell; heights in height units are multiplied by this vertical scale
- * first (seed 001's height_scale, for which it gives no value).  With the
- * default "relief" unit a map's relief then spans 64 cell widths, about
- * what McDonald's demo terrain (seed 002: heights 0..1 on 256^2) has; with
- * heights in relief units alone a particle on a 1024^2 DEM sees slopes of
- * a few thousandths and hardly moves.  A constant, not a recipe value, so
+/* The mass-transfer normal (T. Power 2025, Creating realistic terrain by
+ * modelling the physics of hydraulic erosion) measures slopes as height
+ * differences per cell; heights in height units are multiplied by this
+ * vertical scale first (Power's height_scale, for which he gives no value).
+ * With the default "relief" unit a map's relief then spans 64 cell widths,
+ * about what McDonald's demo terrain (N. McDonald 2020, Simple
+ * particle-based hydraulic erosion: heights 0..1 on 256^2) has; with
+ * heights in relief units alone a particle on a 1024^2 DEM sees slopes of a
+ * few thousandths and hardly moves.  A constant, not a recipe value, so
  * tiles of one map agree. */
 #define ER_MT_HEIGHT_SCALE 64.0
 
@@ -297,12 +299,14 @@ void er_lague_end(const er_dctx *c, er_lague_state *s, er_dacc *acc);
 float er_lague_count(const er_dctx *c, float sed, const er_lague_look *k);
 
 /*
- * One droplet step, exactly as seeds/README.md, with the defects listed
- * there removed: the brush is centred on the node nearest the droplet (not
- * its floor node), the speed follows energy, sqrt(max(0, v^2 - dh g)), and
- * a droplet that ends on the map drops what it carries.
+ * One droplet step, exactly as S. Lague's Hydraulic-Erosion project takes
+ * it (after H. T. Beyer 2015, Implementation of a method for hydraulic
+ * erosion), with the defects its users reported removed: the brush is
+ * centred on the node nearest the droplet (not its floor node), the speed
+ * follows energy, sqrt(max(0, v^2 - dh g)), and a droplet that ends on the
+ * map drops what it carries.
  *
- * The erosion rule.  seeds/README.md bounds a step's erosion by the
+ * The erosion rule.  Lague's step bounds its erosion by the
  * height drop, min((C - s) erodeSpeed, -dh), but spreads it over the brush
  * around the old position, whose taps lie at any height: a tap at the
  * bottom of a pit, or downhill of the new position, loses its share all

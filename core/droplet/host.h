@@ -81,7 +81,7 @@ typedef struct er_dctx {
     const float *brush_w;     /* brush_side^2 weights (0 outside the disc), sum 1;
                                  both variants (a particle's load where it stops) */
 
-    /* mass transfer (seeds 001/002) */
+    /* mass transfer (Power 2025; McDonald 2020) */
     float mt_dt, mt_inv_density, mt_friction_keep, mt_rate, mt_evap_keep, mt_min_volume;
     float mt_vscale;          /* [1/m] ER_MT_HEIGHT_SCALE / U */
     int64_t mt_max_steps;

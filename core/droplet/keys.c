@@ -3,13 +3,14 @@
  * ranges and defaults (core/keys.h; the registry, core/models.h, puts them
  * under the model's name in the key table).
  *
- * Lague's constants (seeds/README.md); the density is ours.
- * Lague's demo ran about one droplet per cell (50,000-70,000 on 255^2) on
- * smooth noise; on real DEMs, whose valleys are already cut, that planes
- * the relief into flat valley floors, while 0.3 a cell carves gullies into
- * the slopes and keeps the ridges (checked by eye on the DEMs of
- * tests/data and shared/data/dem).  The mass-transfer particle's defaults
- * are McDonald's (seed 002).
+ * Lague's constants (S. Lague's Hydraulic-Erosion project, after H. T.
+ * Beyer 2015); the density is ours.  Lague's demo ran about one droplet
+ * per cell (50,000-70,000 on 255^2) on smooth noise; on real DEMs, whose
+ * valleys are already cut, that planes the relief into flat valley floors,
+ * while 0.3 a cell carves gullies into the slopes and keeps the ridges
+ * (checked by eye on the DEMs of tests/data and other real DEMs).  The
+ * mass-transfer particle's defaults are McDonald's (N. McDonald 2020,
+ * Simple particle-based hydraulic erosion).
  */
 #include <stddef.h>
 
@@ -61,7 +62,7 @@ static const er_key keys[] = {
     ER_NUM("mass_transfer.friction", mt_friction, 0, 0, 100, 0.05),
     ER_NUM("mass_transfer.deposition_rate", mt_deposition_rate, 0, 0, 100, 0.1),
     ER_NUM("mass_transfer.evaporation_rate", mt_evaporation_rate, 0, 0, 100, 0.001),
-    /* A particle starts with volume 1 (seed 002) and stops once its volume
+    /* A particle starts with volume 1 (McDonald 2020) and stops once its volume
      * is below min_volume (core/droplet/particle.c): above 1 no particle takes a
      * step, at 1 each takes one step and stops as soon as it evaporates. */
     ER_NUM("mass_transfer.min_volume", mt_min_volume,

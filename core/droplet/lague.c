@@ -1,9 +1,10 @@
 /*
- * The Lague/Beyer droplet (seeds/README.md): its start, its end, the flow
- * it leaves, one step (er_lague_step) and the snapshot schedule's count
- * pass of a step.  The step's phases are inline in droplet_impl.h, where
- * the lanes (lanes.c) interleave them too; the erosion rule is described
- * there.
+ * The Lague/Beyer droplet (S. Lague's Hydraulic-Erosion project, after H.
+ * T. Beyer 2015, Implementation of a method for hydraulic erosion): its
+ * start, its end, the flow it leaves, one step (er_lague_step) and the
+ * snapshot schedule's count pass of a step.  The step's phases are inline
+ * in droplet_impl.h, where the lanes (lanes.c) interleave them too; the
+ * erosion rule is described there.
  */
 #include <math.h>
 

@@ -9,7 +9,7 @@
 
 typedef enum er_droplet_variant {
     ER_DROPLET_LAGUE = 0,        /* Lague/Beyer droplets, one cell a step */
-    ER_DROPLET_MASS_TRANSFER = 1 /* Newtonian particle of seeds 001/002 */
+    ER_DROPLET_MASS_TRANSFER = 1 /* Newtonian particle, Power 2025 */
 } er_droplet_variant;
 
 /* How a batch's droplets share the terrain (core/droplet/snapshot.c). */
@@ -41,7 +41,7 @@ typedef struct er_droplet_params {
     int64_t lifetime;       /* [steps] */
     double initial_water;
     double initial_speed;
-    /* mass-transfer particles (seeds 001/002) */
+    /* mass-transfer particles (Power 2025; McDonald 2020) */
     double mt_dt;
     double mt_density;
     double mt_friction;

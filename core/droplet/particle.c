@@ -1,8 +1,9 @@
 /*
- * The mass-transfer particle of seeds 001 (T. Power) and 002 (N. McDonald):
- * a Newtonian droplet accelerated by the surface normal, exchanging
- * sediment with the cell under it at a rate proportional to the distance
- * from an equilibrium concentration.
+ * The mass-transfer particle of T. Power 2025, Creating realistic terrain
+ * by modelling the physics of hydraulic erosion, and N. McDonald 2020,
+ * Simple particle-based hydraulic erosion: a Newtonian droplet accelerated
+ * by the surface normal, exchanging sediment with the cell under it at a
+ * rate proportional to the distance from an equilibrium concentration.
  *
  * Changes from the seeds, each for a stated reason:
  * - the particle carries sediment as a mass S (height of material on one
@@ -34,7 +35,7 @@
  * of its facet normal, d / sqrt(1 + d^2) along the neighbour's direction;
  * a diagonal one at distance sqrt(2) contributes 0.10 times
  * (d / sqrt 2) / sqrt(1 + d^2 / 2) along the unit diagonal, which is
- * 0.05 d / sqrt(1 + d^2 / 2) per axis (seed 001, compute_surface_normal). */
+ * 0.05 d / sqrt(1 + d^2 / 2) per axis (Power 2025, compute_surface_normal). */
 static inline float facet_card(float d)
 {
     return 0.15f * d / sqrtf(1.0f + d * d);
@@ -108,7 +109,7 @@ void er_particle_run(const er_dctx *c, double x, double y, er_dacc *acc)
             c->flow[ci] += vol;
 
         /* a = n_xz / (V rho); v += a dt; p += v dt; v *= 1 - mu dt
-         * (seed 001 eqs. 1-3, seed 002's order). */
+         * (Power 2025 eqs. 1-3, in McDonald 2020's order). */
         float n9[9], nx, nz;
         gather9(c, ix, iy, n9);
         normal_xz(n9, c->mt_vscale, &nx, &nz);
@@ -132,9 +133,9 @@ void er_particle_run(const er_dctx *c, double x, double y, er_dacc *acc)
         if (c->wall && c->wall[cj])
             break;
 
-        /* Equilibrium load V |v| dh, clamped at 0 (seed 002), as a volume
+        /* Equilibrium load V |v| dh, clamped at 0 (McDonald 2020), as a volume
          * over the reference cell (area_k, er_droplet_at_cell_size), and
-         * the mass transfer toward it (seed 001 eq. 5), as a mass. */
+         * the mass transfer toward it (Power 2025 eq. 5), as a mass. */
         float dh = h[ci] - h[cj];
         float speed = sqrtf(vx * vx + vy * vy);
         float ceq = er_maxf(0.0f, vol * speed * dh) * c->area_k;
@@ -175,7 +176,7 @@ void er_particle_run(const er_dctx *c, double x, double y, er_dacc *acc)
                 c->deposit[ci] -= ds;
         }
         sed += ds;
-        vol *= c->mt_evap_keep; /* seed 001 eq. 6 */
+        vol *= c->mt_evap_keep; /* Power 2025 eq. 6 */
         ix = jx;
         iy = jy;
     }

@@ -35,7 +35,7 @@
  * - max_erosion_depth 1 m never binds at these rates (a step removes
  *   at most ks dt C, centimetres on the steepest 90 m DEM); it and the
  *   lowest-neighbour limit stop runaway digging with bolder recipes.
- * On the DEMs of shared/data/dem this gives incised gullies on the
+ * On real 1025^2 DEMs this gives incised gullies on the
  * slopes and flattened, filled valley floors, no NaN, in well under a
  * minute each (4000 steps of a 1025^2 map on two cores).
  */

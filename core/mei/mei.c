@@ -375,12 +375,6 @@ static void sweep(const er_mei_sim *sim, const er_mei_coef *k, const er_mei_coef
     }
 }
 
-static float from_bits(uint32_t u)
-{
-    union { uint32_t u; float f; } c = { u };
-    return c.f;
-}
-
 void er_mei_make_coef(const er_mei_sim *sim, const er_mei_params *m, double dt, int raining,
                       er_mei_coef *k)
 {
@@ -556,7 +550,7 @@ static er_status finish_substep(const er_mei_sim *sim, const er_mei_rowacc *acc,
             vy = y;
         }
     }
-    float fu = from_bits(um), fv = from_bits(vm);
+    float fu = er_bits_float(um), fv = er_bits_float(vm);
     if (!isfinite(fu) || !isfinite(fv))
         return er_mei_fail(sim, k, ER_MEI_FAIL_VELOCITY, step, isfinite(fu) ? vy : uy, 0.0f, err);
     /* condition 1: bound by construction, so only rounding is allowed */

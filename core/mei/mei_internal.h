@@ -41,6 +41,7 @@
 #ifndef ER_MEI_INTERNAL_H
 #define ER_MEI_INTERNAL_H
 
+#include "../bits.h"
 #include "host.h"
 
 /* The row kernels are written as branch-free selects so that GCC can
@@ -218,12 +219,6 @@ static inline float er_sqrt(float x)
 #define ER_CLONES
 #endif
 
-static inline uint32_t er_fbits(float f)
-{
-    union { float f; uint32_t u; } c = { f };
-    return c.u;
-}
-
 /* A control map's value at column x of row j of rows v (the neutral value
  * def when the map is not given). */
 static inline float er_ctl_at(const float *const v[3], int j, int x, float def)
@@ -239,7 +234,7 @@ static inline float er_maxf(float a, float b) { return a > b ? a : b; }
  * of a state view for frames): finite, else 0. */
 static inline float er_mei_finite_or_0(float v)
 {
-    return (er_fbits(v) & 0x7f800000u) != 0x7f800000u ? v : 0.0f;
+    return (er_float_bits(v) & 0x7f800000u) != 0x7f800000u ? v : 0.0f;
 }
 
 /* The model's entry points (its er_model_ops, core/mei/ops.c). */

@@ -1,6 +1,7 @@
 /*
- * Mei et al. (2007) eqs. 1-9 and 15: water increment, virtual-pipe flux,
- * water depth, velocity and evaporation (seeds 000/003, §3.1-3.2, §3.5).
+ * Mei, Decaudin and Hu 2007, Fast hydraulic erosion simulation and
+ * visualization on GPU, eqs. 1-9 and 15: water increment, virtual-pipe
+ * flux, water depth, velocity and evaporation (§3.1-3.2, §3.5).
  *
  * Fluxes are stored per cell area, q = f / (lX lY) in m/s, so that eq. 7
  * reads d2 = d1 + dt (q_in - q_out) and the K of eq. 4 is d1 / (dt sum q).
@@ -248,7 +249,7 @@ static ER_NOINLINE ER_CLONES void water_span(const er_mei_coef *k, int x0, int x
 static ER_NOINLINE ER_CLONES uint32_t absmax_bits(const float *restrict a, int n, uint32_t m)
 {
     for (int i = 0; i < n; i++) {
-        uint32_t b = er_fbits(a[i]) & 0x7fffffffu;
+        uint32_t b = er_float_bits(a[i]) & 0x7fffffffu;
         m = b > m ? b : m;
     }
     return m;

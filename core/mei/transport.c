@@ -25,7 +25,7 @@
  * that an OR over a whole row can vectorise. */
 static inline uint32_t nonfinite(float f)
 {
-    return (er_fbits(f) & 0x7f800000u) + 0x00800000u;
+    return (er_float_bits(f) & 0x7f800000u) + 0x00800000u;
 }
 
 static float sl_sample(const er_mei_sim *sim, const er_mei_rows *r, int x, int row, int xs)

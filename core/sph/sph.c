@@ -1,9 +1,9 @@
 /*
- * SPH erosion (Kristof, Benes, Krivanek and Stava, Eurographics 2009,
- * seed 004): weakly compressible SPH water over the heightfield, coupled
- * to it through boundary particles; the run plan, the set-up, sources and
- * outputs.  The sub-step is core/sph/step.c, the terrain update
- * core/sph/terrain.c.
+ * SPH erosion (Kristof, Benes, Krivanek and Stava 2009, Hydraulic erosion
+ * using smoothed particle hydrodynamics, Eurographics): weakly
+ * compressible SPH water over the heightfield, coupled to it through
+ * boundary particles; the run plan, the set-up, sources and outputs.  The
+ * sub-step is core/sph/step.c, the terrain update core/sph/terrain.c.
  *
  * Scale.  The paper's scene is metres across with millimetre grains; a DEM
  * cell is 10-100 m.  The model therefore runs in a frame scaled by the

@@ -1,11 +1,11 @@
 /*
- * SPH erosion (Kristof, Benes, Krivanek and Stava 2009, seed 004): the
- * simulation state shared by core/sph/.  Everything here is in model
- * units: lengths in L (the shorter side of a cell in metres; columns lie
- * xstep and rows ystep apart, both 1 on square cells), times in
- * T = sqrt(L / g), so g = 1 and the rest density rho0 = 1 (core/sph/sph.c).
- * Positions are in L; a vertex or quad index along a row is the position
- * over xstep, down the rows over ystep.
+ * SPH erosion (Kristof, Benes, Krivanek and Stava 2009, Hydraulic erosion
+ * using smoothed particle hydrodynamics): the simulation state shared by
+ * core/sph/.  Everything here is in model units: lengths in L (the shorter
+ * side of a cell in metres; columns lie xstep and rows ystep apart, both 1
+ * on square cells), times in T = sqrt(L / g), so g = 1 and the rest
+ * density rho0 = 1 (core/sph/sph.c).  Positions are in L; a vertex or quad
+ * index along a row is the position over xstep, down the rows over ystep.
  */
 #ifndef ER_SPH_INTERNAL_H
 #define ER_SPH_INTERNAL_H

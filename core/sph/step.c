@@ -1,5 +1,5 @@
 /*
- * One SPH sub-step (Kristof et al. 2009, seed 004): the neighbour grid, the
+ * One SPH sub-step (Kristof et al. 2009): the neighbour grid, the
  * fluid and boundary forces of sections 3.1-3.2, the sediment exchange of
  * section 4 and the leapfrog move.  Determinism (DESIGN.md §5): particles
  * are sorted into grid columns by a stable counting sort; each fluid pair

@@ -47,7 +47,7 @@ er_status er_sp_plan(er_plan *plan, const er_terrain *t, er_error *err)
  * and er_sp_basin, 64 bytes) grow with the number of closed basins.  Over
  * fBm noise on the first step about one cell in two lies on a pass between
  * two basins; afterwards few basins are left.  Counted as this many bytes
- * a cell, which covers the peak measured on fBm maps (56-stream-power.sh). */
+ * a cell, which covers the peak measured on fBm maps (58-stream-power.sh). */
 #define ER_SP_BASIN_BYTES 24
 
 /* z, acc and q (doubles), stack, bcells, basin (int32), kind, rdir, dmask

@@ -268,7 +268,7 @@ EOF
         fgt 0.0005 "$pits" || t_fail "pits $pits of the cells"
         ;;
     from-noise)
-        # The goals for the preset to try first: concavity 0.3-0.7
+        # The goals for the preset to try first: concavity 0.3-0.7
         # with r2 >= 0.85 (a drainage network, where the noise reads 0.14).
         preset_common from-noise
         th=$(noise from-noise theta) r2=$(noise from-noise r2)

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Bad inputs (issue 2): each gets one "erode: where: what" line, exit 2,
+# Bad inputs: each gets one "erode: where: what" line, exit 2,
 # and leaves nothing in the output directory.
 . "$(dirname "$0")/lib.sh"
 W=$DATA/whitebox_dem_f32_utm18n.tif
@@ -36,8 +36,8 @@ if have gdal_translate; then
     t_case "three bands with --band 2"
     t_exit 0 "$ERODE" -q --band 2 -s mei.steps=0 -o "$T/out" "$T/in/three.tif"
     t_ok
-    # Georeferencing that places the raster but gives no usable cell size
-    # (issue #12): a geographic raster next to the pole used to run with
+    # Georeferencing that places the raster but gives no usable cell size:
+    # a geographic raster next to the pole used to run with
     # 1 m cells.  Refused with the reason; terrain.cell_size overrides it.
     gdal_translate -q -a_srs EPSG:4326 -a_ullr -10 90 10 89.9 "$W" "$T/in/pole.tif"
     t_case "a geographic raster at the pole is refused with the reason"

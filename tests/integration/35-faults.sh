@@ -1,5 +1,5 @@
 #!/bin/sh
-# Faults once a run has started (issue #7): a file size limit (ulimit -f,
+# Faults once a run has started: a file size limit (ulimit -f,
 # EFBIG), a full filesystem (a small tmpfs, ENOSPC), and an unreadable input
 # among several.  What must hold: exit status 1 for a write failure (2 for
 # an input error, the worst one with several inputs), one clear error line

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The run plan (issue #13): every cross-key recipe error and every misfit
+# The run plan: every cross-key recipe error and every misfit
 # between the recipe, the input and a --resume state is found before any
 # work, on every backend: exit 2, one line "erode: INPUT: RECIPE: KEY: what",
 # nothing written (no layer, no checkpoint, no frame).

@@ -226,7 +226,7 @@ sed 's/^/    /' "$T/py"
 t_ok
 fi
 
-# The droplet models and SPH through the CLI (issue #17 polish).  Maps on
+# The droplet models and SPH through the CLI.  Maps on
 # the Olinda grid: hardness graded 0 .. 1 with a hard disc, rain 0 .. 3
 # with a dry strip; on the whitebox grid: hardness 1 on rows 60 .. 89.
 W=$DATA/whitebox_dem_f32_utm18n.tif

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Progress while reading and writing (issue #15): with --progress, stderr
+# Progress while reading and writing: with --progress, stderr
 # shows the reading phase, the model's bar and one writing phase per layer,
 # in that order, each ending at 100 % and never going back; stdout stays
 # clean (nothing, or only the --json lines); -q prints nothing at all.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The SPH model (issue #16) from the command line: springs on a real DEM
+# The SPH model from the command line: springs on a real DEM
 # (tests/data/fixture/sph-springs.json, placed for the Vermont DEM; the
 # shipped configs, made for any map, are 15-configs.sh's and
 # 56-any-map.sh's) exit 0, GDAL reads every layer with the input's

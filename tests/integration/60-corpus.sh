@@ -1,5 +1,5 @@
 #!/bin/sh
-# The hostile-input corpus through the CLI (issue 7): every line of
+# The hostile-input corpus through the CLI: every line of
 # tests/data/bad/MANIFEST.  A refused file or recipe: the exact exit status,
 # exactly one stderr line "erode: ..." holding the listed text, nothing
 # left in the output directory.  A valid but odd map (1x1, 2x2, 7x3,

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Time-lapse frames (issue 8): --frames DIR --frame-every N writes
+# Time-lapse frames: --frames DIR --frame-every N writes
 # DIR/<stem>.frame-NNNNNN.png for the start, every N steps (Mei) or batches
 # (droplets) and the end; the PNGs read back with GDAL; the outputs are
 # byte-identical with and without frames.

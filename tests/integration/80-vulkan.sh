@@ -158,7 +158,7 @@ else
     t_ok
 fi
 
-# Issue #12: maps smaller than the Mei coefficients (272 bytes, below 68
+# Maps smaller than the Mei coefficients (272 bytes, below 68
 # cells) or the droplet brush ((2r - 1)^2 floats) overflowed the staging
 # buffer: heap corruption, exit 134.  Single rows and columns, and the
 # sizes around the thresholds, cut from a real DEM with its georeferencing.
@@ -217,7 +217,7 @@ else
     t_ok
 fi
 
-# The pipeline cache file (issue #14): where it lands, that a warm cache
+# The pipeline cache file: where it lands, that a warm cache
 # changes no byte, and that a bad cache or directory never fails a run.
 pc=$T/pc
 # (Mesa's own shader cache, also under XDG_CACHE_HOME, is kept out of it)

@@ -1,6 +1,6 @@
 #!/bin/sh
-# The Mei model on --backend vulkan with tile sets, checkpoints and frames
-# (issue #13): a tile set gives the CPU's bytes; a --checkpoint run killed
+# The Mei model on --backend vulkan with tile sets, checkpoints and frames:
+# a tile set gives the CPU's bytes; a --checkpoint run killed
 # with SIGKILL and resumed gives the bytes of an uninterrupted Vulkan run;
 # --frames works and leaves the outputs unchanged; a checkpoint of the
 # other backend is refused (one line, exit 2, nothing written).  The

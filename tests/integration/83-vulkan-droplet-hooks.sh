@@ -1,5 +1,5 @@
 #!/bin/sh
-# Droplets with --backend vulkan beyond plain runs (issue 13): a tile set
+# Droplets with --backend vulkan beyond plain runs: a tile set
 # (windows) gives the CPU path's seam figures (its bytes where the device
 # rounds as the CPU does: lavapipe), runs killed with SIGKILL and resumed
 # from their checkpoints give the bytes of an uninterrupted Vulkan run,
@@ -106,7 +106,7 @@ mkdir -p "$T/probe"
 if ! "$ERODE" -q --tile-set "$T/tiles.list" --halo 40 --layers height $TDROP -s droplet.count=0 \
     --backend vulkan -o "$T/probe" "$(head -n 1 "$T/tiles.list")" 2> "$T/probe.err" &&
     grep -q -- '--tile-set: runs on the cpu backend only' "$T/probe.err"; then
-    t_case "vulkan tile sets"; t_skip "the CLI refuses --tile-set with --backend vulkan (cli/run.c preflight_tiles)"; exit 0
+    t_case "vulkan tile sets"; t_skip "the CLI refuses --tile-set with --backend vulkan (cli/preflight.c preflight_tiles)"; exit 0
 fi
 for b in cpu vulkan; do
     t_case "droplet tile set on $b: erode-tiles + stitch"

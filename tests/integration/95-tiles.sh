@@ -112,7 +112,7 @@ t_exit 0 "$ERODE" stitch --tile-set "$T/tiles2.list" --layers height -o "$T/pipe
 [ "$(ls "$T/pipe"/*.height.tif | grep -vc halo)" = 1 ] || t_fail "stitch of one tile wrote other tiles"
 t_ok
 
-# Halo outputs of two recipes must not be blended (issue #12): the second
+# Halo outputs of two recipes must not be blended: the second
 # tile's halo output is remade with one more step.
 t_case "stitch refuses halo outputs of different recipes, naming both"
 second=$(sed -n 2p "$T/tiles2.list")

@@ -11,10 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 #include "../../core/model.h"
 #include "../../core/plan.h"
 #include "../../core/rng.h"
@@ -331,15 +327,6 @@ START_TEST(source_raster_equals_list)
 }
 END_TEST
 
-static void set_threads(int n)
-{
-#ifdef _OPENMP
-    omp_set_num_threads(n);
-#else
-    (void)n;
-#endif
-}
-
 /* All four maps: 1, 2 and 3 threads give the same bytes. */
 START_TEST(maps_threads_identical)
 {
@@ -353,21 +340,18 @@ START_TEST(maps_threads_identical)
         q[i] = i % 97 == 0 ? 0.01f : 0.0f;
     }
     er_controls c = { h, rn, m, q, NULL };
-    int saved = 1;
-#ifdef _OPENMP
-    saved = omp_get_max_threads();
-#endif
+    int saved = er_test_threads();
     run *ref = run_new(), *r = run_new();
     er_error e;
-    set_threads(1);
+    er_test_set_threads(1);
     ck_assert_int_eq(go(&p, &c, ref, &e), ER_OK);
     for (int n = 2; n <= 3; n++) {
         hills(r->z);
-        set_threads(n);
+        er_test_set_threads(n);
         ck_assert_int_eq(go(&p, &c, r, &e), ER_OK);
         ck_assert(same(ref, r));
     }
-    set_threads(saved);
+    er_test_set_threads(saved);
     free(ref);
     free(r);
     free(h);

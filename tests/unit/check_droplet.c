@@ -140,15 +140,6 @@ static er_status run_map(const er_params *p, map *m, int serial)
     return st;
 }
 
-static void set_threads(int n)
-{
-#ifdef _OPENMP
-    omp_set_num_threads(n);
-#else
-    (void)n;
-#endif
-}
-
 static int same_bytes(const map *a, const map *b)
 {
     size_t n = cells(a) * sizeof(float);
@@ -403,7 +394,7 @@ START_TEST(mass_balance)
 END_TEST
 
 /* ------------------------------------------------------------------ */
-/* Dense runs and the run guard (issue #12)                            */
+/* Dense runs and the run guard                                        */
 
 /* The Olinda DEM (111 x 111, heights -1 .. 88 m) as a map. */
 static map olinda(void)
@@ -608,12 +599,12 @@ static void threads_identical(er_droplet_variant variant, int walls)
     p.droplet.batch_size = 2000;
     const int threads[] = {1, 2, 3, 8};
     map ref = map_copy(&base);
-    set_threads(1);
+    er_test_set_threads(1);
     ck_assert_int_eq(run_map(&p, &ref, 0), ER_OK);
     ck_assert(ref.b.eroded > 0);
     for (size_t k = 1; k < sizeof threads / sizeof threads[0]; k++) {
         map m = map_copy(&base);
-        set_threads(threads[k]);
+        er_test_set_threads(threads[k]);
         ck_assert_int_eq(run_map(&p, &m, 0), ER_OK);
         ck_assert_msg(same_bytes(&m, &ref), "%d threads differ from 1", threads[k]);
         ck_assert(m.b.eroded == ref.b.eroded && m.b.deposited == ref.b.deposited &&
@@ -621,7 +612,7 @@ static void threads_identical(er_droplet_variant variant, int walls)
                   m.b.material_after == ref.b.material_after);
         map_free(&m);
     }
-    set_threads(2);
+    er_test_set_threads(2);
     map_free(&ref);
     map_free(&base);
 }
@@ -684,7 +675,7 @@ static void run_simd(const er_params *p, map *m, int avx512, int wear)
 
 START_TEST(avx512_matches_portable)
 {
-    set_threads(2);
+    er_test_set_threads(2);
     for (int k = 0; k < 4; k++) {
         const int radius = 3 + k / 2, wear = k % 2;
         map a = map_new(160, 120);
@@ -769,7 +760,7 @@ START_TEST(single_block_is_sequential)
         p.droplet.variant = (er_droplet_variant)variant;
         p.droplet.batch_size = 700;
         map a = map_copy(&base), b = map_copy(&base);
-        set_threads(2);
+        er_test_set_threads(2);
         ck_assert_int_eq(run_map(&p, &a, 0), ER_OK);
         ck_assert_int_eq(run_map(&p, &b, 1), ER_OK);
         ck_assert(same_bytes(&a, &b));
@@ -960,7 +951,7 @@ static double spike_ratio(const map *m)
 }
 
 /*
- * No single-cell mounds (issue #18): a droplet or particle that stops
+ * No single-cell mounds: a droplet or particle that stops
  * (lifetime, max_distance, a wall, min_volume) lays its load down through
  * the brush.  Measured on this 128^2 fBm at a quarter particle a cell with
  * max_distance 16 (so that many particles stop with a load), the highest
@@ -1149,7 +1140,7 @@ static void res_run(const er_params *p, map *m, double cell, er_landscape_stats 
 }
 
 /*
- * Resolution independence (issue #18): with droplet.reference_cell_size
+ * Resolution independence: with droplet.reference_cell_size
  * the Vermont DEM (90 m cells) and its 2x bilinear resampling (45 m) give
  * the same landscape statistics (tests/unit/terrain_stats.h).  Measured
  * (seed 1, CPU, 90 m / 45 m): Lague at 0.3 droplets a reference cell
@@ -1323,7 +1314,7 @@ END_TEST
 
 
 /* ------------------------------------------------------------------ */
-/* Control maps (core/controls.h, issue #17)                           */
+/* Control maps (core/controls.h)                                      */
 
 static er_status run_ctl(const er_params *p, map *m, const er_controls *k, const er_window *win)
 {
@@ -1585,19 +1576,19 @@ START_TEST(ctl_threads_identical)
     p.droplet.count = v == ER_DROPLET_LAGUE ? -1 : 3000;
     p.droplet.batch_size = 2000;
     map ref = map_copy(&base);
-    set_threads(1);
+    er_test_set_threads(1);
     ck_assert_int_eq(run_ctl(&p, &ref, &k, NULL), ER_OK);
     ck_assert(ref.b.eroded > 0);
     const int threads[] = {2, 3, 8};
     for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
         map m = map_copy(&base);
-        set_threads(threads[t]);
+        er_test_set_threads(threads[t]);
         ck_assert_int_eq(run_ctl(&p, &m, &k, NULL), ER_OK);
         ck_assert_msg(same_bytes(&m, &ref), "%d threads differ from 1", threads[t]);
         ck_assert(m.b.eroded == ref.b.eroded && m.b.left_map == ref.b.left_map);
         map_free(&m);
     }
-    set_threads(2);
+    er_test_set_threads(2);
     free(hard);
     free(mask);
     free(rain);
@@ -1711,13 +1702,13 @@ START_TEST(rain_water_budget)
     const int threads[] = {1, 2, 8};
     for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
         map m = map_copy(&base);
-        set_threads(threads[t]);
+        er_test_set_threads(threads[t]);
         ck_assert_int_eq(run_ctl(&p, &m, &k, NULL), ER_OK);
         ck_assert_msg(m.b.water_added == want, "%d threads: water %.17g, want %.17g", threads[t],
                       m.b.water_added, want);
         map_free(&m);
     }
-    set_threads(2);
+    er_test_set_threads(2);
 
     map m = map_copy(&base);
     er_terrain t = {m.w, m.h, m.z, m.wall, 1.0, 1.0, &k};
@@ -1751,7 +1742,7 @@ START_TEST(rain_water_budget)
 END_TEST
 
 /* ------------------------------------------------------------------ */
-/* The snapshot schedule (droplet.schedule "snapshot", issue #14)      */
+/* The snapshot schedule (droplet.schedule "snapshot")                 */
 
 static er_params snap_params(int64_t count, uint64_t seed)
 {
@@ -1777,19 +1768,19 @@ START_TEST(snapshot_threads_identical)
     er_params p = snap_params(-1, 4);
     const int threads[] = {1, 2, 3, 2};
     map ref = map_copy(&base);
-    set_threads(1);
+    er_test_set_threads(1);
     ck_assert_int_eq(run_map(&p, &ref, 0), ER_OK);
     ck_assert(ref.b.eroded > 0);
     for (size_t k = 1; k < sizeof threads / sizeof threads[0]; k++) {
         map m = map_copy(&base);
-        set_threads(threads[k]);
+        er_test_set_threads(threads[k]);
         ck_assert_int_eq(run_map(&p, &m, 0), ER_OK);
         ck_assert_msg(same_bytes(&m, &ref), "%d threads differ from 1", threads[k]);
         ck_assert(m.b.eroded == ref.b.eroded && m.b.withheld == ref.b.withheld &&
                   m.b.material_after == ref.b.material_after);
         map_free(&m);
     }
-    set_threads(2);
+    er_test_set_threads(2);
     map_free(&ref);
     map_free(&base);
 }
@@ -1849,7 +1840,7 @@ START_TEST(snapshot_like_blocks)
 }
 END_TEST
 
-/* Depth bound under density (issue #12 under issue #14): a 48 x 40 fBm
+/* Depth bound under density with the snapshot schedule: a 48 x 40 fBm
  * with a pit, 50 droplets a cell, in the default batches and in batches of
  * half a droplet per cell (which the clamp of the first snapshot schedule
  * withheld 10 % and more of, and then refused): each tap takes at most its

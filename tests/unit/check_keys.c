@@ -298,7 +298,7 @@ START_TEST(non_numeric_refused)
 }
 END_TEST
 
-/* Issue #13: the table said (0, 1000] and the droplet model (0, 1).  A
+/* The key table once said (0, 1000] and the droplet model (0, 1).  A
  * particle starts with volume 1, so 1 and more are refused everywhere. */
 START_TEST(min_volume_range)
 {

@@ -12,10 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
+#include "../../core/bits.h"
 #include "../../core/mei/mei_internal.h"
 #include "../../core/model.h"
 #include "../../core/plan.h"
@@ -306,7 +303,7 @@ START_TEST(source_fills_basin)
 END_TEST
 
 /* Terrain plus suspended sediment is conserved with the conservative
- * scheme and closed edges: within the 0.1 % the issue asks, and in the
+ * scheme and closed edges: within 0.1 %, and in the
  * budget (sums of the unrounded state) within 1e-6. */
 START_TEST(material_conserved_closed)
 {
@@ -737,7 +734,7 @@ static void res_print(const char *what, const er_landscape_stats *s)
 }
 
 /*
- * Resolution independence (issue #18): the default recipe on a DEM crop
+ * Resolution independence: the default recipe on a DEM crop
  * (90 m) and its 2x bilinear resampling (45 m) gives the same landscape
  * statistics (tests/unit/terrain_stats.h).  Rain is in m/s per m², the
  * capacity follows the discharge per metre of width (which the rain per
@@ -837,7 +834,7 @@ static void ridge_run(double cell, double ref, int thermal, er_budget *b, double
     grid_free(&g);
 }
 
-/* mei.reference_cell_size (issue #18): a recipe written for 90 m cells run
+/* mei.reference_cell_size: a recipe written for 90 m cells run
  * on 45 m cells wets and weathers the same: the source's and raindrops'
  * water in m³ (discs of radius 2 reference cells, 13 cells of 8100 m²,
  * against 49 of 2025 m²: 6 % less, the lattice's count of a disc; the
@@ -913,15 +910,6 @@ static void busy_map(grid *g, er_params *p, int semi_lagrangian)
     p->river.src[1] = (er_source){.x = 50.5, .y = 40.0, .coords = 0, .radius = 1.0, .rate = 0.02};
 }
 
-static void set_threads(int n)
-{
-#ifdef _OPENMP
-    omp_set_num_threads(n);
-#else
-    (void)n;
-#endif
-}
-
 /* 1, 2, 3 and 8 threads (and chunkings that follow from them) give the
  * same bytes, and so do two runs with the same thread count. */
 START_TEST(threads_identical)
@@ -930,14 +918,11 @@ START_TEST(threads_identical)
     grid ref = grid_new(80, 60, 20.0);
     er_params p;
     busy_map(&ref, &p, _i);
-    int saved = 1;
-#ifdef _OPENMP
-    saved = omp_get_max_threads();
-#endif
+    int saved = er_test_threads();
     er_budget b0, b;
     er_error e;
     grid_keep(&ref);
-    set_threads(counts[0]);
+    er_test_set_threads(counts[0]);
     ck_assert_int_eq(run_grid(&p, &ref, &b0, &e), ER_OK);
     ck_assert(all_finite(&ref));
     for (int k = 1; k < 5; k++) {
@@ -945,7 +930,7 @@ START_TEST(threads_identical)
         er_params q;
         busy_map(&g, &q, _i);
         grid_keep(&g);
-        set_threads(counts[k]);
+        er_test_set_threads(counts[k]);
         ck_assert_int_eq(run_grid(&q, &g, &b, &e), ER_OK);
         ck_assert_msg(memcmp(g.z, ref.z, cells(&g) * sizeof(float)) == 0, "height, %d threads",
                       counts[k]);
@@ -960,7 +945,7 @@ START_TEST(threads_identical)
         ck_assert(memcmp(&b, &b0, sizeof b) == 0);
         grid_free(&g);
     }
-    set_threads(saved);
+    er_test_set_threads(saved);
     grid_free(&ref);
 }
 END_TEST
@@ -1015,15 +1000,12 @@ START_TEST(paired_sweeps_equal)
     er_params p;
     pair_map(&ref, &p, _i, 1);
     grid_keep(&ref);
-    int saved = 1;
-#ifdef _OPENMP
-    saved = omp_get_max_threads();
-#endif
+    int saved = er_test_threads();
     er_budget b0, b;
     er_error e;
     er_terrain t = { ref.w, ref.h, ref.z, ref.wall, cell, cell, NULL };
     er_layers l = { ref.water, ref.sed, ref.flow, ref.wear };
-    set_threads(1);
+    er_test_set_threads(1);
     ck_assert_msg(er_run_cpu(&p, &t, &win, &(er_run_opts){&l, NULL, NULL, &b0}, &e) == ER_OK,
                   "%s", e.msg);
     ck_assert(all_finite(&ref));
@@ -1034,7 +1016,7 @@ START_TEST(paired_sweeps_equal)
         er_params q;
         pair_map(&g, &q, _i, 0);
         grid_keep(&g);
-        set_threads(threads);
+        er_test_set_threads(threads);
         er_terrain tg = { g.w, g.h, g.z, g.wall, cell, cell, NULL };
         er_layers lg = { g.water, g.sed, g.flow, g.wear };
         ck_assert_int_eq(er_run_cpu(&q, &tg, &win, &(er_run_opts){&lg, NULL, NULL, &b}, &e), ER_OK);
@@ -1053,7 +1035,7 @@ START_TEST(paired_sweeps_equal)
         ck_assert(memcmp(&b, &b0, sizeof b) == 0);
         grid_free(&g);
     }
-    set_threads(saved);
+    er_test_set_threads(saved);
     grid_free(&ref);
 }
 END_TEST
@@ -1350,13 +1332,13 @@ END_TEST
 
 /* Real DEMs: the default recipe runs long without a NaN.  Read with
  * er_image_read (the CLI's reader: PNG samples come back as 0..1, nodata
- * cells as a mask); cell sizes from shared/data/dem/SOURCES.md
+ * cells as a mask); cell sizes from the DEMs' own georeferencing
  * (geographic ones converted at the centre latitude).  Steps are cut on
  * the largest maps to keep the suite fast; the CLI integration tests run
  * the full default recipe. */
 typedef struct dem_case {
     const char *file;
-    int shared;       /* 1: only in shared/data/dem */
+    int shared;       /* 1: only among the optional DEMs (er_test_shared_dem) */
     int w, h;
     double cx, cy;
     int64_t steps;
@@ -1427,8 +1409,7 @@ START_TEST(sqrt_premise)
         uint32_t u = (uint32_t)(r % 0x7f800000u); /* every finite x >= 0 */
         if (i % 4 == 1)
             u = (uint32_t)(r % 0x00800000u); /* denormals */
-        float x;
-        memcpy(&x, &u, sizeof x);
+        float x = er_bits_float(u);
         float s = sqrtf(x), e = er_sqrt(x);
         int wrong = memcmp(&s, &e, sizeof s) != 0;
         double d = sqrt((double)x), lo = d, hi = d;
@@ -1485,7 +1466,7 @@ Suite *mei_suite(void)
     tcase_add_test(tg, flow_follows_the_channel);
     suite_add_tcase(s, tg);
 
-    /* issue #18: convergence in dt, the wave bound, edges, beds */
+    /* convergence in dt, the wave bound, edges, beds */
     TCase *tf = tcase_create("fidelity");
     tcase_set_timeout(tf, 120);
     tcase_add_loop_test(tf, converges_in_dt, 0, 2);

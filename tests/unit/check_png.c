@@ -675,7 +675,7 @@ START_TEST(read_mapping)
 }
 END_TEST
 
-/* Issue #12: the mapping chunk may follow the image data (the PNG format
+/* The mapping chunk may follow the image data (the PNG format
  * allows text chunks after IDAT), and may be tEXt, zTXt or a compressed
  * iTXt: it is read all the same, for plain and Adam7 images (_i: kind, then
  * interlace).  Heights that silently read as 0..1 instead would be wrong

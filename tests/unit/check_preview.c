@@ -13,10 +13,6 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 #include "../../core/preview.h"
 #include "../../io/image.h"
 #include "test_util.h"
@@ -328,16 +324,14 @@ START_TEST(deterministic)
     uint8_t *again = render(&m.in, &w, &h);
     ck_assert_mem_eq(ref, again, (size_t)w * h * 3);
     free(again);
-#ifdef _OPENMP
-    int saved = omp_get_max_threads();
+    int saved = er_test_threads();
     for (int t = 1; t <= 3; t++) {
-        omp_set_num_threads(t);
+        er_test_set_threads(t);
         uint8_t *p = render(&m.in, &w, &h);
         ck_assert_mem_eq(ref, p, (size_t)w * h * 3);
         free(p);
     }
-    omp_set_num_threads(saved);
-#endif
+    er_test_set_threads(saved);
     free(ref);
     map_free(&m);
 }

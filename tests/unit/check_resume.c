@@ -15,10 +15,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 #include "../../core/model.h"
 #include "../../core/plan.h"
 #include "../../core/mei/state.h"
@@ -27,15 +23,6 @@
 #include "../../core/rng.h"
 #include "../../io/checkpoint.h"
 #include "test_util.h"
-
-static void set_threads(int n)
-{
-#ifdef _OPENMP
-    omp_set_num_threads(n);
-#else
-    (void)n;
-#endif
-}
 
 /* ------------------------------------------------------------------ */
 /* Fixtures                                                            */
@@ -221,7 +208,7 @@ static void check_resume_everywhere(const er_params *p, int w, int h, int walls,
     er_error err = {""};
     map input = map_make(w, h, walls);
     map ref = map_clone(&input);
-    set_threads(1);
+    er_test_set_threads(1);
     er_terrain t = {ref.w, ref.h, ref.z, ref.wall, 1.0, 1.0, NULL};
     er_layers layers = {ref.water, ref.sed, ref.flow, ref.wear};
     er_status st = p->model == ER_MODEL_MEI ? er_run_cpu(p, &t, NULL, &(er_run_opts){&layers, NULL, NULL, &ref.b}, &err)
@@ -232,7 +219,7 @@ static void check_resume_everywhere(const er_params *p, int w, int h, int walls,
     recorder_init(&rec, every, -1);
     er_run_hooks hk = {record, &rec, NULL, NULL};
     map hooked = map_clone(&input);
-    set_threads(2);
+    er_test_set_threads(2);
     ck_assert_int_eq(run(p, &hooked, &hk, &err), ER_OK);
     ck_assert_msg(same_result(&ref, &hooked), "a boundary callback changed the result");
     ck_assert(rec.ordered);
@@ -246,7 +233,7 @@ static void check_resume_everywhere(const er_params *p, int w, int h, int walls,
         for (int threads = 1; threads <= 2; threads++) {
             map m = map_clone(&input);
             er_run_hooks rh = {NULL, NULL, &rec.s[k].st, NULL};
-            set_threads(threads);
+            er_test_set_threads(threads);
             st = run(p, &m, &rh, &err);
             ck_assert_msg(st == ER_OK, "resume at %lld: %s", (long long)rec.s[k].st.boundary,
                           err.msg);
@@ -260,7 +247,7 @@ static void check_resume_everywhere(const er_params *p, int w, int h, int walls,
     map_free(&hooked);
     map_free(&ref);
     map_free(&input);
-    set_threads(2);
+    er_test_set_threads(2);
 }
 
 START_TEST(mei_resume_identical)
@@ -463,7 +450,7 @@ START_TEST(checkpoint_round_trip)
         er_params p = model == 0 ? mei_params() : droplet_params();
         map input = map_make(100, 90, 1), ref = map_clone(&input), part = map_clone(&input);
         er_error err = {""};
-        set_threads(2);
+        er_test_set_threads(2);
         ck_assert_int_eq(run(&p, &ref, NULL, &err), ER_OK);
         recorder rec;
         recorder_init(&rec, model == 0 ? 30 : 4, model == 0 ? 30 : 4);
@@ -490,7 +477,7 @@ START_TEST(checkpoint_round_trip)
             if (s->array[i])
                 ck_assert(memcmp(ck.state.array[i], s->array[i], cells(&input) * sizeof(float)) == 0);
         }
-        set_threads(1);
+        er_test_set_threads(1);
         map m = map_clone(&input);
         er_run_hooks rh = {NULL, NULL, &ck.state, NULL};
         ck_assert_msg(run(&p, &m, &rh, &err) == ER_OK, "%s", err.msg);

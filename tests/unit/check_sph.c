@@ -7,10 +7,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 #include "../../core/models.h"
 #include "../../core/plan.h"
 #include "../../io/recipe.h"
@@ -540,15 +536,6 @@ START_TEST(no_erosion_below_critical_shear)
 }
 END_TEST
 
-static void set_threads(int n)
-{
-#ifdef _OPENMP
-    omp_set_num_threads(n);
-#else
-    (void)n;
-#endif
-}
-
 /* 1 and 2 threads: the same bytes in every layer and the budget. */
 START_TEST(threads_identical)
 {
@@ -558,9 +545,9 @@ START_TEST(threads_identical)
     er_params p = dem_params();
     p.sph.steps = 8;
     er_budget ba, bc;
-    set_threads(1);
+    er_test_set_threads(1);
     dem_run(&a, &p, &ba);
-    set_threads(2);
+    er_test_set_threads(2);
     dem_run(&c, &p, &bc);
     size_t bytes = (size_t)a.t.width * a.t.height * sizeof(float);
     ck_assert_int_eq(memcmp(a.t.elevation, c.t.elevation, bytes), 0);
@@ -721,7 +708,7 @@ START_TEST(resume_identical)
     er_params p = dem_params();
     p.sph.steps = 10;
     er_budget ba, bc;
-    set_threads(2);
+    er_test_set_threads(2);
     dem_run(&a, &p, &ba);
     char dir[PATH_MAX], path[PATH_MAX + 16];
     er_test_mkdtemp(dir, sizeof dir);
@@ -730,7 +717,7 @@ START_TEST(resume_identical)
     er_run_hooks hk = {save_and_stop, &v, NULL, NULL};
     er_layers l = {c.water, c.sed, c.flow, c.wear};
     er_error e;
-    set_threads(1);
+    er_test_set_threads(1);
     ck_assert_int_eq(er_run_cpu(&p, &c.t, NULL, &(er_run_opts){&l, NULL, &hk, &bc}, &e), ER_ECANCELED);
     ck_assert_str_eq(e.msg, "sph: cancelled at step 5");
     ck_assert_int_eq(v.seen, 6);
@@ -740,7 +727,7 @@ START_TEST(resume_identical)
     ck_assert_uint_gt(ck.state.extra->count[0], 0);
     memcpy(c.t.elevation, c.z0, (size_t)c.t.width * c.t.height * sizeof(float));
     hk = (er_run_hooks){NULL, NULL, &ck.state, NULL};
-    set_threads(2);
+    er_test_set_threads(2);
     ck_assert_msg(er_run_cpu(&p, &c.t, NULL, &(er_run_opts){&l, NULL, &hk, &bc}, &e) == ER_OK, "%s",
                   e.msg);
     size_t bytes = (size_t)a.t.width * a.t.height * sizeof(float);
@@ -1128,9 +1115,9 @@ START_TEST(non_square_dem)
     er_params p = dem_params();
     p.sph.steps = 10;
     er_budget b, bc;
-    set_threads(1);
+    er_test_set_threads(1);
     dem_run(&a, &p, &b);
-    set_threads(2);
+    er_test_set_threads(2);
     dem_run(&c, &p, &bc);
     const size_t n = (size_t)a.t.width * a.t.height;
     double water = 0;

@@ -12,10 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 #include "../../core/models.h"
 #include "../../core/rng.h"
 #include "../../core/stages.h"
@@ -270,15 +266,6 @@ END_TEST
 enum { W = 40, H = 32 };
 #define CELLS ((size_t)W * (size_t)H)
 
-static void set_threads(int n)
-{
-#ifdef _OPENMP
-    omp_set_num_threads(n);
-#else
-    (void)n;
-#endif
-}
-
 /* A bowl of 1 m cells (0.02 r^2 around the centre) with noise: rain
  * gathers in it, droplets run down it, an SPH lake fills it. */
 static void bowl(float *z)
@@ -312,7 +299,7 @@ static er_status run_staged(const er_stages *r, out *o, const er_run_hooks *hk, 
 {
     memset(o, 0, sizeof *o);
     bowl(o->z);
-    set_threads(threads);
+    er_test_set_threads(threads);
     er_terrain t = {W, H, o->z, NULL, 1.0, 1.0, NULL};
     er_status st = er_stages_plan(r, &t, NULL, NULL, &SP, err);
     if (st)
@@ -323,7 +310,7 @@ static er_status run_staged(const er_stages *r, out *o, const er_run_hooks *hk, 
     er_layers l = {o->water, o->sed, o->flow, o->wear};
     er_stages_opts so = {&l, NULL, NULL, hk, &o->b, o->rep};
     st = er_stages_run(&SP, where, &t, &so, err);
-    set_threads(2);
+    er_test_set_threads(2);
     return st;
 }
 

@@ -12,10 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 #include "../../core/backend.h"
 #include "../../core/model.h"
 #include "../../core/models.h"
@@ -24,15 +20,6 @@
 #include "../../core/stream_power/state.h"
 #include "../../io/checkpoint.h"
 #include "test_util.h"
-
-static void set_threads(int n)
-{
-#ifdef _OPENMP
-    omp_set_num_threads(n);
-#else
-    (void)n;
-#endif
-}
 
 static er_params sp_params(void)
 {
@@ -485,10 +472,10 @@ START_TEST(threads_identical)
             rain[i] = (float)(0.5 + (i % 5) * 0.25);
         m[k].ctl.rain = rain;
         m[k].t.controls = &m[k].ctl;
-        set_threads(threads[k]);
+        er_test_set_threads(threads[k]);
         map_run_ok(&m[k], &p);
     }
-    set_threads(2);
+    er_test_set_threads(2);
     const size_t bytes = cells(&m[0]) * sizeof(float);
     for (int k = 1; k < 4; k++) {
         ck_assert_int_eq(memcmp(m[0].z, m[k].z, bytes), 0);
@@ -536,7 +523,7 @@ START_TEST(resume_identical)
     p.stream_power.steps = 15;
     p.stream_power.g = 0.8;
     p.stream_power.kd = 0.1;
-    set_threads(2);
+    er_test_set_threads(2);
     map_run_ok(&a, &p);
     char dir[PATH_MAX], path[PATH_MAX + 16];
     er_test_mkdtemp(dir, sizeof dir);
@@ -544,7 +531,7 @@ START_TEST(resume_identical)
     saver v = {path, 7, 0, {ER_MODEL_STREAM_POWER, 48, 40, 1, 2, "cpu", 0}};
     er_run_hooks hk = {save_and_stop, &v, NULL, NULL};
     er_error e;
-    set_threads(1);
+    er_test_set_threads(1);
     ck_assert_int_eq(map_run(&c, &p, &hk, &e), ER_ECANCELED);
     ck_assert_str_eq(e.msg, "stream_power: cancelled at step 7");
     ck_assert_int_eq(v.seen, 8);
@@ -552,7 +539,7 @@ START_TEST(resume_identical)
     ck_assert_msg(er_checkpoint_read(path, &v.id, &ck, &e) == ER_OK, "%s", e.msg);
     ck_assert_int_eq(ck.state.boundary, 7);
     hk = (er_run_hooks){NULL, NULL, &ck.state, NULL};
-    set_threads(2);
+    er_test_set_threads(2);
     ck_assert_msg(map_run(&c, &p, &hk, &e) == ER_OK, "%s", e.msg);
     const size_t bytes = cells(&a) * sizeof(float);
     ck_assert_int_eq(memcmp(a.z, c.z, bytes), 0);

@@ -1,7 +1,7 @@
 /*
  * GeoTIFF reader and writer.  Fixtures are written at run time with libtiff
  * itself into a scratch directory, one per layout the reader must handle;
- * the real DEMs are checked against the facts in shared/data/dem/SOURCES.md
+ * the real DEMs (er_test_shared_dem) are checked against their known facts
  * and, where gdalinfo is installed, the written files against GDAL.
  */
 #include <check.h>
@@ -21,6 +21,7 @@
 #include <tiffio.h>
 #include <unistd.h>
 
+#include "../../core/bits.h"
 #include "../../core/parallel.h"
 #include "../../core/rng.h"
 #include "../../io/image.h"
@@ -885,8 +886,7 @@ static float *random_layer(int w, int h, uint8_t **mask, uint64_t seed)
             bits &= ~0x00800000u; /* no NaN/Inf */
         if (i % 3 == 0)         /* DEM-like smooth values too */
             bits = 0;
-        float v;
-        memcpy(&v, &bits, sizeof v);
+        float v = er_bits_float(bits);
         d[i] = i % 3 == 0 ? (float)(i % (size_t)w) * 0.25f + 100.0f : v;
         (*mask)[i] = i % 11 == 5;
     }
@@ -1259,7 +1259,7 @@ START_TEST(disk_full_is_eio_and_leaves_nothing)
 }
 END_TEST
 
-/* ---- real DEMs (shared/data/dem/SOURCES.md) ----------------------------- */
+/* ---- real DEMs (er_test_shared_dem) ------------------------------------- */
 
 typedef struct dem_fact {
     const char *name;
@@ -1420,15 +1420,6 @@ END_TEST
 static const er_compress compressors[] = {ER_COMPRESS_DEFLATE, ER_COMPRESS_ZSTD, ER_COMPRESS_LZW, ER_COMPRESS_NONE};
 static const uint16_t tiff_codes[] = {COMPRESSION_ADOBE_DEFLATE, COMPRESSION_ZSTD, COMPRESSION_LZW, COMPRESSION_NONE};
 
-static void set_threads(int n)
-{
-#ifdef _OPENMP
-    omp_set_num_threads(n);
-#else
-    (void)n;
-#endif
-}
-
 /* Every compressor x predictor x layout reads back bit for bit, with the
  * tags it claims: the hand-made predictors and raw tiles decode through
  * libtiff's own codecs exactly as libtiff's encoders would. */
@@ -1493,7 +1484,7 @@ START_TEST(creation_output_same_for_any_thread_count)
     size_t nref = 0;
     in_dir(path, sizeof path, "j.tif");
     for (size_t k = 0; k < sizeof threads / sizeof threads[0]; k++) {
-        set_threads(threads[k]);
+        er_test_set_threads(threads[k]);
         ck_assert_msg(er_tiff_write_co(path, &layer, &co, &err) == ER_OK, "%s", err.msg);
         size_t n;
         unsigned char *b = slurp(path, &n);
@@ -1505,7 +1496,7 @@ START_TEST(creation_output_same_for_any_thread_count)
         ck_assert_msg(n == nref && memcmp(b, ref, n) == 0, "%d threads differ from 1", threads[k]);
         free(b);
     }
-    set_threads(2);
+    er_test_set_threads(2);
     free(ref);
     free(d);
     free(mask);
@@ -1529,13 +1520,13 @@ START_TEST(parallel_read_same_for_any_thread_count)
     ck_assert_int_eq(er_tiff_write_co(path, &layer, &co, &err), ER_OK);
     for (size_t k = 0; k < sizeof threads / sizeof threads[0]; k++) {
         er_image img;
-        set_threads(threads[k]);
+        er_test_set_threads(threads[k]);
         ck_assert_msg(er_tiff_read(path, NULL, &img, &err) == ER_OK, "%s", err.msg);
         for (size_t i = 0; i < 530 * 300; i++)
             ck_assert(mask[i] ? img.nodata[i] && img.data[i] == -9999.0f : same_float(img.data[i], d[i]) && !img.nodata[i]);
         er_image_free(&img);
     }
-    set_threads(2);
+    er_test_set_threads(2);
     /* corrupt the middle of the file: some tile's data, not the header
      * (DEFLATE only: its Adler-32 catches any change, a ZSTD frame as TIFF
      * stores it has no checksum) */

@@ -8,15 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 #include "../../core/model.h"
 #include "../../core/plan.h"
 #include "../../core/params.h"
 #include "../../core/stitch.h"
 #include "../../core/tiles.h"
+#include "test_util.h"
 
 /* A world of two bowls, left centred at (28, 32) and right at (100, 32),
  * with a band of nodata cells (walls) [60, 68) between them, wider than a
@@ -135,13 +132,9 @@ START_TEST(window_run_thread_identity)
     er_params p;
     droplet_params(&p, 8, 2);
     float *ref = NULL;
-#ifdef _OPENMP
-    int before = omp_get_max_threads();
-#endif
+    int before = er_test_threads();
     for (int n = 1; n <= 3; n++) {
-#ifdef _OPENMP
-        omp_set_num_threads(n);
-#endif
+        er_test_set_threads(n);
         float *zw = world_terrain(), *c = crop(zw, RX, WW - RX);
         uint8_t *cw = walls(RX, WW - RX);
         er_terrain t = {WW - RX, WH, c, cw, 1.0, 1.0, NULL};
@@ -157,9 +150,7 @@ START_TEST(window_run_thread_identity)
         free(zw);
         free(cw);
     }
-#ifdef _OPENMP
-    omp_set_num_threads(before);
-#endif
+    er_test_set_threads(before);
     free(ref);
 }
 END_TEST

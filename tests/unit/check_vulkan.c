@@ -181,7 +181,7 @@ END_TEST
  * denormals survive: where the device's class (er_vk_mei_exactness) is
  * exact, every layer is compared with memcmp.  Elsewhere height and water
  * must still be exact and sediment within ER_VK_MEI_FLUSH_SEDIMENT (the
- * spread an H100 that flushed denormals showed, issue #14).
+ * spread an H100 that flushed denormals showed).
  */
 /* Budget totals are per-row sums in another (fixed) order: rounding only. */
 #define TOL_BUDGET_REL 1e-9
@@ -1454,7 +1454,7 @@ END_TEST
 
 /*
  * Maps smaller than a workgroup, than the Mei coefficients or than a
- * droplet brush (issue #12: below 68 cells the coefficients, 272 bytes,
+ * droplet brush (below 68 cells the coefficients, 272 bytes,
  * and below (2r - 1)^2 cells the brush were copied into a staging buffer
  * sized for one layer, a heap overflow that ASan reports and glibc aborts
  * on).  Single rows and columns, and the sizes around the thresholds.

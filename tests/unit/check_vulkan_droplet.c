@@ -401,7 +401,7 @@ START_TEST(mass_transfer_agrees)
 }
 END_TEST
 
-/* Issue #12 on the device: dense runs of both variants (3 and 50
+/* On the device: dense runs of both variants (3 and 50
  * droplets a cell; 3 particles a cell) end with no cell below the input's
  * lowest height, every height finite, the terrain's volume positive and
  * the budget inside the run guard's tolerance, as on the CPU; Lague's
@@ -476,7 +476,7 @@ static int cpu_device(er_vk_ctx *vk)
 #endif
 }
 
-/* droplet.reference_cell_size on the device (issue #18): at half the
+/* droplet.reference_cell_size on the device: at half the
  * reference cell the kernels scale a step's erosion bound and deposit
  * (Lague) and the equilibrium load (particles) by area_k = 4, and the
  * device gives the CPU's Lague heights bit for bit where it rounds as the
@@ -704,7 +704,7 @@ static void assert_rain_water(er_vk_ctx *vk, const er_params *p, vmap *g, const 
                   g->b.water_added, c->b.water_added);
 }
 
-/* Every control map on the device (issue #17): Lague's droplets give the
+/* Every control map on the device: Lague's droplets give the
  * CPU's bytes where the device rounds as the CPU (lavapipe), on a whole map
  * with walls (_i = 0) and in a window with the maps' cut (_i = 1), else
  * their volumes within 2 %; the particles (_i = 2, windowed) within the

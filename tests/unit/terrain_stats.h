@@ -1,5 +1,5 @@
 /*
- * Landscape statistics for the resolution tests (issue #18): what must
+ * Landscape statistics for the resolution tests: what must
  * agree between a DEM and its 2x finer resampling, each in metres or per
  * km² so that two cell sizes compare directly.  Header-only (static
  * inline) so the unit-test rule (tests/unit/check_*.c) needs no new object.

@@ -1,6 +1,6 @@
 /*
  * Helpers shared by the unit tests: scratch directories, where the source
- * tree and the shared DEMs are, and skips that say why.
+ * tree and the shared DEMs are, thread counts, and skips that say why.
  */
 #ifndef ER_TEST_UTIL_H
 #define ER_TEST_UTIL_H
@@ -15,6 +15,9 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 /* The source tree (make sets ER_SRCDIR), else the current directory. */
 static inline const char *er_test_srcdir(void)
@@ -30,8 +33,9 @@ static inline const char *er_test_path(char *buf, size_t n, const char *rel)
     return buf;
 }
 
-/* Fills buf with the path of a DEM in ../shared/data/dem (or $ER_SHARED_DEM);
- * returns NULL when the file is not there. */
+/* Fills buf with the path of a DEM of the optional real-DEM collection: the
+ * directory $ER_SHARED_DEM, else the default below, outside this
+ * repository.  Returns NULL when the file is not there (the test skips). */
 static inline const char *er_test_shared_dem(char *buf, size_t n, const char *name)
 {
     const char *d = getenv("ER_SHARED_DEM");
@@ -40,6 +44,28 @@ static inline const char *er_test_shared_dem(char *buf, size_t n, const char *na
     else
         snprintf(buf, n, "%s/../shared/data/dem/%s", er_test_srcdir(), name);
     return access(buf, R_OK) == 0 ? buf : NULL;
+}
+
+/* Runs the OpenMP regions that follow on n threads (nothing without
+ * OpenMP). */
+static inline void er_test_set_threads(int n)
+{
+#ifdef _OPENMP
+    omp_set_num_threads(n);
+#else
+    (void)n;
+#endif
+}
+
+/* The thread count the OpenMP regions that follow run on (1 without
+ * OpenMP), to restore it after er_test_set_threads. */
+static inline int er_test_threads(void)
+{
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
 }
 
 /* Creates a fresh scratch directory; the caller removes it with

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The stream-power model from the command line: configs/stream-power.json
-# turns a 256^2 fBm map (made here by scripts/make-terrain, the method of
-# ../shared/peers/make_terrain.py, two seeds) into terrain by the metrics
+# turns a 256^2 fBm map (made here by scripts/make-terrain, two seeds)
+# into terrain by the metrics
 # of scripts/terrain-metrics (DESIGN.md section 7c): closed pits drained,
 # a slope-area concavity of real river profiles, a smoother surface than
 # the noise; the drainage area agrees with a second computation
@@ -23,7 +23,7 @@ $PY "$SRCDIR/scripts/make-terrain" "$T/$stem" 256 1 > /dev/null
 $PY "$SRCDIR/scripts/make-terrain" "$T/fbm2" 256 2 > /dev/null
 W=$T/$stem.tif
 
-# The goals of the issue for a 1024^2 map hold at 256^2 for the shipped
+# The terrain goals for a 1024^2 map hold at 256^2 for the shipped
 # recipe as they are: pits <= 0.05 % of the valid cells, theta in [0.3,
 # 0.6] with r^2 >= 0.9, roughness at most the input's (a 256^2 fBm map is
 # rougher per cell than a 1024^2 one: its finest octave is one cell wide).
@@ -67,7 +67,7 @@ for f in "$W" "$SRCDIR/tests/data/whitebox_dem_f32_utm18n.tif"; do
 done
 t_ok
 
-# The issue's convergence goals, on both 256^2 maps and the recipe's
+# The convergence goals, on both 256^2 maps and the recipe's
 # 250,000 years: halving dt (500 steps of 500 years) changes the eroded
 # volume by at most 2 % (measured 1.1-1.4 %); on the map averaged to twice
 # the cell size (20 m, the same extent) the eroded volume per m^2 is within

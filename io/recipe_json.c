@@ -1,0 +1,82 @@
+/* Recipe text to cJSON: one complete value, or the error at the line and
+ * column of the offending character. */
+#include "recipe_internal.h"
+
+#include <string.h>
+
+/* Line and column (1-based, columns in characters) of offset `at`. */
+static void line_col(const char *text, size_t at, size_t *line, size_t *col)
+{
+    *line = 1;
+    *col = 1;
+    for (size_t i = 0; i < at; i++) {
+        if (text[i] == '\n') {
+            (*line)++;
+            *col = 1;
+        } else if (((unsigned char)text[i] & 0xc0) != 0x80) {
+            (*col)++;
+        }
+    }
+}
+
+int er_recipe_is_space(char ch)
+{
+    return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
+}
+
+/* `at` is cJSON's failure offset.  Two corrections make it point at the
+ * offending character: where a member name was expected cJSON reports the
+ * byte after the bad one, and when the text ends early it reports the last
+ * byte (only a whitespace byte there says so for sure). */
+static er_status malformed(const er_recipe_ctx *c, const char *text, size_t len, size_t at)
+{
+    size_t line, col;
+    const char *what = "";
+    if (at > len)
+        at = len;
+    if (at > 0 && !er_recipe_is_space(text[at - 1]) && text[at - 1] != '"') {
+        size_t b = at - 1;
+        while (b > 0 && er_recipe_is_space(text[b - 1]))
+            b--;
+        if (b > 0 && (text[b - 1] == ',' || text[b - 1] == '{'))
+            at--;
+    }
+    if (len > 0 && at == len - 1 && er_recipe_is_space(text[at])) {
+        at = len;
+        what = ", unexpected end of text";
+    }
+    line_col(text, at, &line, &col);
+    return er_recipe_fail(c, NULL, "line %zu, column %zu: malformed JSON%s", line, col, what);
+}
+
+/* Parses len bytes of JSON; NULL (with the error set) unless the text is
+ * one complete value.  cJSON's end pointer (rather than
+ * cJSON_GetErrorPtr, a global) gives the failure point. */
+cJSON *er_recipe_parse_json(const er_recipe_ctx *c, const char *text, size_t len, er_status *st)
+{
+    const char *nul = memchr(text, '\0', len);
+    if (nul) {
+        *st = malformed(c, text, len, (size_t)(nul - text));
+        return NULL;
+    }
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    if (!root) {
+        if (!end) {
+            *st = er_fail(c->err, ER_ENOMEM, "%s: out of memory", c->where);
+            return NULL;
+        }
+        *st = malformed(c, text, len, (size_t)(end - text));
+        return NULL;
+    }
+    size_t at = (size_t)(end - text);
+    while (at < len && er_recipe_is_space(text[at]))
+        at++;
+    if (at < len) {
+        cJSON_Delete(root);
+        *st = malformed(c, text, len, at);
+        return NULL;
+    }
+    *st = ER_OK;
+    return root;
+}
