@@ -1,17 +1,18 @@
 /*
- * The model registry (DESIGN.md §7b): every model is its directory under
- * core/ and one er_model_ops row here.  The CLI, the recipe reader, the
- * run plan, the backends and the checkpoint code ask this table; none of
- * them names a model.
+ * The model registry: every model is its directory under core/ and one
+ * line of the model list (core/models.def), from which its kind, its
+ * er_params member and its row in the registry's table are made.  The
+ * CLI, the recipe reader, the run plan, the backends and the checkpoint
+ * code ask this table; none of them names a model.
  *
- * What a new model provides (README "Layout"):
- *   - core/<name>/: its er_model_ops (the functions and facts below) and
- *     its recipe section as key rows (core/keys.h), its params struct;
- *   - one value of er_model_kind and its params member (core/params.h),
- *     its row in the registry's table (core/models.c);
+ * What a new model provides (CONTRIBUTING.md "Adding a model"):
+ *   - core/<name>/: its er_model_ops er_model_<name> (the functions and
+ *     facts below), its recipe section as key rows er_<name>_keys
+ *     (core/keys.h) and its params struct er_<name>_params (params.h);
+ *   - its line in core/models.def;
  *   - what its layers hold (flags), for the outputs and staged recipes;
  *   - its keys in man/erode-recipe.5, a config under configs/, tests, and
- *     a Vulkan path in core/vulkan/ if it has one (vk_run, else NULL).
+ *     a Vulkan path if it has one (vk_run, else NULL).
  */
 #ifndef ER_MODELS_H
 #define ER_MODELS_H
@@ -104,14 +105,13 @@ const er_model_ops *er_model(er_model_kind k);
 /* Its name, or "unknown". */
 const char *er_model_name(er_model_kind k);
 
-/* Each model's ops, defined in its directory. */
-extern const er_model_ops er_model_mei, er_model_droplet, er_model_sph, er_model_stream_power;
-
-/* Each model's key rows (its keys.c), for its ops. */
-const er_key *er_mei_keys(size_t *n);
-const er_key *er_droplet_keys(size_t *n);
-const er_key *er_sph_keys(size_t *n);
-const er_key *er_stream_power_keys(size_t *n);
+/* Each model's ops and key rows (its keys.c), defined in its directory,
+ * for each line of the model list. */
+#define ER_MODEL(id, name)                      \
+    extern const er_model_ops er_model_##name; \
+    const er_key *er_##name##_keys(size_t *n);
+#include "models.def"
+#undef ER_MODEL
 
 /* Helpers the models share for their ops. */
 
