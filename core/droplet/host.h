@@ -70,7 +70,7 @@ typedef struct er_dctx {
     float keep_water;         /* 1 - evaporate_speed, clamped to [0, 1] */
     float gravity;            /* [1/m] gravity / U: v^2 - dh * gravity */
     float init_water, init_speed;
-    float area_k;             /* plan->area_k: a step's height on one cell as a volume
+    float area_k;             /* plan->own.droplet.area_k: a step's height on one cell as a volume
                                  over the reference cell (er_droplet_at_cell_size) */
     int brush_side;           /* 2 * radius - 1 */
     int avx512;               /* 1: er_droplet_avx512 at set-up: the lanes run the

@@ -22,9 +22,9 @@ static int array_needed(int i, const er_layers *k)
 static er_status check_resume(const er_plan *plan, const er_run_state *r, const er_layers *keep,
                               er_error *err)
 {
-    const int64_t done = r->boundary >= plan->boundaries ? plan->droplets
-                                                         : r->boundary * plan->batch;
-    er_status st = er_state_check_fit(plan, r, done, plan->droplets, err);
+    const int64_t done = r->boundary >= plan->boundaries ? plan->own.droplet.droplets
+                                                         : r->boundary * plan->own.droplet.batch;
+    er_status st = er_state_check_fit(plan, r, done, plan->own.droplet.droplets, err);
     if (st)
         return st;
     if (r->extra)

@@ -164,9 +164,9 @@ static er_status run_setup(const er_plan *plan, er_terrain *t, er_layers *layers
     s->before = plan->sum;
     s->scale = plan->abs_sum;
     s->lo = plan->lo;
-    s->count = plan->droplets;
-    s->per_cell = plan->per_cell;
-    const double unit = plan->height_unit;
+    s->count = plan->own.droplet.droplets;
+    s->per_cell = plan->own.droplet.per_cell;
+    const double unit = plan->own.droplet.height_unit;
 
     if (layers && layers->water)
         memset(layers->water, 0, s->cells * sizeof(float));
@@ -196,8 +196,8 @@ static er_status run_setup(const er_plan *plan, er_terrain *t, er_layers *layers
     c->deposit = layers ? layers->sediment : NULL;
     c->wear = layers ? layers->wear : NULL;
     c->variant = d->variant;
-    c->reach = plan->reach;
-    c->area_k = (float)plan->area_k;
+    c->reach = plan->own.droplet.reach;
+    c->area_k = (float)plan->own.droplet.area_k;
 
     if (d->variant == ER_DROPLET_LAGUE) {
         c->lifetime = (int)d->lifetime;
@@ -224,7 +224,7 @@ static er_status run_setup(const er_plan *plan, er_terrain *t, er_layers *layers
         c->mt_evap_keep =
             (float)(dt * d->mt_evaporation_rate < 1 ? 1.0 - dt * d->mt_evaporation_rate : 0.0);
         c->mt_min_volume = (float)d->mt_min_volume;
-        c->mt_vscale = (float)(ER_MT_HEIGHT_SCALE * sqrt(plan->area_k) / unit);
+        c->mt_vscale = (float)(ER_MT_HEIGHT_SCALE * sqrt(plan->own.droplet.area_k) / unit);
         c->mt_max_distance = (int)d->mt_max_distance;
         c->mt_max_steps = particle_max_steps(c->mt_evap_keep, c->mt_min_volume,
                                              rain_max(t, c->ctl_rain));
@@ -417,7 +417,7 @@ er_status er_droplet_begin(const er_plan *plan, const er_droplet_setup *s, const
     *b0 = 0;
     if (hk && hk->resume && (st = restore(plan, s, hk->resume, sum, b0, err)))
         return st;
-    return er_droplet_at_boundary(&plan->p, s, plan->batch, *b0, hk, sum) ? ER_ECANCELED : ER_OK;
+    return er_droplet_at_boundary(&plan->p, s, plan->own.droplet.batch, *b0, hk, sum) ? ER_ECANCELED : ER_OK;
 }
 
 er_status er_droplet_end(const er_params *p, const er_droplet_setup *s, const er_terrain *t,
