@@ -50,13 +50,16 @@ enum {
     ER_MODEL_RIVER_SOURCES = 16u
 };
 
+/* The values a stage report of a checkpoint of format 5 kept for the
+ * models' own budget terms (er_model_ops.old_terms). */
+#define ER_OLD_TERMS 2
+
 typedef struct er_model_ops {
     const char *name;        /* the recipe's "model" value and its key section */
     const char *unit;        /* what a boundary counts: "step" or "batch" */
     const char *units;       /* its plural, for messages */
     const char *work_key;    /* --json name of er_budget.work_done ("steps", "droplets") */
     const char *substep_key; /* --json name of er_budget.substeps */
-    const char *added_key;   /* --json name of er_budget.added (NULL: none) */
     unsigned flags;          /* ER_MODEL_* */
     /* Its recipe section (core/keys.h): rows whose paths are relative to
      * the section ("steps") and offsets relative to its params struct,
@@ -88,8 +91,10 @@ typedef struct er_model_ops {
     /* er_run_state_layers for its states (core/model.h). */
     void (*state_layers)(const er_run_state *s, const float *input, const uint8_t *wall,
                          float *height, float *water, float *sediment);
-    /* Whether its budget reports er_budget.withheld for recipe p (NULL: never). */
-    int (*reports_withheld)(const er_params *p);
+    /* Its budget terms (er_budget.term) of a stage report that a
+     * checkpoint of format 5 kept in fixed places (core/stages.c), set
+     * into b for recipe p as its runs set them.  NULL: it had none. */
+    void (*old_terms)(const er_params *p, er_budget *b, const double old[ER_OLD_TERMS]);
 
     /* The Vulkan path (core/vulkan/), NULL when it has none. */
     er_status (*vk_check)(er_vk_ctx *vk, const er_plan *plan, const er_terrain *t, er_error *err);

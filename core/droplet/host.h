@@ -221,6 +221,10 @@ er_status er_droplet_end(const er_params *p, const er_droplet_setup *s, const er
  */
 #define ER_DROPLET_BUDGET_TOL 1e-6
 
+/* Sets b's budget term "withheld" (core/model.h) to `withheld` when a run
+ * of recipe p reports it (the snapshot schedule's). */
+void er_droplet_put_withheld(const er_params *p, er_budget *b, double withheld);
+
 /*
  * The run guard: checks the terrain t after a run set up as *s, and its
  * budget *b (material_before, material_after, left_map).  Returns ER_OK, or
