@@ -101,7 +101,7 @@ ifeq ($(OPENMP),1)
 OMPFLAGS  := -fopenmp
 endif
 
-BASE_CPPFLAGS := -D_POSIX_C_SOURCE=200809L -DERODE_VERSION='"$(VERSION)"'
+BASE_CPPFLAGS := -D_POSIX_C_SOURCE=200809L -DERODE_VERSION='"$(VERSION)"' -I$(BUILD)/gen -I.
 ALL_CPPFLAGS := $(BASE_CPPFLAGS) $(VK_CPPFLAGS) $(CPPFLAGS)
 ALL_CFLAGS   := $(OPT) $(FPFLAGS) $(OMPFLAGS) $(SANFLAGS) $(CFLAGS) $(PKG_CFLAGS)
 ALL_LDFLAGS  := $(OMPFLAGS) $(SANFLAGS) $(LDFLAGS)
@@ -160,6 +160,14 @@ $(BUILD)/flags: FORCE
 	@printf '%s\n' '$(subst ','"'"',$(BUILD_FLAGS))' > $@.$$$$; \
 	cmp -s $@.$$$$ $@ 2>/dev/null && rm -f $@.$$$$ || mv $@.$$$$ $@
 $(LIB_OBJ) $(CLI_OBJ) $(UNIT_OBJ) $(BUILD)/tests/keys-dump.o $(BIN) $(BENCH_BIN): $(BUILD)/flags
+
+# The model list (core/models.def, one line a model) as the includes of
+# each model's params header, core/<name>/params.h, which core/params.h
+# takes in: the preprocessor cannot write an #include, so make does.
+MODELS_SED := s|^ER_MODEL([A-Z_0-9]*, *\([a-z_0-9]*\))$$|\#include "core/\1/params.h"|p
+$(BUILD)/gen/er_model_params.h: core/models.def
+	@mkdir -p $(@D)
+	$(Q)sed -n '$(MODELS_SED)' $< > $@.new && mv $@.new $@
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
@@ -268,6 +276,7 @@ FUZZ_LIB_OBJ := $(filter-out $(FUZZ_BUILD)/core/vulkan/% $(VK_MODEL_SRC:%.c=$(FU
                 $(FUZZ_BUILD)/core/vulkan/none.o $(IO_SRC:%.c=$(FUZZ_BUILD)/%.o)
 FUZZ_CPPFLAGS := $(BASE_CPPFLAGS) $(CPPFLAGS)
 FUZZ_BIN     := $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
+FUZZ_OBJ     := $(FUZZ_LIB_OBJ) $(FUZZ_BIN)
 
 .PHONY: fuzz fuzz-build clean-fuzz
 fuzz-build: $(FUZZ_BIN)
@@ -291,6 +300,10 @@ $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_util.h $(FUZZ_BUILD)/l
 clean-fuzz:
 	rm -rf $(FUZZ_BUILD)
 clean: clean-fuzz
+
+# Every compiled file may include core/params.h, and so the model list's
+# includes: written before the first compile (after it, the .d files know).
+$(LIB_OBJ) $(CLI_OBJ) $(UNIT_OBJ) $(BUILD)/tests/keys-dump.o $(BENCH_BIN) $(FUZZ_OBJ): | $(BUILD)/gen/er_model_params.h
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 -include $(shell find $(FUZZ_BUILD) -name '*.d' 2>/dev/null)

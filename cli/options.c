@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../core/models.h"
 #include "../io/text.h"
 #include "msg.h"
 
@@ -85,6 +86,9 @@ static void usage(FILE *out)
             snprintf(left + n, sizeof left - (size_t)n, " %s", o->arg);
         fprintf(out, "  %-33s %s\n", left, o->help);
     }
+    fprintf(out, "\nModels (the recipe's \"model\", erode-models(7)):");
+    for (int m = 0; m < ER_MODEL_KINDS; m++)
+        fprintf(out, "%s %s", m ? "," : "", er_model_name((er_model_kind)m));
     fprintf(out, "\nOutputs are DIR/<stem>.<layer>.<ext>; with --tile-set DIR/<stem>.<layer>.halo.tif\n"
                  "(<stem> of the tile's entry in LIST), which erode stitch cross-fades into\n"
                  "DIR/<stem>.<layer>.tif, each tile's layers replacing the previous ones together.\n"

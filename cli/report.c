@@ -22,8 +22,7 @@ static void add_output(cJSON *outs, const char *layer, const char *path)
 }
 
 /* A budget's members in m³ (area: a cell's, m²). */
-static void add_budget(cJSON *bud, const er_budget *b, double area, int withheld,
-                       const char *added_key)
+static void add_budget(cJSON *bud, const er_budget *b, double area)
 {
     cJSON_AddStringToObject(bud, "unit", "m3");
     cJSON_AddNumberToObject(bud, "material_before", b->material_before * area);
@@ -33,10 +32,8 @@ static void add_budget(cJSON *bud, const er_budget *b, double area, int withheld
     cJSON_AddNumberToObject(bud, "deposited", b->deposited * area);
     cJSON_AddNumberToObject(bud, "water_added", b->water_added * area);
     cJSON_AddNumberToObject(bud, "water_left", b->water_left * area);
-    if (added_key)
-        cJSON_AddNumberToObject(bud, added_key, b->added * area);
-    if (withheld)
-        cJSON_AddNumberToObject(bud, "withheld", b->withheld * area);
+    for (int i = 0; i < ER_BUDGET_TERMS && b->term[i].name[0]; i++)
+        cJSON_AddNumberToObject(bud, b->term[i].name, b->term[i].value * area);
     cJSON_AddNumberToObject(bud, "relative_error", b->rel_error);
 }
 
@@ -63,8 +60,7 @@ static void add_stages(cJSON *o, const er_job *j, double area)
         cJSON_AddNumberToObject(e, m->substep_key, (double)r->budget.substeps);
         cJSON_AddNumberToObject(e, "settled", r->settled * area);
         cJSON_AddNumberToObject(e, "water_dropped", r->water_dropped * area);
-        add_budget(cJSON_AddObjectToObject(e, "budget"), &r->budget, area,
-                   m->reports_withheld && m->reports_withheld(&j->rc.stage[k]), m->added_key);
+        add_budget(cJSON_AddObjectToObject(e, "budget"), &r->budget, area);
         dropped += r->water_dropped;
     }
     cJSON *bud = cJSON_GetObjectItemCaseSensitive(o, "budget");
@@ -129,16 +125,7 @@ static int print_json(const er_job *j, int status)
         cJSON_AddNumberToObject(o, m->work_key, (double)j->budget.work_done);
         cJSON_AddNumberToObject(o, m->substep_key, (double)j->budget.substeps);
     }
-    int withheld = 0;
-    const char *added_key = NULL;
-    for (int k = 0; k < er_stages_count(&j->rc); k++) {
-        const er_params *p = er_stages_at(&j->rc, k);
-        const er_model_ops *mk = er_model(p->model);
-        withheld |= mk->reports_withheld && mk->reports_withheld(p);
-        if (!added_key)
-            added_key = mk->added_key;
-    }
-    add_budget(cJSON_AddObjectToObject(o, "budget"), &j->budget, area, withheld, added_key);
+    add_budget(cJSON_AddObjectToObject(o, "budget"), &j->budget, area);
     if (j->rc.n > 0)
         add_stages(o, j, area);
     char *text = cJSON_PrintUnformatted(o);

@@ -45,8 +45,9 @@ _Static_assert(sizeof(er_source_at) == sizeof(int), "enum size");
 static const er_key common_keys[] = {
     {"erode_recipe", ER_KEY_VERSION, 0, ER_KEY_AT(recipe_version), 0, 0, 0, ER_RECIPE_VERSION, NULL},
     {"comment", ER_KEY_COMMENT, 0, 0, 0, 0, 0, 0, NULL},
-    /* names: the models', filled in by build_table */
-    {"model", ER_KEY_ENUM, ER_KEY_MODEL, ER_KEY_AT(model), 0, 0, 0, ER_MODEL_MEI, NULL},
+    /* names: the models', filled in by build_table; the default is the
+     * model list's first (core/models.def) */
+    {"model", ER_KEY_ENUM, ER_KEY_MODEL, ER_KEY_AT(model), 0, 0, 0, 0, NULL},
     {"seed", ER_KEY_U64, 0, ER_KEY_AT(seed), 0, 0, SEED_MAX, 1, NULL},
     /* control rasters (core/controls.h), null: none */
     {"hardness", ER_KEY_PATH, ER_KEY_NULL | ER_KEY_DEF_NULL, ER_KEY_AT(maps.hardness), 0, 0, 0, 0, NULL},

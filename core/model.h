@@ -47,6 +47,21 @@ typedef struct er_layers {
                        * terrain update; sum(wear) = er_budget.eroded */
 } er_layers;
 
+/* The most terms of the models' own in one budget (er_budget.term). */
+#define ER_BUDGET_TERMS 4
+/* [bytes] The longest name of such a term, its NUL included. */
+#define ER_TERM_NAME 16
+
+/* A term of a model's own in the material budget: material that entered
+ * the balance outside the common terms (uplift raising the map, erosion
+ * that a bound kept on the terrain though it was carried away), in the
+ * budget's unit.  Its name is its --json key; the model that sets it
+ * names it (core/<model>/). */
+typedef struct er_budget_entry {
+    char name[ER_TERM_NAME]; /* "" = a free slot */
+    double value;
+} er_budget_entry;
+
 /* The material budget of one run.  Volumes are sums of heights over cells,
  * in metres * cells: multiply by cell_x * cell_y for cubic metres.  Sums are
  * formed in a fixed order, so they are identical for any thread count. */
@@ -62,16 +77,33 @@ typedef struct er_budget {
     double water_added;     /* Mei: rain + sources; droplets: initial water;
                              * SPH: the initial fill + sources */
     double water_left;      /* Mei, SPH: water that left through open edges */
-    double rel_error;       /* |before + added - after - left_map + withheld| / max(|before|, tiny) */
+    double rel_error;       /* |before + sum(term) - after - left_map| / max(|before|, tiny) */
     int64_t work_done;      /* Mei, SPH: time steps run (sub-steps counted once);
                              * droplets: droplets run */
     int64_t substeps;       /* Mei, SPH: total sub-steps; droplets: total droplet
                              * steps */
-    double withheld;        /* droplets, snapshot schedule: erosion the depth bound's
-                               clamp kept on the terrain though droplets carried it
-                               (core/droplet/snapshot.c); 0 otherwise */
-    double added;           /* stream power: material uplifted into the map; 0 otherwise */
+    er_budget_entry term[ER_BUDGET_TERMS]; /* the models' own terms, in the order they
+                                           * were first set; a model sets those it
+                                           * reports for its recipe, and only those */
 } er_budget;
+
+/* The value of b's term `name`, a new term of value 0 when b has none
+ * yet; NULL when every slot is taken (more terms than ER_BUDGET_TERMS: a
+ * model's programming error). */
+double *er_budget_term(er_budget *b, const char *name);
+
+/* The value of b's term `name`; 0 when it has none. */
+double er_budget_term_value(const er_budget *b, const char *name);
+
+/* Whether b has a term `name`. */
+int er_budget_has_term(const er_budget *b, const char *name);
+
+/* The sum of b's terms. */
+double er_budget_terms_sum(const er_budget *b);
+
+/* Adds each term of `from` to the term of its name in `to` (a staged
+ * run's stages, one after the other). */
+void er_budget_add_terms(er_budget *to, const er_budget *from);
 
 /* Called on the calling thread between boundaries (steps, batches)
  * with the fraction done in [0, 1]; a non-zero return cancels the run,
@@ -150,9 +182,8 @@ typedef struct er_run_state {
     int64_t done;          /* work done (steps; droplets for the droplet model) */
     int64_t total;         /* work of the whole run, in the same unit */
     er_budget budget;      /* accumulators so far: eroded, deposited, left_map,
-                            * water_added, water_left, work_done, substeps, added
-                            * (a checkpoint does not keep added: stream power
-                            * keeps it in its model section);
+                            * water_added, water_left, work_done, substeps, the
+                            * models' terms;
                             * material_before as the run computed it;
                             * material_after and rel_error are 0 */
     int n_arrays;          /* the model's (core/<model>/state.h) */
@@ -160,6 +191,9 @@ typedef struct er_run_state {
     const er_run_extra *extra; /* the model's own section; NULL = none */
     const er_run_stage *stage; /* a staged run's position; NULL = a run of one model
                                 * (models leave it NULL: the stage code sets it) */
+    double legacy_slot;    /* a checkpoint of format 3 to 5: the budget value of a
+                            * model's own its header kept in a fixed place (io/
+                            * checkpoint.h), which that model reads back; 0 else */
 } er_run_state;
 
 /* Called on the calling thread at every boundary: once at the start (the

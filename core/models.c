@@ -5,10 +5,9 @@
 #include "models.h"
 
 static const er_model_ops *const models[ER_MODEL_KINDS] = {
-    [ER_MODEL_MEI] = &er_model_mei,
-    [ER_MODEL_DROPLET] = &er_model_droplet,
-    [ER_MODEL_SPH] = &er_model_sph,
-    [ER_MODEL_STREAM_POWER] = &er_model_stream_power,
+#define ER_MODEL(id, name) [ER_MODEL_##id] = &er_model_##name,
+#include "models.def"
+#undef ER_MODEL
 };
 
 const er_model_ops *er_model(er_model_kind k)

@@ -1,14 +1,15 @@
 /*
- * The model registry (DESIGN.md §7b): every model is its directory under
- * core/ and one er_model_ops row here.  The CLI, the recipe reader, the
- * run plan, the backends and the checkpoint code ask this table; none of
- * them names a model.
+ * The model registry: every model is its directory under core/ and one
+ * line of the model list (core/models.def), from which its kind, its
+ * er_params member and its row in the registry's table are made.  The
+ * CLI, the recipe reader, the run plan, the backends and the checkpoint
+ * code ask this table; none of them names a model.
  *
- * What a new model provides (README "Layout"):
- *   - core/<name>/: its er_model_ops (the functions and facts below) and
- *     its recipe section as key rows (core/keys.h), its params struct;
- *   - one value of er_model_kind and its params member (core/params.h),
- *     its row in the registry's table (core/models.c);
+ * What a new model provides (CONTRIBUTING.md "Adding a model"):
+ *   - core/<name>/: its er_model_ops er_model_<name> (the functions and
+ *     facts below), its recipe section as key rows er_<name>_keys
+ *     (core/keys.h) and its params struct er_<name>_params (params.h);
+ *   - its line in core/models.def;
  *   - what its layers hold (flags), for the outputs and staged recipes;
  *   - its keys in man/erode-recipe.5, a config under configs/, tests, and
  *     a Vulkan path if it has one: core/<name>/vulkan*.c over the device
@@ -52,13 +53,16 @@ enum {
     ER_MODEL_RIVER_SOURCES = 16u
 };
 
+/* The values a stage report of a checkpoint of format 5 kept for the
+ * models' own budget terms (er_model_ops.old_terms). */
+#define ER_OLD_TERMS 2
+
 typedef struct er_model_ops {
     const char *name;        /* the recipe's "model" value and its key section */
     const char *unit;        /* what a boundary counts: "step" or "batch" */
     const char *units;       /* its plural, for messages */
     const char *work_key;    /* --json name of er_budget.work_done ("steps", "droplets") */
     const char *substep_key; /* --json name of er_budget.substeps */
-    const char *added_key;   /* --json name of er_budget.added (NULL: none) */
     unsigned flags;          /* ER_MODEL_* */
     /* Its recipe section (core/keys.h): rows whose paths are relative to
      * the section ("steps") and offsets relative to its params struct,
@@ -90,8 +94,10 @@ typedef struct er_model_ops {
     /* er_run_state_layers for its states (core/model.h). */
     void (*state_layers)(const er_run_state *s, const float *input, const uint8_t *wall,
                          float *height, float *water, float *sediment);
-    /* Whether its budget reports er_budget.withheld for recipe p (NULL: never). */
-    int (*reports_withheld)(const er_params *p);
+    /* Its budget terms (er_budget.term) of a stage report that a
+     * checkpoint of format 5 kept in fixed places (core/stages.c), set
+     * into b for recipe p as its runs set them.  NULL: it had none. */
+    void (*old_terms)(const er_params *p, er_budget *b, const double old[ER_OLD_TERMS]);
 
     /* The Vulkan path (core/<name>/vulkan*.c): NULL when it has none or
      * the build has no Vulkan (ER_VK_OPS).  vk_check: whether the device
@@ -124,14 +130,13 @@ const er_model_ops *er_model(er_model_kind k);
 /* Its name, or "unknown". */
 const char *er_model_name(er_model_kind k);
 
-/* Each model's ops, defined in its directory. */
-extern const er_model_ops er_model_mei, er_model_droplet, er_model_sph, er_model_stream_power;
-
-/* Each model's key rows (its keys.c), for its ops. */
-const er_key *er_mei_keys(size_t *n);
-const er_key *er_droplet_keys(size_t *n);
-const er_key *er_sph_keys(size_t *n);
-const er_key *er_stream_power_keys(size_t *n);
+/* Each model's ops and key rows (its keys.c), defined in its directory,
+ * for each line of the model list. */
+#define ER_MODEL(id, name)                      \
+    extern const er_model_ops er_model_##name; \
+    const er_key *er_##name##_keys(size_t *n);
+#include "models.def"
+#undef ER_MODEL
 
 /* Helpers the models share for their ops. */
 

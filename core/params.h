@@ -17,13 +17,13 @@
 
 #define ER_RECIPE_VERSION 1
 
+/* The models, numbered in the order of the model list (core/models.def). */
 typedef enum er_model_kind {
-    ER_MODEL_MEI = 0,
-    ER_MODEL_DROPLET = 1,
-    ER_MODEL_SPH = 2,
-    ER_MODEL_STREAM_POWER = 3
+#define ER_MODEL(id, name) ER_MODEL_##id,
+#include "models.def"
+#undef ER_MODEL
+    ER_MODEL_KINDS /* the number of models (tables indexed by er_model_kind) */
 } er_model_kind;
-enum { ER_MODEL_KINDS = 4 }; /* the number of models (tables indexed by er_model_kind) */
 
 typedef enum er_boundary { ER_BOUNDARY_CLOSED = 0, ER_BOUNDARY_OPEN = 1 } er_boundary;
 
@@ -48,12 +48,10 @@ typedef struct er_control_paths {
     char uplift[ER_CTL_PATH_MAX];
 } er_control_paths;
 
-/* Each model's recipe section (the registry's list, core/models.h): a
- * model adds its header here and its member to er_params. */
-#include "mei/params.h"
-#include "droplet/params.h"
-#include "sph/params.h"
-#include "stream_power/params.h"
+/* Each model's recipe section, core/<name>/params.h for each line of
+ * core/models.def (the Makefile writes the includes: the preprocessor
+ * cannot). */
+#include "er_model_params.h"
 
 typedef struct er_params {
     int recipe_version;     /* always ER_RECIPE_VERSION once validated */
@@ -62,10 +60,9 @@ typedef struct er_params {
     er_control_paths maps;  /* control rasters; "" = none */
     er_source_list river;   /* river_sources (core/sources.h), for the models that take them */
     er_terrain_params terrain;
-    er_mei_params mei;
-    er_droplet_params droplet;
-    er_sph_params sph;
-    er_stream_power_params stream_power;
+#define ER_MODEL(id, name) er_##name##_params name;
+#include "models.def"
+#undef ER_MODEL
 } er_params;
 
 /* Fills *p with the built-in default recipe (every byte: padding and unused

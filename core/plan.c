@@ -141,7 +141,6 @@ er_status er_plan_make(const er_params *p, const er_terrain *t, const er_window 
     plan->height = t->height;
     plan->cell_x = t->cell_x;
     plan->cell_y = t->cell_y;
-    plan->area_k = 1.0;
     er_terrain_stats m;
     er_terrain_measure(t, &m);
     if (m.bad != SIZE_MAX)

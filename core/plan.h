@@ -24,26 +24,18 @@ typedef struct er_plan {
     er_window win;          /* where the map lies; the map itself without a window */
     int windowed;           /* 1: a window of a larger world (a tile with its halo) */
     double cell_x, cell_y;  /* [m] */
-    int64_t boundaries;     /* Mei, SPH: steps; droplets: batches (core/model.h er_run_state) */
+    int64_t boundaries;     /* the model's boundaries: steps, or batches (core/model.h er_run_state) */
     /* The terrain's valid (non-wall) cells, measured once. */
     int64_t valid;          /* their number */
     double sum, abs_sum;    /* [m * cells] sums of height and |height|, row-major order */
     float lo, hi;           /* [m] their range (lo > hi when there is none) */
-    /* Mei */
-    int64_t substeps;       /* per step: stability condition 2 of core/mei/mei.c;
-                             * SPH: the CFL and viscous limits of core/sph/sph.c */
-    double dt_sub;          /* [s] mei.dt (sph.dt) / substeps */
-    /* Droplets */
-    int64_t droplets;       /* the run's droplets (the world's, in a window) */
-    double per_cell;        /* droplets per valid cell (per world cell in a window) */
-    double height_unit;     /* [m] droplet.height_unit, "relief" measured on this map */
-    int64_t reach;          /* [cells] how far a droplet reaches from its start */
-    int64_t block_side;     /* [cells] the batch schedule's block side */
-    int64_t batch;          /* droplets per batch */
-    double area_k;          /* [1] (reference cell / cell)^2 of er_droplet_at_cell_size;
-                               1: the droplet keys hold at this map's cells */
-    /* SPH */
-    int64_t particles;      /* the initial fill's particles (sph.fill_level) */
+    /* The model's own part, made by its plan op: er_<name>_derived of its
+     * core/<name>/params.h, the member of its name (zeros before). */
+    union {
+#define ER_MODEL(id, name) er_##name##_derived name;
+#include "models.def"
+#undef ER_MODEL
+    } own;
     /* Why the run will change nothing, or less than the recipe asks: one
      * line (no key or input prefix) for the caller to show as a warning;
      * empty when there is none.  core/ prints nothing. */

@@ -143,52 +143,122 @@ size_t er_stages_bytes_fixed(const er_stages *r, char *what, size_t n)
 /* ------------------------------------------------------------------ */
 /* What the stages before a state's leave (er_run_stage.values)        */
 
-/* Doubles a stage's report takes in er_run_stage.values. */
-#define REPORT_VALUES 16
+/* Doubles a stage's report takes in er_run_stage.values: 14 numbers,
+ * then each budget term's name, a character a value (0 after its end),
+ * and its value. */
+#define REPORT_COMMON 14
+#define TERM_VALUES (ER_TERM_NAME + 1)
+#define REPORT_VALUES (REPORT_COMMON + ER_BUDGET_TERMS * TERM_VALUES)
+/* The report of checkpoints of format 5, whose values 11 and 15 were
+ * terms of a model's own (its ops' old_terms read them). */
+#define OLD_REPORT_VALUES 16
 
 static void pack_report(const er_stage_report *r, double *v)
 {
     const er_budget *b = &r->budget;
-    const double x[REPORT_VALUES] = {
+    const double x[REPORT_COMMON] = {
         (double)r->model, b->material_before, b->material_after, b->left_map, b->eroded,
         b->deposited, b->water_added, b->water_left, b->rel_error, (double)b->work_done,
-        (double)b->substeps, b->withheld, (double)r->changed_cells, r->settled,
-        r->water_dropped, b->added};
+        (double)b->substeps, (double)r->changed_cells, r->settled, r->water_dropped};
     memcpy(v, x, sizeof x);
+    for (int i = 0; i < ER_BUDGET_TERMS; i++) {
+        double *t = v + REPORT_COMMON + i * TERM_VALUES;
+        for (int c = 0; c < ER_TERM_NAME; c++)
+            t[c] = (double)(unsigned char)b->term[i].name[c];
+        t[ER_TERM_NAME] = b->term[i].value;
+    }
 }
 
-/* Unpacks the report of v; -1 when its values are none a run writes
- * (not finite, a negative amount or count, a count that is no integer;
- * the material and left_map, the net flux over the edges, may be
- * negative). */
-static int unpack_report(const double *v, er_stage_report *r)
+/* Whether v holds a count: finite, >= 0, an integer a double holds exactly. */
+static int is_count(double v)
 {
-    for (int i = 0; i < REPORT_VALUES; i++)
-        if (!isfinite(v[i]) || (i != 1 && i != 2 && i != 3 && v[i] < 0))
+    return isfinite(v) && v >= 0 && v == floor(v) && v <= 9e15;
+}
+
+/* The common numbers of a report, in the order of `at` (its places in v:
+ * model, material before and after, left_map, eroded, deposited, water
+ * added and left, rel_error, work done, substeps, changed cells, settled,
+ * water dropped); -1 when they are none a run writes (not finite, a
+ * negative amount or count, a count that is no integer; the material and
+ * left_map, the net flux over the edges, may be negative). */
+static int unpack_common(const double *v, const int *at, er_stage_report *r)
+{
+    for (int i = 0; i < REPORT_COMMON; i++)
+        if (!isfinite(v[at[i]]) || (i > 3 && v[at[i]] < 0))
             return -1;
-    if (v[0] != floor(v[0]) || v[9] != floor(v[9]) || v[10] != floor(v[10]) ||
-        v[12] != floor(v[12]) || v[9] > 9e15 || v[10] > 9e15 || v[12] > 9e15)
+    if (!is_count(v[at[0]]) || !is_count(v[at[9]]) || !is_count(v[at[10]]) ||
+        !is_count(v[at[11]]))
         return -1;
     memset(r, 0, sizeof *r);
-    r->model = (er_model_kind)(int)v[0];
+    r->model = (er_model_kind)(int)v[at[0]];
     er_budget *b = &r->budget;
-    b->material_before = v[1];
-    b->material_after = v[2];
-    b->left_map = v[3];
-    b->eroded = v[4];
-    b->deposited = v[5];
-    b->water_added = v[6];
-    b->water_left = v[7];
-    b->rel_error = v[8];
-    b->work_done = (int64_t)v[9];
-    b->substeps = (int64_t)v[10];
-    b->withheld = v[11];
-    r->changed_cells = (int64_t)v[12];
-    r->settled = v[13];
-    r->water_dropped = v[14];
-    b->added = v[15];
+    b->material_before = v[at[1]];
+    b->material_after = v[at[2]];
+    b->left_map = v[at[3]];
+    b->eroded = v[at[4]];
+    b->deposited = v[at[5]];
+    b->water_added = v[at[6]];
+    b->water_left = v[at[7]];
+    b->rel_error = v[at[8]];
+    b->work_done = (int64_t)v[at[9]];
+    b->substeps = (int64_t)v[at[10]];
+    r->changed_cells = (int64_t)v[at[11]];
+    r->settled = v[at[12]];
+    r->water_dropped = v[at[13]];
     r->ran = 1;
     return 0;
+}
+
+/* Unpacks term i of a report into b; -1 when it is none a run writes (a
+ * name of other than printable characters, or unterminated). */
+static int unpack_term(const double *t, er_budget *b, int i)
+{
+    int end = 0;
+    for (int c = 0; c < ER_TERM_NAME; c++) {
+        const double ch = t[c];
+        if (ch != floor(ch) || ch < 0 || ch > 126 || (ch > 0 && ch < 32) || (end && ch != 0))
+            return -1;
+        end |= ch == 0;
+        b->term[i].name[c] = (char)ch;
+    }
+    if (!end || !isfinite(t[ER_TERM_NAME]) || (!b->term[i].name[0] && t[ER_TERM_NAME] != 0))
+        return -1;
+    b->term[i].value = t[ER_TERM_NAME];
+    return 0;
+}
+
+/* Unpacks the report of v (REPORT_VALUES of them, or OLD_REPORT_VALUES
+ * when `old`, of a stage of recipe p); -1 when its values are none a run
+ * writes. */
+static int unpack_report(const double *v, int old, const er_params *p, er_stage_report *r)
+{
+    static const int at[REPORT_COMMON] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13};
+    static const int old_at[REPORT_COMMON] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 13, 14};
+    if (unpack_common(v, old ? old_at : at, r) || r->model != p->model)
+        return -1;
+    if (old) {
+        const er_model_ops *m = er_model(p->model);
+        const double terms[ER_OLD_TERMS] = {v[11], v[15]};
+        if (!isfinite(v[11]) || !isfinite(v[15]) || v[11] < 0 || v[15] < 0)
+            return -1;
+        if (m->old_terms)
+            m->old_terms(p, &r->budget, terms);
+        return 0;
+    }
+    for (int i = 0; i < ER_BUDGET_TERMS; i++)
+        if (unpack_term(v + REPORT_COMMON + i * TERM_VALUES, &r->budget, i))
+            return -1;
+    return 0;
+}
+
+/* The doubles each report of a state's stage section takes: REPORT_VALUES,
+ * or OLD_REPORT_VALUES in a checkpoint of format 5; 0 when its n_values
+ * is neither for k reports. */
+static size_t report_values(const er_run_stage *g, int k)
+{
+    if (k == 0 || g->n_values == (size_t)k * REPORT_VALUES)
+        return REPORT_VALUES;
+    return g->n_values == (size_t)k * OLD_REPORT_VALUES ? OLD_REPORT_VALUES : 0;
 }
 
 /* Whether stage k's flow adds to that of stage k - 1 (both metres of
@@ -250,12 +320,12 @@ er_status er_stages_check_resume(const er_staged_plan *sp, const er_terrain *t,
         return er_fail(err, ER_EINVAL, "the state is of stage %d of %d, the recipe has %d "
                        "stages", g->index, g->count, sp->n);
     const int k = g->index;
-    if (g->n_values != (size_t)k * REPORT_VALUES || (k > 0 && !g->values))
+    const size_t nv = report_values(g, k);
+    if (!nv || (k > 0 && !g->values))
         return er_fail(err, ER_EINVAL, "the state's reports of the stages before it do not fit");
     for (int j = 0; j < k; j++) {
         er_stage_report rep;
-        if (unpack_report(g->values + (size_t)j * REPORT_VALUES, &rep) ||
-            rep.model != sp->p[j].model)
+        if (unpack_report(g->values + (size_t)j * nv, nv == OLD_REPORT_VALUES, &sp->p[j], &rep))
             return er_fail(err, ER_EINVAL, "the state's report of stage %d does not fit", j);
     }
     if (g->n_arrays != ER_STAGE_ARRAYS || (k > 0 && !g->array[0]))
@@ -428,14 +498,13 @@ static void total_budget(const er_stage_report *rep, int last, er_budget *b)
         b->deposited += s->deposited;
         b->water_added += s->water_added;
         b->water_left += s->water_left;
-        b->withheld += s->withheld;
-        b->added += s->added;
+        er_budget_add_terms(b, s);
         b->work_done += s->work_done;
         b->substeps += s->substeps;
     }
     double den = fabs(b->material_before);
-    b->rel_error = fabs(b->material_before + b->added - b->material_after - b->left_map +
-                        b->withheld) /
+    b->rel_error = fabs(b->material_before + er_budget_terms_sum(b) - b->material_after -
+                        b->left_map) /
                    (den > DBL_MIN ? den : DBL_MIN);
 }
 
@@ -479,10 +548,11 @@ static int resume_stage(runner *R, const er_run_state *r)
         memcpy(R->flow_sum, g->array[1], bytes);
     if (k > 0 && R->wear_sum)
         memcpy(R->wear_sum, g->array[2], bytes);
-    for (int j = 0; j < k; j++)
-        unpack_report(g->values + (size_t)j * REPORT_VALUES, &R->rep[j]);
-    if (k > 0)
-        memcpy(R->values, g->values, (size_t)k * REPORT_VALUES * sizeof(double));
+    const size_t nv = report_values(g, k);
+    for (int j = 0; j < k; j++) {
+        unpack_report(g->values + (size_t)j * nv, nv == OLD_REPORT_VALUES, &R->sp->p[j], &R->rep[j]);
+        pack_report(&R->rep[j], R->values + (size_t)j * REPORT_VALUES);
+    }
     return k;
 }
 

@@ -4,6 +4,7 @@
  * model's resume shares (core/models.h).
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "models.h"
@@ -30,6 +31,57 @@ void er_state_layers_copy(const er_run_state *s, const float *input, const uint8
             memcpy(dst[k], s->array[k], n * sizeof(float));
         else
             memset(dst[k], 0, n * sizeof(float));
+    }
+}
+
+/* The index of b's term `name`, or -1. */
+static int find_term(const er_budget *b, const char *name)
+{
+    for (int i = 0; i < ER_BUDGET_TERMS && b->term[i].name[0]; i++)
+        if (strncmp(b->term[i].name, name, ER_TERM_NAME) == 0)
+            return i;
+    return -1;
+}
+
+double *er_budget_term(er_budget *b, const char *name)
+{
+    const int k = find_term(b, name);
+    if (k >= 0)
+        return &b->term[k].value;
+    for (int i = 0; i < ER_BUDGET_TERMS; i++)
+        if (!b->term[i].name[0]) {
+            snprintf(b->term[i].name, ER_TERM_NAME, "%s", name);
+            b->term[i].value = 0.0;
+            return &b->term[i].value;
+        }
+    return NULL;
+}
+
+double er_budget_term_value(const er_budget *b, const char *name)
+{
+    const int k = find_term(b, name);
+    return k >= 0 ? b->term[k].value : 0.0;
+}
+
+int er_budget_has_term(const er_budget *b, const char *name)
+{
+    return find_term(b, name) >= 0;
+}
+
+double er_budget_terms_sum(const er_budget *b)
+{
+    double sum = 0.0;
+    for (int i = 0; i < ER_BUDGET_TERMS && b->term[i].name[0]; i++)
+        sum += b->term[i].value;
+    return sum;
+}
+
+void er_budget_add_terms(er_budget *to, const er_budget *from)
+{
+    for (int i = 0; i < ER_BUDGET_TERMS && from->term[i].name[0]; i++) {
+        double *v = er_budget_term(to, from->term[i].name);
+        if (v)
+            *v += from->term[i].value;
     }
 }
 

@@ -23,6 +23,9 @@ static const char magic[8] = {'E', 'R', 'O', 'D', 'E', 'C', 'K', 'P'};
  * bit 30: a stage section (format 5). */
 #define SECTION_BIT (1u << 31)
 #define STAGE_BIT (1u << 30)
+/* Bit 29: a budget terms section (format 6). */
+#define TERMS_BIT (1u << 29)
+#define SECTION_BITS (SECTION_BIT | STAGE_BIT | TERMS_BIT)
 /* Arrays are converted through a buffer of this many floats. */
 #define CHUNK_FLOATS 65536
 
@@ -160,7 +163,8 @@ static void encode_header(unsigned char *p, const er_run_state *s, const er_chec
     put_u32(p + 32, (uint32_t)s->width);
     put_u32(p + 36, (uint32_t)s->height);
     put_u32(p + 40, (uint32_t)s->n_arrays);
-    uint32_t mask = (s->extra ? SECTION_BIT : 0) | (s->stage ? STAGE_BIT : 0);
+    uint32_t mask = (s->extra ? SECTION_BIT : 0) | (s->stage ? STAGE_BIT : 0) |
+                    (s->budget.term[0].name[0] ? TERMS_BIT : 0);
     for (int i = 0; i < s->n_arrays && i < ER_STATE_ARRAYS; i++)
         if (s->array[i])
             mask |= 1u << i;
@@ -178,7 +182,6 @@ static void encode_header(unsigned char *p, const er_run_state *s, const er_chec
     put_u64(p + 144, (uint64_t)b->work_done);
     put_u64(p + 152, (uint64_t)b->substeps);
     snprintf((char *)p + 160, ER_CHECKPOINT_BACKEND, "%s", id->backend[0] ? id->backend : "cpu");
-    put_u64(p + 224, f64_bits(b->withheld));
     put_u64(p + 232, er_fnv1a64(ER_FNV1A64_INIT, p, 232));
 }
 
@@ -259,6 +262,27 @@ static int write_stage(int fd, const er_run_stage *g, size_t cells, unsigned cha
     return bad || write_all(fd, b, 8);
 }
 
+/* The budget terms section after the arrays' checksum (checkpoint.h). */
+static int write_terms(int fd, const er_budget *bud)
+{
+    unsigned char b[ER_TERM_NAME + 8];
+    uint32_t n = 0;
+    while (n < ER_BUDGET_TERMS && bud->term[n].name[0])
+        n++;
+    put_u32(b, n);
+    uint64_t h = er_fnv1a64(ER_FNV1A64_INIT, b, 4);
+    int bad = write_all(fd, b, 4);
+    for (uint32_t i = 0; i < n && !bad; i++) {
+        memset(b, 0, sizeof b);
+        memcpy(b, bud->term[i].name, strnlen(bud->term[i].name, ER_TERM_NAME - 1));
+        put_u64(b + ER_TERM_NAME, f64_bits(bud->term[i].value));
+        h = er_fnv1a64(h, b, sizeof b);
+        bad = write_all(fd, b, sizeof b);
+    }
+    put_u64(b, h);
+    return bad || write_all(fd, b, 8);
+}
+
 /* The model section after the arrays' checksum (checkpoint.h). */
 static int write_section(int fd, const er_run_extra *x)
 {
@@ -304,6 +328,8 @@ er_status er_checkpoint_write(const char *path, const er_run_state *state,
     put_u64(tail, h);
     if (!bad)
         bad = write_all(a.fd, tail, sizeof tail);
+    if (!bad && state->budget.term[0].name[0])
+        bad = write_terms(a.fd, &state->budget);
     if (!bad && g)
         bad = write_stage(a.fd, g, n, buf);
     if (!bad && state->extra)
@@ -363,9 +389,10 @@ static er_status check_header(const char *path, const unsigned char *p, const er
                        "nodata or control rasters differ)", path);
     uint32_t n_arrays = get_u32(p + 40);
     *mask = get_u32(p + 44);
-    uint32_t arrays = *mask & ~(SECTION_BIT | STAGE_BIT);
+    uint32_t arrays = *mask & ~SECTION_BITS;
     if (n_arrays > ER_STATE_ARRAYS || (arrays >> n_arrays) != 0 ||
-        (format < 4 && (*mask & SECTION_BIT)) || (format < 5 && (*mask & STAGE_BIT)))
+        (format < 4 && (*mask & SECTION_BIT)) || (format < 5 && (*mask & STAGE_BIT)) ||
+        (format < 6 && (*mask & TERMS_BIT)))
         return er_fail(err, ER_EINVAL, "'%s': corrupt checkpoint (arrays)", path);
     if (!!(*mask & STAGE_BIT) != !!id->staged)
         return er_fail(err, ER_EINVAL, "'%s': checkpoint of a %s run, the recipe %s", path,
@@ -397,17 +424,19 @@ static er_status check_header(const char *path, const unsigned char *p, const er
         *dv[i] = bits_f64(get_u64(p + 96 + 8 * i));
     s->budget.work_done = (int64_t)get_u64(p + 144);
     s->budget.substeps = (int64_t)get_u64(p + 152);
-    if (format >= 3)
-        s->budget.withheld = bits_f64(get_u64(p + 224));
+    if (format >= 3 && format <= 5)
+        s->legacy_slot = bits_f64(get_u64(p + 224));
+    else if (format >= 6 && get_u64(p + 224) != 0)
+        return er_fail(err, ER_EINVAL, "'%s': corrupt checkpoint (header)", path);
     /* The sums a resumed run adds to and reports: finite, the amounts and
      * counters >= 0 (what any run writes), but left_map, the net material
      * that crossed the map's edges, which is negative where a held edge
      * feeds the map (stream power's base level diffusing inwards). */
-    int bad = !isfinite(s->budget.material_before) || !(s->budget.withheld >= 0) ||
+    int bad = !isfinite(s->budget.material_before) || !(s->legacy_slot >= 0) ||
               s->budget.work_done < 0 || s->budget.substeps < 0;
     for (int i = 1; i < 6; i++)
         bad |= !(isfinite(*dv[i]) && (*dv[i] >= 0 || dv[i] == &s->budget.left_map));
-    if (bad || !isfinite(s->budget.withheld))
+    if (bad || !isfinite(s->legacy_slot))
         return er_fail(err, ER_EINVAL, "'%s': corrupt checkpoint (budget)", path);
     return ER_OK;
 }
@@ -425,6 +454,40 @@ static int read_doubles(FILE *f, double *v, size_t n, uint64_t *h)
             v[i + j] = bits_f64(get_u64(b + 8 * j));
     }
     return 0;
+}
+
+/* The budget terms section (write_terms) into the state's budget: at
+ * most ER_BUDGET_TERMS terms, each a printable NUL-ended name (no two
+ * alike) and a finite value. */
+static er_status read_terms(FILE *f, const char *path, er_budget *bud, er_error *err)
+{
+    unsigned char b[ER_TERM_NAME + 8];
+    if (fread(b, 1, 4, f) != 4)
+        return er_fail(err, ER_EINVAL, "'%s': truncated checkpoint (budget terms)", path);
+    const uint32_t n = get_u32(b);
+    uint64_t h = er_fnv1a64(ER_FNV1A64_INIT, b, 4);
+    if (n < 1 || n > ER_BUDGET_TERMS)
+        return er_fail(err, ER_EINVAL, "'%s': corrupt checkpoint (budget terms)", path);
+    for (uint32_t i = 0; i < n; i++) {
+        if (fread(b, 1, sizeof b, f) != sizeof b)
+            return er_fail(err, ER_EINVAL, "'%s': truncated checkpoint (budget terms)", path);
+        h = er_fnv1a64(h, b, sizeof b);
+        const size_t len = strnlen((const char *)b, ER_TERM_NAME);
+        int bad = len == 0 || len >= ER_TERM_NAME;
+        for (size_t c = 0; c < ER_TERM_NAME && !bad; c++)
+            bad = c < len ? b[c] < 0x20 || b[c] > 0x7e : b[c] != 0;
+        const double v = bits_f64(get_u64(b + ER_TERM_NAME));
+        bad = bad || !isfinite(v) || er_budget_has_term(bud, (const char *)b);
+        double *slot = bad ? NULL : er_budget_term(bud, (const char *)b);
+        if (!slot)
+            return er_fail(err, ER_EINVAL, "'%s': corrupt checkpoint (budget terms)", path);
+        *slot = v;
+    }
+    if (fread(b, 1, 8, f) != 8)
+        return er_fail(err, ER_EINVAL, "'%s': truncated checkpoint (budget terms)", path);
+    if (get_u64(b) != h)
+        return er_fail(err, ER_EINVAL, "'%s': corrupt checkpoint (budget terms checksum)", path);
+    return ER_OK;
 }
 
 /* The model section (write_section), its size taken from the bytes left
@@ -606,6 +669,8 @@ er_status er_checkpoint_read(const char *path, const er_checkpoint_id *id, er_ch
         st = er_fail(err, ER_EINVAL, "'%s': truncated checkpoint", path);
         goto done;
     }
+    if ((mask & TERMS_BIT) && (st = read_terms(f, path, &out->state.budget, err)))
+        goto done;
     if ((mask & STAGE_BIT) && (st = read_stage(f, path, n, buf, out, err)))
         goto done;
     if (has_section(f, get_u32(head + 8), mask) && (st = read_section(f, path, out, err)))

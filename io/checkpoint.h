@@ -4,15 +4,15 @@
  * produce the same bytes as an uninterrupted one.  io/ knows the state
  * struct only, not what the arrays mean.
  *
- * Format 5, every number little-endian:
+ * Format 6, every number little-endian:
  *   0   8  magic "ERODECKP"
- *   8   4  u32 format version (5)
+ *   8   4  u32 format version (6)
  *   12 16  erode version, NUL-padded ASCII
  *   28  4  u32 model (er_model_kind)
  *   32  4  u32 width      36 4 u32 height
  *   40  4  u32 n_arrays   44 4 u32 mask of the arrays present (bit i = array i),
  *          bit 31: a model section follows the arrays, bit 30: a stage
- *          section does
+ *          section does, bit 29: a budget terms section does
  *   48  8  u64 recipe hash  56 8 u64 input hash
  *   64 32  i64 boundary, boundaries, done, total
  *   96 48  f64 budget: material_before, eroded, deposited, left_map,
@@ -22,11 +22,16 @@
  *          and the device and driver (backends agree only within a
  *          tolerance, and their budget sums differ in rounding, so a run
  *          goes on only where it started; er_checkpoint_same_backend)
- *   224 8  f64 budget: withheld (the droplets' snapshot schedule; 0 else)
+ *   224 8  0 (formats 3 to 5: a budget value of a model's own,
+ *          er_run_state.legacy_slot)
  *   232 8  u64 FNV-1a 64 of bytes 0..231
  *   240    the present arrays in index order, width * height f32 each
  *   end 8  u64 FNV-1a 64 of the array values, folding one float's 32 bits
  *          (not one byte) at a time
+ * then, when bit 29 of the mask says so, the budget terms (er_budget.term):
+ *   u32 n (1 to ER_BUDGET_TERMS), n times its name (16 bytes, printable
+ *   ASCII, NUL-padded) and its value (f64), u64 FNV-1a 64 of the section's
+ *   bytes before it
  * then, when bit 30 of the mask says so, the stage section of a staged
  * run (er_run_state.stage; its meaning is core/stages.c's):
  *   u32 stage, u32 stages, u32 n_arrays, u32 mask of the arrays present,
@@ -37,6 +42,9 @@
  * (er_run_state.extra; its meaning is the model's, core/<model>/state.h):
  *   u64 count[0], u64 count[1], the doubles (f64, as many as the bytes
  *   left hold), u64 FNV-1a 64 of the section's bytes before it
+ * Format 5 is format 6 without bit 29, with a model's budget value at
+ * 224 (the droplets' withheld erosion) and stage reports of 16 values
+ * each (core/stages.c).
  * Format 4 is format 5 without bit 30 (no stages).
  * Format 3 is format 4 with the section after the arrays whenever bytes
  * remain there (only SPH runs wrote one) and no bit 31.
@@ -56,7 +64,7 @@
 #include "../core/error.h"
 #include "../core/model.h"
 
-#define ER_CHECKPOINT_FORMAT 5
+#define ER_CHECKPOINT_FORMAT 6
 #define ER_CHECKPOINT_HEADER 240
 #define ER_CHECKPOINT_HEADER_V2 232
 #define ER_CHECKPOINT_HEADER_V1 168

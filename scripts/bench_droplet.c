@@ -180,7 +180,7 @@ static unsigned long long invocations(const er_params *p, int n)
     er_error err;
     if (er_plan_make(p, &t, NULL, &plan, &err))
         return 0;
-    int64_t side = plan.block_side, per = (n + side - 1) / side;
+    int64_t side = plan.own.droplet.block_side, per = (n + side - 1) / side;
     return (unsigned long long)((per * per + 3) / 4);
 }
 

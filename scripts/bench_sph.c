@@ -67,7 +67,7 @@ static int run(const er_params *p, const er_terrain *t, int threads, result *r)
     r->n = s.n;
     double t0 = now();
     for (int64_t k = 0; k < p->sph.steps; k++) {
-        r->psteps += (double)s.n * (double)plan.substeps;
+        r->psteps += (double)s.n * (double)plan.own.sph.substeps;
         if (er_sph_step(&s, &plan, k, &r->bud, &err)) {
             fprintf(stderr, "bench_sph: %s\n", err.msg);
             er_sph_free(&s);
@@ -75,7 +75,7 @@ static int run(const er_params *p, const er_terrain *t, int threads, result *r)
         }
     }
     r->seconds = now() - t0;
-    r->substeps = plan.substeps * p->sph.steps;
+    r->substeps = plan.own.sph.substeps * p->sph.steps;
     size_t nv = (size_t)t->width * t->height;
     r->p = malloc((size_t)s.n * sizeof *r->p);
     r->zb = malloc(nv * sizeof *r->zb);

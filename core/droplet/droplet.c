@@ -125,6 +125,7 @@ static er_status at_map_cells(er_plan *plan, er_error *err)
     const double ref = d->reference_cell_size;
     /* Square cells in practice; the mean side for others. */
     const double cell = sqrt(plan->cell_x * plan->cell_y);
+    plan->own.droplet.area_k = 1.0;
     /* At the reference itself the keys hold as written: 1 - (1 - x) is
      * not always x in floating point. */
     if (!(ref > 0) || cell == ref)
@@ -135,7 +136,7 @@ static er_status at_map_cells(er_plan *plan, er_error *err)
     if (!isfinite(r * r * r) || !(r * r * r > 0))
         return er_fail(err, ER_EINVAL, "droplet.reference_cell_size: %g m against %g m "
                        "cells: the keys converted by their ratio would not be finite", ref, cell);
-    er_droplet_at_cell_size(d, r, &plan->area_k);
+    er_droplet_at_cell_size(d, r, &plan->own.droplet.area_k);
     if (d->radius > 64 || d->lifetime > 100000 || d->mt_max_distance > 100000)
         return er_fail(err, ER_EINVAL,
                        "droplet.reference_cell_size: %g m makes radius %lld, lifetime %lld and "
@@ -194,7 +195,7 @@ er_status er_droplet_plan(er_plan *plan, const er_terrain *t, er_error *err)
     const er_droplet_params *d = &plan->p.droplet;
     er_status st = at_map_cells(plan, err);
     if (!st)
-        st = block_side(d, &plan->block_side, err);
+        st = block_side(d, &plan->own.droplet.block_side, err);
     if (st)
         return st;
     (void)t;
@@ -211,19 +212,19 @@ er_status er_droplet_plan(er_plan *plan, const er_terrain *t, er_error *err)
                                   : (double)plan->valid;
     if ((st = droplets_fit(plan, cells, err)))
         return st;
-    plan->droplets = d->count >= 0 ? d->count : (int64_t)(d->per_cell * cells + 0.5);
-    plan->per_cell = cells > 0 ? (double)plan->droplets / cells : 0.0;
+    plan->own.droplet.droplets = d->count >= 0 ? d->count : (int64_t)(d->per_cell * cells + 0.5);
+    plan->own.droplet.per_cell = cells > 0 ? (double)plan->own.droplet.droplets / cells : 0.0;
     /* The height unit: "relief" is the valid cells' max - min; a flat map
      * (relief 0) moves no droplet whatever the unit, so 1 m stands in. */
     double unit = d->height_unit;
     if (unit == 0)
         unit = plan->valid > 0 && plan->hi > plan->lo ? (double)plan->hi - (double)plan->lo : 1.0;
-    plan->height_unit = unit;
-    plan->reach = droplet_reach(d);
-    plan->batch = auto_batch(d, w->world_width, w->world_height, plan->block_side);
-    if (d->schedule == ER_DROPLET_SNAPSHOT && (st = snap_batch_fits(d, &plan->batch, err)))
+    plan->own.droplet.height_unit = unit;
+    plan->own.droplet.reach = droplet_reach(d);
+    plan->own.droplet.batch = auto_batch(d, w->world_width, w->world_height, plan->own.droplet.block_side);
+    if (d->schedule == ER_DROPLET_SNAPSHOT && (st = snap_batch_fits(d, &plan->own.droplet.batch, err)))
         return st;
-    plan->boundaries = plan->droplets > 0 ? (plan->droplets + plan->batch - 1) / plan->batch : 0;
+    plan->boundaries = plan->own.droplet.droplets > 0 ? (plan->own.droplet.droplets + plan->own.droplet.batch - 1) / plan->own.droplet.batch : 0;
     return ER_OK;
 }
 
@@ -297,14 +298,14 @@ static er_status run_plan(const er_plan *plan, er_terrain *t, const er_run_opts 
     const er_params *p = &plan->p;
     const er_run_ctl *ctl = o->ctl;
     const er_run_hooks *hooks = o->hooks;
-    const int64_t size = plan->block_side;
+    const int64_t size = plan->own.droplet.block_side;
     er_droplet_setup s;
     er_status st = er_droplet_prepare(plan, t, o->layers, &s, err);
     if (st)
         return st;
     er_dacc sum = {0};
     const int ww = s.ctx.world_w, wh = s.ctx.world_h;
-    int64_t batch = plan->batch, b0 = 0;
+    int64_t batch = plan->own.droplet.batch, b0 = 0;
     st = er_droplet_begin(plan, &s, hooks, &sum, &b0, err);
     if (st == ER_OK && s.count > 0) {
         if (serial)

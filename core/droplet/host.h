@@ -70,7 +70,7 @@ typedef struct er_dctx {
     float keep_water;         /* 1 - evaporate_speed, clamped to [0, 1] */
     float gravity;            /* [1/m] gravity / U: v^2 - dh * gravity */
     float init_water, init_speed;
-    float area_k;             /* plan->area_k: a step's height on one cell as a volume
+    float area_k;             /* plan->own.droplet.area_k: a step's height on one cell as a volume
                                  over the reference cell (er_droplet_at_cell_size) */
     int brush_side;           /* 2 * radius - 1 */
     int avx512;               /* 1: er_droplet_avx512 at set-up: the lanes run the
@@ -220,6 +220,10 @@ er_status er_droplet_end(const er_params *p, const er_droplet_setup *s, const er
  * droplets move 3e-2 of a DEM's volume, 3e4 times the tolerance.
  */
 #define ER_DROPLET_BUDGET_TOL 1e-6
+
+/* Sets b's budget term "withheld" (core/model.h) to `withheld` when a run
+ * of recipe p reports it (the snapshot schedule's). */
+void er_droplet_put_withheld(const er_params *p, er_budget *b, double withheld);
 
 /*
  * The run guard: checks the terrain t after a run set up as *s, and its

@@ -22,9 +22,9 @@ static int array_needed(int i, const er_layers *k)
 static er_status check_resume(const er_plan *plan, const er_run_state *r, const er_layers *keep,
                               er_error *err)
 {
-    const int64_t done = r->boundary >= plan->boundaries ? plan->droplets
-                                                         : r->boundary * plan->batch;
-    er_status st = er_state_check_fit(plan, r, done, plan->droplets, err);
+    const int64_t done = r->boundary >= plan->boundaries ? plan->own.droplet.droplets
+                                                         : r->boundary * plan->own.droplet.batch;
+    er_status st = er_state_check_fit(plan, r, done, plan->own.droplet.droplets, err);
     if (st)
         return st;
     if (r->extra)
@@ -52,12 +52,14 @@ static void note_no_op(er_plan *plan, const er_terrain *t)
                  "starts and the run changes nothing");
 }
 
-static int reports_withheld(const er_params *p)
+/* A stage report of format 5 kept the withheld erosion in its value 11. */
+static void old_terms(const er_params *p, er_budget *b, const double old[ER_OLD_TERMS])
 {
-    return p->droplet.schedule == ER_DROPLET_SNAPSHOT;
+    er_droplet_put_withheld(p, b, old[0]);
 }
 
 const er_model_ops er_model_droplet = {
+    .old_terms = old_terms,
     .name = "droplet",
     .keys = er_droplet_keys,
     .params_off = offsetof(er_params, droplet),
@@ -73,7 +75,6 @@ const er_model_ops er_model_droplet = {
     .bytes_per_cell = er_droplet_bytes_per_cell,
     .check_resume = check_resume,
     .state_layers = er_state_layers_copy,
-    .reports_withheld = reports_withheld,
     ER_VK_OPS(.vk_check = er_vk_droplet_check, .vk_run = er_vk_droplet_run,
               .vk_caps = ER_CAP_WINDOW | ER_CAP_HOOKS)
 };

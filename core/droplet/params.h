@@ -51,6 +51,18 @@ typedef struct er_droplet_params {
     int64_t mt_max_distance; /* [cells] farthest a particle may get from its start */
 } er_droplet_params;
 
+/* What the plan derives from the section on a map (er_plan.own.droplet). */
+typedef struct er_droplet_derived {
+    int64_t droplets;       /* the run's droplets (the world's, in a window) */
+    double per_cell;        /* droplets per valid cell (per world cell in a window) */
+    double height_unit;     /* [m] droplet.height_unit, "relief" measured on this map */
+    int64_t reach;          /* [cells] how far a droplet reaches from its start */
+    int64_t block_side;     /* [cells] the batch schedule's block side */
+    int64_t batch;          /* droplets per batch */
+    double area_k;          /* [1] (reference cell / cell)^2 of er_droplet_at_cell_size;
+                               1: the droplet keys hold at this map's cells */
+} er_droplet_derived;
+
 /*
  * Converts droplet parameters that hold at a reference cell size into those
  * that give the same landscape at a cell size r times it (r = cell /

@@ -164,9 +164,9 @@ static er_status run_setup(const er_plan *plan, er_terrain *t, er_layers *layers
     s->before = plan->sum;
     s->scale = plan->abs_sum;
     s->lo = plan->lo;
-    s->count = plan->droplets;
-    s->per_cell = plan->per_cell;
-    const double unit = plan->height_unit;
+    s->count = plan->own.droplet.droplets;
+    s->per_cell = plan->own.droplet.per_cell;
+    const double unit = plan->own.droplet.height_unit;
 
     if (layers && layers->water)
         memset(layers->water, 0, s->cells * sizeof(float));
@@ -196,8 +196,8 @@ static er_status run_setup(const er_plan *plan, er_terrain *t, er_layers *layers
     c->deposit = layers ? layers->sediment : NULL;
     c->wear = layers ? layers->wear : NULL;
     c->variant = d->variant;
-    c->reach = plan->reach;
-    c->area_k = (float)plan->area_k;
+    c->reach = plan->own.droplet.reach;
+    c->area_k = (float)plan->own.droplet.area_k;
 
     if (d->variant == ER_DROPLET_LAGUE) {
         c->lifetime = (int)d->lifetime;
@@ -224,7 +224,7 @@ static er_status run_setup(const er_plan *plan, er_terrain *t, er_layers *layers
         c->mt_evap_keep =
             (float)(dt * d->mt_evaporation_rate < 1 ? 1.0 - dt * d->mt_evaporation_rate : 0.0);
         c->mt_min_volume = (float)d->mt_min_volume;
-        c->mt_vscale = (float)(ER_MT_HEIGHT_SCALE * sqrt(plan->area_k) / unit);
+        c->mt_vscale = (float)(ER_MT_HEIGHT_SCALE * sqrt(plan->own.droplet.area_k) / unit);
         c->mt_max_distance = (int)d->mt_max_distance;
         c->mt_max_steps = particle_max_steps(c->mt_evap_keep, c->mt_min_volume,
                                              rain_max(t, c->ctl_rain));
@@ -259,8 +259,19 @@ static er_status run_setup(const er_plan *plan, er_terrain *t, er_layers *layers
     return ER_OK;
 }
 
-static void fill_budget(const er_droplet_setup *s, const er_terrain *t, const er_dacc *sum,
-                        er_budget *budget)
+/* The budget term "withheld" (core/model.h), which the snapshot schedule
+ * reports: erosion the depth bound's clamp kept on the terrain though the
+ * droplets carried it (always 0 since its shares need no clamp). */
+#define WITHHELD "withheld"
+
+void er_droplet_put_withheld(const er_params *p, er_budget *b, double withheld)
+{
+    if (p->droplet.schedule == ER_DROPLET_SNAPSHOT)
+        *er_budget_term(b, WITHHELD) = withheld;
+}
+
+static void fill_budget(const er_params *p, const er_droplet_setup *s, const er_terrain *t,
+                        const er_dacc *sum, er_budget *budget)
 {
     if (!budget)
         return;
@@ -275,7 +286,7 @@ static void fill_budget(const er_droplet_setup *s, const er_terrain *t, const er
     budget->deposited = sum->deposited;
     budget->water_left = sum->water_left;
     budget->substeps = sum->steps;
-    budget->withheld = sum->withheld;
+    er_droplet_put_withheld(p, budget, sum->withheld);
     double denom = fabs(s->before) > 1e-300 ? fabs(s->before) : 1e-300;
     budget->rel_error = fabs(s->before - after - sum->left_map + sum->withheld) / denom;
 }
@@ -322,7 +333,7 @@ void er_droplet_state(const er_params *p, const er_droplet_setup *s, int64_t bat
     v->budget.left_map = sum->left_map;
     v->budget.water_left = sum->water_left;
     v->budget.substeps = sum->steps;
-    v->budget.withheld = sum->withheld;
+    er_droplet_put_withheld(p, &v->budget, sum->withheld);
     v->budget.work_done = v->done;
     v->budget.water_added = water_added(&p->droplet, s, v->done, sum);
     v->n_arrays = ER_STATE_DROP_ARRAYS;
@@ -405,7 +416,9 @@ static er_status restore(const er_plan *plan, const er_droplet_setup *s, const e
     sum->water_left = r->budget.water_left;
     sum->water = r->budget.water_added;
     sum->steps = r->budget.substeps;
-    sum->withheld = r->budget.withheld;
+    /* a checkpoint of format 5 or before kept it in its header */
+    sum->withheld = er_budget_has_term(&r->budget, WITHHELD) ? er_budget_term_value(&r->budget, WITHHELD)
+                                                             : r->legacy_slot;
     *b0 = r->boundary;
     return ER_OK;
 }
@@ -417,7 +430,7 @@ er_status er_droplet_begin(const er_plan *plan, const er_droplet_setup *s, const
     *b0 = 0;
     if (hk && hk->resume && (st = restore(plan, s, hk->resume, sum, b0, err)))
         return st;
-    if (er_droplet_at_boundary(&plan->p, s, plan->batch, *b0, hk, sum))
+    if (er_droplet_at_boundary(&plan->p, s, plan->own.droplet.batch, *b0, hk, sum))
         return er_fail(err, ER_ECANCELED, "droplet: cancelled at batch %lld", (long long)*b0);
     return ER_OK;
 }
@@ -428,7 +441,7 @@ er_status er_droplet_end(const er_params *p, const er_droplet_setup *s, const er
     er_budget b;
     if (s->flow_copy && s->ctx.flow)
         memcpy(s->flow_copy, s->ctx.flow, s->cells * sizeof(float));
-    fill_budget(s, t, sum, &b);
+    fill_budget(p, s, t, sum, &b);
     b.work_done = s->count;
     b.water_added = water_added(&p->droplet, s, s->count, sum);
     if (st == ER_OK)
@@ -483,7 +496,8 @@ er_status er_droplet_guard(const er_droplet_setup *s, const er_terrain *t, const
                        "droplet: height %.9g m at cell (%zu, %zu) is below the input's lowest "
                        "%.9g m",
                        (double)t->elevation[low], low % w, low / w, (double)s->lo);
-    double miss = fabs(b->material_before - b->material_after - b->left_map + b->withheld);
+    double miss = fabs(b->material_before - b->material_after - b->left_map +
+                       er_budget_terms_sum(b));
     double scale = s->scale > DBL_MIN ? s->scale : DBL_MIN;
     double tol = ER_DROPLET_BUDGET_TOL * (s->per_cell > 1 ? s->per_cell : 1.0);
     if (!(miss <= tol * scale))

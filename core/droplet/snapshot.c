@@ -506,7 +506,7 @@ er_status er_droplet_run_snapshot(const er_plan *plan, er_droplet_setup *s, int6
         batch = s->count;
     er_droplet_batch bt;
     er_dsink k;
-    er_status st = er_droplet_batch_new(&bt, c, (int)plan->block_side, batch, err);
+    er_status st = er_droplet_batch_new(&bt, c, (int)plan->own.droplet.block_side, batch, err);
     if (!st)
         st = er_snap_new(&k, c, c->flow != NULL, err);
     if (st) {
@@ -526,7 +526,7 @@ er_status er_droplet_run_snapshot(const er_plan *plan, er_droplet_setup *s, int6
     }
     for (int64_t lo = b0 * batch, b = b0; lo < s->count; lo += batch, b++) {
         int n = (int)(s->count - lo > batch ? batch : s->count - lo);
-        er_droplet_batch_draw(c, p->seed, (int)plan->block_side, b, lo, n, &bt);
+        er_droplet_batch_draw(c, p->seed, (int)plan->own.droplet.block_side, b, lo, n, &bt);
         er_snap_begin(&k, c->height_m);
         k.counting = 1;
         snapshot_pass(&sc, &bt, trails, acc);

@@ -321,7 +321,7 @@ static er_status chunk_boundary(vkd_run *R, const vkd_loop *L, const er_dacc *su
                                 er_error *err)
 {
     const er_droplet_setup *s = L->s;
-    const int64_t b = R->device_at, done = b * L->plan->batch;
+    const int64_t b = R->device_at, done = b * L->plan->own.droplet.batch;
     if (L->ctl && L->ctl->progress &&
         L->ctl->progress(L->ctl->user, (double)(done < s->count ? done : s->count) /
                                            (double)s->count))
@@ -332,7 +332,7 @@ static er_status chunk_boundary(vkd_run *R, const vkd_loop *L, const er_dacc *su
     if (st)
         return st;
     er_run_state v;
-    er_droplet_state(&L->plan->p, s, L->plan->batch, b, sum, &v);
+    er_droplet_state(&L->plan->p, s, L->plan->own.droplet.batch, b, sum, &v);
     return L->hk->boundary(L->hk->user, &v)
                ? er_fail(err, ER_ECANCELED, "droplet: cancelled at batch %lld", (long long)b)
                : ER_OK;
@@ -346,7 +346,7 @@ static er_status run_batches(vkd_run *R, const vkd_loop *L, int64_t b0, er_dacc 
 {
     const er_droplet_setup *s = L->s;
     const vkd_plan *pl = L->pl;
-    const int size = (int)L->plan->block_side;
+    const int size = (int)L->plan->own.droplet.block_side;
     const int64_t batch = pl->batch;
     const size_t mt = (size_t)pl->max_blocks;
     er_droplet_batch bt;
@@ -464,9 +464,9 @@ er_status er_vk_droplet_check(er_vk_ctx *vk, const er_plan *plan, const er_terra
         VkDeviceSize sz[SNAP_BUFFERS + 1];
         st = snap_features(vk, err);
         if (!st)
-            st = snap_sizes(vk, &s, plan->batch > s.count ? s.count : plan->batch, sz, err);
+            st = snap_sizes(vk, &s, plan->own.droplet.batch > s.count ? s.count : plan->own.droplet.batch, sz, err);
     } else if (!st && s.count > 0)
-        st = plan_run(vk, &s, plan->block_side, plan->batch, 0, &pl, err);
+        st = plan_run(vk, &s, plan->own.droplet.block_side, plan->own.droplet.batch, 0, &pl, err);
     er_droplet_setup_free(&s);
     return st;
 }
@@ -599,7 +599,7 @@ static er_status run_device(er_vk_ctx *vk, const er_plan *plan, const er_droplet
     vkd_plan pl;
     memset(&R, 0, sizeof R);
     const er_run_hooks *hk = o->hooks;
-    er_status st = plan_run(vk, s, plan->block_side, plan->batch, kn->chunk, &pl, err);
+    er_status st = plan_run(vk, s, plan->own.droplet.block_side, plan->own.droplet.batch, kn->chunk, &pl, err);
     if (!st)
         st = device_setup(&R, vk, s, &pl, hk && hk->resume, b0, err);
     if (!st) {
@@ -893,12 +893,12 @@ static er_status snap_batches(vks_run *R, const vkd_loop *L, const vks_push *bas
     const er_plan *plan = L->plan;
     const int64_t batch = R->batch;
     er_droplet_batch bt;
-    er_status st = er_droplet_batch_new(&bt, &s->ctx, (int)plan->block_side, batch, err);
+    er_status st = er_droplet_batch_new(&bt, &s->ctx, (int)plan->own.droplet.block_side, batch, err);
     const vkd_block *states = R->b[S_STATE].map;
     const int64_t *totals = R->b[S_TOTALS].map;
-    for (int64_t lo = b0 * plan->batch, b = b0; !st && lo < s->count; lo += batch, b++) {
+    for (int64_t lo = b0 * plan->own.droplet.batch, b = b0; !st && lo < s->count; lo += batch, b++) {
         int n = (int)(s->count - lo > batch ? batch : s->count - lo);
-        er_droplet_batch_draw(&s->ctx, plan->p.seed, (int)plan->block_side, b, lo, n, &bt);
+        er_droplet_batch_draw(&s->ctx, plan->p.seed, (int)plan->own.droplet.block_side, b, lo, n, &bt);
         snap_starts(R, &s->ctx, &bt);
         if ((st = er_vk_cmd_begin(R->vk, err)))
             break;
@@ -923,7 +923,7 @@ static er_status snap_batches(vks_run *R, const vkd_loop *L, const vks_push *bas
             er_run_state v;
             if ((st = snap_read_back(R, s, err)))
                 break;
-            er_droplet_state(&plan->p, s, plan->batch, b + 1, sum, &v);
+            er_droplet_state(&plan->p, s, plan->own.droplet.batch, b + 1, sum, &v);
             st = L->hk->boundary(L->hk->user, &v)
                      ? er_fail(err, ER_ECANCELED, "droplet: cancelled at batch %lld",
                                (long long)(b + 1))
@@ -952,7 +952,7 @@ static er_status run_snap_device(er_vk_ctx *vk, const er_plan *plan, const er_dr
     vks_run R;
     VkDeviceSize sz[S_COUNT + 1];
     memset(&R, 0, sizeof R);
-    R.batch = plan->batch > s->count ? s->count : plan->batch;
+    R.batch = plan->own.droplet.batch > s->count ? s->count : plan->own.droplet.batch;
     snap_stats = (er_vk_snap_stats){0, 0, (uint64_t)R.batch};
     er_status st = snap_features(vk, err);
     if (!st)

@@ -459,10 +459,10 @@ er_status er_mei_plan(er_plan *plan, const er_terrain *t, er_error *err)
                               t->elevation};
     if ((st = er_sources_plan(&plan->p.river, &g, plan->warning, sizeof plan->warning, err)))
         return st;
-    plan->substeps = 1;
-    if (m->steps > 0 && (st = er_mei_plan_substeps(m, t->cell_x, t->cell_y, &plan->substeps, err)))
+    plan->own.mei.substeps = 1;
+    if (m->steps > 0 && (st = er_mei_plan_substeps(m, t->cell_x, t->cell_y, &plan->own.mei.substeps, err)))
         return st;
-    plan->dt_sub = m->dt / (double)plan->substeps;
+    plan->own.mei.dt_sub = m->dt / (double)plan->own.mei.substeps;
     plan->boundaries = m->steps;
     return ER_OK;
 }
@@ -857,21 +857,21 @@ static void prepare(er_mei_sim *sim, const er_plan *plan, int64_t g, int n, er_b
                     er_mei_coef k[2])
 {
     const er_mei_params *m = &plan->p.mei;
-    const int64_t nsub = plan->substeps;
+    const int64_t nsub = plan->own.mei.substeps;
     for (int i = 0; i < n; i++) {
         const int64_t step = (g + i) / nsub;
         if ((g + i) % nsub == 0)
             er_mei_add_drops(sim, sim->d, m, plan->p.seed, step, &bud->water_added);
         int raining = m->rain_rate > 0.0 && (m->rain_steps == 0 || step < m->rain_steps);
-        er_mei_make_coef(sim, m, plan->dt_sub, raining, &k[i]);
+        er_mei_make_coef(sim, m, plan->own.mei.dt_sub, raining, &k[i]);
     }
     const float rain = k[0].rain;
     const int maps = sim->ctl && (sim->ctl->rain || sim->ctl->source);
     if (maps && sim->ctl->rain)
         k[0].rain = 0.0f; /* er_mei_add_maps adds it */
-    er_mei_add_sources(sim, sim->d, &plan->p.river, plan->dt_sub, &bud->water_added);
+    er_mei_add_sources(sim, sim->d, &plan->p.river, plan->own.mei.dt_sub, &bud->water_added);
     if (maps)
-        er_mei_add_maps(sim, sim->d, rain, plan->dt_sub, &bud->water_added);
+        er_mei_add_maps(sim, sim->d, rain, plan->own.mei.dt_sub, &bud->water_added);
 }
 
 /*
@@ -889,7 +889,7 @@ er_status er_mei_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts 
     er_budget bud;
     er_mei_sim sim;
     er_status st;
-    const int64_t nsub = plan->substeps;
+    const int64_t nsub = plan->own.mei.substeps;
     memset(&bud, 0, sizeof bud);
     if ((st = er_mei_sim_alloc_in(&sim, t, plan->windowed ? &plan->win : NULL,
                                   layers ? layers->water : NULL, layers ? layers->sediment : NULL,
@@ -906,7 +906,7 @@ er_status er_mei_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts 
         st = er_fail(err, ER_ECANCELED, "mei: cancelled at step %lld", (long long)step0);
         goto done;
     }
-    const double dt_sub = plan->dt_sub;
+    const double dt_sub = plan->own.mei.dt_sub;
     er_mei_coef k0;
     er_mei_make_coef(&sim, m, dt_sub, 0, &k0);
     if (m->steps > step0 && (st = er_mei_check_coef(&k0, err)))

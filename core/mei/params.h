@@ -51,4 +51,10 @@ typedef struct er_mei_params {
                              * per width (converges in dt); 0 = eq. 10 as printed */
 } er_mei_params;
 
+/* What the plan derives from the section on a map (er_plan.own.mei). */
+typedef struct er_mei_derived {
+    int64_t substeps;       /* per step: stability condition 2 of core/mei/mei.c */
+    double dt_sub;          /* [s] mei.dt / substeps */
+} er_mei_derived;
+
 #endif

@@ -172,7 +172,7 @@ static er_status map_water_rows(mei_run *r, er_error *err)
         double unused = 0.0;
         if (!(r->map_water[v] = malloc((size_t)h * sizeof(double))))
             return er_fail(err, ER_ENOMEM, "mei: out of memory for a %dx%d map", r->sim.w, h);
-        er_mei_add_maps(&r->sim, NULL, r->k[v].rain, r->plan->dt_sub, &unused);
+        er_mei_add_maps(&r->sim, NULL, r->k[v].rain, r->plan->own.mei.dt_sub, &unused);
         for (int y = 0; y < h; y++)
             r->map_water[v][y] = r->sim.acc[y].eroded;
     }
@@ -233,7 +233,7 @@ static er_status run_setup(mei_run *r, er_terrain *t, er_error *err)
         return st;
     er_mei_keep_layers(&r->sim, r->layers);
     for (int i = 0; i < 2; i++) {
-        er_mei_make_coef(&r->sim, &plan->p.mei, plan->dt_sub, i, &r->k[i]);
+        er_mei_make_coef(&r->sim, &plan->p.mei, plan->own.mei.dt_sub, i, &r->k[i]);
         er_mei_vk_fill_coef(&r->k[i], &r->sim, &r->kg[i]);
     }
     /* the same stability check as the CPU (condition 2 of core/mei/mei.c) */
@@ -243,20 +243,20 @@ static er_status run_setup(mei_run *r, er_terrain *t, er_error *err)
     if (!r->rs)
         return er_fail(err, ER_ENOMEM, "mei: out of memory for a %dx%d map", t->width,
                        t->height);
-    if ((st = er_mei_vk_sources(&r->sim, &plan->p.river, plan->dt_sub, &src, err))) {
+    if ((st = er_mei_vk_sources(&r->sim, &plan->p.river, plan->own.mei.dt_sub, &src, err))) {
         free(src.e);
         return st;
     }
     r->cells = er_mei_terrain_cells(&r->sim);
     r->bud.material_before = er_mei_total(&r->sim, r->sim.b0);
     drop_push(&plan->p, &r->pu);
-    uint64_t per_step = (uint64_t)t->width * (uint64_t)t->height * (uint64_t)plan->substeps;
+    uint64_t per_step = (uint64_t)t->width * (uint64_t)t->height * (uint64_t)plan->own.mei.substeps;
     r->batch = (int64_t)(BATCH_CELLS / (per_step ? per_step : 1));
     r->batch = r->batch < 1 ? 1 : r->batch > FIRST_BATCH_STEPS ? FIRST_BATCH_STEPS : r->batch;
     const er_layers keep = { NULL, NULL, r->sim.flow, r->sim.wear };
     double t0 = er_mei_vk_now();
     if ((st = er_mei_vk_setup(&r->g, t, &keep, r->kg, &src, err)) ||
-        (st = er_mei_vk_upload_maps(&r->g, t, plan->dt_sub, err)))
+        (st = er_mei_vk_upload_maps(&r->g, t, plan->own.mei.dt_sub, err)))
         st = at_step(r->vk, st, 0, err);
     r->vk->stats.upload_s += er_mei_vk_now() - t0 - r->vk->stats.pipeline_s;
     if (!st)
@@ -340,8 +340,8 @@ static int account_step(mei_run *r, int64_t step)
     const er_mei_params *m = &p->mei;
     int raining = m->rain_rate > 0.0 && (m->rain_steps == 0 || step < m->rain_steps);
     int drops = er_mei_add_drops(&r->sim, NULL, m, p->seed, step, &r->bud.water_added);
-    for (int64_t sub = 0; sub < r->plan->substeps; sub++) {
-        er_mei_add_sources(&r->sim, NULL, &p->river, r->plan->dt_sub, &r->bud.water_added);
+    for (int64_t sub = 0; sub < r->plan->own.mei.substeps; sub++) {
+        er_mei_add_sources(&r->sim, NULL, &p->river, r->plan->own.mei.dt_sub, &r->bud.water_added);
         if (r->map_water[0])
             for (int y = 0; y < r->sim.h; y++)
                 r->bud.water_added += r->map_water[raining][y];
@@ -473,7 +473,7 @@ static void record_step(mei_run *r, int64_t step, int drops)
         dispatch_cells(r, P_DROPS);
         er_vk_cmd_barrier(vk);
     }
-    for (int64_t sub = 0; sub < r->plan->substeps; sub++)
+    for (int64_t sub = 0; sub < r->plan->own.mei.substeps; sub++)
         record_substep(r);
     if (vk->gate_begin)
         er_vk_cmd_gate_end(vk);
@@ -504,7 +504,7 @@ static void next_batch(mei_run *r, int64_t steps, double sec)
 {
     if (!r->vk->gate_begin || steps <= 0)
         return;
-    const int64_t sub = r->plan->substeps > 0 ? r->plan->substeps : 1;
+    const int64_t sub = r->plan->own.mei.substeps > 0 ? r->plan->own.mei.substeps : 1;
     const double most = sub < MAX_BATCH_SUBSTEPS ? (double)(MAX_BATCH_SUBSTEPS / sub) : 1.0;
     double want = sec > 0.0 ? SUBMIT_TARGET_S * (double)steps / sec : 4.0 * (double)steps;
     double cap = 4.0 * (double)steps < most ? 4.0 * (double)steps : most;

@@ -37,4 +37,11 @@ typedef struct er_sph_params {
     er_boundary boundary;   /* map edges: open (water leaves) or closed */
 } er_sph_params;
 
+/* What the plan derives from the section on a map (er_plan.own.sph). */
+typedef struct er_sph_derived {
+    int64_t substeps;       /* per step: the CFL and viscous limits of core/sph/sph.c */
+    double dt_sub;          /* [s] sph.dt / substeps */
+    int64_t particles;      /* the initial fill's particles (sph.fill_level) */
+} er_sph_derived;
+
 #endif

@@ -215,8 +215,8 @@ er_status er_sph_plan(er_plan *plan, const er_terrain *t, er_error *err)
         return er_fail(err, ER_ENUMERIC, "sph.max_substeps: sph.dt = %g s needs %.0f sub-steps "
                        "(cfl and viscous limits), more than %lld", m->dt, need,
                        (long long)m->max_substeps);
-    plan->substeps = need < 1.0 ? 1 : (int64_t)need;
-    plan->dt_sub = m->dt / (double)plan->substeps;
+    plan->own.sph.substeps = need < 1.0 ? 1 : (int64_t)need;
+    plan->own.sph.dt_sub = m->dt / (double)plan->own.sph.substeps;
     plan->boundaries = m->steps;
     return ER_OK;
 }
@@ -326,7 +326,7 @@ static void set_constants(er_sph_sim *s, const er_plan *plan)
     s->cmax = m->c_max;
     s->ks = s->c0 * s->c0 / s->hk;
     s->kd = sqrt(s->ks);
-    s->dt = plan->dt_sub / s->T;
+    s->dt = plan->own.sph.dt_sub / s->T;
     /* boundary particles about a spacing apart along each side, at most
      * 15 (they are packed in 4 bits, step.c BH_PACK) */
     s->kx = (int)fmin(fmax(1.0, floor(s->xstep / s->s + 0.5)), 15.0);
@@ -536,13 +536,13 @@ static er_status check_particles(er_plan *plan, const er_terrain *t, er_error *e
 {
     const er_sph_params *m = &plan->p.sph;
     char key[96];
-    plan->particles = fill_lattice(t, m, NULL, NULL);
-    if (plan->particles > m->max_particles)
+    plan->own.sph.particles = fill_lattice(t, m, NULL, NULL);
+    if (plan->own.sph.particles > m->max_particles)
         return er_fail(err, ER_EINVAL, "%s needs %lld particles, more than sph.max_particles = "
-                       "%lld", fill_key(m, key, sizeof key), (long long)plan->particles,
+                       "%lld", fill_key(m, key, sizeof key), (long long)plan->own.sph.particles,
                        (long long)m->max_particles);
     double per_step = source_particles(plan, t);
-    if (m->steps > 0 && (m->max_particles == 0 || (plan->particles == 0 && !(per_step > 0.0)))) {
+    if (m->steps > 0 && (m->max_particles == 0 || (plan->own.sph.particles == 0 && !(per_step > 0.0)))) {
         if (plan->warning[0]) /* a warning of the sources' says why first */
             return ER_OK;
         if (m->max_particles == 0)
@@ -558,14 +558,14 @@ static er_status check_particles(er_plan *plan, const er_terrain *t, er_error *e
                      "(sph.fill_level null) and no source adds water: the run changes nothing");
         return ER_OK;
     }
-    double room = (double)(m->max_particles - plan->particles);
+    double room = (double)(m->max_particles - plan->own.sph.particles);
     if (m->boundary != ER_BOUNDARY_CLOSED || !(per_step > 0.0) ||
         per_step * (double)m->steps < room || plan->warning[0])
         return ER_OK;
     snprintf(plan->warning, sizeof plan->warning,
              "sph.max_particles: the fill's %lld particles and the sources' %.4g a step reach %lld "
              "at step %.0f of %lld (the edges are closed): the sources add no water after it",
-             (long long)plan->particles, per_step, (long long)m->max_particles,
+             (long long)plan->own.sph.particles, per_step, (long long)m->max_particles,
              ceil(room / per_step), (long long)m->steps);
     return ER_OK;
 }
@@ -847,7 +847,7 @@ er_status er_sph_step(er_sph_sim *s, const er_plan *plan, int64_t step, er_budge
     er_status st0 = lists_fit(s, err);
     if (st0)
         return st0;
-    for (int64_t k = 0; k < plan->substeps; k++) {
+    for (int64_t k = 0; k < plan->own.sph.substeps; k++) {
         er_status st = er_sph_substep(s, step, bud, err);
         if (st)
             return st;

@@ -57,6 +57,13 @@ static void note_no_op(er_plan *plan, const er_terrain *t)
                  "the run changes nothing");
 }
 
+/* A stage report of format 5 kept the material uplifted in its value 15. */
+static void old_terms(const er_params *p, er_budget *b, const double old[ER_OLD_TERMS])
+{
+    (void)p;
+    *er_budget_term(b, ER_SP_UPLIFTED) = old[1];
+}
+
 const er_model_ops er_model_stream_power = {
     .name = "stream_power",
     .keys = er_stream_power_keys,
@@ -65,7 +72,7 @@ const er_model_ops er_model_stream_power = {
     .units = "steps",
     .work_key = "steps",
     .substep_key = "substeps",
-    .added_key = "uplifted",
+    .old_terms = old_terms,
     .flags = ER_MODEL_STANDING_WATER | ER_MODEL_FLOW_AREA | ER_MODEL_UPLIFT,
     .plan = er_sp_plan,
     .note_no_op = note_no_op,

@@ -34,4 +34,10 @@ typedef struct er_stream_power_params {
     er_sp_edges boundary;
 } er_stream_power_params;
 
+/* What the plan derives from the section on a map (er_plan.own): nothing
+ * beyond the common plan; a member because C has no empty struct. */
+typedef struct er_stream_power_derived {
+    int unused;
+} er_stream_power_derived;
+
 #endif

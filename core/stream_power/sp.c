@@ -18,8 +18,9 @@
  * Layers: flow is the drainage area [m^2] and water the depth of the lakes
  * [m] of the routing of the final heights; sediment the height deposited
  * and wear the height removed (rivers and hillslopes), summed over the run.
- * The budget: uplift is material added (er_budget.added), left_map what
- * crossed into base level; before + added = after + left_map.
+ * The budget: uplift is material added (the budget term "uplifted",
+ * ER_SP_UPLIFTED), left_map what crossed into base level; before +
+ * uplifted = after + left_map.
  */
 #include <math.h>
 #include <stdio.h>
@@ -218,7 +219,7 @@ static er_status step(er_sp_sim *s, const er_plan *plan, er_budget *bud, er_erro
     }
     if (p->kd > 0.0)
         er_sp_diffuse(s, p, &t);
-    bud->added += t.uplifted;
+    *er_budget_term(bud, ER_SP_UPLIFTED) += t.uplifted;
     bud->eroded += t.eroded;
     bud->deposited += t.deposited;
     bud->left_map += t.left;
@@ -268,7 +269,7 @@ static void finish(er_sp_sim *s, const er_plan *plan, er_terrain *t, er_budget *
         after += rows[y];
     bud->material_before = plan->sum;
     bud->material_after = after;
-    bud->rel_error = fabs(plan->sum + bud->added - after - bud->left_map) /
+    bud->rel_error = fabs(plan->sum + er_budget_terms_sum(bud) - after - bud->left_map) /
                      fmax(plan->abs_sum, 1e-300);
 }
 
@@ -286,7 +287,7 @@ static er_status at_boundary(er_sp_sim *s, const er_plan *plan, const er_budget 
     ER_OMP_FOR()
     for (int64_t i = 0; i < s->n; i++)
         lay[i] = (float)s->z[i];
-    const double added = bud->added;
+    const double added = er_budget_term_value(bud, ER_SP_UPLIFTED);
     er_run_extra x;
     memset(&x, 0, sizeof x);
     x.count[0] = (uint64_t)n;
@@ -336,7 +337,7 @@ static er_status restore(er_sp_sim *s, const er_plan *plan, const er_run_state *
     if (s->wear)
         memcpy(s->wear, r->array[ER_STATE_SP_WEAR], n * sizeof *s->wear);
     *bud = r->budget;
-    bud->added = at[ER_SP_PART_UPLIFTED][0];
+    *er_budget_term(bud, ER_SP_UPLIFTED) = at[ER_SP_PART_UPLIFTED][0];
     return ER_OK;
 }
 
@@ -345,6 +346,7 @@ er_status er_sp_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts *
 {
     er_budget bud;
     memset(&bud, 0, sizeof bud);
+    *er_budget_term(&bud, ER_SP_UPLIFTED) = 0.0; /* reported also when nothing ran */
     const er_run_hooks *hk = o->hooks;
     const er_run_ctl *ctl = o->ctl;
     const int64_t steps = plan->p.stream_power.steps;

@@ -37,6 +37,10 @@ extern const int er_sp_dx[8], er_sp_dy[8];
 
 /* An edge between two cells of different basins (route.c): its pass
  * height max(z_a, z_b), the lower of the two, and its cells, a < b. */
+/* The name of its budget term (core/model.h er_budget.term): the
+ * material uplifted into the map [m * cells]. */
+#define ER_SP_UPLIFTED "uplifted"
+
 typedef struct er_sp_edge {
     double w, lo;
     int32_t a, b;

@@ -11,6 +11,7 @@
 #   erode -f <TAB>, --backend     the choices --help shows (tif|png|exr|r16|r32, ...)
 #   erode --layers height,<TAB>   the layer names --help lists
 #   erode -s mei.<TAB>            recipe keys, as KEY=; then KEY=<default>
+#   erode -s model=<TAB>          the models --help lists
 #   erode --co C<TAB>             the creation options --help lists, as KEY=;
 #                                 then their choices (COMPRESS=ZSTD,
 #                                 PIXEL_TYPE=HALF, ...)
@@ -24,10 +25,15 @@ _erode_load()
     local bin=$1 line opt short meta
     [[ $_erode_cached_bin == "$bin" ]] && return 0
     _erode_cached_bin=$bin
-    _erode_opts=() _erode_layers=() _erode_keys=()
+    _erode_opts=() _erode_layers=() _erode_keys=() _erode_models=()
     _erode_meta=() _erode_long=() _erode_default=() _erode_co=()
     # "  -r, --recipe FILE     text" or "      --json     text"
     while IFS= read -r line; do
+        # "Models (the recipe's "model", ...): mei, droplet, ..."
+        if [[ $line =~ ^Models\ .*:\ ([a-z_0-9,\ ]+)$ ]]; then
+            IFS=', ' read -r -a _erode_models <<< "${BASH_REMATCH[1]}"
+            continue
+        fi
         [[ $line =~ ^\ +(-([A-Za-z]),\ )?(--[a-z][a-z0-9-]*)(\ ([^ ]+))?(\ \ |$) ]] || continue
         short=${BASH_REMATCH[2]} opt=${BASH_REMATCH[3]} meta=${BASH_REMATCH[5]}
         _erode_opts+=("$opt")
@@ -131,7 +137,11 @@ _erode_complete()
             if [[ $cur == *=* ]]; then
                 local k=${cur%%=*}
                 local d=${_erode_default[$k]:-}
-                [[ -n $d && $k=$d == "$cur"* ]] && COMPREPLY=("$k=$d")
+                if [[ $k == model ]]; then
+                    mapfile -t COMPREPLY < <(compgen -W "${_erode_models[*]}" -P "$k=" -- "${cur#*=}")
+                else
+                    [[ -n $d && $k=$d == "$cur"* ]] && COMPREPLY=("$k=$d")
+                fi
             else
                 compopt -o nospace 2> /dev/null
                 mapfile -t COMPREPLY < <(compgen -W "${_erode_keys[*]}" -S = -- "$cur")
@@ -179,6 +189,6 @@ _erode_complete()
 }
 
 _erode_cached_bin=
-_erode_opts=() _erode_layers=() _erode_keys=()
+_erode_opts=() _erode_layers=() _erode_keys=() _erode_models=()
 declare -A _erode_meta=() _erode_long=() _erode_default=() _erode_co=()
 complete -F _erode erode

@@ -139,9 +139,11 @@ static void check_state(const er_checkpoint *c, const er_checkpoint_id *id)
 }
 
 /* Written back, the same bytes (but the version's padding and so the
- * header checksum) in format 3: a format-1 file's header with the backend
- * "cpu" and a zero withheld inserted before the header checksum, a
- * format-2 file's with a zero withheld; read back, the same state. */
+ * header checksum) in the current format: a format-1 file's header with
+ * the backend "cpu" and bytes 224..231 inserted before the header
+ * checksum, a format-2 file's with them inserted, and those bytes zero
+ * (formats 3 to 5 kept a model's budget value there, which the state holds
+ * apart: er_run_state.legacy_slot); read back, the same state. */
 static void roundtrip(const er_checkpoint *c, const er_checkpoint_id *id, const uint8_t *data, size_t size)
 {
     char path[PATH_MAX];
@@ -170,10 +172,9 @@ static void roundtrip(const er_checkpoint *c, const er_checkpoint_id *id, const 
     snprintf(field, sizeof field, "%s", c->backend[0] ? c->backend : "cpu");
     int same_header = hd == ER_CHECKPOINT_HEADER && memcmp(back, data, ER_CHECKPOINT_HEADER - 8) == 0;
     static const uint8_t zero8[8];
-    const uint8_t *withheld = hd == ER_CHECKPOINT_HEADER ? data + 224 : zero8;
     ER_FUZZ_CHECK(memcmp(back, data, 8) == 0 && memcmp(back + 28, data + 28, 160 - 28) == 0
                       && memcmp(back + 160, field, sizeof field) == 0
-                      && memcmp(back + 224, withheld, 8) == 0
+                      && memcmp(back + 224, zero8, 8) == 0
                       && (!same_header || memcmp(back + hd - 8, data + hd - 8, 8) == 0)
                       && memcmp(back + ER_CHECKPOINT_HEADER, data + hd, size - hd) == 0,
                   "written back differently");

@@ -43,7 +43,15 @@ expect "hardness=" -s ha
 # replaces only the text after the '='.
 expect "$("$ERODE" --print-recipe | jq .mei.steps)" --set mei.steps =
 expect "mei" -s model = m
-expect "" -s model = d
+expect "droplet" -s model = d
+expect "sph stream_power" -s model = s
+t_ok
+
+t_case "completion: -s model= offers the models of --help, which are the model list's"
+comp -s model = "" > "$T/models"
+sed -n 's/^ER_MODEL([A-Z_0-9]*, *\([a-z_0-9]*\))$/\1/p' "$SRCDIR/core/models.def" | sort > "$T/want"
+cmp -s "$T/models" "$T/want" || t_fail "offered $(tr '\n' ' ' < "$T/models"), the list has $(tr '\n' ' ' < "$T/want")"
+[ -s "$T/want" ] || t_fail "no model read from core/models.def"
 t_ok
 
 t_case "completion: choices and layer lists from --help"

@@ -265,7 +265,7 @@ START_TEST(rain_zero_half_dry)
     er_plan plan;
     er_terrain t = { W, H, r->z0, NULL, 10.0, 10.0, &c };
     ck_assert_int_eq(er_plan_make(&p, &t, NULL, &plan, &e), ER_OK);
-    const int margin = (int)(p.mei.steps * plan.substeps) + 1;
+    const int margin = (int)(p.mei.steps * plan.own.mei.substeps) + 1;
     ck_assert_int_lt(margin, W / 2 - 4);
     size_t draining = 0, plain_draining = 0;
     for (size_t i = 0; i < N; i++) {

@@ -429,10 +429,10 @@ static er_status lake_run(double f, int force_one, double *range, er_error *e)
     er_plan plan;
     er_budget b;
     ck_assert_int_eq(er_plan_make(&p, &t, NULL, &plan, e), ER_OK);
-    ck_assert_int_eq(plan.substeps, f > sqrt(0.5) ? 2 : 1);
+    ck_assert_int_eq(plan.own.mei.substeps, f > sqrt(0.5) ? 2 : 1);
     if (force_one) {
-        plan.substeps = 1;
-        plan.dt_sub = p.mei.dt;
+        plan.own.mei.substeps = 1;
+        plan.own.mei.dt_sub = p.mei.dt;
     }
     er_layers l = { g.water, g.sed, NULL, NULL };
     er_status st = er_mei_run_plan(&plan, &t, &(er_run_opts){ &l, NULL, NULL, &b }, e);

@@ -143,12 +143,12 @@ START_TEST(test_plan_is_the_run)
     er_error err = {{0}};
     ck_assert_int_eq(er_plan_make(&p, &t, NULL, &plan, &err), ER_OK);
     if (p.model == ER_MODEL_DROPLET) {
-        ck_assert_int_eq(plan.droplets, 2 * W * H);
+        ck_assert_int_eq(plan.own.droplet.droplets, 2 * W * H);
         ck_assert_int_eq(plan.boundaries, (2 * W * H + 299) / 300);
-        ck_assert(plan.height_unit > 0);
+        ck_assert(plan.own.droplet.height_unit > 0);
     } else {
         ck_assert_int_eq(plan.boundaries, p.mei.steps);
-        ck_assert_int_ge(plan.substeps, 1);
+        ck_assert_int_ge(plan.own.mei.substeps, 1);
     }
     er_budget b;
     er_run_hooks hk = {count_boundary, NULL, NULL, NULL};
@@ -167,9 +167,9 @@ START_TEST(test_plan_is_the_run)
     ck_assert_int_eq(last_boundary, plan.boundaries);
     ck_assert_int_eq(last_boundaries, plan.boundaries);
     if (p.model == ER_MODEL_MEI)
-        ck_assert_int_eq(b.substeps, plan.substeps * p.mei.steps);
+        ck_assert_int_eq(b.substeps, plan.own.mei.substeps * p.mei.steps);
     else
-        ck_assert_int_eq(b.work_done, plan.droplets);
+        ck_assert_int_eq(b.work_done, plan.own.droplet.droplets);
 }
 END_TEST
 
@@ -270,7 +270,7 @@ START_TEST(test_droplet_count_bounded)
     p.droplet.reference_cell_size = 1e-3;
     p.droplet.per_cell = 8.3;
     ck_assert_msg(er_plan_make(&p, &t, NULL, &plan, &err) == ER_OK, "%s", err.msg);
-    ck_assert(plan.droplets > 990000000000 && plan.droplets <= 1000000000000);
+    ck_assert(plan.own.droplet.droplets > 990000000000 && plan.own.droplet.droplets <= 1000000000000);
     const double refs[] = {1e-3, 1e-310, 1e6};
     const double cell[] = {10.0, 10.0, 1e-15};
     for (int k = 0; k < 3; k++) {
@@ -287,7 +287,7 @@ START_TEST(test_droplet_count_bounded)
     er_window win = {0, 0, 1000000, 1000000};
     p.droplet.per_cell = 1.0;
     ck_assert_msg(er_plan_make(&p, &t, &win, &plan, &err) == ER_OK, "%s", err.msg);
-    ck_assert(plan.droplets == 1000000000000);
+    ck_assert(plan.own.droplet.droplets == 1000000000000);
     p.droplet.per_cell = 1.01;
     ck_assert_int_eq(er_plan_make(&p, &t, &win, &plan, &err), ER_EINVAL);
     ck_assert_msg(strncmp(err.msg, "droplet.per_cell: ", 18) == 0, "%s", err.msg);

@@ -704,6 +704,29 @@ START_TEST(checkpoint_refusals)
 }
 END_TEST
 
+/* The offset of the first occurrence of s in the file at path, or -1. */
+static long find_bytes(const char *path, const char *s)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert(f != NULL);
+    static char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof buf, f), k = strlen(s);
+    fclose(f);
+    for (size_t i = 0; i + k <= n; i++)
+        if (memcmp(buf + i, s, k) == 0)
+            return (long)i;
+    return -1;
+}
+
+/* Writes byte v at offset `at` of the file at path. */
+static void patch_byte(const char *path, long at, unsigned char v)
+{
+    FILE *f = fopen(path, "r+b");
+    ck_assert(f != NULL);
+    ck_assert(fseek(f, at, SEEK_SET) == 0 && fputc(v, f) == v);
+    fclose(f);
+}
+
 /* A budget no run writes (a sum not finite or negative, a negative
  * count) in a checkpoint whose checksums hold: the file is refused as
  * corrupt.  left_map alone may be negative: a held base level feeds the
@@ -725,15 +748,17 @@ START_TEST(checkpoint_budget_refused)
     for (int k = 0; k < 6; k++) {
         er_run_state st = rec.s[1].st;
         double *v[] = {&st.budget.material_before, &st.budget.eroded, &st.budget.deposited,
-                       &st.budget.water_added, &st.budget.withheld};
+                       &st.budget.water_added, er_budget_term(&st.budget, "withheld")};
         if (k < 5)
-            *v[k] = k == 0 ? INFINITY : k == 1 ? NAN : -1.0;
+            *v[k] = k == 0 ? INFINITY : k == 1 || k == 4 ? NAN : -1.0;
         else
             st.budget.substeps = -5;
         ck_assert_int_eq(er_checkpoint_write(path, &st, &id, &err), ER_OK);
         err.msg[0] = '\0';
         ck_assert_int_eq(er_checkpoint_read(path, &id, &ck, &err), ER_EINVAL);
-        ck_assert_msg(strstr(err.msg, "corrupt checkpoint (budget)"), "case %d: '%s'", k, err.msg);
+        ck_assert_msg(strstr(err.msg, k == 4 ? "corrupt checkpoint (budget terms)"
+                                             : "corrupt checkpoint (budget)"),
+                      "case %d: '%s'", k, err.msg);
     }
     er_run_state held = rec.s[1].st;
     held.budget.left_map = -2.5;
@@ -741,6 +766,23 @@ START_TEST(checkpoint_budget_refused)
     ck_assert_msg(er_checkpoint_read(path, &id, &ck, &err) == ER_OK, "%s", err.msg);
     ck_assert(ck.state.budget.left_map == -2.5);
     er_checkpoint_free(&ck);
+    /* The models' own budget terms come back by name, in their order, and
+     * a damaged name or value is refused (the section's checksum, then its
+     * rules). */
+    er_run_state terms = rec.s[1].st;
+    memset(terms.budget.term, 0, sizeof terms.budget.term);
+    *er_budget_term(&terms.budget, "uplifted") = 7.25;
+    *er_budget_term(&terms.budget, "withheld") = -0.5;
+    ck_assert_int_eq(er_checkpoint_write(path, &terms, &id, &err), ER_OK);
+    ck_assert_msg(er_checkpoint_read(path, &id, &ck, &err) == ER_OK, "%s", err.msg);
+    ck_assert(memcmp(ck.state.budget.term, terms.budget.term, sizeof terms.budget.term) == 0);
+    ck_assert(ck.state.legacy_slot == 0);
+    er_checkpoint_free(&ck);
+    long at = find_bytes(path, "withheld");
+    ck_assert(at > 0);
+    patch_byte(path, at, 0x07);
+    ck_assert_int_eq(er_checkpoint_read(path, &id, &ck, &err), ER_EINVAL);
+    ck_assert_msg(strstr(err.msg, "corrupt checkpoint (budget terms"), "%s", err.msg);
     ck_assert_int_eq(er_checkpoint_write(path, &rec.s[1].st, &id, &err), ER_OK);
     ck_assert_msg(er_checkpoint_read(path, &id, &ck, &err) == ER_OK, "%s", err.msg);
     er_checkpoint_free(&ck);

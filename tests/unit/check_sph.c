@@ -236,7 +236,7 @@ START_TEST(non_square_still_water)
         z = bowl_cells(size[k][0], size[k][1], cell[k][0], cell[k][1]);
         t = (er_terrain){size[k][0], size[k][1], z, NULL, cell[k][0], cell[k][1], NULL};
         ck_assert_msg(er_plan_make(&p, &t, NULL, &plan, &e) == ER_OK, "%s", e.msg);
-        n[k] = plan.particles;
+        n[k] = plan.own.sph.particles;
         vol[k] = (double)n[k] * p.sph.spacing * p.sph.spacing * p.sph.spacing;
     }
     fprintf(stderr, "sph lake in the bowl: %g m3 on 1 m cells, %g on 1 x 1.5 m, %g on 1.5 x 1 m\n",
@@ -1059,17 +1059,17 @@ START_TEST(fill_counted_in_plan)
         er_plan plan;
         er_error e;
         ck_assert_msg(er_plan_make(&p, &t, NULL, &plan, &e) == ER_OK, "%s", e.msg);
-        ck_assert_int_gt(plan.particles, 1000);
+        ck_assert_int_gt(plan.own.sph.particles, 1000);
         ck_assert_str_eq(plan.warning, "");
         er_sph_sim s;
         er_budget b;
         memset(&b, 0, sizeof b);
-        p.sph.max_particles = plan.particles;
+        p.sph.max_particles = plan.own.sph.particles;
         ck_assert_msg(er_plan_make(&p, &t, NULL, &plan, &e) == ER_OK, "%s", e.msg);
         ck_assert_msg(er_sph_init(&s, &plan, &t, &b, &e) == ER_OK, "%s", e.msg);
-        ck_assert_int_eq(s.n, plan.particles);
+        ck_assert_int_eq(s.n, plan.own.sph.particles);
         er_sph_free(&s);
-        p.sph.max_particles = plan.particles - 1;
+        p.sph.max_particles = plan.own.sph.particles - 1;
         ck_assert_int_eq(er_plan_make(&p, &t, NULL, &plan, &e), ER_EINVAL);
         ck_assert_msg(strncmp(e.msg, "sph.fill_level: 4 m needs ", 26) == 0, "%s", e.msg);
     }
@@ -1182,13 +1182,13 @@ START_TEST(fill_quantile_is_a_level)
         q.sph.fill_level = a.p.sph.fill_level;
         q.sph.fill_level_set = 1;
         ck_assert_msg(er_plan_make(&q, &t, NULL, &b, &e) == ER_OK, "%s", e.msg);
-        ck_assert_int_eq(a.particles, b.particles);
-        ck_assert_int_gt(a.particles, 0);
+        ck_assert_int_eq(a.own.sph.particles, b.own.sph.particles);
+        ck_assert_int_gt(a.own.sph.particles, 0);
     }
     p.sph.fill_quantile = 0.0;
     p.sph.steps = 3;
     ck_assert_msg(er_plan_make(&p, &t, NULL, &a, &e) == ER_OK, "%s", e.msg);
-    ck_assert_int_eq(a.particles, 0);
+    ck_assert_int_eq(a.own.sph.particles, 0);
     ck_assert_msg(strncmp(a.warning, "sph.fill_quantile: 0 (", 22) == 0, "%s", a.warning);
     p.sph.fill_quantile = 0.5;
     p.sph.max_particles = 10;
