@@ -21,6 +21,7 @@
 
 #include <stddef.h>
 
+#include "drive.h"
 #include "keys.h"
 #include "plan.h"
 
@@ -81,7 +82,10 @@ typedef struct er_model_ops {
      * empty otherwise), after the checks common to every model.  NULL:
      * nothing of its own. */
     void (*note_no_op)(er_plan *plan, const er_terrain *t);
-    /* The CPU run: the contract of core/model.h. */
+    /* The CPU run, its steps through the run driver (core/drive.h), which
+     * keeps the contract of core/model.h. */
+    const er_model_steps *steps;
+    /* The CPU run of a model not yet on the driver (NULL: steps). */
     er_status (*run)(const er_plan *plan, er_terrain *t, const er_run_opts *o, er_error *err);
     unsigned cpu_caps;       /* ER_CAP_* the CPU run supports */
     /* Bytes it allocates per cell, and whatever the map's size (NULL: 0;

@@ -273,115 +273,132 @@ static void finish(er_sp_sim *s, const er_plan *plan, er_terrain *t, er_budget *
                      fmax(plan->abs_sum, 1e-300);
 }
 
-/* The run's state after `step` steps (core/model.h, state.h): its
- * height and water layers drawn into lay (2 w h floats). */
-static er_status at_boundary(er_sp_sim *s, const er_plan *plan, const er_budget *bud,
-                             int64_t step, const er_run_hooks *hk, float *lay, er_error *err)
+/* A run through the driver (core/drive.h). */
+typedef struct sp_run {
+    er_sp_sim s;
+    const er_plan *plan;
+    er_terrain *t;
+    const er_layers *layers;
+    float *lay;    /* the height and water layers of a view (2 w h floats) */
+    double added;  /* the material uplifted, the view's model section */
+    er_run_extra x;
+} sp_run;
+
+static er_status run_init(void *run, const er_plan *plan, er_terrain *t, const er_run_opts *o,
+                          er_budget *bud, er_error *err)
 {
-    if (!er_hooks_want(hk, step, plan->boundaries))
-        return ER_OK;
+    sp_run *r = run;
+    r->plan = plan;
+    r->t = t;
+    r->layers = o->layers;
+    *er_budget_term(bud, ER_SP_UPLIFTED) = 0.0; /* reported also when nothing ran */
+    er_status st = er_sp_init(&r->s, plan, t, o->layers, err);
+    if (!st && o->hooks && o->hooks->boundary &&
+        !(r->lay = malloc(2 * (size_t)r->s.n * sizeof *r->lay)))
+        st = er_fail(err, ER_ENOMEM, "stream_power: out of memory for the run state");
+    return st;
+}
+
+/* The run's state after `step` steps (core/model.h, state.h): its height
+ * and water layers drawn into r->lay. */
+static er_status run_view(void *run, int64_t step, const er_budget *bud, er_run_state *v,
+                          er_error *err)
+{
+    sp_run *r = run;
+    er_sp_sim *s = &r->s;
     const size_t n = (size_t)s->n;
-    er_status st = route_layers(s, lay + n, NULL, err);
+    er_status st = route_layers(s, r->lay + n, NULL, err);
     if (st)
         return st;
     ER_OMP_FOR()
     for (int64_t i = 0; i < s->n; i++)
-        lay[i] = (float)s->z[i];
-    const double added = er_budget_term_value(bud, ER_SP_UPLIFTED);
-    er_run_extra x;
-    memset(&x, 0, sizeof x);
-    x.count[0] = (uint64_t)n;
-    x.n_parts = ER_SP_PARTS;
-    x.part[ER_SP_PART_Z] = s->z;
-    x.len[ER_SP_PART_Z] = n;
-    x.part[ER_SP_PART_UPLIFTED] = &added;
-    x.len[ER_SP_PART_UPLIFTED] = 1;
-    er_run_state v;
-    memset(&v, 0, sizeof v);
-    v.model = ER_MODEL_STREAM_POWER;
-    v.width = s->w;
-    v.height = s->h;
-    v.boundary = v.done = step;
-    v.boundaries = v.total = plan->boundaries;
-    v.budget = *bud;
-    v.budget.material_before = plan->sum;
-    v.budget.material_after = v.budget.rel_error = 0.0;
-    v.n_arrays = ER_STATE_SP_ARRAYS;
-    v.array[ER_STATE_SP_HEIGHT] = lay;
-    v.array[ER_STATE_SP_WATER] = lay + n;
-    v.array[ER_STATE_SP_SEDIMENT] = s->dep;
-    v.array[ER_STATE_SP_WEAR] = s->wear;
-    v.extra = &x;
-    if (hk->boundary(hk->user, &v))
-        return er_fail(err, ER_ECANCELED, "stream_power: cancelled at step %lld", (long long)step);
+        r->lay[i] = (float)s->z[i];
+    r->added = er_budget_term_value(bud, ER_SP_UPLIFTED);
+    memset(&r->x, 0, sizeof r->x);
+    r->x.count[0] = (uint64_t)n;
+    r->x.n_parts = ER_SP_PARTS;
+    r->x.part[ER_SP_PART_Z] = s->z;
+    r->x.len[ER_SP_PART_Z] = n;
+    r->x.part[ER_SP_PART_UPLIFTED] = &r->added;
+    r->x.len[ER_SP_PART_UPLIFTED] = 1;
+    memset(v, 0, sizeof *v);
+    v->model = r->plan->p.model;
+    v->width = s->w;
+    v->height = s->h;
+    v->boundary = v->done = step;
+    v->boundaries = v->total = r->plan->boundaries;
+    v->budget = *bud;
+    v->budget.material_before = r->plan->sum;
+    v->budget.material_after = v->budget.rel_error = 0.0;
+    v->n_arrays = ER_STATE_SP_ARRAYS;
+    v->array[ER_STATE_SP_HEIGHT] = r->lay;
+    v->array[ER_STATE_SP_WATER] = r->lay + n;
+    v->array[ER_STATE_SP_SEDIMENT] = s->dep;
+    v->array[ER_STATE_SP_WEAR] = s->wear;
+    v->extra = &r->x;
     return ER_OK;
 }
 
-/* Replaces the fresh state by the resumed one r (checked by
+/* Replaces the fresh state by the resumed one (checked here by
  * er_plan_check_resume). */
-static er_status restore(er_sp_sim *s, const er_plan *plan, const er_run_state *r,
-                         er_budget *bud, er_error *err)
+static er_status run_load(void *run, const er_run_state *rs, er_budget *bud, er_error *err)
 {
+    sp_run *r = run;
+    er_sp_sim *s = &r->s;
     const er_layers keep = {NULL, s->dep, NULL, s->wear};
-    er_status st = er_plan_check_resume(plan, r, &keep, err);
+    er_status st = er_plan_check_resume(r->plan, rs, &keep, err);
     if (st)
         return st;
     const size_t n = (size_t)s->n, len[ER_SP_PARTS] = {n, 1};
     const double *at[ER_SP_PARTS];
-    er_extra_split(r->extra, len, ER_SP_PARTS, at); /* checked above */
+    er_extra_split(rs->extra, len, ER_SP_PARTS, at); /* checked above */
     for (size_t i = 0; i < n; i++)
         if (s->kind[i] != ER_SP_WALL)
             s->z[i] = at[ER_SP_PART_Z][i];
     if (s->dep)
-        memcpy(s->dep, r->array[ER_STATE_SP_SEDIMENT], n * sizeof *s->dep);
+        memcpy(s->dep, rs->array[ER_STATE_SP_SEDIMENT], n * sizeof *s->dep);
     if (s->wear)
-        memcpy(s->wear, r->array[ER_STATE_SP_WEAR], n * sizeof *s->wear);
-    *bud = r->budget;
+        memcpy(s->wear, rs->array[ER_STATE_SP_WEAR], n * sizeof *s->wear);
+    *bud = rs->budget;
     *er_budget_term(bud, ER_SP_UPLIFTED) = at[ER_SP_PART_UPLIFTED][0];
     return ER_OK;
 }
 
-er_status er_sp_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts *o,
-                         er_error *err)
+static er_status run_advance(void *run, int64_t b, er_drive *d, er_budget *bud, int64_t *to,
+                             er_error *err)
 {
-    er_budget bud;
-    memset(&bud, 0, sizeof bud);
-    *er_budget_term(&bud, ER_SP_UPLIFTED) = 0.0; /* reported also when nothing ran */
-    const er_run_hooks *hk = o->hooks;
-    const er_run_ctl *ctl = o->ctl;
-    const int64_t steps = plan->p.stream_power.steps;
-    int64_t b0 = 0;
-    int refused = 0; /* a resume state that does not fit: nothing ran */
-    float *lay = NULL;
-    er_sp_sim s;
-    er_status st = er_sp_init(&s, plan, t, o->layers, err);
-    if (!st && hk && hk->resume) {
-        st = restore(&s, plan, hk->resume, &bud, err);
-        b0 = hk->resume->boundary;
-        refused = st != ER_OK;
-    }
-    if (!st && hk && hk->boundary && !(lay = malloc(2 * (size_t)s.n * sizeof *lay)))
-        st = er_fail(err, ER_ENOMEM, "stream_power: out of memory for the run state");
-    if (!st)
-        st = at_boundary(&s, plan, &bud, b0, hk, lay, err);
-    for (int64_t k = b0; !st && k < steps; k++) {
-        st = step(&s, plan, &bud, err);
-        if (!st && ctl && ctl->progress && ctl->progress(ctl->user, (double)(k + 1) / (double)steps))
-            st = er_fail(err, ER_ECANCELED, "stream_power: cancelled at step %lld",
-                         (long long)(k + 1));
-        if (!st)
-            st = at_boundary(&s, plan, &bud, k + 1, hk, lay, err);
-    }
-    if (st != ER_ENOMEM && !refused && s.z) {
-        const er_layers *ly = o->layers;
-        er_error e2;
-        if (route_layers(&s, ly ? ly->water : NULL, ly ? ly->flow : NULL, &e2) && !st)
-            st = er_fail(err, ER_ENOMEM, "%s", e2.msg);
-        finish(&s, plan, t, &bud);
-    }
-    if (o->budget)
-        *o->budget = bud;
-    free(lay);
-    er_sp_free(&s);
+    sp_run *r = run;
+    (void)d;
+    *to = b + 1;
+    return step(&r->s, r->plan, bud, err);
+}
+
+static er_status run_finish(void *run, er_status st, int started, er_budget *bud, er_error *err)
+{
+    sp_run *r = run;
+    if (st == ER_ENOMEM || !started || !r->s.z)
+        return st;
+    const er_layers *ly = r->layers;
+    er_error e2;
+    if (route_layers(&r->s, ly ? ly->water : NULL, ly ? ly->flow : NULL, &e2) && !st)
+        st = er_fail(err, ER_ENOMEM, "%s", e2.msg);
+    finish(&r->s, r->plan, r->t, bud);
     return st;
 }
+
+static void run_release(void *run)
+{
+    sp_run *r = run;
+    free(r->lay);
+    er_sp_free(&r->s);
+}
+
+const er_model_steps er_sp_steps = {
+    .size = sizeof(sp_run),
+    .init = run_init,
+    .load = run_load,
+    .advance = run_advance,
+    .view = run_view,
+    .finish = run_finish,
+    .release = run_release,
+};

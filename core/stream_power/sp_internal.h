@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../drive.h"
 #include "../plan.h"
 #include "state.h"
 
@@ -144,7 +145,8 @@ typedef struct er_sp_tally {
 /* sp.c: the simulation of a run of plan on t, its heights those of t,
  * the layers' sediment and wear zeroed and kept in ly's buffers (NULL:
  * none); its destructor (accepts a zeroed or half-made sim).  The run is
- * er_sp_run_plan; the benchmark drives the phases itself. */
+ * er_sp_steps through the run driver; the benchmark drives the phases
+ * itself. */
 er_status er_sp_init(er_sp_sim *s, const er_plan *plan, const er_terrain *t,
                      const er_layers *ly, er_error *err);
 void er_sp_free(er_sp_sim *s);
@@ -182,8 +184,7 @@ double er_sp_pow(double x, double y);
 
 /* The model's entry points (its er_model_ops, core/stream_power/ops.c). */
 er_status er_sp_plan(er_plan *plan, const er_terrain *t, er_error *err);
-er_status er_sp_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts *o,
-                         er_error *err);
+extern const er_model_steps er_sp_steps;
 size_t er_sp_bytes_per_cell(const er_params *p);
 
 #endif
