@@ -888,7 +888,7 @@ static void state_view(const er_sph_sim *s, const er_plan *plan, const er_terrai
         x->len[k] = len[k];
     }
     memset(v, 0, sizeof *v);
-    v->model = ER_MODEL_SPH;
+    v->model = plan->p.model;
     v->width = s->w;
     v->height = s->h;
     v->boundary = v->done = step;
@@ -902,17 +902,6 @@ static void state_view(const er_sph_sim *s, const er_plan *plan, const er_terrai
     v->array[ER_STATE_SPH_WEAR] = s->wear;
     v->array[ER_STATE_SPH_FLOW] = s->flow;
     v->extra = x;
-}
-
-static int at_boundary(const er_sph_sim *s, const er_plan *plan, const er_terrain *t,
-                       const er_budget *bud, int64_t step, const er_run_hooks *hk, float *lay)
-{
-    if (!er_hooks_want(hk, step, plan->boundaries))
-        return 0;
-    er_run_extra x;
-    er_run_state v;
-    state_view(s, plan, t, bud, step, lay, &x, &v);
-    return hk->boundary(hk->user, &v);
 }
 
 /* Replaces the fresh state by the resumed one r (checked by
@@ -946,45 +935,80 @@ static er_status restore(er_sph_sim *s, const er_plan *plan, const er_run_state 
     return ER_OK;
 }
 
-er_status er_sph_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts *o,
-                          er_error *err)
+/* A run through the driver (core/drive.h). */
+typedef struct sph_run {
+    er_sph_sim s;
+    const er_plan *plan;
+    er_terrain *t;
+    er_layers *layers;
+    float *lay;      /* a view's layers (3 * w * h floats) */
+    er_run_extra x;  /* a view's model section */
+} sph_run;
+
+static er_status run_init(void *run, const er_plan *plan, er_terrain *t, const er_run_opts *o,
+                          er_budget *bud, er_error *err)
 {
     _Static_assert(sizeof(er_sph_particle) == ER_SPH_PARTICLE_DOUBLES * sizeof(double),
                    "the state's particles are the particle array");
-    er_budget bud;
-    memset(&bud, 0, sizeof bud);
-    const er_run_hooks *hk = o->hooks;
-    const er_run_ctl *ctl = o->ctl;
-    const int64_t steps = plan->p.sph.steps;
-    int64_t b0 = 0;
-    int refused = 0; /* a resume state that does not fit: nothing ran */
-    float *lay = NULL;
-    er_sph_sim s;
-    er_status st = er_sph_init(&s, plan, t, &bud, err);
-    if (!st)
-        keep_layers(&s, o->layers);
-    if (!st && hk && hk->resume) {
-        st = restore(&s, plan, hk->resume, &bud, err);
-        b0 = hk->resume->boundary;
-        refused = st != ER_OK;
-    }
-    if (!st && hk && hk->boundary &&
-        !(lay = malloc(3 * er_sph_nv(&s) * sizeof *lay)))
-        st = er_fail(err, ER_ENOMEM, "sph: out of memory for the run state");
-    if (!st && at_boundary(&s, plan, t, &bud, b0, hk, lay))
-        st = er_fail(err, ER_ECANCELED, "sph: cancelled at step %lld", (long long)b0);
-    for (int64_t step = b0; !st && step < steps; step++) {
-        st = er_sph_step(&s, plan, step, &bud, err);
-        if (!st && ctl && ctl->progress && ctl->progress(ctl->user, (double)(step + 1) / (double)steps))
-            st = er_fail(err, ER_ECANCELED, "sph: cancelled at step %lld", (long long)(step + 1));
-        if (!st && at_boundary(&s, plan, t, &bud, step + 1, hk, lay))
-            st = er_fail(err, ER_ECANCELED, "sph: cancelled at step %lld", (long long)(step + 1));
-    }
-    if (st != ER_ENOMEM && !refused)
-        finish(&s, plan, t, o->layers, &bud);
-    if (o->budget)
-        *o->budget = bud;
-    free(lay);
-    er_sph_free(&s);
+    sph_run *r = run;
+    r->plan = plan;
+    r->t = t;
+    r->layers = o->layers;
+    er_status st = er_sph_init(&r->s, plan, t, bud, err);
+    if (st)
+        return st;
+    keep_layers(&r->s, o->layers);
+    if (o->hooks && o->hooks->boundary && !(r->lay = malloc(3 * er_sph_nv(&r->s) * sizeof *r->lay)))
+        return er_fail(err, ER_ENOMEM, "sph: out of memory for the run state");
+    return ER_OK;
+}
+
+static er_status run_load(void *run, const er_run_state *rs, er_budget *bud, er_error *err)
+{
+    sph_run *r = run;
+    return restore(&r->s, r->plan, rs, bud, err);
+}
+
+static er_status run_advance(void *run, int64_t b, er_drive *d, er_budget *bud, int64_t *to,
+                             er_error *err)
+{
+    sph_run *r = run;
+    (void)d;
+    *to = b + 1;
+    return er_sph_step(&r->s, r->plan, b, bud, err);
+}
+
+static er_status run_view(void *run, int64_t b, const er_budget *bud, er_run_state *v,
+                          er_error *err)
+{
+    sph_run *r = run;
+    (void)err;
+    state_view(&r->s, r->plan, r->t, bud, b, r->lay, &r->x, v);
+    return ER_OK;
+}
+
+static er_status run_finish(void *run, er_status st, int started, er_budget *bud, er_error *err)
+{
+    sph_run *r = run;
+    (void)err;
+    if (st != ER_ENOMEM && started)
+        finish(&r->s, r->plan, r->t, r->layers, bud);
     return st;
 }
+
+static void run_release(void *run)
+{
+    sph_run *r = run;
+    free(r->lay);
+    er_sph_free(&r->s);
+}
+
+const er_model_steps er_sph_steps = {
+    .size = sizeof(sph_run),
+    .init = run_init,
+    .load = run_load,
+    .advance = run_advance,
+    .view = run_view,
+    .finish = run_finish,
+    .release = run_release,
+};

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../drive.h"
 #include "../plan.h"
 #include "state.h"
 
@@ -226,7 +227,7 @@ double er_sph_surface(const er_sph_sim *s, double x, double y, double *gx, doubl
 
 /* Set-up (allocation, the initial water, the first sort), one step
  * (sources, sub-steps, terrain update) and the destructor (accepts a
- * zeroed sim) of a run of plan on t; the run is er_sph_run_plan, the unit
+ * zeroed sim) of a run of plan on t; the run is er_sph_steps, the unit
  * tests drive these to look at the particles. */
 er_status er_sph_init(er_sph_sim *s, const er_plan *plan, const er_terrain *t, er_budget *bud,
                       er_error *err);
@@ -255,8 +256,7 @@ void er_sph_terrain_update(er_sph_sim *s, er_budget *bud);
 
 /* The model's entry points (its er_model_ops, core/sph/resume.c). */
 er_status er_sph_plan(er_plan *plan, const er_terrain *t, er_error *err);
-er_status er_sph_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts *o,
-                          er_error *err);
+extern const er_model_steps er_sph_steps;
 size_t er_sph_bytes_per_cell(const er_params *p);
 size_t er_sph_bytes_fixed(const er_params *p, char *what, size_t n);
 
