@@ -804,17 +804,6 @@ er_status er_mei_restore(er_mei_sim *sim, const er_plan *plan, const er_run_stat
     return ER_OK;
 }
 
-/* Calls the boundary callback, if any; non-zero = cancel. */
-static int at_boundary(const er_run_hooks *hk, const er_mei_sim *sim, const er_mei_params *m,
-                       int64_t step, const er_budget *bud)
-{
-    if (!hk || !hk->boundary)
-        return 0;
-    er_run_state v;
-    er_mei_state_view(sim, m, step, bud, &v);
-    return er_hooks_want(hk, v.boundary, v.boundaries) ? hk->boundary(hk->user, &v) : 0;
-}
-
 void er_mei_finish(const er_mei_sim *sim, er_terrain *t, er_layers *layers, double base,
                    er_budget *bud)
 {
@@ -827,27 +816,18 @@ void er_mei_finish(const er_mei_sim *sim, er_terrain *t, er_layers *layers, doub
 
 /* Whether sub-step g and the next (of gend in the run, nsub a step) can
  * run as one sweep of two: only when nothing comes between them that the
- * sweep cannot see (water added by raindrops, sources or maps, a boundary
- * that the hooks want to see). */
-static int can_pair(const er_mei_sim *sim, const er_plan *plan, const er_run_hooks *hooks,
-                    int64_t g, int64_t gend, int64_t nsub)
+ * sweep cannot see (water added by raindrops, sources or maps, a step end
+ * the driver must stop at: er_drive_may_pass asks its progress early, so
+ * that a cancel still stops the run there). */
+static int can_pair(const er_mei_sim *sim, const er_plan *plan, er_drive *d, int64_t g,
+                    int64_t gend, int64_t nsub)
 {
-    const er_mei_params *m = &plan->p.mei;
     if (g + 1 >= gend || plan->p.river.n > 0 ||
         (sim->ctl && (sim->ctl->rain || sim->ctl->source)))
         return 0;
     if ((g + 1) % nsub)
         return 1;
-    return !er_mei_drops_on(m) && !er_hooks_want(hooks, (g + 1) / nsub, m->steps);
-}
-
-/* The progress callback after `step` steps; non-zero = cancel.  In a
- * sweep of two sub-steps across a step end it is asked about that step
- * end before the sweep, so that a cancel can still stop the run there
- * (the sweep then runs the first sub-step alone). */
-static int progress_stop(const er_run_ctl *ctl, int64_t step, int64_t steps)
-{
-    return ctl && ctl->progress && ctl->progress(ctl->user, (double)step / (double)steps);
+    return !er_mei_drops_on(&plan->p.mei) && er_drive_may_pass(d, (g + 1) / nsub);
 }
 
 /* What comes before the sweep of sub-steps g .. g + n - 1 (nsub a step;
@@ -874,80 +854,114 @@ static void prepare(er_mei_sim *sim, const er_plan *plan, int64_t g, int n, er_b
         er_mei_add_maps(sim, sim->d, rain, plan->own.mei.dt_sub, &bud->water_added);
 }
 
-/*
- * Runs the plan; see core/model.h for the contract.  Sources are in pixel
- * coordinates (the CLI converts map coordinates before it plans).
- */
-er_status er_mei_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts *o,
-                          er_error *err)
-{
-    const er_params *p = &plan->p;
-    const er_mei_params *m = &p->mei;
-    const er_run_ctl *ctl = o->ctl;
-    const er_run_hooks *hooks = o->hooks;
-    er_layers *layers = o->layers;
-    er_budget bud;
+/* A run through the driver (core/drive.h).  Sources are in pixel
+ * coordinates (the CLI converts map coordinates before it plans). */
+typedef struct mei_run {
     er_mei_sim sim;
-    er_status st;
-    const int64_t nsub = plan->own.mei.substeps;
-    memset(&bud, 0, sizeof bud);
-    if ((st = er_mei_sim_alloc_in(&sim, t, plan->windowed ? &plan->win : NULL,
-                                  layers ? layers->water : NULL, layers ? layers->sediment : NULL,
-                                  err)))
+    const er_plan *plan;
+    er_terrain *t;
+    er_layers *layers;
+    int64_t cells;   /* the terrain's valid cells */
+    double base;     /* [m * cells] the input's material */
+    int64_t g;       /* the next sub-step: a sweep of two may end past a step end */
+    int checked;     /* the coefficients checked (before the first step) */
+    int made;        /* sim allocated */
+} mei_run;
+
+static er_status run_init(void *run, const er_plan *plan, er_terrain *t, const er_run_opts *o,
+                          er_budget *bud, er_error *err)
+{
+    mei_run *r = run;
+    er_layers *layers = o->layers;
+    r->plan = plan;
+    r->t = t;
+    r->layers = layers;
+    er_status st = er_mei_sim_alloc_in(&r->sim, t, plan->windowed ? &plan->win : NULL,
+                                       layers ? layers->water : NULL,
+                                       layers ? layers->sediment : NULL, err);
+    if (st)
         return st;
-    er_mei_keep_layers(&sim, layers);
-    const int64_t cells = er_mei_terrain_cells(&sim);
-    const double base = er_mei_total(&sim, sim.b0);
-    bud.material_before = base;
+    r->made = 1;
+    er_mei_keep_layers(&r->sim, layers);
+    r->cells = er_mei_terrain_cells(&r->sim);
+    r->base = bud->material_before = er_mei_total(&r->sim, r->sim.b0);
+    return ER_OK;
+}
+
+static er_status run_load(void *run, const er_run_state *rs, er_budget *bud, er_error *err)
+{
+    mei_run *r = run;
     int64_t step0 = 0;
-    if (hooks && hooks->resume && (st = er_mei_restore(&sim, plan, hooks->resume, &bud, &step0, err)))
-        goto done;
-    if (at_boundary(hooks, &sim, m, step0, &bud)) {
-        st = er_fail(err, ER_ECANCELED, "mei: cancelled at step %lld", (long long)step0);
-        goto done;
-    }
-    const double dt_sub = plan->own.mei.dt_sub;
-    er_mei_coef k0;
-    er_mei_make_coef(&sim, m, dt_sub, 0, &k0);
-    if (m->steps > step0 && (st = er_mei_check_coef(&k0, err)))
-        goto done;
-    const int64_t gend = m->steps * nsub;
-    for (int64_t g = step0 * nsub; g < gend;) {
-        /* sub-steps g and, when they pair (see can_pair), g + 1 */
-        int n = can_pair(&sim, plan, hooks, g, gend, nsub) ? 2 : 1, cancel = 0;
-        const int early = n == 2 && (g + 1) % nsub == 0;
-        if (early && (cancel = progress_stop(ctl, (g + 1) / nsub, m->steps)))
-            n = 1;
-        er_mei_coef k[2];
-        prepare(&sim, plan, g, n, &bud, k);
-        sweep(&sim, &k[0], n == 2 ? &k[1] : NULL);
-        for (int i = 0; i < n; i++, g++) {
-            const int64_t step = g / nsub;
-            bud.water_added += (double)k[i].rain * (double)cells;
-            bud.substeps++;
-            if ((st = finish_substep(&sim, i ? sim.acc2 : sim.acc, &k[i], step, &bud, err)))
-                goto done;
-            if ((g + 1) % nsub)
-                continue;
-            bud.work_done++;
-            /* a step end inside the sweep: its progress was asked before, and
-             * the hooks did not want it then (nor may they see it now: the
-             * state is past it) */
-            if (early && i == 0)
-                continue;
-            cancel = cancel || progress_stop(ctl, step + 1, m->steps);
-            cancel = cancel || at_boundary(hooks, &sim, m, step + 1, &bud);
-        }
-        if (cancel) {
-            st = er_fail(err, ER_ECANCELED, "mei: cancelled at step %lld", (long long)(g / nsub));
-            goto done;
-        }
-    }
-done:
-    if (st == ER_OK || st == ER_ENUMERIC || st == ER_ECANCELED)
-        er_mei_finish(&sim, t, layers, base, &bud);
-    if (o->budget)
-        *o->budget = bud;
-    er_mei_sim_free(&sim);
+    er_status st = er_mei_restore(&r->sim, r->plan, rs, bud, &step0, err);
+    r->g = step0 * r->plan->own.mei.substeps;
     return st;
 }
+
+/* Step b: its sub-steps, two to a sweep where they pair (can_pair). */
+static er_status run_advance(void *run, int64_t b, er_drive *d, er_budget *bud, int64_t *to,
+                             er_error *err)
+{
+    mei_run *r = run;
+    er_mei_sim *sim = &r->sim;
+    const er_plan *plan = r->plan;
+    const int64_t nsub = plan->own.mei.substeps, gend = plan->p.mei.steps * nsub;
+    er_status st = ER_OK;
+    if (!r->checked) {
+        er_mei_coef k0;
+        er_mei_make_coef(sim, &plan->p.mei, plan->own.mei.dt_sub, 0, &k0);
+        if ((st = er_mei_check_coef(&k0, err)))
+            return st;
+        r->checked = 1;
+    }
+    for (int64_t g = r->g; g < (b + 1) * nsub; r->g = g) {
+        const int n = can_pair(sim, plan, d, g, gend, nsub) ? 2 : 1;
+        er_mei_coef k[2];
+        prepare(sim, plan, g, n, bud, k);
+        sweep(sim, &k[0], n == 2 ? &k[1] : NULL);
+        for (int i = 0; i < n; i++, g++) {
+            bud->water_added += (double)k[i].rain * (double)r->cells;
+            bud->substeps++;
+            if ((st = finish_substep(sim, i ? sim->acc2 : sim->acc, &k[i], g / nsub, bud, err)))
+                return st;
+            if ((g + 1) % nsub == 0)
+                bud->work_done++;
+        }
+    }
+    *to = r->g / nsub;
+    return ER_OK;
+}
+
+static er_status run_view(void *run, int64_t b, const er_budget *bud, er_run_state *v,
+                          er_error *err)
+{
+    mei_run *r = run;
+    (void)err;
+    er_mei_state_view(&r->sim, &r->plan->p.mei, b, bud, v);
+    return ER_OK;
+}
+
+static er_status run_finish(void *run, er_status st, int started, er_budget *bud, er_error *err)
+{
+    mei_run *r = run;
+    (void)err;
+    if (started && (st == ER_OK || st == ER_ENUMERIC || st == ER_ECANCELED))
+        er_mei_finish(&r->sim, r->t, r->layers, r->base, bud);
+    return st;
+}
+
+static void run_release(void *run)
+{
+    mei_run *r = run;
+    if (r->made)
+        er_mei_sim_free(&r->sim);
+}
+
+const er_model_steps er_mei_steps = {
+    .size = sizeof(mei_run),
+    .init = run_init,
+    .load = run_load,
+    .advance = run_advance,
+    .view = run_view,
+    .finish = run_finish,
+    .release = run_release,
+};

@@ -42,6 +42,7 @@
 #define ER_MEI_INTERNAL_H
 
 #include "../bits.h"
+#include "../drive.h"
 #include "host.h"
 
 /* The row kernels are written as branch-free selects so that GCC can
@@ -239,8 +240,7 @@ static inline float er_mei_finite_or_0(float v)
 
 /* The model's entry points (its er_model_ops, core/mei/ops.c). */
 er_status er_mei_plan(er_plan *plan, const er_terrain *t, er_error *err);
-er_status er_mei_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts *o,
-                          er_error *err);
+extern const er_model_steps er_mei_steps;
 /* Bytes of working memory a run allocates per cell (beyond the caller's
  * terrain and layers), so the caller can refuse a map that will not fit. */
 size_t er_mei_bytes_per_cell(const er_params *p);

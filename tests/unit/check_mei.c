@@ -435,7 +435,7 @@ static er_status lake_run(double f, int force_one, double *range, er_error *e)
         plan.own.mei.dt_sub = p.mei.dt;
     }
     er_layers l = { g.water, g.sed, NULL, NULL };
-    er_status st = er_mei_run_plan(&plan, &t, &(er_run_opts){ &l, NULL, NULL, &b }, e);
+    er_status st = er_backend_cpu.run(NULL, &plan, &t, &(er_run_opts){ &l, NULL, NULL, &b }, e);
     float lo = INFINITY, hi = -INFINITY;
     for (int y = 8; y < 24; y++)
         for (int x = 8; x < 24; x++) {
