@@ -103,6 +103,9 @@ endif
 
 BASE_CPPFLAGS := -D_POSIX_C_SOURCE=200809L -DERODE_VERSION='"$(VERSION)"' -I$(BUILD)/gen -I.
 ALL_CPPFLAGS := $(BASE_CPPFLAGS) $(VK_CPPFLAGS) $(CPPFLAGS)
+# The test build's (see $(TM) below).
+TM        := $(BUILD)/test-models
+TM_CPPFLAGS := -DER_TEST_MODELS -I$(TM)/gen
 ALL_CFLAGS   := $(OPT) $(FPFLAGS) $(OMPFLAGS) $(SANFLAGS) $(CFLAGS) $(PKG_CFLAGS)
 ALL_LDFLAGS  := $(OMPFLAGS) $(SANFLAGS) $(LDFLAGS)
 LIBS         := $(PKG_LIBS) $(VK_LIBS) -lm
@@ -154,12 +157,12 @@ $(VK_SPV_H): $(wildcard core/*/shaders/*.glsl)
 # after the packages changed (VULKAN=auto found the loader where it did not
 # before) or with other flags recompiles instead of linking stale objects.
 # (make check's sub-makes write it at once: each through its own file.)
-BUILD_FLAGS := $(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(SRC_WARN) $(CHECK_CFLAGS) | $(ALL_LDFLAGS) $(LIBS)
+BUILD_FLAGS := $(CC) $(TM_CPPFLAGS) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(SRC_WARN) $(CHECK_CFLAGS) | $(ALL_LDFLAGS) $(LIBS)
 $(BUILD)/flags: FORCE
 	@mkdir -p $(@D)
 	@printf '%s\n' '$(subst ','"'"',$(BUILD_FLAGS))' > $@.$$$$; \
 	cmp -s $@.$$$$ $@ 2>/dev/null && rm -f $@.$$$$ || mv $@.$$$$ $@
-$(LIB_OBJ) $(CLI_OBJ) $(UNIT_OBJ) $(BUILD)/tests/keys-dump.o $(BIN) $(BENCH_BIN): $(BUILD)/flags
+$(LIB_OBJ) $(CLI_OBJ) $(UNIT_OBJ) $(BUILD)/tests/keys-dump.o $(BIN) $(BENCH_BIN) $(TM_LIB_OBJ) $(TM_CLI_OBJ): $(BUILD)/flags
 
 # The model list (core/models.def, one line a model) as the includes of
 # each model's params header, core/<name>/params.h, which core/params.h
@@ -174,15 +177,44 @@ $(BUILD)/%.o: %.c
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(SRC_WARN) -MMD -MP -c -o $@ $<
 
+# The test build: the library and the CLI again, with the test-only model
+# list (tests/models/models.def, its models in tests/models/<name>/) after
+# the shipped one, into $(TM): the unit tests link it, and its erode runs
+# the test models from the command line (tests/integration/92-test-model.sh).
+# The shipped binary, --print-recipe and the man pages never see them.
+TM_SRC    := $(sort $(wildcard tests/models/*/*.c))
+TM_LIB_OBJ := $(CORE_SRC:%.c=$(TM)/%.o) $(IO_SRC:%.c=$(TM)/%.o) $(TM_SRC:%.c=$(TM)/%.o)
+TM_CLI_OBJ := $(CLI_SRC:%.c=$(TM)/%.o)
+TM_SED    := s|^ER_MODEL([A-Z_0-9]*, *\([a-z_0-9]*\))$$|\#include "tests/models/\1/params.h"|p
+$(TM)/gen/er_model_params.h: core/models.def tests/models/models.def
+	@mkdir -p $(@D)
+	$(Q){ sed -n '$(MODELS_SED)' core/models.def; sed -n '$(TM_SED)' tests/models/models.def; } > $@.new && mv $@.new $@
+
+$(TM)/%.o: %.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $< (test models)")
+	$(Q)$(CC) $(TM_CPPFLAGS) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(SRC_WARN) -MMD -MP -c -o $@ $<
+$(TM)/core/mei/%.o: ALL_CFLAGS += -fno-math-errno
+$(VK_SRC:%.c=$(TM)/%.o): $(VK_SPV_H)
+
+$(TM)/liberode.a: $(TM_LIB_OBJ)
+	@rm -f $@
+	$(Q)$(AR) rcs $@ $^
+
+$(TM)/erode: $(TM_CLI_OBJ) $(TM)/liberode.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $(TM_CLI_OBJ) $(TM)/liberode.a $(LIBS)
+
 # Mei's square root (core/mei/mei_internal.h er_sqrt) vectorises only
 # without errno; no caller reads it and its argument is never negative.
 $(BUILD)/core/mei/%.o: ALL_CFLAGS += -fno-math-errno
 
-# Test and bench objects: the project's warnings less -Wconversion.
+# Test and bench objects: the project's warnings less -Wconversion; the
+# unit tests' with the test models (they link the test build's library).
+$(UNIT_OBJ): TESTS_CPPFLAGS := $(TM_CPPFLAGS)
 $(BUILD)/tests/%.o: tests/%.c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(ALL_CPPFLAGS) -I$(BUILD)/tests/unit $(ALL_CFLAGS) $(CHECK_CFLAGS) $(WARN) -MMD -MP -c -o $@ $<
+	$(Q)$(CC) $(TESTS_CPPFLAGS) $(ALL_CPPFLAGS) -I$(BUILD)/tests/unit $(ALL_CFLAGS) $(CHECK_CFLAGS) $(WARN) -MMD -MP -c -o $@ $<
 
 $(BUILD)/tests/unit/suites.h: FORCE
 	@mkdir -p $(@D)
@@ -192,8 +224,8 @@ $(BUILD)/tests/unit/runner.o: $(BUILD)/tests/unit/suites.h
 .PHONY: FORCE
 FORCE:
 
-$(BUILD)/check_unit: $(UNIT_OBJ) $(BUILD)/liberode.a
-	$(CC) $(ALL_LDFLAGS) -o $@ $(UNIT_OBJ) $(BUILD)/liberode.a $(CHECK_LIBS) $(LIBS)
+$(BUILD)/check_unit: $(UNIT_OBJ) $(TM)/liberode.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $(UNIT_OBJ) $(TM)/liberode.a $(CHECK_LIBS) $(LIBS)
 
 $(KEYS_DUMP): $(BUILD)/tests/keys-dump.o $(BUILD)/liberode.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/liberode.a $(LIBS)
@@ -214,8 +246,8 @@ unit: $(BUILD)/check_unit
 	OMP_WAIT_POLICY=$${OMP_WAIT_POLICY:-passive} CK_DEFAULT_TIMEOUT=$${CK_DEFAULT_TIMEOUT:-60} \
 	$(CK_SLOW) $(SAN_ENV) ER_SRCDIR=$(CURDIR) ER_RESULTS=$(BUILD)/results.unit $(BUILD)/check_unit
 
-integration: $(BIN)
-	$(SAN_ENV) ERODE=$(CURDIR)/$(BIN) ER_RESULTS=$(CURDIR)/$(BUILD)/results.integration sh tests/integration/run.sh
+integration: $(BIN) $(TM)/erode
+	$(SAN_ENV) ERODE=$(CURDIR)/$(BIN) ERODE_TEST_MODELS=$(CURDIR)/$(TM)/erode ER_RESULTS=$(CURDIR)/$(BUILD)/results.integration sh tests/integration/run.sh
 
 lint: $(BIN) $(KEYS_DUMP)
 	$(SAN_ENV) sh tests/lint.sh $(BIN) $(KEYS_DUMP)
@@ -223,7 +255,7 @@ lint: $(BIN) $(KEYS_DUMP)
 # The unit tests run beside the integration scripts (two of them at a time,
 # tests/integration/run.sh), so the suite keeps both cores of a CI machine
 # busy; the unit log is printed when both are done.
-check: $(BIN) $(BUILD)/check_unit $(KEYS_DUMP)
+check: $(BIN) $(BUILD)/check_unit $(KEYS_DUMP) $(TM)/erode
 	@rm -rf $(BUILD)/results.*
 	@status=0; \
 	$(MAKE) --no-print-directory unit > $(BUILD)/results.unit.log 2>&1 & unit=$$!; \
@@ -304,6 +336,7 @@ clean: clean-fuzz
 # Every compiled file may include core/params.h, and so the model list's
 # includes: written before the first compile (after it, the .d files know).
 $(LIB_OBJ) $(CLI_OBJ) $(UNIT_OBJ) $(BUILD)/tests/keys-dump.o $(BENCH_BIN) $(FUZZ_OBJ): | $(BUILD)/gen/er_model_params.h
+$(TM_LIB_OBJ) $(TM_CLI_OBJ) $(UNIT_OBJ): | $(TM)/gen/er_model_params.h
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 -include $(shell find $(FUZZ_BUILD) -name '*.d' 2>/dev/null)

@@ -51,7 +51,10 @@ enum {
     ER_MODEL_SUSPENDED_LOAD = 8u,
     /* it releases water at river_sources (core/sources.h); for a model
      * without it the list is ignored and the plan says so in a warning */
-    ER_MODEL_RIVER_SOURCES = 16u
+    ER_MODEL_RIVER_SOURCES = 16u,
+    /* a model of the tests alone (tests/models/, built into the test build
+     * only): the checks of the documentation leave it out */
+    ER_MODEL_TEST_ONLY = 32u
 };
 
 /* The values a stage report of a checkpoint of format 5 kept for the

@@ -190,5 +190,5 @@ size_t er_plan_bytes_fixed(const er_params *p, char *what, size_t n)
 size_t er_plan_bytes_per_cell(const er_params *p)
 {
     const er_model_ops *m = er_model(p->model);
-    return m ? m->bytes_per_cell(p) : 0;
+    return m && m->bytes_per_cell ? m->bytes_per_cell(p) : 0;
 }
