@@ -111,3 +111,12 @@ double er_droplet_batch_water(const er_dctx *c, const er_droplet_batch *bt)
     return w;
 }
 
+
+void er_droplet_sched_free(er_droplet_sched *w)
+{
+    er_droplet_batch_free(&w->bt);
+    er_snap_free(&w->k);
+    free(w->acc);
+    free(w->trails);
+    memset(w, 0, sizeof *w);
+}
