@@ -407,20 +407,11 @@ const er_model_steps er_droplet_steps = {
     .done_at = er_droplet_done_at,
 };
 
-/* The same steps with the droplets in index order whatever the schedule. */
-static const er_model_steps serial_steps = {
-    .size = sizeof(drop_run),
-    .init = serial_init,
-    .load = run_load,
-    .advance = run_advance,
-    .view = run_view,
-    .finish = run_finish,
-    .release = run_release,
-    .done_at = er_droplet_done_at,
-};
-
 er_status er_droplet_run_serial(const er_plan *plan, er_terrain *t, const er_run_opts *o,
                                 er_error *err)
 {
-    return er_drive_run(&serial_steps, plan, t, o, err);
+    /* The same steps, set up with the droplets in index order. */
+    er_model_steps serial = er_droplet_steps;
+    serial.init = serial_init;
+    return er_drive_run(&serial, plan, t, o, err);
 }

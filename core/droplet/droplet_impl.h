@@ -119,6 +119,11 @@ typedef struct er_droplet_sched {
     er_dctx sc;               /* snapshot: the context reading k's snapshot */
 } er_droplet_sched;
 
+/* Sets up the batch scratch of w for batches of up to `batch` droplets
+ * with block side `size`, `sums` accumulators and `trail_cells` trail
+ * cells.  ER_OK or ER_ENOMEM. */
+er_status er_droplet_sched_new(er_droplet_sched *w, const er_dctx *c, int size, int64_t batch,
+                               size_t sums, size_t trail_cells, er_error *err);
 void er_droplet_sched_free(er_droplet_sched *w);
 
 /* ---------------------------------------------------------------------

@@ -181,6 +181,8 @@ void er_droplet_setup_free(er_droplet_setup *s);
  * layers it was prepared with, and *sum) and makes the start boundary
  * call; *b0 receives the batch to go on from.  ER_OK, ER_EINVAL (a resume
  * state that does not fit) or ER_ECANCELED (the boundary function asked).
+ * For a path with its own batch loop (vulkan.c); the CPU run's driver
+ * restores (er_droplet_restore) and calls the hooks itself.
  */
 er_status er_droplet_begin(const er_plan *plan, const er_droplet_setup *s,
                            const er_run_hooks *hk, er_dacc *sum, int64_t *b0, er_error *err);

@@ -180,18 +180,11 @@ er_status er_droplet_blocked_new(er_droplet_sched *w, const er_droplet_setup *s,
                                  int64_t batch, er_error *err)
 {
     const er_dctx *c = &s->ctx;
-    er_status st = er_droplet_batch_new(&w->bt, c, size, batch, err);
-    if (st)
-        return st;
-    w->acc = malloc((size_t)w->bt.max_blocks * sizeof *w->acc);
     /* Per-thread lane scratch, allocated before any parallel region. */
-    size_t nthreads = (size_t)er_thread_count();
-    w->trails = malloc(nthreads * LANES * (size_t)(c->lifetime > 0 ? c->lifetime : 1) *
-                       sizeof *w->trails);
-    if (!w->acc || !w->trails)
-        return er_fail(err, ER_ENOMEM, "droplet: out of memory for a batch of %lld droplets",
-                       (long long)batch);
-    return ER_OK;
+    const size_t trails = (size_t)er_thread_count() * LANES *
+                          (size_t)(c->lifetime > 0 ? c->lifetime : 1);
+    return er_droplet_sched_new(w, c, size, batch, (size_t)er_droplet_max_blocks(c, size),
+                                trails, err);
 }
 
 /*

@@ -345,8 +345,8 @@ void er_droplet_state(const er_params *p, const er_droplet_setup *s, int64_t bat
 
 /* Hands the state after b batches to hk, when it wants it; non-zero: the
  * hook asked to stop. */
-static int at_boundary(const er_params *p, const er_droplet_setup *s, int64_t batch,
-                           int64_t b, const er_run_hooks *hk, const er_dacc *sum)
+static int at_boundary(const er_params *p, const er_droplet_setup *s, int64_t batch, int64_t b,
+                       const er_run_hooks *hk, const er_dacc *sum)
 {
     if (!er_hooks_want(hk, b, batch_count(s, batch)))
         return 0;

@@ -493,7 +493,9 @@ er_status er_droplet_snap_sched_new(er_droplet_sched *w, const er_plan *plan,
                                     const er_droplet_setup *s, int64_t batch, er_error *err)
 {
     const er_dctx *c = &s->ctx;
-    er_status st = er_droplet_batch_new(&w->bt, c, (int)plan->own.droplet.block_side, batch, err);
+    const size_t trails = (size_t)er_thread_count() * (size_t)c->lifetime;
+    er_status st = er_droplet_sched_new(w, c, (int)plan->own.droplet.block_side, batch,
+                                        (size_t)batch, trails, err);
     if (!st)
         st = er_snap_new(&w->k, c, c->flow != NULL, err);
     if (st)
@@ -502,11 +504,6 @@ er_status er_droplet_snap_sched_new(er_droplet_sched *w, const er_plan *plan,
     w->sc = *c;
     w->sc.height_m = w->k.snap;
     w->sc.sink = &w->k;
-    w->acc = malloc((size_t)batch * sizeof *w->acc);
-    w->trails = malloc((size_t)er_thread_count() * (size_t)c->lifetime * sizeof *w->trails);
-    if (!w->acc || !w->trails)
-        return er_fail(err, ER_ENOMEM, "droplet: out of memory for a batch of %lld droplets",
-                       (long long)batch);
     return ER_OK;
 }
 
