@@ -111,3 +111,26 @@ double er_droplet_batch_water(const er_dctx *c, const er_droplet_batch *bt)
     return w;
 }
 
+
+er_status er_droplet_sched_new(er_droplet_sched *w, const er_dctx *c, int size, int64_t batch,
+                               size_t sums, size_t trail_cells, er_error *err)
+{
+    er_status st = er_droplet_batch_new(&w->bt, c, size, batch, err);
+    if (st)
+        return st;
+    w->acc = malloc(sums * sizeof *w->acc);
+    w->trails = malloc(trail_cells * sizeof *w->trails);
+    if (!w->acc || !w->trails)
+        return er_fail(err, ER_ENOMEM, "droplet: out of memory for a batch of %lld droplets",
+                       (long long)batch);
+    return ER_OK;
+}
+
+void er_droplet_sched_free(er_droplet_sched *w)
+{
+    er_droplet_batch_free(&w->bt);
+    er_snap_free(&w->k);
+    free(w->acc);
+    free(w->trails);
+    memset(w, 0, sizeof *w);
+}

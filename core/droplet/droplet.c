@@ -2,7 +2,8 @@
  * The droplet model's entry points (core/model.h, core/plan.h): its part
  * of the plan (er_droplet_plan: the keys at the map's cell size, the block
  * side, the droplet count, the height unit, the batch) and its checks,
- * and the run driver, which sets a run up (setup.c) and runs it by the
+ * and the CPU run's steps for the run driver (core/drive.h): a run set
+ * up once (setup.c) whose boundaries are its batches, each run by the
  * plan's schedule: the blocks schedule (lanes.c), the snapshot schedule
  * (snapshot.c) or, on a world smaller than two blocks, the droplets in
  * index order.
@@ -263,74 +264,154 @@ static void run_one(const er_dctx *c, uint64_t seed, int64_t id, size_t *trail, 
         er_particle_run(c, x, y, acc);
 }
 
-/* Runs droplets lo..hi-1 in index order (the single-block case). */
-static void run_range(const er_droplet_setup *s, uint64_t seed, int64_t lo, int64_t hi,
-                      er_dacc *acc)
+int64_t er_droplet_done_at(const er_plan *plan, int64_t b)
 {
-    for (int64_t id = lo; id < hi; id++)
-        run_one(&s->ctx, seed, id, s->trail, acc);
+    return b >= plan->boundaries ? plan->own.droplet.droplets : b * plan->own.droplet.batch;
 }
 
-/* The batches from b0 on, their droplets in index order on the calling
- * thread; after every batch ctl's progress and hk's boundary. */
-static er_status run_sequential(const er_params *p, const er_droplet_setup *s, int64_t batch,
-                                int64_t b0, const er_run_ctl *ctl, const er_run_hooks *hk,
-                                er_dacc *sum, er_error *err)
+/* The CPU run's schedules: one batch is one boundary of the driver. */
+typedef enum { RUN_SEQUENTIAL, RUN_BLOCKED, RUN_SNAPSHOT } run_kind;
+
+/* A CPU run through the driver (core/drive.h). */
+typedef struct drop_run {
+    er_droplet_setup s;
+    er_droplet_sched w;      /* the schedule's scratch (none for RUN_SEQUENTIAL) */
+    er_dacc sum;             /* the run's sums so far */
+    const er_plan *plan;
+    er_terrain *t;
+    run_kind kind;
+    int prepared;            /* s is set up: finish ends the run, whatever its status */
+} drop_run;
+
+/* Runs batch b's droplets in index order on the calling thread (the
+ * single-block case, and the sequential reference), their sums added
+ * into a batch sum first, then into the run's. */
+static void sequential_batch(drop_run *r, int64_t b)
 {
-    for (int64_t b = b0, lo = b0 * batch; lo < s->count; lo += batch, b++) {
-        int64_t hi = s->count - lo > batch ? lo + batch : s->count;
-        er_dacc acc = {0};
-        run_range(s, p->seed, lo, hi, &acc);
-        er_dacc_add(sum, &acc);
-        if ((ctl && ctl->progress && ctl->progress(ctl->user, (double)hi / (double)s->count)) ||
-            er_droplet_at_boundary(p, s, batch, b + 1, hk, sum))
-            return er_fail(err, ER_ECANCELED, "droplet: cancelled at batch %lld",
-                           (long long)(b + 1));
-    }
+    const er_droplet_setup *s = &r->s;
+    int64_t lo;
+    const int n = er_droplet_batch_at(r->plan, b, &lo);
+    er_dacc acc = {0};
+    for (int64_t id = lo; id < lo + n; id++)
+        run_one(&s->ctx, r->plan->p.seed, id, s->trail, &acc);
+    er_dacc_add(&r->sum, &acc);
+}
+
+/* Which schedule runs the plan; serial: the sequential reference. */
+static run_kind kind_of(const er_plan *plan, const er_droplet_setup *s, int serial)
+{
+    if (serial)
+        return RUN_SEQUENTIAL;
+    if (plan->p.droplet.schedule == ER_DROPLET_SNAPSHOT)
+        return RUN_SNAPSHOT;
+    if (er_blocking_is_single(s->ctx.world_w, s->ctx.world_h, (int)plan->own.droplet.block_side))
+        return RUN_SEQUENTIAL;
+    return RUN_BLOCKED;
+}
+
+/* The set-up and the schedule's scratch for batches of the plan's size
+ * (at most the droplet count); none for a run of no droplets. */
+static er_status init_as(drop_run *r, const er_plan *plan, er_terrain *t, const er_run_opts *o,
+                         int serial, er_error *err)
+{
+    r->plan = plan;
+    r->t = t;
+    er_status st = er_droplet_prepare(plan, t, o->layers, &r->s, err);
+    if (st)
+        return st;
+    r->prepared = 1;
+    r->kind = kind_of(plan, &r->s, serial);
+    const int64_t batch = plan->own.droplet.batch < r->s.count ? plan->own.droplet.batch
+                                                                : r->s.count;
+    if (batch == 0 || r->kind == RUN_SEQUENTIAL)
+        return ER_OK;
+    if (r->kind == RUN_SNAPSHOT)
+        return er_droplet_snap_sched_new(&r->w, plan, &r->s, batch, err);
+    return er_droplet_blocked_new(&r->w, &r->s, (int)plan->own.droplet.block_side, batch, err);
+}
+
+static er_status run_init(void *run, const er_plan *plan, er_terrain *t, const er_run_opts *o,
+                          er_budget *bud, er_error *err)
+{
+    (void)bud; /* er_droplet_end fills the whole budget */
+    return init_as(run, plan, t, o, 0, err);
+}
+
+static er_status serial_init(void *run, const er_plan *plan, er_terrain *t,
+                             const er_run_opts *o, er_budget *bud, er_error *err)
+{
+    (void)bud;
+    return init_as(run, plan, t, o, 1, err);
+}
+
+static er_status run_load(void *run, const er_run_state *rs, er_budget *bud, er_error *err)
+{
+    drop_run *r = run;
+    (void)bud;
+    return er_droplet_restore(r->plan, &r->s, rs, &r->sum, err);
+}
+
+static er_status run_advance(void *run, int64_t b, er_drive *d, er_budget *bud, int64_t *to,
+                             er_error *err)
+{
+    drop_run *r = run;
+    (void)d;
+    (void)bud;
+    *to = b + 1;
+    if (r->kind == RUN_SNAPSHOT)
+        return er_droplet_snap_batch(&r->w, r->plan, &r->s, b, &r->sum, err);
+    if (r->kind == RUN_BLOCKED)
+        er_droplet_blocked_batch(&r->w, r->plan, &r->s, (int)r->plan->own.droplet.block_side, b,
+                                 &r->sum);
+    else
+        sequential_batch(r, b);
     return ER_OK;
 }
 
-/* The run of er_droplet_run_plan and er_droplet_run_serial; serial: the
- * droplets in index order on the calling thread, whatever the schedule. */
-static er_status run_plan(const er_plan *plan, er_terrain *t, const er_run_opts *o, int serial,
+static er_status run_view(void *run, int64_t b, const er_budget *bud, er_run_state *v,
                           er_error *err)
 {
-    const er_params *p = &plan->p;
-    const er_run_ctl *ctl = o->ctl;
-    const er_run_hooks *hooks = o->hooks;
-    const int64_t size = plan->own.droplet.block_side;
-    er_droplet_setup s;
-    er_status st = er_droplet_prepare(plan, t, o->layers, &s, err);
-    if (st)
-        return st;
-    er_dacc sum = {0};
-    const int ww = s.ctx.world_w, wh = s.ctx.world_h;
-    int64_t batch = plan->own.droplet.batch, b0 = 0;
-    st = er_droplet_begin(plan, &s, hooks, &sum, &b0, err);
-    if (st == ER_OK && s.count > 0) {
-        if (serial)
-            st = run_sequential(p, &s, batch, b0, ctl, hooks, &sum, err);
-        else if (p->droplet.schedule == ER_DROPLET_SNAPSHOT)
-            st = er_droplet_run_snapshot(plan, &s, batch, b0, ctl, hooks, &sum, err);
-        else if (er_blocking_is_single(ww, wh, (int)size))
-            st = run_sequential(p, &s, batch, b0, ctl, hooks, &sum, err);
-        else
-            st = er_droplet_run_blocked(p, &s, (int)size, batch, b0, ctl, hooks, &sum, err);
-    }
-    st = er_droplet_end(p, &s, t, &sum, st, o->budget, err);
-    er_droplet_setup_free(&s);
-    return st;
+    drop_run *r = run;
+    (void)bud;
+    (void)err;
+    er_droplet_state(&r->plan->p, &r->s, r->plan->own.droplet.batch, b, &r->sum, v);
+    return ER_OK;
 }
 
-er_status er_droplet_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts *o,
-                              er_error *err)
+/* The budget and the run guard (er_droplet_end) after every run that was
+ * set up, a refused resume state included. */
+static er_status run_finish(void *run, er_status st, int started, er_budget *bud, er_error *err)
 {
-    return run_plan(plan, t, o, 0, err);
+    drop_run *r = run;
+    (void)started;
+    if (!r->prepared)
+        return st;
+    return er_droplet_end(&r->plan->p, &r->s, r->t, &r->sum, st, bud, err);
 }
+
+static void run_release(void *run)
+{
+    drop_run *r = run;
+    er_droplet_sched_free(&r->w);
+    er_droplet_setup_free(&r->s);
+}
+
+const er_model_steps er_droplet_steps = {
+    .size = sizeof(drop_run),
+    .init = run_init,
+    .load = run_load,
+    .advance = run_advance,
+    .view = run_view,
+    .finish = run_finish,
+    .release = run_release,
+    .done_at = er_droplet_done_at,
+};
 
 er_status er_droplet_run_serial(const er_plan *plan, er_terrain *t, const er_run_opts *o,
                                 er_error *err)
 {
-    return run_plan(plan, t, o, 1, err);
+    /* The same steps, set up with the droplets in index order. */
+    er_model_steps serial = er_droplet_steps;
+    serial.init = serial_init;
+    return er_drive_run(&serial, plan, t, o, err);
 }
-

@@ -5,7 +5,8 @@
  * Vulkan backend includes host.h only).  Which file holds what:
  *   droplet.c   the model's entry points: the plan and its checks
  *               (er_droplet_plan, er_droplet_check, er_droplet_bytes_per_cell)
- *               and the run driver (er_droplet_run_plan, er_droplet_run_serial)
+ *               and its CPU run's steps through the run driver (core/drive.h:
+ *               er_droplet_steps, er_droplet_run_serial)
  *   setup.c     a run's set-up from its plan (er_droplet_prepare), the state
  *               view, resume, the end of a run and the run guard
  *   batch.c     droplet starts and batches (er_droplet_start, er_droplet_batch_*)
@@ -13,7 +14,7 @@
  *               inline below, for er_lague_step and the lanes alike
  *   brush.c     the brush kernels: deposit, erosion, the AVX-512 brush
  *   lanes.c     the blocks schedule: colours, blocks, droplets in lanes
- *   snapshot.c  the snapshot schedule: its sums, the resolve and its driver
+ *   snapshot.c  the snapshot schedule: its sums, the resolve and its batch
  *   particle.c  the mass-transfer particle
  *   blocks.c    the scheduling blocks and their colours (blocks.h)
  *
@@ -30,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../drive.h"
 #include "../model.h"
 #include "../plan.h"
 #include "blocks.h"
@@ -84,13 +86,45 @@ static inline float er_maxf(float a, float b) { return a > b ? a : b; }
  * --------------------------------------------------------------------- */
 
 /*
- * The sequential reference: er_droplet_run_plan's droplets, run one after
- * another in index order on the calling thread (what er_droplet_run_plan
- * does on a world smaller than two blocks), whatever the plan's schedule.
- * The contract of er_droplet_run_plan otherwise; for tests and benchmarks.
+ * The sequential reference: the CPU run's droplets, run one after another
+ * in index order on the calling thread (what the CPU run does on a world
+ * smaller than two blocks), whatever the plan's schedule.  The contract of
+ * the CPU run otherwise; for tests and benchmarks.
  */
 er_status er_droplet_run_serial(const er_plan *plan, er_terrain *t, const er_run_opts *o,
                                 er_error *err);
+
+/* The droplets done after b batches (er_run_state.done): the progress
+ * fraction's numerator and a resume state's count. */
+int64_t er_droplet_done_at(const er_plan *plan, int64_t b);
+
+/* Batch b's first droplet *lo and its number of droplets (batch b holds
+ * droplets b * batch .. whatever the schedule; the last may be short). */
+static inline int er_droplet_batch_at(const er_plan *plan, int64_t b, int64_t *lo)
+{
+    const int64_t batch = plan->own.droplet.batch, count = plan->own.droplet.droplets;
+    *lo = b * batch;
+    return (int)(count - *lo > batch ? batch : count - *lo);
+}
+
+/* The scratch of a CPU run's schedule, set up once before its first batch
+ * (er_droplet_blocked_new, er_droplet_snap_sched_new), so that a batch
+ * allocates nothing; er_droplet_sched_free (batch.c) frees it, a zeroed
+ * one too. */
+typedef struct er_droplet_sched {
+    er_droplet_batch bt;      /* the batch's starts, bucketed by block */
+    er_dacc *acc;             /* sums per block (blocks) or per droplet (snapshot) */
+    size_t *trails;           /* trail scratch per thread (and lane) */
+    er_dsink k;               /* snapshot: the batch's sums and counts */
+    er_dctx sc;               /* snapshot: the context reading k's snapshot */
+} er_droplet_sched;
+
+/* Sets up the batch scratch of w for batches of up to `batch` droplets
+ * with block side `size`, `sums` accumulators and `trail_cells` trail
+ * cells.  ER_OK or ER_ENOMEM. */
+er_status er_droplet_sched_new(er_droplet_sched *w, const er_dctx *c, int size, int64_t batch,
+                               size_t sums, size_t trail_cells, er_error *err);
+void er_droplet_sched_free(er_droplet_sched *w);
 
 /* ---------------------------------------------------------------------
  * snapshot.c: the snapshot schedule
@@ -113,25 +147,35 @@ float er_snap_deposit4(const er_dctx *c, size_t i00, const float a[4], float lai
 void er_snap_count4(const er_dctx *c, size_t i00);
 void er_snap_flow(const er_dctx *c, const size_t *trail, int n, float water);
 
-/* Runs s's droplets from batch b0 on, `batch` droplets a batch (the
- * plan's), by the snapshot schedule, adding to *sum; after every batch
- * ctl's progress and hk's boundary.  ER_OK, ER_ENOMEM, ER_ENUMERIC (a sum
- * wrapped: a defect) or ER_ECANCELED (progress or a boundary asked). */
-er_status er_droplet_run_snapshot(const er_plan *plan, er_droplet_setup *s, int64_t batch,
-                                  int64_t b0, const er_run_ctl *ctl, const er_run_hooks *hk,
-                                  er_dacc *sum, er_error *err);
+/* Sets up w for the snapshot schedule (its batch's starts, sums and
+ * counts, per-droplet sums and per-thread trails) for batches of `batch`
+ * droplets at most.  ER_OK or ER_ENOMEM; free w with er_droplet_sched_free,
+ * also after a failure. */
+er_status er_droplet_snap_sched_new(er_droplet_sched *w, const er_plan *plan,
+                                    const er_droplet_setup *s, int64_t batch, er_error *err);
+
+/* Runs batch b of s's droplets (the plan's batch numbering) by the
+ * snapshot schedule, adding to *sum.  ER_OK or ER_ENUMERIC (a sum wrapped:
+ * a defect). */
+er_status er_droplet_snap_batch(er_droplet_sched *w, const er_plan *plan,
+                                const er_droplet_setup *s, int64_t b, er_dacc *sum,
+                                er_error *err);
 
 /* ---------------------------------------------------------------------
  * lanes.c: the blocks schedule
  * --------------------------------------------------------------------- */
 
-/* Runs s's droplets from batch b0 on, `batch` droplets a batch (the
- * plan's), by the blocks schedule with blocks of side `size`, adding to
- * *sum; after every batch ctl's progress and hk's boundary.  ER_OK,
- * ER_ENOMEM or ER_ECANCELED (progress or a boundary asked). */
-er_status er_droplet_run_blocked(const er_params *p, er_droplet_setup *s, int size,
-                                 int64_t batch, int64_t b0, const er_run_ctl *ctl,
-                                 const er_run_hooks *hk, er_dacc *sum, er_error *err);
+/* Sets up w for the blocks schedule with blocks of side `size` (its
+ * batch's starts, per-block sums, per-thread lane trails) for batches of
+ * `batch` droplets at most.  ER_OK or ER_ENOMEM; free w with
+ * er_droplet_sched_free, also after a failure. */
+er_status er_droplet_blocked_new(er_droplet_sched *w, const er_droplet_setup *s, int size,
+                                 int64_t batch, er_error *err);
+
+/* Runs batch b of s's droplets (the plan's batch numbering) by the blocks
+ * schedule with blocks of side `size`, adding to *sum. */
+void er_droplet_blocked_batch(er_droplet_sched *w, const er_plan *plan,
+                              const er_droplet_setup *s, int size, int64_t b, er_dacc *sum);
 
 /* ---------------------------------------------------------------------
  * brush.c: the brush kernels
@@ -492,8 +536,8 @@ ER_HOT_INLINE void er_lague_apply(const er_dctx *c, er_lague_state *s, er_dacc *
 
 /* The model's entry points (its er_model_ops, core/droplet/ops.c). */
 er_status er_droplet_plan(er_plan *plan, const er_terrain *t, er_error *err);
-er_status er_droplet_run_plan(const er_plan *plan, er_terrain *t, const er_run_opts *o,
-                              er_error *err);
+/* The CPU run's steps (core/drive.h), by the plan's schedule. */
+extern const er_model_steps er_droplet_steps;
 size_t er_droplet_bytes_per_cell(const er_params *p);
 /* Checks p->droplet the way er_droplet_plan will, without a map: the
  * tile-size bound of DESIGN.md §5, which depends on several keys at once,

@@ -144,7 +144,7 @@ static inline void er_dacc_add(er_dacc *a, const er_dacc *b)
  * setup.c: a run's set-up, state, resume, end and guard
  * --------------------------------------------------------------------- */
 
-/* What er_droplet_run_plan sets up before its first droplet; other compute
+/* What the CPU run sets up before its first droplet; other compute
  * paths (core/droplet/vulkan.c) start from the same setup so that they
  * validate, draw starts and count the budget exactly as the CPU path. */
 typedef struct er_droplet_setup {
@@ -167,7 +167,7 @@ typedef struct er_droplet_setup {
 /*
  * Zeroes the wanted layers and fills *s from the plan (the caller frees it
  * with er_droplet_setup_free, also after a failure), as
- * er_droplet_run_plan sets up its run.  Returns ER_OK or ER_ENOMEM.
+ * the CPU run sets up its run.  Returns ER_OK or ER_ENOMEM.
  * Thread-safe for distinct terrains.
  */
 er_status er_droplet_prepare(const er_plan *plan, er_terrain *t, er_layers *layers,
@@ -181,6 +181,8 @@ void er_droplet_setup_free(er_droplet_setup *s);
  * layers it was prepared with, and *sum) and makes the start boundary
  * call; *b0 receives the batch to go on from.  ER_OK, ER_EINVAL (a resume
  * state that does not fit) or ER_ECANCELED (the boundary function asked).
+ * For a path with its own batch loop (vulkan.c); the CPU run's driver
+ * restores (er_droplet_restore) and calls the hooks itself.
  */
 er_status er_droplet_begin(const er_plan *plan, const er_droplet_setup *s,
                            const er_run_hooks *hk, er_dacc *sum, int64_t *b0, er_error *err);
@@ -191,10 +193,12 @@ er_status er_droplet_begin(const er_plan *plan, const er_droplet_setup *s,
 void er_droplet_state(const er_params *p, const er_droplet_setup *s, int64_t batch, int64_t b,
                       const er_dacc *sum, er_run_state *v);
 
-/* Hands the state after b batches of `batch` droplets to hk, when it wants
- * it; non-zero: the hook asked to stop. */
-int er_droplet_at_boundary(const er_params *p, const er_droplet_setup *s, int64_t batch,
-                           int64_t b, const er_run_hooks *hk, const er_dacc *sum);
+/* Replaces the fresh state of s and *sum (set up from the run's input
+ * terrain, which fixes the droplet count, the height unit and
+ * material_before) by r, once er_plan_check_resume and the check of its
+ * values accept it.  ER_OK or ER_EINVAL (a state that does not fit). */
+er_status er_droplet_restore(const er_plan *plan, const er_droplet_setup *s,
+                             const er_run_state *r, er_dacc *sum, er_error *err);
 
 /* The end of a run that got as far as status st: fills *budget (may be
  * NULL) from the terrain t and *sum and, when the run completed (st ==

@@ -176,6 +176,17 @@ static void run_colour(const er_dctx *c, const batch_view *bv, size_t *trails, i
     }
 }
 
+er_status er_droplet_blocked_new(er_droplet_sched *w, const er_droplet_setup *s, int size,
+                                 int64_t batch, er_error *err)
+{
+    const er_dctx *c = &s->ctx;
+    /* Per-thread lane scratch, allocated before any parallel region. */
+    const size_t trails = (size_t)er_thread_count() * LANES *
+                          (size_t)(c->lifetime > 0 ? c->lifetime : 1);
+    return er_droplet_sched_new(w, c, size, batch, (size_t)er_droplet_max_blocks(c, size),
+                                trails, err);
+}
+
 /*
  * The blocks schedule.  Per batch: start positions and block ids (pure
  * functions of (seed, id)), a stable counting sort by block, then the four
@@ -184,55 +195,21 @@ static void run_colour(const er_dctx *c, const batch_view *bv, size_t *trails, i
  * accumulator; the batch adds them up in block order, so the budget is the
  * same for any thread count too.
  */
-er_status er_droplet_run_blocked(const er_params *p, er_droplet_setup *s, int size,
-                                 int64_t batch, int64_t b0, const er_run_ctl *ctl,
-                                 const er_run_hooks *hk, er_dacc *sum, er_error *err)
+void er_droplet_blocked_batch(er_droplet_sched *w, const er_plan *plan,
+                              const er_droplet_setup *s, int size, int64_t b, er_dacc *sum)
 {
     const er_dctx *c = &s->ctx;
-    const int64_t full_batch = batch; /* the boundary numbering's batch */
-    if (batch > s->count)
-        batch = s->count;
-    er_droplet_batch bt;
-    er_status st = er_droplet_batch_new(&bt, c, size, batch, err);
-    if (st)
-        return st;
-    er_dacc *bacc = malloc((size_t)bt.max_blocks * sizeof *bacc);
-    /* Per-thread lane scratch, allocated before any parallel region. */
-    size_t nthreads = (size_t)er_thread_count();
-    size_t *trails = malloc(nthreads * LANES * (size_t)(c->lifetime > 0 ? c->lifetime : 1) *
-                            sizeof *trails);
-    if (!bacc || !trails) {
-        st = er_fail(err, ER_ENOMEM, "droplet: out of memory for a batch of %lld droplets",
-                     (long long)batch);
-        goto done;
-    }
+    er_droplet_batch *bt = &w->bt;
+    int64_t lo;
+    int n = er_droplet_batch_at(plan, b, &lo);
+    er_droplet_batch_draw(c, plan->p.seed, size, b, lo, n, bt);
+    int nt = er_blocking_count(&bt->bl);
+    memset(w->acc, 0, (size_t)nt * sizeof *w->acc);
 
-    for (int64_t lo = b0 * batch, b = b0; lo < s->count; lo += batch, b++) {
-        int n = (int)(s->count - lo > batch ? batch : s->count - lo);
-        er_droplet_batch_draw(c, p->seed, size, b, lo, n, &bt);
-        int nt = er_blocking_count(&bt.bl);
-        memset(bacc, 0, (size_t)nt * sizeof *bacc);
-
-        batch_view bv = {bt.sx, bt.sy, bt.ok, bt.order, bt.start, bt.colour_blocks, bacc};
-        for (int col = 0; col < 4; col++)
-            run_colour(c, &bv, trails, bt.colour_start[col], bt.colour_start[col + 1]);
-        for (int k = 0; k < nt; k++)
-            er_dacc_add(sum, &bacc[k]);
-        sum->water += er_droplet_batch_water(c, &bt);
-        if (ctl && ctl->progress &&
-            ctl->progress(ctl->user, (double)(lo + n) / (double)s->count)) {
-            st = er_fail(err, ER_ECANCELED, "droplet: cancelled at batch %lld", (long long)(b + 1));
-            goto done;
-        }
-        if (er_droplet_at_boundary(p, s, full_batch, b + 1, hk, sum)) {
-            st = er_fail(err, ER_ECANCELED, "droplet: cancelled at batch %lld", (long long)(b + 1));
-            goto done;
-        }
-    }
-done:
-    er_droplet_batch_free(&bt);
-    free(bacc);
-    free(trails);
-    return st;
+    batch_view bv = {bt->sx, bt->sy, bt->ok, bt->order, bt->start, bt->colour_blocks, w->acc};
+    for (int col = 0; col < 4; col++)
+        run_colour(c, &bv, w->trails, bt->colour_start[col], bt->colour_start[col + 1]);
+    for (int k = 0; k < nt; k++)
+        er_dacc_add(sum, &w->acc[k]);
+    sum->water += er_droplet_batch_water(c, bt);
 }
-

@@ -17,14 +17,13 @@ static int array_needed(int i, const er_layers *k)
            (i == ER_STATE_DROP_WEAR && k && k->wear);
 }
 
-/* The arrays hold the input's nodata on walls: er_droplet_begin checks
+/* The arrays hold the input's nodata on walls: er_droplet_restore checks
  * their values with the walls at hand. */
 static er_status check_resume(const er_plan *plan, const er_run_state *r, const er_layers *keep,
                               er_error *err)
 {
-    const int64_t done = r->boundary >= plan->boundaries ? plan->own.droplet.droplets
-                                                         : r->boundary * plan->own.droplet.batch;
-    er_status st = er_state_check_fit(plan, r, done, plan->own.droplet.droplets, err);
+    er_status st = er_state_check_fit(plan, r, er_droplet_done_at(plan, r->boundary),
+                                      plan->own.droplet.droplets, err);
     if (st)
         return st;
     if (r->extra)
@@ -70,7 +69,7 @@ const er_model_ops er_model_droplet = {
     .check = er_droplet_check,
     .plan = er_droplet_plan,
     .note_no_op = note_no_op,
-    .run = er_droplet_run_plan,
+    .steps = &er_droplet_steps,
     .cpu_caps = ER_CAP_WINDOW | ER_CAP_HOOKS,
     .bytes_per_cell = er_droplet_bytes_per_cell,
     .check_resume = check_resume,

@@ -345,8 +345,8 @@ void er_droplet_state(const er_params *p, const er_droplet_setup *s, int64_t bat
 
 /* Hands the state after b batches to hk, when it wants it; non-zero: the
  * hook asked to stop. */
-int er_droplet_at_boundary(const er_params *p, const er_droplet_setup *s, int64_t batch,
-                           int64_t b, const er_run_hooks *hk, const er_dacc *sum)
+static int at_boundary(const er_params *p, const er_droplet_setup *s, int64_t batch, int64_t b,
+                       const er_run_hooks *hk, const er_dacc *sum)
 {
     if (!er_hooks_want(hk, b, batch_count(s, batch)))
         return 0;
@@ -389,11 +389,8 @@ static er_status check_state_values(const er_plan *plan, const er_dctx *c, const
     return ER_OK;
 }
 
-/* Replaces the fresh state (set up from the run's input terrain, which
- * fixes the droplet count, the height unit and material_before) by a
- * resumed one; *b0 receives the batch to go on from. */
-static er_status restore(const er_plan *plan, const er_droplet_setup *s, const er_run_state *r,
-                         er_dacc *sum, int64_t *b0, er_error *err)
+er_status er_droplet_restore(const er_plan *plan, const er_droplet_setup *s,
+                             const er_run_state *r, er_dacc *sum, er_error *err)
 {
     const er_dctx *c = &s->ctx;
     const er_layers keep = { c->flow, c->deposit, NULL, c->wear };
@@ -419,7 +416,6 @@ static er_status restore(const er_plan *plan, const er_droplet_setup *s, const e
     /* a checkpoint of format 5 or before kept it in its header */
     sum->withheld = er_budget_has_term(&r->budget, WITHHELD) ? er_budget_term_value(&r->budget, WITHHELD)
                                                              : r->legacy_slot;
-    *b0 = r->boundary;
     return ER_OK;
 }
 
@@ -428,9 +424,10 @@ er_status er_droplet_begin(const er_plan *plan, const er_droplet_setup *s, const
 {
     er_status st;
     *b0 = 0;
-    if (hk && hk->resume && (st = restore(plan, s, hk->resume, sum, b0, err)))
+    if (hk && hk->resume && (st = er_droplet_restore(plan, s, hk->resume, sum, err)))
         return st;
-    if (er_droplet_at_boundary(&plan->p, s, plan->own.droplet.batch, *b0, hk, sum))
+    *b0 = hk && hk->resume ? hk->resume->boundary : 0;
+    if (at_boundary(&plan->p, s, plan->own.droplet.batch, *b0, hk, sum))
         return er_fail(err, ER_ECANCELED, "droplet: cancelled at batch %lld", (long long)*b0);
     return ER_OK;
 }

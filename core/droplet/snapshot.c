@@ -6,8 +6,8 @@
  * associative and commutative, so the sums, and the terrain after the
  * resolve, do not depend on the order the droplets ran in: the same bits
  * for any thread count.  The per-droplet float arithmetic is the blocks
- * schedule's (lague.c, brush.c), on the snapshot.  The driver
- * (er_droplet_run_snapshot) is at the end of this file.
+ * schedule's (lague.c, brush.c), on the snapshot.  A batch
+ * (er_droplet_snap_batch) is at the end of this file.
  *
  * Shares.  All droplets of a batch read one height per cell, so together
  * they could take a cell below every one's stop.
@@ -489,69 +489,47 @@ void er_snap_scales(const er_plan *plan, const er_droplet_setup *s, er_dsink *k)
     k->w_scale = ldexpf(1.0f, er_snap_water_shift((double)c->init_water * rain));
 }
 
-/*
- * The snapshot schedule's driver: per batch, the starts as in the blocks
- * schedule, the count pass and the main pass, every droplet in parallel
- * against the batch start's heights, then the resolve.  Same boundaries,
- * progress and hooks as er_droplet_run_blocked.
- */
-er_status er_droplet_run_snapshot(const er_plan *plan, er_droplet_setup *s, int64_t batch,
-                                  int64_t b0, const er_run_ctl *ctl, const er_run_hooks *hk,
-                                  er_dacc *sum, er_error *err)
+er_status er_droplet_snap_sched_new(er_droplet_sched *w, const er_plan *plan,
+                                    const er_droplet_setup *s, int64_t batch, er_error *err)
 {
-    const er_params *p = &plan->p;
     const er_dctx *c = &s->ctx;
-    const int64_t full_batch = batch;
-    if (batch > s->count)
-        batch = s->count;
-    er_droplet_batch bt;
-    er_dsink k;
-    er_status st = er_droplet_batch_new(&bt, c, (int)plan->own.droplet.block_side, batch, err);
+    const size_t trails = (size_t)er_thread_count() * (size_t)c->lifetime;
+    er_status st = er_droplet_sched_new(w, c, (int)plan->own.droplet.block_side, batch,
+                                        (size_t)batch, trails, err);
     if (!st)
-        st = er_snap_new(&k, c, c->flow != NULL, err);
-    if (st) {
-        er_droplet_batch_free(&bt);
+        st = er_snap_new(&w->k, c, c->flow != NULL, err);
+    if (st)
         return st;
-    }
-    er_snap_scales(plan, s, &k);
-    er_dctx sc = *c;
-    sc.height_m = k.snap;
-    sc.sink = &k;
-    er_dacc *acc = malloc((size_t)batch * sizeof *acc);
-    size_t *trails = malloc((size_t)er_thread_count() * (size_t)c->lifetime * sizeof *trails);
-    if (!acc || !trails) {
-        st = er_fail(err, ER_ENOMEM, "droplet: out of memory for a batch of %lld droplets",
-                     (long long)batch);
-        goto done;
-    }
-    for (int64_t lo = b0 * batch, b = b0; lo < s->count; lo += batch, b++) {
-        int n = (int)(s->count - lo > batch ? batch : s->count - lo);
-        er_droplet_batch_draw(c, p->seed, (int)plan->own.droplet.block_side, b, lo, n, &bt);
-        er_snap_begin(&k, c->height_m);
-        k.counting = 1;
-        snapshot_pass(&sc, &bt, trails, acc);
-        k.counting = 0;
-        snapshot_pass(&sc, &bt, trails, acc);
-        for (int i = 0; i < n; i++)
-            er_dacc_add(sum, &acc[i]);
-        if (er_snap_resolve(&k, c->height_m, c->deposit, c->wear, c->flow)) {
-            st = er_fail(err, ER_ENUMERIC,
-                         "droplet: a snapshot sum wrapped or exceeded its cell's room");
-            goto done;
-        }
-        sum->water += er_droplet_batch_water(c, &bt);
-        if ((ctl && ctl->progress &&
-             ctl->progress(ctl->user, (double)(lo + n) / (double)s->count)) ||
-            er_droplet_at_boundary(p, s, full_batch, b + 1, hk, sum)) {
-            st = er_fail(err, ER_ECANCELED, "droplet: cancelled at batch %lld", (long long)(b + 1));
-            goto done;
-        }
-    }
-done:
-    er_droplet_batch_free(&bt);
-    er_snap_free(&k);
-    free(acc);
-    free(trails);
-    return st;
+    er_snap_scales(plan, s, &w->k);
+    w->sc = *c;
+    w->sc.height_m = w->k.snap;
+    w->sc.sink = &w->k;
+    return ER_OK;
 }
 
+/*
+ * One batch of the snapshot schedule: the starts as in the blocks
+ * schedule, the count pass and the main pass, every droplet in parallel
+ * against the batch start's heights, then the resolve.
+ */
+er_status er_droplet_snap_batch(er_droplet_sched *w, const er_plan *plan,
+                                const er_droplet_setup *s, int64_t b, er_dacc *sum,
+                                er_error *err)
+{
+    const er_dctx *c = &s->ctx;
+    int64_t lo;
+    int n = er_droplet_batch_at(plan, b, &lo);
+    er_droplet_batch_draw(c, plan->p.seed, (int)plan->own.droplet.block_side, b, lo, n, &w->bt);
+    er_snap_begin(&w->k, c->height_m);
+    w->k.counting = 1;
+    snapshot_pass(&w->sc, &w->bt, w->trails, w->acc);
+    w->k.counting = 0;
+    snapshot_pass(&w->sc, &w->bt, w->trails, w->acc);
+    for (int i = 0; i < n; i++)
+        er_dacc_add(sum, &w->acc[i]);
+    if (er_snap_resolve(&w->k, c->height_m, c->deposit, c->wear, c->flow))
+        return er_fail(err, ER_ENUMERIC,
+                       "droplet: a snapshot sum wrapped or exceeded its cell's room");
+    sum->water += er_droplet_batch_water(c, &w->bt);
+    return ER_OK;
+}

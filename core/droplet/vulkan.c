@@ -885,7 +885,7 @@ static void snap_starts(vks_run *R, const er_dctx *c, const er_droplet_batch *bt
 }
 
 /* The batches from b0, each one submission, with the CPU path's progress,
- * boundaries and sums (er_droplet_run_snapshot in core/droplet/snapshot.c). */
+ * boundaries and sums (er_droplet_snap_batch in core/droplet/snapshot.c). */
 static er_status snap_batches(vks_run *R, const vkd_loop *L, const vks_push *base, int64_t b0,
                               er_dacc *sum, er_error *err)
 {
