@@ -95,7 +95,8 @@ WARN      += -Werror
 SRC_WARN  += -Werror
 endif
 
-# Determinism (DESIGN.md §5): no contraction into FMA, no fast-math.
+# No contraction into FMA and no fast-math, so results are the same bits on
+# every machine (CONTRIBUTING.md "Style").
 FPFLAGS   := -ffp-contract=off -fno-fast-math
 ifeq ($(OPENMP),1)
 OMPFLAGS  := -fopenmp

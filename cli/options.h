@@ -1,5 +1,5 @@
 /*
- * Command-line settings (DESIGN.md §1).  One option table in options.c
+ * Command-line settings (erode(1) OPTIONS).  One option table in options.c
  * drives both getopt_long parsing and --help.
  */
 #ifndef ER_OPTIONS_H

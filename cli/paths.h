@@ -1,5 +1,5 @@
 /*
- * Output naming (DESIGN.md §1): every name a run derives from an input's
+ * Output naming (erode(1) FILES): every name a run derives from an input's
  * name.  One place, so the run, the stitch and the write-target check
  * (targets.c) cannot disagree about a name.
  */

@@ -24,9 +24,9 @@
 #include "terrain.h"
 #include "tiles.h"
 
-/* Exit status for a failure, by where it happened (DESIGN.md §1): before
- * the simulation everything is an input or usage error (2); once started,
- * a failure is a run failure (1). */
+/* Exit status for a failure, by where it happened (erode(1) EXIT STATUS):
+ * before the simulation everything is an input or usage error (2); once
+ * started, a failure is a run failure (1). */
 static int exit_for(er_status st, int started)
 {
     if (st == ER_ECANCELED)
@@ -68,7 +68,7 @@ static er_status plan_run(er_job *j)
         }
         return ER_OK;
     }
-    /* a recipe key's error: DESIGN.md §1 wants "INPUT: RECIPE: KEY: what" */
+    /* a recipe key's error: "INPUT: RECIPE: KEY: what" (erode(1) FILES) */
     if (er_error_names_key(e.msg))
         return er_fail(&j->err, st, "%s: %s: %s", j->input,
                        j->s->recipe_path ? j->s->recipe_path : "recipe", e.msg);
@@ -251,7 +251,7 @@ static int run_one(const er_settings *s, const er_stages *recipe, const char *in
 /* A signal that came between inputs or while an input's outputs were
  * being renamed into place (signals wait for the renames, io/atomic.h):
  * that input is complete, yet the user asked erode to stop, which the
- * exit status must say (DESIGN.md §1: 128 + the signal). */
+ * exit status must say (128 + the signal, erode(1) "Signals"). */
 static int interrupted_between(const er_settings *s, int done)
 {
     int sig = (int)er_stop_signal;

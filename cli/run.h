@@ -1,6 +1,6 @@
 /*
  * Processing of the inputs: per input read -> resolve the recipe against the
- * map -> simulate -> write the layers (DESIGN.md §1, §3, §4).
+ * map -> simulate -> write the layers (erode(1) DESCRIPTION and FILES).
  */
 #ifndef ER_RUN_H
 #define ER_RUN_H

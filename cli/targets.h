@@ -1,5 +1,5 @@
 /*
- * The write targets of a run (DESIGN.md §1): every path a run will create,
+ * The write targets of a run (erode(1) FILES): every path a run will create,
  * rename or remove — layers, their temporaries, previews, frames,
  * checkpoints, the output lock, stitched tiles — listed before any work and
  * checked against every input (and --resume file, the recipe, the lists of

@@ -1,5 +1,5 @@
-/* The map in the run's units (DESIGN.md §3): cell size, map coordinates
- * of sources, working heights and the layers the run keeps. */
+/* The map in the run's units (erode-recipe(5) "Units"): cell size, map
+ * coordinates of sources, working heights and the layers the run keeps. */
 #include "terrain.h"
 
 #include <math.h>
@@ -9,14 +9,14 @@
 #include "../core/mem.h"
 #include "../core/parallel.h"
 
-/* Cell size (DESIGN.md §3): the georeferencing's, else terrain.cell_size,
- * else 1 m.  A georeferenced input keeps its own cell size whatever the
- * recipe says (one recipe serves PNG and GeoTIFF tiles alike), and a
- * differing terrain.cell_size is named in a warning, never applied
- * silently.  Georeferencing that places the raster but gives no usable
- * cell size (an unknown unit, a zero pixel size, a pole) is refused unless
- * terrain.cell_size is given: guessing 1 m would scale every dimensioned
- * rate silently. */
+/* Cell size (erode(1) DESCRIPTION): the georeferencing's, else
+ * terrain.cell_size, else 1 m.  A georeferenced input keeps its own cell
+ * size whatever the recipe says (one recipe serves PNG and GeoTIFF tiles
+ * alike), and a differing terrain.cell_size is named in a warning, never
+ * applied silently.  Georeferencing that places the raster but gives no
+ * usable cell size (an unknown unit, a zero pixel size, a pole) is refused
+ * unless terrain.cell_size is given: guessing 1 m would scale every
+ * dimensioned rate silently. */
 er_status er_job_resolve_cell_size(er_job *j)
 {
     const er_terrain_params *tp = &j->rc.top.terrain;
@@ -70,8 +70,9 @@ er_status er_job_resolve_sources(er_job *j)
     return ER_OK;
 }
 
-/* Working heights (DESIGN.md §3): value * vertical_scale + vertical_offset,
- * in double, rounded once to float.  Nodata cells become walls. */
+/* Working heights (erode-recipe(5) "Units"): value * vertical_scale +
+ * vertical_offset, in double, rounded once to float.  Nodata cells become
+ * walls. */
 static float working_height(const er_job *j, size_t i)
 {
     double sc = j->rc.top.terrain.vertical_scale, off = j->rc.top.terrain.vertical_offset;

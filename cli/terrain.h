@@ -1,7 +1,7 @@
 /*
- * The map in the run's units (DESIGN.md §3): cell size, map coordinates
- * of sources, working heights and the layers the run keeps.  Internal to
- * cli/.
+ * The map in the run's units (erode-recipe(5) "Units"): cell size, map
+ * coordinates of sources, working heights and the layers the run keeps.
+ * Internal to cli/.
  */
 #ifndef ER_CLI_TERRAIN_H
 #define ER_CLI_TERRAIN_H

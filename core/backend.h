@@ -1,5 +1,6 @@
 /*
- * The compute backends besides the CPU path of core/model.h (DESIGN.md §7).
+ * The compute backends besides the CPU path of core/model.h (CONTRIBUTING.md
+ * "The plan and the backends").
  *
  * The CPU path (er_backend_cpu, core/plan.h: each model's run of its
  * er_model_ops, core/models.h) is the default and the reference.  The

@@ -1,5 +1,5 @@
 /*
- * The recipe key table (DESIGN.md §2): the one place that says, for every
+ * The recipe key table (erode-recipe(5)): the one place that says, for every
  * key of a recipe, where it lives in er_params, its type, its range or
  * choices and its default.  core/params.c fills the defaults and checks a
  * whole er_params from it; io/recipe.c parses and prints recipes from it;

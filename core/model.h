@@ -23,7 +23,7 @@ typedef struct er_terrain {
     const er_controls *controls; /* painted control maps (core/controls.h); NULL = none */
 } er_terrain;
 
-/* Output layers besides the height (DESIGN.md §4), each width * height
+/* Output layers besides the height (erode(1) FILES), each width * height
  * floats supplied by the caller, in the same height unit as er_terrain.
  * Any pointer may be NULL when the layer is not wanted; a model keeps no
  * flow or wear accumulator for a NULL one (they cost nothing unasked).
@@ -212,7 +212,7 @@ typedef int (*er_boundary_fn)(void *user, const er_run_state *state);
 typedef int (*er_wants_fn)(void *user, int64_t boundary, int64_t boundaries);
 
 /* Where a map sits in a larger world, e.g. one tile of a mosaic extended
- * by its halo (DESIGN.md §3, erode(1) "TILE SETS"): the map's top-left cell
+ * by its halo (erode(1) "TILE SETS"): the map's top-left cell
  * is world cell (x0, y0) of a world_width x world_height grid, and the map
  * lies inside it.  Random starts (droplets, raindrops), the droplet batch
  * sizes and tile grids are drawn over the world, so a windowed run is the
@@ -291,8 +291,8 @@ void er_run_state_layers(const er_run_state *state, const float *input, const ui
  *     refused), the window's inner edges are open; droplet ids, starts,
  *     batches and tile grids are the whole world's, a per-cell count
  *     counts every world cell and droplet.height_unit must be a number;
- *   - droplets run by droplet.schedule: the tile-coloured batches of
- *     DESIGN.md §5 (the default) or the snapshot schedule
+ *   - droplets run by droplet.schedule: the block-coloured batches of
+ *     core/droplet/blocks.h (the default) or the snapshot schedule
  *     (core/droplet/snapshot.c).
  * Thread-safe for distinct terrains.
  */

@@ -2,7 +2,7 @@
  * OpenMP behind macros that compile to nothing without _OPENMP (darktable's
  * DT_OMP_FOR), so core/ builds and gives the same results with and without
  * OpenMP.  Never use them for float reductions whose result reaches an
- * output (STYLE.md §7).
+ * output (CONTRIBUTING.md "Style").
  */
 #ifndef ER_PARALLEL_H
 #define ER_PARALLEL_H

@@ -1,11 +1,11 @@
 /*
- * The validated recipe as plain structs (DESIGN.md §2).  No JSON here:
+ * The validated recipe as plain structs (erode-recipe(5)).  No JSON here:
  * io/recipe.c fills these from a recipe file and `-s` overrides and writes
  * them back out for --print-recipe.  The key table of core/keys.c holds
  * every key's range and default; er_params_default() and er_params_check()
  * read them from there.
  *
- * Units follow DESIGN.md §3; each model's section says its own.
+ * Units as in erode-recipe(5) "Units"; each model's section says its own.
  */
 #ifndef ER_PARAMS_H
 #define ER_PARAMS_H

@@ -1,7 +1,7 @@
 /*
- * Counter-based random numbers (DESIGN.md §5): every draw is a pure function
- * of (seed, stream, index), so a droplet's start or a raindrop's cell never
- * depends on which thread drew it or in which order.  No state, thread-safe.
+ * Counter-based random numbers: every draw is a pure function of (seed,
+ * stream, index), so a droplet's start or a raindrop's cell never depends on
+ * which thread drew it or in which order.  No state, thread-safe.
  */
 #ifndef ER_RNG_H
 #define ER_RNG_H

@@ -1,5 +1,5 @@
 /*
- * Staged recipes (erode-recipe(5) STAGES; DESIGN.md §7b): several models
+ * Staged recipes (erode-recipe(5) STAGES): several models
  * run one after another on one terrain in memory.  This is the one place
  * that says what a stage is:
  *   - in a recipe (er_stages): a whole er_params, the recipe's top level

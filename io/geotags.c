@@ -243,7 +243,7 @@ static int unusable(const char **why, const char *reason)
  *   M = a(1 - e2) / (1 - e2 sin^2 phi)^(3/2)    metres per radian of latitude
  *   N cos phi = a cos phi / sqrt(1 - e2 sin^2 phi)    per radian of longitude
  * sin/cos may differ in the last bit between libm builds, so the result is
- * rounded to a micrometre (DESIGN.md §3).  Thread-safe, pure. */
+ * rounded to a micrometre, the same on every machine.  Thread-safe, pure. */
 int er_georef_cell_size_why(const er_georef *g, int width, int height, double *dx, double *dy, const char **why)
 {
     double m[6];

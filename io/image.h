@@ -16,7 +16,7 @@
 #include "../core/error.h"
 
 /* GeoTIFF and GDAL tags, kept byte for byte from the input and written
- * unchanged into every GeoTIFF output (DESIGN.md §6).  Each array is owned
+ * unchanged into every GeoTIFF output (erode(1) FILES).  Each array is owned
  * by the struct (NULL / 0 when the tag is absent). */
 typedef struct er_georef {
     double *pixel_scale;     size_t n_pixel_scale;    /* ModelPixelScaleTag 33550 */
@@ -58,7 +58,8 @@ typedef struct er_read_opts {
  * and non-decreasing.  Called on the thread that called the reader or
  * writer, between its parallel regions and never from a worker, so fn may
  * print; once per block or batch of blocks, so fn throttles what it draws.
- * io/ itself prints nothing (DESIGN.md §1).  NULL or a NULL fn: no calls. */
+ * io/ itself prints nothing (CONTRIBUTING.md "Architecture").  NULL or a
+ * NULL fn: no calls. */
 typedef struct er_io_progress {
     void (*fn)(void *user, double fraction);
     void *user;

@@ -1,5 +1,5 @@
 /*
- * Recipes: JSON text to er_params and back (DESIGN.md §2).  This file
+ * Recipes: JSON text to er_params and back (erode-recipe(5)).  This file
  * reads a recipe file and runs the parse in its order; the concerns it
  * calls are in io/recipe_*.c (recipe_internal.h).
  *

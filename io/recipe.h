@@ -1,6 +1,6 @@
 /*
  * Recipes: JSON (cJSON) to er_params and back, validated strictly
- * (DESIGN.md §2).  Every error names the JSON path ("mei.dt") and, for an
+ * (erode-recipe(5)).  Every error names the JSON path ("mei.dt") and, for an
  * unknown key, suggests the nearest known one.
  */
 #ifndef ER_RECIPE_H

@@ -16,8 +16,9 @@
 #     work; "round N"); a figure names its commit and month instead;
 #  7. the benchmark figures of erode-models.7 and README.md are what their
 #     records in man/bench/ say (scripts/bench-doc --check);
-#  8. comments in the code name no path under ../shared and no repository
-#     path that does not exist;
+#  8. comments in the code name no path under ../shared, no repository
+#     path that does not exist and no Markdown file (DESIGN.md) that is
+#     not in the repository;
 #  and the code's boundaries: each model's name written once, no model's
 #  internals included outside it, no model named by core/backend.h,
 #  core/vulkan/ or cli/.
@@ -279,8 +280,11 @@ if ! out=$(python3 "$src/scripts/bench-doc" --check 2>&1); then
 fi
 
 # 8. Comments point only into this repository: none names a path under
-# ../shared (a checkout's neighbour, not part of it), and every path they
-# give from a top-level directory (core/mei/pipe.c, tests/data/...) exists.
+# ../shared (a checkout's neighbour, not part of it), every path they
+# give from a top-level directory (core/mei/pipe.c, tests/data/...) exists,
+# and so does every Markdown file they name (README.md at the top,
+# tests/data/ATTRIBUTION.md): a design note kept outside the repository is
+# no reference (state the decision, or point at CONTRIBUTING.md or man/).
 # Globs and placeholders (io/recipe_*.c, configs/NAME.json) and another
 # project's paths ("jq's tests/mantest") are left alone, and so is this
 # file, which names what it looks for.
@@ -306,6 +310,14 @@ comment_paths() {
         }
         if (t == "") next
         if (t ~ /\.\.\/shared/) print FILENAME ":" FNR ": ../shared"
+        m = t
+        while (match(m, /(^|[^A-Za-z0-9_.\/-])([A-Za-z0-9_-]+\/)*[A-Za-z0-9_-]+\.md([^A-Za-z0-9_]|$)/)) {
+            before = substr(m, 1, RSTART); p = substr(m, RSTART, RLENGTH)
+            m = substr(m, RSTART + RLENGTH)
+            sub(/^[^A-Za-z0-9_]/, "", p); sub(/[^A-Za-z0-9_]$/, "", p)
+            if (before ~ /'"'"'s .?$/ || p ~ /^(cli|core|io|tests|scripts|man|configs)\//) continue
+            print FILENAME ":" FNR ": " p
+        }
         while (match(t, /(^|[^A-Za-z0-9_.\/-])(cli|core|io|tests|scripts|man|configs)\/[A-Za-z0-9_.\/-]*/)) {
             before = substr(t, 1, RSTART); p = substr(t, RSTART, RLENGTH)
             sub(/^[^a-z]/, "", p); t = substr(t, RSTART + RLENGTH)

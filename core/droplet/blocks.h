@@ -1,5 +1,6 @@
 /*
- * Block colouring for droplet batches (DESIGN.md §5).  Private to core/.
+ * Block colouring for droplet batches (erode-models(7) "Schedule").
+ * Private to core/.
  *
  * A batch's map is cut into square blocks of side T whose grid is shifted by
  * an offset drawn from (seed, batch).  Blocks get one of four colours from the

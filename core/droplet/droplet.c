@@ -58,8 +58,8 @@ void er_droplet_at_cell_size(er_droplet_params *d, double r, double *area_k)
  * brush reaches radius - 1 around the nearest node (+0.5) and a bilinear
  * read one node further; the particle reads a 3x3 stencil around cells at
  * most max_distance from its start cell and lays its load down through the
- * brush (radius - 1 around its last cell).  The +2 terms are the bounds of
- * DESIGN.md §5 (a cell of margin included). */
+ * brush (radius - 1 around its last cell).  The +2 is that of the block
+ * bound T >= 2 (reach + radius + 2), a cell of margin included (blocks.h). */
 static int64_t droplet_reach(const er_droplet_params *d)
 {
     if (d->variant == ER_DROPLET_MASS_TRANSFER)

@@ -19,10 +19,11 @@
  *   blocks.c    the scheduling blocks and their colours (blocks.h)
  *
  * Units: the kernels work on the terrain in metres, in place.  The height
- * unit U of DESIGN.md §3 (heights divided by U, so that Lague's constants
- * behave on any DEM as in his demo) is folded into the few constants that
- * are not linear in height (er_dctx below): a formula evaluated on h / U and
- * multiplied by U again is the same formula on h with those constants.
+ * unit U, droplet.height_unit (heights divided by U, so that Lague's
+ * constants behave on any DEM as in his demo) is folded into the few
+ * constants that are not linear in height (er_dctx below): a formula
+ * evaluated on h / U and multiplied by U again is the same formula on h with
+ * those constants.
  */
 #ifndef ER_DROPLET_IMPL_H
 #define ER_DROPLET_IMPL_H
@@ -540,7 +541,7 @@ er_status er_droplet_plan(er_plan *plan, const er_terrain *t, er_error *err);
 extern const er_model_steps er_droplet_steps;
 size_t er_droplet_bytes_per_cell(const er_params *p);
 /* Checks p->droplet the way er_droplet_plan will, without a map: the
- * tile-size bound of DESIGN.md §5, which depends on several keys at once,
+ * block-size bound of blocks.h, which depends on several keys at once,
  * and, for a tile set (`tiled`), a height unit in metres. */
 er_status er_droplet_check(const er_params *p, int tiled, er_error *err);
 

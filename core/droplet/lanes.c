@@ -1,5 +1,5 @@
 /*
- * The blocks schedule of DESIGN.md §5 on the CPU: per batch, the four
+ * The blocks schedule (blocks.h) on the CPU: per batch, the four
  * colours in turn, each colour's blocks in parallel (blocks.h), and on
  * each thread several Lague droplets in flight at once, one a lane, their
  * steps interleaved phase by phase.

@@ -18,11 +18,12 @@
  *   particle's path, the terrain never goes below the input's lowest
  *   height, and no negative load arises;
  * - the particle stops when its cell is farther than max_distance from its
- *   start cell (the block bound of DESIGN.md §5), on a wall, or after
- *   mt_max_steps steps, or when its volume falls below min_volume, and
- *   lays what it carries down through the brush of droplet.radius around
- *   the cell where it stops (onto one cell it makes single-cell mounds);
- *   only a particle leaving the map takes its sediment with it.
+ *   start cell (the reach the block size is made for, blocks.h), on a
+ *   wall, or after mt_max_steps steps, or when its volume falls below
+ *   min_volume, and lays what it carries down through the brush of
+ *   droplet.radius around the cell where it stops (onto one cell it makes
+ *   single-cell mounds); only a particle leaving the map takes its
+ *   sediment with it.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -141,7 +142,7 @@ void er_particle_run(const er_dctx *c, double x, double y, er_dacc *acc)
         float ceq = er_maxf(0.0f, vol * speed * dh) * c->area_k;
         float ds = c->mt_rate * (vol * ceq - sed);
         ds = er_maxf(ds, -sed);
-        /* Seed 001 eq. 5's height update, h -= dt Kd V (c_eq - s), with
+        /* Power 2025 eq. 5's height update, h -= dt Kd V (c_eq - s), with
          * the erosion rule: not below the next cell (a cell already there
          * gives nothing).  Either way the load changes by what the cell
          * actually gave up or received, o - v, an exact difference

@@ -1,6 +1,6 @@
 /*
  * Droplet erosion on the Vulkan backend: the block-coloured batches of
- * DESIGN.md §5 (core/droplet/blocks.c) with one shader invocation per block
+ * core/droplet/blocks.c with one shader invocation per block
  * (shaders/droplet_lague.comp).
  *
  * The host does what is cheap and must match the CPU path exactly, with

@@ -4,7 +4,8 @@
  * per pass, the whole state resident in device memory for the run.
  *
  * A (sub-)step is up to seven dispatches with a barrier between each, every
- * pass reading what the one before wrote (Jacobi style, as DESIGN.md §5 asks):
+ * pass reading what the one before wrote (Jacobi style, so the result does
+ * not depend on the schedule):
  *
  *   sources       eq. 1    river sources added to d (once per sub-step)
  *   maps          eq. 1    the sources raster, then the rain times the rain

@@ -1,14 +1,14 @@
 /*
- * One SPH sub-step (Kristof et al. 2009): the neighbour grid, the
- * fluid and boundary forces of sections 3.1-3.2, the sediment exchange of
- * section 4 and the leapfrog move.  Determinism (DESIGN.md §5): particles
- * are sorted into grid columns by a stable counting sort; each fluid pair
- * is computed once, by its lower index, for both particles, in rows of
- * columns taken in two phases (each_row), and each boundary pair by its
- * particle, the quads adding its records in particle order (add_quads):
- * every sum runs in an order fixed by the particles, the same for any
- * thread count.  Both sides of a pair's exchange use the one number
- * computed, so what one side loses the other gains, per pair.
+ * One SPH sub-step (Kristof et al. 2009): the neighbour grid, the fluid and
+ * boundary forces of sections 3.1-3.2, the sediment exchange of section 4 and
+ * the leapfrog move.  Determinism (erode-models(7) SPH, "Order of the sums"):
+ * particles are sorted into grid columns by a stable counting sort; each
+ * fluid pair is computed once, by its lower index, for both particles, in
+ * rows of columns taken in two phases (each_row), and each boundary pair by
+ * its particle, the quads adding its records in particle order (add_quads):
+ * every sum runs in an order fixed by the particles, the same for any thread
+ * count.  Both sides of a pair's exchange use the one number computed, so
+ * what one side loses the other gains, per pair.
  */
 #include <assert.h>
 #include <math.h>

@@ -177,9 +177,9 @@ void er_sp_incise(er_sp_sim *s, const er_stream_power_params *p, er_sp_tally *t)
 /* diffuse.c: implicit hillslope diffusion over dt years. */
 void er_sp_diffuse(er_sp_sim *s, const er_stream_power_params *p, er_sp_tally *t);
 
-/* num.c: x^y for x > 0 from + - * / only (DESIGN.md §5: no libm
- * transcendental in model arithmetic), to about 1e-15 relative; 0 for
- * x == 0. */
+/* num.c: x^y for x > 0 from + - * / only (no libm transcendental in model
+ * arithmetic: they may differ between CPUs), to about 1e-15 relative; 0
+ * for x == 0. */
 double er_sp_pow(double x, double y);
 
 /* The model's entry points (its er_model_ops, core/stream_power/ops.c). */

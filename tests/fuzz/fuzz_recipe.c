@@ -4,10 +4,10 @@
  * The bytes are parsed as a recipe file, alone and followed by a few fixed
  * -s overrides, and as the text of one -s override.  An error must be one
  * clean line naming where it is; a recipe that parses must survive the
- * round trip of DESIGN.md §2: er_recipe_to_json (and the compact form)
- * parsed again gives the same parameters, field by field and bit for bit,
- * and prints the same text again; and er_params_check, the same key table
- * applied to the struct, accepts it.
+ * round trip of erode-recipe(5) DESCRIPTION: er_recipe_to_json (and the
+ * compact form) parsed again gives the same parameters, field by field and
+ * bit for bit, and prints the same text again; and er_params_check, the
+ * same key table applied to the struct, accepts it.
  */
 #define _GNU_SOURCE /* memfd_create in fuzz_util.h */
 #include <stdint.h>

@@ -86,7 +86,8 @@ static inline const char *er_fuzz_dir(void)
 }
 
 /* A failure's message: one non-empty line of printable text, not ending in
- * a full stop, starting with `prefix` (STYLE.md §3, DESIGN.md §1). */
+ * a full stop, starting with `prefix` (CONTRIBUTING.md "Style", erode(1)
+ * EXIT STATUS). */
 static inline void er_fuzz_check_error(er_status st, const er_error *err, const char *prefix)
 {
     ER_FUZZ_CHECK(st > ER_OK && st <= ER_ECANCELED, "status %d", (int)st);

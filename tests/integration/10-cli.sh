@@ -1,5 +1,5 @@
 #!/bin/sh
-# The command-line contract of DESIGN.md §1: help, version, usage errors,
+# The command-line contract of erode(1): help, version, usage errors,
 # recipe errors, --print-recipe round trip, exit codes, one error line.
 . "$(dirname "$0")/lib.sh"
 W=$DATA/whitebox_dem_f32_utm18n.tif

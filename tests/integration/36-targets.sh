@@ -1,5 +1,5 @@
 #!/bin/sh
-# Write targets (DESIGN.md §1): every path a run creates,
+# Write targets (erode(1) FILES): every path a run creates,
 # renames or removes is checked before any work against every input and
 # against the others, by name and by file identity; output sets are
 # replaced whole (rollback, a lock per directory); signals are honoured

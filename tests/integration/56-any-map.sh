@@ -5,9 +5,9 @@
 # configs/mei-river.json (springs at the peaks, 400 of its 4000 steps) on
 # 256x256 crops (gdal_translate -srcwin) of two DEMs of different cell size
 # and relief:
-#   - tests/data/puget_sound_1k_u16.png at its real scale (ATTRIBUTION.md:
-#     0..65535 is 0..4400 m, 160 m cells): 160 m square cells, 780 m of
-#     relief in the crop;
+#   - tests/data/puget_sound_1k_u16.png at its real scale
+#     (tests/data/ATTRIBUTION.md: 0..65535 is 0..4400 m, 160 m cells):
+#     160 m square cells, 780 m of relief in the crop;
 #   - $DEM/pysheds_dem_int16_wgs84.tif (EPSG:4326: 78 x 92 m cells, not
 #     square; 150 m of relief), or, when the shared DEMs are absent (said
 #     in a skip line), the bundled Vermont DEM whole (237x188, 90 m cells,

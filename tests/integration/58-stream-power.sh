@@ -2,7 +2,7 @@
 # The stream-power model from the command line: configs/stream-power.json
 # turns a 256^2 fBm map (made here by scripts/make-terrain, two seeds)
 # into terrain by the metrics
-# of scripts/terrain-metrics (DESIGN.md section 7c): closed pits drained,
+# of scripts/terrain-metrics: closed pits drained,
 # a slope-area concavity of real river profiles, a smoother surface than
 # the noise; the drainage area agrees with a second computation
 # (drainage_oracle.py); the --json budget closes with the uplift counted;

@@ -1,7 +1,7 @@
 /*
  * Cell size and map-to-pixel from GeoTIFF tags: synthetic georeferencing
- * for each rule, then the real DEMs against SOURCES.md and an independent
- * (spherical) estimate.
+ * for each rule, then the real DEMs against what gdalinfo reports and an
+ * independent (spherical) estimate.
  */
 #include <check.h>
 #include <math.h>
@@ -516,7 +516,7 @@ START_TEST(projected_dems)
     read_dem("whitebox_dem_f32_utm18n.tif", 1, &img);
     ck_assert(er_georef_cell_size(&img.georef, img.width, img.height, &dx, &dy));
     ck_assert(dx == 90.0 && dy == 90.0);
-    /* SOURCES.md: origin (664692, 4895824); the centre (675357, 4887364) */
+    /* gdalinfo: origin (664692, 4895824); the centre (675357, 4887364) */
     ck_assert(er_georef_map_to_pixel(&img.georef, 664692, 4895824, &px, &py));
     ck_assert(px == 0 && py == 0);
     ck_assert(er_georef_map_to_pixel(&img.georef, 675357, 4887364, &px, &py));

@@ -1,20 +1,21 @@
 /*
  * Lague/Beyer droplets on the Vulkan backend (core/droplet/vulkan.c):
- * one invocation per block of one colour of one batch (DESIGN.md §5), each
+ * one invocation per block of one colour of one batch (blocks.h), each
  * running its block's droplets one after another in index order.  Blocks of
  * one colour are a whole block apart and a droplet never gets farther than
  * T/2 from its start, so invocations share no cell: no atomics, no float
  * races, and a run gives the same bits every time on one device.
  *
  * The step is core/droplet/lague.c's er_lague_step operation for operation
- * (seeds/README.md; brush on the nearest node, speed from energy, what a
- * droplet carries is dropped where it ends; the erosion rule of
- * core/droplet/droplet_impl.h: no brush tap below the height the droplet
- * moves to, and the droplet carries what the taps gave up, summed in
- * er_brush_erode's order).  Every float that feeds the state is `precise`
- * so the driver neither contracts a*b+c into an FMA nor reorders; results
- * still differ from the CPU's in the last bits where the device's sqrt
- * and division round differently, so agreement with the CPU path is
+ * (S. Lague's Hydraulic-Erosion, after H. T. Beyer 2015, Implementation of a
+ * method for hydraulic erosion, with its known defects fixed: brush on the
+ * nearest node, speed from energy, what a droplet carries is dropped where it
+ * ends; the erosion rule of core/droplet/droplet_impl.h: no brush tap below
+ * the height the droplet moves to, and the droplet carries what the taps gave
+ * up, summed in er_brush_erode's order).  Every float that feeds the state is
+ * `precise` so the driver neither contracts a*b+c into an FMA nor reorders;
+ * results still differ from the CPU's in the last bits where the device's
+ * sqrt and division round differently, so agreement with the CPU path is
  * statistical (tests/unit/check_vulkan_droplet.c).
  *
  * Start positions are drawn on the host with core/rng.c and uploaded

@@ -1,5 +1,7 @@
 /*
- * The mass-transfer particle of seeds 001/002 on the Vulkan backend
+ * The mass-transfer particle of T. Power 2025, Creating realistic terrain by
+ * modelling the physics of hydraulic erosion, and N. McDonald 2020, Simple
+ * particle-based hydraulic erosion, on the Vulkan backend
  * (core/droplet/vulkan.c): core/droplet/particle.c's er_particle_run step for
  * step, with the schedule of droplet_lague.comp (one invocation per block of
  * one colour, the block's particles in index order, resumable passes of at
@@ -100,7 +102,7 @@ bool is_wall(uint i)
 float maxf(float a, float b) { return a > b ? a : b; }
 float minf(float a, float b) { return a < b ? a : b; }
 
-/* Seed 001's weighted facets (core/droplet/particle.c). */
+/* Power 2025's weighted facets (core/droplet/particle.c). */
 float facet_card(float d)
 {
     precise float r = 0.15 * d / sqrt(1.0 + d * d);
@@ -215,7 +217,8 @@ bool mt_step()
     precise float nx = (ce - cw) + (dne + dse - dnw - dsw);
     precise float nz = (cs - cn) + (dsw + dse - dnw - dne);
 
-    /* a = n / (V rho); v += a dt; p += v dt; v *= 1 - mu dt (seed 001 eqs. 1-3). */
+    /* a = n / (V rho); v += a dt; p += v dt; v *= 1 - mu dt
+     * (Power 2025 eqs. 1-3). */
     precise float k = pc.dt * pc.inv_density / p_vol;
     precise float vx = p_vx + nx * k, vy = p_vy + nz * k;
     precise float lx = p_lx + pc.dt * vx, ly = p_ly + pc.dt * vy;
@@ -246,7 +249,7 @@ bool mt_step()
     }
 
     /* Equilibrium load V |v| dh, clamped at 0, and the transfer toward it
-     * (seed 001 eq. 5), as a mass. */
+     * (Power 2025 eq. 5), as a mass. */
     precise float dh = h[ci] - h[cj];
     precise float speed = sqrt(vx * vx + vy * vy);
     precise float ceq = maxf(0.0, p_vol * speed * dh) * pc.area_k;
@@ -286,7 +289,7 @@ bool mt_step()
     }
     precise float sd = p_sed + ds;
     p_sed = sd;
-    precise float vv = p_vol * pc.evap_keep; /* seed 001 eq. 6 */
+    precise float vv = p_vol * pc.evap_keep; /* Power 2025 eq. 6 */
     p_vol = vv;
     p_ix = jx;
     p_iy = jy;
