@@ -31,7 +31,7 @@ static er_status cpu_run(void *ctx, const er_plan *plan, er_terrain *t, const er
     if (plan->width != t->width || plan->height != t->height)
         return er_fail(err, ER_EINVAL, "the plan is for a %dx%d map, not %dx%d", plan->width,
                        plan->height, t->width, t->height);
-    return m->steps ? er_drive_run(m->steps, plan, t, o, err) : m->run(plan, t, o, err);
+    return er_drive_run(m->steps, plan, t, o, err);
 }
 
 static unsigned cpu_caps(er_model_kind k)

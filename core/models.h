@@ -88,8 +88,6 @@ typedef struct er_model_ops {
     /* The CPU run, its steps through the run driver (core/drive.h), which
      * keeps the contract of core/model.h. */
     const er_model_steps *steps;
-    /* The CPU run of a model not yet on the driver (NULL: steps). */
-    er_status (*run)(const er_plan *plan, er_terrain *t, const er_run_opts *o, er_error *err);
     unsigned cpu_caps;       /* ER_CAP_* the CPU run supports */
     /* Bytes it allocates per cell, and whatever the map's size (NULL: 0;
      * `what` receives what they hold, e.g. "200000 particles"). */

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/bits.h"
 #include "atomic.h"
 #include "image.h"
 
@@ -84,8 +85,7 @@ static uint8_t *encode(const er_layer_out *l, int bits, er_row_order rows, doubl
             if (bits == 16) {
                 u = is_nodata(l, i) ? 0 : er_raw_r16_code(l->data[i], lo, hi);
             } else {
-                float f = is_nodata(l, i) ? NAN : l->data[i];
-                memcpy(&u, &f, 4);
+                u = er_float_bits(is_nodata(l, i) ? NAN : l->data[i]);
             }
             for (size_t k = 0; k < bpe; k++)
                 b[(r * w + x) * bpe + k] = (uint8_t)(u >> (8 * k));

@@ -114,9 +114,8 @@ static er_status row_failure(const mei_rowstat *rs, const er_mei_sim *sim,
     if (best < 0)
         return ER_OK;
     const mei_rowstat *r = &rs[best];
-    float f;
-    memcpy(&f, &r->fail_bits, sizeof f);
-    return er_mei_fail(sim, k, (int)r->fail_kind, (int64_t)r->fail_step - 1, best, f, err);
+    return er_mei_fail(sim, k, (int)r->fail_kind, (int64_t)r->fail_step - 1, best,
+                       er_bits_float(r->fail_bits), err);
 }
 
 /* Adds " at step N" to a Vulkan failure during the run; device lost

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "../bits.h"
 #include "../vulkan/vk.h"
 #include "host.h"
 #include "vulkan.h"

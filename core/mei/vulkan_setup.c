@@ -346,7 +346,7 @@ static uint32_t *pack_sources(const src_entry *e, size_t ne, size_t base, size_t
             wd[nu + u] = (uint32_t)i;
             u++;
         }
-        memcpy(&wd[2 * (size_t)nu + 1 + i], &e[i].amount, sizeof(float));
+        wd[2 * (size_t)nu + 1 + i] = er_float_bits(e[i].amount);
     }
     wd[2 * (size_t)nu] = (uint32_t)ne;
     *nwords = nw;

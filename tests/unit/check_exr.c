@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <zlib.h>
 
+#include "../../core/bits.h"
 #include "../../io/image.h"
 #include "test_util.h"
 
@@ -153,9 +154,7 @@ static float random_finite(uint64_t key)
     uint32_t u = (uint32_t)mix(key);
     if (((u >> 23) & 0xff) == 0xff)
         u ^= 1u << 30;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
+    return er_bits_float(u);
 }
 
 /* A 37 x 23 layer (neither side a multiple of the 16-line chunk) of

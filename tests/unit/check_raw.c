@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "../../core/bits.h"
 #include "../../io/image.h"
 #include "test_util.h"
 
@@ -119,8 +120,7 @@ START_TEST(r32_exact)
     for (int i = 0; i < W * H; i++) {
         uint32_t u = (uint32_t)b[4 * i] | (uint32_t)b[4 * i + 1] << 8 | (uint32_t)b[4 * i + 2] << 16 |
                      (uint32_t)b[4 * i + 3] << 24;
-        float f;
-        memcpy(&f, &u, 4);
+        const float f = er_bits_float(u);
         if (nodata[i])
             ck_assert(isnan(f));
         else
