@@ -14,7 +14,11 @@ export SRCDIR="${SRCDIR:-$(cd "$here/../.." && pwd)}"
 dir=$ER_RESULTS.scripts
 rm -rf "$dir" "$ER_RESULTS.lines" "$ER_RESULTS.skips"
 mkdir -p "$dir" || exit 1
-ls "$here"/[0-9]*.sh | xargs -P "$ER_JOBS" -n 1 sh "$here/run-one.sh" "$dir"
+# the slow scripts first (tests/integration/slow), then the rest by name
+{
+    grep -v '^#' "$here/slow" | while read -r s; do [ -f "$here/$s" ] && echo "$here/$s"; done
+    ls "$here"/[0-9]*.sh
+} | awk '!seen[$0]++' | xargs -P "$ER_JOBS" -n 1 sh "$here/run-one.sh" "$dir"
 cat "$dir"/*.lines > "$ER_RESULTS.lines" 2> /dev/null
 crashed=$(cat "$dir"/*.crashed 2> /dev/null | wc -l)
 p=$(grep -c '^pass' "$ER_RESULTS.lines")
