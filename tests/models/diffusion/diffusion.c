@@ -39,10 +39,12 @@ typedef struct diff_run {
     double *rows;   /* [m * cells] each row's removed and added heights */
 } diff_run;
 
-static const float *height(const diff_run *r, size_t i, size_t j)
+/* The height of cell i's neighbour j: a wall passes no flux, so it counts
+ * as i's own height. */
+static double neighbour(const diff_run *r, size_t i, size_t j)
 {
     const uint8_t *w = r->t->wall;
-    return w && w[j] ? &r->z[i] : &r->z[j];
+    return w && w[j] ? r->z[i] : r->z[j];
 }
 
 /* One sub-step into zn; the row sums of what it removes and adds. */
@@ -62,10 +64,10 @@ static void substep(diff_run *r, double *rows)
                 continue;
             }
             const double z = r->z[i];
-            const double l = *height(r, i, x > 0 ? i - 1 : i);
-            const double e = *height(r, i, x + 1 < w ? i + 1 : i);
-            const double u = *height(r, i, y > 0 ? i - (size_t)w : i);
-            const double d = *height(r, i, y + 1 < h ? i + (size_t)w : i);
+            const double l = neighbour(r, i, x > 0 ? i - 1 : i);
+            const double e = neighbour(r, i, x + 1 < w ? i + 1 : i);
+            const double u = neighbour(r, i, y > 0 ? i - (size_t)w : i);
+            const double d = neighbour(r, i, y + 1 < h ? i + (size_t)w : i);
             const float next = (float)(z + rx * (l + e - 2.0 * z) + ry * (u + d - 2.0 * z));
             const double dz = (double)next - z;
             if (dz < 0.0) {
