@@ -251,7 +251,7 @@ integration: $(BIN) $(TM)/erode
 	$(SAN_ENV) ERODE=$(CURDIR)/$(BIN) ERODE_TEST_MODELS=$(CURDIR)/$(TM)/erode ER_RESULTS=$(CURDIR)/$(BUILD)/results.integration sh tests/integration/run.sh
 
 lint: $(BIN) $(KEYS_DUMP)
-	$(SAN_ENV) sh tests/lint.sh $(BIN) $(KEYS_DUMP)
+	$(SAN_ENV) sh tests/lint.sh $(BIN) $(KEYS_DUMP) $(BUILD)
 
 # The unit tests run beside the integration scripts (two of them at a time,
 # tests/integration/run.sh), so the suite keeps both cores of a CI machine

@@ -5,7 +5,7 @@
  * The CPU path (er_backend_cpu, core/plan.h: each model's run of its
  * er_model_ops, core/models.h) is the default and the reference.  The
  * Vulkan backend runs the models that have a Vulkan path (their ops'
- * vk_check and vk_run, in the model's directory) with the same contract,
+ * vk_check and vk_steps, in the model's directory) with the same contract,
  * plus a context, declared here, that owns the Vulkan instance and
  * device; cli/ chooses which one runs.  This layer knows no model.  A
  * build without Vulkan links core/vulkan/none.c, whose functions all fail

@@ -53,7 +53,7 @@ er_status er_run_cpu(const er_params *p, er_terrain *t, const er_window *win,
 static unsigned vk_caps(er_model_kind k)
 {
     const er_model_ops *m = er_model(k);
-    return m && m->vk_run ? m->vk_caps : 0u;
+    return m && m->vk_steps ? m->vk_caps : 0u;
 }
 
 /* What the Vulkan path of the plan's model does not run: the model
@@ -64,7 +64,7 @@ static er_status vk_refuse(const er_plan *plan, const er_run_opts *o, er_error *
     const er_model_ops *m = er_model(plan->p.model);
     if (!er_vk_built())
         return er_fail(err, ER_EUNSUPPORTED, ER_VK_NOT_BUILT);
-    if (!m || !m->vk_run)
+    if (!m || !m->vk_steps)
         return er_fail(err, ER_EUNSUPPORTED, "vulkan: the %s model runs on the cpu backend "
                        "only", er_model_name(plan->p.model));
     if (plan->windowed && !(m->vk_caps & ER_CAP_WINDOW))
@@ -86,7 +86,7 @@ static er_status vk_run(void *ctx, const er_plan *plan, er_terrain *t, const er_
                         er_error *err)
 {
     er_status st = vk_refuse(plan, o, err);
-    return st ? st : er_model(plan->p.model)->vk_run(ctx, plan, t, o, err);
+    return st ? st : er_drive_run_on(er_model(plan->p.model)->vk_steps, ctx, plan, t, o, err);
 }
 
 const er_backend er_backend_vulkan = {"vulkan", vk_caps, vk_check, vk_run};

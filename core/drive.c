@@ -93,6 +93,12 @@ static er_status loop(er_drive *d, int64_t b0, er_budget *bud, er_error *err)
 er_status er_drive_run(const er_model_steps *ms, const er_plan *plan, er_terrain *t,
                        const er_run_opts *o, er_error *err)
 {
+    return er_drive_run_on(ms, NULL, plan, t, o, err);
+}
+
+er_status er_drive_run_on(const er_model_steps *ms, void *backend, const er_plan *plan,
+                          er_terrain *t, const er_run_opts *o, er_error *err)
+{
     er_drive d = {plan, er_model(plan->p.model), ms, o->ctl, o->hooks, NULL, 0, -1, 0, 0};
     er_budget bud;
     memset(&bud, 0, sizeof bud);
@@ -103,7 +109,7 @@ er_status er_drive_run(const er_model_steps *ms, const er_plan *plan, er_terrain
     }
     d.total = done_at(&d, plan->boundaries);
     const er_run_state *resume = o->hooks ? o->hooks->resume : NULL;
-    er_status st = ms->init(d.run, plan, t, o, &bud, err);
+    er_status st = ms->init(d.run, backend, plan, t, o, &bud, err);
     if (!st && resume)
         st = ms->load(d.run, resume, &bud, err);
     const int started = st == ER_OK;

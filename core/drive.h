@@ -1,5 +1,6 @@
 /*
- * The run driver: the one loop every model's CPU run goes through.  It owns
+ * The run driver: the one loop every model's run goes through, on the
+ * CPU and on a device.  It owns
  * what the run contract of core/model.h asks of every run, so that each
  * model writes none of it: the step loop from the first boundary to the
  * last, restoring a resume state, handing the boundaries the hooks want
@@ -43,10 +44,11 @@ int er_drive_may_pass(er_drive *d, int64_t s);
 typedef struct er_model_steps {
     size_t size; /* bytes of the model's run state, which the driver zeroes */
     /* Sets up the run of the plan on t with o's layers; budget: zeroed,
-     * what the model starts it with (material_before, its terms).  The
-     * driver calls release also after a failure here. */
-    er_status (*init)(void *run, const er_plan *plan, er_terrain *t, const er_run_opts *o,
-                      er_budget *budget, er_error *err);
+     * what the model starts it with (material_before, its terms);
+     * backend: the device of a GPU path's steps (er_vk_ctx), NULL on the
+     * CPU.  The driver calls release also after a failure here. */
+    er_status (*init)(void *run, void *backend, const er_plan *plan, er_terrain *t,
+                      const er_run_opts *o, er_budget *budget, er_error *err);
     /* Replaces the fresh state by r, a state at boundary r->boundary (the
      * model checks that it fits: er_plan_check_resume and its values). */
     er_status (*load)(void *run, const er_run_state *r, er_budget *budget, er_error *err);
@@ -73,5 +75,10 @@ typedef struct er_model_steps {
  * core/model.h): the CPU run of every model's ops. */
 er_status er_drive_run(const er_model_steps *ms, const er_plan *plan, er_terrain *t,
                        const er_run_opts *o, er_error *err);
+
+/* The same on a backend's device (its steps' init receives it): the
+ * Vulkan runs of Mei and the droplets. */
+er_status er_drive_run_on(const er_model_steps *ms, void *backend, const er_plan *plan,
+                          er_terrain *t, const er_run_opts *o, er_error *err);
 
 #endif

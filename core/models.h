@@ -107,10 +107,10 @@ typedef struct er_model_ops {
     /* The Vulkan path (core/<name>/vulkan*.c): NULL when it has none or
      * the build has no Vulkan (ER_VK_OPS).  vk_check: whether the device
      * can run this plan on this map, before any work (allocates nothing);
-     * vk_run: the run, the contract of core/model.h. */
+     * vk_steps: the run's steps, which the run driver (core/drive.h)
+     * runs with the device as their backend, as it runs the CPU's. */
     er_status (*vk_check)(er_vk_ctx *vk, const er_plan *plan, const er_terrain *t, er_error *err);
-    er_status (*vk_run)(er_vk_ctx *vk, const er_plan *plan, er_terrain *t, const er_run_opts *o,
-                        er_error *err);
+    const er_model_steps *vk_steps;
     /* What --list-devices says of the path on device d, one phrase into
      * buf (n bytes, NUL-terminated), e.g. "Mei: denormals preserved,
      * bit-identical to the CPU".  NULL: nothing. */
@@ -119,7 +119,7 @@ typedef struct er_model_ops {
 } er_model_ops;
 
 /* The vk_* members of a model's er_model_ops initializer, written last:
- * ER_VK_OPS(.vk_check = ..., .vk_run = ..., .vk_caps = ...).  A build
+ * ER_VK_OPS(.vk_check = ..., .vk_steps = ..., .vk_caps = ...).  A build
  * without Vulkan drops them, so that no model names a Vulkan path it
  * does not link. */
 #ifdef ER_HAVE_VULKAN

@@ -21,7 +21,8 @@
 #     not in the repository;
 #  and the code's boundaries: each model's name written once, no model's
 #  internals included outside it, no model named by core/backend.h,
-#  core/vulkan/ or cli/.
+#  core/vulkan/ or cli/; no call cycle between the files of cli/, core/
+#  and io/ (the objects' symbols, nm), except through the registry.
 erode=$(cd "$(dirname "${1:-./erode}")" && pwd)/$(basename "${1:-./erode}")
 src=$(cd "$(dirname "$0")/.." && pwd)
 status=0
@@ -215,6 +216,52 @@ for d in "$src"/core/*/; do
     fi
 done
 
+# No call cycle between files: from each object's symbols (nm: the
+# functions and data it defines and those it uses from another file), a
+# graph of files; dropping, again and again, each file that uses none of
+# the files left or that none of them uses leaves the files on cycles
+# (and any path between two).  The one loop allowed is the registry's
+# (core/models.c names each model's ops, which use shared code that asks
+# the registry): edges into core/models are left out.
+objdir=${3:-build}
+objs=$(cd "$objdir" 2>/dev/null && ls cli/*.o core/*.o core/*/*.o io/*.o 2>/dev/null |
+       while read -r o; do [ -f "$src/${o%.o}.c" ] && echo "$o"; done)
+if [ -z "$objs" ]; then
+    echo "lint: no objects under $objdir to check the call graph of"
+    status=1
+else
+    cyc=$(cd "$objdir" && for o in $objs; do nm "$o" | sed "s|^|${o%.o} |"; done | awk '
+        NF == 4 && $3 ~ /^[TDBR]$/ { def[$4] = $1 }
+        NF == 3 && $2 == "U" { use[$1, $3] = 1; files[$1] = 1 }
+        END {
+            for (k in use) {
+                split(k, p, SUBSEP); f = def[p[2]]
+                if (f != "" && f != p[1] && f != "core/models" && !((p[1], f) in edge)) {
+                    edge[p[1], f] = 1; out[p[1]]++; inn[f]++
+                    into[f] = into[f] " " p[1]; from[p[1]] = from[p[1]] " " f
+                }
+            }
+            do {
+                changed = 0
+                for (f in files) {
+                    if (gone[f] || (out[f] > 0 && inn[f] > 0))
+                        continue
+                    gone[f] = 1; changed = 1
+                    n = split(into[f], q, " ")
+                    for (i = 1; i <= n; i++) out[q[i]]--
+                    n = split(from[f], q, " ")
+                    for (i = 1; i <= n; i++) inn[q[i]]--
+                }
+            } while (changed)
+            for (f in files) if (!gone[f]) print f
+        }' | sort)
+    if [ -n "$cyc" ]; then
+        echo "lint: these files call each other in a cycle:"
+        printf '%s\n' "$cyc" | sed 's/^/  /'
+        status=1
+    fi
+fi
+
 # 5. The README's budget, and the links of README.md and CONTRIBUTING.md.
 readme=$src/README.md
 n_readme=$(wc -l < "$readme")
@@ -341,5 +388,5 @@ if [ -n "$bad_refs" ]; then
     status=1
 fi
 
-[ $status -eq 0 ] && echo "lint: README within its budget, its and CONTRIBUTING's links resolve, no dates or history in README, CONTRIBUTING, man/, core/; man pages clean, --help matches erode.1, $n examples ran, every recipe key in erode-recipe.5 as in the key table, each model of core/models.def written once and named in no shared file, no model's internals included outside it, benchmark figures as recorded, comments point into the repository"
+[ $status -eq 0 ] && echo "lint: README within its budget, its and CONTRIBUTING's links resolve, no dates or history in README, CONTRIBUTING, man/, core/; man pages clean, --help matches erode.1, $n examples ran, every recipe key in erode-recipe.5 as in the key table, each model of core/models.def written once and named in no shared file, no model's internals included outside it, no call cycle between files, benchmark figures as recorded, comments point into the repository"
 exit $status

@@ -148,7 +148,7 @@ static er_status at_map_cells(er_plan *plan, er_error *err)
 }
 
 /* The snapshot schedule counts, per cell and batch, the taps that may take
- * from it and those that may lay on it in 32-bit integers (snapshot.c, and
+ * from it and those that may lay on it in 32-bit integers (sink.c, and
  * the shader's buffers): a droplet's step touches a cell at most once with
  * its brush and once among its four nodes, its end once more, so a cell's
  * counts stay below batch * (lifetime + 1).  A batch_size past that is
@@ -330,16 +330,18 @@ static er_status init_as(drop_run *r, const er_plan *plan, er_terrain *t, const 
     return er_droplet_blocked_new(&r->w, &r->s, (int)plan->own.droplet.block_side, batch, err);
 }
 
-static er_status run_init(void *run, const er_plan *plan, er_terrain *t, const er_run_opts *o,
-                          er_budget *bud, er_error *err)
+static er_status run_init(void *run, void *backend, const er_plan *plan, er_terrain *t,
+                          const er_run_opts *o, er_budget *bud, er_error *err)
 {
+    (void)backend; /* the CPU */
     (void)bud; /* er_droplet_end fills the whole budget */
     return init_as(run, plan, t, o, 0, err);
 }
 
-static er_status serial_init(void *run, const er_plan *plan, er_terrain *t,
+static er_status serial_init(void *run, void *backend, const er_plan *plan, er_terrain *t,
                              const er_run_opts *o, er_budget *bud, er_error *err)
 {
+    (void)backend; /* the CPU */
     (void)bud;
     return init_as(run, plan, t, o, 1, err);
 }

@@ -14,7 +14,8 @@
  *               inline below, for er_lague_step and the lanes alike
  *   brush.c     the brush kernels: deposit, erosion, the AVX-512 brush
  *   lanes.c     the blocks schedule: colours, blocks, droplets in lanes
- *   snapshot.c  the snapshot schedule: its sums, the resolve and its batch
+ *   sink.c      the snapshot schedule's sums, shares and resolve
+ *   snapshot.c  the snapshot schedule's batch
  *   particle.c  the mass-transfer particle
  *   blocks.c    the scheduling blocks and their colours (blocks.h)
  *
@@ -95,9 +96,6 @@ static inline float er_maxf(float a, float b) { return a > b ? a : b; }
 er_status er_droplet_run_serial(const er_plan *plan, er_terrain *t, const er_run_opts *o,
                                 er_error *err);
 
-/* The droplets done after b batches (er_run_state.done): the progress
- * fraction's numerator and a resume state's count. */
-int64_t er_droplet_done_at(const er_plan *plan, int64_t b);
 
 /* Batch b's first droplet *lo and its number of droplets (batch b holds
  * droplets b * batch .. whatever the schedule; the last may be short). */
@@ -128,7 +126,7 @@ er_status er_droplet_sched_new(er_droplet_sched *w, const er_dctx *c, int size, 
 void er_droplet_sched_free(er_droplet_sched *w);
 
 /* ---------------------------------------------------------------------
- * snapshot.c: the snapshot schedule
+ * sink.c: the snapshot schedule's writers
  * --------------------------------------------------------------------- */
 
 /* The kernels' writers under a sink (c->sink != NULL), each the blocks

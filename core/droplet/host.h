@@ -17,7 +17,7 @@
 #include "blocks.h"
 #include "state.h"
 
-/* The snapshot schedule's per-cell sums (snapshot.c): while a snapshot
+/* The snapshot schedule's per-cell sums (sink.c): while a snapshot
  * batch runs, er_dctx.height_m points at snap and every change goes into
  * these with atomic adds.  Fixed point: a sum of S units is S / h_scale
  * [m] (S / w_scale water for flow). */
@@ -176,16 +176,9 @@ er_status er_droplet_prepare(const er_plan *plan, er_terrain *t, er_layers *laye
 /* Frees what er_droplet_prepare allocated; NULL or a zeroed setup is fine. */
 void er_droplet_setup_free(er_droplet_setup *s);
 
-/*
- * Restores hk->resume when given (into s's host arrays: the terrain and
- * layers it was prepared with, and *sum) and makes the start boundary
- * call; *b0 receives the batch to go on from.  ER_OK, ER_EINVAL (a resume
- * state that does not fit) or ER_ECANCELED (the boundary function asked).
- * For a path with its own batch loop (vulkan.c); the CPU run's driver
- * restores (er_droplet_restore) and calls the hooks itself.
- */
-er_status er_droplet_begin(const er_plan *plan, const er_droplet_setup *s,
-                           const er_run_hooks *hk, er_dacc *sum, int64_t *b0, er_error *err);
+/* The droplets done after b batches (er_run_state.done): the progress
+ * fraction's numerator and a resume state's count. */
+int64_t er_droplet_done_at(const er_plan *plan, int64_t b);
 
 /* The run state view (core/model.h) after b batches of `batch` droplets
  * (the plan's batch), with the accumulators *sum, pointing at s's host
@@ -300,11 +293,11 @@ void er_droplet_batch_draw(const er_dctx *c, uint64_t seed, int size, int64_t b,
 double er_droplet_batch_water(const er_dctx *c, const er_droplet_batch *bt);
 
 /* ---------------------------------------------------------------------
- * snapshot.c: the schedule's fixed-point scales and sums
+ * sink.c and snapshot.c: the schedule's fixed-point scales and sums
  * --------------------------------------------------------------------- */
 
 /* The fixed-point shift k (unit 2^-k m) for a run whose input heights lie
- * in [lo, hi]: 36 bits below max(|lo|, |hi|, hi - lo) (snapshot.c). */
+ * in [lo, hi]: 36 bits below max(|lo|, |hi|, hi - lo) (sink.c). */
 int er_snap_height_shift(double lo, double hi);
 /* The shift for the flow layer's sums, from the largest start water. */
 int er_snap_water_shift(double water_max);

@@ -81,7 +81,7 @@ ER_HOT_INLINE int lague_look(const er_dctx *c, er_lague_state *s, er_dacc *acc, 
            er_lague_look_move(c, s, acc, k);
 }
 
-/* The snapshot schedule's count pass (snapshot.c) for one
+/* The snapshot schedule's count pass (sink.c) for one
  * step: counts the taps the main pass may take from or lay on, and
  * returns the load carried on, the most the main pass's can be.  The main
  * pass erodes only where dh <= 0, each tap giving at most what it gives

@@ -74,6 +74,6 @@ const er_model_ops er_model_droplet = {
     .bytes_per_cell = er_droplet_bytes_per_cell,
     .check_resume = check_resume,
     .state_layers = er_state_layers_copy,
-    ER_VK_OPS(.vk_check = er_vk_droplet_check, .vk_run = er_vk_droplet_run,
+    ER_VK_OPS(.vk_check = er_vk_droplet_check, .vk_steps = &er_droplet_vk_steps,
               .vk_caps = ER_CAP_WINDOW | ER_CAP_HOOKS)
 };

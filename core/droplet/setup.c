@@ -343,18 +343,6 @@ void er_droplet_state(const er_params *p, const er_droplet_setup *s, int64_t bat
     v->array[ER_STATE_DROP_WEAR] = s->ctx.wear;
 }
 
-/* Hands the state after b batches to hk, when it wants it; non-zero: the
- * hook asked to stop. */
-static int at_boundary(const er_params *p, const er_droplet_setup *s, int64_t batch, int64_t b,
-                       const er_run_hooks *hk, const er_dacc *sum)
-{
-    if (!er_hooks_want(hk, b, batch_count(s, batch)))
-        return 0;
-    er_run_state v;
-    er_droplet_state(p, s, batch, b, sum, &v);
-    return hk->boundary(hk->user, &v);
-}
-
 /* The values of a resume state's arrays the run reads (a checkpoint is a
  * file: it may hold anything its checksums allow): on valid cells finite
  * heights no lower than the input's lowest (no run takes a cell below it:
@@ -416,19 +404,6 @@ er_status er_droplet_restore(const er_plan *plan, const er_droplet_setup *s,
     /* a checkpoint of format 5 or before kept it in its header */
     sum->withheld = er_budget_has_term(&r->budget, WITHHELD) ? er_budget_term_value(&r->budget, WITHHELD)
                                                              : r->legacy_slot;
-    return ER_OK;
-}
-
-er_status er_droplet_begin(const er_plan *plan, const er_droplet_setup *s, const er_run_hooks *hk,
-                           er_dacc *sum, int64_t *b0, er_error *err)
-{
-    er_status st;
-    *b0 = 0;
-    if (hk && hk->resume && (st = er_droplet_restore(plan, s, hk->resume, sum, err)))
-        return st;
-    *b0 = hk && hk->resume ? hk->resume->boundary : 0;
-    if (at_boundary(&plan->p, s, plan->own.droplet.batch, *b0, hk, sum))
-        return er_fail(err, ER_ECANCELED, "droplet: cancelled at batch %lld", (long long)*b0);
     return ER_OK;
 }
 

@@ -123,8 +123,6 @@ typedef struct vkd_run {
     er_vk_buffer b[B_COUNT];
     er_vk_buffer staging;     /* host-visible, for uploads and the read-back */
     er_vk_pipeline pl;
-    int64_t device_at;        /* the batch boundary the device's state is at */
-    int64_t host_at;          /* the one the host arrays hold (-1: none) */
 } vkd_run;
 
 static void run_free(vkd_run *R)
@@ -209,8 +207,6 @@ typedef struct vkd_loop {
     const vkd_plan *pl;
     const vkd_push *base;     /* push constants but the job range */
     uint64_t calls;           /* shader step calls a droplet takes at most */
-    const er_run_ctl *ctl;
-    const er_run_hooks *hk;
 } vkd_loop;
 
 /* Draws batch b (droplets lo .. lo+n-1, er_droplet_batch_draw as the CPU
@@ -310,86 +306,6 @@ static er_status read_back(vkd_run *R, const er_droplet_setup *s, er_error *err)
         st = transfer(R, &R->b[B_DEP], c->deposit, bytes, 0, err);
     if (!st && c->wear)
         st = transfer(R, &R->b[B_WEAR], c->wear, bytes, 0, err);
-    if (!st)
-        R->host_at = R->device_at;
-    return st;
-}
-
-/* The boundary after a chunk: when the hooks want it, the state is read
- * back and handed to them (core/model.h); ER_ECANCELED when they stop. */
-static er_status chunk_boundary(vkd_run *R, const vkd_loop *L, const er_dacc *sum,
-                                er_error *err)
-{
-    const er_droplet_setup *s = L->s;
-    const int64_t b = R->device_at, done = b * L->plan->own.droplet.batch;
-    if (L->ctl && L->ctl->progress &&
-        L->ctl->progress(L->ctl->user, (double)(done < s->count ? done : s->count) /
-                                           (double)s->count))
-        return er_fail(err, ER_ECANCELED, "droplet: cancelled at batch %lld", (long long)b);
-    if (!er_hooks_want(L->hk, b, L->plan->boundaries))
-        return ER_OK;
-    er_status st = read_back(R, s, err);
-    if (st)
-        return st;
-    er_run_state v;
-    er_droplet_state(&L->plan->p, s, L->plan->own.droplet.batch, b, sum, &v);
-    return L->hk->boundary(L->hk->user, &v)
-               ? er_fail(err, ER_ECANCELED, "droplet: cancelled at batch %lld", (long long)b)
-               : ER_OK;
-}
-
-/* Runs batches b0 .. : chunks of batches prepared on the host, run on the
- * device, their per-block sums added in order.  A chunk ends early at a
- * boundary the hooks want, so its state can be read there. */
-static er_status run_batches(vkd_run *R, const vkd_loop *L, int64_t b0, er_dacc *sum,
-                             er_error *err)
-{
-    const er_droplet_setup *s = L->s;
-    const vkd_plan *pl = L->pl;
-    const int size = (int)L->plan->own.droplet.block_side;
-    const int64_t batch = pl->batch;
-    const size_t mt = (size_t)pl->max_blocks;
-    er_droplet_batch bt;
-    er_status st = er_droplet_batch_new(&bt, &s->ctx, size, batch, err);
-    chunk *ch = malloc(sizeof *ch);
-    if (!st && !ch)
-        st = er_fail(err, ER_ENOMEM, "droplet: out of memory");
-    vkd_start *starts = R->b[B_START].map;
-    vkd_job *jobs = R->b[B_JOB].map;
-    vkd_block *accs = R->b[B_BLOCK].map;
-    int64_t b = b0;
-    for (int64_t lo = b0 * batch; !st && lo < s->count;) {
-        uint32_t nstart = 0, njob = 0;
-        ch->nbatch = 0;
-        do {
-            int n = (int)(s->count - lo > batch ? batch : s->count - lo);
-            int k = ch->nbatch++;
-            prepare_batch(s, L->plan->p.seed, size, b, lo, n, &bt, starts, &nstart, jobs, &njob,
-                          (uint32_t)((size_t)k * mt), ch->job0[k], ch->njob[k], ch->most[k],
-                          &ch->nblocks[k]);
-            ch->water[k] = er_droplet_batch_water(&s->ctx, &bt);
-            lo += n;
-            b++;
-        } while (lo < s->count && (uint32_t)ch->nbatch < pl->chunk_batches &&
-                 !er_hooks_want(L->hk, b, L->plan->boundaries));
-        memset(accs, 0, (size_t)ch->nbatch * mt * sizeof *accs);
-        st = er_vk_cmd_begin(R->vk, err);
-        if (st)
-            break;
-        record_chunk(R, L, ch);
-        st = er_vk_cmd_submit(R->vk, err);
-        if (st)
-            break;
-        R->device_at = b;
-        for (int k = 0; k < ch->nbatch; k++) {
-            for (int t = 0; t < ch->nblocks[k]; t++)
-                acc_add_block(sum, &accs[(size_t)k * mt + (size_t)t]);
-            sum->water += ch->water[k];
-        }
-        st = chunk_boundary(R, L, sum, err);
-    }
-    er_droplet_batch_free(&bt);
-    free(ch);
     return st;
 }
 
@@ -518,9 +434,9 @@ static vkd_push make_push(const er_dctx *c, uint32_t steps, uint64_t *calls)
 
 /* Creates the run's buffers and pipeline and uploads the terrain, brush
  * and wall mask; the layers are uploaded when `layers_up` (a resumed
- * state), else zeroed.  The host arrays then hold boundary b0. */
+ * state), else zeroed. */
 static er_status device_setup(vkd_run *R, er_vk_ctx *vk, const er_droplet_setup *s,
-                              const vkd_plan *pl, int layers_up, int64_t b0, er_error *err)
+                              const vkd_plan *pl, int layers_up, er_error *err)
 {
     static const char *const names[B_COUNT] = {"height", "flow", "deposit", "wall mask",
                                                "brush", "droplet starts", "block jobs",
@@ -531,7 +447,6 @@ static er_status device_setup(vkd_run *R, er_vk_ctx *vk, const er_droplet_setup 
     const int lague = c->variant == ER_DROPLET_LAGUE;
     er_status st = ER_OK;
     R->vk = vk;
-    R->device_at = R->host_at = b0;
     for (int i = 0; i < B_COUNT && !st; i++)
         st = er_vk_buffer_new(vk, pl->sizes[i],
                               i >= B_START && i <= B_BLOCK ? ER_VK_HOST : ER_VK_DEVICE,
@@ -586,35 +501,6 @@ typedef struct vkd_knobs {
     uint32_t steps;           /* droplet steps per block and dispatch */
     uint32_t chunk;           /* batches per submission */
 } vkd_knobs;
-
-/* Runs the batches from b0 on the device and reads the state back (also
- * after a cancel: the host then holds that batch boundary's state, unless
- * it already does); after any other failure the host arrays are left as
- * they were (the input, or the resumed state). */
-static er_status run_device(er_vk_ctx *vk, const er_plan *plan, const er_droplet_setup *s,
-                            const er_run_opts *o, const vkd_knobs *kn, int64_t b0,
-                            er_dacc *sum, er_error *err)
-{
-    vkd_run R;
-    vkd_plan pl;
-    memset(&R, 0, sizeof R);
-    const er_run_hooks *hk = o->hooks;
-    er_status st = plan_run(vk, s, plan->own.droplet.block_side, plan->own.droplet.batch, kn->chunk, &pl, err);
-    if (!st)
-        st = device_setup(&R, vk, s, &pl, hk && hk->resume, b0, err);
-    if (!st) {
-        uint64_t calls;
-        vkd_push base = make_push(&s->ctx, steps_per_pass(vk, &s->ctx, kn->steps), &calls);
-        vkd_loop L = {plan, s, &pl, &base, calls, o->ctl, hk};
-        st = run_batches(&R, &L, b0, sum, err);
-        if ((!st || st == ER_ECANCELED) && R.host_at != R.device_at) {
-            er_status rb = read_back(&R, s, err);
-            st = rb ? rb : st;
-        }
-    }
-    run_free(&R);
-    return st;
-}
 
 /* ---------------------------------------------------------------------
  * The snapshot schedule (droplet.schedule "snapshot"): one invocation per
@@ -884,56 +770,6 @@ static void snap_starts(vks_run *R, const er_dctx *c, const er_droplet_batch *bt
     }
 }
 
-/* The batches from b0, each one submission, with the CPU path's progress,
- * boundaries and sums (er_droplet_snap_batch in core/droplet/snapshot.c). */
-static er_status snap_batches(vks_run *R, const vkd_loop *L, const vks_push *base, int64_t b0,
-                              er_dacc *sum, er_error *err)
-{
-    const er_droplet_setup *s = L->s;
-    const er_plan *plan = L->plan;
-    const int64_t batch = R->batch;
-    er_droplet_batch bt;
-    er_status st = er_droplet_batch_new(&bt, &s->ctx, (int)plan->own.droplet.block_side, batch, err);
-    const vkd_block *states = R->b[S_STATE].map;
-    const int64_t *totals = R->b[S_TOTALS].map;
-    for (int64_t lo = b0 * plan->own.droplet.batch, b = b0; !st && lo < s->count; lo += batch, b++) {
-        int n = (int)(s->count - lo > batch ? batch : s->count - lo);
-        er_droplet_batch_draw(&s->ctx, plan->p.seed, (int)plan->own.droplet.block_side, b, lo, n, &bt);
-        snap_starts(R, &s->ctx, &bt);
-        if ((st = er_vk_cmd_begin(R->vk, err)))
-            break;
-        snap_record(R, s, base, L->calls, (uint32_t)n);
-        if ((st = er_vk_cmd_submit(R->vk, err)))
-            break;
-        for (int i = 0; i < n; i++)
-            acc_add_block(sum, &states[i]);
-        if (totals[0] != 0) {
-            st = er_fail(err, ER_ENUMERIC,
-                         "droplet: a snapshot sum wrapped or exceeded its cell's room");
-            break;
-        }
-        sum->water += er_droplet_batch_water(&s->ctx, &bt);
-        if (L->ctl && L->ctl->progress &&
-            L->ctl->progress(L->ctl->user, (double)(lo + n) / (double)s->count)) {
-            st = er_fail(err, ER_ECANCELED, "droplet: cancelled at batch %lld",
-                         (long long)(b + 1));
-            break;
-        }
-        if (er_hooks_want(L->hk, b + 1, plan->boundaries)) {
-            er_run_state v;
-            if ((st = snap_read_back(R, s, err)))
-                break;
-            er_droplet_state(&plan->p, s, plan->own.droplet.batch, b + 1, sum, &v);
-            st = L->hk->boundary(L->hk->user, &v)
-                     ? er_fail(err, ER_ECANCELED, "droplet: cancelled at batch %lld",
-                               (long long)(b + 1))
-                     : ER_OK;
-        }
-    }
-    er_droplet_batch_free(&bt);
-    return st;
-}
-
 /* Droplet steps per dispatch on CPU devices: lavapipe's loop budget shared
  * by a workgroup's lanes, each step at most 3 side^2 + 8 iterations (the
  * brush weight, erosion and deposit loops, all passed by every lane). */
@@ -945,60 +781,282 @@ static uint32_t snap_steps_per_pass(const er_vk_ctx *vk, const er_dctx *c, uint3
     return (uint32_t)(CPU_LOOP_BUDGET / cost > 1 ? CPU_LOOP_BUDGET / cost : 1);
 }
 
-static er_status run_snap_device(er_vk_ctx *vk, const er_plan *plan, const er_droplet_setup *s,
-                                 const er_run_opts *o, uint32_t steps, int64_t b0, er_dacc *sum,
-                                 er_error *err)
+
+/* ---------------------------------------------------------------------
+ * The run through the driver (core/drive.h): one chunk of batches (the
+ * blocked schedule) or one batch (snapshot) an advance.  The device is
+ * set up at the first advance, so that it receives the state the run
+ * starts from (fresh, or restored on the host by load).
+ * --------------------------------------------------------------------- */
+
+typedef struct vk_drop_run {
+    er_vk_ctx *vk;
+    vkd_knobs kn;
+    const er_plan *plan;
+    er_terrain *t;
+    er_droplet_setup s;
+    er_dacc sum;              /* the run's sums so far, added in batch order */
+    int prepared;             /* s is set up: finish ends the run */
+    int resumed;              /* load replaced the fresh state: the layers go up */
+    int on_device;            /* the device's buffers are made and hold the state */
+    int host_current;         /* the host arrays hold the device's state */
+    int snapshot;             /* droplet.schedule "snapshot" */
+    /* the blocked schedule */
+    vkd_run R;
+    vkd_plan pl;
+    vkd_push base;
+    vkd_loop L;
+    er_droplet_batch bt;
+    chunk *ch;
+    /* the snapshot schedule */
+    vks_run S;
+    vks_push sbase;
+} vk_drop_run;
+
+static er_status vk_init_with(vk_drop_run *r, er_vk_ctx *vk, vkd_knobs kn, const er_plan *plan,
+                              er_terrain *t, const er_run_opts *o, er_error *err)
 {
-    vks_run R;
-    VkDeviceSize sz[S_COUNT + 1];
-    memset(&R, 0, sizeof R);
-    R.batch = plan->own.droplet.batch > s->count ? s->count : plan->own.droplet.batch;
-    snap_stats = (er_vk_snap_stats){0, 0, (uint64_t)R.batch};
-    er_status st = snap_features(vk, err);
+    r->vk = vk;
+    r->kn = kn;
+    r->plan = plan;
+    r->t = t;
+    r->snapshot = plan->p.droplet.schedule == ER_DROPLET_SNAPSHOT;
+    r->host_current = 1;
+    er_status st = er_droplet_prepare(plan, t, o->layers, &r->s, err);
+    if (st)
+        return st;
+    r->prepared = 1;
+    if (r->s.count == 0)
+        return ER_OK;
+    if (r->snapshot)
+        return snap_features(vk, err);
+    return plan_run(vk, &r->s, plan->own.droplet.block_side, plan->own.droplet.batch, kn.chunk,
+                    &r->pl, err);
+}
+
+static er_status vk_init(void *run, void *backend, const er_plan *plan, er_terrain *t,
+                         const er_run_opts *o, er_budget *bud, er_error *err)
+{
+    (void)bud; /* er_droplet_end fills the whole budget */
+    return vk_init_with(run, backend, (vkd_knobs){0, 0}, plan, t, o, err);
+}
+
+/* The test hook's backend: the device and its knobs. */
+typedef struct vkd_with {
+    er_vk_ctx *vk;
+    vkd_knobs kn;
+} vkd_with;
+
+static er_status vk_init_knobs(void *run, void *backend, const er_plan *plan, er_terrain *t,
+                               const er_run_opts *o, er_budget *bud, er_error *err)
+{
+    const vkd_with *w = backend;
+    (void)bud;
+    return vk_init_with(run, w->vk, w->kn, plan, t, o, err);
+}
+
+static er_status vk_load(void *run, const er_run_state *rs, er_budget *bud, er_error *err)
+{
+    vk_drop_run *r = run;
+    (void)bud;
+    r->resumed = 1;
+    return er_droplet_restore(r->plan, &r->s, rs, &r->sum, err);
+}
+
+/* The blocked schedule's buffers, pipeline and host scratch, with the
+ * host's state uploaded. */
+static er_status blocked_setup(vk_drop_run *r, er_error *err)
+{
+    er_status st = device_setup(&r->R, r->vk, &r->s, &r->pl, r->resumed, err);
     if (!st)
-        st = snap_sizes(vk, s, R.batch, sz, err);
-    if (!st)
-        st = snap_setup(&R, vk, s, sz, o->hooks && o->hooks->resume, err);
-    if (!st) {
-        uint64_t calls;
-        er_snap_scales(plan, s, &R.k);
-        vks_push base = {make_push(&s->ctx, snap_steps_per_pass(vk, &s->ctx, steps), &calls),
-                         R.k.h_scale, R.k.w_scale, 0};
-        vkd_loop L = {plan, s, NULL, NULL, calls, o->ctl, o->hooks};
-        st = snap_batches(&R, &L, &base, b0, sum, err);
-        if (!st || st == ER_ECANCELED) {
-            er_status rb = snap_read_back(&R, s, err);
-            st = rb ? rb : st;
-        }
-    }
-    snap_free(&R);
+        st = er_droplet_batch_new(&r->bt, &r->s.ctx, (int)r->plan->own.droplet.block_side,
+                                  r->pl.batch, err);
+    if (!st && !(r->ch = malloc(sizeof *r->ch)))
+        st = er_fail(err, ER_ENOMEM, "droplet: out of memory");
+    uint64_t calls;
+    r->base = make_push(&r->s.ctx, steps_per_pass(r->vk, &r->s.ctx, r->kn.steps), &calls);
+    r->L = (vkd_loop){r->plan, &r->s, &r->pl, &r->base, calls};
     return st;
 }
+
+static er_status snapshot_setup(vk_drop_run *r, er_error *err)
+{
+    const er_droplet_setup *s = &r->s;
+    VkDeviceSize sz[S_COUNT + 1];
+    r->S.batch = r->plan->own.droplet.batch > s->count ? s->count : r->plan->own.droplet.batch;
+    snap_stats = (er_vk_snap_stats){0, 0, (uint64_t)r->S.batch};
+    er_status st = snap_sizes(r->vk, s, r->S.batch, sz, err);
+    if (!st)
+        st = snap_setup(&r->S, r->vk, s, sz, r->resumed, err);
+    if (!st)
+        st = er_droplet_batch_new(&r->bt, &s->ctx, (int)r->plan->own.droplet.block_side,
+                                  r->S.batch, err);
+    uint64_t calls;
+    er_snap_scales(r->plan, s, &r->S.k);
+    r->sbase = (vks_push){make_push(&s->ctx, snap_steps_per_pass(r->vk, &s->ctx, r->kn.steps),
+                                    &calls),
+                          r->S.k.h_scale, r->S.k.w_scale, 0};
+    r->L = (vkd_loop){r->plan, s, NULL, NULL, calls};
+    return st;
+}
+
+/* One chunk from batch b: batches drawn on the host (er_droplet_batch_draw,
+ * as the CPU path), up to pl.chunk_batches of them, fewer where the
+ * driver stops it (a boundary the hooks want, a cancel), run in one
+ * submission, their per-block sums added in order. */
+static er_status blocked_chunk(vk_drop_run *r, int64_t b, er_drive *d, int64_t *to,
+                               er_error *err)
+{
+    const er_droplet_setup *s = &r->s;
+    const int size = (int)r->plan->own.droplet.block_side;
+    const int64_t batch = r->pl.batch;
+    const size_t mt = (size_t)r->pl.max_blocks;
+    chunk *ch = r->ch;
+    vkd_start *starts = r->R.b[B_START].map;
+    vkd_job *jobs = r->R.b[B_JOB].map;
+    vkd_block *accs = r->R.b[B_BLOCK].map;
+    uint32_t nstart = 0, njob = 0;
+    int64_t lo = b * batch;
+    ch->nbatch = 0;
+    do {
+        int n = (int)(s->count - lo > batch ? batch : s->count - lo);
+        int k = ch->nbatch++;
+        prepare_batch(s, r->plan->p.seed, size, b, lo, n, &r->bt, starts, &nstart, jobs, &njob,
+                      (uint32_t)((size_t)k * mt), ch->job0[k], ch->njob[k], ch->most[k],
+                      &ch->nblocks[k]);
+        ch->water[k] = er_droplet_batch_water(&s->ctx, &r->bt);
+        lo += n;
+        b++;
+    } while (lo < s->count && (uint32_t)ch->nbatch < r->pl.chunk_batches &&
+             er_drive_may_pass(d, b));
+    memset(accs, 0, (size_t)ch->nbatch * mt * sizeof *accs);
+    er_status st = er_vk_cmd_begin(r->vk, err);
+    if (st)
+        return st;
+    record_chunk(&r->R, &r->L, ch);
+    if ((st = er_vk_cmd_submit(r->vk, err)))
+        return st;
+    *to = b;
+    for (int k = 0; k < ch->nbatch; k++) {
+        for (int t = 0; t < ch->nblocks[k]; t++)
+            acc_add_block(&r->sum, &accs[(size_t)k * mt + (size_t)t]);
+        r->sum.water += ch->water[k];
+    }
+    return ER_OK;
+}
+
+/* Batch b under the snapshot schedule, one submission, with the CPU
+ * path's sums (er_droplet_snap_batch in core/droplet/snapshot.c). */
+static er_status snapshot_batch(vk_drop_run *r, int64_t b, er_error *err)
+{
+    const er_droplet_setup *s = &r->s;
+    const int64_t lo = b * r->plan->own.droplet.batch;
+    const int n = (int)(s->count - lo > r->S.batch ? r->S.batch : s->count - lo);
+    const vkd_block *states = r->S.b[S_STATE].map;
+    const int64_t *totals = r->S.b[S_TOTALS].map;
+    er_droplet_batch_draw(&s->ctx, r->plan->p.seed, (int)r->plan->own.droplet.block_side, b, lo,
+                          n, &r->bt);
+    snap_starts(&r->S, &s->ctx, &r->bt);
+    er_status st = er_vk_cmd_begin(r->vk, err);
+    if (st)
+        return st;
+    snap_record(&r->S, s, &r->sbase, r->L.calls, (uint32_t)n);
+    if ((st = er_vk_cmd_submit(r->vk, err)))
+        return st;
+    for (int i = 0; i < n; i++)
+        acc_add_block(&r->sum, &states[i]);
+    if (totals[0] != 0)
+        return er_fail(err, ER_ENUMERIC, "droplet: a snapshot sum wrapped or exceeded its cell's room");
+    r->sum.water += er_droplet_batch_water(&s->ctx, &r->bt);
+    return ER_OK;
+}
+
+static er_status vk_advance(void *run, int64_t b, er_drive *d, er_budget *bud, int64_t *to,
+                            er_error *err)
+{
+    vk_drop_run *r = run;
+    (void)bud;
+    er_status st = ER_OK;
+    if (!r->on_device) {
+        r->on_device = 1;
+        st = r->snapshot ? snapshot_setup(r, err) : blocked_setup(r, err);
+        if (st)
+            return st;
+    }
+    r->host_current = 0;
+    *to = b + 1;
+    return r->snapshot ? snapshot_batch(r, b, err) : blocked_chunk(r, b, d, to, err);
+}
+
+/* The device's heights and layers into the host arrays, unless they hold
+ * them already. */
+static er_status read_host(vk_drop_run *r, er_error *err)
+{
+    if (r->host_current)
+        return ER_OK;
+    er_status st = r->snapshot ? snap_read_back(&r->S, &r->s, err) : read_back(&r->R, &r->s, err);
+    r->host_current = st == ER_OK;
+    return st;
+}
+
+static er_status vk_view(void *run, int64_t b, const er_budget *bud, er_run_state *v,
+                         er_error *err)
+{
+    vk_drop_run *r = run;
+    (void)bud;
+    er_status st = read_host(r, err);
+    if (!st)
+        er_droplet_state(&r->plan->p, &r->s, r->plan->own.droplet.batch, b, &r->sum, v);
+    return st;
+}
+
+/* The state read back (also after a cancel: the host then holds that
+ * batch boundary's state); after any other failure the host arrays are
+ * left as they were (the input, or the resumed state); then the budget
+ * and run guard of the CPU path (er_droplet_end). */
+static er_status vk_finish(void *run, er_status st, int started, er_budget *bud, er_error *err)
+{
+    vk_drop_run *r = run;
+    (void)started;
+    if (!r->prepared)
+        return st;
+    if (r->on_device && (st == ER_OK || st == ER_ECANCELED)) {
+        er_status rb = read_host(r, err);
+        st = rb ? rb : st;
+    }
+    return er_droplet_end(&r->plan->p, &r->s, r->t, &r->sum, st, bud, err);
+}
+
+static void vk_release(void *run)
+{
+    vk_drop_run *r = run;
+    run_free(&r->R);
+    snap_free(&r->S);
+    er_droplet_batch_free(&r->bt);
+    free(r->ch);
+    er_droplet_setup_free(&r->s);
+}
+
+const er_model_steps er_droplet_vk_steps = {
+    .size = sizeof(vk_drop_run),
+    .init = vk_init,
+    .load = vk_load,
+    .advance = vk_advance,
+    .view = vk_view,
+    .finish = vk_finish,
+    .release = vk_release,
+    .done_at = er_droplet_done_at,
+};
 
 er_status er_vk_droplet_run_passes(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
                                    const er_run_opts *o, uint32_t steps, uint32_t batches,
                                    er_error *err)
 {
     static const er_run_opts none;
-    er_droplet_setup s;
-    er_dacc sum = {0};
-    int64_t b0 = 0;
-    if (!o)
-        o = &none;
-    er_status st = er_droplet_prepare(plan, t, o->layers, &s, err);
-    if (st)
-        return st;
-    /* The start state (fresh or resumed) goes to the hooks from the host,
-     * before any device work, as on the CPU. */
-    st = er_droplet_begin(plan, &s, o->hooks, &sum, &b0, err);
-    if (!st && b0 < plan->boundaries)
-        st = plan->p.droplet.schedule == ER_DROPLET_SNAPSHOT
-                 ? run_snap_device(vk, plan, &s, o, steps, b0, &sum, err)
-                 : run_device(vk, plan, &s, o, &(vkd_knobs){steps, batches}, b0, &sum, err);
-    /* The same budget and run guard as the CPU path. */
-    st = er_droplet_end(&plan->p, &s, t, &sum, st, o->budget, err);
-    er_droplet_setup_free(&s);
-    return st;
+    er_model_steps knobbed = er_droplet_vk_steps;
+    vkd_with w = {vk, {steps, batches}};
+    knobbed.init = vk_init_knobs;
+    return er_drive_run_on(&knobbed, &w, plan, t, o ? o : &none, err);
 }
 
 er_status er_vk_droplet_run(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "../backend.h"
+#include "../drive.h"
 
 /* Checks, before any work, whether er_vk_droplet_run can run this plan on
  * this map: the device's features and limits, the message naming what is
@@ -17,7 +18,12 @@
 er_status er_vk_droplet_check(er_vk_ctx *vk, const er_plan *plan, const er_terrain *t,
                               er_error *err);
 
-/* Droplet erosion on the device: the contract of core/model.h, windows
+/* The Vulkan run's steps for the run driver (core/drive.h; its backend:
+ * the er_vk_ctx), which the model's ops name. */
+extern const er_model_steps er_droplet_vk_steps;
+
+/* Droplet erosion on the device (er_droplet_vk_steps through the driver):
+ * the contract of core/model.h, windows
  * and run hooks included.  The state stays in device memory; it is read
  * back at the end and at the batch boundaries the hooks want
  * (er_hooks_want), and a resume state is uploaded.  Additional failures:

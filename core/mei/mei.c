@@ -868,9 +868,10 @@ typedef struct mei_run {
     int made;        /* sim allocated */
 } mei_run;
 
-static er_status run_init(void *run, const er_plan *plan, er_terrain *t, const er_run_opts *o,
-                          er_budget *bud, er_error *err)
+static er_status run_init(void *run, void *backend, const er_plan *plan, er_terrain *t,
+                          const er_run_opts *o, er_budget *bud, er_error *err)
 {
+    (void)backend; /* the CPU */
     mei_run *r = run;
     er_layers *layers = o->layers;
     r->plan = plan;

@@ -113,6 +113,6 @@ const er_model_ops er_model_mei = {
     .bytes_per_cell = er_mei_bytes_per_cell,
     .check_resume = check_resume,
     .state_layers = state_layers,
-    ER_VK_OPS(.vk_check = er_vk_mei_check, .vk_run = er_vk_mei_run,
+    ER_VK_OPS(.vk_check = er_vk_mei_check, .vk_steps = &er_mei_vk_steps,
               .vk_describe = er_vk_mei_describe, .vk_caps = ER_CAP_WINDOW | ER_CAP_HOOKS)
 };

@@ -32,15 +32,16 @@
  * SUBMIT_TARGET_S of GPU time at the last batch's measured rate (so a fast
  * GPU runs hundreds of small steps per submission, not one); after each
  * the host waits on a fence, reads back the small per-row status buffer
- * (h * 48 bytes: budget sums and the first failure seen), reports progress
- * and stops on a failure.  The checks stay on the device meanwhile: each
+ * (h * 48 bytes: budget sums and the first failure seen) and stops on a
+ * failure.  The run driver (core/drive.h) runs the batches: it reports
+ * progress, cancels, and ends a batch early at a boundary the run hooks
+ * want (a frame, a checkpoint, a stop).  The checks stay on the device meanwhile: each
  * row keeps its first failing step, mei_total.comp the run's, and a gate
  * (conditional rendering) skips every step after it, so the run ends in
  * the state after its failing step (as with one step per submission) and
  * the host takes back what it counted for the skipped ones.  A device
  * without conditional rendering keeps batches of the first size.  The state
- * itself is read back at the end, and at the boundaries the run hooks
- * want (er_hooks_want: a frame, a checkpoint, a stop), where a batch ends;
+ * itself is read back at the end and at the boundaries the hooks take;
  * a resumed run uploads its state.  Everything the host computes besides
  * (the water added, the sources' cells, the budget totals, the boundary
  * views, the copy-out) is core/mei/'s, on a host er_mei_sim that holds
@@ -142,7 +143,7 @@ static void set_push_step(mei_push *pu, int64_t step)
 typedef struct mei_run {
     er_vk_ctx *vk;
     const er_plan *plan;
-    const er_run_hooks *hooks;
+    er_terrain *t;
     er_layers *layers;   /* the run's layers (flow and wear accumulated on the device) */
     er_mei_sim sim;
     mei_gpu g;
@@ -156,6 +157,7 @@ typedef struct mei_run {
     double *map_water[2]; /* per row, the rain and sources maps' water of a
                            * sub-step (dry, raining); NULL: neither map */
     er_budget bud;
+    int host_current;    /* sim holds the device's state (no step since the last read) */
 } mei_run;
 
 /* The maps' water per row and sub-step, as core/mei/mei.c counts it
@@ -288,47 +290,6 @@ static er_status read_state(mei_run *r, int all, er_error *err)
             st = er_mei_vk_download_rows(&r->g, k, state_buf[i], a, r->sim.w, err);
     }
     return st;
-}
-
-/* A resumed run: its state and budget totals into the device; *step0
- * receives the step to go on from (0 without a resume state). */
-static er_status run_resume(mei_run *r, int64_t *step0, er_error *err)
-{
-    const int h = r->sim.h;
-    *step0 = 0;
-    if (!r->hooks || !r->hooks->resume)
-        return ER_OK;
-    er_status st = er_mei_restore(&r->sim, r->plan, r->hooks->resume, &r->bud, step0, err);
-    for (int i = 0; i < ER_STATE_ARRAYS && !st; i++)
-        for (int k = 0; k < r->g.nband && !st && state_array(&r->sim, i); k++)
-            st = er_mei_vk_upload_rows(&r->g, k, state_buf[i], state_array(&r->sim, i), sizeof(float),
-                             r->sim.w, err);
-    memset(r->rs, 0, ((size_t)h + 1) * sizeof *r->rs);
-    r->rs[h].eroded = r->bud.eroded;
-    r->rs[h].deposited = r->bud.deposited;
-    r->rs[h].left_sed = r->bud.left_map;
-    r->rs[h].left_water = r->bud.water_left;
-    if (!st)
-        st = er_mei_vk_upload(&r->g, &r->g.band[0].buf[B_ROWS], r->rs, ((size_t)h + 1) * sizeof *r->rs, err);
-    return st;
-}
-
-/* The boundary after `step` steps, handed to the hooks when they want it
- * (read back first when `read`); non-zero = cancel. */
-static er_status at_boundary(mei_run *r, int64_t step, int read, er_error *err)
-{
-    const er_run_hooks *hk = r->hooks;
-    const int64_t steps = r->plan->p.mei.steps;
-    er_status st;
-    if (!er_hooks_want(hk, step, steps))
-        return ER_OK;
-    if (read && (st = read_state(r, 1, err)))
-        return at_step(r->vk, st, step, err);
-    er_run_state v;
-    er_mei_state_view(&r->sim, &r->plan->p.mei, step, &r->bud, &v);
-    if (hk->boundary(hk->user, &v))
-        return er_fail(err, ER_ECANCELED, "mei: cancelled at step %lld", (long long)step);
-    return ER_OK;
 }
 
 /* The water the host adds to the budget for step `step`, in
@@ -479,21 +440,6 @@ static void record_step(mei_run *r, int64_t step, int drops)
         er_vk_cmd_gate_end(vk);
 }
 
-/* Where the batch from `step` ends: after r->batch steps, the run's end,
- * or the first boundary the hooks want (*want = 1), whichever is first. */
-static int64_t batch_end(const mei_run *r, int64_t step, int *want)
-{
-    const int64_t steps = r->plan->p.mei.steps;
-    int64_t end = step + r->batch < steps ? step + r->batch : steps;
-    *want = 0;
-    for (int64_t b = step + 1; b <= end && r->hooks && r->hooks->boundary; b++)
-        if (er_hooks_want(r->hooks, b, steps)) {
-            *want = 1;
-            return b;
-        }
-    return end;
-}
-
 /* The next submission's steps from the last one's: as many as fill
  * SUBMIT_TARGET_S at the measured time per step, at most four times as
  * many as the last (a first short step may be warm-up) and
@@ -579,66 +525,126 @@ static er_status run_batch(mei_run *r, int64_t *step, int64_t end, er_error *err
     return row_failure(r->rs, &r->sim, &r->k[0], err);
 }
 
-/* The steps from step0 on, batch by batch, with progress and boundaries. */
-static er_status run_steps(mei_run *r, int64_t step0, const er_run_ctl *ctl, er_error *err)
+/* The run through the driver (core/drive.h): its steps. */
+
+static er_status vk_init(void *run, void *backend, const er_plan *plan, er_terrain *t,
+                         const er_run_opts *o, er_budget *bud, er_error *err)
 {
-    const int64_t steps = r->plan->p.mei.steps;
-    er_status st = at_boundary(r, step0, 0, err);
-    int64_t step = step0;
-    while (!st && step < steps) {
-        int want;
-        int64_t end = batch_end(r, step, &want);
-        if ((st = run_batch(r, &step, end, err)))
-            break;
-        if (ctl && ctl->progress && ctl->progress(ctl->user, (double)step / (double)steps))
-            return er_fail(err, ER_ECANCELED, "mei: cancelled at step %lld", (long long)step);
-        if (want)
-            st = at_boundary(r, step, 1, err);
-    }
+    mei_run *r = run;
+    (void)bud; /* r->bud, handed over by vk_finish */
+    r->vk = r->g.vk = backend;
+    r->plan = plan;
+    r->t = t;
+    r->layers = o->layers;
+    memset(&r->vk->stats, 0, sizeof r->vk->stats);
+    er_status st = er_vk_mei_check(r->vk, plan, t, err);
+    if (!st)
+        st = run_setup(r, t, err);
+    r->host_current = 1;
     return st;
 }
+
+/* A resumed run: its state and budget totals into the device. */
+static er_status vk_load(void *run, const er_run_state *rs, er_budget *bud, er_error *err)
+{
+    mei_run *r = run;
+    const int h = r->sim.h;
+    int64_t step0;
+    (void)bud;
+    double t0 = er_mei_vk_now();
+    er_status st = er_mei_restore(&r->sim, r->plan, rs, &r->bud, &step0, err);
+    for (int i = 0; i < ER_STATE_ARRAYS && !st; i++)
+        for (int k = 0; k < r->g.nband && !st && state_array(&r->sim, i); k++)
+            st = er_mei_vk_upload_rows(&r->g, k, state_buf[i], state_array(&r->sim, i),
+                                       sizeof(float), r->sim.w, err);
+    memset(r->rs, 0, ((size_t)h + 1) * sizeof *r->rs);
+    r->rs[h].eroded = r->bud.eroded;
+    r->rs[h].deposited = r->bud.deposited;
+    r->rs[h].left_sed = r->bud.left_map;
+    r->rs[h].left_water = r->bud.water_left;
+    if (!st)
+        st = er_mei_vk_upload(&r->g, &r->g.band[0].buf[B_ROWS], r->rs,
+                              ((size_t)h + 1) * sizeof *r->rs, err);
+    r->vk->stats.upload_s += er_mei_vk_now() - t0;
+    return st;
+}
+
+/* One submission from step b: r->batch steps, fewer where the driver
+ * stops it (a boundary the hooks want, a cancel: er_drive_may_pass, asked
+ * before the batch is recorded) or the run ends. */
+static er_status vk_advance(void *run, int64_t b, er_drive *d, er_budget *bud, int64_t *to,
+                            er_error *err)
+{
+    mei_run *r = run;
+    const int64_t steps = r->plan->p.mei.steps;
+    int64_t end = b + r->batch < steps ? b + r->batch : steps;
+    (void)bud;
+    for (int64_t s = b + 1; s < end; s++)
+        if (!er_drive_may_pass(d, s))
+            end = s;
+    r->host_current = 0;
+    *to = b;
+    return run_batch(r, to, end, err);
+}
+
+static er_status vk_view(void *run, int64_t b, const er_budget *bud, er_run_state *v,
+                         er_error *err)
+{
+    mei_run *r = run;
+    (void)bud;
+    if (!r->host_current) {
+        er_status st = read_state(r, 1, err);
+        if (st)
+            return at_step(r->vk, st, b, err);
+        r->host_current = 1;
+    }
+    er_mei_state_view(&r->sim, &r->plan->p.mei, b, &r->bud, v);
+    return ER_OK;
+}
+
+/* The state as it stands, also after a failed or cancelled step, read
+ * back into the terrain and layers; on any other failure they are left
+ * as they were. */
+static er_status vk_finish(void *run, er_status st, int started, er_budget *bud, er_error *err)
+{
+    mei_run *r = run;
+    if (started && (st == ER_OK || st == ER_ENUMERIC || st == ER_ECANCELED)) {
+        double t0 = er_mei_vk_now();
+        er_status rst = read_state(r, 0, err);
+        r->vk->stats.readback_s = er_mei_vk_now() - t0;
+        if (rst)
+            st = at_step(r->vk, rst, r->bud.work_done, err);
+        else
+            er_mei_finish(&r->sim, r->t, r->layers, r->bud.material_before, &r->bud);
+    }
+    *bud = r->bud;
+    return st;
+}
+
+static void vk_release(void *run)
+{
+    mei_run *r = run;
+    if (r->g.vk)
+        er_mei_vk_free(&r->g);
+    er_mei_sim_free(&r->sim);
+    free(r->rs);
+    free(r->map_water[0]);
+    free(r->map_water[1]);
+}
+
+const er_model_steps er_mei_vk_steps = {
+    .size = sizeof(mei_run),
+    .init = vk_init,
+    .load = vk_load,
+    .advance = vk_advance,
+    .view = vk_view,
+    .finish = vk_finish,
+    .release = vk_release,
+};
 
 er_status er_vk_mei_run(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
                         const er_run_opts *o, er_error *err)
 {
     static const er_run_opts none;
-    if (!o)
-        o = &none;
-    mei_run r;
-    memset(&r, 0, sizeof r);
-    r.vk = vk;
-    r.plan = plan;
-    r.hooks = o->hooks;
-    r.layers = o->layers;
-    r.g.vk = vk;
-    memset(&vk->stats, 0, sizeof vk->stats);
-    int64_t step0 = 0;
-    er_status st = er_vk_mei_check(vk, plan, t, err);
-    if (!st)
-        st = run_setup(&r, t, err);
-    double t0 = er_mei_vk_now();
-    if (!st)
-        st = run_resume(&r, &step0, err);
-    vk->stats.upload_s += er_mei_vk_now() - t0;
-    if (!st) {
-        st = run_steps(&r, step0, o->ctl, err);
-        /* the state as it stands, also after a failed or cancelled step */
-        if (st == ER_OK || st == ER_ENUMERIC || st == ER_ECANCELED) {
-            t0 = er_mei_vk_now();
-            er_status rst = read_state(&r, 0, err);
-            vk->stats.readback_s = er_mei_vk_now() - t0;
-            if (rst)
-                st = at_step(vk, rst, r.bud.work_done, err);
-            else
-                er_mei_finish(&r.sim, t, o->layers, r.bud.material_before, &r.bud);
-        }
-    }
-    if (o->budget)
-        *o->budget = r.bud;
-    er_mei_vk_free(&r.g);
-    er_mei_sim_free(&r.sim);
-    free(r.rs);
-    free(r.map_water[0]);
-    free(r.map_water[1]);
-    return st;
+    return er_drive_run_on(&er_mei_vk_steps, vk, plan, t, o ? o : &none, err);
 }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "../backend.h"
+#include "../drive.h"
 
 /* How closely a device's Mei run follows the CPU path (erode-models(7) "VULKAN
  * BACKEND", exactness rules).  Divisions are correctly rounded everywhere;
@@ -52,14 +53,18 @@ void er_vk_mei_describe(const er_vk_device_info *d, char *buf, size_t n);
 er_status er_vk_mei_check(er_vk_ctx *vk, const er_plan *plan, const er_terrain *t,
                           er_error *err);
 
+/* The Vulkan run's steps for the run driver (core/drive.h; its backend:
+ * the er_vk_ctx), which the model's ops name. */
+extern const er_model_steps er_mei_vk_steps;
+
 /*
- * The Mei model on the device: the contract of core/model.h, same plan,
+ * The Mei model on the device (er_mei_vk_steps through the driver): the contract of core/model.h, same plan,
  * same outputs within the tolerance stated in erode-models(7) ("VULKAN BACKEND").
  * The state stays in device memory for the whole run; it is read back at
  * the end and at the boundaries o->hooks wants (er_hooks_want), and a
  * resume state is uploaded.  Windows run as on the CPU (raindrops over the
  * world, sources in world pixels, inner edges open).  o->ctl->progress is
- * called every few steps (after a fence, no read-back).
+ * called for every step, those inside a submission before it is made.
  * Additional failures: ER_ENOMEM when a buffer exceeds the device's
  * limits, ER_EIO "vulkan: device lost at step N".  On any failure but
  * ER_ENUMERIC/ER_ECANCELED the terrain is left as it was.

@@ -1,37 +1,10 @@
 /*
- * The SPH model's ops (core/models.h): its state section read back, the
- * check of a state to resume from, and its row of the registry.
+ * The SPH model's check of a state to resume from (its ops' check_resume).
  */
-#include <stddef.h>
 #include <math.h>
-#include <string.h>
 
-#include "../backend.h"
 #include "../models.h"
 #include "sph_internal.h"
-
-int er_sph_section_of(const er_run_state *r, er_sph_section *q)
-{
-    const er_run_extra *x = r->extra;
-    memset(q, 0, sizeof *q);
-    if (!x || x->count[0] > (uint64_t)INT64_MAX / ER_SPH_PARTICLE_DOUBLES ||
-        x->count[1] > ER_MAX_SOURCES + 1)
-        return -1;
-    const size_t nv = (size_t)r->width * (size_t)r->height;
-    const size_t len[ER_SPH_PARTS] = {(size_t)x->count[0] * ER_SPH_PARTICLE_DOUBLES, nv, nv, nv,
-                                      (size_t)x->count[1]};
-    const double *at[ER_SPH_PARTS];
-    if (er_extra_split(x, len, ER_SPH_PARTS, at))
-        return -1;
-    q->n = (int64_t)x->count[0];
-    q->particles = (const er_sph_particle *)(const void *)at[ER_SPH_PART_PARTICLES];
-    q->zb = at[ER_SPH_PART_ZB];
-    q->dz = at[ER_SPH_PART_DZ];
-    q->dep = at[ER_SPH_PART_DEP];
-    q->n_pending = (int)x->count[1];
-    q->pending = at[ER_SPH_PART_PENDING];
-    return 0;
-}
 
 /* The first of n values that is not finite (or below lo), or -1. */
 static int64_t first_bad(const double *v, int64_t n, double lo)
@@ -91,8 +64,7 @@ static er_status check_values(const er_plan *plan, const er_run_state *r,
     return ER_OK;
 }
 
-/* A state of this run at a step boundary, with its particles. */
-static er_status check_resume(const er_plan *plan, const er_run_state *r,
+er_status er_sph_check_resume(const er_plan *plan, const er_run_state *r,
                               const er_layers *keep, er_error *err)
 {
     const int kept[2] = {keep && keep->wear, keep && keep->flow};
@@ -114,32 +86,3 @@ static er_status check_resume(const er_plan *plan, const er_run_state *r,
                        r->extra ? (unsigned long long)r->extra->count[1] : 0ull);
     return check_values(plan, r, &q, err);
 }
-
-/* The recipe's own rules (core/models.h): one lake level at most. */
-static er_status check_recipe(const er_params *p, int tiled, er_error *err)
-{
-    (void)tiled;
-    if (p->sph.fill_quantile_set && p->sph.fill_level_set)
-        return er_fail(err, ER_EINVAL, "sph.fill_quantile: given with sph.fill_level (both set "
-                       "the lake's level): null one of them");
-    return ER_OK;
-}
-
-const er_model_ops er_model_sph = {
-    .name = "sph",
-    .flags = ER_MODEL_RIVER_SOURCES,
-    .keys = er_sph_keys,
-    .params_off = offsetof(er_params, sph),
-    .unit = "step",
-    .units = "steps",
-    .work_key = "steps",
-    .substep_key = "substeps",
-    .check = check_recipe,
-    .plan = er_sph_plan,
-    .steps = &er_sph_steps,
-    .cpu_caps = ER_CAP_HOOKS,
-    .bytes_per_cell = er_sph_bytes_per_cell,
-    .bytes_fixed = er_sph_bytes_fixed,
-    .check_resume = check_resume,
-    .state_layers = er_state_layers_copy,
-};

@@ -904,6 +904,30 @@ static void state_view(const er_sph_sim *s, const er_plan *plan, const er_terrai
     v->extra = x;
 }
 
+int er_sph_section_of(const er_run_state *r, er_sph_section *q)
+{
+    const er_run_extra *x = r->extra;
+    memset(q, 0, sizeof *q);
+    if (!x || x->count[0] > (uint64_t)INT64_MAX / ER_SPH_PARTICLE_DOUBLES ||
+        x->count[1] > ER_MAX_SOURCES + 1)
+        return -1;
+    const size_t nv = (size_t)r->width * (size_t)r->height;
+    const size_t len[ER_SPH_PARTS] = {(size_t)x->count[0] * ER_SPH_PARTICLE_DOUBLES, nv, nv, nv,
+                                      (size_t)x->count[1]};
+    const double *at[ER_SPH_PARTS];
+    if (er_extra_split(x, len, ER_SPH_PARTS, at))
+        return -1;
+    q->n = (int64_t)x->count[0];
+    q->particles = (const er_sph_particle *)(const void *)at[ER_SPH_PART_PARTICLES];
+    q->zb = at[ER_SPH_PART_ZB];
+    q->dz = at[ER_SPH_PART_DZ];
+    q->dep = at[ER_SPH_PART_DEP];
+    q->n_pending = (int)x->count[1];
+    q->pending = at[ER_SPH_PART_PENDING];
+    return 0;
+}
+
+
 /* Replaces the fresh state by the resumed one r (checked by
  * er_plan_check_resume); the boundary particles follow from the heights. */
 static er_status restore(er_sph_sim *s, const er_plan *plan, const er_run_state *r,
@@ -945,9 +969,10 @@ typedef struct sph_run {
     er_run_extra x;  /* a view's model section */
 } sph_run;
 
-static er_status run_init(void *run, const er_plan *plan, er_terrain *t, const er_run_opts *o,
-                          er_budget *bud, er_error *err)
+static er_status run_init(void *run, void *backend, const er_plan *plan, er_terrain *t,
+                          const er_run_opts *o, er_budget *bud, er_error *err)
 {
+    (void)backend; /* the CPU */
     _Static_assert(sizeof(er_sph_particle) == ER_SPH_PARTICLE_DOUBLES * sizeof(double),
                    "the state's particles are the particle array");
     sph_run *r = run;

@@ -273,4 +273,9 @@ typedef struct er_sph_section {
  * do not fit its counts and r's map. */
 int er_sph_section_of(const er_run_state *r, er_sph_section *q);
 
+/* The ops' check_resume (core/models.h): a state of this run at a step
+ * boundary, with its particles and every value it holds (resume.c). */
+er_status er_sph_check_resume(const er_plan *plan, const er_run_state *r, const er_layers *keep,
+                              er_error *err);
+
 #endif

@@ -284,9 +284,10 @@ typedef struct sp_run {
     er_run_extra x;
 } sp_run;
 
-static er_status run_init(void *run, const er_plan *plan, er_terrain *t, const er_run_opts *o,
-                          er_budget *bud, er_error *err)
+static er_status run_init(void *run, void *backend, const er_plan *plan, er_terrain *t,
+                          const er_run_opts *o, er_budget *bud, er_error *err)
 {
+    (void)backend; /* the CPU */
     sp_run *r = run;
     r->plan = plan;
     r->t = t;

@@ -84,9 +84,10 @@ static void substep(diff_run *r, double *rows)
     }
 }
 
-static er_status run_init(void *run, const er_plan *plan, er_terrain *t, const er_run_opts *o,
-                          er_budget *bud, er_error *err)
+static er_status run_init(void *run, void *backend, const er_plan *plan, er_terrain *t,
+                          const er_run_opts *o, er_budget *bud, er_error *err)
 {
+    (void)backend; /* the CPU */
     diff_run *r = run;
     const size_t n = (size_t)t->width * (size_t)t->height;
     r->plan = plan;
