@@ -249,7 +249,8 @@ static int apply_compress(er_settings *s)
     if (!arg)
         return 0;
     if (s->format == ER_OUT_EXR)
-        return er_exr_compress_parse(arg + 9, s->exr_half, &s->exr_compress, &why) ? 0 : bad("--co", arg, why);
+        return er_exr_compress_parse(strchr(arg, '=') + 1, s->exr_half, &s->exr_compress, &why)
+                   ? 0 : bad("--co", arg, why);
     if (s->format == ER_OUT_R16 || s->format == ER_OUT_R32)
         return bad("--co", arg, "RAW files are not compressed");
     return er_tiff_create_set(&s->co, arg, &why) ? 0 : bad("--co", arg, why);
