@@ -1,8 +1,10 @@
 #include "options.h"
 
 #include <errno.h>
+#include <float.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +35,7 @@ static const struct er_option {
     {"inputs-from", required_argument, OPT_INPUTS_FROM, "FILE", "read more input paths from FILE, one a line or NUL-separated as find -print0 writes (- = standard input)"},
     {"output-dir", required_argument, 'o', "DIR", "where outputs go (default: .)"},
     {"format", required_argument, 'f', "tif|png|exr|r16|r32", "output format (default: the input's); exr: OpenEXR; r16, r32: RAW for game engines, with a .json sidecar"},
-    {"co", required_argument, OPT_CO, "KEY=VALUE", "creation option (repeatable): COMPRESS=DEFLATE|ZSTD|LZW|NONE, LEVEL=N, PREDICTOR=1|2|3, BLOCKSIZE=N, COG=YES|NO for GeoTIFF, PIXEL_TYPE=FLOAT|HALF for -f exr, ROW_ORDER=TOP_DOWN|BOTTOM_UP for -f r16 and r32"},
+    {"co", required_argument, OPT_CO, "KEY=VALUE", "creation option (repeatable): COMPRESS=DEFLATE|ZSTD|LZW|NONE, LEVEL=N, PREDICTOR=1|2|3, BLOCKSIZE=N, COG=YES|NO for GeoTIFF; COMPRESS=ZIP|NONE|RLE|ZIPS|PIZ|PXR24 (lossless; PXR24 only with HALF), PIXEL_TYPE=FLOAT|HALF for -f exr; ROW_ORDER=TOP_DOWN|BOTTOM_UP for -f r16 and r32; NODATA_FILL=VALUE for -f exr, r16 and r32 (nodata cells hold VALUE)"},
     {"precision", required_argument, OPT_PRECISION, "[LAYER=]STEP", "round a GeoTIFF layer to STEP (file units, error <= STEP/2) before compression; no LAYER: sediment and water (repeatable)"},
     {"layers", required_argument, OPT_LAYERS, "LIST", "comma list of height,sediment,water,erosion,deposit,flow,wear (default: height,sediment,water)"},
     {"threads", required_argument, 'j', "N", "worker threads (default: all cores)"},
@@ -225,6 +227,35 @@ static int parse_row_order(er_settings *s, const char *v)
     return 1;
 }
 
+/* --co NODATA_FILL=VALUE: a finite number that a float32 holds. */
+static int parse_nodata_fill(er_settings *s, const char *v)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (errno || end == v || *end || !(fabs(x) <= FLT_MAX))
+        return 0;
+    s->nodata_fill.on = 1;
+    s->nodata_fill.value = (float)x;
+    return 1;
+}
+
+/* The last --co COMPRESS, in the codec table of the output format (GDAL's
+ * EXR driver also calls it COMPRESS): OpenEXR's lossless codecs for -f
+ * exr, none for RAW, libtiff's otherwise. */
+static int apply_compress(er_settings *s)
+{
+    const char *arg = s->compress_co, *why;
+    if (!arg)
+        return 0;
+    if (s->format == ER_OUT_EXR)
+        return er_exr_compress_parse(strchr(arg, '=') + 1, s->exr_half, &s->exr_compress, &why)
+                   ? 0 : bad("--co", arg, why);
+    if (s->format == ER_OUT_R16 || s->format == ER_OUT_R32)
+        return bad("--co", arg, "RAW files are not compressed");
+    return er_tiff_create_set(&s->co, arg, &why) ? 0 : bad("--co", arg, why);
+}
+
 static int apply(er_settings *s, int c, const char *arg)
 {
     const char *path_opt = path_option(c);
@@ -302,6 +333,12 @@ static int apply(er_settings *s, int c, const char *arg)
             return parse_exr_type(s, arg + 11) ? 0 : bad("--co", arg, "expected PIXEL_TYPE=FLOAT or HALF");
         if (strncasecmp(arg, "ROW_ORDER=", 10) == 0)
             return parse_row_order(s, arg + 10) ? 0 : bad("--co", arg, "expected ROW_ORDER=TOP_DOWN or BOTTOM_UP");
+        if (strncasecmp(arg, "NODATA_FILL=", 12) == 0)
+            return parse_nodata_fill(s, arg + 12) ? 0 : bad("--co", arg, "expected NODATA_FILL=a finite number");
+        if (strncasecmp(arg, "COMPRESS=", 9) == 0) {
+            s->compress_co = arg;
+            return 0;
+        }
         return er_tiff_create_set(&s->co, arg, &why) ? 0 : bad("--co", arg, why);
     }
     case OPT_PRECISION:
@@ -341,6 +378,15 @@ static int check_render_format(const er_settings *s)
     }
     if (s->raw_order_given && s->format != ER_OUT_R16 && s->format != ER_OUT_R32) {
         er_msg_error("--co ROW_ORDER: needs -f r16 or -f r32");
+        return 2;
+    }
+    /* GeoTIFF and PNG keep nodata as nodata (GDAL_NODATA, alpha). */
+    if (s->nodata_fill.on && !render) {
+        er_msg_error("--co NODATA_FILL: needs -f exr, r16 or r32");
+        return 2;
+    }
+    if (s->nodata_fill.on && s->format == ER_OUT_EXR && s->exr_half && fabsf(s->nodata_fill.value) > 65504.0f) {
+        er_msg_error("--co NODATA_FILL: %g is beyond half's range (+-65504)", (double)s->nodata_fill.value);
         return 2;
     }
     if (render && (s->tile_set || s->stitch)) {
@@ -482,6 +528,8 @@ int er_options_parse(int argc, char **argv, er_settings *s)
             return rc;
     }
     const char *why;
+    if (apply_compress(s))
+        return 2;
     if (!er_tiff_create_check(&s->co, &why)) {
         er_msg_error("--co: %s", why);
         return 2;

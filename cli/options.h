@@ -66,6 +66,10 @@ typedef struct er_settings {
     int exr_type_given;          /* --co PIXEL_TYPE was given (needs -f exr) */
     int raw_bottom_up;           /* --co ROW_ORDER=BOTTOM_UP: -f r16/r32 write the bottom row first */
     int raw_order_given;         /* --co ROW_ORDER was given (needs -f r16 or r32) */
+    const char *compress_co;     /* the last --co COMPRESS=..., read by the output
+                                  * format's codec table once the format is known */
+    er_exr_compress exr_compress; /* -f exr's codec (COMPRESS with -f exr) */
+    er_nodata_fill nodata_fill;  /* --co NODATA_FILL: -f exr, r16, r32 write it in nodata cells */
     double precision[ER_LAYER_COUNT]; /* --precision: rounding step per layer bit index, file units; 0 = exact */
 } er_settings;
 

@@ -9,6 +9,7 @@
 #include "../core/mem.h"
 #include "../core/parallel.h"
 #include "../core/preview.h"
+#include "msg.h"
 #include "paths.h"
 #include "provenance.h"
 #include "progress.h"
@@ -87,6 +88,19 @@ static void fill_layer(const er_job *j, unsigned layer, float *buf, size_t n)
         buf[i] = layer_value(j, layer, (size_t)i, b0 ? b0[i] : 0.0f);
 }
 
+/* A RAW layer's options: the row order and fill asked for, and the cell
+ * size and vertical mapping that turn its values into metres for the
+ * sidecar (layer_value's inverse: heights value * scale + offset,
+ * thicknesses value * scale; a flow area is no length). */
+static er_raw_create raw_options(const er_job *j, unsigned layer, int bits)
+{
+    const er_terrain_params *tp = &j->rc.top.terrain;
+    er_raw_create co = {bits, j->s->raw_bottom_up ? ER_ROWS_BOTTOM_UP : ER_ROWS_TOP_DOWN, j->s->nodata_fill,
+                        j->terrain.cell_x, j->terrain.cell_y, !(layer == ER_LAYER_FLOW && flow_area(j)),
+                        tp->vertical_scale, layer == ER_LAYER_HEIGHT ? tp->vertical_offset : 0.0};
+    return co;
+}
+
 /* Layer bit index b to j->outputs[b] in the format of extension `ext`. */
 static er_status write_layer(er_job *j, unsigned b, const char *ext, const er_layer_out *out)
 {
@@ -96,12 +110,28 @@ static er_status write_layer(er_job *j, unsigned b, const char *ext, const er_la
     co.precision = j->s->precision[b];
     if (strcmp(ext, "png") == 0)
         return er_png_write_progress(path, out, &pg, &j->err);
-    if (strcmp(ext, "exr") == 0)
-        return er_exr_write(path, out, j->s->exr_half, &j->err);
-    if (strcmp(ext, "r16") == 0 || strcmp(ext, "r32") == 0)
-        return er_raw_write(path, out, strcmp(ext, "r16") == 0 ? 16 : 32,
-                            j->s->raw_bottom_up ? ER_ROWS_BOTTOM_UP : ER_ROWS_TOP_DOWN, &j->err);
+    if (strcmp(ext, "exr") == 0) {
+        er_exr_create exr = {j->s->exr_half, j->s->exr_compress, j->s->nodata_fill};
+        return er_exr_write_co(path, out, &exr, &j->err);
+    }
+    if (strcmp(ext, "r16") == 0 || strcmp(ext, "r32") == 0) {
+        er_raw_create raw = raw_options(j, 1u << b, strcmp(ext, "r16") == 0 ? 16 : 32);
+        return er_raw_write_co(path, out, &raw, &j->err);
+    }
     return er_tiff_write_progress(path, out, &co, &pg, &j->err);
+}
+
+/* One line when a RAW output's size suits neither Unity nor Unreal (the
+ * sidecar says it for each engine too), naming the sizes they take. */
+static void warn_engine_size(const er_job *j, const char *ext)
+{
+    int w = j->img.width, h = j->img.height, unity, uw, uh;
+    if ((strcmp(ext, "r16") != 0 && strcmp(ext, "r32") != 0) || er_raw_engines_fit(w, h))
+        return;
+    er_raw_engines_nearest(w, h, &unity, &uw, &uh);
+    er_msg_error("%s: warning: a %d x %d heightmap suits neither Unity nor Unreal; the nearest sizes "
+                 "they take are %d x %d (Unity) and %d x %d (Unreal): crop or resample the input",
+                 j->input, w, h, unity, unity, uw, uh);
 }
 
 er_status er_job_write_layers(er_job *j)
@@ -116,6 +146,7 @@ er_status er_job_write_layers(er_job *j)
         free(prov);
         return er_fail(&j->err, ER_ENOMEM, "%s: out of memory", j->input);
     }
+    warn_engine_size(j, ext);
     for (unsigned b = 0; b < ER_LAYER_COUNT && st == ER_OK; b++) {
         unsigned layer = 1u << b;
         if (!(j->s->layers & layer))

@@ -5,16 +5,18 @@
  *
  * The bytes go through a custom write function into the io/atomic.h
  * temporary, so the file joins the run's output set like the GeoTIFFs.
- * ZIP compression (16 lines a chunk, lossless, read everywhere) on one
- * thread: the library writes no time stamp, so the same layer gives the
- * same bytes on every run.  A chunk that compression does not shrink is
- * stored raw (see compress_or_store_raw).
+ * ZIP compression by default (16 lines a chunk, lossless, read
+ * everywhere), or another lossless codec of --co COMPRESS, on one thread:
+ * the library writes no time stamp, so the same layer gives the same
+ * bytes on every run.  A chunk that compression does not shrink is stored
+ * raw (see compress_or_store_raw).
  */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <openexr.h>
@@ -68,18 +70,77 @@ static int64_t on_write(exr_const_context_t ctxt, void *user, const void *buf, u
     return (int64_t)done;
 }
 
-/* The pixels as the file stores them: float32 with NaN in nodata cells,
- * or half.  Half refuses, rather than clamps, a value beyond +-65504:
- * a clamped height is a wrong height nobody sees.  The caller frees. */
-static er_status pixels(const char *path, const er_layer_out *l, int use_half, void **out, er_error *err)
+/* OpenEXR's codecs, each with what it does to exact values: the one
+ * table behind --co COMPRESS, its refusals and erode(1)'s list.  B44 and
+ * DWA quantise half and float channels named Y; PXR24 rounds float32 to a
+ * 24-bit float and keeps half as it is. */
+static const struct exr_codec_row {
+    const char *name;
+    exr_compression_t code;
+    int lossless_float, lossless_half;
+} exr_codecs[] = {
+    [ER_EXR_ZIP] = {"ZIP", EXR_COMPRESSION_ZIP, 1, 1},
+    [ER_EXR_NONE] = {"NONE", EXR_COMPRESSION_NONE, 1, 1},
+    [ER_EXR_RLE] = {"RLE", EXR_COMPRESSION_RLE, 1, 1},
+    [ER_EXR_ZIPS] = {"ZIPS", EXR_COMPRESSION_ZIPS, 1, 1},
+    [ER_EXR_PIZ] = {"PIZ", EXR_COMPRESSION_PIZ, 1, 1},
+    [ER_EXR_PXR24] = {"PXR24", EXR_COMPRESSION_PXR24, 0, 1},
+    {"B44", EXR_COMPRESSION_B44, 0, 0},
+    {"B44A", EXR_COMPRESSION_B44A, 0, 0},
+    {"DWAA", EXR_COMPRESSION_DWAA, 0, 0},
+    {"DWAB", EXR_COMPRESSION_DWAB, 0, 0},
+};
+#define N_EXR_CODECS (sizeof exr_codecs / sizeof exr_codecs[0])
+
+int er_exr_compress_parse(const char *name, int use_half, er_exr_compress *out, const char **why)
 {
+    for (size_t i = 0; i < N_EXR_CODECS; i++) {
+        if (strcasecmp(name, exr_codecs[i].name) != 0)
+            continue;
+        if (use_half ? exr_codecs[i].lossless_half : exr_codecs[i].lossless_float) {
+            *out = (er_exr_compress)i;
+            return 1;
+        }
+        *why = i == ER_EXR_PXR24 ? "PXR24 rounds float32 to 24 bits: use it with PIXEL_TYPE=HALF, or a "
+                                   "lossless EXR codec: ZIP, NONE, RLE, ZIPS or PIZ"
+                                 : "B44 and DWA are lossy: erode writes EXR with a lossless codec: "
+                                   "ZIP, NONE, RLE, ZIPS, PIZ (PXR24 with PIXEL_TYPE=HALF)";
+        return 0;
+    }
+    *why = "not an EXR codec: expected COMPRESS=ZIP, NONE, RLE, ZIPS, PIZ (PXR24 with PIXEL_TYPE=HALF)";
+    return 0;
+}
+
+const char *er_exr_compress_name(er_exr_compress c)
+{
+    return (size_t)c <= ER_EXR_PXR24 ? exr_codecs[c].name : "?";
+}
+
+/* The value a cell is written with: nodata cells (masked, or NaN, which
+ * every reader takes for nodata) hold NaN or the fill. */
+static float cell_value(const er_layer_out *l, const er_nodata_fill *fill, size_t i)
+{
+    int nodata = (l->nodata && l->nodata[i]) || isnan(l->data[i]);
+    if (!nodata)
+        return l->data[i];
+    return fill->on ? fill->value : NAN;
+}
+
+/* The pixels as the file stores them: float32 with NaN (or the fill) in
+ * nodata cells, or half.  Half refuses, rather than clamps, a value beyond
+ * +-65504: a clamped height is a wrong height nobody sees.  The caller
+ * frees. */
+static er_status pixels(const char *path, const er_layer_out *l, const er_exr_create *co, void **out,
+                        er_error *err)
+{
+    int use_half = co->half;
     size_t n = (size_t)l->width * (size_t)l->height;
     float *f = use_half ? NULL : malloc(n * sizeof *f);
     uint16_t *h = use_half ? malloc(n * sizeof *h) : NULL;
     if (!f && !h)
         return er_fail(err, ER_ENOMEM, "cannot write '%s': out of memory", path);
     for (size_t i = 0; i < n; i++) {
-        float v = l->nodata && l->nodata[i] ? NAN : l->data[i];
+        float v = cell_value(l, &co->fill, i);
         if (!use_half) {
             f[i] = v;
             continue;
@@ -99,12 +160,12 @@ static er_status pixels(const char *path, const er_layer_out *l, int use_half, v
 
 /* Header: one "Y" channel, the provenance as the string attribute
  * "erode" (OpenEXR keeps unknown attributes; readers list them). */
-static exr_result_t write_header(exr_context_t c, const er_layer_out *l, int use_half)
+static exr_result_t write_header(exr_context_t c, const er_layer_out *l, const er_exr_create *co)
 {
-    int part;
+    int part, use_half = co->half;
     exr_result_t r = exr_add_part(c, "erode", EXR_STORAGE_SCANLINE, &part);
     if (!r)
-        r = exr_initialize_required_attr_simple(c, part, l->width, l->height, EXR_COMPRESSION_ZIP);
+        r = exr_initialize_required_attr_simple(c, part, l->width, l->height, exr_codecs[co->compress].code);
     if (!r)
         r = exr_add_channel(c, part, "Y", use_half ? EXR_PIXEL_HALF : EXR_PIXEL_FLOAT, EXR_PERCEPTUALLY_LINEAR, 1, 1);
     if (!r && l->provenance)
@@ -183,8 +244,17 @@ static exr_result_t write_chunks(exr_context_t c, const er_layer_out *l, int use
 
 er_status er_exr_write(const char *path, const er_layer_out *layer, int use_half, er_error *err)
 {
+    er_exr_create co = {use_half, ER_EXR_ZIP, {0, 0.0f}};
+    return er_exr_write_co(path, layer, &co, err);
+}
+
+er_status er_exr_write_co(const char *path, const er_layer_out *layer, const er_exr_create *co, er_error *err)
+{
     void *px = NULL;
-    er_status st = pixels(path, layer, use_half, &px, err);
+    int use_half = co->half;
+    if ((size_t)co->compress > ER_EXR_PXR24 || (co->compress == ER_EXR_PXR24 && !use_half))
+        return er_fail(err, ER_EINVAL, "cannot write '%s': invalid EXR creation options", path);
+    er_status st = pixels(path, layer, co, &px, err);
     if (st)
         return st;
     er_atomic a;
@@ -200,7 +270,7 @@ er_status er_exr_write(const char *path, const er_layer_out *layer, int use_half
     exr_context_t c = NULL;
     exr_result_t r = exr_start_write(&c, path, EXR_WRITE_FILE_DIRECTLY, &init);
     if (!r)
-        r = write_header(c, layer, use_half);
+        r = write_header(c, layer, co);
     if (!r)
         r = write_chunks(c, layer, use_half, px);
     /* exr_finish writes the chunk offset table: its failure is a failed write. */

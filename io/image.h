@@ -265,6 +265,39 @@ int er_png_sidecar_paths(const char *png, char *aux, size_t aux_n, char *world, 
  * (refused, never clamped).  Byte-identical for the same layer. */
 er_status er_exr_write(const char *path, const er_layer_out *layer, int half, er_error *err);
 
+/* The EXR codecs erode writes: the lossless ones, for the pixel type
+ * (PXR24 rounds float32 to 24 bits and keeps halves exact). */
+typedef enum er_exr_compress {
+    ER_EXR_ZIP, ER_EXR_NONE, ER_EXR_RLE, ER_EXR_ZIPS, ER_EXR_PIZ, ER_EXR_PXR24
+} er_exr_compress;
+
+/* Where a render format (EXR, RAW) writes a value in nodata cells instead
+ * of its nodata mark (NaN, r16 code 0): --co NODATA_FILL. */
+typedef struct er_nodata_fill {
+    int on;            /* 0: nodata cells keep the format's mark */
+    float value;       /* finite, in the layer's file units */
+} er_nodata_fill;
+
+/* EXR creation options (--co COMPRESS, PIXEL_TYPE, NODATA_FILL with -f exr). */
+typedef struct er_exr_create {
+    int half;                  /* 1: IEEE half pixels, 0: float32 */
+    er_exr_compress compress;  /* default ER_EXR_ZIP */
+    er_nodata_fill fill;
+} er_exr_create;
+
+/* The EXR codec named `name` (any case) for the pixel type: 1 and *out,
+ * or 0 with *why a static one-line reason that names the EXR codecs: a
+ * name OpenEXR does not have (LZW, ZSTD, DEFLATE are GeoTIFF's), a lossy
+ * codec (B44, B44A, DWAA, DWAB), PXR24 with float32 pixels. */
+int er_exr_compress_parse(const char *name, int half, er_exr_compress *out, const char **why);
+/* The codec's name as OpenEXR spells it ("ZIP"). */
+const char *er_exr_compress_name(er_exr_compress c);
+
+/* er_exr_write with creation options; byte-identical for the same layer
+ * and options.  Nodata cells (masked, or NaN) hold co->fill.value when
+ * co->fill.on (rounded to half with co->half). */
+er_status er_exr_write_co(const char *path, const er_layer_out *layer, const er_exr_create *co, er_error *err);
+
 /* The order of a RAW file's rows: the layer's top row first, or its
  * bottom row first (what Unity's Import Raw reads as north up without
  * "Flip Vertically"). */
@@ -281,6 +314,39 @@ typedef enum er_row_order { ER_ROWS_TOP_DOWN = 0, ER_ROWS_BOTTOM_UP = 1 } er_row
  * import the file, and the nearest size it can), and the provenance.
  * Both files go through io/atomic.h as one output set member each. */
 er_status er_raw_write(const char *path, const er_layer_out *layer, int bits, er_row_order rows, er_error *err);
+
+/* RAW creation options and what the sidecar needs to say the layer in
+ * metres (er_raw_write: no fill, no cell size, values in metres). */
+typedef struct er_raw_create {
+    int bits;                 /* 16 or 32 */
+    er_row_order rows;
+    er_nodata_fill fill;      /* on: nodata cells (masked or not finite)
+                               * hold the valid value fill.value (in r16 it
+                               * joins the range the codes span) */
+    double cell_x, cell_y;    /* cell size [m]; 0 = unknown */
+    int lengths;              /* 1: metres = value * z_scale + z_offset;
+                               * 0: the values are no lengths (a flow area) */
+    double z_scale, z_offset;
+} er_raw_create;
+
+/* er_raw_write with options; the sidecar adds the cell size, extent and
+ * range of the valid cells in metres (null where unknown), Unity's
+ * terrain width, length and height and Unreal's X, Y and Z scale in those
+ * metres, and with a fill its value and the cells it filled. */
+er_status er_raw_write_co(const char *path, const er_layer_out *layer, const er_raw_create *co, er_error *err);
+
+/* Game engines' heightmap sizes, from one table in io/raw_write.c: Unity
+ * takes a square of 2^n + 1 cells a side, 33 to 4097 (Unity's
+ * TerrainData.heightmapResolution); Unreal's recommended landscape sizes
+ * are 127, 253, 505, 1009, 2017, 4033 and 8129 a side (its Landscape
+ * Technical Guide: whole components of 2x2 sections; the first six share
+ * 126-quad components and pair into rectangles, 8129 is square). */
+enum { ER_ENGINE_UNITY = 1u, ER_ENGINE_UNREAL = 2u };
+/* The engines (ER_ENGINE_* bits) that take a width x height map as it is. */
+unsigned er_raw_engines_fit(int width, int height);
+/* The sizes nearest to width x height that each takes: Unity's square
+ * side, Unreal's width and height (each side the nearest, ties up). */
+void er_raw_engines_nearest(int width, int height, int *unity, int *unreal_w, int *unreal_h);
 /* The r16 code of value v for the range [lo, hi] of a layer's valid
  * cells: 1 + round((v - lo) / (hi - lo) * 65534), clamped to 1..65535;
  * 1 for every value when hi <= lo (a flat layer); 0, the nodata code,

@@ -42,11 +42,17 @@ _erode_load()
         if [[ $opt == --layers && $line =~ list\ of\ ([a-z,]+) ]]; then
             IFS=, read -r -a _erode_layers <<< "${BASH_REMATCH[1]}"
         fi
-        # "--co KEY=VALUE  ... COMPRESS=DEFLATE|ZSTD|LZW|NONE, LEVEL=N, ..."
+        # "--co KEY=VALUE  ... COMPRESS=DEFLATE|ZSTD|LZW|NONE, LEVEL=N, ...; COMPRESS=ZIP|..."
         if [[ $opt == --co ]]; then
             local item rest=${line#*): }
             for item in ${rest//,/ }; do
-                [[ $item =~ ^([A-Z_]+)=([A-Za-z0-9_|]+)$ ]] && _erode_co[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
+                [[ $item =~ ^([A-Z_]+)=([A-Za-z0-9_|]+)$ ]] || continue
+                # a key of two formats (COMPRESS: GeoTIFF's and EXR's codecs): both lists, each name once
+                local key=${BASH_REMATCH[1]} name names=${_erode_co[${BASH_REMATCH[1]}]:-}
+                for name in ${BASH_REMATCH[2]//|/ }; do
+                    [[ "|$names|" == *"|$name|"* ]] || names+=${names:+|}$name
+                done
+                _erode_co[$key]=$names
             done
         fi
     done < <("$bin" --help 2> /dev/null)

@@ -60,6 +60,9 @@ expect "r16 r32" -f r
 expect "PIXEL_TYPE= PREDICTOR=" --co P
 expect "HALF" --co PIXEL_TYPE = H
 expect "BOTTOM_UP" --co ROW_ORDER = B
+expect "PIZ PXR24" --co COMPRESS = P
+expect "DEFLATE" --co COMPRESS = D
+expect "NODATA_FILL=" --co NO
 expect "vulkan" --backend v
 expect "tif" --format = t
 expect "height,sediment" --layers height,se

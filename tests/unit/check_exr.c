@@ -9,6 +9,7 @@
 #include <math.h>
 #include <openexr.h>
 #include <stdint.h>
+#include <strings.h>
 #include <zlib.h>
 
 #include "../../core/bits.h"
@@ -59,6 +60,7 @@ typedef struct exr_back {
     uint16_t *bits; /* the half bit patterns as stored (is_half only) */
     char *prov;    /* the "erode" attribute, NULL when absent */
     int chunks, raw_chunks; /* blocks, and those stored uncompressed */
+    exr_compression_t compression; /* the header's codec */
 } exr_back;
 
 static void read_chunks(exr_context_t c, exr_back *b)
@@ -118,6 +120,7 @@ static exr_back read_exr(const char *path)
     ck_assert_int_eq(ch->num_channels, 1);
     ck_assert_str_eq(ch->entries[0].name.str, "Y");
     b.is_half = ch->entries[0].pixel_type == EXR_PIXEL_HALF;
+    ck_assert_int_eq(exr_get_compression(c, 0, &b.compression), EXR_ERR_SUCCESS);
     int32_t len;
     const char *s;
     if (exr_attr_get_string(c, 0, "erode", &len, &s) == EXR_ERR_SUCCESS) {
@@ -352,32 +355,46 @@ START_TEST(incompressible_blocks_exact)
 }
 END_TEST
 
-/* The same with half: random 16-bit patterns (any exponent but all ones)
- * widened to float, which half holds exactly, so every stored pattern must
- * be the one drawn. */
+/* Random 16-bit patterns keyed by key (any exponent but all ones), rows
+ * 16..31 all `flat`, widened to float: a w x h layer that half holds
+ * exactly, the patterns in want. */
+static void random_halves(float *v, uint16_t *want, int w, int h, uint64_t key, uint16_t flat)
+{
+    for (int i = 0; i < w * h; i++) {
+        uint16_t x = (uint16_t)mix((uint64_t)i + key);
+        if ((x & 0x7c00) == 0x7c00)
+            x ^= 0x4000;
+        want[i] = i / w / 16 == 1 ? flat : x;
+        v[i] = half_value(want[i]);
+    }
+}
+
+/* The same with half: every stored pattern must be the one drawn, with
+ * ZIP (_i 0) and with PXR24 (_i 1), which rounds float32 only and so is
+ * taken for halves alone. */
 START_TEST(incompressible_half_exact)
 {
     enum { RW = 41, RH = 50 };
     static float v[RW * RH];
     static uint16_t want[RW * RH];
-    for (int i = 0; i < RW * RH; i++) {
-        int block = i / RW / 16;
-        uint16_t h = (uint16_t)mix((uint64_t)i + 77);
-        if ((h & 0x7c00) == 0x7c00)
-            h ^= 0x4000;
-        want[i] = block == 1 ? 0x3c00 : h;
-        v[i] = half_value(want[i]);
-    }
+    random_halves(v, want, RW, RH, _i ? 901 : 77, _i ? 0x4200 : 0x3c00);
     er_layer_out l = {RW, RH, v, NULL, 0, NULL, NULL};
+    er_exr_create co = {1, _i ? ER_EXR_PXR24 : ER_EXR_ZIP, {0, 0.0f}};
     er_error err = {0};
     char p[1200];
-    ck_assert_int_eq(er_exr_write(in_dir(p, sizeof p, "rand-h.exr"), &l, 1, &err), ER_OK);
+    ck_assert_int_eq(er_exr_write_co(in_dir(p, sizeof p, "rand-h.exr"), &l, &co, &err), ER_OK);
     exr_back b = read_exr(p);
+    ck_assert_int_eq(b.compression, _i ? EXR_COMPRESSION_PXR24 : EXR_COMPRESSION_ZIP);
     ck_assert_int_eq(b.chunks, 4);
-    ck_assert_int_eq(b.raw_chunks, 3);
+    if (!_i)
+        ck_assert_int_eq(b.raw_chunks, 3);
     for (int i = 0; i < RW * RH; i++)
         ck_assert_msg(b.bits[i] == want[i], "cell %d: 0x%04x != 0x%04x", i, b.bits[i], want[i]);
     back_free(&b);
+    if (_i) {
+        co.half = 0;
+        ck_assert_int_eq(er_exr_write_co(p, &l, &co, &err), ER_EINVAL);
+    }
 }
 END_TEST
 
@@ -492,6 +509,82 @@ START_TEST(missing_dir)
 }
 END_TEST
 
+/* --co COMPRESS: each lossless codec is the header's, and every bit of a
+ * layer of random blocks (stored raw) and smooth ones (compressed) reads
+ * back through OpenEXRCore's decoder.  _i: the er_exr_compress. */
+START_TEST(codecs_exact)
+{
+    static const exr_compression_t want[] = {EXR_COMPRESSION_ZIP, EXR_COMPRESSION_NONE, EXR_COMPRESSION_RLE,
+                                             EXR_COMPRESSION_ZIPS, EXR_COMPRESSION_PIZ};
+    enum { RW = 61, RH = 83 };
+    static float v[RW * RH];
+    static uint8_t nd[RW * RH];
+    for (int i = 0; i < RW * RH; i++) {
+        int block = i / RW / 16;
+        v[i] = block % 2 == 0 ? random_finite((uint64_t)i + 5) : 300.0f - 0.125f * (float)(i % RW);
+        nd[i] = i % 173 == 11;
+    }
+    er_layer_out l = {RW, RH, v, nd, 0, NULL, NULL};
+    er_exr_create co = {0, (er_exr_compress)_i, {0, 0.0f}};
+    er_error err = {0};
+    char p[1200];
+    ck_assert_int_eq(er_exr_write_co(in_dir(p, sizeof p, "c.exr"), &l, &co, &err), ER_OK);
+    exr_back b = read_exr(p);
+    ck_assert_int_eq(b.compression, want[_i]);
+    assert_bits(&b, v, nd, RW * RH);
+    back_free(&b);
+}
+END_TEST
+
+/* The codec names: OpenEXR's lossless ones in any case; GeoTIFF's, the
+ * lossy ones and PXR24 on float32 refused with a reason naming the EXR
+ * codecs. */
+START_TEST(codec_names)
+{
+    static const struct { const char *name; int half, ok; er_exr_compress c; } k[] = {
+        {"zip", 0, 1, ER_EXR_ZIP}, {"NONE", 0, 1, ER_EXR_NONE}, {"Rle", 0, 1, ER_EXR_RLE},
+        {"ZIPS", 1, 1, ER_EXR_ZIPS}, {"PIZ", 0, 1, ER_EXR_PIZ}, {"PXR24", 1, 1, ER_EXR_PXR24},
+        {"PXR24", 0, 0, 0}, {"LZW", 0, 0, 0}, {"ZSTD", 0, 0, 0}, {"DEFLATE", 1, 0, 0}, {"B44", 1, 0, 0},
+        {"B44A", 0, 0, 0}, {"DWAA", 1, 0, 0}, {"DWAB", 0, 0, 0}, {"", 0, 0, 0}};
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        er_exr_compress c = ER_EXR_ZIP;
+        const char *why = NULL;
+        ck_assert_int_eq(er_exr_compress_parse(k[i].name, k[i].half, &c, &why), k[i].ok);
+        if (k[i].ok) {
+            ck_assert_int_eq(c, k[i].c);
+            ck_assert_int_eq(strcasecmp(er_exr_compress_name(c), k[i].name), 0);
+        } else {
+            ck_assert_msg(why && strstr(why, "ZIP, NONE, RLE, ZIPS"), "%s: %s", k[i].name, why ? why : "no reason");
+        }
+    }
+}
+END_TEST
+
+/* --co NODATA_FILL: nodata cells (masked, or NaN) hold the fill, the
+ * others their exact values; in half the fill's half. */
+START_TEST(nodata_fill)
+{
+    char p[1200];
+    er_layer_out l = layer(_i ? 1.0f : 10.0f); /* within half's range */
+    values[3] = NAN;
+    er_error err = {0};
+    er_exr_create co = {_i, ER_EXR_ZIP, {1, -7.25f}};
+    ck_assert_int_eq(er_exr_write_co(in_dir(p, sizeof p, "f.exr"), &l, &co, &err), ER_OK);
+    exr_back b = read_exr(p);
+    int filled = 0;
+    for (int i = 0; i < W * H; i++) {
+        if (nodata[i] || i == 3) {
+            ck_assert_msg(b.v[i] == -7.25f, "cell %d: %g, want the fill", i, b.v[i]);
+            filled++;
+        } else if (!_i) {
+            ck_assert_msg(memcmp(&b.v[i], &values[i], 4) == 0, "cell %d: %.9g != %.9g", i, b.v[i], values[i]);
+        }
+    }
+    ck_assert_int_gt(filled, 2);
+    back_free(&b);
+}
+END_TEST
+
 Suite *exr_suite(void);
 Suite *exr_suite(void)
 {
@@ -505,8 +598,11 @@ Suite *exr_suite(void)
     tcase_add_loop_test(t, deterministic_bytes, 0, 2);
     tcase_add_test(t, missing_dir);
     tcase_add_test(t, incompressible_blocks_exact);
-    tcase_add_test(t, incompressible_half_exact);
+    tcase_add_loop_test(t, incompressible_half_exact, 0, 2);
     tcase_add_test(t, zip_stream_as_long_as_block);
+    tcase_add_loop_test(t, codecs_exact, ER_EXR_ZIP, ER_EXR_PIZ + 1);
+    tcase_add_test(t, codec_names);
+    tcase_add_loop_test(t, nodata_fill, 0, 2);
     suite_add_tcase(s, t);
     return s;
 }

@@ -395,6 +395,146 @@ START_TEST(unity_sizes)
 }
 END_TEST
 
+/* The engines' sizes (one table): Unity square 2^n+1, Unreal's
+ * recommended sides paired when they share a component size; neither
+ * takes 1024^2 or 237 x 188, and the nearest sizes each takes. */
+START_TEST(engine_sizes)
+{
+    static const struct { int w, h; unsigned fit; int unity, uw, uh; } c[] = {
+        {1024, 1024, 0, 1025, 1009, 1009},
+        {237, 188, 0, 257, 253, 127},
+        {1025, 1025, ER_ENGINE_UNITY, 1025, 1009, 1009},
+        {1009, 1009, ER_ENGINE_UNREAL, 1025, 1009, 1009},
+        {2017, 1009, ER_ENGINE_UNREAL, 2049, 2017, 1009},
+        {127, 4033, ER_ENGINE_UNREAL, 4097, 127, 4033},
+        {8129, 8129, ER_ENGINE_UNREAL, 4097, 8129, 8129},
+        {8129, 4033, 0, 4097, 8129, 8129},
+        {505, 505, ER_ENGINE_UNREAL, 513, 505, 505},
+        {513, 505, 0, 513, 505, 505},
+        {33, 33, ER_ENGINE_UNITY, 33, 127, 127},
+        {4097, 4097, ER_ENGINE_UNITY, 4097, 4033, 4033},
+    };
+    for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+        int unity, uw, uh;
+        ck_assert_msg(er_raw_engines_fit(c[k].w, c[k].h) == c[k].fit, "%d x %d", c[k].w, c[k].h);
+        er_raw_engines_nearest(c[k].w, c[k].h, &unity, &uw, &uh);
+        ck_assert_msg(unity == c[k].unity && uw == c[k].uw && uh == c[k].uh, "%d x %d: %d, %d x %d", c[k].w,
+                      c[k].h, unity, uw, uh);
+    }
+}
+END_TEST
+
+/* The sidecar's verdicts follow the table: a 127^2 r16 is Unreal's and
+ * not Unity's, with the scales in metres; 129^2 the other way round. */
+START_TEST(engine_verdicts)
+{
+    static float v[129 * 129];
+    for (int i = 0; i < 129 * 129; i++)
+        v[i] = 50.0f + (float)(i % 13);
+    er_error err = {0};
+    char p[1200];
+    for (int n = 127; n <= 129; n += 2) {
+        er_layer_out l = {n, n, v, NULL, 0, NULL, NULL};
+        er_raw_create co = {16, ER_ROWS_TOP_DOWN, {0, 0.0f}, 2.0, 3.0, 1, 1.0, 0.0};
+        ck_assert_int_eq(er_raw_write_co(in_dir(p, sizeof p, "v.r16"), &l, &co, &err), ER_OK);
+        cJSON *j = sidecar(p);
+        const cJSON *u = cJSON_GetObjectItemCaseSensitive(j, "unity"), *ue = cJSON_GetObjectItemCaseSensitive(j, "unreal");
+        ck_assert_int_eq(flag(u, "importable"), n == 129);
+        ck_assert_int_eq(flag(ue, "importable"), n == 127);
+        ck_assert_double_eq(num(ue, "x_scale"), 200.0);
+        ck_assert_double_eq(num(ue, "y_scale"), 300.0);
+        if (n == 127) {
+            ck_assert_ptr_nonnull(strstr(str(u, "why"), "33, 65, 129, 257, 513, 1025, 2049, 4097"));
+        } else {
+            ck_assert_ptr_nonnull(strstr(str(ue, "why"), "127, 253, 505, 1009, 2017, 4033, 8129"));
+            ck_assert_int_eq((int)cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(ue, "nearest_size"), 0)->valuedouble, 127);
+            ck_assert_double_eq(num(u, "terrain_width"), 128 * 2.0);
+            ck_assert_double_eq(num(u, "terrain_length"), 128 * 3.0);
+        }
+        cJSON_Delete(j);
+    }
+}
+END_TEST
+
+/* Metres: cell size and extent as given, heights through the vertical
+ * mapping (a thickness without the offset; a flow area none), and every
+ * engine number in those metres: Unity's code / 65536 * height + y and
+ * Unreal's z + (code - 32768) * Z scale / 128 cm give the metres of
+ * min + (code - 1) * scale. */
+START_TEST(sidecar_metres)
+{
+    er_layer_out l = layer();
+    er_error err = {0};
+    char p[1200];
+    er_raw_create co = {16, ER_ROWS_TOP_DOWN, {0, 0.0f}, 30.0, 25.0, 1, 0.3048, 100.0};
+    ck_assert_int_eq(er_raw_write_co(in_dir(p, sizeof p, "m.r16"), &l, &co, &err), ER_OK);
+    cJSON *j = sidecar(p);
+    const cJSON *cs = cJSON_GetObjectItemCaseSensitive(j, "cell_size_m"), *ex = cJSON_GetObjectItemCaseSensitive(j, "extent_m"),
+                *hr = cJSON_GetObjectItemCaseSensitive(j, "height_range_m");
+    ck_assert_double_eq(cJSON_GetArrayItem(cs, 0)->valuedouble, 30.0);
+    ck_assert_double_eq(cJSON_GetArrayItem(cs, 1)->valuedouble, 25.0);
+    ck_assert_double_eq(cJSON_GetArrayItem(ex, 0)->valuedouble, W * 30.0);
+    ck_assert_double_eq(cJSON_GetArrayItem(ex, 1)->valuedouble, H * 25.0);
+    double lo = num(j, "min"), hi = num(j, "max"), scale = num(j, "scale");
+    ck_assert_double_eq_tol(cJSON_GetArrayItem(hr, 0)->valuedouble, lo * 0.3048 + 100.0, 1e-9);
+    ck_assert_double_eq_tol(cJSON_GetArrayItem(hr, 1)->valuedouble, hi * 0.3048 + 100.0, 1e-9);
+    const cJSON *ue = cJSON_GetObjectItemCaseSensitive(j, "unreal");
+    for (unsigned code = 1; code <= 65535; code += 4681)
+        ck_assert_double_eq_tol((num(ue, "z_location_cm") + (code - 32768.0) * num(ue, "z_scale") / 128) / 100,
+                                (lo + (code - 1) * scale) * 0.3048 + 100.0, 1e-5);
+    cJSON_Delete(j);
+    /* no cell size, a flow area: null, never a made-up metre */
+    er_raw_create area = {32, ER_ROWS_TOP_DOWN, {0, 0.0f}, 0.0, 0.0, 0, 1.0, 0.0};
+    ck_assert_int_eq(er_raw_write_co(p, &l, &area, &err), ER_OK);
+    j = sidecar(p);
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j, "cell_size_m")));
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j, "extent_m")));
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j, "height_range_m")));
+    cJSON_Delete(j);
+}
+END_TEST
+
+/* --co NODATA_FILL: nodata cells hold the fill as a valid value (r32
+ * exactly; r16 a code within half a step, the fill joining the range), no
+ * nodata left, and the sidecar counts the filled cells. */
+START_TEST(nodata_fill)
+{
+    er_layer_out l = layer();
+    values[5] = INFINITY; /* not finite: nodata in RAW, filled too */
+    er_error err = {0};
+    char p[1200];
+    int bits = _i ? 32 : 16;
+    er_raw_create co = {bits, ER_ROWS_TOP_DOWN, {1, -40.5f}, 1.0, 1.0, 1, 1.0, 0.0};
+    ck_assert_int_eq(er_raw_write_co(in_dir(p, sizeof p, "f.raw"), &l, &co, &err), ER_OK);
+    cJSON *j = sidecar(p);
+    ck_assert_int_eq((int)num(j, "nodata_cells"), 0);
+    ck_assert_int_eq((int)num(j, "filled_cells"), 3);
+    ck_assert_double_eq(num(j, "nodata_fill"), -40.5);
+    ck_assert_double_eq(num(j, "min"), -40.5);
+    size_t n;
+    uint8_t *b = slurp(p, &n);
+    ck_assert_uint_eq(n, (size_t)(W * H * bits / 8));
+    for (int i = 0; i < W * H; i++) {
+        int fill = nodata[i] || i == 5;
+        double got;
+        if (bits == 32) {
+            uint32_t u = (uint32_t)b[4 * i] | (uint32_t)b[4 * i + 1] << 8 | (uint32_t)b[4 * i + 2] << 16 |
+                         (uint32_t)b[4 * i + 3] << 24;
+            got = er_bits_float(u);
+        } else {
+            unsigned code = (unsigned)b[2 * i] | (unsigned)b[2 * i + 1] << 8;
+            ck_assert_uint_ne(code, 0);
+            got = num(j, "min") + (code - 1) * num(j, "scale");
+        }
+        double want = fill ? -40.5 : values[i];
+        ck_assert_msg(fabs(got - want) <= (bits == 32 ? 0.0 : num(j, "scale") / 2 + 1e-9), "cell %d: %g, want %g", i,
+                      got, want);
+    }
+    free(b);
+    cJSON_Delete(j);
+}
+END_TEST
+
 START_TEST(missing_dir_writes_nothing)
 {
     char p[1200];
@@ -421,6 +561,10 @@ Suite *raw_suite(void)
     tcase_add_test(t, engine_hints);
     tcase_add_test(t, unity_sizes);
     tcase_add_test(t, missing_dir_writes_nothing);
+    tcase_add_test(t, engine_sizes);
+    tcase_add_test(t, engine_verdicts);
+    tcase_add_test(t, sidecar_metres);
+    tcase_add_loop_test(t, nodata_fill, 0, 2);
     suite_add_tcase(s, t);
     return s;
 }
