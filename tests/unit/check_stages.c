@@ -586,6 +586,46 @@ START_TEST(damaged_stage_section_refused)
 }
 END_TEST
 
+/* A checkpoint whose stage started from heights the stage's plan refuses
+ * (an infinite one): the line is the stage's prefix and the plan's own
+ * message, whole.  The prefix was once formatted over the message it
+ * quoted (vsnprintf into its own argument), which garbled it. */
+START_TEST(resume_plan_error_line_whole)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 8];
+    er_error err, want;
+    er_test_mkdtemp(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/ck", dir);
+    ck_assert_int_eq(parse_st(mei_drop, NULL, 0, &R, &err), ER_OK);
+    stopper v = {path, 20, {ER_MODEL_MEI, W, H, 11, 12, "cpu", 1}, 0};
+    er_run_hooks stop = {stop_at, &v, NULL, NULL};
+    ck_assert_int_eq(run_staged(&R, &B, &stop, 2, &err), ER_ECANCELED);
+    er_checkpoint ck;
+    ck_assert_msg(er_checkpoint_read(path, &v.id, &ck, &err) == ER_OK, "%s", err.msg);
+    ck_assert_int_eq(ck.state.stage->index, 1);
+    static float start[CELLS];
+    memcpy(start, ck.state.stage->array[0], sizeof start);
+    start[7] = INFINITY;
+    er_run_stage g = *ck.state.stage;
+    er_run_state rs = ck.state;
+    g.array[0] = start;
+    rs.stage = &g;
+    bowl(B.z);
+    er_terrain t = {W, H, B.z, NULL, 1.0, 1.0, NULL}, tk = t;
+    tk.elevation = start;
+    tk.controls = SP.controls[1];
+    er_plan plan;
+    ck_assert_int_eq(er_plan_make(&SP.p[1], &tk, NULL, &plan, &want), ER_EINVAL);
+    er_layers keep = {B.water, B.sed, NULL, NULL};
+    ck_assert_int_eq(er_stages_check_resume(&SP, &t, &rs, &keep, &err), ER_EINVAL);
+    char line[ER_ERROR_MAX + 64];
+    snprintf(line, sizeof line, "stage 1: the heights it started from: %s", want.msg);
+    ck_assert_str_eq(err.msg, line);
+    er_checkpoint_free(&ck);
+    er_test_rmdir(dir);
+}
+END_TEST
+
 /* A stage's plan error names the stage, before any work. */
 START_TEST(plan_errors_name_the_stage)
 {
@@ -622,6 +662,7 @@ Suite *stages_suite(void)
     tcase_add_loop_test(tc, stream_power_then_mei, 0, 2);
     tcase_add_test(tc, damaged_stage_section_refused);
     tcase_add_test(tc, plan_errors_name_the_stage);
+    tcase_add_test(tc, resume_plan_error_line_whole);
     suite_add_tcase(s, tc);
     return s;
 }
