@@ -205,7 +205,20 @@ static const struct bad bad[] = {
     {"{\"stages\": [{\"model\": \"mei\"}]}", "stages.0.mei.dt=0",
      "-s stages.0.mei.dt: 0 is out of range, must be > 0 and <= 10"},
     {"{\"stages\": [{\"model\": \"mei\"}]}", "stages.x.mei.dt=1",
-     "-s stages.x.mei.dt: expected stages.N.KEY, N the stage's number from 0"},
+     "-s stages.x.mei.dt: expected stages.N.KEY, N the stage's number from 0 without leading "
+     "zeros"},
+    {"{\"stages\": [{\"model\": \"mei\"}]}", "stages.00.mei.dt=1",
+     "-s stages.00.mei.dt: expected stages.N.KEY, N the stage's number from 0 without leading "
+     "zeros"},
+    {"{\"stages\": [{\"model\": \"mei\"}, {\"model\": \"mei\"}]}", "stages[01].mei.dt=1",
+     "-s stages[01].mei.dt: expected stages.N.KEY, N the stage's number from 0 without leading "
+     "zeros"},
+    /* a new model for a stage: the keys it set in its old model's section would be lost */
+    {"{\"stages\": [{\"model\": \"mei\", \"mei\": {\"steps\": 5}}]}", "stages.0.model=droplet",
+     "-s stages.0.model: stage 0 sets mei.steps, which a droplet stage does not take: give the "
+     "stages whole with -s stages=[...]"},
+    {"{\"stages\": [{\"model\": \"mei\"}]}", "stages.0.model=droplet", NULL},
+    {"{\"stages\": [{\"model\": \"mei\", \"mei\": {\"steps\": 5}}]}", "stages.0.model=mei", NULL},
     {"{\"stages\": [{\"model\": \"mei\"}]}", "stages.0.terrain.cell_size=2",
      "-s stages.0.terrain.cell_size: every stage works on one terrain: set it at the top level"},
     {NULL, "stages.0.mei.steps=3", "-s stages.0.mei.steps: the recipe has no stages"},
