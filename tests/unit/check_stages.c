@@ -559,18 +559,28 @@ START_TEST(stream_power_then_mei)
 }
 END_TEST
 
+/* Mei then droplets (mei_drop) on the bowl, stopped at boundary 20 (in
+ * the droplet stage), its checkpoint written to path, "<dir>/ck" in a
+ * new temporary directory dir (PATH_MAX bytes; path PATH_MAX + 8); R
+ * holds the recipe, SP its plan. */
+static stopper stopped_in_stage_1(char *dir, char *path, er_error *err)
+{
+    er_test_mkdtemp(dir, PATH_MAX);
+    snprintf(path, PATH_MAX + 8, "%s/ck", dir);
+    ck_assert_int_eq(parse_st(mei_drop, NULL, 0, &R, err), ER_OK);
+    stopper v = {path, 20, {ER_MODEL_MEI, W, H, 11, 12, "cpu", 1}, 0};
+    er_run_hooks stop = {stop_at, &v, NULL, NULL};
+    ck_assert_int_eq(run_staged(&R, &B, &stop, 2, err), ER_ECANCELED);
+    return v;
+}
+
 /* A staged checkpoint whose stage section is damaged or cut short, or
  * read as a run of one model's, is refused with one line. */
 START_TEST(damaged_stage_section_refused)
 {
     char dir[PATH_MAX], path[PATH_MAX + 8];
     er_error err;
-    er_test_mkdtemp(dir, sizeof dir);
-    snprintf(path, sizeof path, "%s/ck", dir);
-    ck_assert_int_eq(parse_st(mei_drop, NULL, 0, &R, &err), ER_OK);
-    stopper v = {path, 20, {ER_MODEL_MEI, W, H, 11, 12, "cpu", 1}, 0};
-    er_run_hooks stop = {stop_at, &v, NULL, NULL};
-    ck_assert_int_eq(run_staged(&R, &B, &stop, 2, &err), ER_ECANCELED);
+    stopper v = stopped_in_stage_1(dir, path, &err);
     FILE *f = fopen(path, "rb");
     ck_assert_ptr_nonnull(f);
     static unsigned char buf[1 << 20];
@@ -601,18 +611,13 @@ END_TEST
 
 /* A checkpoint whose stage started from heights the stage's plan refuses
  * (an infinite one): the line is the stage's prefix and the plan's own
- * message, whole.  The prefix was once formatted over the message it
- * quoted (vsnprintf into its own argument), which garbled it. */
+ * message, whole: a prefix formatted over the message it quotes
+ * (vsnprintf into its own argument) garbles the line. */
 START_TEST(resume_plan_error_line_whole)
 {
     char dir[PATH_MAX], path[PATH_MAX + 8];
     er_error err, want;
-    er_test_mkdtemp(dir, sizeof dir);
-    snprintf(path, sizeof path, "%s/ck", dir);
-    ck_assert_int_eq(parse_st(mei_drop, NULL, 0, &R, &err), ER_OK);
-    stopper v = {path, 20, {ER_MODEL_MEI, W, H, 11, 12, "cpu", 1}, 0};
-    er_run_hooks stop = {stop_at, &v, NULL, NULL};
-    ck_assert_int_eq(run_staged(&R, &B, &stop, 2, &err), ER_ECANCELED);
+    stopper v = stopped_in_stage_1(dir, path, &err);
     er_checkpoint ck;
     ck_assert_msg(er_checkpoint_read(path, &v.id, &ck, &err) == ER_OK, "%s", err.msg);
     ck_assert_int_eq(ck.state.stage->index, 1);
