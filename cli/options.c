@@ -139,7 +139,7 @@ static void stitch_list(char *buf, size_t n)
 
 static void usage(FILE *out)
 {
-    char line[512], list[512];
+    char list[512], line[sizeof list + 64];
     fprintf(out, "usage: erode [options] INPUT...\n"
                  "       erode [options] --tile-set LIST --halo N TILE...\n"
                  "       erode stitch --tile-set LIST [-o DIR] [--layers LIST] [TILE...]\n"
