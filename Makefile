@@ -7,7 +7,9 @@
 #                        pkg-config finds vulkan and glslangValidator is on PATH)
 #   make bench           build the benchmark programs used by scripts/bench
 #   make fuzz            libFuzzer targets (clang), each run FUZZ_SECONDS (not in check)
-#   make install PREFIX=/usr/local DESTDIR= MANDIR=$(PREFIX)/share/man (+ BASHCOMPDIR)
+#   make install PREFIX=/usr/local DESTDIR= MANDIR=$(PREFIX)/share/man (+ BASHCOMPDIR):
+#                        erode, scripts/erode-tiles and cut-tiles, the man pages, configs,
+#                        bash completion
 
 VERSION   := 0.1.0
 PKG_CONFIG ?= pkg-config
@@ -165,6 +167,17 @@ $(BUILD)/flags: FORCE
 	cmp -s $@.$$$$ $@ 2>/dev/null && rm -f $@.$$$$ || mv $@.$$$$ $@
 $(LIB_OBJ) $(CLI_OBJ) $(UNIT_OBJ) $(BUILD)/tests/keys-dump.o $(BIN) $(BENCH_BIN) $(TM_LIB_OBJ) $(TM_CLI_OBJ): $(BUILD)/flags
 
+# The commit erode --version names: `git describe` of this source tree,
+# "unknown" outside git (or inside another repository).  Rewritten only
+# when it changes, so a new commit recompiles cli/options.c alone.
+ERODE_COMMIT = $(shell [ "$$(git -C '$(CURDIR)' rev-parse --show-toplevel 2>/dev/null)" = '$(CURDIR)' ] && \
+                 git -C '$(CURDIR)' describe --always --dirty 2>/dev/null || echo unknown)
+$(BUILD)/gen/er_commit.h: FORCE
+	@mkdir -p $(@D)
+	@printf '#define ERODE_COMMIT "%s"\n' '$(ERODE_COMMIT)' > $@.new
+	@cmp -s $@.new $@ 2>/dev/null && rm -f $@.new || mv $@.new $@
+$(BUILD)/cli/options.o $(TM)/cli/options.o: $(BUILD)/gen/er_commit.h
+
 # The model list (core/models.def, one line a model) as the includes of
 # each model's params header, core/<name>/params.h, which core/params.h
 # takes in: the preprocessor cannot write an #include, so make does.
@@ -269,6 +282,7 @@ check: $(BIN) $(BUILD)/check_unit $(KEYS_DUMP) $(TM)/erode
 install: $(BIN)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(DATADIR)/configs
 	install -m 755 $(BIN) $(DESTDIR)$(BINDIR)/erode
+	install -m 755 scripts/erode-tiles scripts/cut-tiles $(DESTDIR)$(BINDIR)/
 	install -m 644 man/erode.1 $(DESTDIR)$(MANDIR)/man1/erode.1
 	install -m 644 man/erode-recipe.5 $(DESTDIR)$(MANDIR)/man5/erode-recipe.5
 	install -m 644 man/erode-models.7 $(DESTDIR)$(MANDIR)/man7/erode-models.7
@@ -279,7 +293,8 @@ install: $(BIN)
 	install -m 644 scripts/completion/erode.bash $(DESTDIR)$(BASHCOMPDIR)/erode
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/erode $(DESTDIR)$(MANDIR)/man1/erode.1 $(DESTDIR)$(MANDIR)/man5/erode-recipe.5 \
+	rm -f $(DESTDIR)$(BINDIR)/erode $(DESTDIR)$(BINDIR)/erode-tiles $(DESTDIR)$(BINDIR)/cut-tiles \
+	      $(DESTDIR)$(MANDIR)/man1/erode.1 $(DESTDIR)$(MANDIR)/man5/erode-recipe.5 \
 	      $(DESTDIR)$(MANDIR)/man7/erode-models.7
 	rm -rf $(DESTDIR)$(DATADIR)
 	rm -f $(DESTDIR)$(BASHCOMPDIR)/erode

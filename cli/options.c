@@ -13,6 +13,7 @@
 
 #include "../core/models.h"
 #include "../io/text.h"
+#include "er_commit.h"
 #include "msg.h"
 
 enum {
@@ -58,7 +59,7 @@ static const struct er_option {
     {"quiet", no_argument, 'q', NULL, "no progress output"},
     {"progress", no_argument, OPT_PROGRESS, NULL, "progress on stderr even when it is not a terminal"},
     {"help", no_argument, 'h', NULL, "print this help and exit"},
-    {"version", no_argument, 'V', NULL, "print the version and exit"},
+    {"version", no_argument, 'V', NULL, "print the version, the commit and the build's features and exit"},
 };
 #define N_OPTIONS (sizeof options / sizeof options[0])
 
@@ -73,30 +74,116 @@ const char *er_layer_name(unsigned bit)
     return "?";
 }
 
+/* --help is read on an 80- to 100-column terminal: no line is wider. */
+#define HELP_WIDTH 100
+
+/* What erode stitch uses (--help says so; bash completion offers only
+ * these after `erode stitch`).  It accepts the others and ignores them,
+ * so that one option list serves a tile's run and its stitch
+ * (scripts/erode-tiles.sbatch). */
+static const int stitch_opts[] = {OPT_TILE_SET, 'o', 'f', OPT_CO, OPT_PRECISION, OPT_LAYERS,
+                                  OPT_INPUTS_FROM, OPT_JSON, OPT_PRINT_RECIPE, 'q',
+                                  OPT_PROGRESS, 'h', 'V'};
+
+/* The exit statuses (erode(1) EXIT STATUS; tests/lint.sh compares the
+ * two lists). */
+static const char *const exit_statuses =
+    "Exit status: 0 success, 1 a run failed, 2 usage, recipe or input error (before any work, "
+    "nothing written), 129, 130, 141, 143 interrupted by SIGHUP, SIGINT, SIGPIPE, SIGTERM.";
+
+/* Prints `lead` then the words of `text`, wrapped at HELP_WIDTH columns,
+ * each further line indented by `indent` spaces. */
+static void wrap(FILE *out, const char *lead, int indent, const char *text)
+{
+    size_t col = strlen(lead);
+    int fresh = col == 0; /* nothing on this line yet */
+    fputs(lead, out);
+    for (const char *p = text + strspn(text, " "); *p; p += strspn(p, " ")) {
+        size_t n = strcspn(p, " ");
+        if (!fresh && col + 1 + n > HELP_WIDTH) {
+            fprintf(out, "\n%*s", indent, "");
+            col = (size_t)indent;
+            fresh = 1;
+        }
+        fprintf(out, "%s%.*s", fresh ? "" : " ", (int)n, p);
+        col += n + !fresh;
+        fresh = 0;
+        p += n;
+    }
+    fputc('\n', out);
+}
+
+/* "-o, --output-dir DIR" or "    --json": an option as --help shows it. */
+static void option_left(char *buf, size_t n, const struct er_option *o, int with_arg)
+{
+    int used = o->val < 256 ? snprintf(buf, n, "-%c, --%s", o->val, o->name)
+                            : snprintf(buf, n, "    --%s", o->name);
+    if (with_arg && o->arg && used >= 0 && (size_t)used < n)
+        snprintf(buf + used, n - (size_t)used, " %s", o->arg);
+}
+
+/* "-o, --co, ...": the options erode stitch uses, short names first. */
+static void stitch_list(char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t k = 0; k < sizeof stitch_opts / sizeof stitch_opts[0]; k++)
+        for (size_t i = 0; i < N_OPTIONS; i++) {
+            if (options[i].val != stitch_opts[k])
+                continue;
+            int w = options[i].val < 256
+                        ? snprintf(buf + used, n - used, "%s-%c", used ? ", " : "", options[i].val)
+                        : snprintf(buf + used, n - used, "%s--%s", used ? ", " : "", options[i].name);
+            if (w > 0 && (size_t)w < n - used)
+                used += (size_t)w;
+        }
+}
+
 static void usage(FILE *out)
 {
+    char list[512], line[sizeof list + 64];
     fprintf(out, "usage: erode [options] INPUT...\n"
                  "       erode [options] --tile-set LIST --halo N TILE...\n"
                  "       erode stitch --tile-set LIST [-o DIR] [--layers LIST] [TILE...]\n"
                  "Applies hydraulic erosion to GeoTIFF or PNG heightmaps.\n\n");
     for (size_t i = 0; i < N_OPTIONS; i++) {
         char left[64];
-        const struct er_option *o = &options[i];
-        int n = o->val < 256 ? snprintf(left, sizeof left, "-%c, --%s", o->val, o->name)
-                             : snprintf(left, sizeof left, "    --%s", o->name);
-        if (o->arg)
-            snprintf(left + n, sizeof left - (size_t)n, " %s", o->arg);
-        fprintf(out, "  %-33s %s\n", left, o->help);
+        option_left(left, sizeof left, &options[i], 1);
+        snprintf(line, sizeof line, "  %-33s", left);
+        wrap(out, line, 36, options[i].help);
     }
     fprintf(out, "\nModels (the recipe's \"model\", erode-models(7)):");
     for (int m = 0; m < ER_MODEL_KINDS; m++)
         fprintf(out, "%s %s", m ? "," : "", er_model_name((er_model_kind)m));
-    fprintf(out, "\nOutputs are DIR/<stem>.<layer>.<ext>; with --tile-set DIR/<stem>.<layer>.halo.tif\n"
-                 "(<stem> of the tile's entry in LIST), which erode stitch cross-fades into\n"
-                 "DIR/<stem>.<layer>.tif, each tile's layers replacing the previous ones together.\n"
-                 "Exit status: 0 success, 1 a run failed, 2 usage, recipe or input error (before any\n"
-                 "work, nothing written), 130/143 interrupted.\n"
-                 "See erode(1), erode-recipe(5) and erode-models(7).\n");
+    fputc('\n', out);
+    stitch_list(list, sizeof list);
+    snprintf(line, sizeof line, "Stitch options: %s (erode stitch ignores the others).", list);
+    wrap(out, "", 8, line);
+    wrap(out, "", 0, "Outputs are DIR/<stem>.<layer>.<ext>, <stem> the input's name less its "
+                     "extension and a final .height; with --tile-set DIR/<stem>.<layer>.halo.tif "
+                     "(<stem> of the tile's entry in LIST), which erode stitch cross-fades into "
+                     "DIR/<stem>.<layer>.tif, each tile's layers replacing the previous ones "
+                     "together. erode creates no directory: DIR must exist.");
+    wrap(out, "", 0, exit_statuses);
+    fputs("See erode(1), erode-recipe(5) and erode-models(7).\n", out);
+}
+
+/* The version, the commit it was built from (the Makefile's `git
+ * describe`, "unknown" outside git) and what this build can do. */
+static void version(FILE *out)
+{
+#ifdef _OPENMP
+    const char *openmp = "+openmp";
+#else
+    const char *openmp = "-openmp";
+#endif
+#ifdef ER_HAVE_VULKAN
+    const char *vulkan = "+vulkan";
+#else
+    const char *vulkan = "-vulkan";
+#endif
+    fprintf(out, "erode %s\ncommit: %s\nfeatures: %s %s +geotiff +png +exr +raw\n", ERODE_VERSION,
+            ERODE_COMMIT, openmp, vulkan);
 }
 
 static int parse_layers(const char *list, unsigned *mask)
@@ -262,7 +349,11 @@ static int apply(er_settings *s, int c, const char *arg)
     if (path_opt && !*arg)
         return bad(path_opt, arg, "expected a file name, got an empty one");
     switch (c) {
-    case 'r': s->recipe_path = arg; return 0;
+    case 'r':
+        if (s->recipe_path) /* the first would be dropped without a word */
+            return bad("--recipe", arg, "a second recipe: give one, and -s for the changes");
+        s->recipe_path = arg;
+        return 0;
     case 's':
         if (!strchr(arg, '='))
             return bad("-s", arg, "expected KEY=VALUE");
@@ -356,6 +447,7 @@ static int apply(er_settings *s, int c, const char *arg)
     case OPT_FRAME_EVERY:
         if (!parse_count(arg, 1, &s->frame_every))
             return bad("--frame-every", arg, "expected a whole number >= 1");
+        s->frame_every_given = 1;
         return 0;
     case OPT_PREVIEW_PAIR: s->preview_pair = 1; return 0;
     case OPT_JSON: s->json = 1; return 0;
@@ -512,7 +604,7 @@ int er_options_parse(int argc, char **argv, er_settings *s)
             if (c == 'h')
                 usage(stdout);
             else
-                printf("erode %s\n", ERODE_VERSION);
+                version(stdout);
             return er_msg_stdout_done(c == 'h' ? "the help" : "the version") ? 1 : -1;
         }
         if (c == '?' || c == ':') {
@@ -577,6 +669,14 @@ int er_options_parse(int argc, char **argv, er_settings *s)
     }
     if (s->preview && s->n_inputs > 1 && !strstr(s->preview, "{stem}")) {
         er_msg_error("--preview: '%s': with several inputs the name needs {stem}", s->preview);
+        return 2;
+    }
+    if (s->frame_every_given && !s->frames) {
+        er_msg_error("--frame-every: needs --frames DIR");
+        return 2;
+    }
+    if (s->device_set && s->backend == ER_BACKEND_CPU) {
+        er_msg_error("--device: needs --backend vulkan or auto (the cpu backend has no devices)");
         return 2;
     }
     if (s->checkpoint_every > 0 && !s->checkpoint) {

@@ -50,6 +50,7 @@ typedef struct er_settings {
     const char *resume;          /* checkpoint to continue from ("{stem}" replaced); NULL = none */
     const char *frames;          /* directory of time-lapse frames; NULL = none */
     long long frame_every;       /* Mei steps / droplet batches between frames */
+    int frame_every_given;       /* --frame-every was given (needs --frames) */
     const char **inputs;         /* from argv and --inputs-from */
     int n_inputs;
     const char **inputs_from;    /* --inputs-from files of input paths in order, "-" = stdin */

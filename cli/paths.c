@@ -13,10 +13,20 @@ const char *er_path_base(const char *path)
     return slash ? slash + 1 : path;
 }
 
+/* An earlier output's height layer ("dem.height.tif") is named after its
+ * own input ("dem"), so eroding it again writes "dem.height.tif" rather
+ * than "dem.height.height.tif"; in the input's own directory that name is
+ * the input, which the write-target check refuses (targets.c). */
+#define HEIGHT_SUFFIX ".height"
+
 int er_path_stem_len(const char *base)
 {
     const char *dot = strrchr(base, '.');
-    return dot && dot != base ? (int)(dot - base) : (int)strlen(base);
+    size_t len = dot && dot != base ? (size_t)(dot - base) : strlen(base);
+    const size_t sl = strlen(HEIGHT_SUFFIX);
+    if (len > sl && memcmp(base + len - sl, HEIGHT_SUFFIX, sl) == 0)
+        len -= sl;
+    return (int)len;
 }
 
 const char *er_path_ext(const er_settings *s, er_file_format in)

@@ -14,7 +14,8 @@
 /* The file name part of a path (after the last '/'). */
 const char *er_path_base(const char *path);
 
-/* The length of a file name's stem: the name less its last extension. */
+/* The length of a file name's stem: the name less its last extension and
+ * then a final ".height" (erode(1) FILES). */
 int er_path_stem_len(const char *base);
 
 /* "tif", "png", "exr", "r16" or "r32": the output format's extension for

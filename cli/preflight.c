@@ -18,8 +18,10 @@
 static int probe_dir(const char *dir, const char *what)
 {
     struct stat st;
-    if (stat(dir, &st) != 0) {
-        er_msg_error("%s: %s: %s", dir, what, strerror(errno));
+    if (stat(dir, &st) != 0) { /* a mistyped path is not made into a tree of new directories */
+        const int missing = errno == ENOENT;
+        er_msg_error("%s: %s: %s%s", dir, what, strerror(errno),
+                     missing ? " (erode creates no directory: mkdir -p it first)" : "");
         return EXIT_USAGE;
     }
     if (!S_ISDIR(st.st_mode)) {

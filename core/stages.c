@@ -349,8 +349,13 @@ er_status er_stages_check_resume(const er_staged_plan *sp, const er_terrain *t,
     if (k > 0)
         tk.elevation = read_only(g->array[0]);
     er_status st = k > 0 ? replan(sp, k, &tk, &plan, err) : ER_OK;
-    if (st)
-        return er_fail(err, st, "stage %d: the heights it started from: %.400s", k, err->msg);
+    if (st) { /* the plan's line after this prefix (never err->msg as an argument of the
+               * er_fail that writes it: the formatter would read what it overwrites) */
+        char prefix[64];
+        snprintf(prefix, sizeof prefix, "stage %d: the heights it started from", k);
+        er_error_prefix(err, prefix);
+        return st;
+    }
     float dummy = 0;
     er_layers lk = stage_layers(&dummy, &dummy, keep);
     return er_plan_check_resume(k > 0 ? &plan : &sp->plan[0], r, &lk, err);

@@ -88,6 +88,12 @@ er_status er_recipe_read_object(const er_recipe_ctx *c, const er_key *tab, size_
 er_status er_recipe_one_list(const er_recipe_ctx *c, const er_key *tab, size_t n,
                              const cJSON *root, char *base, const char *where);
 
+/* recipe_print.c */
+
+/* Whether the value of row k differs between the structs at a and b, as
+ * --print-recipe writes them. */
+int er_recipe_value_differs(const er_key *k, const char *a, const char *b);
+
 /* recipe_stages.c */
 
 /* The model whose section is the top-level object `name`, or -1. */
@@ -104,6 +110,9 @@ er_status er_recipe_read_stages(const er_recipe_ctx *c, const er_key *tab, size_
 
 /* JSON's whitespace. */
 int er_recipe_is_space(char ch);
+/* Whether the len bytes of JSON text hold a number (outside strings)
+ * that JSON's grammar refuses, such as 020 or 1.; *at: where it starts. */
+int er_recipe_bad_number(const char *text, size_t len, size_t *at);
 /* Parses len bytes of JSON; NULL (with *st and the error set) unless the
  * text is one complete value.  The caller deletes the result. */
 cJSON *er_recipe_parse_json(const er_recipe_ctx *c, const char *text, size_t len,

@@ -49,6 +49,66 @@ static er_status malformed(const er_recipe_ctx *c, const char *text, size_t len,
     return er_recipe_fail(c, NULL, "line %zu, column %zu: malformed JSON%s", line, col, what);
 }
 
+static int is_digit(char ch)
+{
+    return ch >= '0' && ch <= '9';
+}
+
+/* Whether the n bytes at t are a number as JSON writes it (RFC 8259 §6):
+ * -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+static int json_number(const char *t, size_t n)
+{
+    size_t i = t[0] == '-';
+    if (i >= n || !is_digit(t[i]))
+        return 0;
+    if (t[i] == '0')
+        i++;
+    else
+        while (i < n && is_digit(t[i]))
+            i++;
+    if (i < n && t[i] == '.') {
+        size_t d = ++i;
+        while (i < n && is_digit(t[i]))
+            i++;
+        if (i == d)
+            return 0;
+    }
+    if (i < n && (t[i] == 'e' || t[i] == 'E')) {
+        i += i + 1 < n && (t[i + 1] == '+' || t[i + 1] == '-') ? 2 : 1;
+        size_t d = i;
+        while (i < n && is_digit(t[i]))
+            i++;
+        if (i == d)
+            return 0;
+    }
+    return i == n;
+}
+
+/* cJSON reads any run of [0-9+-.eE] that strtod takes as a number, so
+ * 020 (an octal in other languages) and 1. would pass: every number
+ * outside strings is checked against JSON's own grammar. */
+int er_recipe_bad_number(const char *text, size_t len, size_t *at)
+{
+    for (size_t i = 0; i < len; i++) {
+        if (text[i] == '"') { /* a string: to its closing quote */
+            for (i++; i < len && text[i] != '"'; i++)
+                i += text[i] == '\\';
+            continue;
+        }
+        if (text[i] != '-' && !is_digit(text[i]))
+            continue;
+        size_t n = strspn(text + i, "0123456789+-.eE");
+        if (n > len - i)
+            n = len - i;
+        if (!json_number(text + i, n)) {
+            *at = i;
+            return 1;
+        }
+        i += n - 1;
+    }
+    return 0;
+}
+
 /* Parses len bytes of JSON; NULL (with the error set) unless the text is
  * one complete value.  cJSON's end pointer (rather than
  * cJSON_GetErrorPtr, a global) gives the failure point. */
@@ -75,6 +135,15 @@ cJSON *er_recipe_parse_json(const er_recipe_ctx *c, const char *text, size_t len
     if (at < len) {
         cJSON_Delete(root);
         *st = malformed(c, text, len, at);
+        return NULL;
+    }
+    if (er_recipe_bad_number(text, len, &at)) {
+        size_t line, col, n = strspn(text + at, "0123456789+-.eE");
+        cJSON_Delete(root);
+        line_col(text, at, &line, &col);
+        *st = er_recipe_fail(c, NULL, "line %zu, column %zu: malformed JSON number '%.*s' (no "
+                             "leading zeros, digits on both sides of a point)", line, col,
+                             (int)(n < 32 ? n : 32), text + at);
         return NULL;
     }
     *st = ER_OK;

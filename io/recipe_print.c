@@ -195,8 +195,7 @@ static int sources_differ(const er_source_list *a, const er_source_list *b)
     return 0;
 }
 
-/* Whether the value of row k differs between the structs at a and b. */
-static int differs(const er_key *k, const char *a, const char *b)
+int er_recipe_value_differs(const er_key *k, const char *a, const char *b)
 {
     char va[64], vb[64];
     if (k->type == ER_KEY_PATH)
@@ -234,7 +233,7 @@ static int printed(const er_key *k, const char *base, const print_opts *o)
             int m = er_recipe_section_model(k->path);
             return m >= 0 && er_stage_holds_section(p->model, (er_model_kind)m);
         }
-        return (k->flags & ER_KEY_MODEL) || differs(k, base, (const char *)o->top);
+        return (k->flags & ER_KEY_MODEL) || er_recipe_value_differs(k, base, (const char *)o->top);
     }
     if (k->type == ER_KEY_STAGES)
         return o->r && o->r->n > 0;

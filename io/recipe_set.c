@@ -31,11 +31,14 @@ static int stage_of_key(const char *k, const char **rest)
     else
         return -1;
     int i = 0, digits = 0;
+    const int zero_first = *p == '0';
     for (; *p >= '0' && *p <= '9' && digits < 4; p++, digits++)
         i = i * 10 + (*p - '0');
     if (k[6] == '[' && *p == ']')
         p++;
-    if (!digits || *p != '.' || !p[1])
+    /* "stages.01" is refused, as JSON refuses the number 01: one
+     * spelling for each stage */
+    if (!digits || (zero_first && digits > 1) || *p != '.' || !p[1])
         return -2;
     *rest = p + 1;
     return i;
@@ -48,7 +51,7 @@ static int stage_of_key(const char *k, const char **rest)
 static er_status split_override(const er_recipe_ctx *c, const char *ov, char *keybuf, size_t size,
                                 cJSON **j)
 {
-    char q[RECIPE_QUOTE_MAX + 4];
+    char q[RECIPE_QUOTE_MAX + 4], qv[RECIPE_QUOTE_MAX + 4];
     const char *eq = strchr(ov, '=');
     *j = NULL;
     if (!eq)
@@ -79,6 +82,15 @@ static er_status split_override(const er_recipe_ctx *c, const char *ov, char *ke
                 cJSON_Delete(*j);
                 *j = NULL;
             }
+        }
+        size_t bad;
+        if (*j && er_recipe_bad_number(val, vlen, &bad)) {
+            cJSON_Delete(*j);
+            *j = NULL;
+            return er_recipe_fail(c, er_recipe_quote(q, sizeof q, keybuf),
+                                  "'%s' is not a JSON number (no leading zeros, digits on "
+                                  "both sides of a point); quote it for a string",
+                                  er_recipe_quote(qv, sizeof qv, val));
         }
     }
     if (!*j)
@@ -129,6 +141,33 @@ static er_status find_key(const er_recipe_ctx *c, const er_key *keys, size_t n_k
     return er_recipe_fail(c, shown, "unknown key");
 }
 
+/* After -s stages.N.model changed stage i's model from `was`: a key the
+ * stage set in the section of its old model, which the new one does not
+ * hold, would be dropped without a word; refused, naming it. */
+static er_status keys_left_behind(const er_recipe_ctx *c, const er_stages *r, int i,
+                                  er_model_kind was, const char *shown)
+{
+    size_t n_keys;
+    const er_key *keys = er_keys_params(&n_keys);
+    const er_model_kind now = r->stage[i].model;
+    if (now == was || er_stage_holds_section(now, was))
+        return ER_OK;
+    const char *section = er_model_name(was);
+    const size_t len = strlen(section);
+    for (size_t k = 0; k < n_keys; k++) {
+        const er_key *row = &keys[k];
+        if (strncmp(row->path, section, len) != 0 || row->path[len] != '.' ||
+            row->type == ER_KEY_OBJECT || row->type == ER_KEY_COMMENT ||
+            (row->flags & ER_KEY_OLD_NAME) ||
+            !er_recipe_value_differs(row, (const char *)&r->stage[i], (const char *)&r->top))
+            continue;
+        return er_recipe_fail(c, shown, "stage %d sets %s, which a %s stage does not take: give "
+                              "the stages whole with -s stages=[...]", i, row->path,
+                              er_model_name(now));
+    }
+    return ER_OK;
+}
+
 /* -s for stage `i`, key `rest` within it: the stage's own value, checked
  * as a stage's key in the file is. */
 static er_status override_stage(const er_recipe_ctx *c, er_stages *r, int i, const char *rest,
@@ -151,7 +190,10 @@ static er_status override_stage(const er_recipe_ctx *c, er_stages *r, int i, con
     er_recipe_ctx in = *c;
     in.stages = NULL;
     in.model_key = NULL;
-    return st ? st : er_recipe_read_value(&in, keys, n_keys, k, (char *)&r->stage[i], j, shown);
+    const er_model_kind was = r->stage[i].model;
+    if (!st)
+        st = er_recipe_read_value(&in, keys, n_keys, k, (char *)&r->stage[i], j, shown);
+    return st ? st : keys_left_behind(c, r, i, was, shown);
 }
 
 /* One -s KEY=VALUE onto recipe r: pass 0 takes the top level's keys
@@ -170,7 +212,8 @@ er_status er_recipe_apply_override(er_recipe_ctx *c, const char *ov, er_stages *
     const char *rest = NULL;
     int stage = stage_of_key(keybuf, &rest);
     if (stage == -2)
-        st = er_recipe_fail(c, shown, "expected stages.N.KEY, N the stage's number from 0");
+        st = er_recipe_fail(c, shown, "expected stages.N.KEY, N the stage's number from 0 "
+                            "without leading zeros");
     else if (stage >= 0 && pass == 1)
         st = override_stage(c, r, stage, rest, shown, j);
     else if (stage < 0 && pass == 0) {

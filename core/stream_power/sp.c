@@ -31,6 +31,24 @@
 #include "../parallel.h"
 #include "sp_internal.h"
 
+/* Each key in its range, uplift x dt x steps can still come to hundreds
+ * of kilometres (1 m/yr for 1e9 years), which no landscape reaches (the
+ * highest mountains stand under 9 km): a slip of a unit or an exponent.
+ * Beyond this many metres the run goes on, and its plan says so in one
+ * line (erode(1) EXIT STATUS 0). */
+#define ER_SP_UPLIFT_WARN_M 10000.0
+
+static void note_uplift(er_plan *plan)
+{
+    const er_stream_power_params *p = &plan->p.stream_power;
+    const double total = p->uplift * p->dt * (double)p->steps;
+    if (total > ER_SP_UPLIFT_WARN_M && !plan->warning[0])
+        snprintf(plan->warning, sizeof plan->warning, "stream_power: uplift %g m/yr over %lld "
+                 "steps of %g yr raises the land %.3g km, more than the %g km a landscape can "
+                 "hold: check uplift, dt and steps", p->uplift, (long long)p->steps, p->dt,
+                 total / 1000.0, ER_SP_UPLIFT_WARN_M / 1000.0);
+}
+
 er_status er_sp_plan(er_plan *plan, const er_terrain *t, er_error *err)
 {
     if (plan->windowed)
@@ -40,6 +58,7 @@ er_status er_sp_plan(er_plan *plan, const er_terrain *t, er_error *err)
         return er_fail(err, ER_EINVAL, "stream_power: the map has %lld cells, more than the "
                        "2^31 - 1 the model indexes", (long long)t->width * t->height);
     plan->boundaries = plan->p.stream_power.steps;
+    note_uplift(plan);
     return ER_OK;
 }
 

@@ -12,6 +12,10 @@
 #   erode --layers height,<TAB>   the layer names --help lists
 #   erode -s mei.<TAB>            recipe keys, as KEY=; then KEY=<default>
 #   erode -s model=<TAB>          the models --help lists
+#   erode -r R -s stages.<TAB>    the stages of recipe R, as stages.N.; then the
+#                                 keys a stage holds (those of its model's
+#                                 section); stages.N.model=<TAB>: the models
+#   erode stitch --<TAB>          the options erode stitch uses (--help says)
 #   erode --co C<TAB>             the creation options --help lists, as KEY=;
 #                                 then their choices (COMPRESS=ZSTD,
 #                                 PIXEL_TYPE=HALF, ...)
@@ -19,19 +23,63 @@
 #   erode -r <TAB>                *.json; --preview: *.png; -o: directories
 #   erode <TAB>                   heightmaps: *.tif *.tiff *.png
 
+# _erode_help BIN: BIN --help, each wrapped line joined to the line it
+# continues (a continuation starts with eight spaces or more).
+_erode_help()
+{
+    local line joined='' have=0
+    while IFS= read -r line; do
+        if [[ $line =~ ^\ {8} ]] && ((have)); then
+            joined+=" ${line#"${line%%[! ]*}"}"
+            continue
+        fi
+        ((have)) && printf '%s\n' "$joined"
+        joined=$line have=1
+    done < <("$1" --help 2> /dev/null)
+    ((have)) && printf '%s\n' "$joined"
+}
+
+# _erode_recipe_keys: the keys of the --print-recipe text on stdin (one key
+# a line, nested objects indented by two), "KEY<TAB>VALUE" a line.
+_erode_recipe_keys()
+{
+    local -a path=()
+    local line depth name key value p
+    while IFS= read -r line; do
+        if [[ $line =~ ^(\ *)\"([a-z_0-9]+)\":\ (.*)$ ]]; then
+            depth=$(( ${#BASH_REMATCH[1]} / 2 - 1 ))
+            name=${BASH_REMATCH[2]} value=${BASH_REMATCH[3]%,}
+            path=("${path[@]:0:depth}")
+            key=
+            for p in "${path[@]}"; do key+=$p.; done
+            key+=$name
+            if [[ $value == "{" ]]; then
+                path+=("$name")
+            else
+                printf '%s\t%s\n' "$key" "$value"
+            fi
+        fi
+    done
+}
+
 # _erode_load BIN: fills the _erode_* caches from BIN, once per binary.
 _erode_load()
 {
     local bin=$1 line opt short meta
     [[ $_erode_cached_bin == "$bin" ]] && return 0
     _erode_cached_bin=$bin
-    _erode_opts=() _erode_layers=() _erode_keys=() _erode_models=()
-    _erode_meta=() _erode_long=() _erode_default=() _erode_co=()
+    _erode_opts=() _erode_layers=() _erode_keys=() _erode_models=() _erode_stitch=()
+    _erode_meta=() _erode_long=() _erode_default=() _erode_co=() _erode_sections=()
     # "  -r, --recipe FILE     text" or "      --json     text"
     while IFS= read -r line; do
         # "Models (the recipe's "model", ...): mei, droplet, ..."
         if [[ $line =~ ^Models\ .*:\ ([a-z_0-9,\ ]+)$ ]]; then
             IFS=', ' read -r -a _erode_models <<< "${BASH_REMATCH[1]}"
+            continue
+        fi
+        # "Stitch options: --tile-set, -o, ... (erode stitch ignores the others)."
+        if [[ $line =~ ^Stitch\ options:\ ([-A-Za-z,\ ]+)\ \( ]]; then
+            IFS=', ' read -r -a _erode_stitch <<< "${BASH_REMATCH[1]}"
             continue
         fi
         [[ $line =~ ^\ +(-([A-Za-z]),\ )?(--[a-z][a-z0-9-]*)(\ ([^ ]+))?(\ \ |$) ]] || continue
@@ -55,27 +103,82 @@ _erode_load()
                 _erode_co[$key]=$names
             done
         fi
-    done < <("$bin" --help 2> /dev/null)
-    # --print-recipe prints one key a line, nested objects indented by two.
-    local -a path=()
-    local depth name key value p
+    done < <(_erode_help "$bin")
+    local key value
+    while IFS=$'\t' read -r key value; do
+        _erode_keys+=("$key")
+        value=${value#\"} value=${value%\"}
+        [[ $value == "[]" || $value == null ]] || _erode_default[$key]=$value
+    done < <("$bin" --print-recipe 2> /dev/null | _erode_recipe_keys)
+}
+
+# _erode_section BIN MODEL: the keys of MODEL's section ("mei.steps" ...),
+# space-separated, read once from BIN -s model=MODEL --print-recipe.
+_erode_section()
+{
+    local key value
+    if [[ -z ${_erode_sections[$2]+set} ]]; then
+        _erode_sections[$2]=
+        while IFS=$'\t' read -r key value; do
+            [[ $key == "$2".* ]] && _erode_sections[$2]+="$key "
+        done < <("$1" -s "model=$2" --print-recipe 2> /dev/null | _erode_recipe_keys)
+    fi
+    printf '%s' "${_erode_sections[$2]}"
+}
+
+# _erode_stage_models BIN: the model of each stage of the recipe the
+# command line gives with -r (none without one), a -s stages.N.model=
+# before the cursor replacing stage N's; one a line.
+_erode_stage_models()
+{
+    local i line recipe=
+    local -a models=()
+    for ((i = 1; i < ${#w[@]} - 1; i++)); do
+        case ${w[i]} in
+        -r | --recipe) recipe=${w[i + 1]} ;;
+        --recipe=*) recipe=${w[i]#--recipe=} ;;
+        esac
+    done
+    [[ -n $recipe && -r $recipe ]] || return 0
+    # a stage's keys are indented by six: "      "model": "mei","
     while IFS= read -r line; do
-        if [[ $line =~ ^(\ *)\"([a-z_0-9]+)\":\ (.*)$ ]]; then
-            depth=$(( ${#BASH_REMATCH[1]} / 2 - 1 ))
-            name=${BASH_REMATCH[2]} value=${BASH_REMATCH[3]%,}
-            path=("${path[@]:0:depth}")
-            key=
-            for p in "${path[@]}"; do key+=$p.; done
-            key+=$name
-            if [[ $value == "{" ]]; then
-                path+=("$name")
-            else
-                _erode_keys+=("$key")
-                value=${value#\"} value=${value%\"}
-                [[ $value == "[]" || $value == null ]] || _erode_default[$key]=$value
-            fi
+        [[ $line =~ ^\ {6}\"model\":\ \"([a-z_0-9]+)\" ]] && models+=("${BASH_REMATCH[1]}")
+    done < <("$1" -r "$recipe" --print-recipe 2> /dev/null)
+    for ((i = 1; i < ${#w[@]} - 1; i++)); do
+        [[ ${w[i]} =~ ^stages\.(0|[1-9][0-9]*)\.model=([a-z_0-9]+)$ ]] &&
+            ((BASH_REMATCH[1] < ${#models[@]})) && models[BASH_REMATCH[1]]=${BASH_REMATCH[2]}
+    done
+    ((${#models[@]})) && printf '%s\n' "${models[@]}"
+}
+
+# _erode_stage_keys BIN CUR: completes -s CUR, a key of a stage
+# ("stages.", "stages.1.me", "stages.1.model=").
+_erode_stage_keys()
+{
+    local -a models
+    mapfile -t models < <(_erode_stage_models "$1")
+    if [[ $2 =~ ^stages\.(0|[1-9][0-9]*)\.(.*)$ ]]; then
+        local n=${BASH_REMATCH[1]} rest=${BASH_REMATCH[2]} k top=()
+        ((n < ${#models[@]})) || return 0
+        if [[ $rest == model=* ]]; then
+            mapfile -t COMPREPLY < <(compgen -W "${_erode_models[*]}" -P "stages.$n.model=" -- "${rest#model=}")
+            return 0
         fi
-    done < <("$bin" --print-recipe 2> /dev/null)
+        [[ $rest == *=* ]] && return 0
+        # what a stage holds: the top level's keys but the version and the
+        # terrain, and its own model's section
+        for k in "${_erode_keys[@]}"; do
+            [[ $k == *.* || $k == erode_recipe ]] || top+=("$k")
+        done
+        compopt -o nospace 2> /dev/null
+        mapfile -t COMPREPLY < <(compgen -W "${top[*]} $(_erode_section "$1" "${models[n]}")" \
+            -P "stages.$n." -S = -- "$rest")
+        return 0
+    fi
+    local i all=()
+    for ((i = 0; i < ${#models[@]}; i++)); do all+=("stages.$i."); done
+    compopt -o nospace 2> /dev/null
+    mapfile -t COMPREPLY < <(compgen -W "${all[*]}" -- "$2")
 }
 
 # _erode_files PATTERN...: files matching a shell pattern, and directories.
@@ -140,7 +243,9 @@ _erode_complete()
     if [[ $opt == --* && -n $meta ]]; then
         case $opt in
         --set)
-            if [[ $cur == *=* ]]; then
+            if [[ $cur == stages.* ]]; then
+                _erode_stage_keys "$bin" "$cur"
+            elif [[ $cur == *=* ]]; then
                 local k=${cur%%=*}
                 local d=${_erode_default[$k]:-}
                 if [[ $k == model ]]; then
@@ -151,6 +256,7 @@ _erode_complete()
             else
                 compopt -o nospace 2> /dev/null
                 mapfile -t COMPREPLY < <(compgen -W "${_erode_keys[*]}" -S = -- "$cur")
+                [[ stages. == "$cur"* && -n $(_erode_stage_models "$bin") ]] && COMPREPLY+=(stages.)
             fi
             ;;
         --layers)
@@ -188,13 +294,18 @@ _erode_complete()
         return 0
     fi
     if [[ $cur == -* ]]; then
-        mapfile -t COMPREPLY < <(compgen -W "${_erode_opts[*]} ${!_erode_long[*]}" -- "$cur")
+        local offer="${_erode_opts[*]} ${!_erode_long[*]}" o
+        if [[ ${w[1]:-} == stitch ]]; then
+            offer=
+            for o in "${_erode_stitch[@]}"; do offer+=" $o ${_erode_long[$o]:-}"; done
+        fi
+        mapfile -t COMPREPLY < <(compgen -W "$offer" -- "$cur")
         return 0
     fi
     _erode_files '*.tif' '*.tiff' '*.png'
 }
 
 _erode_cached_bin=
-_erode_opts=() _erode_layers=() _erode_keys=() _erode_models=()
-declare -A _erode_meta=() _erode_long=() _erode_default=() _erode_co=()
+_erode_opts=() _erode_layers=() _erode_keys=() _erode_models=() _erode_stitch=()
+declare -A _erode_meta=() _erode_long=() _erode_default=() _erode_co=() _erode_sections=()
 complete -F _erode erode

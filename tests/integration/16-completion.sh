@@ -76,3 +76,34 @@ expect "b.PNG sub" --preview ""
 expect "sub" -o ""
 expect "a.tif" -j 2 a
 t_ok
+
+t_case "completion: -s stages. offers the stages of the -r recipe, then what a stage holds"
+R=$SRCDIR/configs/from-noise.json
+expect "stages.0. stages.1." -r "$R" -s stages.
+expect "stages.0. stages.1." --recipe "$R" -s stages.
+expect "" -s stages.
+expect "stages.0.stream_power.steps=" -r "$R" -s stages.0.stream_power.st
+expect "stages.1.mei.steps=" -r "$R" -s stages.1.mei.ste
+expect "" -r "$R" -s stages.0.mei.
+expect "stages.0.seed=" -r "$R" -s stages.0.se
+expect "stages.0.droplet.count=" -r "$R" -s stages.0.model=droplet -s stages.0.droplet.cou
+t_ok
+
+t_case "completion: -s stages.N.model= offers the models"
+expect "sph stream_power" -r "$R" -s stages.0.model = s
+comp -r "$R" -s stages.1.model = "" > "$T/models"
+sed -n 's/^ER_MODEL([A-Z_0-9]*, *\([a-z_0-9]*\))$/\1/p' "$SRCDIR/core/models.def" | sort > "$T/want"
+cmp -s "$T/models" "$T/want" || t_fail "offered $(tr '\n' ' ' < "$T/models")"
+t_ok
+
+t_case "completion: after stitch only the options erode stitch uses, as --help lists them"
+comp stitch -- > "$T/offered"
+"$ERODE" --help | sed -n '/^Stitch options:/,/)\.$/p' | grep -oE -- '--?[a-zA-Z][a-z-]*' | while read -r o; do
+    case $o in --*) echo "$o" ;; *) "$ERODE" --help | grep -o -- "^  $o, --[a-z-]*" | sed 's/.* //' ;; esac
+done | sort -u > "$T/want"
+[ -s "$T/want" ] || t_fail "no stitch options read from --help"
+cmp -s "$T/offered" "$T/want" || t_fail "offered $(tr '\n' ' ' < "$T/offered"), --help lists $(tr '\n' ' ' < "$T/want")"
+grep -qx -- --frames "$T/offered" && t_fail "stitch offered --frames"
+expect "--layers" stitch --tile-set x --la
+expect "--frame-every --frames" --fr
+t_ok

@@ -25,7 +25,7 @@ for f in whitebox_dem_f32_utm18n.tif olinda_dem_f32_utm25s.tif pysheds_dem_int16
                 || t_fail "as tif: $(cat "$T/why")"
             mkdir -p "$T/$model/back"
             t_exit 0 "$ERODE" -q "$@" -f tif -o "$T/$model/back" "$T/$model/$stem.height.png"
-            $O same-values "$T/$model/$stem.height.tif" "$T/$model/back/$stem.height.height.tif" 5.2e-6 > "$T/why" \
+            $O same-values "$T/$model/$stem.height.tif" "$T/$model/back/$stem.height.tif" 5.2e-6 > "$T/why" \
                 || t_fail "png round trip: $(cat "$T/why")" ;;
         *)
             out=$T/$model/$stem.height.tif

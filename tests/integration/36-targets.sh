@@ -78,8 +78,8 @@ t_case "an output named like a later input (through another extension)"
 mkdir -p "$T/x"
 cp "$S" "$T/x/c.height.tif"
 "$ERODE" -q -s mei.steps=0 -f png -o "$T/x" "$T/x/c.height.tif" 2>/dev/null
-mv "$T/x/c.height.height.png" "$T/x/c.png"
-rm -f "$T/x"/c.height.*.png
+mv "$T/x/c.height.png" "$T/x/c.png"
+rm -f "$T/x"/c.sediment.png "$T/x"/c.water.png
 cp "$T/x/c.height.tif" "$T/x/keep.tif"
 t_exit 2 "$ERODE" $RUN -f tif -o "$T/x" "$T/x/c.png" "$T/x/c.height.tif"
 t_one_error_line "would replace the input"

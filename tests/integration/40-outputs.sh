@@ -81,7 +81,7 @@ t_exit 0 "$ERODE" -q -s mei.steps=0 -o "$T/e2" "$T/e/puget_sound_1k_u16.height.p
 t_exit 0 "$ERODE" -q -s mei.steps=0 -f tif -o "$T/e2" "$T/e/puget_sound_1k_u16.height.png"
 t_exit 0 "$ERODE" -q -s mei.steps=0 -f tif -o "$T/e" "$P"
 # the .tif from the original PNG holds raw/65535; from erode's PNG within a step
-$O same-values "$T/e/puget_sound_1k_u16.height.tif" "$T/e2/puget_sound_1k_u16.height.height.tif" 1e-5 > "$T/why" \
+$O same-values "$T/e/puget_sound_1k_u16.height.tif" "$T/e2/puget_sound_1k_u16.height.tif" 1e-5 > "$T/why" \
     || t_fail "$(cat "$T/why")"
 t_ok
 

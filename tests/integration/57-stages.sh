@@ -173,8 +173,9 @@ fi
 t_case "--backend vulkan: the stages with a Vulkan path on the device, SPH on the CPU; none: exit 2"
 if "$ERODE" --list-devices > /dev/null 2>&1; then
     mkdir -p "$T/vk"
-    t_exit 0 "$ERODE" -q --json --backend vulkan -r "$T/two.json" \
-        -s 'stages[0].model="sph"' -s stages.0.sph.steps=2 -o "$T/vk" "$W"
+    t_exit 0 "$ERODE" -q --json --backend vulkan -r "$T/two.json" -s 'stages=[{"model": "sph",
+        "sph": {"steps": 2}}, {"model": "droplet", "droplet": {"count": 20000, "batch_size": 500}}]' \
+        -o "$T/vk" "$W"
     [ "$(jq -r '.backend' "$T/stdout")" = "cpu,vulkan" ] || t_fail "backends: $(jq -c '[.backend, [.stages[].backend]]' "$T/stdout")"
     # (the SPH stage without water says so in a warning line first)
     t_exit 2 "$ERODE" -q --backend vulkan -s 'stages=[{"model": "sph"}]' -o "$T/vk" "$W"

@@ -229,6 +229,13 @@ static const struct bad {
     {"{\"seed\": 2} x", "line 1, column 13: malformed JSON"},
     {"{\"\xc3\xa9\": 1,,}", "line 1, column 9: malformed JSON"},
     {"", "recipe.json: line 1, column 1: malformed JSON"},
+    /* numbers as JSON writes them: cJSON alone takes 020 and 1. */
+    {"{\"mei\": {\"steps\": 020}}",
+     "recipe.json: line 1, column 19: malformed JSON number '020' (no leading zeros, digits on "
+     "both sides of a point)"},
+    {"{\"seed\": 1,\n \"mei\": {\"dt\": 1.}}", "line 2, column 16: malformed JSON number '1.'"},
+    {"{\"mei\": {\"dt\": -01e1}}", "line 1, column 16: malformed JSON number '-01e1'"},
+    {"{\"mei\": {\"dt\": 1e}}", "malformed JSON"},
     {"[1, 2]", "recipe.json: expected a JSON object, got an array"},
     /* enums list what is allowed */
     {"{\"model\": \"grid\"}", "recipe.json: model: 'grid' is not one of 'mei', 'droplet'"},
@@ -476,6 +483,9 @@ static const struct bad bad_override[] = {
     {"mei.dt=", "-s mei.dt: expected a number, got a string"},
     {"mei.dt=0.1 0.2", "-s mei.dt: expected a number, got a string"},
     {"mei.steps=1.5", "-s mei.steps: 1.5 is not an integer"},
+    {"mei.steps=020", "-s mei.steps: '020' is not a JSON number (no leading zeros, digits on both "
+                      "sides of a point); quote it for a string"},
+    {"mei.sources=[{\"x\": 01, \"y\": 2, \"rate\": 1}]", "-s mei.sources: '[{\"x\": 01"},
     {"model=grid", "-s model: 'grid' is not one of 'mei', 'droplet'"},
     {"model=null", "-s model: expected a string, got null"},
     {"terrain.cell_size=-1", "-s terrain.cell_size: -1 is out of range"},

@@ -205,7 +205,20 @@ static const struct bad bad[] = {
     {"{\"stages\": [{\"model\": \"mei\"}]}", "stages.0.mei.dt=0",
      "-s stages.0.mei.dt: 0 is out of range, must be > 0 and <= 10"},
     {"{\"stages\": [{\"model\": \"mei\"}]}", "stages.x.mei.dt=1",
-     "-s stages.x.mei.dt: expected stages.N.KEY, N the stage's number from 0"},
+     "-s stages.x.mei.dt: expected stages.N.KEY, N the stage's number from 0 without leading "
+     "zeros"},
+    {"{\"stages\": [{\"model\": \"mei\"}]}", "stages.00.mei.dt=1",
+     "-s stages.00.mei.dt: expected stages.N.KEY, N the stage's number from 0 without leading "
+     "zeros"},
+    {"{\"stages\": [{\"model\": \"mei\"}, {\"model\": \"mei\"}]}", "stages[01].mei.dt=1",
+     "-s stages[01].mei.dt: expected stages.N.KEY, N the stage's number from 0 without leading "
+     "zeros"},
+    /* a new model for a stage: the keys it set in its old model's section would be lost */
+    {"{\"stages\": [{\"model\": \"mei\", \"mei\": {\"steps\": 5}}]}", "stages.0.model=droplet",
+     "-s stages.0.model: stage 0 sets mei.steps, which a droplet stage does not take: give the "
+     "stages whole with -s stages=[...]"},
+    {"{\"stages\": [{\"model\": \"mei\"}]}", "stages.0.model=droplet", NULL},
+    {"{\"stages\": [{\"model\": \"mei\", \"mei\": {\"steps\": 5}}]}", "stages.0.model=mei", NULL},
     {"{\"stages\": [{\"model\": \"mei\"}]}", "stages.0.terrain.cell_size=2",
      "-s stages.0.terrain.cell_size: every stage works on one terrain: set it at the top level"},
     {NULL, "stages.0.mei.steps=3", "-s stages.0.mei.steps: the recipe has no stages"},
@@ -546,18 +559,28 @@ START_TEST(stream_power_then_mei)
 }
 END_TEST
 
+/* Mei then droplets (mei_drop) on the bowl, stopped at boundary 20 (in
+ * the droplet stage), its checkpoint written to path, "<dir>/ck" in a
+ * new temporary directory dir (PATH_MAX bytes; path PATH_MAX + 8); R
+ * holds the recipe, SP its plan. */
+static stopper stopped_in_stage_1(char *dir, char *path, er_error *err)
+{
+    er_test_mkdtemp(dir, PATH_MAX);
+    snprintf(path, PATH_MAX + 8, "%s/ck", dir);
+    ck_assert_int_eq(parse_st(mei_drop, NULL, 0, &R, err), ER_OK);
+    stopper v = {path, 20, {ER_MODEL_MEI, W, H, 11, 12, "cpu", 1}, 0};
+    er_run_hooks stop = {stop_at, &v, NULL, NULL};
+    ck_assert_int_eq(run_staged(&R, &B, &stop, 2, err), ER_ECANCELED);
+    return v;
+}
+
 /* A staged checkpoint whose stage section is damaged or cut short, or
  * read as a run of one model's, is refused with one line. */
 START_TEST(damaged_stage_section_refused)
 {
     char dir[PATH_MAX], path[PATH_MAX + 8];
     er_error err;
-    er_test_mkdtemp(dir, sizeof dir);
-    snprintf(path, sizeof path, "%s/ck", dir);
-    ck_assert_int_eq(parse_st(mei_drop, NULL, 0, &R, &err), ER_OK);
-    stopper v = {path, 20, {ER_MODEL_MEI, W, H, 11, 12, "cpu", 1}, 0};
-    er_run_hooks stop = {stop_at, &v, NULL, NULL};
-    ck_assert_int_eq(run_staged(&R, &B, &stop, 2, &err), ER_ECANCELED);
+    stopper v = stopped_in_stage_1(dir, path, &err);
     FILE *f = fopen(path, "rb");
     ck_assert_ptr_nonnull(f);
     static unsigned char buf[1 << 20];
@@ -582,6 +605,41 @@ START_TEST(damaged_stage_section_refused)
     fclose(f);
     ck_assert_int_eq(er_checkpoint_read(path, &v.id, &ck, &err), ER_EINVAL);
     ck_assert_msg(strstr(err.msg, "stage section"), "%s", err.msg);
+    er_test_rmdir(dir);
+}
+END_TEST
+
+/* A checkpoint whose stage started from heights the stage's plan refuses
+ * (an infinite one): the line is the stage's prefix and the plan's own
+ * message, whole: a prefix formatted over the message it quotes
+ * (vsnprintf into its own argument) garbles the line. */
+START_TEST(resume_plan_error_line_whole)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 8];
+    er_error err, want;
+    stopper v = stopped_in_stage_1(dir, path, &err);
+    er_checkpoint ck;
+    ck_assert_msg(er_checkpoint_read(path, &v.id, &ck, &err) == ER_OK, "%s", err.msg);
+    ck_assert_int_eq(ck.state.stage->index, 1);
+    static float start[CELLS];
+    memcpy(start, ck.state.stage->array[0], sizeof start);
+    start[7] = INFINITY;
+    er_run_stage g = *ck.state.stage;
+    er_run_state rs = ck.state;
+    g.array[0] = start;
+    rs.stage = &g;
+    bowl(B.z);
+    er_terrain t = {W, H, B.z, NULL, 1.0, 1.0, NULL}, tk = t;
+    tk.elevation = start;
+    tk.controls = SP.controls[1];
+    er_plan plan;
+    ck_assert_int_eq(er_plan_make(&SP.p[1], &tk, NULL, &plan, &want), ER_EINVAL);
+    er_layers keep = {B.water, B.sed, NULL, NULL};
+    ck_assert_int_eq(er_stages_check_resume(&SP, &t, &rs, &keep, &err), ER_EINVAL);
+    char line[ER_ERROR_MAX + 64];
+    snprintf(line, sizeof line, "stage 1: the heights it started from: %s", want.msg);
+    ck_assert_str_eq(err.msg, line);
+    er_checkpoint_free(&ck);
     er_test_rmdir(dir);
 }
 END_TEST
@@ -622,6 +680,7 @@ Suite *stages_suite(void)
     tcase_add_loop_test(tc, stream_power_then_mei, 0, 2);
     tcase_add_test(tc, damaged_stage_section_refused);
     tcase_add_test(tc, plan_errors_name_the_stage);
+    tcase_add_test(tc, resume_plan_error_line_whole);
     suite_add_tcase(s, tc);
     return s;
 }

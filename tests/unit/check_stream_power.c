@@ -596,6 +596,31 @@ START_TEST(powers)
 }
 END_TEST
 
+/* Keys each in range whose uplift adds up to more than 10 km (U dt
+ * steps) get a warning in the plan; the defaults (250 m) and exactly
+ * 10 km do not. */
+START_TEST(absurd_uplift_warned)
+{
+    map m = map_new(8, 6, 10.0);
+    er_params p;
+    er_params_default(&p);
+    p.model = ER_MODEL_STREAM_POWER;
+    er_plan plan;
+    er_error e;
+    ck_assert_int_eq(er_plan_make(&p, &m.t, NULL, &plan, &e), ER_OK);
+    ck_assert_str_eq(plan.warning, "");
+    p.stream_power.steps = 10000; /* 1 mm/yr x 1000 yr x 10000 = 10 km */
+    ck_assert_int_eq(er_plan_make(&p, &m.t, NULL, &plan, &e), ER_OK);
+    ck_assert_str_eq(plan.warning, "");
+    p.stream_power.steps = 200000;
+    ck_assert_int_eq(er_plan_make(&p, &m.t, NULL, &plan, &e), ER_OK);
+    ck_assert_str_eq(plan.warning, "stream_power: uplift 0.001 m/yr over 200000 steps of 1000 yr "
+                                   "raises the land 200 km, more than the 10 km a landscape can "
+                                   "hold: check uplift, dt and steps");
+    map_free(&m);
+}
+END_TEST
+
 Suite *stream_power_suite(void);
 Suite *stream_power_suite(void)
 {
@@ -607,6 +632,7 @@ Suite *stream_power_suite(void)
     tcase_add_test(tc, budget_closes);
     tcase_add_test(tc, zero_steps_and_walls);
     tcase_add_test(tc, uplift_map);
+    tcase_add_test(tc, absurd_uplift_warned);
     tcase_add_test(tc, threads_identical);
     tcase_add_test(tc, resume_identical);
     tcase_add_test(tc, refusals);
