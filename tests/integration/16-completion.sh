@@ -61,6 +61,8 @@ expect "PIXEL_TYPE= PREDICTOR=" --co P
 expect "HALF" --co PIXEL_TYPE = H
 expect "BOTTOM_UP" --co ROW_ORDER = B
 expect "vulkan" --backend v
+expect "bar" --progress = b
+expect "auto bar json lines none" --progress = ""
 expect "tif" --format = t
 expect "height,sediment" --layers height,se
 expect "deposit erosion flow height sediment water wear" --layers ""
