@@ -57,7 +57,7 @@ static const struct er_option {
     {"json", no_argument, OPT_JSON, NULL, "one JSON summary line per input on stdout"},
     {"print-recipe", no_argument, OPT_PRINT_RECIPE, NULL, "print the effective recipe (defaults filled in) and exit"},
     {"quiet", no_argument, 'q', NULL, "no progress output"},
-    {"progress", no_argument, OPT_PROGRESS, NULL, "progress on stderr even when it is not a terminal"},
+    {"progress", optional_argument, OPT_PROGRESS, "auto|bar|lines|json|none", "progress on stderr, also off a terminal (default: auto, a bar on a terminal, else lines)"},
     {"help", no_argument, 'h', NULL, "print this help and exit"},
     {"version", no_argument, 'V', NULL, "print the version, the commit and the build's features and exit"},
 };
@@ -119,7 +119,8 @@ static void option_left(char *buf, size_t n, const struct er_option *o, int with
     int used = o->val < 256 ? snprintf(buf, n, "-%c, --%s", o->val, o->name)
                             : snprintf(buf, n, "    --%s", o->name);
     if (with_arg && o->arg && used >= 0 && (size_t)used < n)
-        snprintf(buf + used, n - (size_t)used, " %s", o->arg);
+        snprintf(buf + used, n - (size_t)used,
+                 o->has_arg == optional_argument ? "[=%s]" : " %s", o->arg);
 }
 
 /* "-o, --co, ...": the options erode stitch uses, short names first. */
@@ -204,6 +205,20 @@ static int parse_layers(const char *list, unsigned *mask)
             return 0;
     }
     return *mask != 0;
+}
+
+/* --progress[=MODE]; no MODE: auto. */
+static int parse_progress(const char *arg, int *mode)
+{
+    static const char *const name[] = {[ER_PROGRESS_NONE] = "none", [ER_PROGRESS_BAR] = "bar",
+                                       [ER_PROGRESS_LINES] = "lines", [ER_PROGRESS_JSON] = "json",
+                                       [ER_PROGRESS_AUTO] = "auto"};
+    for (int m = ER_PROGRESS_NONE; m <= ER_PROGRESS_AUTO; m++)
+        if (strcmp(arg ? arg : "auto", name[m]) == 0) {
+            *mode = m;
+            return 1;
+        }
+    return 0;
 }
 
 /* "8G", "512M", "64k", plain bytes; binary multiples. */
@@ -452,8 +467,11 @@ static int apply(er_settings *s, int c, const char *arg)
     case OPT_PREVIEW_PAIR: s->preview_pair = 1; return 0;
     case OPT_JSON: s->json = 1; return 0;
     case OPT_PRINT_RECIPE: s->print_recipe = 1; return 0;
-    case 'q': s->progress = 0; return 0;
-    case OPT_PROGRESS: s->progress = 1; return 0;
+    case 'q': s->progress = ER_PROGRESS_NONE; return 0;
+    case OPT_PROGRESS:
+        if (!parse_progress(arg, &s->progress))
+            return bad("--progress", arg, "expected auto, bar, lines, json or none");
+        return 0;
     default: return 2;
     }
 }
@@ -574,7 +592,7 @@ int er_options_parse(int argc, char **argv, er_settings *s)
     s->format = ER_OUT_AS_INPUT;
     s->layers = ER_LAYER_HEIGHT | ER_LAYER_SEDIMENT | ER_LAYER_WATER;
     s->backend = ER_BACKEND_CPU;
-    s->progress = -1;
+    s->progress = ER_PROGRESS_UNSET;
     s->frame_every = 10;
     s->co = er_tiff_create_defaults();
     s->overrides = calloc((size_t)argc + 1, sizeof *s->overrides);

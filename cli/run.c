@@ -157,17 +157,12 @@ static er_status prepare(er_job *j, const er_stages *recipe, size_t limit, er_vk
     return st;
 }
 
-/* Before stage k of n: the bar starts again, "<input>: stage 2/3 mei",
- * saying where the stage runs when that is not the CPU. */
+/* Before stage k of n: the progress starts again (er_job_model_phase). */
 static void stage_begins(void *user, int k, int n)
 {
     er_job *j = user;
-    const er_backend *be = j->where[k].be;
     er_progress_end(&j->progress);
-    snprintf(j->phase, sizeof j->phase, "%s: stage %d/%d %s%s%s", er_path_base(j->input), k + 1,
-             n, er_model_name(j->plan.p[k].model), be && be != &er_backend_cpu ? " on " : "",
-             be && be != &er_backend_cpu ? be->name : "");
-    er_job_bar_begin(j, j->phase);
+    er_job_model_phase(j, k, n);
 }
 
 static er_status simulate(er_job *j)
@@ -178,7 +173,8 @@ static er_status simulate(er_job *j)
     const er_run_hooks *used = er_job_callbacks(j, &ctl, &hooks);
     er_stages_opts o = {&layers, &ctl, stage_begins, used, &j->budget, j->reports};
     memset(&j->budget, 0, sizeof j->budget);
-    er_job_bar_begin(j, er_path_base(j->input));
+    if (!j->plan.staged)
+        er_job_model_phase(j, 0, 0);
     er_status st = er_stages_run(&j->plan, j->where, &j->terrain, &o, &j->err);
     er_progress_end(&j->progress);
     if (st == ER_ECANCELED && j->hook_status != ER_OK) {

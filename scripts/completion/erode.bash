@@ -8,7 +8,8 @@
 # cannot go stale when options or keys are added.
 #
 #   erode --<TAB>                 every long option of --help
-#   erode -f <TAB>, --backend     the choices --help shows (tif|png|exr|r16|r32, ...)
+#   erode -f <TAB>, --backend     the choices --help shows (tif|png|exr|r16|r32, ...);
+#                                 --progress=<TAB> those of --progress[=...]
 #   erode --layers height,<TAB>   the layer names --help lists
 #   erode -s mei.<TAB>            recipe keys, as KEY=; then KEY=<default>
 #   erode -s model=<TAB>          the models --help lists
@@ -82,11 +83,13 @@ _erode_load()
             IFS=', ' read -r -a _erode_stitch <<< "${BASH_REMATCH[1]}"
             continue
         fi
-        [[ $line =~ ^\ +(-([A-Za-z]),\ )?(--[a-z][a-z0-9-]*)(\ ([^ ]+))?(\ \ |$) ]] || continue
-        short=${BASH_REMATCH[2]} opt=${BASH_REMATCH[3]} meta=${BASH_REMATCH[5]}
+        # "--progress[=a|b]": an optional argument, only as "--progress=a"
+        [[ $line =~ ^\ +(-([A-Za-z]),\ )?(--[a-z][a-z0-9-]*)(\[=([^] ]+)\]\ |\ ([^ ]+)\ \ |\ \ |$) ]] || continue
+        short=${BASH_REMATCH[2]} opt=${BASH_REMATCH[3]} meta=${BASH_REMATCH[6]}
         _erode_opts+=("$opt")
         [[ -n $short ]] && _erode_long[-$short]=$opt
         _erode_meta[$opt]=$meta
+        [[ -n ${BASH_REMATCH[5]} ]] && _erode_meta[$opt=]=${BASH_REMATCH[5]}
         if [[ $opt == --layers && $line =~ list\ of\ ([a-z,]+) ]]; then
             IFS=, read -r -a _erode_layers <<< "${BASH_REMATCH[1]}"
         fi
@@ -219,7 +222,7 @@ _erode()
     local strip=
     [[ $cur == *=* ]] && strip=${cur%=*}=
     if [[ $cur == --*=* ]]; then
-        prev=${cur%%=*} cur=${cur#*=} strip=
+        prev=${cur%%=*}= cur=${cur#*=} strip=
     fi
     _erode_complete "$cur" "$prev"
     if [[ -n $strip ]]; then
@@ -239,6 +242,8 @@ _erode_complete()
 
     local opt=$prev
     [[ -n ${_erode_long[$prev]:-} ]] && opt=${_erode_long[$prev]}
+    # "--opt=": an optional argument's choices, else the option's argument
+    [[ $opt == --*= && -z ${_erode_meta[$opt]:-} ]] && opt=${opt%=}
     local meta=${_erode_meta[$opt]:-}
     if [[ $opt == --* && -n $meta ]]; then
         case $opt in

@@ -64,6 +64,8 @@ expect "PIZ PXR24" --co COMPRESS = P
 expect "DEFLATE" --co COMPRESS = D
 expect "NODATA_FILL=" --co NO
 expect "vulkan" --backend v
+expect "bar" --progress = b
+expect "auto bar json lines none" --progress = ""
 expect "tif" --format = t
 expect "height,sediment" --layers height,se
 expect "deposit erosion flow height sediment water wear" --layers ""

@@ -146,9 +146,9 @@ t_one_error_line "beside.json: model: beside \"stages\": each stage names its ow
 t_empty_dir "$T/bad"
 t_ok
 
-t_case "--progress: one bar a stage, \"stage 1/2 mei\" then \"stage 2/2 droplet\""
+t_case "--progress=bar: one bar a stage, \"stage 1/2 mei\" then \"stage 2/2 droplet\""
 mkdir -p "$T/pg"
-t_exit 0 "$ERODE" --progress -r "$T/two.json" --layers height -o "$T/pg" "$W"
+t_exit 0 "$ERODE" --progress=bar -r "$T/two.json" --layers height -o "$T/pg" "$W"
 got=$(tr '\r' '\n' < "$T/stderr" | sed -n 's/.*: \(stage [0-9]*\/[0-9]* [a-z]*\) \[.*/\1/p' | uniq | tr '\n' ',')
 [ "$got" = "stage 1/2 mei,stage 2/2 droplet," ] || t_fail "bars: $got"
 t_ok
