@@ -19,6 +19,8 @@ struct er_drive {
     int64_t asked;  /* the boundary er_drive_may_pass was last asked about, or -1 */
     int passed;     /* its answer */
     int cancel;     /* the progress callback asked to cancel there */
+    int wanted;     /* the hooks wanted the boundary the advance began at */
+    int stop;       /* er_drive_poll said to stop at it */
 };
 
 static int64_t done_at(const er_drive *d, int64_t b)
@@ -26,12 +28,29 @@ static int64_t done_at(const er_drive *d, int64_t b)
     return d->ms->done_at ? d->ms->done_at(d->plan, b) : b;
 }
 
-/* The progress callback at boundary b; non-zero: cancel. */
-static int progress(const er_drive *d, int64_t b)
+/* The progress callback at `part` of the way from boundary b to b + 1;
+ * non-zero: cancel. */
+static int progress_at(const er_drive *d, int64_t b, double part)
 {
     const er_run_ctl *c = d->ctl;
-    return c && c->progress &&
-           c->progress(c->user, d->total > 0 ? (double)done_at(d, b) / (double)d->total : 1.0);
+    if (!c || !c->progress)
+        return 0;
+    double done = (double)done_at(d, b);
+    if (part > 0.0)
+        done += part * (double)(done_at(d, b + 1) - done_at(d, b));
+    return c->progress(c->user, d->total > 0 ? done / (double)d->total : 1.0);
+}
+
+static int progress(const er_drive *d, int64_t b)
+{
+    return progress_at(d, b, 0.0);
+}
+
+int er_drive_poll(er_drive *d, int64_t b, double part)
+{
+    d->cancel = progress_at(d, b, part);
+    d->stop = d->cancel || (!d->wanted && er_hooks_want(d->hooks, b, d->plan->boundaries));
+    return d->stop;
 }
 
 int er_drive_may_pass(er_drive *d, int64_t s)
@@ -76,15 +95,27 @@ static er_status reached(er_drive *d, int64_t b, const er_budget *bud, er_error 
     return hand_over(d, b, bud, err);
 }
 
+/* After an advance that stayed at b (er_drive_poll said to stop): the
+ * cancel, or the hooks' b (a checkpoint, then their stop). */
+static er_status stayed(er_drive *d, int64_t b, const er_budget *bud, er_error *err)
+{
+    if (!d->stop)
+        return er_fail(err, ER_EINVAL, "%s: a run made no progress at %s %lld", d->model->name,
+                       d->model->unit, (long long)b);
+    return d->cancel ? cancelled(d, b, err) : hand_over(d, b, bud, err);
+}
+
 static er_status loop(er_drive *d, int64_t b0, er_budget *bud, er_error *err)
 {
     er_status st = hand_over(d, b0, bud, err);
     for (int64_t b = b0; !st && b < d->plan->boundaries;) {
         int64_t to = b + 1;
         d->asked = -1;
+        d->stop = 0;
+        d->wanted = er_hooks_want(d->hooks, b, d->plan->boundaries);
         st = d->ms->advance(d->run, b, d, bud, &to, err);
         if (!st)
-            st = reached(d, to, bud, err);
+            st = to == b ? stayed(d, b, bud, err) : reached(d, to, bud, err);
         b = to;
     }
     return st;
@@ -99,7 +130,7 @@ er_status er_drive_run(const er_model_steps *ms, const er_plan *plan, er_terrain
 er_status er_drive_run_on(const er_model_steps *ms, void *backend, const er_plan *plan,
                           er_terrain *t, const er_run_opts *o, er_error *err)
 {
-    er_drive d = {plan, er_model(plan->p.model), ms, o->ctl, o->hooks, NULL, 0, -1, 0, 0};
+    er_drive d = {plan, er_model(plan->p.model), ms, o->ctl, o->hooks, NULL, 0, -1, 0, 0, 0, 0};
     er_budget bud;
     memset(&bud, 0, sizeof bud);
     if (!(d.run = calloc(1, ms->size))) {

@@ -17,7 +17,8 @@
  *   advance from b, while b < plan->boundaries: the model runs at least
  *     to b + 1, and further only past boundaries er_drive_may_pass
  *     allowed (Mei fuses the sub-steps on either side of a step end);
- *     then progress and the hooks at the boundary reached;
+ *     then progress and the hooks at the boundary reached; or it stays
+ *     at b after er_drive_poll said to stop there;
  *   finish                   the outputs, whatever the status;
  *   release.
  */
@@ -41,6 +42,17 @@ typedef struct er_drive er_drive;
  */
 int er_drive_may_pass(er_drive *d, int64_t s);
 
+/*
+ * Inside an advance from b that takes long (a device's batch split into
+ * several submissions), `part` of the way to b + 1 (0 <= part < 1):
+ * reports that progress and says whether the run must stop at b: the
+ * progress callback asks to cancel, or the hooks want b now and did not
+ * when the advance began (a signal: a checkpoint of b, then stop).  After
+ * a yes the model puts its state back to boundary b and returns ER_OK
+ * with *to = b; the driver then cancels at b or hands b to the hooks.
+ */
+int er_drive_poll(er_drive *d, int64_t b, double part);
+
 typedef struct er_model_steps {
     size_t size; /* bytes of the model's run state, which the driver zeroes */
     /* Sets up the run of the plan on t with o's layers; budget: zeroed,
@@ -52,7 +64,8 @@ typedef struct er_model_steps {
     /* Replaces the fresh state by r, a state at boundary r->boundary (the
      * model checks that it fits: er_plan_check_resume and its values). */
     er_status (*load)(void *run, const er_run_state *r, er_budget *budget, er_error *err);
-    /* Runs from boundary b to *to > b (see er_drive_may_pass). */
+    /* Runs from boundary b to *to > b (see er_drive_may_pass), or back
+     * to *to = b after er_drive_poll said to stop. */
     er_status (*advance)(void *run, int64_t b, er_drive *d, er_budget *budget, int64_t *to,
                          er_error *err);
     /* The state at boundary b, where the run stands (core/model.h

@@ -263,10 +263,78 @@ static void acc_add_block(er_dacc *sum, const vkd_block *a)
     sum->steps += (int64_t)((uint64_t)a->steps_hi << 32 | a->steps_lo);
 }
 
+/* Seconds of work a submission of a cut chunk aims at: a cancel or a
+ * signal's checkpoint then waits about that long, and the fence waits
+ * (some 0.1 ms each) cost nothing beside it. */
+#define CUT_TARGET_S 0.2
+
+/* A chunk cut into several submissions (CPU devices, where one batch
+ * takes seconds): after a dispatch (not the last), once the dispatches
+ * recorded since the last cut should take CUT_TARGET_S at the measured
+ * time per dispatch, the recorded work is submitted and the driver asked
+ * whether to stop (er_drive_poll).  A dispatch ends between two droplet
+ * steps (the state lives in the buffers), so the cuts change nothing. */
+typedef struct vkd_split {
+    er_vk_ctx *vk;
+    er_drive *d;
+    int64_t b;                /* the boundary the advance began at */
+    uint64_t done, total;     /* dispatches recorded, of the chunk */
+    uint64_t pending;         /* recorded since the last cut */
+    double *per_dispatch;     /* [s] measured (the run's) */
+    int every;                /* cut after every dispatch (a test's knob) */
+    int stopped;              /* the driver said to stop: back to b */
+    er_status st;
+    er_error *err;
+} vkd_split;
+
+/* After a dispatch: cuts there when due (sp non-NULL, not the last one);
+ * 1 when the recording must end (stopped, or a failure in sp->st). */
+static int cut(vkd_split *sp)
+{
+    if (!sp || ++sp->done >= sp->total)
+        return 0;
+    if ((double)++sp->pending * *sp->per_dispatch < CUT_TARGET_S && !sp->every)
+        return 0;
+    const double t0 = er_vk_now();
+    if ((sp->st = er_vk_cmd_submit(sp->vk, sp->err)))
+        return 1;
+    *sp->per_dispatch = (er_vk_now() - t0) / (double)sp->pending;
+    sp->pending = 0;
+    if (er_drive_poll(sp->d, sp->b, (double)sp->done / (double)sp->total)) {
+        sp->stopped = 1;
+        return 1;
+    }
+    if ((sp->st = er_vk_cmd_begin(sp->vk, sp->err)))
+        return 1;
+    er_vk_cmd_barrier(sp->vk);
+    return 0;
+}
+
+/* The passes colour col of batch k takes: each droplet takes at most
+ * L->calls calls of the step, steps_per_pass of them a pass. */
+static uint64_t colour_passes(const vkd_loop *L, const chunk *ch, int k, int col)
+{
+    uint64_t calls = (uint64_t)ch->most[k][col] * L->calls;
+    return (calls + L->base->steps_per_pass - 1) / L->base->steps_per_pass;
+}
+
+/* The dispatches record_chunk records for ch. */
+static uint64_t chunk_dispatches(const vkd_loop *L, const chunk *ch)
+{
+    uint64_t n = 0;
+    for (int k = 0; k < ch->nbatch; k++)
+        for (int col = 0; col < 4; col++)
+            if (ch->njob[k][col] > 0)
+                n += colour_passes(L, ch, k, col) *
+                     (((uint64_t)ch->njob[k][col] + MAX_GROUPS - 1) / MAX_GROUPS);
+    return n;
+}
+
 /* Records the chunk's dispatches: per batch the four colours in turn, each
- * in as many passes as its busiest block needs (each droplet takes at most
- * L->calls calls of the step), barriers between them. */
-static void record_chunk(vkd_run *R, const vkd_loop *L, const chunk *ch)
+ * in as many passes as its busiest block needs, barriers between them;
+ * cut into submissions where sp says (NULL: one).  0, or 1 when a cut
+ * ended it (sp->stopped or sp->st). */
+static int record_chunk(vkd_run *R, const vkd_loop *L, const chunk *ch, vkd_split *sp)
 {
     er_vk_ctx *vk = R->vk;
     const vkd_push *base = L->base;
@@ -276,8 +344,7 @@ static void record_chunk(vkd_run *R, const vkd_loop *L, const chunk *ch)
         for (int col = 0; col < 4; col++) {
             if (ch->njob[k][col] == 0)
                 continue;
-            uint64_t calls = (uint64_t)ch->most[k][col] * L->calls;
-            uint64_t passes = (calls + base->steps_per_pass - 1) / base->steps_per_pass;
+            uint64_t passes = colour_passes(L, ch, k, col);
             for (uint64_t q = 0; q < passes; q++)
                 for (uint32_t j0 = 0; j0 < (uint32_t)ch->njob[k][col]; j0 += MAX_GROUPS) {
                     vkd_push pc = *base;
@@ -287,10 +354,13 @@ static void record_chunk(vkd_run *R, const vkd_loop *L, const chunk *ch)
                     er_vk_cmd_dispatch(vk, &R->pl, 0, &pc, pc.njobs, 1);
                     /* The next pass or colour reads what this one wrote. */
                     er_vk_cmd_barrier(vk);
+                    if (cut(sp))
+                        return 1;
                 }
         }
     /* The per-block sums are read on the host after the fence. */
     host_barrier(vk);
+    return 0;
 }
 
 /* Reads the device's terrain and layers back into the host arrays s
@@ -500,6 +570,7 @@ static er_status device_setup(vkd_run *R, er_vk_ctx *vk, const er_droplet_setup 
 typedef struct vkd_knobs {
     uint32_t steps;           /* droplet steps per block and dispatch */
     uint32_t chunk;           /* batches per submission */
+    int cut_all;              /* CPU devices: a cut after every dispatch */
 } vkd_knobs;
 
 /* ---------------------------------------------------------------------
@@ -699,14 +770,20 @@ static er_status snap_read_back(vks_run *R, const er_droplet_setup *s, er_error 
     return st;
 }
 
-/* Records the n droplets of a batch in passes of at most
- * base->steps_per_pass steps (calls: the most steps a droplet takes), as
- * the count pass or the main one. */
-static void snap_droplets(vks_run *R, const vks_push *base, uint64_t calls, uint32_t n,
-                          int counting)
+/* The passes a snapshot droplet pass takes: calls (the most steps a
+ * droplet takes) in passes of at most base->steps_per_pass steps. */
+static uint64_t snap_passes(const vks_push *base, uint64_t calls)
+{
+    return (calls + base->base.steps_per_pass - 1) / base->base.steps_per_pass;
+}
+
+/* Records the n droplets of a batch in its passes, as the count pass or
+ * the main one, cut where sp says (record_chunk); 1 when a cut ended it. */
+static int snap_droplets(vks_run *R, const vks_push *base, uint64_t calls, uint32_t n,
+                         int counting, vkd_split *sp)
 {
     er_vk_ctx *vk = R->vk;
-    uint64_t passes = (calls + base->base.steps_per_pass - 1) / base->base.steps_per_pass;
+    uint64_t passes = snap_passes(base, calls);
     const uint32_t per = MAX_GROUPS * SNAP_GROUP;
     for (uint64_t q = 0; q < passes; q++) {
         for (uint32_t j0 = 0; j0 < n; j0 += per) {
@@ -723,13 +800,19 @@ static void snap_droplets(vks_run *R, const vks_push *base, uint64_t calls, uint
             er_vk_cmd_dispatch(vk, &R->snap, 0, &pc, (pc.base.njobs + SNAP_GROUP - 1) / SNAP_GROUP, 1);
         }
         er_vk_cmd_barrier(vk);
+        if (cut(sp))
+            return 1;
     }
+    return 0;
 }
 
 /* Records one batch of n droplets: the snapshot and zeroed sums, the
- * count pass, the main pass, the resolve. */
-static void snap_record(vks_run *R, const er_droplet_setup *s, const vks_push *base,
-                        uint64_t calls, uint32_t n)
+ * count pass, the main pass, the resolve; cut where sp says (NULL: one
+ * submission).  A cut that stops comes before the resolve, the only pass
+ * that writes the terrain and layers, so the state stays at the batch's
+ * start.  1 when a cut ended it (sp->stopped or sp->st). */
+static int snap_record(vks_run *R, const er_droplet_setup *s, const vks_push *base,
+                       uint64_t calls, uint32_t n, vkd_split *sp)
 {
     er_vk_ctx *vk = R->vk;
     er_vk_cmd_barrier(vk);
@@ -742,13 +825,16 @@ static void snap_record(vks_run *R, const er_droplet_setup *s, const vks_push *b
     er_vk_cmd_fill(vk, &R->b[S_DTAPS], 0);
     er_vk_cmd_fill(vk, &R->b[S_TOTALS], 0);
     er_vk_cmd_barrier(vk);
-    snap_droplets(R, base, calls, n, 1);
-    snap_droplets(R, base, calls, n, 0);
+    if (sp)
+        sp->total = 2 * snap_passes(base, calls) + 1;
+    if (snap_droplets(R, base, calls, n, 1, sp) || snap_droplets(R, base, calls, n, 0, sp))
+        return 1;
     vks_push_resolve rp = {(uint32_t)s->cells, base->base.flags, base->h_scale, base->w_scale,
                            s->ctx.width, s->ctx.height};
     er_vk_cmd_dispatch(vk, &R->resolve, 0, &rp,
                        (uint32_t)((s->cells + SNAP_GROUP - 1) / SNAP_GROUP), 1);
     host_barrier(vk);
+    return 0;
 }
 
 /* Writes batch bt's starts and zeroed states (the main pass's and, from
@@ -789,6 +875,10 @@ static uint32_t snap_steps_per_pass(const er_vk_ctx *vk, const er_dctx *c, uint3
  * starts from (fresh, or restored on the host by load).
  * --------------------------------------------------------------------- */
 
+/* The state buffers a chunk changes (the blocked schedule), in the order
+ * of vk_drop_run.backup. */
+static const int state_bufs[4] = {B_HEIGHT, B_FLOW, B_DEP, B_WEAR};
+
 typedef struct vk_drop_run {
     er_vk_ctx *vk;
     vkd_knobs kn;
@@ -801,6 +891,9 @@ typedef struct vk_drop_run {
     int on_device;            /* the device's buffers are made and hold the state */
     int host_current;         /* the host arrays hold the device's state */
     int snapshot;             /* droplet.schedule "snapshot" */
+    int split;                /* chunks cut into submissions (vkd_split) */
+    double per_dispatch;      /* [s] a dispatch's time, measured at the cuts */
+    er_vk_buffer backup[4];   /* blocked, split: the state at the chunk's start */
     /* the blocked schedule */
     vkd_run R;
     vkd_plan pl;
@@ -838,7 +931,7 @@ static er_status vk_init(void *run, void *backend, const er_plan *plan, er_terra
                          const er_run_opts *o, er_budget *bud, er_error *err)
 {
     (void)bud; /* er_droplet_end fills the whole budget */
-    return vk_init_with(run, backend, (vkd_knobs){0, 0}, plan, t, o, err);
+    return vk_init_with(run, backend, (vkd_knobs){0, 0, 0}, plan, t, o, err);
 }
 
 /* The test hook's backend: the device and its knobs. */
@@ -868,6 +961,9 @@ static er_status vk_load(void *run, const er_run_state *rs, er_budget *bud, er_e
 static er_status blocked_setup(vk_drop_run *r, er_error *err)
 {
     er_status st = device_setup(&r->R, r->vk, &r->s, &r->pl, r->resumed, err);
+    for (int i = 0; i < 4 && !st && r->split; i++)
+        st = er_vk_buffer_new(r->vk, r->pl.sizes[state_bufs[i]], ER_VK_DEVICE, &r->backup[i],
+                              "state backup", err);
     if (!st)
         st = er_droplet_batch_new(&r->bt, &r->s.ctx, (int)r->plan->own.droplet.block_side,
                                   r->pl.batch, err);
@@ -900,6 +996,30 @@ static er_status snapshot_setup(vk_drop_run *r, er_error *err)
     return st;
 }
 
+/* Records copies between the state buffers and their backups: into the
+ * backups (back = 0) or from them. */
+static void backup_state(vk_drop_run *r, int back)
+{
+    er_vk_cmd_barrier(r->vk);
+    for (int i = 0; i < 4; i++) {
+        er_vk_buffer *state = &r->R.b[state_bufs[i]], *copy = &r->backup[i];
+        er_vk_cmd_copy(r->vk, back ? copy : state, back ? state : copy, copy->size);
+    }
+    er_vk_cmd_barrier(r->vk);
+}
+
+/* After a cut that stopped: the state back to the chunk's start, boundary
+ * b0, where the advance stays (er_drive_poll). */
+static er_status rewind_chunk(vk_drop_run *r, int64_t b0, int64_t *to, er_error *err)
+{
+    er_status st = er_vk_cmd_begin(r->vk, err);
+    if (st)
+        return st;
+    backup_state(r, 1);
+    *to = b0;
+    return er_vk_cmd_submit(r->vk, err);
+}
+
 /* One chunk from batch b: batches drawn on the host (er_droplet_batch_draw,
  * as the CPU path), up to pl.chunk_batches of them, fewer where the
  * driver stops it (a boundary the hooks want, a cancel), run in one
@@ -907,6 +1027,7 @@ static er_status snapshot_setup(vk_drop_run *r, er_error *err)
 static er_status blocked_chunk(vk_drop_run *r, int64_t b, er_drive *d, int64_t *to,
                                er_error *err)
 {
+    const int64_t b0 = b;
     const er_droplet_setup *s = &r->s;
     const int size = (int)r->plan->own.droplet.block_side;
     const int64_t batch = r->pl.batch;
@@ -933,7 +1054,12 @@ static er_status blocked_chunk(vk_drop_run *r, int64_t b, er_drive *d, int64_t *
     er_status st = er_vk_cmd_begin(r->vk, err);
     if (st)
         return st;
-    record_chunk(&r->R, &r->L, ch);
+    vkd_split sp = {r->vk, d, b0, 0, chunk_dispatches(&r->L, ch), 0, &r->per_dispatch,
+                    r->kn.cut_all, 0, ER_OK, err};
+    if (r->split)
+        backup_state(r, 0);
+    if (record_chunk(&r->R, &r->L, ch, r->split ? &sp : NULL))
+        return sp.st ? sp.st : rewind_chunk(r, b0, to, err);
     if ((st = er_vk_cmd_submit(r->vk, err)))
         return st;
     *to = b;
@@ -947,7 +1073,8 @@ static er_status blocked_chunk(vk_drop_run *r, int64_t b, er_drive *d, int64_t *
 
 /* Batch b under the snapshot schedule, one submission, with the CPU
  * path's sums (er_droplet_snap_batch in core/droplet/snapshot.c). */
-static er_status snapshot_batch(vk_drop_run *r, int64_t b, er_error *err)
+static er_status snapshot_batch(vk_drop_run *r, int64_t b, er_drive *d, int64_t *to,
+                                er_error *err)
 {
     const er_droplet_setup *s = &r->s;
     const int64_t lo = b * r->plan->own.droplet.batch;
@@ -960,7 +1087,11 @@ static er_status snapshot_batch(vk_drop_run *r, int64_t b, er_error *err)
     er_status st = er_vk_cmd_begin(r->vk, err);
     if (st)
         return st;
-    snap_record(&r->S, s, &r->sbase, r->L.calls, (uint32_t)n);
+    vkd_split sp = {r->vk, d, b, 0, 0, 0, &r->per_dispatch, r->kn.cut_all, 0, ER_OK, err};
+    if (snap_record(&r->S, s, &r->sbase, r->L.calls, (uint32_t)n, r->split ? &sp : NULL)) {
+        *to = b; /* before the resolve: the state is the batch start's */
+        return sp.st;
+    }
     if ((st = er_vk_cmd_submit(r->vk, err)))
         return st;
     for (int i = 0; i < n; i++)
@@ -979,13 +1110,15 @@ static er_status vk_advance(void *run, int64_t b, er_drive *d, er_budget *bud, i
     er_status st = ER_OK;
     if (!r->on_device) {
         r->on_device = 1;
+        r->split = r->vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+        r->per_dispatch = CUT_TARGET_S; /* the first dispatch is cut, and measured */
         st = r->snapshot ? snapshot_setup(r, err) : blocked_setup(r, err);
         if (st)
             return st;
     }
     r->host_current = 0;
     *to = b + 1;
-    return r->snapshot ? snapshot_batch(r, b, err) : blocked_chunk(r, b, d, to, err);
+    return r->snapshot ? snapshot_batch(r, b, d, to, err) : blocked_chunk(r, b, d, to, err);
 }
 
 /* The device's heights and layers into the host arrays, unless they hold
@@ -1030,6 +1163,8 @@ static er_status vk_finish(void *run, er_status st, int started, er_budget *bud,
 static void vk_release(void *run)
 {
     vk_drop_run *r = run;
+    for (int i = 0; i < 4 && r->R.vk; i++)
+        er_vk_buffer_free(r->vk, &r->backup[i]);
     run_free(&r->R);
     snap_free(&r->S);
     er_droplet_batch_free(&r->bt);
@@ -1048,19 +1183,33 @@ const er_model_steps er_droplet_vk_steps = {
     .done_at = er_droplet_done_at,
 };
 
+/* The run with the test hooks' knobs (vulkan.h). */
+static er_status run_knobbed(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
+                             const er_run_opts *o, vkd_knobs kn, er_error *err)
+{
+    static const er_run_opts none;
+    er_model_steps knobbed = er_droplet_vk_steps;
+    vkd_with w = {vk, kn};
+    knobbed.init = vk_init_knobs;
+    return er_drive_run_on(&knobbed, &w, plan, t, o ? o : &none, err);
+}
+
 er_status er_vk_droplet_run_passes(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
                                    const er_run_opts *o, uint32_t steps, uint32_t batches,
                                    er_error *err)
 {
-    static const er_run_opts none;
-    er_model_steps knobbed = er_droplet_vk_steps;
-    vkd_with w = {vk, {steps, batches}};
-    knobbed.init = vk_init_knobs;
-    return er_drive_run_on(&knobbed, &w, plan, t, o ? o : &none, err);
+    return run_knobbed(vk, plan, t, o, (vkd_knobs){steps, batches, 0}, err);
 }
 
 er_status er_vk_droplet_run(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
                             const er_run_opts *o, er_error *err)
 {
-    return er_vk_droplet_run_passes(vk, plan, t, o, 0, 0, err);
+    return run_knobbed(vk, plan, t, o, (vkd_knobs){0, 0, 0}, err);
+}
+
+er_status er_vk_droplet_run_cut_all(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
+                                    const er_run_opts *o, uint32_t steps_per_pass,
+                                    er_error *err)
+{
+    return run_knobbed(vk, plan, t, o, (vkd_knobs){steps_per_pass, 0, 1}, err);
 }

@@ -44,6 +44,17 @@ er_status er_vk_droplet_run_passes(er_vk_ctx *vk, const er_plan *plan, er_terrai
                                    const er_run_opts *o, uint32_t steps_per_pass,
                                    uint32_t chunk_batches, er_error *err);
 
+/*
+ * er_vk_droplet_run_passes (chunks automatic) with a cut after every
+ * dispatch on a CPU device, where batches are cut into submissions so that
+ * a cancel or a signal's checkpoint is honoured within a fraction of a
+ * second (the driver's er_drive_poll between them; a stop puts the state
+ * back to the batch's start): the tests stop a run at every cut.
+ */
+er_status er_vk_droplet_run_cut_all(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
+                                    const er_run_opts *o, uint32_t steps_per_pass,
+                                    er_error *err);
+
 /* What the last snapshot-schedule run (droplet.schedule "snapshot") of
  * this process dispatched: droplet dispatches, and the invocations with
  * work (droplets) of its largest one; for tests and the benchmark.  Not

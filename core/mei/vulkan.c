@@ -83,6 +83,11 @@
  * without the gate): large enough that submission costs nothing, small
  * enough that progress and cancelling stay responsive. */
 #define BATCH_CELLS ((uint64_t)1 << 24)
+/* The same on CPU devices (lavapipe), which update some 2^22 cells a
+ * second on two cores: a batch of about a quarter of a second, so that a
+ * cancel or a signal's checkpoint waits no longer than that.  A device
+ * without the gate keeps this size (see next_batch). */
+#define CPU_BATCH_CELLS ((uint64_t)1 << 20)
 #define FIRST_BATCH_STEPS 256
 /* Sub-steps one command buffer holds at most (about 40 commands each),
  * which bounds its memory where steps are very short (small maps). */
@@ -253,14 +258,16 @@ static er_status run_setup(mei_run *r, er_terrain *t, er_error *err)
     r->bud.material_before = er_mei_total(&r->sim, r->sim.b0);
     drop_push(&plan->p, &r->pu);
     uint64_t per_step = (uint64_t)t->width * (uint64_t)t->height * (uint64_t)plan->own.mei.substeps;
-    r->batch = (int64_t)(BATCH_CELLS / (per_step ? per_step : 1));
+    const uint64_t cells = r->vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? CPU_BATCH_CELLS
+                                                                                 : BATCH_CELLS;
+    r->batch = (int64_t)(cells / (per_step ? per_step : 1));
     r->batch = r->batch < 1 ? 1 : r->batch > FIRST_BATCH_STEPS ? FIRST_BATCH_STEPS : r->batch;
     const er_layers keep = { NULL, NULL, r->sim.flow, r->sim.wear };
-    double t0 = er_mei_vk_now();
+    double t0 = er_vk_now();
     if ((st = er_mei_vk_setup(&r->g, t, &keep, r->kg, &src, err)) ||
         (st = er_mei_vk_upload_maps(&r->g, t, plan->own.mei.dt_sub, err)))
         st = at_step(r->vk, st, 0, err);
-    r->vk->stats.upload_s += er_mei_vk_now() - t0 - r->vk->stats.pipeline_s;
+    r->vk->stats.upload_s += er_vk_now() - t0 - r->vk->stats.pipeline_s;
     if (!st)
         st = map_water_rows(r, err);
     for (int k = 0; k < r->g.nband; k++)
@@ -474,13 +481,13 @@ static int64_t first_failure(const mei_rowstat *rs, int h)
 static er_status submit_batch(mei_run *r, int64_t n, er_error *err)
 {
     er_vk_stats *vs = &r->vk->stats;
-    double t0 = er_mei_vk_now();
+    double t0 = er_vk_now();
     er_status st = er_vk_cmd_submit(r->vk, err);
     if (!st)
         st = er_vk_buffer_invalidate(r->vk, &r->g.rows_host, err);
     if (st)
         return st;
-    double sec = er_mei_vk_now() - t0, gpu = er_vk_timestamp_seconds(r->vk);
+    double sec = er_vk_now() - t0, gpu = er_vk_timestamp_seconds(r->vk);
     vs->steps_s += sec;
     vs->gpu_timed = gpu >= 0.0;
     vs->gpu_s += gpu >= 0.0 ? gpu : 0.0;
@@ -551,7 +558,7 @@ static er_status vk_load(void *run, const er_run_state *rs, er_budget *bud, er_e
     const int h = r->sim.h;
     int64_t step0;
     (void)bud;
-    double t0 = er_mei_vk_now();
+    double t0 = er_vk_now();
     er_status st = er_mei_restore(&r->sim, r->plan, rs, &r->bud, &step0, err);
     for (int i = 0; i < ER_STATE_ARRAYS && !st; i++)
         for (int k = 0; k < r->g.nband && !st && state_array(&r->sim, i); k++)
@@ -565,7 +572,7 @@ static er_status vk_load(void *run, const er_run_state *rs, er_budget *bud, er_e
     if (!st)
         st = er_mei_vk_upload(&r->g, &r->g.band[0].buf[B_ROWS], r->rs,
                               ((size_t)h + 1) * sizeof *r->rs, err);
-    r->vk->stats.upload_s += er_mei_vk_now() - t0;
+    r->vk->stats.upload_s += er_vk_now() - t0;
     return st;
 }
 
@@ -609,9 +616,9 @@ static er_status vk_finish(void *run, er_status st, int started, er_budget *bud,
 {
     mei_run *r = run;
     if (started && (st == ER_OK || st == ER_ENUMERIC || st == ER_ECANCELED)) {
-        double t0 = er_mei_vk_now();
+        double t0 = er_vk_now();
         er_status rst = read_state(r, 0, err);
-        r->vk->stats.readback_s = er_mei_vk_now() - t0;
+        r->vk->stats.readback_s = er_vk_now() - t0;
         if (rst)
             st = at_step(r->vk, rst, r->bud.work_done, err);
         else

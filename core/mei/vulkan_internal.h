@@ -10,7 +10,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <time.h>
 
 #include "../bits.h"
 #include "../vulkan/vk.h"
@@ -136,14 +135,6 @@ typedef struct src_list {
     float amount; /* of the source being walked */
     int failed;   /* out of memory */
 } src_list;
-
-/* Seconds on a monotonic clock, for the run's counters (er_vk_stats). */
-static inline double er_mei_vk_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* The cells core/mei/pipe.c er_mei_add_sources covers (world pixels
  * shifted into the window), each with its sources' depths per sub-step,

@@ -529,7 +529,7 @@ static er_status gpu_buffers(mei_gpu *g, const er_terrain *t, const er_layers *k
 static er_status gpu_pipelines(mei_gpu *g, er_error *err)
 {
     const int dp = er_vk_mei_exactness(er_vk_info(g->vk)) == ER_VK_EXACT_DECLARED;
-    const double t0 = er_mei_vk_now();
+    const double t0 = er_vk_now();
     er_status st = ER_OK;
     for (int p = 0; p < N_PIPE && !st; p++) {
         st = er_vk_pipeline_new(g->vk, shaders[p].spv[dp], shaders[p].bytes[dp], N_BUF,
@@ -541,7 +541,7 @@ static er_status gpu_pipelines(mei_gpu *g, er_error *err)
             er_vk_pipeline_bind(g->vk, &g->pipe[p], (uint32_t)k, bind);
         }
     }
-    g->vk->stats.pipeline_s = er_mei_vk_now() - t0;
+    g->vk->stats.pipeline_s = er_vk_now() - t0;
     return st;
 }
 

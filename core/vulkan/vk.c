@@ -794,7 +794,7 @@ er_status er_vk_cmd_begin(er_vk_ctx *vk, er_error *err)
     return ER_OK;
 }
 
-static double seconds_now(void)
+double er_vk_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -807,7 +807,7 @@ static VkResult compile(er_vk_ctx *vk, const er_vk_pipeline *pl)
 {
     er_vk_compiled *c = pl->compiled;
     VkShaderModule mod = VK_NULL_HANDLE;
-    const double t0 = seconds_now();
+    const double t0 = er_vk_now();
     VkShaderModuleCreateInfo sci = {
         .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
         .codeSize = c->spv_bytes,
@@ -832,7 +832,7 @@ static VkResult compile(er_vk_ctx *vk, const er_vk_pipeline *pl)
         vk->pipelines_made++;
     else
         c->pipe = VK_NULL_HANDLE;
-    vk->stats.pipeline_s += seconds_now() - t0;
+    vk->stats.pipeline_s += er_vk_now() - t0;
     return r;
 }
 

@@ -235,6 +235,10 @@ void er_vk_cmd_timestamp(er_vk_ctx *vk, uint32_t which);
  * fence; -1 where the queue has no timestamps (never a guess). */
 double er_vk_timestamp_seconds(er_vk_ctx *vk);
 
+/* Seconds on a monotonic clock, for the run's counters (er_vk_stats) and
+ * the models' submission sizes. */
+double er_vk_now(void);
+
 /* Ends vk->cmd, submits it and waits for it (fence).  ER_EIO on device
  * lost ("vulkan: ...: VK_ERROR_DEVICE_LOST"), ER_ENOMEM on out of memory. */
 er_status er_vk_cmd_submit(er_vk_ctx *vk, er_error *err);

@@ -952,8 +952,10 @@ static int cancel_at_once(void *user, double fraction)
     return 1;
 }
 
-/* A progress callback that cancels ends the run with ER_ECANCELED after
- * the first chunk, the budget still balanced. */
+/* A progress callback that cancels ends the run with ER_ECANCELED and
+ * the budget balanced: on a GPU after the first chunk; on a CPU device,
+ * whose batches are cut into submissions, at its first call, inside batch
+ * 0, with the terrain put back to the input's bytes. */
 START_TEST(cancel)
 {
     const char *why = NULL;
@@ -970,9 +972,134 @@ START_TEST(cancel)
     er_error err = {""};
     ck_assert_int_eq(er_run_vk(vk, &p, &t, &(er_run_opts){&l, &ctl, NULL, &g.b}, &err), ER_ECANCELED);
     ck_assert_int_eq(calls, 1);
-    ck_assert_msg(strncmp(err.msg, "droplet: cancelled at batch ", 28) == 0, "%s", err.msg);
-    ck_assert(g.b.eroded > 0);
+    ck_assert_msg(strncmp(err.msg, cpu_device(vk) ? "droplet: cancelled at batch 0"
+                                                  : "droplet: cancelled at batch ", 28) == 0,
+                  "%s", err.msg);
+    if (cpu_device(vk))
+        ck_assert(g.b.eroded == 0 && memcmp(g.z, g.z0, ncells(&g) * sizeof(float)) == 0);
+    else
+        ck_assert(g.b.eroded > 0);
     assert_balance(&g.b);
+    vmap_free(&g);
+    er_vk_close(vk);
+}
+END_TEST
+
+/* A stop inside a batch (the k-th progress call that falls between two
+ * boundaries): a cancel, or a signal with --checkpoint (the hooks want
+ * every boundary from then on, as cli/hooks.c's do). */
+typedef struct cutter {
+    int64_t boundaries;
+    int calls;           /* progress calls inside a batch so far */
+    int stop_at;         /* the one that stops */
+    int signal;          /* 1: raise `raised` (then the hooks stop) instead of cancelling */
+    int raised;
+    int64_t at;          /* the batch it fell in */
+    int handed;          /* boundary calls */
+    int64_t handed_at;
+    float *z;            /* the heights handed */
+} cutter;
+
+static int cut_progress(void *user, double fraction)
+{
+    cutter *c = user;
+    double at = fraction * (double)c->boundaries;
+    if (at == floor(at) || ++c->calls != c->stop_at)
+        return 0;
+    c->at = (int64_t)floor(at);
+    c->raised = c->signal;
+    return !c->signal;
+}
+
+static int cut_wants(void *user, int64_t b, int64_t n)
+{
+    (void)b;
+    (void)n;
+    return ((cutter *)user)->raised;
+}
+
+static int cut_boundary(void *user, const er_run_state *v)
+{
+    cutter *c = user;
+    size_t n = (size_t)v->width * (size_t)v->height;
+    c->handed++;
+    c->handed_at = v->boundary;
+    memcpy(c->z, v->array[ER_STATE_DROP_HEIGHT], n * sizeof(float));
+    return 1;
+}
+
+/* Runs p on m cut after every dispatch (2 droplet steps each), with
+ * progress and hooks from c. */
+static er_status run_cut(er_vk_ctx *vk, const er_params *p, vmap *m, cutter *c, er_error *err)
+{
+    memcpy(m->z, m->z0, ncells(m) * sizeof(float));
+    er_terrain t = {m->w, m->h, m->z, m->wall, 1.0, 1.0, NULL};
+    er_layers l = {m->flow, m->dep, NULL, m->wear};
+    er_run_ctl ctl = {cut_progress, c};
+    er_run_hooks hk = {cut_boundary, c, NULL, cut_wants};
+    memset(&m->b, 0, sizeof m->b);
+#ifdef ER_HAVE_VULKAN
+    er_plan plan;
+    er_status st = er_plan_make(p, &t, NULL, &plan, err);
+    c->boundaries = plan.boundaries;
+    return st ? st : er_vk_droplet_run_cut_all(vk, &plan, &t, &(er_run_opts){&l, &ctl, &hk, &m->b},
+                                               2, err);
+#else
+    (void)vk, (void)p, (void)err;
+    return ER_EUNSUPPORTED;
+#endif
+}
+
+/* On a CPU device a batch takes seconds, so its dispatches go to the
+ * device in several submissions, and a cancel or a signal's checkpoint
+ * is honoured between two of them: the state goes back to the batch's
+ * start, boundary k, where the run stops ("cancelled at batch k") or
+ * hands the state of k to the hooks, the bytes a straight run hands at
+ * k.  Blocks schedule (Lague, the mass-transfer particle) and snapshot,
+ * stops early and late in a batch, in batch 0 and later. */
+START_TEST(cut_batches_stop_at_their_start)
+{
+    const char *why = NULL;
+    er_vk_ctx *vk = open_device(0, &why);
+    ER_SKIP_IF(!vk, why);
+    ER_SKIP_IF(!cpu_device(vk), "a GPU runs a batch in one submission (chunks of droplets)");
+    vmap g = vmap_new(128, 120, 1);
+    er_params p = hook_params(_i == 1);
+    if (_i == 2)
+        p.droplet.schedule = ER_DROPLET_SNAPSHOT;
+    er_error err = {""};
+    recorder ref = {.every = 1, .cancel_at = -1};
+    er_run_hooks hr = {rec_boundary, &ref, NULL, rec_wants};
+    ck_assert_msg(run_backend(&er_backend_vulkan, vk, &p, &g, NULL, &hr, &err) == ER_OK, "%s",
+                  err.msg);
+    const size_t bytes = ncells(&g) * sizeof(float);
+    float *z = malloc(bytes);
+    ck_assert_ptr_nonnull(z);
+    static const int stops[] = {1, 2, 7, 40, 95};
+    for (size_t k = 0; k < sizeof stops / sizeof stops[0]; k++)
+        for (int signal = 0; signal < 2; signal++) {
+            cutter c = {.stop_at = stops[k], .signal = signal, .at = -1, .z = z};
+            ck_assert_int_eq(run_cut(vk, &p, &g, &c, &err), ER_ECANCELED);
+            ck_assert_msg(c.at >= 0 && c.at < ref.n, "stop %d: no progress call inside a batch",
+                          stops[k]);
+            char want[64];
+            snprintf(want, sizeof want, "droplet: cancelled at batch %lld", (long long)c.at);
+            ck_assert_msg(strcmp(err.msg, want) == 0, "%s, not %s", err.msg, want);
+            const er_run_state *at = &ref.s[c.at].st;
+            ck_assert_int_eq(at->boundary, c.at);
+            ck_assert_msg(memcmp(g.z, at->array[ER_STATE_DROP_HEIGHT], bytes) == 0 &&
+                              memcmp(g.dep, at->array[ER_STATE_DROP_DEPOSIT], bytes) == 0 &&
+                              memcmp(g.flow, at->array[ER_STATE_DROP_FLOW], bytes) == 0,
+                          "stop %d (%s) in batch %lld: the terrain is not that batch's start",
+                          stops[k], signal ? "signal" : "cancel", (long long)c.at);
+            ck_assert_int_eq(c.handed, signal);
+            if (signal)
+                ck_assert(c.handed_at == c.at &&
+                          memcmp(z, at->array[ER_STATE_DROP_HEIGHT], bytes) == 0);
+            assert_balance(&g.b);
+        }
+    free(z);
+    recorder_free(&ref);
     vmap_free(&g);
     er_vk_close(vk);
 }
@@ -1133,6 +1260,7 @@ Suite *vulkan_droplet_suite(void)
     tcase_add_test(tc, reference_cell_size_agrees);
     tcase_add_loop_test(tc, dense_bounded, 0, (int)(sizeof dense / sizeof dense[0]));
     tcase_add_test(tc, cancel);
+    tcase_add_loop_test(tc, cut_batches_stop_at_their_start, 0, 3);
     tcase_add_loop_test(tc, window_matches_cpu, 0, 3);
     tcase_add_loop_test(tc, controls_match_cpu, 0, 3);
     tcase_add_test(tc, hooks_hand_wanted_states);
