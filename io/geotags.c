@@ -230,6 +230,18 @@ static int usable_side(double x)
  * centre cell says nothing about the rest of the raster. */
 #define POLE_MARGIN 0.5
 
+/* Whether the column vectors (ax, ay) and (bx, by) of the affine map, a
+ * cell's two sides, are not at right angles: a rotated grid keeps square
+ * corners and its cells the area x * y, a sheared one has parallelogram
+ * cells, which no model's rectangular stencil describes.  The tolerance,
+ * a sine of 1e-6, changes the area by under 1e-12: well inside float,
+ * and wide enough for a rotation written with a few digits. */
+#define SHEARED "sheared geotransform: its cells are parallelograms, not rectangles"
+static int sheared(double ax, double ay, double bx, double by)
+{
+    return fabs(ax * bx + ay * by) > 1e-6 * sqrt(ax * ax + ay * ay) * sqrt(bx * bx + by * by);
+}
+
 static int unusable(const char **why, const char *reason)
 {
     if (why)
@@ -278,6 +290,9 @@ int er_georef_cell_size_why(const er_georef *g, int width, int height, double *d
         y *= unit;
         if (!usable_side(x) || !usable_side(y))
             return unusable(why, "pixel size zero, not finite or under a micrometre");
+        if (!g->pixel_scale && sheared(g->transformation[0], g->transformation[4], g->transformation[1],
+                                       g->transformation[5]))
+            return unusable(why, SHEARED);
         *dx = x;
         *dy = y;
         return 1;
@@ -312,6 +327,8 @@ int er_georef_cell_size_why(const er_georef *g, int width, int height, double *d
     double y = round_micrometre(sqrt(ey * ey + nj * nj));
     if (!usable_side(x) || !usable_side(y))
         return unusable(why, "pixel size zero, not finite or under a micrometre");
+    if (sheared(ex, ny, ey, nj))
+        return unusable(why, SHEARED);
     *dx = x;
     *dy = y;
     return 1;

@@ -138,6 +138,24 @@ START_TEST(transformation_column_lengths)
 }
 END_TEST
 
+/* A sheared transformation has parallelogram cells of area |det| < x * y:
+ * no cell size rather than the column lengths, which would overstate
+ * every area; a rotation is still a cell size (the test above). */
+START_TEST(transformation_sheared_refused)
+{
+    geo x;
+    double dx = 0, dy = 0;
+    const char *why = NULL;
+    with_matrix(&x, 30, 10, 1000, 0, -30, 5000);
+    ck_assert_int_eq(er_georef_cell_size_why(&x.g, 10, 10, &dx, &dy, &why), -1);
+    ck_assert_ptr_nonnull(strstr(why, "sheared"));
+    ck_assert(dx == 0 && dy == 0);
+    /* a rotation of 30 degrees written with 9 digits is no shear */
+    with_matrix(&x, 25.980762114, 15, 1000, 15, -25.980762114, 5000);
+    ck_assert_int_eq(er_georef_cell_size_why(&x.g, 10, 10, &dx, &dy, &why), 1);
+}
+END_TEST
+
 START_TEST(no_georeferencing)
 {
     er_georef g;
@@ -736,6 +754,7 @@ Suite *geotags_suite(void)
     tcase_add_test(t, projected_scale_as_is);
     tcase_add_test(t, projected_units_converted_to_metres);
     tcase_add_test(t, transformation_column_lengths);
+    tcase_add_test(t, transformation_sheared_refused);
     tcase_add_test(t, no_georeferencing);
     tcase_add_test(t, geographic_degree_lengths);
     tcase_add_test(t, geographic_off_the_globe_refused);
