@@ -362,6 +362,34 @@ int er_georef_map_to_pixel(const er_georef *g, double mx, double my, double *px,
     return 1;
 }
 
+/* Cuts md's item [p, end) out with the indentation before it and the
+ * newline after it. */
+static void cut_item(char *md, char *p, char *end)
+{
+    while (p > md && (p[-1] == ' ' || p[-1] == '\t'))
+        p--;
+    if (*end == '\n')
+        end++;
+    memmove(p, end, strlen(end) + 1);
+}
+
+/* Drops the GDAL_METADATA tag when nothing but the empty <GDALMetadata>
+ * element is left of it. */
+static void drop_if_empty(er_georef *g)
+{
+    char *open = strstr(g->gdal_metadata, "<GDALMetadata>");
+    char *close = strstr(g->gdal_metadata, "</GDALMetadata>");
+    if (open && close) {
+        const char *q = open + strlen("<GDALMetadata>");
+        while (q < close && (*q == ' ' || *q == '\n' || *q == '\r' || *q == '\t'))
+            q++;
+        if (q == close) {
+            free(g->gdal_metadata);
+            g->gdal_metadata = NULL;
+        }
+    }
+}
+
 /* Removes "<Item name=\"STATISTICS_...\" ...>...</Item>" entries (and the
  * indentation and newline around each) from the GDAL_METADATA XML; drops the
  * tag when nothing but the empty <GDALMetadata> element is left.  The input's
@@ -378,24 +406,64 @@ void er_georef_drop_statistics(er_georef *g)
         char *end = strstr(p, close_tag);
         if (!end)
             break;
-        end += sizeof close_tag - 1;
-        while (p > md && (p[-1] == ' ' || p[-1] == '\t'))
-            p--;
-        if (*end == '\n')
-            end++;
-        memmove(p, end, strlen(end) + 1);
+        cut_item(md, p, end + sizeof close_tag - 1);
     }
-    char *open = strstr(md, "<GDALMetadata>");
-    char *close = strstr(md, "</GDALMetadata>");
-    if (open && close) {
-        const char *q = open + strlen("<GDALMetadata>");
-        while (q < close && (*q == ' ' || *q == '\n' || *q == '\r' || *q == '\t'))
-            q++;
-        if (q == close) {
-            free(g->gdal_metadata);
-            g->gdal_metadata = NULL;
-        }
+    drop_if_empty(g);
+}
+
+/* The item of band `sample` (0-based) named `name` with role `role`, as
+ * GDAL's GTiff driver writes a band's scale and offset; NULL if none.
+ * *stop is set past its close tag. */
+static char *band_item(char *md, const char *name, const char *role, int sample, const char **body,
+                       const char **end, char **stop)
+{
+    char num[16];
+    snprintf(num, sizeof num, "%d", sample);
+    for (const char *p = md; (p = er_xml_element(p, "Item", body, end)) != NULL; p = *end) {
+        if (!er_xml_attr_is(p, "name", name) || !er_xml_attr_is(p, "sample", num) || !er_xml_attr_is(p, "role", role))
+            continue;
+        const char *gt = *body == *end ? *end : strchr(*end, '>');
+        *stop = md + (gt == *end ? gt - md : gt + 1 - md);
+        return md + (p - md);
     }
+    return NULL;
+}
+
+/* A number and nothing else but white space around it. */
+static int whole_number(const char *s, double *v)
+{
+    char *end;
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+        s++;
+    *v = strtod(s, &end);
+    if (end == s)
+        return 0;
+    while (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r')
+        end++;
+    return *end == '\0' && isfinite(*v);
+}
+
+int er_georef_take_scale(er_georef *g, int band, double *scale, double *offset)
+{
+    static const char *const names[2] = {"SCALE", "OFFSET"}, *const roles[2] = {"scale", "offset"};
+    double *out[2] = {scale, offset};
+    *scale = 1.0;
+    *offset = 0.0;
+    for (int k = 0; k < 2 && g->gdal_metadata; k++) {
+        const char *body, *end;
+        char *stop, *item = band_item(g->gdal_metadata, names[k], roles[k], band > 0 ? band - 1 : 0, &body,
+                                      &end, &stop);
+        if (!item)
+            continue;
+        char *text = er_xml_text(body, (size_t)(end - body));
+        int ok = text && whole_number(text, out[k]) && (k == 1 || *out[k] != 0.0);
+        free(text);
+        if (!ok)
+            return 0;
+        cut_item(g->gdal_metadata, item, stop);
+        drop_if_empty(g);
+    }
+    return 1;
 }
 
 int er_georef_affine(const er_georef *g, double m[6])

@@ -2,8 +2,10 @@
  * Heightmap images as read from and written to files.  io/ converts files to
  * these structs and back and knows nothing of the models.
  *
- * Values are kept in the file's own units (converted to float): the caller
- * applies terrain.vertical_scale/offset.  A PNG without erode's height
+ * Values are the file's own, converted to float: a GeoTIFF's samples with
+ * GDAL's band scale and offset applied (GDAL_METADATA's SCALE and OFFSET
+ * items), as GDAL reads them unscaled; the caller applies
+ * terrain.vertical_scale/offset after that.  A PNG without erode's height
  * mapping reads as 0..1 (value / 255 or / 65535); one written by erode reads
  * back to the heights it was written from, within one 16-bit step.
  */
@@ -131,6 +133,16 @@ int er_georef_cell_size_why(const er_georef *g, int width, int height, double *d
 /* Removes the input's STATISTICS_* items from GDAL_METADATA (they would be
  * wrong for an eroded layer); drops the tag when nothing else is left. */
 void er_georef_drop_statistics(er_georef *g);
+
+/* Takes band `band`'s (1-based; 0 counts as 1) scale and offset out of
+ * GDAL_METADATA, the <Item name="SCALE" sample="band - 1" role="scale">
+ * and OFFSET items with which GDAL says a band's values mean value *
+ * scale + offset: *scale and *offset (1 and 0 when absent) are set, the
+ * items removed (the tag too when nothing else is left), since the reader
+ * hands on the values it has applied them to.  Returns 0, g unchanged
+ * but for the items already taken, when an item is not one finite number
+ * (or a scale is 0). */
+int er_georef_take_scale(er_georef *g, int band, double *scale, double *offset);
 
 /* The band description GDAL reads from a GDAL_METADATA tag (md): the text
  * of its <Item name="DESCRIPTION" sample="0" role="description">, with the
