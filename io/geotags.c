@@ -456,7 +456,7 @@ int er_georef_take_scale(er_georef *g, int band, double *scale, double *offset)
         if (!item)
             continue;
         char *text = er_xml_text(body, (size_t)(end - body));
-        int ok = text && whole_number(text, out[k]) && (k == 1 || *out[k] != 0.0);
+        int ok = text && whole_number(text, out[k]);
         free(text);
         if (!ok)
             return 0;

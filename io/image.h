@@ -141,7 +141,7 @@ void er_georef_drop_statistics(er_georef *g);
  * items removed (the tag too when nothing else is left), since the reader
  * hands on the values it has applied them to.  Returns 0, g unchanged
  * but for the items already taken, when an item is not one finite number
- * (or a scale is 0). */
+ * (a scale of 0 is one: GDAL reads every cell as the offset). */
 int er_georef_take_scale(er_georef *g, int band, double *scale, double *offset);
 
 /* The band description GDAL reads from a GDAL_METADATA tag (md): the text

@@ -37,10 +37,11 @@
 
 /* Writes the sidecars of the PNG `png` holding layer, whose valid cells
  * span [min, max] (the mapping of its iTXt chunk), through io/atomic.h:
- * members of the current output set.  Without georeferencing (no
- * placement and no GeoKeys in layer->georef) it writes none and removes
- * those an earlier output left under their names; without an affine map
- * it writes the PAM file only (and removes the world file).  ER_OK, or
+ * members of the current output set.  The PAM file always (band 1's
+ * scale and offset; the georeferencing and ER_PNG_DOMAIN when
+ * layer->georef places the raster or names its CRS); the world file only
+ * with an affine map, else one an earlier output left under its name is
+ * removed.  ER_OK, or
  * ER_EIO / ER_ENOMEM / ER_EINVAL (a name too long) with err set. */
 er_status er_png_sidecars_write(const char *png, const er_layer_out *layer, double min, double max,
                                 er_error *err);

@@ -598,7 +598,7 @@ END_TEST
 
 /* GDAL's band scale and offset: taken out of GDAL_METADATA for the band
  * read (sample = band - 1), every other item kept byte for byte; absent
- * items are 1 and 0; a scale that is no number, or 0, is refused. */
+ * items are 1 and 0; a scale that is no finite number is refused. */
 START_TEST(scale_offset_taken)
 {
     er_georef g;
@@ -625,7 +625,7 @@ START_TEST(scale_offset_taken)
     ck_assert(er_georef_take_scale(&g, 0, &sc, &off));
     ck_assert(sc == 0.5 && off == 0);
     ck_assert_ptr_null(g.gdal_metadata); /* nothing else was left */
-    static const char *const bad[] = {"x", "0", "1e999", "1 2", ""};
+    static const char *const bad[] = {"x", "nan", "1e999", "1 2", ""};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char md[200];
         snprintf(md, sizeof md, "<GDALMetadata><Item name=\"SCALE\" sample=\"0\" role=\"scale\">%s</Item></GDALMetadata>",

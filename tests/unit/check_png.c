@@ -1093,7 +1093,7 @@ START_TEST(roundtrip_real_dem)
     /* Values read in 0..1 written again as they are. */
     l.data = img.data;
     check_roundtrip(q, &l);
-    ck_assert_int_eq(dir_entries(dir), 1);
+    ck_assert_int_eq(dir_entries(dir), 2); /* the PNG and its .aux.xml */
     free(m);
     er_image_free(&img);
 }
@@ -1201,7 +1201,7 @@ START_TEST(write_deterministic)
     free(a);
     a = slurp(p, &na);
     ck_assert_int_eq(memcmp(a, b, nb), 0);
-    ck_assert_int_eq(dir_entries(dir), 2);
+    ck_assert_int_eq(dir_entries(dir), 4); /* two PNGs, each with its .aux.xml */
     free(a);
     free(b);
     free(v);
@@ -1235,7 +1235,7 @@ START_TEST(write_non_finite)
     /* An empty layer is refused. */
     l.width = 0;
     ck_assert_int_eq(er_png_write(p, &l, &err), ER_EINVAL);
-    ck_assert_int_eq(dir_entries(dir), 1);
+    ck_assert_int_eq(dir_entries(dir), 2); /* the PNG and its .aux.xml */
 }
 END_TEST
 
@@ -1478,10 +1478,12 @@ START_TEST(sidecar_contents)
 }
 END_TEST
 
-/* No georeferencing (none, or only GDAL_NODATA / GDAL_METADATA): no
- * sidecars, and those an earlier output left are removed, with the output
- * set: kept when the set is abandoned, gone once it commits. */
-START_TEST(sidecars_none_without_georef)
+/* No georeferencing (none, or only GDAL_NODATA / GDAL_METADATA): the PAM
+ * file all the same, with the band's scale and offset (GDAL reads heights,
+ * not codes) and nothing that places the raster; no world file, and one an
+ * earlier output left is removed with the output set: kept when the set is
+ * abandoned, gone once it commits. */
+START_TEST(sidecars_without_georef)
 {
     float v[4] = {1, 2, 3, 4};
     er_georef g;
@@ -1495,24 +1497,30 @@ START_TEST(sidecars_none_without_georef)
     for (int k = 0; k < 2; k++) {
         l.georef = k ? &g : NULL;
         write_ok(p, &l);
-        ck_assert_int_eq(dir_entries(dir), 1);
+        ck_assert_int_eq(dir_entries(dir), 2);
+        size_t n;
+        char *x = (char *)slurp(aux, &n);
+        ck_assert_ptr_nonnull(strstr(x, "<Offset>1</Offset>"));
+        ck_assert_ptr_nonnull(strstr(x, "<Scale>4.5777065690089265e-05</Scale>")); /* 3 / 65535 */
+        ck_assert_ptr_null(strstr(x, "GeoTransform"));
+        ck_assert_ptr_null(strstr(x, ER_PNG_DOMAIN));
+        free(x);
     }
     er_error err = {""};
     for (int commit = 0; commit < 2; commit++) {
-        spill(aux, "<PAMDataset/>", 13);
         spill(world, "1\n0\n0\n-1\n0\n0\n", 14);
         er_atomic_set_begin();
         write_ok(p, &l);
         ck_assert(exists(aux) && exists(world));
         if (commit) {
             ck_assert_int_eq(er_atomic_set_commit(NULL, NULL, &err), ER_OK);
-            ck_assert(!exists(aux) && !exists(world));
+            ck_assert(exists(aux) && !exists(world));
         } else {
             er_atomic_set_abort();
             ck_assert(exists(aux) && exists(world));
         }
     }
-    ck_assert_int_eq(dir_entries(dir), 1);
+    ck_assert_int_eq(dir_entries(dir), 2);
 }
 END_TEST
 
@@ -1619,7 +1627,7 @@ Suite *png_suite(void)
     tcase_add_test(w, gdal_reads_written_png);
     tcase_add_test(w, sidecars_round_trip);
     tcase_add_test(w, sidecar_contents);
-    tcase_add_test(w, sidecars_none_without_georef);
+    tcase_add_test(w, sidecars_without_georef);
     tcase_add_test(w, sidecar_read_errors);
     suite_add_tcase(s, w);
     return s;
