@@ -181,7 +181,9 @@ static double linear_unit(const er_georef *g)
     for (size_t i = 0; i < sizeof linear_units / sizeof linear_units[0]; i++)
         if (linear_units[i].code == code)
             return linear_units[i].metres;
-    return 0.0;
+    /* a code not in the table with its size beside it (io/png_pam.c
+     * writes both from a WKT's UNIT) */
+    return key_double(g, KEY_LINEAR_UNIT_SIZE, &size) && isfinite(size) && size > 0 ? size : 0.0;
 }
 
 /* Degrees per CRS unit of a geographic model; 0 when unknown, and for the
@@ -206,9 +208,10 @@ static double angular_unit(const er_georef *g)
     case 9112: return 0.009;              /* centesimal minute: 1/100 grad */
     case 9113: return 0.00009;            /* centesimal second: 1/10000 grad */
     case 9114: return 360.0 / 6400.0;     /* mil_6400 */
-    case USER_DEFINED:
+    default:
+        /* user-defined, or a code not above with its size beside it
+         * (io/png_pam.c writes both from a WKT's UNIT) */
         return key_double(g, KEY_ANGULAR_UNIT_SIZE, &size) && isfinite(size) && size > 0 ? size * 180.0 / PI : 0.0;
-    default: return 0.0;
     }
 }
 
@@ -276,6 +279,11 @@ int er_georef_cell_size_why(const er_georef *g, int width, int height, double *d
 
     if (model != MODEL_GEOGRAPHIC) {
         double unit = linear_unit(g), x, y;
+        unsigned code = 0;
+        if (unit <= 0 && key_short(g, KEY_LINEAR_UNITS, &code) && code == USER_DEFINED)
+            /* what io/png_pam.c gives a PNG placed without a CRS */
+            return unusable(why, "no CRS, so no linear unit: a world file or geotransform alone does not "
+                                 "say whether it counts metres, feet or degrees");
         if (unit <= 0)
             return unusable(why, "unknown linear unit (ProjLinearUnitsGeoKey)");
         if (g->pixel_scale) {

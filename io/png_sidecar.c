@@ -158,8 +158,7 @@ er_status er_png_sidecars_write(const char *png, const er_layer_out *layer, doub
 
 /* ---- reading ---- */
 
-/* The file at path, NUL-terminated, in *text; 0 when there is none. */
-static er_status slurp(const char *png, const char *path, char **text, er_error *err)
+er_status er_png_sidecar_slurp(const char *png, const char *path, char **text, er_error *err)
 {
     *text = NULL;
     FILE *f = fopen(path, "rb");
@@ -316,22 +315,29 @@ static int read_domain(const char *text, er_image *img, int *found, char *what, 
     return sized;
 }
 
-er_status er_png_sidecars_read(const char *png, er_image *img, er_error *err)
+er_status er_png_sidecars_read(const char *png, er_image *img, er_png_pam *pam, er_error *err)
 {
     char aux[4096], world[4096], what[160];
     char *text;
+    memset(pam, 0, sizeof *pam);
+    pam->scale = 1.0;
     if (!er_png_sidecar_paths(png, aux, sizeof aux, world, sizeof world))
         return ER_OK; /* no sidecar can have such a name */
-    er_status st = slurp(png, aux, &text, err);
-    if (st || !text)
+    er_status st = er_png_sidecar_slurp(png, aux, &text, err);
+    if (st)
         return st;
-    int found;
-    if (!read_domain(text, img, &found, what, sizeof what)) {
+    int found = 0;
+    if (text && !read_domain(text, img, &found, what, sizeof what)) {
         st = er_fail(err, ER_EFORMAT, "cannot read '%s': its sidecar '%s' %s", png, aux, what);
+    } else {
+        if (found && img->georef.gdal_nodata)
+            img->has_nodata_value = 1;
+        st = er_png_pam_read(png, aux, text, found, img, pam, err);
+    }
+    if (st) {
         er_georef_free(&img->georef);
+        img->has_nodata_value = 0;
         img->nodata_value = NAN;
-    } else if (found && img->georef.gdal_nodata) {
-        img->has_nodata_value = 1;
     }
     free(text);
     return st;
