@@ -94,15 +94,11 @@ static const char *next_arg(const char *p)
     p = skip_space(p);
     size_t n = keyword_len(p);
     const char *q = skip_space(p + n);
-    if (n && (*q == '[' || *q == '('))
-        p = close_of(q);
-    else if (*p == '"')
-        p = string_end(p);
-    else
-        p += strcspn(p, ",])") - 1;
-    if (!p)
+    const char *last = n && (*q == '[' || *q == '(') ? close_of(q) : *p == '"' ? string_end(p) : p - 1;
+    if (!last)
         return NULL;
-    p = skip_space(p + 1);
+    p = last + 1; /* past the node or string, or at a bare token */
+    p = skip_space(p + strcspn(p, ",])"));
     return *p == ',' ? p + 1 : NULL;
 }
 

@@ -1500,6 +1500,7 @@ START_TEST(sidecars_without_georef)
         ck_assert_int_eq(dir_entries(dir), 2);
         size_t n;
         char *x = (char *)slurp(aux, &n);
+        x[n] = '\0';
         ck_assert_ptr_nonnull(strstr(x, "<Offset>1</Offset>"));
         ck_assert_ptr_nonnull(strstr(x, "<Scale>4.5777065690089265e-05</Scale>")); /* 3 / 65535 */
         ck_assert_ptr_null(strstr(x, "GeoTransform"));
@@ -1643,6 +1644,22 @@ START_TEST(sidecar_gdal_pam)
     ck_assert(dx > 77 && dx < 78 && dy > 111 && dy < 112);
     er_image_free(&img);
 
+    /* an SRS erode cannot read (a local CRS, an empty or broken node)
+     * gives the placement no unit */
+    static const char *const odd[] = {"LOCAL_CS[\"x\",UNIT[\"metre\",1]]", "PROJCS[]", "PROJCS[\"a\",UNIT[",
+                                      "PROJCS[\"a\"\"\",AXIS[\"E\",EAST],UNIT[\"m\",]]", "EPSG:32618"};
+    for (size_t k = 0; k < sizeof odd / sizeof odd[0]; k++) {
+        char text[512];
+        const char *why = NULL;
+        int tn = snprintf(text, sizeof text, "<PAMDataset><SRS>%s</SRS><GeoTransform>0,1,0,0,0,-1</GeoTransform>"
+                          "</PAMDataset>", odd[k]);
+        spill(aux, text, (size_t)tn);
+        read_ok(p, NULL, &img);
+        ck_assert(er_georef_affine(&img.georef, m));
+        ck_assert_int_eq(er_georef_cell_size_why(&img.georef, W, H, &dx, &dy, &why), -1);
+        er_image_free(&img);
+    }
+
     /* a world file without a CRS places the raster but gives no cell
      * size: its numbers may be degrees; .pgw comes before .wld */
     remove(aux);
@@ -1667,6 +1684,7 @@ START_TEST(sidecar_gdal_pam)
     write_ok(p, &l);
     size_t n;
     char *x = (char *)slurp(aux, &n);
+    x[n] = '\0';
     ck_assert_ptr_nonnull(strstr(x, "<Scale>"));
     free(x);
     static const char edited[] = "<PAMDataset><GeoTransform>0, 5, 0, 0, 0, -5</GeoTransform><PAMRasterBand band=\"1\">"
