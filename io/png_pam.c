@@ -20,6 +20,7 @@
  * Not a WKT parser: it reads the outermost node's keyword and its direct
  * children (and an AXIS's unit in WKT2), which is where GDAL puts them.
  */
+#include "geokeys.h"
 #include "image.h"
 #include "png_common.h"
 #include "xml.h"
@@ -30,7 +31,6 @@
 #include <string.h>
 
 #define PI 3.14159265358979323846
-#define USER_DEFINED 32767
 
 /* ---- WKT ---- */
 
@@ -144,7 +144,7 @@ static int node_number(const char *node, int arg, double *v)
 static const char *const crs_names[] = {"PROJCS", "PROJCRS", "PROJECTEDCRS", "GEOGCS", "GEOGCRS",
                                         "GEOGRAPHICCRS", "GEODCRS", "GEODETICCRS", NULL};
 
-/* What the keys say of a CRS. */
+/* What erode takes from a CRS's WKT. */
 typedef struct crs_facts {
     int projected;    /* 1 projected, 0 geographic */
     unsigned code;    /* EPSG code, 0 when none */
@@ -192,15 +192,6 @@ static int wkt_facts(const char *wkt, crs_facts *f)
 
 /* ---- GeoTIFF tags ---- */
 
-#define KEY_MODEL_TYPE 1024
-#define KEY_RASTER_TYPE 1025
-#define KEY_GEOGRAPHIC_TYPE 2048
-#define KEY_ANGULAR_UNITS 2054
-#define KEY_ANGULAR_UNIT_SIZE 2055
-#define KEY_PROJECTED_TYPE 3072
-#define KEY_LINEAR_UNITS 3076
-#define KEY_LINEAR_UNIT_SIZE 3077
-#define TAG_GEODOUBLES 34736
 
 /* GeoKeys for the facts (f NULL: not known): the GeoKey directory, keys
  * in ascending order as GeoTIFF asks, and its one double. */
@@ -214,13 +205,13 @@ static int put_keys(er_georef *g, const crs_facts *f)
      * factors of the common ones: 1200/3937 m for the US survey foot, not
      * the WKT's 15 digits), its size beside it for those it does not */
     unsigned ucode = f && f->unit_code ? f->unit_code
-                   : f && f->projected && f->unit == 1.0 ? 9001
-                   : f && !f->projected && fabs(f->unit - PI / 180) <= 1e-12 ? 9102 : USER_DEFINED;
-    int sized = f && f->unit > 0 && ucode != 9001 && ucode != 9102;
+                   : f && f->projected && f->unit == 1.0 ? EPSG_METRE
+                   : f && !f->projected && fabs(f->unit - PI / 180) <= 1e-12 ? EPSG_DEGREE : USER_DEFINED;
+    int sized = f && f->unit > 0 && ucode != EPSG_METRE && ucode != EPSG_DEGREE;
 #define KEY(id, tag, count, v) (k[4 + 4 * n] = (id), k[5 + 4 * n] = (tag), k[6 + 4 * n] = (count), \
                                 k[7 + 4 * n] = (uint16_t)(v), n++)
-    KEY(KEY_MODEL_TYPE, 0, 1, proj ? 1 : 2);
-    KEY(KEY_RASTER_TYPE, 0, 1, 1); /* a geotransform's origin is a cell's corner */
+    KEY(KEY_MODEL_TYPE, 0, 1, proj ? MODEL_PROJECTED : MODEL_GEOGRAPHIC);
+    KEY(KEY_RASTER_TYPE, 0, 1, RASTER_PIXEL_IS_AREA); /* a geotransform's origin is a cell's corner */
     if (!proj) {
         KEY(KEY_GEOGRAPHIC_TYPE, 0, 1, f->code ? f->code : USER_DEFINED);
         KEY(KEY_ANGULAR_UNITS, 0, 1, ucode);
