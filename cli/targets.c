@@ -483,11 +483,15 @@ static void add_run(plan *p, const er_settings *s, const er_tile_set *ts, const 
     for (int i = 0; i < s->n_inputs; i++) {
         const char *name = er_path_name(s, s->inputs[i]);
         add(p, s->inputs[i], "the input", s->inputs[i], ROLE_INPUT, 0);
-        /* A PNG input's georeferencing is read from its .aux.xml. */
+        /* A PNG input's georeferencing is read from its .aux.xml, else
+         * from a world file under one of GDAL's names. */
         char world[PATH_MAX];
-        if (er_path_input_format(s->inputs[i]) == ER_FORMAT_PNG &&
-            er_png_sidecar_paths(s->inputs[i], path, sizeof path, world, sizeof world))
+        int png = er_path_input_format(s->inputs[i]) == ER_FORMAT_PNG;
+        if (png && er_png_sidecar_paths(s->inputs[i], path, sizeof path, world, sizeof world))
             add(p, path, "the input's .aux.xml", s->inputs[i], ROLE_INPUT, 0);
+        for (int k = 0; png && k < 3; k++)
+            if (er_png_world_path(s->inputs[i], k, path, sizeof path))
+                add(p, path, "the input's world file", s->inputs[i], ROLE_INPUT, 0);
         if (s->resume && er_path_pattern(path, sizeof path, s->resume, name))
             add(p, path, "the --resume file", s->inputs[i], ROLE_RESUME, 0);
         if (s->frames)
@@ -521,9 +525,9 @@ static void add_run(plan *p, const er_settings *s, const er_tile_set *ts, const 
                 strcat(path, ".json");
                 add(p, path, sidecar[b], in, ROLE_TARGET, 0);
             }
-            /* A PNG layer's .aux.xml and world file are written, or
-             * removed when the input has no georeferencing (known only
-             * once it is read): io/png_sidecar.c. */
+            /* A PNG layer's .aux.xml is written, and its world file
+             * written or removed as the input is placed or not (known
+             * only once it is read): io/png_sidecar.c. */
             char aux[PATH_MAX], wld[PATH_MAX];
             if (png && er_png_sidecar_paths(path, aux, sizeof aux, wld, sizeof wld)) {
                 add(p, aux, sidecar[b], in, ROLE_TARGET, 0);

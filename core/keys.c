@@ -63,9 +63,11 @@ static const er_key common_keys[] = {
      * can turn a finite water depth into an infinite float. */
     ER_NUM("terrain.vertical_scale", terrain.vertical_scale, 0, 1e-6, 1e6, 1.0),
     ER_NUM("terrain.vertical_offset", terrain.vertical_offset, 0, -1e7, 1e7, 0.0),
-    /* null (the default): the input's georeferencing, else 1 m */
-    {"terrain.cell_size", ER_KEY_NUM, ER_KEY_NULL | ER_KEY_DEF_NULL | ER_KEY_MIN_OPEN,
-     ER_KEY_AT(terrain.cell_size), ER_KEY_AT(terrain.cell_size_set), 0, 1e6, 1.0, NULL},
+    /* null (the default): the input's georeferencing, else 1 m.  The plan
+     * holds the georeferencing's cell size to this range too: 1e-6 is the
+     * smallest side io/geotags.c accepts. */
+    {"terrain.cell_size", ER_KEY_NUM, ER_KEY_NULL | ER_KEY_DEF_NULL,
+     ER_KEY_AT(terrain.cell_size), ER_KEY_AT(terrain.cell_size_set), 1e-6, 1e6, 1.0, NULL},
     /* models run one after another (core/stages.h); none: the recipe's one model */
     {"stages", ER_KEY_STAGES, 0, 0, 0, 1, ER_MAX_STAGES, 0, NULL},
 };

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "keys.h"
 #include "models.h"
 #include "tiles.h"
 
@@ -120,6 +121,25 @@ static const char *models_with(unsigned flag, char *buf, size_t n)
     return buf;
 }
 
+/* Each side of the cells within terrain.cell_size's range (the key
+ * table's, whatever gave the size: the georeferencing or the key): a cell
+ * of 1e300 m, or of 1e-300 m, turns every area and volume into infinity
+ * or zero at the first step, after the outputs were opened. */
+static er_status check_cell_size(const er_terrain *t, er_error *err)
+{
+    size_t n;
+    const er_key *tab = er_keys_params(&n), *k = NULL;
+    for (size_t i = 0; i < n && !k; i++)
+        k = strcmp(tab[i].path, "terrain.cell_size") == 0 ? &tab[i] : NULL;
+    char what[160];
+    double side[2] = {t->cell_x, t->cell_y};
+    for (int i = 0; i < 2 && k; i++)
+        if (!er_key_check_number(k, side[i], 0, what, sizeof what))
+            return er_fail(err, ER_EINVAL, "terrain: cell size %g x %g m: %s (terrain.cell_size's range)",
+                           t->cell_x, t->cell_y, what);
+    return ER_OK;
+}
+
 er_status er_plan_make(const er_params *p, const er_terrain *t, const er_window *win,
                        er_plan *plan, er_error *err)
 {
@@ -131,9 +151,8 @@ er_status er_plan_make(const er_params *p, const er_terrain *t, const er_window 
         return st;
     if (!t || !t->elevation || t->width < 1 || t->height < 1)
         return er_fail(err, ER_EINVAL, "terrain: empty map");
-    if (!(isfinite(t->cell_x) && t->cell_x > 0.0 && isfinite(t->cell_y) && t->cell_y > 0.0))
-        return er_fail(err, ER_EINVAL, "terrain: cell size %g x %g m is not positive",
-                       t->cell_x, t->cell_y);
+    if ((st = check_cell_size(t, err)))
+        return st;
     if ((st = er_window_resolve(win, t->width, t->height, &plan->win, err)))
         return st;
     plan->windowed = win != NULL;

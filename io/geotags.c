@@ -15,27 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "geokeys.h"
 #include "xml.h"
-
-#define KEY_MODEL_TYPE 1024          /* GTModelTypeGeoKey */
-#define KEY_RASTER_TYPE 1025         /* GTRasterTypeGeoKey */
-#define KEY_ANGULAR_UNITS 2054       /* GeogAngularUnitsGeoKey */
-#define KEY_ANGULAR_UNIT_SIZE 2055   /* GeogAngularUnitSizeGeoKey [radians] */
-#define KEY_LINEAR_UNITS 3076        /* ProjLinearUnitsGeoKey */
-#define KEY_LINEAR_UNIT_SIZE 3077    /* ProjLinearUnitSizeGeoKey [metres] */
-#define KEY_GEOGRAPHIC_TYPE 2048     /* GeographicTypeGeoKey */
-#define KEY_PROJECTED_TYPE 3072      /* ProjectedCSTypeGeoKey */
-#define KEY_VERTICAL_TYPE 4096       /* VerticalCSTypeGeoKey */
-#define MODEL_PROJECTED 1
-#define MODEL_GEOGRAPHIC 2
-#define MODEL_GEOCENTRIC 3
-#define RASTER_PIXEL_IS_POINT 2
-#define USER_DEFINED 32767
-#define TAG_GEODOUBLES 34736
-#define TAG_GEOASCII 34737
-#define KEY_GT_CITATION 1026         /* GTCitationGeoKey (text) */
-#define KEY_GEOG_CITATION 2049       /* GeogCitationGeoKey (text) */
-#define KEY_PCS_CITATION 3073        /* PCSCitationGeoKey (text) */
 
 #define PI 3.14159265358979323846
 
@@ -181,7 +162,9 @@ static double linear_unit(const er_georef *g)
     for (size_t i = 0; i < sizeof linear_units / sizeof linear_units[0]; i++)
         if (linear_units[i].code == code)
             return linear_units[i].metres;
-    return 0.0;
+    /* a code not in the table with its size beside it (io/png_pam.c
+     * writes both from a WKT's UNIT) */
+    return key_double(g, KEY_LINEAR_UNIT_SIZE, &size) && isfinite(size) && size > 0 ? size : 0.0;
 }
 
 /* Degrees per CRS unit of a geographic model; 0 when unknown, and for the
@@ -206,9 +189,10 @@ static double angular_unit(const er_georef *g)
     case 9112: return 0.009;              /* centesimal minute: 1/100 grad */
     case 9113: return 0.00009;            /* centesimal second: 1/10000 grad */
     case 9114: return 360.0 / 6400.0;     /* mil_6400 */
-    case USER_DEFINED:
+    default:
+        /* user-defined, or a code not above with its size beside it
+         * (io/png_pam.c writes both from a WKT's UNIT) */
         return key_double(g, KEY_ANGULAR_UNIT_SIZE, &size) && isfinite(size) && size > 0 ? size * 180.0 / PI : 0.0;
-    default: return 0.0;
     }
 }
 
@@ -229,6 +213,18 @@ static int usable_side(double x)
  * degrees, 19 m at 89.99 and nothing at the pole, where the width of the
  * centre cell says nothing about the rest of the raster. */
 #define POLE_MARGIN 0.5
+
+/* Whether the column vectors (ax, ay) and (bx, by) of the affine map, a
+ * cell's two sides, are not at right angles: a rotated grid keeps square
+ * corners and its cells the area x * y, a sheared one has parallelogram
+ * cells, which no model's rectangular stencil describes.  The tolerance,
+ * a sine of 1e-6, changes the area by under 1e-12: well inside float,
+ * and wide enough for a rotation written with a few digits. */
+#define SHEARED "sheared geotransform: its cells are parallelograms, not rectangles"
+static int sheared(double ax, double ay, double bx, double by)
+{
+    return fabs(ax * bx + ay * by) > 1e-6 * sqrt(ax * ax + ay * ay) * sqrt(bx * bx + by * by);
+}
 
 static int unusable(const char **why, const char *reason)
 {
@@ -264,6 +260,11 @@ int er_georef_cell_size_why(const er_georef *g, int width, int height, double *d
 
     if (model != MODEL_GEOGRAPHIC) {
         double unit = linear_unit(g), x, y;
+        unsigned code = 0;
+        if (unit <= 0 && key_short(g, KEY_LINEAR_UNITS, &code) && code == USER_DEFINED)
+            /* what io/png_pam.c gives a PNG placed without a CRS */
+            return unusable(why, "no CRS, so no linear unit: a world file or geotransform alone does not "
+                                 "say whether it counts metres, feet or degrees");
         if (unit <= 0)
             return unusable(why, "unknown linear unit (ProjLinearUnitsGeoKey)");
         if (g->pixel_scale) {
@@ -278,6 +279,9 @@ int er_georef_cell_size_why(const er_georef *g, int width, int height, double *d
         y *= unit;
         if (!usable_side(x) || !usable_side(y))
             return unusable(why, "pixel size zero, not finite or under a micrometre");
+        if (!g->pixel_scale && sheared(g->transformation[0], g->transformation[4], g->transformation[1],
+                                       g->transformation[5]))
+            return unusable(why, SHEARED);
         *dx = x;
         *dy = y;
         return 1;
@@ -312,6 +316,8 @@ int er_georef_cell_size_why(const er_georef *g, int width, int height, double *d
     double y = round_micrometre(sqrt(ey * ey + nj * nj));
     if (!usable_side(x) || !usable_side(y))
         return unusable(why, "pixel size zero, not finite or under a micrometre");
+    if (sheared(ex, ny, ey, nj))
+        return unusable(why, SHEARED);
     *dx = x;
     *dy = y;
     return 1;
@@ -345,6 +351,34 @@ int er_georef_map_to_pixel(const er_georef *g, double mx, double my, double *px,
     return 1;
 }
 
+/* Cuts md's item [p, end) out with the indentation before it and the
+ * newline after it. */
+static void cut_item(char *md, char *p, char *end)
+{
+    while (p > md && (p[-1] == ' ' || p[-1] == '\t'))
+        p--;
+    if (*end == '\n')
+        end++;
+    memmove(p, end, strlen(end) + 1);
+}
+
+/* Drops the GDAL_METADATA tag when nothing but the empty <GDALMetadata>
+ * element is left of it. */
+static void drop_if_empty(er_georef *g)
+{
+    char *open = strstr(g->gdal_metadata, "<GDALMetadata>");
+    char *close = strstr(g->gdal_metadata, "</GDALMetadata>");
+    if (open && close) {
+        const char *q = open + strlen("<GDALMetadata>");
+        while (q < close && (*q == ' ' || *q == '\n' || *q == '\r' || *q == '\t'))
+            q++;
+        if (q == close) {
+            free(g->gdal_metadata);
+            g->gdal_metadata = NULL;
+        }
+    }
+}
+
 /* Removes "<Item name=\"STATISTICS_...\" ...>...</Item>" entries (and the
  * indentation and newline around each) from the GDAL_METADATA XML; drops the
  * tag when nothing but the empty <GDALMetadata> element is left.  The input's
@@ -361,24 +395,64 @@ void er_georef_drop_statistics(er_georef *g)
         char *end = strstr(p, close_tag);
         if (!end)
             break;
-        end += sizeof close_tag - 1;
-        while (p > md && (p[-1] == ' ' || p[-1] == '\t'))
-            p--;
-        if (*end == '\n')
-            end++;
-        memmove(p, end, strlen(end) + 1);
+        cut_item(md, p, end + sizeof close_tag - 1);
     }
-    char *open = strstr(md, "<GDALMetadata>");
-    char *close = strstr(md, "</GDALMetadata>");
-    if (open && close) {
-        const char *q = open + strlen("<GDALMetadata>");
-        while (q < close && (*q == ' ' || *q == '\n' || *q == '\r' || *q == '\t'))
-            q++;
-        if (q == close) {
-            free(g->gdal_metadata);
-            g->gdal_metadata = NULL;
-        }
+    drop_if_empty(g);
+}
+
+/* The item of band `sample` (0-based) named `name` with role `role`, as
+ * GDAL's GTiff driver writes a band's scale and offset; NULL if none.
+ * *stop is set past its close tag. */
+static char *band_item(char *md, const char *name, const char *role, int sample, const char **body,
+                       const char **end, char **stop)
+{
+    char num[16];
+    snprintf(num, sizeof num, "%d", sample);
+    for (const char *p = md; (p = er_xml_element(p, "Item", body, end)) != NULL; p = *end) {
+        if (!er_xml_attr_is(p, "name", name) || !er_xml_attr_is(p, "sample", num) || !er_xml_attr_is(p, "role", role))
+            continue;
+        const char *gt = *body == *end ? *end : strchr(*end, '>');
+        *stop = md + (gt == *end ? gt - md : gt + 1 - md);
+        return md + (p - md);
     }
+    return NULL;
+}
+
+/* A number and nothing else but white space around it. */
+static int whole_number(const char *s, double *v)
+{
+    char *end;
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+        s++;
+    *v = strtod(s, &end);
+    if (end == s)
+        return 0;
+    while (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r')
+        end++;
+    return *end == '\0' && isfinite(*v);
+}
+
+int er_georef_take_scale(er_georef *g, int band, double *scale, double *offset)
+{
+    static const char *const names[2] = {"SCALE", "OFFSET"}, *const roles[2] = {"scale", "offset"};
+    double *out[2] = {scale, offset};
+    *scale = 1.0;
+    *offset = 0.0;
+    for (int k = 0; k < 2 && g->gdal_metadata; k++) {
+        const char *body, *end;
+        char *stop, *item = band_item(g->gdal_metadata, names[k], roles[k], band > 0 ? band - 1 : 0, &body,
+                                      &end, &stop);
+        if (!item)
+            continue;
+        char *text = er_xml_text(body, (size_t)(end - body));
+        int ok = text && whole_number(text, out[k]);
+        free(text);
+        if (!ok)
+            return 0;
+        cut_item(g->gdal_metadata, item, stop);
+        drop_if_empty(g);
+    }
+    return 1;
 }
 
 int er_georef_affine(const er_georef *g, double m[6])

@@ -2,10 +2,13 @@
  * Heightmap images as read from and written to files.  io/ converts files to
  * these structs and back and knows nothing of the models.
  *
- * Values are kept in the file's own units (converted to float): the caller
- * applies terrain.vertical_scale/offset.  A PNG without erode's height
- * mapping reads as 0..1 (value / 255 or / 65535); one written by erode reads
- * back to the heights it was written from, within one 16-bit step.
+ * Values are the file's own, converted to float: a GeoTIFF's samples with
+ * GDAL's band scale and offset applied (GDAL_METADATA's SCALE and OFFSET
+ * items), as GDAL reads them unscaled; the caller applies
+ * terrain.vertical_scale/offset after that.  A PNG written by erode reads
+ * back to the heights it was written from, within one 16-bit step; one with
+ * a GDAL scale or offset in its .aux.xml as sample * scale + offset; any
+ * other as 0..1 (value / 255 or / 65535).
  */
 #ifndef ER_IMAGE_H
 #define ER_IMAGE_H
@@ -37,7 +40,7 @@ typedef struct er_image {
     uint8_t *nodata;        /* 1 = nodata cell; NULL when the file has none */
     int has_nodata_value;   /* a nodata value is declared (GDAL_NODATA) */
     double nodata_value;    /* the declared value (may be NaN) */
-    er_georef georef;       /* PNG: from erode's .aux.xml sidecar, else empty */
+    er_georef georef;       /* PNG: from its .aux.xml or world file, else empty */
     er_file_format format;
     int png_alpha;          /* PNG had an alpha channel */
     char *description;      /* TIFF ImageDescription (erode's provenance in
@@ -131,6 +134,16 @@ int er_georef_cell_size_why(const er_georef *g, int width, int height, double *d
 /* Removes the input's STATISTICS_* items from GDAL_METADATA (they would be
  * wrong for an eroded layer); drops the tag when nothing else is left. */
 void er_georef_drop_statistics(er_georef *g);
+
+/* Takes band `band`'s (1-based; 0 counts as 1) scale and offset out of
+ * GDAL_METADATA, the <Item name="SCALE" sample="band - 1" role="scale">
+ * and OFFSET items with which GDAL says a band's values mean value *
+ * scale + offset: *scale and *offset (1 and 0 when absent) are set, the
+ * items removed (the tag too when nothing else is left), since the reader
+ * hands on the values it has applied them to.  Returns 0, g unchanged
+ * but for the items already taken, when an item is not one finite number
+ * (a scale of 0 is one: GDAL reads every cell as the offset). */
+int er_georef_take_scale(er_georef *g, int band, double *scale, double *offset);
 
 /* The band description GDAL reads from a GDAL_METADATA tag (md): the text
  * of its <Item name="DESCRIPTION" sample="0" role="description">, with the
@@ -254,6 +267,12 @@ er_status er_png_write_progress(const char *path, const er_layer_out *layer, con
  * with its extension replaced by ".pgw", as GDAL's PNG driver looks for
  * it) into world.  Returns 0 when a name does not fit its buffer. */
 int er_png_sidecar_paths(const char *png, char *aux, size_t aux_n, char *world, size_t world_n);
+
+/* The k-th name (0, 1, 2) under which GDAL's PNG driver looks for a world
+ * file beside `png`: the extension's first and last letters and 'w'
+ * (".pgw"), the extension and 'w' (".pngw"), ".wld".  Returns 0 when the
+ * name has no extension, k is out of range or the name does not fit. */
+int er_png_world_path(const char *png, int k, char *buf, size_t n);
 
 /* OpenEXR (OpenEXRCore): one scanline part, one "Y" channel, ZIP (a chunk
  * that compression does not shrink stored raw), the provenance in the

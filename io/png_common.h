@@ -37,22 +37,49 @@
 
 /* Writes the sidecars of the PNG `png` holding layer, whose valid cells
  * span [min, max] (the mapping of its iTXt chunk), through io/atomic.h:
- * members of the current output set.  Without georeferencing (no
- * placement and no GeoKeys in layer->georef) it writes none and removes
- * those an earlier output left under their names; without an affine map
- * it writes the PAM file only (and removes the world file).  ER_OK, or
+ * members of the current output set.  The PAM file always (band 1's
+ * scale and offset; the georeferencing and ER_PNG_DOMAIN when
+ * layer->georef places the raster or names its CRS); the world file only
+ * with an affine map, else one an earlier output left under its name is
+ * removed.  ER_OK, or
  * ER_EIO / ER_ENOMEM / ER_EINVAL (a name too long) with err set. */
 er_status er_png_sidecars_write(const char *png, const er_layer_out *layer, double min, double max,
                                 er_error *err);
 
-/* Reads the ER_PNG_DOMAIN of the PNG's PAM file, if it has one, into
- * img->georef (which must be empty) and, from its GDAL_NODATA,
- * img->has_nodata_value and img->nodata_value; img->width and height must
- * be set.  No PAM file, or one without the domain (GDAL's own statistics),
- * changes nothing.  ER_EFORMAT when the domain is damaged or describes a
- * raster of another size, ER_EIO when the file cannot be read: img->georef
- * is then empty again. */
-er_status er_png_sidecars_read(const char *png, er_image *img, er_error *err);
+/* Band 1's scale, offset and nodata value as GDAL's PAM file declares
+ * them (GDAL reads sample * scale + offset, and masks the samples equal
+ * to the nodata value). */
+typedef struct er_png_pam {
+    int has_scale;          /* a <Scale> or an <Offset> was given */
+    double scale, offset;   /* 1 and 0 unless given */
+    int has_nodata;         /* a <NoDataValue> was given */
+    double nodata;          /* in samples, as GDAL compares it; may be NaN */
+} er_png_pam;
+
+/* Reads the georeferencing of the PNG `png` (img->width and height set,
+ * img->georef empty) and band 1's scale, offset and nodata value into
+ * *pam (zeroed first).  The georeferencing, in this order of precedence:
+ * the ER_PNG_DOMAIN of its PAM file (erode's own outputs: the GeoTIFF
+ * tags verbatim, and from its GDAL_NODATA img->has_nodata_value and
+ * nodata_value), else GDAL's <GeoTransform> and <SRS> in the PAM file,
+ * else a world file (io/png_pam.c).  No sidecar, or a PAM file with
+ * nothing of these (GDAL's statistics), changes nothing.  ER_EFORMAT when
+ * a sidecar is damaged or the domain describes a raster of another size,
+ * ER_EIO when one cannot be read: img->georef is then empty again. */
+er_status er_png_sidecars_read(const char *png, er_image *img, er_png_pam *pam, er_error *err);
+
+/* GDAL's georeferencing of a PNG erode did not write (io/png_pam.c): band
+ * 1 of the PAM text (NULL: no PAM file) into *pam, and unless
+ * georef_taken, its GeoTransform (else a world file's) and SRS into
+ * img->georef as GeoTIFF tags.  aux names the PAM file in messages.
+ * ER_OK, ER_EFORMAT (a damaged element or world file), ER_EIO, ER_ENOMEM. */
+er_status er_png_pam_read(const char *png, const char *aux, const char *text, int georef_taken, er_image *img,
+                          er_png_pam *pam, er_error *err);
+
+/* The sidecar at path of the PNG png, NUL-terminated, in *text (the
+ * caller frees); *text NULL and ER_OK when there is no such file.  Refuses
+ * what is not a regular file or is over 64 MiB. */
+er_status er_png_sidecar_slurp(const char *png, const char *path, char **text, er_error *err);
 
 /* Largest ancillary chunk libpng may allocate while reading, inflated text
  * included (a provenance recipe is a few KiB), and the most text chunks it

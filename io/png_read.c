@@ -55,6 +55,11 @@ typedef struct read_ctx {
     int late_mapping;     /* a mapping chunk came past ER_PNG_TEXT_CHUNKS_MAX */
     char mapping_why[160]; /* libpng's warning about one of them */
     const er_io_progress *pg; /* may be NULL */
+    /* What the samples mean, known once the file is read to its end. */
+    int mapped;           /* erode's mapping chunk: min, max */
+    double min, max;
+    int depth;            /* decoded bits a sample (8 or 16) */
+    double sample_max;    /* the file's largest sample, 2^bit_depth - 1 */
 } read_ctx;
 
 /* libpng's messages start with a capital ("Not enough image data") unless
@@ -321,19 +326,13 @@ static er_status read_body(read_ctx *c, const er_read_opts *opts, er_error *err)
         return er_fail(err, ER_EFORMAT, "cannot read '%s': unexpected PNG layout", c->path);
     c->alpha = channels == 2;
 
-    /* value = min + raw / rawmax * (max - min) in double, rounded once to
-     * float; without erode's mapping min = 0, max = 1.  A table makes every
-     * cell with the same sample bit-identical and costs at most 256 KiB. */
-    size_t levels = (size_t)1 << depth;
-    double rawmax = (double)(levels - 1);
-    c->lut = malloc(levels * sizeof *c->lut);
     c->data = malloc(bytes);
     c->mask = c->alpha ? calloc(cells, 1) : NULL;
     size_t rawsize = rowbytes;
     if (passes > 1 && !er_mul_size(rowbytes, h, &rawsize))
         return er_fail(err, ER_ENOMEM, "cannot read '%s': out of memory", c->path);
     c->raw = malloc(rawsize);
-    if (!c->lut || !c->data || (c->alpha && !c->mask) || !c->raw)
+    if (!c->data || (c->alpha && !c->mask) || !c->raw)
         return er_fail(err, ER_ENOMEM, "cannot read '%s': out of memory", c->path);
 
     if (passes == 1) {
@@ -360,35 +359,82 @@ static er_status read_body(read_ctx *c, const er_read_opts *opts, er_error *err)
     int mapped = find_mapping(c, &min, &max, &st);
     if (mapped < 0)
         return er_fail(err, st, "cannot read '%s': %s", c->path, c->why);
-    /* Sample values as the file holds them: v * sample_max / rawmax is a
-     * whole number (bit replication), exact in double. */
+    c->mapped = mapped;
+    c->min = min;
+    c->max = max;
+    c->depth = depth;
+    c->sample_max = sample_max;
+    return ER_OK;
+}
+
+/* Marks the cells whose sample equals the PAM file's nodata value, as
+ * GDAL masks them.  Returns 0 when out of memory. */
+static int mask_nodata(read_ctx *c, const er_png_pam *pam)
+{
+    size_t cells = (size_t)c->width * (size_t)c->height;
+    double rawmax = (double)((1u << c->depth) - 1);
+    for (size_t i = 0; i < cells; i++) {
+        if ((double)c->data[i] * c->sample_max / rawmax != pam->nodata || (c->mask && c->mask[i]))
+            continue;
+        if (!c->mask && !(c->mask = calloc(cells, 1)))
+            return 0;
+        c->mask[i] = 1;
+        c->nodata_cells++;
+    }
+    return 1;
+}
+
+/* The samples (raw, as floats) turned into values, in this order of
+ * precedence: erode's mapping chunk; the PAM file's scale and offset
+ * (sample * scale + offset, as GDAL reads it); the samples themselves
+ * for opts->png_codes; else sample / (2^depth - 1).  A table makes every
+ * cell with the same sample bit-identical and costs at most 256 KiB;
+ * nodata cells keep the sample value, the PAM's nodata value. */
+static er_status map_values(read_ctx *c, const er_read_opts *opts, const er_png_pam *pam, er_error *err)
+{
+    size_t levels = (size_t)1 << c->depth, cells = (size_t)c->width * (size_t)c->height;
+    double rawmax = (double)(levels - 1);
+    if (pam->has_nodata && !mask_nodata(c, pam))
+        return er_fail(err, ER_ENOMEM, "cannot read '%s': out of memory", c->path);
+    if (!(c->lut = malloc(levels * sizeof *c->lut)))
+        return er_fail(err, ER_ENOMEM, "cannot read '%s': out of memory", c->path);
     int codes = opts && opts->png_codes;
-    for (size_t v = 0; v < levels; v++)
-        c->lut[v] = mapped ? (float)(min + (double)v / rawmax * (max - min))
-                  : codes  ? (float)((double)v * sample_max / rawmax)
-                           : (float)((double)v / rawmax);
+    for (size_t v = 0; v < levels; v++) {
+        /* the sample as the file holds it: v * sample_max / rawmax is a
+         * whole number (bit replication), exact in double */
+        double sample = (double)v * c->sample_max / rawmax;
+        c->lut[v] = c->mapped ? (float)(c->min + (double)v / rawmax * (c->max - c->min))
+                  : pam->has_scale ? (float)(sample * pam->scale + pam->offset)
+                  : codes ? (float)sample
+                          : (float)((double)v / rawmax);
+    }
     for (size_t i = 0; i < cells; i++)
-        c->data[i] = c->lut[(size_t)c->data[i]];
+        c->data[i] = c->mask && c->mask[i] && pam->has_nodata ? (float)((double)c->data[i] * c->sample_max / rawmax)
+                                                               : c->lut[(size_t)c->data[i]];
     return ER_OK;
 }
 
 /*
- * Reads a greyscale PNG (see io/image.h).  Values: raw / (2^depth - 1), or
- * erode's mapping when the file has one (io/png_common.h).  Cells with alpha
- * 0 (an alpha channel or a tRNS grey value) are nodata; their values are the
- * decoded grey samples.  img->nodata is NULL when no cell is nodata;
- * img->png_alpha says whether the file had alpha.  Georeferencing comes
- * from the PNG's "<path>.aux.xml" when erode wrote it (its ER_PNG_DOMAIN,
- * io/png_sidecar.c): the GeoTIFF tags of the raster it was made from, and
- * with them that raster's declared nodata value (has_nodata_value,
- * nodata_value; otherwise 0 and NaN).  A world file alone is not read: it
- * says nothing of the CRS, nor so whether its numbers are metres or
- * degrees.
+ * Reads a greyscale PNG (see io/image.h).  Values: erode's mapping when
+ * the file has one (io/png_common.h), else sample * scale + offset when
+ * its "<path>.aux.xml" gives band 1 a GDAL Scale or Offset, else raw /
+ * (2^depth - 1).  Cells with alpha 0 (an alpha channel or a tRNS grey
+ * value), and those whose sample is the .aux.xml's NoDataValue, are
+ * nodata; their values are the decoded grey samples (the sample itself
+ * for the NoDataValue's).  img->nodata is NULL when no cell is nodata;
+ * img->png_alpha says whether the file had alpha.  Georeferencing, first
+ * found: the .aux.xml's ER_PNG_DOMAIN when erode wrote it
+ * (io/png_sidecar.c), the GeoTIFF tags of the raster it was made from
+ * and with them that raster's declared nodata value (has_nodata_value,
+ * nodata_value; otherwise the NoDataValue, or 0 and NaN); GDAL's
+ * GeoTransform and SRS in the .aux.xml; a world file (io/png_pam.c),
+ * whose unit only the .aux.xml's SRS gives.
  *
  * opts (may be NULL): band must be 0 or 1; max_bytes bounds the float copy
  * and is checked on the header before anything large is allocated.
  * Returns ER_OK, or ER_EIO (open/read), ER_EFORMAT (not a PNG, damaged or
- * truncated, a damaged sidecar or one for another raster size),
+ * truncated, a damaged sidecar or world file, or one for another raster
+ * size),
  * ER_EUNSUPPORTED (colour), ER_EINVAL (band), ER_ENOMEM (limit or
  * allocation); on failure *img is empty.  The caller frees *img with
  * er_image_free.  Thread-safe (no shared state).
@@ -437,26 +483,35 @@ er_status er_png_read_progress(const char *path, const er_read_opts *opts, const
         st = read_body(&c, opts, err);
     png_destroy_read_struct(c.png ? &c.png : NULL, c.info ? &c.info : NULL, NULL);
     fclose(c.f);
-    free(c.lut);
     free(c.raw);
+    er_png_pam pam;
+    img->width = c.width;
+    img->height = c.height;
+    img->nodata_value = NAN;
+    if (st == ER_OK)
+        st = er_png_sidecars_read(path, img, &pam, err);
+    if (st == ER_OK)
+        st = map_values(&c, opts, &pam, err);
+    free(c.lut);
     if (st) {
         free(c.data);
         free(c.mask);
+        er_image_free(img);
         return st;
     }
     if (c.nodata_cells == 0) {
         free(c.mask);
         c.mask = NULL;
     }
-    img->width = c.width;
-    img->height = c.height;
+    /* GDAL's nodata value of the samples, unless erode's own sidecar named
+     * the value its source raster declared */
+    if (pam.has_nodata && !img->has_nodata_value) {
+        img->has_nodata_value = 1;
+        img->nodata_value = pam.nodata;
+    }
     img->data = c.data;
     img->nodata = c.mask;
     img->format = ER_FORMAT_PNG;
     img->png_alpha = c.alpha;
-    img->nodata_value = NAN;
-    st = er_png_sidecars_read(path, img, err);
-    if (st)
-        er_image_free(img);
-    return st;
+    return ER_OK;
 }

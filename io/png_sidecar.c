@@ -11,7 +11,9 @@
  *                         so erode reads back exactly what it was given
  *   "<name>.pgw"          an ESRI world file (GDAL, QGIS, ArcGIS)
  *
- * GDAL takes the geotransform from the PAM file first (its
+ * The PAM file is written beside every PNG, georeferenced or not, so that
+ * GDAL and QGIS read heights, not 16-bit codes; the world file only beside
+ * a placed one.  GDAL takes the geotransform from the PAM file first (its
  * GDAL_GEOREF_SOURCES default for PNG), the world file when there is
  * none.  The PNG's nodata is its alpha channel, which GDAL reads as the
  * band's mask; the PAM file declares no nodata value, since GDAL would
@@ -70,10 +72,14 @@ static int put_string(FILE *f, const char *key, const char *s)
 }
 
 /* The input's GeoTIFF tags as they are: doubles with %.17g (exact through
- * strtod), GeoKeys as numbers, strings escaped. */
+ * strtod), GeoKeys as numbers, strings escaped.  None without
+ * georeferencing: the PAM file then holds the band's scale and offset
+ * only, and a later read takes nothing from it but them. */
 static int put_domain(FILE *f, const er_layer_out *l)
 {
     const er_georef *g = l->georef;
+    if (!georeferenced(g))
+        return 1;
     int ok = fprintf(f, "  <Metadata domain=\"%s\">\n    <MDI key=\"RASTER_SIZE\">%d %d</MDI>\n", ER_PNG_DOMAIN,
                      l->width, l->height) > 0
           && put_doubles(f, "MODEL_PIXEL_SCALE", g->pixel_scale, g->n_pixel_scale)
@@ -108,7 +114,7 @@ static char *aux_text(const er_layer_out *l, double min, double max)
                         "  <Metadata>\n    <MDI key=\"AREA_OR_POINT\">%s</MDI>\n  </Metadata>\n",
                      m[0], m[1], m[2], m[3], m[4], m[5], er_georef_pixel_is_point(g) ? "Point" : "Area") > 0;
     ok = ok && put_domain(f, l) && fputs("  <PAMRasterBand band=\"1\">\n", f) >= 0;
-    char *desc = er_gdal_metadata_description(g->gdal_metadata);
+    char *desc = g ? er_gdal_metadata_description(g->gdal_metadata) : NULL;
     if (ok && desc)
         ok = fputs("    <Description>", f) >= 0 && er_xml_put_text(f, desc) && fputs("</Description>\n", f) >= 0;
     free(desc);
@@ -137,11 +143,6 @@ er_status er_png_sidecars_write(const char *png, const er_layer_out *layer, doub
     double m[6];
     if (!er_png_sidecar_paths(png, aux, sizeof aux, world, sizeof world))
         return er_fail(err, ER_EINVAL, "cannot write '%s': name too long for its sidecars", png);
-    if (!georeferenced(layer->georef)) {
-        /* No georeferencing: sidecars an earlier run left would lie. */
-        er_status st = er_atomic_remove(aux, err);
-        return st ? st : er_atomic_remove(world, err);
-    }
     char *text = aux_text(layer, min, max);
     if (!text)
         return er_fail(err, ER_ENOMEM, "cannot write '%s': out of memory", aux);
@@ -149,6 +150,7 @@ er_status er_png_sidecars_write(const char *png, const er_layer_out *layer, doub
     free(text);
     if (st)
         return st;
+    /* No placement: a world file an earlier run left would lie. */
     if (!er_georef_affine(layer->georef, m) || !world_text(m, wtext, sizeof wtext))
         return er_atomic_remove(world, err);
     return er_atomic_write_file(world, wtext, strlen(wtext), err);
@@ -156,8 +158,7 @@ er_status er_png_sidecars_write(const char *png, const er_layer_out *layer, doub
 
 /* ---- reading ---- */
 
-/* The file at path, NUL-terminated, in *text; 0 when there is none. */
-static er_status slurp(const char *png, const char *path, char **text, er_error *err)
+er_status er_png_sidecar_slurp(const char *png, const char *path, char **text, er_error *err)
 {
     *text = NULL;
     FILE *f = fopen(path, "rb");
@@ -314,22 +315,29 @@ static int read_domain(const char *text, er_image *img, int *found, char *what, 
     return sized;
 }
 
-er_status er_png_sidecars_read(const char *png, er_image *img, er_error *err)
+er_status er_png_sidecars_read(const char *png, er_image *img, er_png_pam *pam, er_error *err)
 {
     char aux[4096], world[4096], what[160];
     char *text;
+    memset(pam, 0, sizeof *pam);
+    pam->scale = 1.0;
     if (!er_png_sidecar_paths(png, aux, sizeof aux, world, sizeof world))
         return ER_OK; /* no sidecar can have such a name */
-    er_status st = slurp(png, aux, &text, err);
-    if (st || !text)
+    er_status st = er_png_sidecar_slurp(png, aux, &text, err);
+    if (st)
         return st;
-    int found;
-    if (!read_domain(text, img, &found, what, sizeof what)) {
+    int found = 0;
+    if (text && !read_domain(text, img, &found, what, sizeof what)) {
         st = er_fail(err, ER_EFORMAT, "cannot read '%s': its sidecar '%s' %s", png, aux, what);
+    } else {
+        if (found && img->georef.gdal_nodata)
+            img->has_nodata_value = 1;
+        st = er_png_pam_read(png, aux, text, found, img, pam, err);
+    }
+    if (st) {
         er_georef_free(&img->georef);
+        img->has_nodata_value = 0;
         img->nodata_value = NAN;
-    } else if (found && img->georef.gdal_nodata) {
-        img->has_nodata_value = 1;
     }
     free(text);
     return st;

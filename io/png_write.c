@@ -282,11 +282,11 @@ done:
  * Writes layer as a 16-bit greyscale PNG at path (see the comment at the top
  * of this file for the value mapping and its precision).  Cells flagged in
  * layer->nodata get alpha 0 (and grey 0); nodata_value is not used.  PNG
- * has no place for georeferencing: when layer->georef places the raster or
- * names its CRS, the sidecars of io/png_sidecar.c (GDAL's "<path>.aux.xml"
- * and the world file) are written after the PNG, as members of the same
- * output set; without, sidecars an earlier run left under those names are
- * removed with the set.  layer->provenance, when not NULL, is stored
+ * has no place for georeferencing nor for the height mapping as GDAL reads
+ * it: the sidecars of io/png_sidecar.c (GDAL's "<path>.aux.xml" always,
+ * the world file when layer->georef places the raster) are written after
+ * the PNG, as members of the same output set; a world file an earlier run
+ * left under its name is removed with the set.  layer->provenance, when not NULL, is stored
  * verbatim in an iTXt chunk (it should be UTF-8 JSON).
  *
  * Returns ER_OK; ER_EINVAL for an empty layer or a non-finite value in a

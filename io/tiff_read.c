@@ -667,9 +667,28 @@ static er_status check_memory(reader *r, const er_read_opts *opts, size_t *cells
     return ER_OK;
 }
 
+/* GDAL's band scale and offset applied (value = raw * scale + offset, in
+ * double, rounded once to float, as GDAL's unscaling reads it), so that
+ * an Int16 DEM of decimetres is eroded in its true relief.  Nodata cells
+ * keep the raw value the file's GDAL_NODATA names.  One writer per cell:
+ * the same floats for any thread count. */
+static void apply_scale(reader *r, size_t cells, double scale, double offset)
+{
+    if (scale == 1.0 && offset == 0.0)
+        return;
+    float *v = r->data;
+    const uint8_t *mask = r->mask;
+    ER_OMP_FOR()
+    for (long i = 0; i < (long)cells; i++)
+        if (!mask || !mask[i])
+            v[i] = (float)((double)v[i] * scale + offset);
+}
+
 /* Reads band opts->band (1-based; 0 = the file must have one band) of the
  * first image in the TIFF at `path` into *img, values converted to float in
- * the file's units.  opts may be NULL (band 0, no memory limit).
+ * the file's units: its samples times GDAL's band scale plus its offset
+ * (GDAL_METADATA's SCALE and OFFSET items, which are then dropped from
+ * img->georef), as GDAL reads the band unscaled.  opts may be NULL (band 0, no memory limit).
  *
  * Nodata: with a GDAL_NODATA tag, has_nodata_value = 1 and nodata_value is
  * its value; without one, has_nodata_value = 0 and nodata_value = NaN.
@@ -695,6 +714,7 @@ static er_status tiff_read(const char *path, const er_read_opts *opts, const er_
     er_status st;
     size_t cells = 0;
     size_t max_bytes = opts ? opts->max_bytes : 0;
+    double scale, offset;
 
     memset(img, 0, sizeof *img);
     memset(&r, 0, sizeof r);
@@ -738,6 +758,10 @@ static er_status tiff_read(const char *path, const er_read_opts *opts, const er_
         img->nodata_value = nd;
         nodata_setup(&r, nd);
     }
+    if (!er_georef_take_scale(&img->georef, opts ? opts->band : 0, &scale, &offset)) {
+        st = fail_read(&r, err, ER_EFORMAT, "damaged GDAL_METADATA: a band SCALE or OFFSET that is no number");
+        goto fail;
+    }
     if (header_only) {
         TIFFClose(r.tif);
         close(fd);
@@ -775,6 +799,7 @@ static er_status tiff_read(const char *path, const er_read_opts *opts, const er_
     free(buf);
     TIFFClose(r.tif);
     close(fd);
+    apply_scale(&r, cells, scale, offset);
     img->width = (int)r.width;
     img->height = (int)r.height;
     img->data = r.data;

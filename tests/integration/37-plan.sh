@@ -228,3 +228,32 @@ t_exit 2 "$ERODE" -q -s model=droplet -s droplet.schedule='"snapshot"' --max-mem
 t_one_error_line "^erode: .*olinda_dem_f32_utm25s.tif: a 111x111 run needs 806.2 KiB, more than --max-memory (300.0 KiB)$"
 t_empty_dir "$d"
 t_ok
+
+# Georeferencing whose cells no model can run on: refused before any work
+# with exit 2 and one line, on every model (a 1e300 m cell once passed the
+# plan and failed at step 0 with exit 1).
+t_case "absurd cell sizes and a sheared geotransform: exit 2, one line, nothing written"
+if ! have gdal_translate; then
+    t_skip "gdal_translate not installed"
+else
+    gdal_translate -q -of VRT -outsize 32 32 "$W" "$T/g.vrt"
+    for gt in "0, 1e300, 0, 1e302, 0, -1e300|cell size 1e+300 x 1e+300 m: 1e+300 is out of range, must be >= 1e-06 and <= 1000000 (terrain.cell_size's range)" \
+              "0, 1e-300, 0, 1, 0, -1e-300|georeferencing gives no usable cell size: pixel size zero" \
+              "0, 30, 10, 5000, 0, -30|georeferencing gives no usable cell size: sheared geotransform: its cells are parallelograms, not rectangles"; do
+        sed "s|<GeoTransform>.*</GeoTransform>|<GeoTransform>${gt%%|*}</GeoTransform>|" "$T/g.vrt" > "$T/h.vrt"
+        gdal_translate -q "$T/h.vrt" "$T/cells.tif"
+        for m in mei droplet sph stream_power; do
+            rm -rf "$T/cells"; mkdir -p "$T/cells"
+            t_exit 2 "$ERODE" -q -s model=$m -o "$T/cells" "$T/cells.tif"
+            t_one_error_line "^erode: $T/cells.tif: .*${gt#*|}"
+            t_empty_dir "$T/cells"
+        done
+    done
+    # a rotation keeps square cells: it runs, on 50 m cells
+    sed "s|<GeoTransform>.*</GeoTransform>|<GeoTransform>0, 30, -40, 5000, 40, 30</GeoTransform>|" "$T/g.vrt" > "$T/h.vrt"
+    gdal_translate -q "$T/h.vrt" "$T/rot.tif"
+    rm -rf "$T/cells"; mkdir -p "$T/cells"
+    t_exit 0 "$ERODE" -q -s mei.steps=2 --json --layers height -o "$T/cells" "$T/rot.tif"
+    [ "$(jq -r .cell_x "$T/stdout" 2>/dev/null)" = 50 ] || t_fail "rotated cell size: $(head -c 300 "$T/stdout")"
+    t_ok
+fi

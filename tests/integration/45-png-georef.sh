@@ -95,20 +95,22 @@ run_both "$T/cc" "$T/cc/cc.tif"
 png_georef "$T/cc" "$T/cc/cc.tif" crs
 t_ok
 
-t_case "a PNG without georeferencing writes no sidecars, and GDAL reads it as before"
+t_case "a PNG without georeferencing writes its .aux.xml (the height mapping) and no world file"
 mkdir -p "$T/p"
 t_exit 0 "$ERODE" $RUN -o "$T/p" "$P"
-[ "$(ls "$T/p" | grep -vc '\.png$')" -eq 0 ] || t_fail "wrote $(ls "$T/p")"
+[ "$(ls "$T/p" | grep -v '\.png$' | grep -vc '\.png\.aux\.xml$')" -eq 0 ] || t_fail "wrote $(ls "$T/p")"
+[ "$(ls "$T/p" | grep -c '\.png\.aux\.xml$')" -eq "$(ls "$T/p" | grep -c '\.png$')" ] || t_fail "not one .aux.xml a PNG: $(ls "$T/p")"
+! grep -q 'GeoTransform\|<SRS' "$T"/p/*.aux.xml || t_fail "an .aux.xml places the raster"
 t_ok
 
-t_case "sidecars an earlier run left are removed with the new set"
+t_case "a world file an earlier run left is removed with the new set"
 mkdir -p "$T/st"
 cp "$W" "$T/st/x.tif"
 cp "$P" "$T/st/x.png"
 t_exit 0 "$ERODE" $RUN -f png -o "$T/st" "$T/st/x.tif"
 [ -f "$T/st/x.height.png.aux.xml" ] && [ -f "$T/st/x.height.pgw" ] || t_fail "no sidecars: $(ls "$T/st")"
 t_exit 0 "$ERODE" $RUN -o "$T/st" "$T/st/x.png"
-left=$(ls "$T/st" | grep -v '\.png$' | grep -v '^x\.tif$')
+left=$(ls "$T/st" | grep -v '\.png$' | grep -v '\.png\.aux\.xml$' | grep -v '^x\.tif$')
 [ -z "$left" ] || t_fail "left: $left"
 t_ok
 

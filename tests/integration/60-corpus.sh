@@ -67,13 +67,15 @@ for out in sys.argv[3:]:
         sys.exit("%s: heights differ from the input's" % name)
 PYEOF
 
-# The outputs of a successful run on $1 in $T/out: the three layers and
-# nothing else, checked by gdal_check.py in mode $2.
+# The outputs of a successful run on $1 in $T/out: the three layers (a
+# PNG's with their .aux.xml) and nothing else, checked by gdal_check.py in
+# mode $2.
 check_outputs() {
     src=$1; base=$(basename "$1"); stem=${base%.*}; ext=${base##*.}
     set -- "$2" "$src" "$T/out/$stem.height.$ext" "$T/out/$stem.sediment.$ext" "$T/out/$stem.water.$ext"
     got=$(ls -A "$T/out" | sort | tr '\n' ' ')
-    want=$(printf '%s\n' "$3" "$4" "$5" | sed 's|.*/||' | sort | tr '\n' ' ')
+    aux=; [ "$ext" = png ] && aux=.aux.xml
+    want=$(printf '%s\n' "$3" "$4" "$5" "$3$aux" "$4$aux" "$5$aux" | sed 's|.*/||' | sort -u | tr '\n' ' ')
     [ "$got" = "$want" ] || { t_fail "outputs: $got"; return; }
     [ "$gdal_ok" -eq 1 ] || return 0
     $PY "$T/gdal_check.py" "$@" > "$T/why" 2>&1 || t_fail "$(tail -n 1 "$T/why")"

@@ -138,6 +138,24 @@ START_TEST(transformation_column_lengths)
 }
 END_TEST
 
+/* A sheared transformation has parallelogram cells of area |det| < x * y:
+ * no cell size rather than the column lengths, which would overstate
+ * every area; a rotation is still a cell size (the test above). */
+START_TEST(transformation_sheared_refused)
+{
+    geo x;
+    double dx = 0, dy = 0;
+    const char *why = NULL;
+    with_matrix(&x, 30, 10, 1000, 0, -30, 5000);
+    ck_assert_int_eq(er_georef_cell_size_why(&x.g, 10, 10, &dx, &dy, &why), -1);
+    ck_assert_ptr_nonnull(strstr(why, "sheared"));
+    ck_assert(dx == 0 && dy == 0);
+    /* a rotation of 30 degrees written with 9 digits is no shear */
+    with_matrix(&x, 25.980762114, 15, 1000, 15, -25.980762114, 5000);
+    ck_assert_int_eq(er_georef_cell_size_why(&x.g, 10, 10, &dx, &dy, &why), 1);
+}
+END_TEST
+
 START_TEST(no_georeferencing)
 {
     er_georef g;
@@ -578,6 +596,50 @@ START_TEST(statistics_dropped)
 }
 END_TEST
 
+/* GDAL's band scale and offset: taken out of GDAL_METADATA for the band
+ * read (sample = band - 1), every other item kept byte for byte; absent
+ * items are 1 and 0; a scale that is no finite number is refused. */
+START_TEST(scale_offset_taken)
+{
+    er_georef g;
+    double sc, off;
+    memset(&g, 0, sizeof g);
+    g.gdal_metadata = strdup("<GDALMetadata>\n"
+                             "  <Item name=\"OFFSET\" sample=\"0\" role=\"offset\">100</Item>\n"
+                             "  <Item name=\"SCALE\" sample=\"0\" role=\"scale\">0.100000000000000006</Item>\n"
+                             "  <Item name=\"SCALE\" sample=\"1\" role=\"scale\">2</Item>\n"
+                             "  <Item name=\"DESCRIPTION\" sample=\"0\" role=\"description\">DEM</Item>\n"
+                             "</GDALMetadata>\n");
+    ck_assert(er_georef_take_scale(&g, 1, &sc, &off));
+    ck_assert(sc == 0.1 && off == 100);
+    ck_assert_str_eq(g.gdal_metadata, "<GDALMetadata>\n"
+                                      "  <Item name=\"SCALE\" sample=\"1\" role=\"scale\">2</Item>\n"
+                                      "  <Item name=\"DESCRIPTION\" sample=\"0\" role=\"description\">DEM</Item>\n"
+                                      "</GDALMetadata>\n");
+    ck_assert(er_georef_take_scale(&g, 1, &sc, &off)); /* taken already: none left */
+    ck_assert(sc == 1 && off == 0);
+    ck_assert(er_georef_take_scale(&g, 2, &sc, &off));
+    ck_assert(sc == 2 && off == 0);
+    free(g.gdal_metadata);
+    g.gdal_metadata = strdup("<GDALMetadata>\n  <Item name=\"SCALE\" sample=\"0\" role=\"scale\">0.5</Item>\n</GDALMetadata>\n");
+    ck_assert(er_georef_take_scale(&g, 0, &sc, &off));
+    ck_assert(sc == 0.5 && off == 0);
+    ck_assert_ptr_null(g.gdal_metadata); /* nothing else was left */
+    static const char *const bad[] = {"x", "nan", "1e999", "1 2", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char md[200];
+        snprintf(md, sizeof md, "<GDALMetadata><Item name=\"SCALE\" sample=\"0\" role=\"scale\">%s</Item></GDALMetadata>",
+                 bad[i]);
+        g.gdal_metadata = strdup(md);
+        ck_assert_msg(!er_georef_take_scale(&g, 1, &sc, &off), "scale '%s' taken", bad[i]);
+        free(g.gdal_metadata);
+    }
+    g.gdal_metadata = NULL;
+    ck_assert(er_georef_take_scale(&g, 1, &sc, &off));
+    ck_assert(sc == 1 && off == 0);
+}
+END_TEST
+
 /* Band 1's description in GDAL_METADATA: read with its references decoded,
  * replaced in place, added before the closing tag (or as a new element),
  * every other byte kept; XML specials and control bytes survive a round
@@ -736,6 +798,8 @@ Suite *geotags_suite(void)
     tcase_add_test(t, projected_scale_as_is);
     tcase_add_test(t, projected_units_converted_to_metres);
     tcase_add_test(t, transformation_column_lengths);
+    tcase_add_test(t, transformation_sheared_refused);
+    tcase_add_test(t, scale_offset_taken);
     tcase_add_test(t, no_georeferencing);
     tcase_add_test(t, geographic_degree_lengths);
     tcase_add_test(t, geographic_off_the_globe_refused);

@@ -1093,7 +1093,7 @@ START_TEST(roundtrip_real_dem)
     /* Values read in 0..1 written again as they are. */
     l.data = img.data;
     check_roundtrip(q, &l);
-    ck_assert_int_eq(dir_entries(dir), 1);
+    ck_assert_int_eq(dir_entries(dir), 2); /* the PNG and its .aux.xml */
     free(m);
     er_image_free(&img);
 }
@@ -1201,7 +1201,7 @@ START_TEST(write_deterministic)
     free(a);
     a = slurp(p, &na);
     ck_assert_int_eq(memcmp(a, b, nb), 0);
-    ck_assert_int_eq(dir_entries(dir), 2);
+    ck_assert_int_eq(dir_entries(dir), 4); /* two PNGs, each with its .aux.xml */
     free(a);
     free(b);
     free(v);
@@ -1235,7 +1235,7 @@ START_TEST(write_non_finite)
     /* An empty layer is refused. */
     l.width = 0;
     ck_assert_int_eq(er_png_write(p, &l, &err), ER_EINVAL);
-    ck_assert_int_eq(dir_entries(dir), 1);
+    ck_assert_int_eq(dir_entries(dir), 2); /* the PNG and its .aux.xml */
 }
 END_TEST
 
@@ -1478,10 +1478,12 @@ START_TEST(sidecar_contents)
 }
 END_TEST
 
-/* No georeferencing (none, or only GDAL_NODATA / GDAL_METADATA): no
- * sidecars, and those an earlier output left are removed, with the output
- * set: kept when the set is abandoned, gone once it commits. */
-START_TEST(sidecars_none_without_georef)
+/* No georeferencing (none, or only GDAL_NODATA / GDAL_METADATA): the PAM
+ * file all the same, with the band's scale and offset (GDAL reads heights,
+ * not codes) and nothing that places the raster; no world file, and one an
+ * earlier output left is removed with the output set: kept when the set is
+ * abandoned, gone once it commits. */
+START_TEST(sidecars_without_georef)
 {
     float v[4] = {1, 2, 3, 4};
     er_georef g;
@@ -1495,24 +1497,31 @@ START_TEST(sidecars_none_without_georef)
     for (int k = 0; k < 2; k++) {
         l.georef = k ? &g : NULL;
         write_ok(p, &l);
-        ck_assert_int_eq(dir_entries(dir), 1);
+        ck_assert_int_eq(dir_entries(dir), 2);
+        size_t n;
+        char *x = (char *)slurp(aux, &n);
+        x[n] = '\0';
+        ck_assert_ptr_nonnull(strstr(x, "<Offset>1</Offset>"));
+        ck_assert_ptr_nonnull(strstr(x, "<Scale>4.5777065690089265e-05</Scale>")); /* 3 / 65535 */
+        ck_assert_ptr_null(strstr(x, "GeoTransform"));
+        ck_assert_ptr_null(strstr(x, ER_PNG_DOMAIN));
+        free(x);
     }
     er_error err = {""};
     for (int commit = 0; commit < 2; commit++) {
-        spill(aux, "<PAMDataset/>", 13);
         spill(world, "1\n0\n0\n-1\n0\n0\n", 14);
         er_atomic_set_begin();
         write_ok(p, &l);
         ck_assert(exists(aux) && exists(world));
         if (commit) {
             ck_assert_int_eq(er_atomic_set_commit(NULL, NULL, &err), ER_OK);
-            ck_assert(!exists(aux) && !exists(world));
+            ck_assert(exists(aux) && !exists(world));
         } else {
             er_atomic_set_abort();
             ck_assert(exists(aux) && exists(world));
         }
     }
-    ck_assert_int_eq(dir_entries(dir), 1);
+    ck_assert_int_eq(dir_entries(dir), 2);
 }
 END_TEST
 
@@ -1529,7 +1538,6 @@ START_TEST(sidecar_read_errors)
     static const char foreign[] = "<PAMDataset><PAMRasterBand band=\"1\"><Metadata><MDI key=\"STATISTICS_MINIMUM\">0"
                                   "</MDI></Metadata></PAMRasterBand></PAMDataset>\n";
     spill(aux, foreign, sizeof foreign - 1);
-    spill(world, "30\n0\n0\n-30\n0\n0\n", 16);
     er_image img;
     read_ok(p, NULL, &img);
     ck_assert_ptr_null(img.georef.pixel_scale);
@@ -1572,6 +1580,124 @@ START_TEST(sidecar_read_errors)
     spill(aux, later, sizeof later - 1);
     read_ok(p, NULL, &img);
     er_image_free(&img);
+}
+END_TEST
+
+/* A PNG that GDAL georeferenced, not erode: the PAM file's GeoTransform
+ * and SRS (WKT1, as GDAL writes it, and WKT2), band 1's Scale, Offset and
+ * NoDataValue, or a world file under any of GDAL's three names; erode's
+ * own mapping chunk wins over the PAM's scale, its own domain over the
+ * PAM's georeferencing. */
+START_TEST(sidecar_gdal_pam)
+{
+    enum { W = 3, H = 2 };
+    static const uint16_t smp[W * H] = {0, 10, 20, 30, 40, 50};
+    char p[PATH_MAX], aux[PATH_MAX], world[PATH_MAX];
+    fixture fx = {W, H, PNG_COLOR_TYPE_GRAY, 16, 0, smp, NULL, -1, TEXT_ITXT, 0, 0};
+    write_fixture(in_dir(p, sizeof p, "g.png"), &fx);
+    ck_assert(er_png_sidecar_paths(p, aux, sizeof aux, world, sizeof world));
+    static const char wkt1[] =
+        "<PAMDataset>\n  <SRS dataAxisToSRSAxisMapping=\"1,2\">PROJCS[&quot;NAD83 / New York Long Island (ftUS)&quot;,"
+        "GEOGCS[&quot;NAD83&quot;,UNIT[&quot;degree&quot;,0.0174532925199433,AUTHORITY[&quot;EPSG&quot;,&quot;9122&quot;]],"
+        "AUTHORITY[&quot;EPSG&quot;,&quot;4269&quot;]],PARAMETER[&quot;false_easting&quot;,984250],"
+        "UNIT[&quot;US survey foot&quot;,0.304800609601219,AUTHORITY[&quot;EPSG&quot;,&quot;9003&quot;]],"
+        "AXIS[&quot;Easting&quot;,EAST],AUTHORITY[&quot;EPSG&quot;,&quot;2263&quot;]]</SRS>\n"
+        "  <GeoTransform>  1.0e+06,  1.0e+01,  0,  2.0e+05,  0, -1.0e+01</GeoTransform>\n"
+        "  <PAMRasterBand band=\"1\">\n    <NoDataValue>50</NoDataValue>\n    <Offset>100</Offset>\n"
+        "    <Scale>0.1</Scale>\n  </PAMRasterBand>\n</PAMDataset>\n";
+    spill(aux, wkt1, sizeof wkt1 - 1);
+    er_image img;
+    double dx, dy, m[6];
+    char crs[32];
+    read_ok(p, NULL, &img);
+    for (int i = 0; i < W * H - 1; i++)
+        ck_assert_float_eq(img.data[i], (float)(smp[i] * 0.1 + 100));
+    ck_assert_ptr_nonnull(img.nodata);
+    ck_assert(img.nodata[W * H - 1] && !img.nodata[0]);
+    ck_assert(img.has_nodata_value && img.nodata_value == 50 && img.data[W * H - 1] == 50);
+    ck_assert(er_georef_cell_size(&img.georef, W, H, &dx, &dy));
+    ck_assert(dx == 10 * 1200.0 / 3937.0 && dy == dx); /* EPSG 9003's exact factor */
+    ck_assert(er_georef_epsg(&img.georef, crs, sizeof crs));
+    ck_assert_str_eq(crs, "EPSG:2263");
+    ck_assert(er_georef_affine(&img.georef, m) && m[0] == 1e6 && m[3] == 2e5 && m[1] == 10 && m[5] == -10);
+    er_image_free(&img);
+
+    /* WKT2 with the unit in its axes, a geographic CRS; a world file
+     * (.wld) places it: corner = the top-left cell's centre - half a cell */
+    static const char wkt2[] = "<PAMDataset><SRS>GEOGCRS[\"WGS 84\",DATUM[\"World Geodetic System 1984\"],"
+                               "CS[ellipsoidal,2],AXIS[\"latitude\",north,ANGLEUNIT[\"degree\",0.0174532925199433]],"
+                               "AXIS[\"longitude\",east,ANGLEUNIT[\"degree\",0.0174532925199433]],ID[\"EPSG\",4326]]"
+                               "</SRS></PAMDataset>";
+    spill(aux, wkt2, sizeof wkt2 - 1);
+    char wld[PATH_MAX];
+    ck_assert(er_png_world_path(p, 2, wld, sizeof wld));
+    ck_assert_str_eq(strrchr(wld, '/'), "/g.wld");
+    spill(wld, "0.001\n0\n0\n-0.001\n10.0005\n45.9995\n", 34);
+    read_ok(p, NULL, &img);
+    ck_assert_float_eq(img.data[1], (float)(10.0 / 65535.0)); /* no scale: 0..1 */
+    ck_assert(er_georef_epsg(&img.georef, crs, sizeof crs));
+    ck_assert_str_eq(crs, "EPSG:4326");
+    ck_assert(er_georef_affine(&img.georef, m));
+    ck_assert_double_eq_tol(m[0], 10.0, 1e-12);
+    ck_assert_double_eq_tol(m[3], 46.0, 1e-12);
+    ck_assert(er_georef_cell_size(&img.georef, W, H, &dx, &dy));
+    ck_assert(dx > 77 && dx < 78 && dy > 111 && dy < 112);
+    er_image_free(&img);
+
+    /* an SRS erode cannot read (a local CRS, an empty or broken node)
+     * gives the placement no unit */
+    static const char *const odd[] = {"LOCAL_CS[\"x\",UNIT[\"metre\",1]]", "PROJCS[]", "PROJCS[\"a\",UNIT[",
+                                      "PROJCS[\"a\"\"\",AXIS[\"E\",EAST],UNIT[\"m\",]]", "EPSG:32618"};
+    for (size_t k = 0; k < sizeof odd / sizeof odd[0]; k++) {
+        char text[512];
+        const char *why = NULL;
+        int tn = snprintf(text, sizeof text, "<PAMDataset><SRS>%s</SRS><GeoTransform>0,1,0,0,0,-1</GeoTransform>"
+                          "</PAMDataset>", odd[k]);
+        spill(aux, text, (size_t)tn);
+        read_ok(p, NULL, &img);
+        ck_assert(er_georef_affine(&img.georef, m));
+        ck_assert_int_eq(er_georef_cell_size_why(&img.georef, W, H, &dx, &dy, &why), -1);
+        er_image_free(&img);
+    }
+
+    /* a world file without a CRS places the raster but gives no cell
+     * size: its numbers may be degrees; .pgw comes before .wld */
+    remove(aux);
+    spill(world, "30\n0\n0\n-30\n1000.5\n2000.5\n", 26);
+    read_ok(p, NULL, &img);
+    ck_assert(er_georef_affine(&img.georef, m) && m[0] == 985.5 && m[3] == 2015.5);
+    const char *why = NULL;
+    ck_assert_int_eq(er_georef_cell_size_why(&img.georef, W, H, &dx, &dy, &why), -1);
+    ck_assert_ptr_nonnull(strstr(why, "no CRS"));
+    er_image_free(&img);
+    spill(world, "30\n0\n0\n-30\n1000\n", 17);
+    er_error err = {""};
+    ck_assert_int_eq(er_png_read(p, NULL, &img, &err), ER_EFORMAT);
+    ck_assert_ptr_nonnull(strstr(err.msg, "is not six numbers"));
+    remove(world);
+    remove(wld);
+
+    /* erode's own output: its mapping chunk and domain win over the PAM's
+     * scale and geotransform */
+    float v[6] = {1, 2, 3, 4, 5, 6};
+    er_layer_out l = layer_of(W, H, v, NULL);
+    write_ok(p, &l);
+    size_t n;
+    char *x = (char *)slurp(aux, &n);
+    x[n] = '\0';
+    ck_assert_ptr_nonnull(strstr(x, "<Scale>"));
+    free(x);
+    static const char edited[] = "<PAMDataset><GeoTransform>0, 5, 0, 0, 0, -5</GeoTransform><PAMRasterBand band=\"1\">"
+                                 "<Offset>1000</Offset><Scale>7</Scale></PAMRasterBand></PAMDataset>";
+    spill(aux, edited, sizeof edited - 1);
+    read_ok(p, NULL, &img);
+    for (int i = 0; i < W * H; i++)
+        ck_assert_double_le(fabs(img.data[i] - v[i]), 5.0 / 131070 + 1e-6);
+    er_image_free(&img);
+    static const char bad[] = "<PAMDataset><PAMRasterBand band=\"1\"><Scale>x</Scale></PAMRasterBand></PAMDataset>";
+    spill(aux, bad, sizeof bad - 1);
+    ck_assert_int_eq(er_png_read(p, NULL, &img, &err), ER_EFORMAT);
+    ck_assert_ptr_nonnull(strstr(err.msg, "bad band Scale"));
 }
 END_TEST
 
@@ -1619,8 +1745,9 @@ Suite *png_suite(void)
     tcase_add_test(w, gdal_reads_written_png);
     tcase_add_test(w, sidecars_round_trip);
     tcase_add_test(w, sidecar_contents);
-    tcase_add_test(w, sidecars_none_without_georef);
+    tcase_add_test(w, sidecars_without_georef);
     tcase_add_test(w, sidecar_read_errors);
+    tcase_add_test(w, sidecar_gdal_pam);
     suite_add_tcase(s, w);
     return s;
 }
