@@ -76,7 +76,7 @@ er_status er_png_sidecars_read(const char *png, er_image *img, er_png_pam *pam, 
 er_status er_png_pam_read(const char *png, const char *aux, const char *text, int georef_taken, er_image *img,
                           er_png_pam *pam, er_error *err);
 
-/* The sidecar at path of the PNG png, NUL-terminated, in *text (the
+/* The sidecar at path of the PNG png (png_pam.c), NUL-terminated, in *text (the
  * caller frees); *text NULL and ER_OK when there is no such file.  Refuses
  * what is not a regular file or is over 64 MiB. */
 er_status er_png_sidecar_slurp(const char *png, const char *path, char **text, er_error *err);

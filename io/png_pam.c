@@ -25,10 +25,46 @@
 #include "png_common.h"
 #include "xml.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+
+/* Larger sidecars are refused rather than read: erode's are a few KiB. */
+#define ER_PNG_AUX_MAX ((size_t)64 << 20)
+
+er_status er_png_sidecar_slurp(const char *png, const char *path, char **text, er_error *err)
+{
+    *text = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        if (errno == ENOENT)
+            return ER_OK;
+        return er_fail(err, ER_EIO, "cannot read '%s': its sidecar '%s': %s", png, path, strerror(errno));
+    }
+    struct stat sb;
+    er_status st = ER_OK;
+    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode))
+        st = er_fail(err, ER_EFORMAT, "cannot read '%s': its sidecar '%s' is not a regular file", png, path);
+    else if ((unsigned long long)sb.st_size > ER_PNG_AUX_MAX)
+        st = er_fail(err, ER_EFORMAT, "cannot read '%s': its sidecar '%s' is over %zu MiB", png, path,
+                     ER_PNG_AUX_MAX >> 20);
+    else if (!(*text = malloc((size_t)sb.st_size + 1)))
+        st = er_fail(err, ER_ENOMEM, "cannot read '%s': out of memory", png);
+    else if (fread(*text, 1, (size_t)sb.st_size, f) != (size_t)sb.st_size)
+        st = er_fail(err, ER_EIO, "cannot read '%s': its sidecar '%s': %s", png, path,
+                     ferror(f) ? strerror(errno) : "truncated");
+    else
+        (*text)[sb.st_size] = '\0';
+    fclose(f);
+    if (st) {
+        free(*text);
+        *text = NULL;
+    }
+    return st;
+}
 
 #define PI 3.14159265358979323846
 
