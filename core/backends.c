@@ -86,7 +86,12 @@ static er_status vk_run(void *ctx, const er_plan *plan, er_terrain *t, const er_
                         er_error *err)
 {
     er_status st = vk_refuse(plan, o, err);
-    return st ? st : er_model(plan->p.model)->vk_run(ctx, plan, t, o, err);
+    if (!st)
+        st = er_model(plan->p.model)->vk_run(ctx, plan, t, o, err);
+    /* the CPU's run driver checks its own runs (core/drive.c) */
+    if (st == ER_OK && o && o->budget)
+        st = er_budget_check(er_model(plan->p.model), o->budget, err);
+    return st;
 }
 
 const er_backend er_backend_vulkan = {"vulkan", vk_caps, vk_check, vk_run};

@@ -110,6 +110,8 @@ er_status er_drive_run(const er_model_steps *ms, const er_plan *plan, er_terrain
     if (started)
         st = loop(&d, resume ? resume->boundary : 0, &bud, err);
     st = ms->finish(d.run, st, started, &bud, err);
+    if (st == ER_OK)
+        st = er_budget_check(d.model, &bud, err);
     if (o->budget)
         *o->budget = bud;
     ms->release(d.run);

@@ -630,7 +630,8 @@ er_status er_vk_mei_run(er_vk_ctx *vk, const er_plan *plan, er_terrain *t,
             if (rst)
                 st = at_step(vk, rst, r.bud.work_done, err);
             else
-                er_mei_finish(&r.sim, t, o->layers, r.bud.material_before, &r.bud);
+                er_mei_finish(&r.sim, t, o->layers, r.bud.material_before, plan->abs_sum,
+                              &r.bud);
         }
     }
     if (o->budget)
