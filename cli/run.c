@@ -163,6 +163,7 @@ static void stage_begins(void *user, int k, int n)
 {
     er_job *j = user;
     const er_backend *be = j->where[k].be;
+    j->stage_began[k] = er_msg_now();
     er_progress_end(&j->progress);
     snprintf(j->phase, sizeof j->phase, "%s: stage %d/%d %s%s%s", er_path_base(j->input), k + 1,
              n, er_model_name(j->plan.p[k].model), be && be != &er_backend_cpu ? " on " : "",
@@ -180,6 +181,7 @@ static er_status simulate(er_job *j)
     memset(&j->budget, 0, sizeof j->budget);
     er_job_bar_begin(j, er_path_base(j->input));
     er_status st = er_stages_run(&j->plan, j->where, &j->terrain, &o, &j->err);
+    j->stages_ended = er_msg_now();
     er_progress_end(&j->progress);
     if (st == ER_ECANCELED && j->hook_status != ER_OK) {
         st = j->hook_status;
