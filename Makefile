@@ -287,6 +287,7 @@ install: $(BIN)
 	install -m 644 man/erode-recipe.5 $(DESTDIR)$(MANDIR)/man5/erode-recipe.5
 	install -m 644 man/erode-models.7 $(DESTDIR)$(MANDIR)/man7/erode-models.7
 	install -m 644 configs/*.json $(DESTDIR)$(DATADIR)/configs/
+	install -m 644 man/erode-json.schema.json $(DESTDIR)$(DATADIR)/erode-json.schema.json
 	install -d $(DESTDIR)$(DATADIR)/configs/masks
 	install -m 644 configs/masks/*.tif $(DESTDIR)$(DATADIR)/configs/masks/
 	install -d $(DESTDIR)$(BASHCOMPDIR)

@@ -161,6 +161,7 @@ static er_status prepare(er_job *j, const er_stages *recipe, size_t limit, er_vk
 static void stage_begins(void *user, int k, int n)
 {
     er_job *j = user;
+    j->stage_began[k] = er_msg_now();
     er_progress_end(&j->progress);
     er_job_model_phase(j, k, n);
 }
@@ -176,6 +177,7 @@ static er_status simulate(er_job *j)
     if (!j->plan.staged)
         er_job_model_phase(j, 0, 0);
     er_status st = er_stages_run(&j->plan, j->where, &j->terrain, &o, &j->err);
+    j->stages_ended = er_msg_now();
     er_progress_end(&j->progress);
     if (st == ER_ECANCELED && j->hook_status != ER_OK) {
         st = j->hook_status;

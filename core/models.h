@@ -68,6 +68,11 @@ typedef struct er_model_ops {
     const char *work_key;    /* --json name of er_budget.work_done ("steps", "droplets") */
     const char *substep_key; /* --json name of er_budget.substeps */
     unsigned flags;          /* ER_MODEL_* */
+    /* The most er_budget.rel_error a completed run may report: past it the
+     * run fails (er_budget_check, ER_ENUMERIC) on every backend.  0: the
+     * model documents no bound, or checks its own (droplets: their run
+     * guard). */
+    double budget_tol;
     /* Its recipe section (core/keys.h): rows whose paths are relative to
      * the section ("steps") and offsets relative to its params struct,
      * which lies at params_off in er_params; the key table puts them

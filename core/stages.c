@@ -488,8 +488,9 @@ static void end_stage(runner *R, int k)
     add_up(R->wear_sum, keep ? keep->wear : NULL, R->cells, k > 0, last);
 }
 
-/* The whole run's budget from the reports of stages 0 .. last. */
-static void total_budget(const er_stage_report *rep, int last, er_budget *b)
+/* The whole run's budget from the reports of stages 0 .. last; abs_sum:
+ * the run input's sum of |height| (er_budget_rel_error). */
+static void total_budget(const er_stage_report *rep, int last, double abs_sum, er_budget *b)
 {
     memset(b, 0, sizeof *b);
     if (last < 0)
@@ -507,10 +508,7 @@ static void total_budget(const er_stage_report *rep, int last, er_budget *b)
         b->work_done += s->work_done;
         b->substeps += s->substeps;
     }
-    double den = fabs(b->material_before);
-    b->rel_error = fabs(b->material_before + er_budget_terms_sum(b) - b->material_after -
-                        b->left_map) /
-                   (den > DBL_MIN ? den : DBL_MIN);
+    b->rel_error = er_budget_rel_error(b, abs_sum);
 }
 
 static void runner_free(runner *R)
@@ -627,7 +625,7 @@ er_status er_stages_run(const er_staged_plan *sp, const er_stage_backend *where,
         }
     }
     if (o->budget)
-        total_budget(R.rep, last, o->budget);
+        total_budget(R.rep, last, sp->plan[0].abs_sum, o->budget);
     runner_free(&R);
     return st;
 }

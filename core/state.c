@@ -85,6 +85,26 @@ void er_budget_add_terms(er_budget *to, const er_budget *from)
     }
 }
 
+double er_budget_rel_error(const er_budget *b, double abs_sum)
+{
+    const double miss = fabs(b->material_before + er_budget_terms_sum(b) - b->material_after -
+                             b->left_map);
+    double scale = b->eroded + b->deposited + 0x1p-24 * fabs(abs_sum);
+    for (int i = 0; i < ER_BUDGET_TERMS && b->term[i].name[0]; i++)
+        scale += fabs(b->term[i].value);
+    if (!(scale > 0.0))
+        return miss > 0.0 ? 1.0 : 0.0;
+    return miss / scale;
+}
+
+er_status er_budget_check(const er_model_ops *m, const er_budget *b, er_error *err)
+{
+    if (!(m->budget_tol > 0.0) || b->rel_error <= m->budget_tol)
+        return ER_OK;
+    return er_fail(err, ER_ENUMERIC, "%s: material budget misses by %.3g of the material moved "
+                   "(tolerance %.3g)", m->name, b->rel_error, m->budget_tol);
+}
+
 int64_t er_first_nonfinite(const float *v, int64_t n)
 {
     for (int64_t i = 0; i < n; i++)

@@ -287,8 +287,7 @@ static void fill_budget(const er_params *p, const er_droplet_setup *s, const er_
     budget->water_left = sum->water_left;
     budget->substeps = sum->steps;
     er_droplet_put_withheld(p, budget, sum->withheld);
-    double denom = fabs(s->before) > 1e-300 ? fabs(s->before) : 1e-300;
-    budget->rel_error = fabs(s->before - after - sum->left_map + sum->withheld) / denom;
+    budget->rel_error = er_budget_rel_error(budget, s->scale);
 }
 
 /* The water of the first `done` droplets: without a rain map every

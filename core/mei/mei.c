@@ -805,13 +805,11 @@ er_status er_mei_restore(er_mei_sim *sim, const er_plan *plan, const er_run_stat
 }
 
 void er_mei_finish(const er_mei_sim *sim, er_terrain *t, er_layers *layers, double base,
-                   er_budget *bud)
+                   double abs_sum, er_budget *bud)
 {
     bud->material_after = base + er_mei_material(sim, sim->z, sim->s);
     copy_out(sim, t, layers);
-    double den = fabs(bud->material_before);
-    bud->rel_error = fabs(bud->material_before - bud->material_after - bud->left_map) /
-                     (den > DBL_MIN ? den : DBL_MIN);
+    bud->rel_error = er_budget_rel_error(bud, abs_sum);
 }
 
 /* Whether sub-step g and the next (of gend in the run, nsub a step) can
@@ -946,7 +944,7 @@ static er_status run_finish(void *run, er_status st, int started, er_budget *bud
     mei_run *r = run;
     (void)err;
     if (started && (st == ER_OK || st == ER_ENUMERIC || st == ER_ECANCELED))
-        er_mei_finish(&r->sim, r->t, r->layers, r->base, bud);
+        er_mei_finish(&r->sim, r->t, r->layers, r->base, r->plan->abs_sum, bud);
     return st;
 }
 

@@ -622,7 +622,8 @@ static er_status vk_finish(void *run, er_status st, int started, er_budget *bud,
         if (rst)
             st = at_step(r->vk, rst, r->bud.work_done, err);
         else
-            er_mei_finish(&r->sim, r->t, r->layers, r->bud.material_before, &r->bud);
+            er_mei_finish(&r->sim, r->t, r->layers, r->bud.material_before, r->plan->abs_sum,
+                          &r->bud);
     }
     *bud = r->bud;
     return st;

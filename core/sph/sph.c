@@ -755,7 +755,7 @@ static void finish(er_sph_sim *s, const er_plan *plan, er_terrain *t, er_layers 
         water_layer(s, ly->water);
     bud->material_before = plan->sum;
     bud->material_after = after;
-    bud->rel_error = fabs(plan->sum - after - bud->left_map) / fmax(plan->abs_sum, 1e-300);
+    bud->rel_error = er_budget_rel_error(bud, plan->abs_sum);
 }
 
 er_status er_sph_init(er_sph_sim *s, const er_plan *plan, const er_terrain *t, er_budget *bud,

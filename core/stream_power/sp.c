@@ -288,8 +288,7 @@ static void finish(er_sp_sim *s, const er_plan *plan, er_terrain *t, er_budget *
         after += rows[y];
     bud->material_before = plan->sum;
     bud->material_after = after;
-    bud->rel_error = fabs(plan->sum + er_budget_terms_sum(bud) - after - bud->left_map) /
-                     fmax(plan->abs_sum, 1e-300);
+    bud->rel_error = er_budget_rel_error(bud, plan->abs_sum);
 }
 
 /* A run through the driver (core/drive.h). */

@@ -31,7 +31,7 @@ for m in "$stem" fbm2; do
     t_case "configs/stream-power.json on the 256^2 fBm map $m: exit 0, budget closed, terrain metrics of a landscape"
     mkdir -p "$T/out-$m"
     t_exit 0 "$ERODE" -q --json -r "$R" --layers height,water,flow -o "$T/out-$m" "$T/$m.tif"
-    jq -e '.status == "ok" and .model == "stream_power" and .steps == 250
+    jq -e '.status == "ok" and .model == ["stream_power"] and .steps == 250
            and .budget.uplifted > 0 and .budget.eroded > 0 and .budget.deposited > 0
            and (.budget.relative_error | fabs) < 1e-6
            and ((.budget.material_before + .budget.uplifted - .budget.left_map - .budget.material_after)

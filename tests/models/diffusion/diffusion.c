@@ -179,7 +179,7 @@ static er_status run_finish(void *run, er_status st, int started, er_budget *bud
     er_terrain_stats m;
     er_terrain_measure(r->t, &m);
     bud->material_after = m.sum;
-    bud->rel_error = fabs(bud->material_before - m.sum) / fmax(fabs(bud->material_before), 1e-300);
+    bud->rel_error = er_budget_rel_error(bud, m.abs_sum);
     return st;
 }
 
