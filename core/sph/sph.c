@@ -142,8 +142,10 @@ static er_status check_sound_speed(er_plan *plan, const er_terrain *t, er_error 
                    ceil(need * 10.0) / 10.0, drop, L);
 }
 
-/* The fill against sph.max_particles (below, beside the fill). */
+/* The fill against sph.max_particles, and sph.spacing "auto" (below,
+ * beside the fill). */
 static er_status check_particles(er_plan *plan, const er_terrain *t, er_error *err);
+static er_status auto_spacing(er_plan *plan, const er_terrain *t, er_error *err);
 
 static int by_height(const void *a, const void *b)
 {
@@ -204,6 +206,8 @@ er_status er_sph_plan(er_plan *plan, const er_terrain *t, er_error *err)
     if (!st)
         st = fill_from_quantile(plan, t, err);
     if (!st)
+        st = auto_spacing(plan, t, err);
+    if (!st)
         st = check_sound_speed(plan, t, err);
     if (!st)
         st = check_particles(plan, t, err);
@@ -247,7 +251,9 @@ static int quads_per_particle(double spacing)
 size_t er_sph_bytes_fixed(const er_params *p, char *what, size_t n_what)
 {
     snprintf(what, n_what, "%lld particles", (long long)p->sph.max_particles);
-    const size_t nbq = (size_t)quads_per_particle(p->sph.spacing);
+    /* "auto" (0) is chosen on the map, after this check: the coarsest it can be */
+    const double spacing = p->sph.spacing > 0.0 ? p->sph.spacing : ER_SPH_SPACING_MAX;
+    const size_t nbq = (size_t)quads_per_particle(spacing);
     const size_t alloc = 2 * sizeof(er_sph_particle) + PARTICLE_DOUBLES * sizeof(double) +
                          sizeof(int64_t) + sizeof(er_sph_xr);
     const size_t lists = ER_SPH_NB * sizeof(int32_t) * 2 + 2 * sizeof(int32_t) /* nb, vl */ +
@@ -502,6 +508,67 @@ static int64_t fill_lattice(const er_terrain *t, const er_sph_params *m, er_sph_
             n += count;
         }
     return n;
+}
+
+/*
+ * sph.spacing "auto" (stored as 0): the finest spacing at which the fill
+ * fits in sph.max_particles, so that one lake recipe runs on any DEM at a
+ * cost max_particles bounds (particles times sub-steps: the sub-step grows
+ * with h = 2 spacing, so a coarser lattice also takes fewer).  A lattice of
+ * spacing s holds about V / s^3 particles for a fill of V cells^3 (the
+ * fill level minus the ground, where positive, over every valid cell,
+ * times the cell's area and the rain map's factor), so
+ *
+ *   s = max(ER_SPH_SPACING, cbrt(V / max_particles)),
+ *
+ * rounded up to a hundredth of a cell, then raised by hundredths until
+ * fill_lattice's count fits (it starts one spacing above the ground, so it
+ * mostly holds fewer than V / s^3 and fits at once).  Never finer than
+ * ER_SPH_SPACING, the default: a lake that fits at it runs exactly as with
+ * that number, and a small lake does not spend the budget on a finer
+ * lattice.  Never coarser than ER_SPH_SPACING_MAX, the key's range: a fill
+ * that needs more is a recipe error, as for a number.  No fill, or
+ * max_particles 0 (check_particles says why): ER_SPH_SPACING.  The
+ * smoothing length, the kernels, the masses, the boundary particles and
+ * the sub-step all follow from the chosen number as from a given one
+ * (set_constants, dt_limit).
+ */
+static er_status auto_spacing(er_plan *plan, const er_terrain *t, er_error *err)
+{
+    er_sph_params *m = &plan->p.sph;
+    if (m->spacing > 0.0)
+        return ER_OK;
+    m->spacing = ER_SPH_SPACING;
+    if (!m->fill_level_set || m->max_particles <= 0)
+        return ER_OK;
+    double L, ax, ay;
+    er_sph_axes(t->cell_x, t->cell_y, &L, &ax, &ay);
+    const float *rain = t->controls ? t->controls->rain : NULL;
+    const double top = m->fill_level / L;
+    double vol = 0.0; /* [cells^3] row-major, one order */
+    for (size_t i = 0; i < (size_t)t->width * (size_t)t->height; i++) {
+        double d = top - start_z(t, L, i);
+        if (!(t->wall && t->wall[i]) && d > 0.0)
+            vol += d * ax * ay * (rain ? (double)rain[i] : 1.0);
+    }
+    const double lo = 100.0 * ER_SPH_SPACING, hi = 100.0 * ER_SPH_SPACING_MAX;
+    double k = fmax(lo, ceil(100.0 * cbrt(vol / (double)m->max_particles)));
+    er_sph_params q = *m;
+    for (k = fmin(k, hi);; k++) {
+        q.spacing = k / 100.0;
+        int64_t n = fill_lattice(t, &q, NULL, NULL);
+        if (n <= m->max_particles)
+            break;
+        if (k >= hi) {
+            char key[96];
+            return er_fail(err, ER_EINVAL, "%s needs %lld particles at the coarsest "
+                           "sph.spacing \"auto\" may choose (%g cells), more than "
+                           "sph.max_particles = %lld", fill_key(m, key, sizeof key),
+                           (long long)n, ER_SPH_SPACING_MAX, (long long)m->max_particles);
+        }
+    }
+    m->spacing = q.spacing;
+    return ER_OK;
 }
 
 /* The particles the sources add a step: rate * dt metres on each covered

@@ -30,6 +30,11 @@
  * of up to 4 cells it serves are the common case */
 #define ER_SPH_SOUND_SPEED 20.0
 #define ER_SPH_MACH 0.2
+/* sph.spacing's default, and the finest an "auto" one becomes (a lake that
+ * fits at it runs as with the number); the coarsest any spacing may be,
+ * "auto" too (sph.c auto_spacing) */
+#define ER_SPH_SPACING 0.5
+#define ER_SPH_SPACING_MAX 4.0
 
 typedef struct er_sph_particle {
     double x, y, z;    /* [cells] x along a row, y down the rows, z up */
