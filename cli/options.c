@@ -20,7 +20,7 @@ enum {
     OPT_BACKEND = 1000, OPT_JSON, OPT_PRINT_RECIPE, OPT_PROGRESS, OPT_LAYERS,
     OPT_BAND, OPT_MAX_MEMORY, OPT_PREVIEW, OPT_PREVIEW_PAIR, OPT_INPUTS_FROM,
     OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY, OPT_RESUME, OPT_FRAMES, OPT_FRAME_EVERY,
-    OPT_TILE_SET, OPT_HALO, OPT_DEVICE, OPT_LIST_DEVICES, OPT_CO, OPT_PRECISION
+    OPT_TILE_SET, OPT_HALO, OPT_DEVICE, OPT_LIST_DEVICES, OPT_CO, OPT_PRECISION, OPT_PLAN
 };
 
 /* The one option table (curl's aliases[]): parsing and --help both read it. */
@@ -55,6 +55,8 @@ static const struct er_option {
     {"tile-set", required_argument, OPT_TILE_SET, "LIST", "the inputs are tiles of the mosaic LIST lists (file or -, one a line); see erode stitch"},
     {"halo", required_argument, OPT_HALO, "N", "with --tile-set: run each tile with N cells read from its neighbours"},
     {"json", no_argument, OPT_JSON, NULL, "one JSON summary line per input on stdout"},
+    {"plan", no_argument, OPT_PLAN, NULL, "check everything and print what the run would do (stages, steps, memory, outputs, time) without doing it; writes nothing"},
+    {"dry-run", no_argument, OPT_PLAN, NULL, "the same as --plan"},
     {"print-recipe", no_argument, OPT_PRINT_RECIPE, NULL, "print the effective recipe (defaults filled in) and exit"},
     {"quiet", no_argument, 'q', NULL, "no progress output"},
     {"progress", no_argument, OPT_PROGRESS, NULL, "progress on stderr even when it is not a terminal"},
@@ -452,6 +454,7 @@ static int apply(er_settings *s, int c, const char *arg)
     case OPT_PREVIEW_PAIR: s->preview_pair = 1; return 0;
     case OPT_JSON: s->json = 1; return 0;
     case OPT_PRINT_RECIPE: s->print_recipe = 1; return 0;
+    case OPT_PLAN: s->plan = 1; return 0;
     case 'q': s->progress = 0; return 0;
     case OPT_PROGRESS: s->progress = 1; return 0;
     default: return 2;

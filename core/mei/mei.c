@@ -463,6 +463,7 @@ er_status er_mei_plan(er_plan *plan, const er_terrain *t, er_error *err)
     if (m->steps > 0 && (st = er_mei_plan_substeps(m, t->cell_x, t->cell_y, &plan->own.mei.substeps, err)))
         return st;
     plan->own.mei.dt_sub = m->dt / (double)plan->own.mei.substeps;
+    plan->substeps = plan->own.mei.substeps;
     plan->boundaries = m->steps;
     return ER_OK;
 }

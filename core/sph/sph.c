@@ -216,6 +216,7 @@ er_status er_sph_plan(er_plan *plan, const er_terrain *t, er_error *err)
                        "(cfl and viscous limits), more than %lld", m->dt, need,
                        (long long)m->max_substeps);
     plan->own.sph.substeps = need < 1.0 ? 1 : (int64_t)need;
+    plan->substeps = plan->own.sph.substeps;
     plan->own.sph.dt_sub = m->dt / (double)plan->own.sph.substeps;
     plan->boundaries = m->steps;
     return ER_OK;
