@@ -154,9 +154,14 @@ static size_t maps_bytes_per_cell(const er_stages *r)
  * step peaks at 7.0 to 7.5 MiB resident, -j1 to -j8. */
 #define ER_PROCESS_BYTES ((size_t)8 << 20)
 
-/* The most bytes_map (core/plan.h) of the planned stages; 0 before the plan. */
-static size_t plan_bytes_map(const er_job *j)
+/* What the largest stage needs whatever the cells: before the plan the
+ * models' bound (er_stages_bytes_fixed), once planned what each measured
+ * on the map (core/plan.h bytes_map). */
+static size_t stage_bytes(const er_job *j, char *what, size_t n)
 {
+    const size_t fixed = er_stages_bytes_fixed(&j->rc, what, n);
+    if (j->plan.n == 0)
+        return fixed;
     size_t most = 0;
     for (int k = 0; k < j->plan.n; k++)
         most = j->plan.plan[k].bytes_map > most ? j->plan.plan[k].bytes_map : most;
@@ -168,16 +173,15 @@ static size_t plan_bytes_map(const er_job *j)
  * layers, the flow and wear layers when asked (the models accumulate in
  * them), the writer's layer buffer, the control maps, the model's own per
  * cell (the largest stage's, and what the stages keep between them),
- * whatever the map's size (SPH's particles) and, once planned, what the
- * map's shape adds (bytes_map).  SIZE_MAX when it does not fit a size_t. */
+ * and what the model needs whatever the cells (stage_bytes: SPH's
+ * particles, stream power's basins).  SIZE_MAX past a size_t. */
 size_t er_job_memory(const er_job *j, int width, int height, char *what, size_t n)
 {
     size_t cells = (size_t)width * (size_t)height, per_cell, need;
-    const size_t fixed = er_stages_bytes_fixed(&j->rc, what, n);
     const int flow = !!(j->s->layers & ER_LAYER_FLOW), wear = !!(j->s->layers & ER_LAYER_WEAR);
     per_cell = (5 + (size_t)(flow + wear)) * sizeof(float) + 2 + maps_bytes_per_cell(&j->rc) +
                er_stages_bytes_per_cell(&j->rc, flow, wear, 0);
-    const size_t more[] = {ER_PROCESS_BYTES, fixed, plan_bytes_map(j)};
+    const size_t more[] = {ER_PROCESS_BYTES, stage_bytes(j, what, n)};
     if (!er_mul_size(cells, per_cell, &need))
         return SIZE_MAX;
     for (size_t k = 0; k < sizeof more / sizeof more[0]; k++) {
@@ -196,7 +200,7 @@ er_status er_job_check_memory(er_job *j, int width, int height, size_t limit)
     if (need <= limit)
         return ER_OK;
     char a[32], b[32], c[32];
-    const size_t fixed = er_stages_bytes_fixed(&j->rc, what, sizeof what);
+    const size_t fixed = stage_bytes(j, what, sizeof what);
     const char *want = human((double)need, a);
     if (fixed > 0)
         return er_fail(&j->err, ER_ENOMEM, "%s: a %dx%d run needs %s (%s of it for %s), more "

@@ -38,10 +38,11 @@ typedef struct er_plan {
 #include "models.def"
 #undef ER_MODEL
     } own;
-    /* [bytes] working memory the model's records need on this map beyond
-     * er_plan_bytes_per_cell and er_plan_bytes_fixed: what grows with the
-     * map's shape, not its size (closed basins and their passes), measured
-     * by the model's plan op; 0 for models without such records. */
+    /* [bytes] working memory the run needs on this map beyond
+     * er_plan_bytes_per_cell: er_plan_bytes_fixed (the bound before any
+     * map is read), or what the model's plan op measured or bounded on
+     * this map instead (the particles its fill and sources come to, the
+     * closed basins and passes of its routing). */
     size_t bytes_map;
     /* Why the run will change nothing, or less than the recipe asks: one
      * line (no key or input prefix) for the caller to show as a warning;

@@ -230,6 +230,7 @@ static void sort_passes(er_sp_sim *s)
             count[d + 1] += count[d];
         for (int64_t k = 0; k < n; k++)
             b[count[(order_key(hi ? a[k].w : a[k].lo) >> shift) & 0xff]++] = a[k];
+        s->sorted = 1;
         er_sp_edge *t = a;
         a = b;
         b = t;
@@ -620,12 +621,13 @@ er_status er_sp_route(er_sp_sim *s, int lists, er_error *err)
     return ER_OK;
 }
 
-size_t er_sp_route_bytes(const er_sp_sim *s)
+size_t er_sp_route_bytes(const er_sp_sim *s, int sorts)
 {
     const size_t basin = sizeof *s->basins + sizeof *s->uf + sizeof *s->order +
                          sizeof *s->tree_off + 2 * sizeof *s->tree + 2 * sizeof *s->tree_edge +
                          sizeof *s->lvl_at;
     const size_t root = sizeof *s->root_at + 3 * sizeof *s->rsum + sizeof *s->sched;
+    const size_t copies = 1 + (size_t)(sorts || s->sorted);
     return (size_t)s->nbasins * basin + (size_t)s->nroots * root +
-           (size_t)s->nedges * 2 * sizeof *s->edges + (size_t)s->nlakes * sizeof *s->lakes;
+           (size_t)s->nedges * copies * sizeof *s->edges + (size_t)s->nlakes * sizeof *s->lakes;
 }

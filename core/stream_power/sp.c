@@ -56,8 +56,12 @@ static void note_uplift(er_plan *plan)
  * what an fBm map of its size does, and no bound per cell fits both.  The
  * first step holds the most: its depressions drain afterwards (on fBm,
  * flat, DEM and 16-bit maps the basins and passes only fall from step to
- * step; tests/integration/34-plan-memory.sh).  Its arrays are the run's
- * own and freed before the run allocates them again.
+ * step; tests/integration/34-plan-memory.sh).  Passes of equal heights (a
+ * flat's) need no sort, whose buffer then stays untouched; only deposition
+ * and diffusion, which change heights beside the rivers, make a flat's
+ * later passes differ (a flat without them never sorted in 100 steps).
+ * Its arrays are the run's own and freed before the run allocates them
+ * again.
  */
 static er_status routing_bytes(er_plan *plan, const er_terrain *t, er_error *err)
 {
@@ -66,7 +70,8 @@ static er_status routing_bytes(er_plan *plan, const er_terrain *t, er_error *err
     if (st == ER_OK)
         st = er_sp_route(&s, plan->p.stream_power.g > 0.0, err);
     if (st == ER_OK)
-        plan->bytes_map = er_sp_route_bytes(&s);
+        plan->bytes_map = er_sp_route_bytes(&s, plan->p.stream_power.g > 0.0 ||
+                                                    plan->p.stream_power.kd > 0.0);
     er_sp_free(&s);
     return st;
 }
@@ -84,14 +89,16 @@ er_status er_sp_plan(er_plan *plan, const er_terrain *t, er_error *err)
     return routing_bytes(plan, t, err);
 }
 
-/* z, acc and q (doubles), stack, bcells, basin (int32), kind, rdir, dmask
- * and lake (bytes), and with a hardness or mask map ks (float).  The
- * routing's records (basins, passes, lakes) depend on the map's shape, not
- * its size: the plan measures them (routing_bytes). */
+/* z, acc (doubles), stack, bcells, basin (int32), kind, rdir, dmask and
+ * lake (bytes); q (double), which only deposition and diffusion touch
+ * (resident only then); with a hardness or mask map ks (float).  The
+ * routing's records (basins, passes, lakes) depend on the map's shape,
+ * not its size: the plan measures them (routing_bytes). */
 size_t er_sp_bytes_per_cell(const er_params *p)
 {
     const er_control_paths *m = &p->maps;
-    return 3 * sizeof(double) + 3 * sizeof(int32_t) + 4 +
+    const int q = p->stream_power.g > 0.0 || p->stream_power.kd > 0.0;
+    return (2 + (size_t)q) * sizeof(double) + 3 * sizeof(int32_t) + 4 +
            (m->hardness[0] || m->mask[0] ? sizeof(float) : 0);
 }
 

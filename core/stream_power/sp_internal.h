@@ -118,6 +118,7 @@ typedef struct er_sp_sim {
     er_sp_edge *edges;     /* candidate passes of this step */
     er_sp_edge *edges_tmp; /* the radix sort's other buffer */
     int64_t nedges, edges_cap;
+    int sorted;            /* 1 once a sort copied passes into edges_tmp (route.c) */
     er_sp_lake *lakes;     /* lake cells grouped by basin, each group lowest first */
     int64_t nlakes, lakes_cap;
     /* Erosion (erode.c). */
@@ -162,8 +163,9 @@ double er_sp_uplift(er_sp_sim *s, const er_stream_power_params *p);
 er_status er_sp_route(er_sp_sim *s, int lists, er_error *err);
 
 /* route.c: the bytes of the per-basin, per-block, pass and lake records
- * the last er_sp_route filled (what grows with the map's depressions). */
-size_t er_sp_route_bytes(const er_sp_sim *s);
+ * the last er_sp_route filled (what grows with the map's depressions),
+ * the sort's second buffer counted when a sort used it or `sorts`. */
+size_t er_sp_route_bytes(const er_sp_sim *s, int sorts);
 
 /* The receiver of cell i (i itself when it has none). */
 static inline int32_t er_sp_rcv(const er_sp_sim *s, int32_t i)
