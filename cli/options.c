@@ -642,6 +642,10 @@ int er_options_parse(int argc, char **argv, er_settings *s)
     }
     if (check_render_format(s))
         return 2;
+    if (s->plan && s->stitch) { /* stitch ignores what it does not use; this it must not */
+        er_msg_error("--plan: erode stitch runs no model and has no plan");
+        return 2;
+    }
     if (s->stitch) {
         if (!s->tile_set) {
             er_msg_error("stitch: needs --tile-set LIST (see erode --help)");

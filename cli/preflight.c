@@ -151,8 +151,8 @@ static size_t maps_bytes_per_cell(const er_stages *r)
 
 /* The process itself, whatever the map: the binary and its libraries,
  * libgomp's threads, stdio and the codecs' buffers.  An 8x8 map with no
- * step peaks at 7.0 to 7.5 MiB resident, -j1 to -j8. */
-#define ER_PROCESS_BYTES ((size_t)8 << 20)
+ * step peaks at 7.0 to 7.3 MiB resident, -j1 to -j8 (Debian 12). */
+#define ER_PROCESS_BYTES ((size_t)15 << 19)
 
 /* What the largest stage needs whatever the cells: before the plan the
  * models' bound (er_stages_bytes_fixed), once planned what each measured
@@ -169,18 +169,24 @@ static size_t stage_bytes(const er_job *j, char *what, size_t n)
 }
 
 /* The peak memory of a width x height run (a tile set's: the tile and its
- * halo): the process, the image, working heights, initial copy, two
- * layers, the flow and wear layers when asked (the models accumulate in
- * them), the writer's layer buffer, the control maps, the model's own per
- * cell (the largest stage's, and what the stages keep between them),
- * and what the model needs whatever the cells (stage_bytes: SPH's
- * particles, stream power's basins).  SIZE_MAX past a size_t. */
+ * halo), reached while the outputs are written: the process, per cell
+ * the input's floats and nodata mask, the working heights, the water and
+ * sediment layers (the caller's, or the model's own when it keeps them:
+ * Mei's depth and sediment are these), the initial copy with checkpoints
+ * or frames, the flow and wear layers when asked (the models accumulate
+ * in them), the writer's layer buffer and its encoded tiles (at most a
+ * float a cell), the control maps, the model's own per cell (the largest
+ * stage's, and what the stages keep between them), and what the model
+ * needs whatever the cells (stage_bytes: SPH's particles, stream power's
+ * basins).  SIZE_MAX past a size_t. */
 size_t er_job_memory(const er_job *j, int width, int height, char *what, size_t n)
 {
+    const er_settings *s = j->s;
     size_t cells = (size_t)width * (size_t)height, per_cell, need;
-    const int flow = !!(j->s->layers & ER_LAYER_FLOW), wear = !!(j->s->layers & ER_LAYER_WEAR);
-    per_cell = (5 + (size_t)(flow + wear)) * sizeof(float) + 2 + maps_bytes_per_cell(&j->rc) +
-               er_stages_bytes_per_cell(&j->rc, flow, wear, 0);
+    const int flow = !!(s->layers & ER_LAYER_FLOW), wear = !!(s->layers & ER_LAYER_WEAR);
+    const int initial = s->checkpoint || s->resume || s->frames;
+    per_cell = (7 + (size_t)(initial + flow + wear)) * sizeof(float) + 2 +
+               maps_bytes_per_cell(&j->rc) + er_stages_bytes_per_cell(&j->rc, flow, wear, 0);
     const size_t more[] = {ER_PROCESS_BYTES, stage_bytes(j, what, n)};
     if (!er_mul_size(cells, per_cell, &need))
         return SIZE_MAX;
