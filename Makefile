@@ -186,6 +186,13 @@ $(BUILD)/gen/er_model_params.h: core/models.def
 	@mkdir -p $(@D)
 	$(Q)sed -n '$(MODELS_SED)' $< > $@.new && mv $@.new $@
 
+# The bench records' per-cell-per-step rates, for erode --plan's time
+# estimate (cli/plan.c): the records stay the one place of each figure.
+$(BUILD)/gen/er_bench_rates.h: scripts/bench-rates.awk $(wildcard man/bench/*.txt)
+	@mkdir -p $(@D)
+	$(Q)awk -f $< $(sort $(wildcard man/bench/*.txt)) > $@.new && mv $@.new $@
+$(BUILD)/cli/plan.o $(TM)/cli/plan.o: $(BUILD)/gen/er_bench_rates.h
+
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $<")

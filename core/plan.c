@@ -180,6 +180,8 @@ er_status er_plan_make(const er_params *p, const er_terrain *t, const er_window 
         return er_fail(err, ER_EINVAL, "uplift: the %s model has no uplift for the map to "
                        "scale (%s uses one)", model->name,
                        models_with(ER_MODEL_UPLIFT, plan->warning, sizeof plan->warning));
+    char what[128];
+    plan->bytes_map = er_plan_bytes_fixed(p, what, sizeof what);
     if ((st = model->plan(plan, t, err)))
         return st;
     note_no_op(plan, t);

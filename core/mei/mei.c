@@ -62,10 +62,12 @@
 size_t er_mei_bytes_per_cell(const er_params *p)
 {
     (void)p;
-    /* terrain change z, depth d, sediment s, four fluxes; the boundary
-     * snapshot, the per-row and the per-thread scratch come on top, a few
-     * rows each (O(width * threads + height)) */
-    return 7 * sizeof(float);
+    /* terrain change z and four fluxes; depth d and sediment s are the
+     * caller's water and sediment layers (er_layers), or its own of the
+     * same size when the caller keeps none, which a caller counts as its
+     * layers; the boundary snapshot, the per-row and the per-thread
+     * scratch come on top, a few rows each (O(width * threads + height)) */
+    return 5 * sizeof(float);
 }
 
 static float *row_of(float *base, int y, int w)
@@ -463,6 +465,7 @@ er_status er_mei_plan(er_plan *plan, const er_terrain *t, er_error *err)
     if (m->steps > 0 && (st = er_mei_plan_substeps(m, t->cell_x, t->cell_y, &plan->own.mei.substeps, err)))
         return st;
     plan->own.mei.dt_sub = m->dt / (double)plan->own.mei.substeps;
+    plan->substeps = plan->own.mei.substeps;
     plan->boundaries = m->steps;
     return ER_OK;
 }

@@ -192,6 +192,8 @@ static const char *fill_key(const er_sph_params *m, char *buf, size_t n)
     return buf;
 }
 
+static void planned_particles(er_plan *plan, const er_terrain *t);
+
 er_status er_sph_plan(er_plan *plan, const er_terrain *t, er_error *err)
 {
     const er_sph_params *m = &plan->p.sph;
@@ -220,17 +222,30 @@ er_status er_sph_plan(er_plan *plan, const er_terrain *t, er_error *err)
                        "(cfl and viscous limits), more than %lld", m->dt, need,
                        (long long)m->max_substeps);
     plan->own.sph.substeps = need < 1.0 ? 1 : (int64_t)need;
+    plan->substeps = plan->own.sph.substeps;
     plan->own.sph.dt_sub = m->dt / (double)plan->own.sph.substeps;
     plan->boundaries = m->steps;
+    planned_particles(plan, t);
     return ER_OK;
+}
+
+/* Boundary particles per quad along an axis of `step` cells (of the unit
+ * length L) at this spacing: set_constants' kx and ky. */
+static int boundary_per_side(double step, double spacing)
+{
+    return (int)fmin(fmax(1.0, floor(step / spacing + 0.5)), 15.0);
 }
 
 size_t er_sph_bytes_per_cell(const er_params *p)
 {
-    /* with hardness or mask the per-quad factors, with a source map its
-     * running sums (controls()) */
+    /* zb, dz, dep, qd, qok, the particle grid's offsets and column tops
+     * (2 int64 a cell: its cells are at least a cell wide), the boundary
+     * particles' heights, k*k a quad, and their range (square cells;
+     * planned_particles adds what others need), with hardness or mask the
+     * per-quad factors, with a source map its running sums (controls()) */
     const er_control_paths *m = &p->maps;
-    return 4 * sizeof(double) + 1 + 2 * sizeof(int64_t) +
+    const size_t k = (size_t)boundary_per_side(1.0, p->sph.spacing);
+    return 4 * sizeof(double) + 1 + 2 * sizeof(int64_t) + (k * k + 2) * sizeof(double) +
            (m->hardness[0] || m->mask[0] ? 2 * sizeof(double) : 0) +
            (m->sources[0] ? sizeof(double) : 0);
 }
@@ -245,24 +260,58 @@ static int quads_per_particle(double spacing)
     return per * per;
 }
 
-/* What each particle slot costs: sim_alloc's arrays of cap entries (the
- * particles twice, 16 doubles, the key, the position record) and the
- * neighbour, settling and quad records lists_fit grows up to cap. */
-size_t er_sph_bytes_fixed(const er_params *p, char *what, size_t n_what)
+/* What n particles cost: sim_alloc's arrays (the particles twice, 16
+ * doubles, the key, the position record), allocated for max_particles
+ * but resident only where particles are, and the neighbour, settling and
+ * quad records lists_fit grows to lists of them. */
+static size_t particle_bytes(const er_params *p, size_t n, size_t lists)
 {
-    snprintf(what, n_what, "%lld particles", (long long)p->sph.max_particles);
-    /* "auto" (0) is chosen on the map, after this check: the coarsest it can be */
+    /* "auto" (0) before the map is planned: the coarsest it can become */
     const double spacing = p->sph.spacing > 0.0 ? p->sph.spacing : ER_SPH_SPACING_MAX;
     const size_t nbq = (size_t)quads_per_particle(spacing);
     const size_t alloc = 2 * sizeof(er_sph_particle) + PARTICLE_DOUBLES * sizeof(double) +
                          sizeof(int64_t) + sizeof(er_sph_xr);
-    const size_t lists = ER_SPH_NB * sizeof(int32_t) * 2 + 2 * sizeof(int32_t) /* nb, vl */ +
-                         nbq * (sizeof(int32_t) + 2 * sizeof(double)) + sizeof(int32_t) +
-                         ER_SPH_NS * (sizeof(double) + sizeof(int32_t)) + sizeof(int32_t) +
-                         ER_SPH_NBB * sizeof(int64_t) + sizeof(int32_t) + sizeof(er_sph_pk) +
-                         sizeof(er_sph_acc);
-    size_t n = (size_t)p->sph.max_particles, bytes;
-    return er_mul_size(n > 0 ? n : 1, alloc + lists, &bytes) ? bytes : SIZE_MAX;
+    const size_t list = ER_SPH_NB * sizeof(int32_t) * 2 + 2 * sizeof(int32_t) /* nb, vl */ +
+                        nbq * (sizeof(int32_t) + 2 * sizeof(double)) + sizeof(int32_t) +
+                        ER_SPH_NS * (sizeof(double) + sizeof(int32_t)) + sizeof(int32_t) +
+                        ER_SPH_NBB * sizeof(int64_t) + sizeof(int32_t) + sizeof(er_sph_pk) +
+                        sizeof(er_sph_acc);
+    size_t a, b;
+    if (!er_mul_size(n > 0 ? n : 1, alloc, &a) || !er_mul_size(lists > 0 ? lists : 1, list, &b) ||
+        a > SIZE_MAX - b)
+        return SIZE_MAX;
+    return a + b;
+}
+
+size_t er_sph_bytes_fixed(const er_params *p, char *what, size_t n_what)
+{
+    snprintf(what, n_what, "%lld particles", (long long)p->sph.max_particles);
+    const size_t n = (size_t)p->sph.max_particles;
+    return particle_bytes(p, n, n);
+}
+
+static double source_particles(const er_plan *plan, const er_terrain *t);
+
+/* The most particles the run holds, with the memory they need, into
+ * plan->bytes_map: the fill's and what the sources add over the steps,
+ * at most max_particles (open edges let some out: a bound).  The arrays
+ * for max_particles are resident only where particles are, the lists
+ * (lists_fit: half as many again) only as far as they are filled. */
+static void planned_particles(er_plan *plan, const er_terrain *t)
+{
+    const er_sph_params *m = &plan->p.sph;
+    double most = (double)plan->own.sph.particles + source_particles(plan, t) * (double)m->steps;
+    if (!(most < (double)m->max_particles))
+        most = (double)m->max_particles;
+    const size_t n = (size_t)ceil(most);
+    double L, xs, ys;
+    er_sph_axes(plan->cell_x, plan->cell_y, &L, &xs, &ys);
+    const int k = boundary_per_side(1.0, m->spacing);
+    const int more = boundary_per_side(xs, m->spacing) * boundary_per_side(ys, m->spacing) - k * k;
+    const size_t quads = (size_t)(t->width - 1) * (size_t)(t->height - 1);
+    const size_t b = particle_bytes(&plan->p, n, n);
+    const size_t bz = (size_t)(more > 0 ? more : 0) * quads * sizeof(double);
+    plan->bytes_map = b > SIZE_MAX - bz ? SIZE_MAX : b + bz;
 }
 
 static void sim_free(er_sph_sim *s)
@@ -335,8 +384,8 @@ static void set_constants(er_sph_sim *s, const er_plan *plan)
     s->dt = plan->own.sph.dt_sub / s->T;
     /* boundary particles about a spacing apart along each side, at most
      * 15 (they are packed in 4 bits, step.c BH_PACK) */
-    s->kx = (int)fmin(fmax(1.0, floor(s->xstep / s->s + 0.5)), 15.0);
-    s->ky = (int)fmin(fmax(1.0, floor(s->ystep / s->s + 0.5)), 15.0);
+    s->kx = boundary_per_side(s->xstep, s->s);
+    s->ky = boundary_per_side(s->ystep, s->s);
     for (int a = 0; a < s->kx; a++)
         s->boffx[a] = (a + 0.5) / s->kx;
     for (int b = 0; b < s->ky; b++)

@@ -257,7 +257,7 @@ START_TEST(test_plan_map_must_match)
  * behaviour).  The hill's 1200 cells of 10 m with a reference of 1 mm
  * (r = 1e4): per_cell 8.3 makes 9.96e11 droplets and passes, 8.4 makes
  * 1.008e12 and is refused; a reference of 1e-310 m (r past 1e102, r^3
- * infinite) and one that makes the brush radius 3e21 cells are refused;
+ * infinite) and one that makes the brush radius 1e12 cells are refused;
  * in a window of a 1e6 x 1e6 world per_cell 1 makes 1e12 and passes,
  * 1.01 is refused naming droplet.per_cell. */
 START_TEST(test_droplet_count_bounded)
@@ -272,7 +272,7 @@ START_TEST(test_droplet_count_bounded)
     ck_assert_msg(er_plan_make(&p, &t, NULL, &plan, &err) == ER_OK, "%s", err.msg);
     ck_assert(plan.own.droplet.droplets > 990000000000 && plan.own.droplet.droplets <= 1000000000000);
     const double refs[] = {1e-3, 1e-310, 1e6};
-    const double cell[] = {10.0, 10.0, 1e-15};
+    const double cell[] = {10.0, 10.0, 1e-6}; /* 1e-6: the least cell size */
     for (int k = 0; k < 3; k++) {
         p.droplet.per_cell = 8.4;
         p.droplet.reference_cell_size = refs[k];
