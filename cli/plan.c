@@ -72,6 +72,16 @@ static double stage_seconds(const er_job *j, int k, int threads, const bench_rat
     return ns * 1e-9 * (double)p->width * (double)p->height * (double)p->boundaries * sub;
 }
 
+/* The work of stage k in its model's units of work (steps; droplets),
+ * as --json's stage reports count it: its boundaries, or what the model
+ * counts done at the last (core/drive.h done_at). */
+static int64_t stage_work(const er_job *j, int k)
+{
+    const er_model_steps *ms = er_model(j->plan.p[k].model)->steps;
+    const er_plan *p = &j->plan.plan[k];
+    return ms && ms->done_at ? ms->done_at(p, p->boundaries) : p->boundaries;
+}
+
 /* Path of layer bit b as the writer will name it (outputs.c). */
 static void layer_path(const er_job *j, unsigned b, char *buf, size_t n)
 {
@@ -97,7 +107,8 @@ static cJSON *plan_json(const er_job *j, size_t need, int threads)
         cJSON *e = cJSON_CreateObject();
         cJSON_AddItemToArray(st, e);
         cJSON_AddStringToObject(e, "model", m->name);
-        cJSON_AddNumberToObject(e, m->work_key, (double)j->plan.plan[k].boundaries);
+        cJSON_AddNumberToObject(e, m->work_key, (double)stage_work(j, k));
+        cJSON_AddNumberToObject(e, "boundaries", (double)j->plan.plan[k].boundaries);
         cJSON_AddStringToObject(e, "unit", m->unit);
         cJSON_AddNumberToObject(e, "substeps", (double)j->plan.plan[k].substeps);
         if (sec < 0.0) {
@@ -146,6 +157,8 @@ static void plan_text(const er_job *j, size_t need, int threads)
         const er_plan *p = &j->plan.plan[k];
         printf("  stage %d: %s, %lld %s", k + 1, m->name, (long long)p->boundaries,
                p->boundaries == 1 ? m->unit : m->units);
+        if (stage_work(j, k) != p->boundaries)
+            printf(" (%lld %s)", (long long)stage_work(j, k), m->work_key);
         if (p->substeps > 0)
             printf(" of %lld sub-step%s", (long long)p->substeps, p->substeps == 1 ? "" : "s");
         if (sec < 0.0)

@@ -119,3 +119,20 @@ jq -e '.status == "ok" and .budget.relative_error < 1e-9
             | fabs) < 1e-8 * .budget.material_before' "$T/stdout" > /dev/null ||
     t_fail "$(jq -c .budget "$T/stdout")"
 t_ok
+
+t_case "--plan --json lines validate: each model's work (droplets: the count, in boundaries batches), a staged run, the outputs it would write"
+for r in droplet sph stream-power from-noise; do
+    t_exit 0 "$ERODE" -q --plan --json -r "$SRCDIR/configs/$r.json" -f r16 \
+        --preview "$T/out/{stem}.png" --checkpoint "$T/out/{stem}.ckpt" -o "$T/out" "$W"
+    valid "$T/stdout"
+    cat "$T/stdout" >> "$T/plans"
+done
+t_exit 0 "$ERODE" -q --plan --json -s mei.steps=7 -o "$T/out" "$W"
+valid "$T/stdout"
+jq -e '.plan and .stages[0].steps == 7 and .stages[0].boundaries == 7' "$T/stdout" > /dev/null ||
+    t_fail "mei: $(cat "$T/stdout")"
+jq -se '.[0].stages[0] | .droplets > .boundaries and .unit == "batch"' "$T/plans" > /dev/null ||
+    t_fail "droplet: $(head -n 1 "$T/plans")"
+jq -se '.[3].stages | length == 2' "$T/plans" > /dev/null || t_fail "from-noise: $(tail -n 1 "$T/plans")"
+ls "$T/out" | grep -q 'ckpt\|png' && t_fail "--plan wrote $(ls "$T/out")"
+t_ok
