@@ -318,7 +318,7 @@ clean:
 FUZZ_CC      ?= clang
 FUZZ_BUILD   ?= build-fuzz
 FUZZ_SECONDS ?= 30
-FUZZ_TARGETS := tiff png recipe checkpoint
+FUZZ_TARGETS := tiff png recipe checkpoint resume
 FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
                 -fno-sanitize-recover=all $(FPFLAGS) $(CFLAGS) $(PKG_CFLAGS)
 FUZZ_LDFLAGS := -fsanitize=fuzzer,address,undefined $(LDFLAGS)

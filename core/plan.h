@@ -50,6 +50,13 @@ typedef struct er_plan {
     char warning[ER_ERROR_MAX];
 } er_plan;
 
+/* What is known of the heights of a map's valid cells at a boundary of a
+ * run: none lies below lo or above hi, and their sum is at most sum. */
+typedef struct er_height_range {
+    double lo, hi; /* [m] */
+    double sum;    /* [m * cells] */
+} er_height_range;
+
 /*
  * Makes the plan of a run of recipe p on terrain t (heights in metres,
  * walls, cell size), which lies at `win` in a larger world (NULL: the map
@@ -67,13 +74,17 @@ er_status er_plan_make(const er_params *p, const er_terrain *t, const er_window 
                        er_plan *plan, er_error *err);
 
 /*
- * Whether run state r (a checkpoint's) can continue a run of this plan:
- * its model, size, counters and arrays, and the layers the caller keeps
- * (the non-NULL members of keep; NULL: none).  A state without the flow
- * and wear arrays (an older checkpoint) fits a run that keeps neither.
+ * Whether run state r (a checkpoint's) can continue a run of this plan
+ * on terrain t (the heights the run starts from, and its walls): its
+ * model, size, counters and arrays, the layers the caller keeps (the
+ * non-NULL members of keep; NULL: none), and every value it holds, as
+ * strictly as an input: finite, heights within the model's bound of t's
+ * range (er_model_ops.height_bound), depths and layers >= 0.  A state
+ * without the flow and wear arrays (an older checkpoint) fits a run that
+ * keeps neither.
  * ER_OK or ER_EINVAL saying what does not fit.
  */
-er_status er_plan_check_resume(const er_plan *plan, const er_run_state *r,
+er_status er_plan_check_resume(const er_plan *plan, const er_terrain *t, const er_run_state *r,
                                const er_layers *keep, er_error *err);
 
 /* Bytes of working memory a run of recipe p allocates per cell beyond the

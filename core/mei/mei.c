@@ -786,11 +786,11 @@ void er_mei_state_view(const er_mei_sim *sim, const er_mei_params *m, int64_t st
     v->array[ER_STATE_MEI_WEAR] = sim->wear;
 }
 
-er_status er_mei_restore(er_mei_sim *sim, const er_plan *plan, const er_run_state *r,
-                         er_budget *bud, int64_t *step0, er_error *err)
+er_status er_mei_restore(er_mei_sim *sim, const er_plan *plan, const er_terrain *t,
+                         const er_run_state *r, er_budget *bud, int64_t *step0, er_error *err)
 {
     const er_layers keep = { NULL, NULL, sim->flow, sim->wear };
-    er_status st = er_plan_check_resume(plan, r, &keep, err);
+    er_status st = er_plan_check_resume(plan, t, r, &keep, err);
     if (st)
         return st;
     float *dst[ER_STATE_ARRAYS] = { sim->z, sim->d, sim->s, sim->q[0], sim->q[1], sim->q[2],
@@ -894,7 +894,7 @@ static er_status run_load(void *run, const er_run_state *rs, er_budget *bud, er_
 {
     mei_run *r = run;
     int64_t step0 = 0;
-    er_status st = er_mei_restore(&r->sim, r->plan, rs, bud, &step0, err);
+    er_status st = er_mei_restore(&r->sim, r->plan, r->t, rs, bud, &step0, err);
     r->g = step0 * r->plan->own.mei.substeps;
     return st;
 }

@@ -559,7 +559,7 @@ static er_status vk_load(void *run, const er_run_state *rs, er_budget *bud, er_e
     int64_t step0;
     (void)bud;
     double t0 = er_vk_now();
-    er_status st = er_mei_restore(&r->sim, r->plan, rs, &r->bud, &step0, err);
+    er_status st = er_mei_restore(&r->sim, r->plan, r->t, rs, &r->bud, &step0, err);
     for (int i = 0; i < ER_STATE_ARRAYS && !st; i++)
         for (int k = 0; k < r->g.nband && !st && state_array(&r->sim, i); k++)
             st = er_mei_vk_upload_rows(&r->g, k, state_buf[i], state_array(&r->sim, i),

@@ -1045,19 +1045,18 @@ int er_sph_section_of(const er_run_state *r, er_sph_section *q)
 
 
 /* Replaces the fresh state by the resumed one r (checked by
- * er_plan_check_resume); the boundary particles follow from the heights. */
-static er_status restore(er_sph_sim *s, const er_plan *plan, const er_run_state *r,
-                         er_budget *bud, er_error *err)
+ * er_plan_check_resume on t, the run's terrain: its particles within
+ * s->cap = sph.max_particles); the boundary particles follow from the
+ * heights. */
+static er_status restore(er_sph_sim *s, const er_plan *plan, const er_terrain *t,
+                         const er_run_state *r, er_budget *bud, er_error *err)
 {
     const er_layers keep = {NULL, NULL, s->flow, s->wear};
-    er_status st = er_plan_check_resume(plan, r, &keep, err);
+    er_status st = er_plan_check_resume(plan, t, r, &keep, err);
     if (st)
         return st;
     er_sph_section q;
     er_sph_section_of(r, &q); /* checked above */
-    if (q.n > s->cap)
-        return er_fail(err, ER_EINVAL, "the state has %lld particles, more than "
-                       "sph.max_particles = %lld", (long long)q.n, (long long)s->cap);
     const size_t nv = er_sph_nv(s);
     s->n = q.n;
     memcpy(s->p, q.particles, (size_t)q.n * sizeof *s->p);
@@ -1107,7 +1106,7 @@ static er_status run_init(void *run, void *backend, const er_plan *plan, er_terr
 static er_status run_load(void *run, const er_run_state *rs, er_budget *bud, er_error *err)
 {
     sph_run *r = run;
-    return restore(&r->s, r->plan, rs, bud, err);
+    return restore(&r->s, r->plan, r->t, rs, bud, err);
 }
 
 static er_status run_advance(void *run, int64_t b, er_drive *d, er_budget *bud, int64_t *to,

@@ -280,7 +280,9 @@ int er_sph_section_of(const er_run_state *r, er_sph_section *q);
 
 /* The ops' check_resume (core/models.h): a state of this run at a step
  * boundary, with its particles and every value it holds (resume.c). */
-er_status er_sph_check_resume(const er_plan *plan, const er_run_state *r, const er_layers *keep,
-                              er_error *err);
+er_status er_sph_check_resume(const er_plan *plan, const er_terrain *t, const er_run_state *r,
+                              const er_layers *keep, er_error *err);
+/* The ops' height_bound (core/models.h). */
+void er_sph_height_bound(const er_plan *plan, const er_controls *c, er_height_range *r);
 
 #endif

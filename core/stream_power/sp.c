@@ -383,7 +383,7 @@ static er_status run_load(void *run, const er_run_state *rs, er_budget *bud, er_
     sp_run *r = run;
     er_sp_sim *s = &r->s;
     const er_layers keep = {NULL, s->dep, NULL, s->wear};
-    er_status st = er_plan_check_resume(r->plan, rs, &keep, err);
+    er_status st = er_plan_check_resume(r->plan, r->t, rs, &keep, err);
     if (st)
         return st;
     const size_t n = (size_t)s->n, len[ER_SP_PARTS] = {n, 1};

@@ -204,36 +204,37 @@ START_TEST(test_resume_fits)
     er_run_hooks hk = {keep_third, NULL, NULL, NULL};
     er_run_opts o = {&l, NULL, &hk, NULL};
     ck_assert_int_eq(er_backend_cpu.run(NULL, &plan, &t, &o, &err), ER_OK);
+    t = hill(); /* the input again: a resume starts from it */
     const er_layers both = {water, sed, NULL, NULL}, deposit_only = {water, NULL, NULL, NULL};
-    ck_assert_int_eq(er_plan_check_resume(&plan, &kept, &both, &err), ER_OK);
+    ck_assert_int_eq(er_plan_check_resume(&plan, &t, &kept, &both, &err), ER_OK);
     er_run_state r = kept;
     r.done += 1;
-    ck_assert_int_eq(er_plan_check_resume(&plan, &r, &both, &err), ER_EINVAL);
+    ck_assert_int_eq(er_plan_check_resume(&plan, &t, &r, &both, &err), ER_EINVAL);
     ck_assert_msg(strstr(err.msg, "does not fit"), "%s", err.msg);
     r = kept;
     r.boundaries += 1;
-    ck_assert_int_eq(er_plan_check_resume(&plan, &r, &both, &err), ER_EINVAL);
+    ck_assert_int_eq(er_plan_check_resume(&plan, &t, &r, &both, &err), ER_EINVAL);
     r = kept;
     r.width = W - 1;
-    ck_assert_int_eq(er_plan_check_resume(&plan, &r, &both, &err), ER_EINVAL);
+    ck_assert_int_eq(er_plan_check_resume(&plan, &t, &r, &both, &err), ER_EINVAL);
     r = kept;
     r.model = p.model == ER_MODEL_MEI ? ER_MODEL_DROPLET : ER_MODEL_MEI;
-    ck_assert_int_eq(er_plan_check_resume(&plan, &r, &both, &err), ER_EINVAL);
+    ck_assert_int_eq(er_plan_check_resume(&plan, &t, &r, &both, &err), ER_EINVAL);
     r = kept;
     r.array[p.model == ER_MODEL_MEI ? ER_STATE_MEI_Q + 3 : ER_STATE_DROP_DEPOSIT] = NULL;
-    ck_assert_int_eq(er_plan_check_resume(&plan, &r, &both, &err), ER_EINVAL);
+    ck_assert_int_eq(er_plan_check_resume(&plan, &t, &r, &both, &err), ER_EINVAL);
     if (p.model == ER_MODEL_DROPLET) /* a layer the run does not keep may be absent */
-        ck_assert_int_eq(er_plan_check_resume(&plan, &r, &deposit_only, &err), ER_OK);
+        ck_assert_int_eq(er_plan_check_resume(&plan, &t, &r, &deposit_only, &err), ER_OK);
     if (p.model == ER_MODEL_MEI) {
         /* the run kept no flow: a run that asks for it is refused, by name;
          * a state of the older 7-array layout fits a run without flow/wear */
         const er_layers flow = {NULL, NULL, water, NULL};
-        ck_assert_int_eq(er_plan_check_resume(&plan, &kept, &flow, &err), ER_EINVAL);
+        ck_assert_int_eq(er_plan_check_resume(&plan, &t, &kept, &flow, &err), ER_EINVAL);
         ck_assert_msg(strstr(err.msg, "no flow layer"), "%s", err.msg);
         r = kept;
         r.n_arrays = ER_STATE_MEI_OLD;
-        ck_assert_int_eq(er_plan_check_resume(&plan, &r, &both, &err), ER_OK);
-        ck_assert_int_eq(er_plan_check_resume(&plan, &r, &flow, &err), ER_EINVAL);
+        ck_assert_int_eq(er_plan_check_resume(&plan, &t, &r, &both, &err), ER_OK);
+        ck_assert_int_eq(er_plan_check_resume(&plan, &t, &r, &flow, &err), ER_EINVAL);
     }
 }
 END_TEST

@@ -109,7 +109,7 @@ static er_status run_load(void *run, const er_run_state *rs, er_budget *bud, er_
 {
     diff_run *r = run;
     const er_layers keep = {NULL, NULL, NULL, r->wear};
-    er_status st = er_plan_check_resume(r->plan, rs, &keep, err);
+    er_status st = er_plan_check_resume(r->plan, r->t, rs, &keep, err);
     if (st)
         return st;
     const size_t n = (size_t)r->t->width * (size_t)r->t->height;
