@@ -186,6 +186,13 @@ $(BUILD)/gen/er_model_params.h: core/models.def
 	@mkdir -p $(@D)
 	$(Q)sed -n '$(MODELS_SED)' $< > $@.new && mv $@.new $@
 
+# The bench records' per-cell-per-step rates, for erode --plan's time
+# estimate (cli/plan.c): the records stay the one place of each figure.
+$(BUILD)/gen/er_bench_rates.h: scripts/bench-rates.awk $(wildcard man/bench/*.txt)
+	@mkdir -p $(@D)
+	$(Q)awk -f $< $(sort $(wildcard man/bench/*.txt)) > $@.new && mv $@.new $@
+$(BUILD)/cli/plan.o $(TM)/cli/plan.o: $(BUILD)/gen/er_bench_rates.h
+
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $<")
@@ -287,6 +294,7 @@ install: $(BIN)
 	install -m 644 man/erode-recipe.5 $(DESTDIR)$(MANDIR)/man5/erode-recipe.5
 	install -m 644 man/erode-models.7 $(DESTDIR)$(MANDIR)/man7/erode-models.7
 	install -m 644 configs/*.json $(DESTDIR)$(DATADIR)/configs/
+	install -m 644 man/erode-json.schema.json $(DESTDIR)$(DATADIR)/erode-json.schema.json
 	install -d $(DESTDIR)$(DATADIR)/configs/masks
 	install -m 644 configs/masks/*.tif $(DESTDIR)$(DATADIR)/configs/masks/
 	install -d $(DESTDIR)$(BASHCOMPDIR)
@@ -310,7 +318,7 @@ clean:
 FUZZ_CC      ?= clang
 FUZZ_BUILD   ?= build-fuzz
 FUZZ_SECONDS ?= 30
-FUZZ_TARGETS := tiff png recipe checkpoint
+FUZZ_TARGETS := tiff png recipe checkpoint resume
 FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
                 -fno-sanitize-recover=all $(FPFLAGS) $(CFLAGS) $(PKG_CFLAGS)
 FUZZ_LDFLAGS := -fsanitize=fuzzer,address,undefined $(LDFLAGS)

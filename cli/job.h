@@ -59,6 +59,10 @@ typedef struct er_job {
     char preview[PATH_MAX];    /* written preview, "" if none */
     double seconds;
     double t_read, t_prepare, t_model, t_write; /* --json "timing" [s] */
+    /* [s] (er_msg_now) when each stage began in this process, 0 for one it
+     * did not begin (a --resume past it), and when the last one ended:
+     * each stage's --json "seconds" */
+    double stage_began[ER_MAX_STAGES], stages_ended;
     er_error err;
     /* checkpoints and frames */
     er_checkpoint_id ck_id;    /* what a checkpoint of this run must match */

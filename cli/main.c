@@ -93,7 +93,7 @@ int main(int argc, char **argv)
         er_settings_free(&s);
         return status < 0 ? 0 : status;
     }
-    if ((closed & 2) && (s.json || s.print_recipe || s.list_devices)) {
+    if ((closed & 2) && (s.json || s.print_recipe || s.list_devices || s.plan)) {
         er_msg_error("standard output is closed: nowhere to write what was asked for");
         er_settings_free(&s);
         return 2;

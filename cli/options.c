@@ -20,7 +20,7 @@ enum {
     OPT_BACKEND = 1000, OPT_JSON, OPT_PRINT_RECIPE, OPT_PROGRESS, OPT_LAYERS,
     OPT_BAND, OPT_MAX_MEMORY, OPT_PREVIEW, OPT_PREVIEW_PAIR, OPT_INPUTS_FROM,
     OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY, OPT_RESUME, OPT_FRAMES, OPT_FRAME_EVERY,
-    OPT_TILE_SET, OPT_HALO, OPT_DEVICE, OPT_LIST_DEVICES, OPT_CO, OPT_PRECISION
+    OPT_TILE_SET, OPT_HALO, OPT_DEVICE, OPT_LIST_DEVICES, OPT_CO, OPT_PRECISION, OPT_PLAN
 };
 
 /* The one option table (curl's aliases[]): parsing and --help both read it. */
@@ -55,6 +55,8 @@ static const struct er_option {
     {"tile-set", required_argument, OPT_TILE_SET, "LIST", "the inputs are tiles of the mosaic LIST lists (file or -, one a line); see erode stitch"},
     {"halo", required_argument, OPT_HALO, "N", "with --tile-set: run each tile with N cells read from its neighbours"},
     {"json", no_argument, OPT_JSON, NULL, "one JSON summary line per input on stdout"},
+    {"plan", no_argument, OPT_PLAN, NULL, "check everything and print what the run would do (stages, steps, memory, outputs, time) without doing it; writes nothing"},
+    {"dry-run", no_argument, OPT_PLAN, NULL, "the same as --plan"},
     {"print-recipe", no_argument, OPT_PRINT_RECIPE, NULL, "print the effective recipe (defaults filled in) and exit"},
     {"quiet", no_argument, 'q', NULL, "no progress output"},
     {"progress", optional_argument, OPT_PROGRESS, "auto|bar|lines|json|none", "progress on stderr, also off a terminal (default: auto, a bar on a terminal, else lines)"},
@@ -467,6 +469,7 @@ static int apply(er_settings *s, int c, const char *arg)
     case OPT_PREVIEW_PAIR: s->preview_pair = 1; return 0;
     case OPT_JSON: s->json = 1; return 0;
     case OPT_PRINT_RECIPE: s->print_recipe = 1; return 0;
+    case OPT_PLAN: s->plan = 1; return 0;
     case 'q': s->progress = ER_PROGRESS_NONE; return 0;
     case OPT_PROGRESS:
         if (!parse_progress(arg, &s->progress))
@@ -657,6 +660,10 @@ int er_options_parse(int argc, char **argv, er_settings *s)
     }
     if (check_render_format(s))
         return 2;
+    if (s->plan && s->stitch) { /* stitch ignores what it does not use; this it must not */
+        er_msg_error("--plan: erode stitch runs no model and has no plan");
+        return 2;
+    }
     if (s->stitch) {
         if (!s->tile_set) {
             er_msg_error("stitch: needs --tile-set LIST (see erode --help)");

@@ -40,6 +40,7 @@ typedef struct er_settings {
     int list_devices;            /* --list-devices: print the Vulkan devices and exit */
     int json;
     int print_recipe;
+    int plan;                    /* --plan (--dry-run): check and describe each run, write nothing */
     int progress;                /* er_progress_mode (cli/msg.h): ER_PROGRESS_UNSET without -q or --progress */
     int band;                    /* 0 = the file must have one band */
     const char *preview;         /* shaded-relief PNG path ("{stem}" replaced); NULL = none */

@@ -149,25 +149,65 @@ static size_t maps_bytes_per_cell(const er_stages *r)
     return (size_t)n * sizeof(float);
 }
 
-/* Refuses, before allocating, a width x height map (a tile set's: the
- * tile and its halo) whose run will not fit in the limit: the image,
- * working heights, initial copy, two layers, the flow and wear layers when
- * asked (the models accumulate in them, nothing more), the control maps,
- * the model's own per cell (the largest stage's, and what the stages keep
- * between them) and whatever the map's size (SPH's particles). */
+/* The process itself, whatever the map: the binary and its libraries,
+ * libgomp's threads, stdio and the codecs' buffers.  An 8x8 map with no
+ * step peaks at 7.0 to 7.3 MiB resident, -j1 to -j8 (Debian 12). */
+#define ER_PROCESS_BYTES ((size_t)15 << 19)
+
+/* What the largest stage needs whatever the cells: before the plan the
+ * models' bound (er_stages_bytes_fixed), once planned what each measured
+ * on the map (core/plan.h bytes_map). */
+static size_t stage_bytes(const er_job *j, char *what, size_t n)
+{
+    const size_t fixed = er_stages_bytes_fixed(&j->rc, what, n);
+    if (j->plan.n == 0)
+        return fixed;
+    size_t most = 0;
+    for (int k = 0; k < j->plan.n; k++)
+        most = j->plan.plan[k].bytes_map > most ? j->plan.plan[k].bytes_map : most;
+    return most;
+}
+
+/* The peak memory of a width x height run (a tile set's: the tile and its
+ * halo), reached while the outputs are written: the process, per cell
+ * the input's floats and nodata mask, the working heights, the water and
+ * sediment layers (the caller's, or the model's own when it keeps them:
+ * Mei's depth and sediment are these), the initial copy with checkpoints
+ * or frames, the flow and wear layers when asked (the models accumulate
+ * in them), the writer's layer buffer and its encoded tiles (at most a
+ * float a cell), the control maps, the model's own per cell (the largest
+ * stage's, and what the stages keep between them), and what the model
+ * needs whatever the cells (stage_bytes: SPH's particles, stream power's
+ * basins).  SIZE_MAX past a size_t. */
+size_t er_job_memory(const er_job *j, int width, int height, char *what, size_t n)
+{
+    const er_settings *s = j->s;
+    size_t cells = (size_t)width * (size_t)height, per_cell, need;
+    const int flow = !!(s->layers & ER_LAYER_FLOW), wear = !!(s->layers & ER_LAYER_WEAR);
+    const int initial = s->checkpoint || s->resume || s->frames;
+    per_cell = (7 + (size_t)(initial + flow + wear)) * sizeof(float) + 2 +
+               maps_bytes_per_cell(&j->rc) + er_stages_bytes_per_cell(&j->rc, flow, wear, 0);
+    const size_t more[] = {ER_PROCESS_BYTES, stage_bytes(j, what, n)};
+    if (!er_mul_size(cells, per_cell, &need))
+        return SIZE_MAX;
+    for (size_t k = 0; k < sizeof more / sizeof more[0]; k++) {
+        if (more[k] > SIZE_MAX - need)
+            return SIZE_MAX;
+        need += more[k];
+    }
+    return need;
+}
+
+/* Refuses, before allocating, a run whose er_job_memory exceeds the limit. */
 er_status er_job_check_memory(er_job *j, int width, int height, size_t limit)
 {
-    size_t cells = (size_t)width * (size_t)height, per_cell, need;
     char what[64];
-    const size_t fixed = er_stages_bytes_fixed(&j->rc, what, sizeof what);
-    const int flow = !!(j->s->layers & ER_LAYER_FLOW), wear = !!(j->s->layers & ER_LAYER_WEAR);
-    per_cell = (4 + (size_t)(flow + wear)) * sizeof(float) + 2 + maps_bytes_per_cell(&j->rc) +
-               er_stages_bytes_per_cell(&j->rc, flow, wear, 0);
-    int fits = er_mul_size(cells, per_cell, &need) && need <= limit && fixed <= limit - need;
-    if (fits)
+    const size_t need = er_job_memory(j, width, height, what, sizeof what);
+    if (need <= limit)
         return ER_OK;
     char a[32], b[32], c[32];
-    const char *want = human((double)cells * (double)per_cell + (double)fixed, a);
+    const size_t fixed = stage_bytes(j, what, sizeof what);
+    const char *want = human((double)need, a);
     if (fixed > 0)
         return er_fail(&j->err, ER_ENOMEM, "%s: a %dx%d run needs %s (%s of it for %s), more "
                        "than --max-memory (%s)", j->input, width, height, want,

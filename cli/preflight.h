@@ -24,8 +24,15 @@ const char *er_not_regular(const char *path);
 /* The machine's physical memory [bytes], SIZE_MAX when unknown. */
 size_t er_machine_memory(void);
 
+/* The peak resident size [bytes] of a width x height run of the job,
+ * what --max-memory compares and --plan reports; once the job is planned
+ * it counts what the map's shape adds.  what[n]: what the part whatever
+ * the map's size holds ("" for none).  SIZE_MAX past a size_t. */
+size_t er_job_memory(const er_job *j, int width, int height, char *what, size_t n);
+
 /* Refuses (ER_ENOMEM, before allocating) a width x height run that
- * would not fit in limit bytes. */
+ * would not fit in limit bytes: called before the map is read and again
+ * once it is planned. */
 er_status er_job_check_memory(er_job *j, int width, int height, size_t limit);
 
 #endif

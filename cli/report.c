@@ -37,7 +37,18 @@ static void add_budget(cJSON *bud, const er_budget *b, double area)
     cJSON_AddNumberToObject(bud, "relative_error", b->rel_error);
 }
 
-/* "stages": each stage that ran, its model, backend, work and budget. */
+/* [s] Stage k's time in this process: from its start to the next one's
+ * (or the run's end); NULL (JSON null) for a stage a --resume passed. */
+static cJSON *stage_seconds(const er_job *j, int k)
+{
+    if (!(j->stage_began[k] > 0))
+        return cJSON_CreateNull();
+    double end = k + 1 < j->rc.n && j->stage_began[k + 1] > 0 ? j->stage_began[k + 1]
+                                                               : j->stages_ended;
+    return cJSON_CreateNumber(end - j->stage_began[k]);
+}
+
+/* "stages": each stage that ran, its model, backend, work, time and budget. */
 static void add_stages(cJSON *o, const er_job *j, double area)
 {
     cJSON *arr = cJSON_AddArrayToObject(o, "stages");
@@ -58,6 +69,7 @@ static void add_stages(cJSON *o, const er_job *j, double area)
         cJSON_AddStringToObject(e, "backend", j->where[k].be ? j->where[k].be->name : "cpu");
         cJSON_AddNumberToObject(e, m->work_key, (double)r->budget.work_done);
         cJSON_AddNumberToObject(e, m->substep_key, (double)r->budget.substeps);
+        cJSON_AddItemToObject(e, "seconds", stage_seconds(j, k));
         cJSON_AddNumberToObject(e, "settled", r->settled * area);
         cJSON_AddNumberToObject(e, "water_dropped", r->water_dropped * area);
         add_budget(cJSON_AddObjectToObject(e, "budget"), &r->budget, area);
@@ -68,16 +80,20 @@ static void add_stages(cJSON *o, const er_job *j, double area)
         cJSON_AddNumberToObject(bud, "water_dropped", dropped * area);
 }
 
-/* The models a run ran: its one model's name, or the stages' in order
- * ("mei,droplet"); the backends likewise, one name when all are alike. */
-static void run_names(const er_job *j, char *models, char *backends, size_t n)
+/* The models a run ran, in order, into o's "model": an array whatever
+ * their number, one type for jq (erode(1) JSON OUTPUT); the backends into
+ * `backends`, one name when all are alike, else theirs in order
+ * ("cpu,vulkan"). */
+static void run_names(cJSON *o, const er_job *j, char *backends, size_t n)
 {
-    models[0] = backends[0] = '\0';
+    cJSON *models = cJSON_AddArrayToObject(o, "model");
+    backends[0] = '\0';
     int same = 1;
     for (int k = 0; k < er_stages_count(&j->rc); k++) {
         const char *be = j->where[k].be ? j->where[k].be->name : "cpu";
-        snprintf(models + strlen(models), n - strlen(models), "%s%s", k ? "," : "",
-                 er_model_name(er_stages_at(&j->rc, k)->model));
+        if (models)
+            cJSON_AddItemToArray(models,
+                                 cJSON_CreateString(er_model_name(er_stages_at(&j->rc, k)->model)));
         same &= k == 0 || strcmp(be, j->where[0].be ? j->where[0].be->name : "cpu") == 0;
         snprintf(backends + strlen(backends), n - strlen(backends), "%s%s", k ? "," : "", be);
     }
@@ -89,7 +105,7 @@ static void run_names(const er_job *j, char *models, char *backends, size_t n)
  * full, a broken pipe): a pipeline that lost its summary must know. */
 static int print_json(const er_job *j, int status)
 {
-    char models[256], backends[256];
+    char backends[256];
     cJSON *o = cJSON_CreateObject();
     double area = j->terrain.cell_x * j->terrain.cell_y;
     cJSON_AddStringToObject(o, "input", j->input);
@@ -104,8 +120,7 @@ static int print_json(const er_job *j, int status)
     if (j->preview[0])
         cJSON_AddStringToObject(outs, "preview", j->preview);
     const er_model_ops *m = er_model(j->rc.top.model);
-    run_names(j, models, backends, sizeof models);
-    cJSON_AddStringToObject(o, "model", models);
+    run_names(o, j, backends, sizeof backends);
     if (j->s->frames)
         cJSON_AddNumberToObject(o, "frames", (double)j->frames);
     if (j->resumed.buf)

@@ -17,6 +17,7 @@
 #include "job.h"
 #include "outputs.h"
 #include "paths.h"
+#include "plan.h"
 #include "preflight.h"
 #include "progress.h"
 #include "report.h"
@@ -145,6 +146,8 @@ static er_status prepare(er_job *j, const er_stages *recipe, size_t limit, er_vk
         st = er_job_read_controls(j, limit);
     if (st == ER_OK)
         st = plan_run(j);
+    if (st == ER_OK) /* again with what the map's shape adds (core/plan.h bytes_map) */
+        st = er_job_check_memory(j, j->img.width, j->img.height, limit);
     if (st == ER_OK)
         st = er_job_check_frames(j);
     if (st == ER_OK)
@@ -161,6 +164,7 @@ static er_status prepare(er_job *j, const er_stages *recipe, size_t limit, er_vk
 static void stage_begins(void *user, int k, int n)
 {
     er_job *j = user;
+    j->stage_began[k] = er_msg_now();
     er_progress_end(&j->progress);
     er_job_model_phase(j, k, n);
 }
@@ -176,6 +180,7 @@ static er_status simulate(er_job *j)
     if (!j->plan.staged)
         er_job_model_phase(j, 0, 0);
     er_status st = er_stages_run(&j->plan, j->where, &j->terrain, &o, &j->err);
+    j->stages_ended = er_msg_now();
     er_progress_end(&j->progress);
     if (st == ER_ECANCELED && j->hook_status != ER_OK) {
         st = j->hook_status;
@@ -230,6 +235,11 @@ static int run_one(const er_settings *s, const er_stages *recipe, const char *in
     j.saved_stage = -1;
     double t0 = er_msg_now();
     er_status st = prepare(&j, recipe, limit, vk);
+    if (st == ER_OK && s->plan) { /* checked like a run; nothing done, nothing written */
+        int status = er_job_plan_report(&j);
+        job_free(&j);
+        return status;
+    }
     int started = st == ER_OK;
     double t1 = er_msg_now();
     if (started)

@@ -617,10 +617,11 @@ static void plan_free(plan *p)
     free(p->stem_set.slot);
 }
 
-/* The check's end: the leftovers of killed runs removed when it passed. */
-static int finish(plan *p)
+/* The check's end: the leftovers of killed runs removed when it passed
+ * and the run writes (--plan touches nothing). */
+static int finish(plan *p, int writes)
 {
-    if (!p->failed)
+    if (!p->failed && writes)
         clean_stale(p);
     int failed = p->failed;
     plan_free(p);
@@ -632,7 +633,7 @@ int er_targets_check(const er_settings *s, const er_tile_set *ts, const er_stage
     plan p;
     memset(&p, 0, sizeof p);
     add_run(&p, s, ts, recipe);
-    return finish(&p);
+    return finish(&p, !s->plan);
 }
 
 int er_targets_check_stitch(const er_settings *s, const er_tile_set *ts, const er_stitch_tile *sel,
@@ -641,5 +642,5 @@ int er_targets_check_stitch(const er_settings *s, const er_tile_set *ts, const e
     plan p;
     memset(&p, 0, sizeof p);
     add_stitch(&p, s, ts, sel, n);
-    return finish(&p);
+    return finish(&p, 1);
 }

@@ -24,7 +24,7 @@ struct er_stitch_tile;
  * printing one error line naming the input and the clashing paths: an
  * output that is (or would replace) an input, two outputs that are one
  * file, an existing target that is a directory or not a regular file, a
- * name too long for its temporary.  Removes, with a warning line each,
+ * name too long for its temporary.  Unless --plan, removes, with a warning line each,
  * the temporaries and backups a killed run left next to a target (never a
  * live one: er_atomic_remove_stale).
  * ts (may be NULL): the --tile-set, every tile of which a run may read.

@@ -370,7 +370,10 @@ static void print_json(const char *tile, int status, unsigned written,
     for (unsigned b = 0; b < ER_LAYER_COUNT; b++)
         if (written & (1u << b))
             cJSON_AddStringToObject(jo, er_layer_name(1u << b), outs[b]);
-    cJSON_AddStringToObject(o, "model", "stitch");
+    /* an array, as a run's line has (cli/report.c), holding "stitch" */
+    cJSON *model = cJSON_AddArrayToObject(o, "model");
+    if (model)
+        cJSON_AddItemToArray(model, cJSON_CreateString("stitch"));
     cJSON_AddNumberToObject(o, "seconds", seconds);
     char *text = cJSON_PrintUnformatted(o);
     if (text)

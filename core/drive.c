@@ -147,6 +147,8 @@ er_status er_drive_run_on(const er_model_steps *ms, void *backend, const er_plan
     if (started)
         st = loop(&d, resume ? resume->boundary : 0, &bud, err);
     st = ms->finish(d.run, st, started, &bud, err);
+    if (st == ER_OK)
+        st = er_budget_check(d.model, &bud, err);
     if (o->budget)
         *o->budget = bud;
     ms->release(d.run);

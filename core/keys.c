@@ -266,6 +266,11 @@ int er_key_check_number(const er_key *k, double v, int integer, char *what, size
     return 0;
 }
 
+const char *er_key_word(const er_key *k)
+{
+    return k->flags & ER_KEY_RELIEF ? "relief" : k->flags & ER_KEY_AUTO ? "auto" : NULL;
+}
+
 void er_key_choices_text(const er_key *k, char *buf, size_t n)
 {
     size_t used = 0;

@@ -43,8 +43,10 @@ enum {
      * with a rule such as "at": "peaks" (count, spacing) */
     ER_KEY_AT_XY = 128u,
     ER_KEY_AT_RULE = 256u,
-    ER_KEY_MODEL = 512u      /* a top-level key of one model: "model" and each model's
+    ER_KEY_MODEL = 512u,     /* a top-level key of one model: "model" and each model's
                               * section (a staged recipe holds them in its stages) */
+    ER_KEY_AUTO = 1024u      /* the string "auto" allowed, stored as 0 (a value the
+                              * model chooses when the run is planned) */
 };
 
 typedef struct er_key {
@@ -97,6 +99,10 @@ void er_keys_default(const er_key *tab, size_t n, void *base);
  * out of range, must be >= <min> and <= <max>" or "<v> is not an integer"
  * in what[n].  Does not know about null or "relief": the caller does. */
 int er_key_check_number(const er_key *k, double v, int integer, char *what, size_t n);
+
+/* The word an ER_KEY_NUM key k may hold instead of a number, stored as 0:
+ * "relief" (ER_KEY_RELIEF), "auto" (ER_KEY_AUTO), or NULL when none. */
+const char *er_key_word(const er_key *k);
 
 /* The allowed names of an ER_KEY_ENUM key for a message: 'a', 'b', 'c'. */
 void er_key_choices_text(const er_key *k, char *buf, size_t n);

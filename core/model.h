@@ -76,8 +76,9 @@ typedef struct er_budget {
     double deposited;       /* terrain added, summed over all events */
     double water_added;     /* Mei: rain + sources; droplets: initial water;
                              * SPH: the initial fill + sources */
-    double water_left;      /* Mei, SPH: water that left through open edges */
-    double rel_error;       /* |before + sum(term) - after - left_map| / max(|before|, tiny) */
+    double water_left;      /* Mei, SPH: water that left through open edges;
+                             * droplets: the water of droplets that left the map */
+    double rel_error;       /* the miss over the material moved (er_budget_rel_error) */
     int64_t work_done;      /* Mei, SPH: time steps run (sub-steps counted once);
                              * droplets: droplets run */
     int64_t substeps;       /* Mei, SPH: total sub-steps; droplets: total droplet
@@ -104,6 +105,25 @@ double er_budget_terms_sum(const er_budget *b);
 /* Adds each term of `from` to the term of its name in `to` (a staged
  * run's stages, one after the other). */
 void er_budget_add_terms(er_budget *to, const er_budget *from);
+
+/*
+ * The relative error of b's material balance (erode(1) --json):
+ *     |material_before + sum(term) - material_after - left_map|
+ *   / (eroded + deposited + sum(|term|) + 2^-24 abs_sum),
+ * the miss over the material the run moved plus what rounding every
+ * height to a 32-bit float may move (2^-24 is float's unit roundoff), so
+ * a map around sea level, whose signed sum is near 0, is measured as any
+ * other.  abs_sum [m * cells]: the sum of |height| over the run's input
+ * (er_plan.abs_sum).  0 when that scale is 0 (nothing moved on a map of
+ * zero heights) and the balance closes, 1 when it does not.
+ */
+double er_budget_rel_error(const er_budget *b, double abs_sum);
+
+/* ER_ENUMERIC, naming the model, when a run's b misses model m's budget
+ * tolerance (er_model_ops.budget_tol; 0: the model keeps none); else
+ * ER_OK. */
+struct er_model_ops;
+er_status er_budget_check(const struct er_model_ops *m, const er_budget *b, er_error *err);
 
 /* Called on the calling thread between boundaries (steps, batches)
  * with the fraction done in [0, 1]; a non-zero return cancels the run,

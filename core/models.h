@@ -68,6 +68,11 @@ typedef struct er_model_ops {
     const char *work_key;    /* --json name of er_budget.work_done ("steps", "droplets") */
     const char *substep_key; /* --json name of er_budget.substeps */
     unsigned flags;          /* ER_MODEL_* */
+    /* The most er_budget.rel_error a completed run may report: past it the
+     * run fails (er_budget_check, ER_ENUMERIC) on every backend.  0: the
+     * model documents no bound, or checks its own (droplets: their run
+     * guard). */
+    double budget_tol;
     /* Its recipe section (core/keys.h): rows whose paths are relative to
      * the section ("steps") and offsets relative to its params struct,
      * which lies at params_off in er_params; the key table puts them
@@ -93,9 +98,17 @@ typedef struct er_model_ops {
      * `what` receives what they hold, e.g. "200000 particles"). */
     size_t (*bytes_per_cell)(const er_params *p);
     size_t (*bytes_fixed)(const er_params *p, char *what, size_t n);
-    /* Whether state r can continue a run of this plan (er_plan_check_resume). */
-    er_status (*check_resume)(const er_plan *plan, const er_run_state *r,
+    /* Whether state r can continue a run of this plan on terrain t, the
+     * heights the run starts from (er_plan_check_resume): its fit and
+     * every value, as strictly as an input (height_bound, layers >= 0). */
+    er_status (*check_resume)(const er_plan *plan, const er_terrain *t, const er_run_state *r,
                               const er_layers *keep, er_error *err);
+    /* Widens r, what is known of the heights a run of this plan (with
+     * control maps c, NULL = none) starts from, to what is known of the
+     * heights it may leave on valid cells at any boundary: the model's
+     * physics, stated where it is defined.  NULL: nothing is known (an
+     * unbounded range). */
+    void (*height_bound)(const er_plan *plan, const er_controls *c, er_height_range *r);
     /* er_run_state_layers for its states (core/model.h). */
     void (*state_layers)(const er_run_state *s, const float *input, const uint8_t *wall,
                          float *height, float *water, float *sediment);
@@ -159,6 +172,48 @@ int64_t er_first_nonfinite(const float *v, int64_t n);
  * what does not fit. */
 er_status er_state_check_fit(const er_plan *plan, const er_run_state *r, int64_t done,
                              int64_t total, er_error *err);
+
+/* The range of the heights a run of this plan starts from: the plan's
+ * own (plan->lo, hi, sum). */
+er_height_range er_plan_heights(const er_plan *plan);
+
+/* r widened by the height_bound of plan's model (unbounded without one). */
+void er_height_bound(const er_plan *plan, const er_controls *c, er_height_range *r);
+
+/* The height_bound of a model that only moves material on the map, lets
+ * none come in but `added` [m * cells] (uplift, a feed) and takes no valid
+ * cell lower than `below` [m] under r->lo: lo falls by `below`, the sum
+ * grows by `added`, and as every cell stays above the new lo, one cell's
+ * excess over it is at most the whole map's, so
+ * hi <= sum - (valid - 1) lo. */
+void er_height_bound_moved(const er_plan *plan, er_height_range *r, double below, double added);
+
+/* Rounding room of a bound: `ops` roundings of relative size eps on the
+ * largest magnitude of r (a floor that holds in exact arithmetic holds to
+ * this in the model's). */
+double er_height_slack(const er_height_range *r, double ops, double eps);
+
+/* Values of a state to check on the valid cells of a map: f[i] or d[i]
+ * (one of them is given) times scale, plus base[i] when base is given,
+ * finite and within [lo, hi]. */
+typedef struct er_state_values {
+    const char *what;   /* the message's name: "height", "water depth" */
+    const float *f;
+    const double *d;
+    const float *base;  /* NULL: none */
+    double scale;       /* 0: 1 */
+    double lo, hi;
+} er_state_values;
+
+/* ER_OK when every valid cell of t (walls skipped) holds a value v
+ * allows, else ER_EINVAL: "the state's <what> <value> at cell (x, y) is
+ * not a finite value in [lo, hi]". */
+er_status er_state_check_values(const er_terrain *t, const er_state_values *v, er_error *err);
+
+/* The same for n values with no map (particles, slots): index i instead
+ * of a cell. */
+er_status er_state_check_list(const double *v, int64_t n, double lo, double hi,
+                              const char *what, er_error *err);
 
 /* Whether map m (NULL: none, counted as the value `none`) holds a value
  * v on a valid cell of t with pred(v). */

@@ -75,10 +75,10 @@ static er_status check_keys(const er_key *tab, size_t n, const void *base, const
         }
         case ER_KEY_NUM: {
             double v = *AT(double, base, k->off);
-            /* null: the value is not used; "relief" is stored as 0 */
+            /* null: the value is not used; "relief" and "auto" are stored as 0 */
             if ((k->flags & ER_KEY_NULL) && *AT(int, base, k->off2) == 0)
                 break;
-            if ((k->flags & ER_KEY_RELIEF) && v == 0.0)
+            if (er_key_word(k) && v == 0.0)
                 break;
             ok = er_key_check_number(k, v, 0, what, sizeof what);
             break;

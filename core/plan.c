@@ -180,6 +180,8 @@ er_status er_plan_make(const er_params *p, const er_terrain *t, const er_window 
         return er_fail(err, ER_EINVAL, "uplift: the %s model has no uplift for the map to "
                        "scale (%s uses one)", model->name,
                        models_with(ER_MODEL_UPLIFT, plan->warning, sizeof plan->warning));
+    char what[128];
+    plan->bytes_map = er_plan_bytes_fixed(p, what, sizeof what);
     if ((st = model->plan(plan, t, err)))
         return st;
     note_no_op(plan, t);
@@ -192,10 +194,10 @@ er_status er_plan_make(const er_params *p, const er_terrain *t, const er_window 
     return ER_OK;
 }
 
-er_status er_plan_check_resume(const er_plan *plan, const er_run_state *r,
+er_status er_plan_check_resume(const er_plan *plan, const er_terrain *t, const er_run_state *r,
                                const er_layers *keep, er_error *err)
 {
-    return er_model(plan->p.model)->check_resume(plan, r, keep, err);
+    return er_model(plan->p.model)->check_resume(plan, t, r, keep, err);
 }
 
 size_t er_plan_bytes_fixed(const er_params *p, char *what, size_t n)

@@ -25,6 +25,8 @@ typedef struct er_plan {
     int windowed;           /* 1: a window of a larger world (a tile with its halo) */
     double cell_x, cell_y;  /* [m] */
     int64_t boundaries;     /* the model's boundaries: steps, or batches (core/model.h er_run_state) */
+    int64_t substeps;       /* sub-steps a step takes (stability), set by models that take
+                             * them; 0 for the others */
     /* The terrain's valid (non-wall) cells, measured once. */
     int64_t valid;          /* their number */
     double sum, abs_sum;    /* [m * cells] sums of height and |height|, row-major order */
@@ -36,11 +38,24 @@ typedef struct er_plan {
 #include "models.def"
 #undef ER_MODEL
     } own;
+    /* [bytes] working memory the run needs on this map beyond
+     * er_plan_bytes_per_cell: er_plan_bytes_fixed (the bound before any
+     * map is read), or what the model's plan op measured or bounded on
+     * this map instead (the particles its fill and sources come to, the
+     * closed basins and passes of its routing). */
+    size_t bytes_map;
     /* Why the run will change nothing, or less than the recipe asks: one
      * line (no key or input prefix) for the caller to show as a warning;
      * empty when there is none.  core/ prints nothing. */
     char warning[ER_ERROR_MAX];
 } er_plan;
+
+/* What is known of the heights of a map's valid cells at a boundary of a
+ * run: none lies below lo or above hi, and their sum is at most sum. */
+typedef struct er_height_range {
+    double lo, hi; /* [m] */
+    double sum;    /* [m * cells] */
+} er_height_range;
 
 /*
  * Makes the plan of a run of recipe p on terrain t (heights in metres,
@@ -52,19 +67,24 @@ typedef struct er_plan {
  * and non-finite heights.  Returns ER_OK, or ER_EINVAL (a recipe or input
  * error; the message names the key), or ER_ENUMERIC (the time step is
  * unstable under mei.cfl = "error" or needs more than mei.max_substeps);
- * the CLI treats all as exit 2.  Reads t, allocates nothing.
+ * the CLI treats all as exit 2.  Reads t; allocates nothing but what a
+ * model's plan op needs to measure bytes_map (and frees it).
  */
 er_status er_plan_make(const er_params *p, const er_terrain *t, const er_window *win,
                        er_plan *plan, er_error *err);
 
 /*
- * Whether run state r (a checkpoint's) can continue a run of this plan:
- * its model, size, counters and arrays, and the layers the caller keeps
- * (the non-NULL members of keep; NULL: none).  A state without the flow
- * and wear arrays (an older checkpoint) fits a run that keeps neither.
+ * Whether run state r (a checkpoint's) can continue a run of this plan
+ * on terrain t (the heights the run starts from, and its walls): its
+ * model, size, counters and arrays, the layers the caller keeps (the
+ * non-NULL members of keep; NULL: none), and every value it holds, as
+ * strictly as an input: finite, heights within the model's bound of t's
+ * range (er_model_ops.height_bound), depths and layers >= 0.  A state
+ * without the flow and wear arrays (an older checkpoint) fits a run that
+ * keeps neither.
  * ER_OK or ER_EINVAL saying what does not fit.
  */
-er_status er_plan_check_resume(const er_plan *plan, const er_run_state *r,
+er_status er_plan_check_resume(const er_plan *plan, const er_terrain *t, const er_run_state *r,
                                const er_layers *keep, er_error *err);
 
 /* Bytes of working memory a run of recipe p allocates per cell beyond the

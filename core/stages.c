@@ -303,22 +303,9 @@ static er_status replan(const er_staged_plan *sp, int k, const er_terrain *t, er
     return st;
 }
 
-er_status er_stages_check_resume(const er_staged_plan *sp, const er_terrain *t,
-                                 const er_run_state *r, const er_layers *keep, er_error *err)
+/* The reports of the stages before state g's, each one that fits. */
+static er_status check_reports(const er_staged_plan *sp, const er_run_stage *g, er_error *err)
 {
-    const er_run_stage *g = r->stage;
-    if (!sp->staged) {
-        if (g)
-            return er_fail(err, ER_EINVAL, "the state is a staged run's, the recipe has no "
-                           "stages");
-        return er_plan_check_resume(&sp->plan[0], r, keep, err);
-    }
-    if (!g)
-        return er_fail(err, ER_EINVAL, "the state is a run of one model's, the recipe has "
-                       "stages");
-    if (g->count != sp->n || g->index < 0 || g->index >= sp->n)
-        return er_fail(err, ER_EINVAL, "the state is of stage %d of %d, the recipe has %d "
-                       "stages", g->index, g->count, sp->n);
     const int k = g->index;
     const size_t nv = report_values(g, k);
     if (!nv || (k > 0 && !g->values))
@@ -330,25 +317,71 @@ er_status er_stages_check_resume(const er_staged_plan *sp, const er_terrain *t,
     }
     if (g->n_arrays != ER_STAGE_ARRAYS || (k > 0 && !g->array[0]))
         return er_fail(err, ER_EINVAL, "the state lacks the heights its stage started from");
-    const char *name[] = {"flow", "wear"};
+    return ER_OK;
+}
+
+/* The heights state g's stage started from, on t's valid cells: within
+ * the bounds of the stages before it run one after the other from t's
+ * heights (each model's height_bound). */
+static er_status check_start(const er_staged_plan *sp, const er_terrain *t,
+                             const er_run_stage *g, er_error *err)
+{
+    er_height_range h = er_plan_heights(&sp->plan[0]);
+    for (int j = 0; j < g->index; j++)
+        er_height_bound(&sp->plan[j], sp->controls[j], &h);
+    const er_state_values v = {"height its stage started from", g->array[0], NULL, NULL, 1.0,
+                               h.lo, h.hi};
+    return g->index > 0 ? er_state_check_values(t, &v, err) : ER_OK;
+}
+
+/* The flow and wear of the stages before state g's that the caller
+ * keeps, sums of layers >= 0, on t's valid cells. */
+static er_status check_layers_before(const er_terrain *t, const er_run_stage *g,
+                                     const er_layers *keep, er_error *err)
+{
+    const char *name[] = {"flow of the stages before it", "wear of the stages before it"};
     float *want[] = {keep ? keep->flow : NULL, keep ? keep->wear : NULL};
-    for (int i = 0; i < 2; i++) {
-        if (!want[i] || k == 0)
+    er_status st = ER_OK;
+    for (int i = 0; i < 2 && !st; i++) {
+        if (!want[i] || g->index == 0)
             continue;
         if (!g->array[1 + i])
             return er_fail(err, ER_EINVAL, "the state has no %s layer (its run did not keep "
-                           "it): resume without it, or start again", name[i]);
-        int64_t bad = er_first_nonfinite(g->array[1 + i], (int64_t)t->width * t->height);
-        if (bad >= 0)
-            return er_fail(err, ER_EINVAL, "the state's %s of the stages before it is not "
-                           "finite at cell (%lld, %lld)", name[i], (long long)(bad % t->width),
-                           (long long)(bad / t->width));
+                           "it): resume without it, or start again", i ? "wear" : "flow");
+        const er_state_values v = {name[i], g->array[1 + i], NULL, NULL, 1.0, 0.0, HUGE_VAL};
+        st = er_state_check_values(t, &v, err);
     }
+    return st;
+}
+
+er_status er_stages_check_resume(const er_staged_plan *sp, const er_terrain *t,
+                                 const er_run_state *r, const er_layers *keep, er_error *err)
+{
+    const er_run_stage *g = r->stage;
+    if (!sp->staged) {
+        if (g)
+            return er_fail(err, ER_EINVAL, "the state is a staged run's, the recipe has no "
+                           "stages");
+        return er_plan_check_resume(&sp->plan[0], t, r, keep, err);
+    }
+    if (!g)
+        return er_fail(err, ER_EINVAL, "the state is a run of one model's, the recipe has "
+                       "stages");
+    if (g->count != sp->n || g->index < 0 || g->index >= sp->n)
+        return er_fail(err, ER_EINVAL, "the state is of stage %d of %d, the recipe has %d "
+                       "stages", g->index, g->count, sp->n);
+    const int k = g->index;
+    er_status st = check_reports(sp, g, err);
+    if (!st)
+        st = check_layers_before(t, g, keep, err);
+    if (st)
+        return st;
     er_plan plan;
     er_terrain tk = *t;
+    tk.controls = sp->controls[k];
     if (k > 0)
         tk.elevation = read_only(g->array[0]);
-    er_status st = k > 0 ? replan(sp, k, &tk, &plan, err) : ER_OK;
+    st = k > 0 ? replan(sp, k, &tk, &plan, err) : ER_OK;
     if (st) { /* the plan's line after this prefix (never err->msg as an argument of the
                * er_fail that writes it: the formatter would read what it overwrites) */
         char prefix[64];
@@ -356,9 +389,11 @@ er_status er_stages_check_resume(const er_staged_plan *sp, const er_terrain *t,
         er_error_prefix(err, prefix);
         return st;
     }
+    if ((st = check_start(sp, t, g, err)))
+        return st;
     float dummy = 0;
     er_layers lk = stage_layers(&dummy, &dummy, keep);
-    return er_plan_check_resume(k > 0 ? &plan : &sp->plan[0], r, &lk, err);
+    return er_plan_check_resume(k > 0 ? &plan : &sp->plan[0], &tk, r, &lk, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -488,8 +523,9 @@ static void end_stage(runner *R, int k)
     add_up(R->wear_sum, keep ? keep->wear : NULL, R->cells, k > 0, last);
 }
 
-/* The whole run's budget from the reports of stages 0 .. last. */
-static void total_budget(const er_stage_report *rep, int last, er_budget *b)
+/* The whole run's budget from the reports of stages 0 .. last; abs_sum:
+ * the run input's sum of |height| (er_budget_rel_error). */
+static void total_budget(const er_stage_report *rep, int last, double abs_sum, er_budget *b)
 {
     memset(b, 0, sizeof *b);
     if (last < 0)
@@ -507,10 +543,7 @@ static void total_budget(const er_stage_report *rep, int last, er_budget *b)
         b->work_done += s->work_done;
         b->substeps += s->substeps;
     }
-    double den = fabs(b->material_before);
-    b->rel_error = fabs(b->material_before + er_budget_terms_sum(b) - b->material_after -
-                        b->left_map) /
-                   (den > DBL_MIN ? den : DBL_MIN);
+    b->rel_error = er_budget_rel_error(b, abs_sum);
 }
 
 static void runner_free(runner *R)
@@ -627,7 +660,7 @@ er_status er_stages_run(const er_staged_plan *sp, const er_stage_backend *where,
         }
     }
     if (o->budget)
-        total_budget(R.rep, last, o->budget);
+        total_budget(R.rep, last, sp->plan[0].abs_sum, o->budget);
     runner_free(&R);
     return st;
 }

@@ -126,12 +126,14 @@ int64_t er_stages_boundary(const er_staged_plan *sp, const er_run_state *s);
 
 /*
  * Whether run state r (a checkpoint's) can continue a run of plan sp on
- * terrain t (its walls; the heights are not read) keeping the layers
- * `keep` (NULL: none): for a recipe without stages er_plan_check_resume;
- * with stages, r's stage, what the stages before it left and their
- * reports, then the stage's own plan made on the heights it started from
- * and er_plan_check_resume of that plan.  ER_OK or ER_EINVAL saying what
- * does not fit.
+ * terrain t (the run's input heights and walls) keeping the layers
+ * `keep` (NULL: none), before any work: for a recipe without stages
+ * er_plan_check_resume; with stages, r's stage, what the stages before it
+ * left (their reports; the flow and wear kept, >= 0) then the stage's own
+ * plan made on the heights it started from, those heights within the
+ * bounds of the stages before it run from t's (each model's
+ * height_bound), and er_plan_check_resume of that plan on them.  ER_OK or
+ * ER_EINVAL saying what does not fit.
  */
 er_status er_stages_check_resume(const er_staged_plan *sp, const er_terrain *t,
                                  const er_run_state *r, const er_layers *keep, er_error *err);

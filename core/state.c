@@ -85,6 +85,26 @@ void er_budget_add_terms(er_budget *to, const er_budget *from)
     }
 }
 
+double er_budget_rel_error(const er_budget *b, double abs_sum)
+{
+    const double miss = fabs(b->material_before + er_budget_terms_sum(b) - b->material_after -
+                             b->left_map);
+    double scale = b->eroded + b->deposited + 0x1p-24 * fabs(abs_sum);
+    for (int i = 0; i < ER_BUDGET_TERMS && b->term[i].name[0]; i++)
+        scale += fabs(b->term[i].value);
+    if (!(scale > 0.0))
+        return miss > 0.0 ? 1.0 : 0.0;
+    return miss / scale;
+}
+
+er_status er_budget_check(const er_model_ops *m, const er_budget *b, er_error *err)
+{
+    if (!(m->budget_tol > 0.0) || b->rel_error <= m->budget_tol)
+        return ER_OK;
+    return er_fail(err, ER_ENUMERIC, "%s: material budget misses by %.3g of the material moved "
+                   "(tolerance %.3g)", m->name, b->rel_error, m->budget_tol);
+}
+
 int64_t er_first_nonfinite(const float *v, int64_t n)
 {
     for (int64_t i = 0; i < n; i++)
@@ -135,4 +155,63 @@ int er_extra_split(const er_run_extra *x, const size_t *len, int k, const double
         at = 0;
     }
     return part == x->n_parts ? 0 : -1;
+}
+
+er_height_range er_plan_heights(const er_plan *plan)
+{
+    return (er_height_range){plan->lo, plan->hi, plan->sum};
+}
+
+void er_height_bound(const er_plan *plan, const er_controls *c, er_height_range *r)
+{
+    const er_model_ops *m = er_model(plan->p.model);
+    if (m->height_bound)
+        m->height_bound(plan, c, r);
+    else
+        *r = (er_height_range){-HUGE_VAL, HUGE_VAL, HUGE_VAL};
+}
+
+void er_height_bound_moved(const er_plan *plan, er_height_range *r, double below, double added)
+{
+    r->lo -= below;
+    r->sum += added;
+    const double hi = r->sum - (double)(plan->valid - 1) * r->lo;
+    r->hi = hi > r->hi ? hi : r->hi;
+}
+
+double er_height_slack(const er_height_range *r, double ops, double eps)
+{
+    return ops * eps * fmax(fmax(fabs(r->lo), fabs(r->hi)), 1.0);
+}
+
+/* The value of v at cell i. */
+static double value_at(const er_state_values *v, size_t i)
+{
+    double x = (v->f ? (double)v->f[i] : v->d[i]) * (v->scale != 0.0 ? v->scale : 1.0);
+    return v->base ? (double)v->base[i] + x : x;
+}
+
+er_status er_state_check_values(const er_terrain *t, const er_state_values *v, er_error *err)
+{
+    const size_t n = (size_t)t->width * (size_t)t->height;
+    for (size_t i = 0; i < n; i++) {
+        if (t->wall && t->wall[i])
+            continue;
+        const double x = value_at(v, i);
+        if (!(isfinite(x) && x >= v->lo && x <= v->hi))
+            return er_fail(err, ER_EINVAL, "the state's %s %g at cell (%zu, %zu) is not a "
+                           "finite value in [%g, %g]", v->what, x, i % (size_t)t->width,
+                           i / (size_t)t->width, v->lo, v->hi);
+    }
+    return ER_OK;
+}
+
+er_status er_state_check_list(const double *v, int64_t n, double lo, double hi,
+                              const char *what, er_error *err)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (!(isfinite(v[i]) && v[i] >= lo && v[i] <= hi))
+            return er_fail(err, ER_EINVAL, "the state's %s %lld (%g) is not a finite value in "
+                           "[%g, %g]", what, (long long)i, v[i], lo, hi);
+    return ER_OK;
 }

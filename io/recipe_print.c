@@ -89,8 +89,8 @@ static void value_text(char *buf, size_t n, const er_key *k, const char *base)
     case ER_KEY_NUM:
         if ((k->flags & ER_KEY_NULL) && *(const int *)(const void *)(base + k->off2) == 0)
             snprintf(buf, n, "null");
-        else if ((k->flags & ER_KEY_RELIEF) && *(const double *)f == 0.0)
-            snprintf(buf, n, "\"relief\"");
+        else if (er_key_word(k) && *(const double *)f == 0.0)
+            snprintf(buf, n, "\"%s\"", er_key_word(k));
         else
             fmt_json_double(buf, n, *(const double *)f);
         return;

@@ -109,19 +109,23 @@ er_status er_recipe_read_value(const er_recipe_ctx *c, const er_key *tab, size_t
             *(int *)(void *)(base + k->off2) = 0;
             return ER_OK;
         }
-        if ((k->flags & ER_KEY_RELIEF) && cJSON_IsString(j)) {
-            if (strcmp(j->valuestring, "relief") != 0)
-                return er_recipe_fail(c, path, "'%s' is not a number or 'relief'",
-                                      er_recipe_quote(q, sizeof q, j->valuestring));
+        const char *word = er_key_word(k);
+        if (word && cJSON_IsString(j)) {
+            if (strcmp(j->valuestring, word) != 0)
+                return er_recipe_fail(c, path, "'%s' is not a number or '%s'",
+                                      er_recipe_quote(q, sizeof q, j->valuestring), word);
             *(double *)(void *)(base + k->off) = 0.0;
             return ER_OK;
         }
-        if (!cJSON_IsNumber(j))
+        if (!cJSON_IsNumber(j)) {
+            char want[32];
+            snprintf(want, sizeof want, "a number or '%s'", word ? word : "");
             return er_recipe_wrong_type(c, path,
-                                        k->flags & ER_KEY_NULL     ? "a number or null"
-                                        : k->flags & ER_KEY_RELIEF ? "a number or 'relief'"
-                                                                   : "a number",
+                                        k->flags & ER_KEY_NULL ? "a number or null"
+                                        : word                 ? want
+                                                               : "a number",
                                         j);
+        }
         er_status st = check_number(c, k, path, j->valuedouble, 0);
         if (st)
             return st;

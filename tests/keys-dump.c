@@ -5,7 +5,7 @@
  * One line per key, tab-separated:
  *   path     dotted, a source field as "river_sources[].rate"
  *   type     integer, number, string or array, then " or null",
- *            " or relief" and ", required" where they apply
+ *            " or relief" (or " or auto") and ", required" where they apply
  *   default  a number, "name" for a string, null, "relief", [] for the
  *            sources and the stages, - for a required field
  *   range    an interval "(0, 10]", the choices 'a', 'b' of a string, the
@@ -49,8 +49,8 @@ static void dump(const er_key *tab, size_t n, const char *prefix)
             snprintf(def, sizeof def, "-");
         else if (k->flags & ER_KEY_DEF_NULL)
             snprintf(def, sizeof def, "null");
-        else if ((k->flags & ER_KEY_RELIEF) && k->def == 0.0)
-            snprintf(def, sizeof def, "\"relief\"");
+        else if (er_key_word(k) && k->def == 0.0)
+            snprintf(def, sizeof def, "\"%s\"", er_key_word(k));
         else if (k->type == ER_KEY_ENUM)
             snprintf(def, sizeof def, "\"%s\"", k->names[(int)k->def]);
         else if (k->type == ER_KEY_SOURCES || k->type == ER_KEY_STAGES)
@@ -71,8 +71,9 @@ static void dump(const er_key *tab, size_t n, const char *prefix)
                      lo, hi, k->flags & ER_KEY_MAX_OPEN ? ')' : ']');
         }
 
-        printf("%s%s\t%s%s%s%s\t%s\t%s\n", prefix, k->path, type,
-               k->flags & ER_KEY_NULL ? " or null" : "", k->flags & ER_KEY_RELIEF ? " or relief" : "",
+        const char *word = er_key_word(k);
+        printf("%s%s\t%s%s%s%s%s\t%s\t%s\n", prefix, k->path, type,
+               k->flags & ER_KEY_NULL ? " or null" : "", word ? " or " : "", word ? word : "",
                k->flags & ER_KEY_REQUIRED ? ", required" : "", def, range);
     }
 }

@@ -119,6 +119,7 @@ while IFS="$tab" read -r k ktype kdef krange; do
             if (mtype !~ "^" tw[1] "([ ,]|$)")
                 bad("type \"" mtype "\", the table says " type)
             if ((mtype ~ /null/) != (type ~ /null/) || (mtype ~ /relief/) != (type ~ /relief/) ||
+                (mtype ~ /auto/) != (type ~ /auto/) ||
                 (mtype ~ /required/) != (type ~ /required/))
                 bad("type \"" mtype "\", the table says " type)
             if (text ~ /No default/) mdef = "-"

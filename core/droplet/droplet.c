@@ -350,7 +350,7 @@ static er_status run_load(void *run, const er_run_state *rs, er_budget *bud, er_
 {
     drop_run *r = run;
     (void)bud;
-    return er_droplet_restore(r->plan, &r->s, rs, &r->sum, err);
+    return er_droplet_restore(r->plan, r->t, &r->s, rs, &r->sum, err);
 }
 
 static er_status run_advance(void *run, int64_t b, er_drive *d, er_budget *bud, int64_t *to,

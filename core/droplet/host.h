@@ -187,11 +187,12 @@ void er_droplet_state(const er_params *p, const er_droplet_setup *s, int64_t bat
                       const er_dacc *sum, er_run_state *v);
 
 /* Replaces the fresh state of s and *sum (set up from the run's input
- * terrain, which fixes the droplet count, the height unit and
- * material_before) by r, once er_plan_check_resume and the check of its
- * values accept it.  ER_OK or ER_EINVAL (a state that does not fit). */
-er_status er_droplet_restore(const er_plan *plan, const er_droplet_setup *s,
-                             const er_run_state *r, er_dacc *sum, er_error *err);
+ * terrain t, which fixes the droplet count, the height unit and
+ * material_before) by r, once er_plan_check_resume accepts it.  ER_OK or
+ * ER_EINVAL (a state that does not fit). */
+er_status er_droplet_restore(const er_plan *plan, const er_terrain *t,
+                             const er_droplet_setup *s, const er_run_state *r, er_dacc *sum,
+                             er_error *err);
 
 /* The end of a run that got as far as status st: fills *budget (may be
  * NULL) from the terrain t and *sum and, when the run completed (st ==

@@ -287,8 +287,7 @@ static void fill_budget(const er_params *p, const er_droplet_setup *s, const er_
     budget->water_left = sum->water_left;
     budget->substeps = sum->steps;
     er_droplet_put_withheld(p, budget, sum->withheld);
-    double denom = fabs(s->before) > 1e-300 ? fabs(s->before) : 1e-300;
-    budget->rel_error = fabs(s->before - after - sum->left_map + sum->withheld) / denom;
+    budget->rel_error = er_budget_rel_error(budget, s->scale);
 }
 
 /* The water of the first `done` droplets: without a rain map every
@@ -343,48 +342,13 @@ void er_droplet_state(const er_params *p, const er_droplet_setup *s, int64_t bat
     v->array[ER_STATE_DROP_WEAR] = s->ctx.wear;
 }
 
-/* The values of a resume state's arrays the run reads (a checkpoint is a
- * file: it may hold anything its checksums allow): on valid cells finite
- * heights no lower than the input's lowest (no run takes a cell below it:
- * er_droplet_guard) and finite layers >= 0; on walls the input's own
- * value, bit for bit (no run changes a wall).  c->height_m still holds the
- * input. */
-static er_status check_state_values(const er_plan *plan, const er_dctx *c, const er_run_state *r,
-                                    er_error *err)
-{
-    const float *z = r->array[ER_STATE_DROP_HEIGHT];
-    const float *lay[3] = {c->flow ? r->array[ER_STATE_DROP_FLOW] : NULL,
-                           c->deposit ? r->array[ER_STATE_DROP_DEPOSIT] : NULL,
-                           c->wear ? r->array[ER_STATE_DROP_WEAR] : NULL};
-    static const char *const name[3] = {"flow", "deposit", "wear"};
-    const size_t n = (size_t)c->width * (size_t)c->height;
-    for (size_t i = 0; i < n; i++) {
-        const unsigned x = (unsigned)(i % (size_t)c->width), y = (unsigned)(i / (size_t)c->width);
-        if (c->wall && c->wall[i]) {
-            if (memcmp(&z[i], &c->height_m[i], sizeof z[i]) != 0)
-                return er_fail(err, ER_EINVAL, "the state changes the nodata cell (%u, %u)", x, y);
-            continue;
-        }
-        if (!(isfinite(z[i]) && z[i] >= plan->lo))
-            return er_fail(err, ER_EINVAL, "the state's height %g at cell (%u, %u) is not finite "
-                           "or below the input's lowest, %g", (double)z[i], x, y,
-                           (double)plan->lo);
-        for (int k = 0; k < 3; k++)
-            if (lay[k] && !(isfinite(lay[k][i]) && lay[k][i] >= 0.0f))
-                return er_fail(err, ER_EINVAL, "the state's %s layer holds %g at cell (%u, %u)",
-                               name[k], (double)lay[k][i], x, y);
-    }
-    return ER_OK;
-}
-
-er_status er_droplet_restore(const er_plan *plan, const er_droplet_setup *s,
-                             const er_run_state *r, er_dacc *sum, er_error *err)
+er_status er_droplet_restore(const er_plan *plan, const er_terrain *t,
+                             const er_droplet_setup *s, const er_run_state *r, er_dacc *sum,
+                             er_error *err)
 {
     const er_dctx *c = &s->ctx;
     const er_layers keep = { c->flow, c->deposit, NULL, c->wear };
-    er_status st = er_plan_check_resume(plan, r, &keep, err);
-    if (!st)
-        st = check_state_values(plan, c, r, err);
+    er_status st = er_plan_check_resume(plan, t, r, &keep, err);
     if (st)
         return st;
     const size_t bytes = s->cells * sizeof(float);

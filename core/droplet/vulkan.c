@@ -953,7 +953,7 @@ static er_status vk_load(void *run, const er_run_state *rs, er_budget *bud, er_e
     vk_drop_run *r = run;
     (void)bud;
     r->resumed = 1;
-    return er_droplet_restore(r->plan, &r->s, rs, &r->sum, err);
+    return er_droplet_restore(r->plan, r->t, &r->s, rs, &r->sum, err);
 }
 
 /* The blocked schedule's buffers, pipeline and host scratch, with the

@@ -129,17 +129,18 @@ void er_mei_keep_layers(er_mei_sim *sim, const er_layers *layers);
  * of sim's arrays and of bud. */
 void er_mei_state_view(const er_mei_sim *sim, const er_mei_params *m, int64_t step,
                        const er_budget *bud, er_run_state *v);
-/* Replaces sim's fresh state by the resumed r (checked against the plan)
- * and bud's accumulators by r's, keeping bud->material_before; *step0
+/* Replaces sim's fresh state by the resumed r (checked against the plan
+ * and t, the run's terrain: er_plan_check_resume) and bud's accumulators by r's, keeping bud->material_before; *step0
  * receives the step to go on from.  The accumulators carry on from their
  * saved values, so the sums are formed as in an uninterrupted run. */
-er_status er_mei_restore(er_mei_sim *sim, const er_plan *plan, const er_run_state *r,
-                         er_budget *bud, int64_t *step0, er_error *err);
+er_status er_mei_restore(er_mei_sim *sim, const er_plan *plan, const er_terrain *t,
+                         const er_run_state *r, er_budget *bud, int64_t *step0, er_error *err);
 /* The end of a run (also a failed or cancelled one): material_after and
- * rel_error of bud (base: the input terrain's total), and sim's state
- * written to t and layers as the outputs (b0 + z, non-finite values 0). */
+ * rel_error of bud (base: the input terrain's total; abs_sum: its sum of
+ * |height|, er_budget_rel_error), and sim's state written to t and layers
+ * as the outputs (b0 + z, non-finite values 0). */
 void er_mei_finish(const er_mei_sim *sim, er_terrain *t, er_layers *layers, double base,
-                   er_budget *bud);
+                   double abs_sum, er_budget *bud);
 /* The checks of a sub-step that can fail (condition 1 of mei.c). */
 enum { ER_MEI_FAIL_STATE = 1, ER_MEI_FAIL_VELOCITY, ER_MEI_FAIL_CFL_U, ER_MEI_FAIL_CFL_V };
 /* The CFL check's allowance for rounding (condition 1 holds by construction). */

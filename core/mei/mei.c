@@ -62,10 +62,12 @@
 size_t er_mei_bytes_per_cell(const er_params *p)
 {
     (void)p;
-    /* terrain change z, depth d, sediment s, four fluxes; the boundary
-     * snapshot, the per-row and the per-thread scratch come on top, a few
-     * rows each (O(width * threads + height)) */
-    return 7 * sizeof(float);
+    /* terrain change z and four fluxes; depth d and sediment s are the
+     * caller's water and sediment layers (er_layers), or its own of the
+     * same size when the caller keeps none, which a caller counts as its
+     * layers; the boundary snapshot, the per-row and the per-thread
+     * scratch come on top, a few rows each (O(width * threads + height)) */
+    return 5 * sizeof(float);
 }
 
 static float *row_of(float *base, int y, int w)
@@ -463,6 +465,7 @@ er_status er_mei_plan(er_plan *plan, const er_terrain *t, er_error *err)
     if (m->steps > 0 && (st = er_mei_plan_substeps(m, t->cell_x, t->cell_y, &plan->own.mei.substeps, err)))
         return st;
     plan->own.mei.dt_sub = m->dt / (double)plan->own.mei.substeps;
+    plan->substeps = plan->own.mei.substeps;
     plan->boundaries = m->steps;
     return ER_OK;
 }
@@ -783,11 +786,11 @@ void er_mei_state_view(const er_mei_sim *sim, const er_mei_params *m, int64_t st
     v->array[ER_STATE_MEI_WEAR] = sim->wear;
 }
 
-er_status er_mei_restore(er_mei_sim *sim, const er_plan *plan, const er_run_state *r,
-                         er_budget *bud, int64_t *step0, er_error *err)
+er_status er_mei_restore(er_mei_sim *sim, const er_plan *plan, const er_terrain *t,
+                         const er_run_state *r, er_budget *bud, int64_t *step0, er_error *err)
 {
     const er_layers keep = { NULL, NULL, sim->flow, sim->wear };
-    er_status st = er_plan_check_resume(plan, r, &keep, err);
+    er_status st = er_plan_check_resume(plan, t, r, &keep, err);
     if (st)
         return st;
     float *dst[ER_STATE_ARRAYS] = { sim->z, sim->d, sim->s, sim->q[0], sim->q[1], sim->q[2],
@@ -805,13 +808,11 @@ er_status er_mei_restore(er_mei_sim *sim, const er_plan *plan, const er_run_stat
 }
 
 void er_mei_finish(const er_mei_sim *sim, er_terrain *t, er_layers *layers, double base,
-                   er_budget *bud)
+                   double abs_sum, er_budget *bud)
 {
     bud->material_after = base + er_mei_material(sim, sim->z, sim->s);
     copy_out(sim, t, layers);
-    double den = fabs(bud->material_before);
-    bud->rel_error = fabs(bud->material_before - bud->material_after - bud->left_map) /
-                     (den > DBL_MIN ? den : DBL_MIN);
+    bud->rel_error = er_budget_rel_error(bud, abs_sum);
 }
 
 /* Whether sub-step g and the next (of gend in the run, nsub a step) can
@@ -893,7 +894,7 @@ static er_status run_load(void *run, const er_run_state *rs, er_budget *bud, er_
 {
     mei_run *r = run;
     int64_t step0 = 0;
-    er_status st = er_mei_restore(&r->sim, r->plan, rs, bud, &step0, err);
+    er_status st = er_mei_restore(&r->sim, r->plan, r->t, rs, bud, &step0, err);
     r->g = step0 * r->plan->own.mei.substeps;
     return st;
 }
@@ -946,7 +947,7 @@ static er_status run_finish(void *run, er_status st, int started, er_budget *bud
     mei_run *r = run;
     (void)err;
     if (started && (st == ER_OK || st == ER_ENUMERIC || st == ER_ECANCELED))
-        er_mei_finish(&r->sim, r->t, r->layers, r->base, bud);
+        er_mei_finish(&r->sim, r->t, r->layers, r->base, r->plan->abs_sum, bud);
     return st;
 }
 

@@ -3,6 +3,7 @@
  * check of a state to resume from, why a run would change nothing, and
  * its row of the registry.
  */
+#include <float.h>
 #include <stddef.h>
 #include <math.h>
 #include <stdio.h>
@@ -37,6 +38,21 @@ static void state_layers(const er_run_state *state, const float *input, const ui
     }
 }
 
+/* The heights a Mei run leaves (erosion.c "Holes"): dissolution never
+ * takes a cell below its lowest terrain neighbour and thermal slumping
+ * moves at most ER_MEI_THERMAL_MAX of a pair's excess with four
+ * neighbours at once (half a cell's excess at most), so no cell goes
+ * below the lowest it starts from; rain and sources bring water, not
+ * material, and b + s is conserved (s >= 0), so the terrain's sum does
+ * not grow.  The floor holds in float arithmetic to one rounding of the
+ * heights a sub-step. */
+static void height_bound(const er_plan *plan, const er_controls *c, er_height_range *r)
+{
+    (void)c;
+    const double subs = (double)plan->p.mei.steps * (double)plan->own.mei.substeps;
+    er_height_bound_moved(plan, r, er_height_slack(r, subs + 1.0, FLT_EPSILON), 0.0);
+}
+
 /* Whether array i of a state is one a run keeping k's layers needs. */
 static int array_needed(int i, const er_layers *k)
 {
@@ -44,12 +60,10 @@ static int array_needed(int i, const er_layers *k)
            (i == ER_STATE_MEI_WEAR && k && k->wear);
 }
 
-static er_status check_resume(const er_plan *plan, const er_run_state *r, const er_layers *keep,
+/* Its arrays, the layers it keeps among them. */
+static er_status check_arrays(const er_plan *plan, const er_run_state *r, const er_layers *keep,
                               er_error *err)
 {
-    er_status st = er_state_check_fit(plan, r, r->boundary, plan->p.mei.steps, err);
-    if (st)
-        return st;
     if (r->extra)
         return er_fail(err, ER_EINVAL, "the state carries a model section a mei run has none of");
     if (r->n_arrays != ER_STATE_MEI_ARRAYS && r->n_arrays != ER_STATE_MEI_OLD)
@@ -76,6 +90,38 @@ static er_status check_resume(const er_plan *plan, const er_run_state *r, const 
                            "%lld)", i, (long long)(j % plan->width), (long long)(j / plan->width));
     }
     return ER_OK;
+}
+
+/* Its values on valid cells: the heights b0 + z within height_bound;
+ * depth, suspended sediment, the four outflows and the flow and wear
+ * accumulators >= 0 (none of them ever goes negative: erosion.c, pipe.c). */
+static er_status check_values(const er_plan *plan, const er_terrain *t, const er_run_state *r,
+                              er_error *err)
+{
+    er_height_range h = er_plan_heights(plan);
+    height_bound(plan, t->controls, &h);
+    er_state_values v = {"height", r->array[ER_STATE_MEI_Z], NULL, t->elevation, 1.0, h.lo,
+                         h.hi};
+    er_status st = er_state_check_values(t, &v, err);
+    static const char *const what[ER_STATE_MEI_ARRAYS] = {
+        "", "water depth", "suspended sediment", "outflow", "outflow", "outflow", "outflow",
+        "flow", "wear"};
+    for (int i = 1; !st && i < r->n_arrays; i++) {
+        if (!r->array[i])
+            continue;
+        v = (er_state_values){what[i], r->array[i], NULL, NULL, 1.0, 0.0, HUGE_VAL};
+        st = er_state_check_values(t, &v, err);
+    }
+    return st;
+}
+
+static er_status check_resume(const er_plan *plan, const er_terrain *t, const er_run_state *r,
+                              const er_layers *keep, er_error *err)
+{
+    er_status st = er_state_check_fit(plan, r, r->boundary, plan->p.mei.steps, err);
+    if (!st)
+        st = check_arrays(plan, r, keep, err);
+    return st ? st : check_values(plan, t, r, err);
 }
 
 /* Water: rain (rain_rate or drops, times the rain map) or a source. */
@@ -112,6 +158,7 @@ const er_model_ops er_model_mei = {
     .cpu_caps = ER_CAP_WINDOW | ER_CAP_HOOKS,
     .bytes_per_cell = er_mei_bytes_per_cell,
     .check_resume = check_resume,
+    .height_bound = height_bound,
     .state_layers = state_layers,
     ER_VK_OPS(.vk_check = er_vk_mei_check, .vk_steps = &er_mei_vk_steps,
               .vk_describe = er_vk_mei_describe, .vk_caps = ER_CAP_WINDOW | ER_CAP_HOOKS)

@@ -559,7 +559,7 @@ static er_status vk_load(void *run, const er_run_state *rs, er_budget *bud, er_e
     int64_t step0;
     (void)bud;
     double t0 = er_vk_now();
-    er_status st = er_mei_restore(&r->sim, r->plan, rs, &r->bud, &step0, err);
+    er_status st = er_mei_restore(&r->sim, r->plan, r->t, rs, &r->bud, &step0, err);
     for (int i = 0; i < ER_STATE_ARRAYS && !st; i++)
         for (int k = 0; k < r->g.nband && !st && state_array(&r->sim, i); k++)
             st = er_mei_vk_upload_rows(&r->g, k, state_buf[i], state_array(&r->sim, i),
@@ -622,7 +622,8 @@ static er_status vk_finish(void *run, er_status st, int started, er_budget *bud,
         if (rst)
             st = at_step(r->vk, rst, r->bud.work_done, err);
         else
-            er_mei_finish(&r->sim, r->t, r->layers, r->bud.material_before, &r->bud);
+            er_mei_finish(&r->sim, r->t, r->layers, r->bud.material_before, r->plan->abs_sum,
+                          &r->bud);
     }
     *bud = r->bud;
     return st;

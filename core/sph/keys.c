@@ -17,7 +17,8 @@ static const er_key keys[] = {
     ER_INT("steps", steps, 0, 0, 1e9, 200),
     ER_NUM("dt", dt, ER_KEY_MIN_OPEN, 0, 1000, 1.0),
     ER_NUM("gravity", gravity, ER_KEY_MIN_OPEN, 0, 100, 9.81),
-    ER_NUM("spacing", spacing, 0, 0.1, 4, 0.5),
+    /* "auto" (0): the finest that fits the fill in max_particles (sph.c auto_spacing) */
+    ER_NUM("spacing", spacing, ER_KEY_AUTO, 0.1, ER_SPH_SPACING_MAX, ER_SPH_SPACING),
     {"fill_level", ER_KEY_NUM, ER_KEY_NULL | ER_KEY_DEF_NULL, ER_KEY_AT(fill_level),
      ER_KEY_AT(fill_level_set), -1e7, 1e7, 0.0, NULL},
     /* the fill level relative to the map: fill_level on any DEM */

@@ -33,5 +33,6 @@ const er_model_ops er_model_sph = {
     .bytes_per_cell = er_sph_bytes_per_cell,
     .bytes_fixed = er_sph_bytes_fixed,
     .check_resume = er_sph_check_resume,
+    .height_bound = er_sph_height_bound,
     .state_layers = er_state_layers_copy,
 };

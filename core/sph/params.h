@@ -17,7 +17,8 @@ typedef struct er_sph_params {
     int64_t steps;          /* number of time steps, >= 0 */
     double dt;              /* [s] time step (sub-stepped by the CFL and viscous limits) */
     double gravity;         /* [m/s^2] g; sets the time unit T = sqrt(L / g) */
-    double spacing;         /* [cells] particle spacing; h = 2 * spacing */
+    double spacing;         /* [cells] particle spacing; h = 2 * spacing; 0 = "auto" until
+                             * the plan chooses it from the fill (core/sph/sph.c) */
     double fill_level;      /* [m] initial water up to this height; see fill_level_set */
     int fill_level_set;     /* 0: recipe says null (no initial water) */
     double fill_quantile;   /* [0, 1] the fill level as that height quantile of the valid

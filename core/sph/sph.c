@@ -142,8 +142,10 @@ static er_status check_sound_speed(er_plan *plan, const er_terrain *t, er_error 
                    ceil(need * 10.0) / 10.0, drop, L);
 }
 
-/* The fill against sph.max_particles (below, beside the fill). */
+/* The fill against sph.max_particles, and sph.spacing "auto" (below,
+ * beside the fill). */
 static er_status check_particles(er_plan *plan, const er_terrain *t, er_error *err);
+static er_status auto_spacing(er_plan *plan, const er_terrain *t, er_error *err);
 
 static int by_height(const void *a, const void *b)
 {
@@ -190,6 +192,8 @@ static const char *fill_key(const er_sph_params *m, char *buf, size_t n)
     return buf;
 }
 
+static void planned_particles(er_plan *plan, const er_terrain *t);
+
 er_status er_sph_plan(er_plan *plan, const er_terrain *t, er_error *err)
 {
     const er_sph_params *m = &plan->p.sph;
@@ -204,6 +208,8 @@ er_status er_sph_plan(er_plan *plan, const er_terrain *t, er_error *err)
     if (!st)
         st = fill_from_quantile(plan, t, err);
     if (!st)
+        st = auto_spacing(plan, t, err);
+    if (!st)
         st = check_sound_speed(plan, t, err);
     if (!st)
         st = check_particles(plan, t, err);
@@ -216,17 +222,33 @@ er_status er_sph_plan(er_plan *plan, const er_terrain *t, er_error *err)
                        "(cfl and viscous limits), more than %lld", m->dt, need,
                        (long long)m->max_substeps);
     plan->own.sph.substeps = need < 1.0 ? 1 : (int64_t)need;
+    plan->substeps = plan->own.sph.substeps;
     plan->own.sph.dt_sub = m->dt / (double)plan->own.sph.substeps;
     plan->boundaries = m->steps;
+    planned_particles(plan, t);
     return ER_OK;
+}
+
+/* Boundary particles per quad along an axis of `step` cells (of the unit
+ * length L) at this spacing: set_constants' kx and ky. */
+static int boundary_per_side(double step, double spacing)
+{
+    return (int)fmin(fmax(1.0, floor(step / spacing + 0.5)), 15.0);
 }
 
 size_t er_sph_bytes_per_cell(const er_params *p)
 {
-    /* with hardness or mask the per-quad factors, with a source map its
-     * running sums (controls()) */
+    /* zb, dz, dep, qd, qok, the particle grid's offsets and column tops
+     * (2 int64 a cell: its cells are at least a cell wide), the boundary
+     * particles' heights, k*k a quad, and their range (square cells;
+     * planned_particles adds what others need), with hardness or mask the
+     * per-quad factors, with a source map its running sums (controls()) */
     const er_control_paths *m = &p->maps;
-    return 4 * sizeof(double) + 1 + 2 * sizeof(int64_t) +
+    /* "auto" (0) before the plan: the finest it may choose, the most
+     * boundary particles a quad */
+    const double spacing = p->sph.spacing > 0.0 ? p->sph.spacing : ER_SPH_SPACING;
+    const size_t k = (size_t)boundary_per_side(1.0, spacing);
+    return 4 * sizeof(double) + 1 + 2 * sizeof(int64_t) + (k * k + 2) * sizeof(double) +
            (m->hardness[0] || m->mask[0] ? 2 * sizeof(double) : 0) +
            (m->sources[0] ? sizeof(double) : 0);
 }
@@ -241,22 +263,58 @@ static int quads_per_particle(double spacing)
     return per * per;
 }
 
-/* What each particle slot costs: sim_alloc's arrays of cap entries (the
- * particles twice, 16 doubles, the key, the position record) and the
- * neighbour, settling and quad records lists_fit grows up to cap. */
+/* What n particles cost: sim_alloc's arrays (the particles twice, 16
+ * doubles, the key, the position record), allocated for max_particles
+ * but resident only where particles are, and the neighbour, settling and
+ * quad records lists_fit grows to lists of them. */
+static size_t particle_bytes(const er_params *p, size_t n, size_t lists)
+{
+    /* "auto" (0) before the map is planned: the coarsest it can become */
+    const double spacing = p->sph.spacing > 0.0 ? p->sph.spacing : ER_SPH_SPACING_MAX;
+    const size_t nbq = (size_t)quads_per_particle(spacing);
+    const size_t alloc = 2 * sizeof(er_sph_particle) + PARTICLE_DOUBLES * sizeof(double) +
+                         sizeof(int64_t) + sizeof(er_sph_xr);
+    const size_t list = ER_SPH_NB * sizeof(int32_t) * 2 + 2 * sizeof(int32_t) /* nb, vl */ +
+                        nbq * (sizeof(int32_t) + 2 * sizeof(double)) + sizeof(int32_t) +
+                        ER_SPH_NS * (sizeof(double) + sizeof(int32_t)) + sizeof(int32_t) +
+                        ER_SPH_NBB * sizeof(int64_t) + sizeof(int32_t) + sizeof(er_sph_pk) +
+                        sizeof(er_sph_acc);
+    size_t a, b;
+    if (!er_mul_size(n > 0 ? n : 1, alloc, &a) || !er_mul_size(lists > 0 ? lists : 1, list, &b) ||
+        a > SIZE_MAX - b)
+        return SIZE_MAX;
+    return a + b;
+}
+
 size_t er_sph_bytes_fixed(const er_params *p, char *what, size_t n_what)
 {
     snprintf(what, n_what, "%lld particles", (long long)p->sph.max_particles);
-    const size_t nbq = (size_t)quads_per_particle(p->sph.spacing);
-    const size_t alloc = 2 * sizeof(er_sph_particle) + PARTICLE_DOUBLES * sizeof(double) +
-                         sizeof(int64_t) + sizeof(er_sph_xr);
-    const size_t lists = ER_SPH_NB * sizeof(int32_t) * 2 + 2 * sizeof(int32_t) /* nb, vl */ +
-                         nbq * (sizeof(int32_t) + 2 * sizeof(double)) + sizeof(int32_t) +
-                         ER_SPH_NS * (sizeof(double) + sizeof(int32_t)) + sizeof(int32_t) +
-                         ER_SPH_NBB * sizeof(int64_t) + sizeof(int32_t) + sizeof(er_sph_pk) +
-                         sizeof(er_sph_acc);
-    size_t n = (size_t)p->sph.max_particles, bytes;
-    return er_mul_size(n > 0 ? n : 1, alloc + lists, &bytes) ? bytes : SIZE_MAX;
+    const size_t n = (size_t)p->sph.max_particles;
+    return particle_bytes(p, n, n);
+}
+
+static double source_particles(const er_plan *plan, const er_terrain *t);
+
+/* The most particles the run holds, with the memory they need, into
+ * plan->bytes_map: the fill's and what the sources add over the steps,
+ * at most max_particles (open edges let some out: a bound).  The arrays
+ * for max_particles are resident only where particles are, the lists
+ * (lists_fit: half as many again) only as far as they are filled. */
+static void planned_particles(er_plan *plan, const er_terrain *t)
+{
+    const er_sph_params *m = &plan->p.sph;
+    double most = (double)plan->own.sph.particles + source_particles(plan, t) * (double)m->steps;
+    if (!(most < (double)m->max_particles))
+        most = (double)m->max_particles;
+    const size_t n = (size_t)ceil(most);
+    double L, xs, ys;
+    er_sph_axes(plan->cell_x, plan->cell_y, &L, &xs, &ys);
+    const int k = boundary_per_side(1.0, m->spacing);
+    const int more = boundary_per_side(xs, m->spacing) * boundary_per_side(ys, m->spacing) - k * k;
+    const size_t quads = (size_t)(t->width - 1) * (size_t)(t->height - 1);
+    const size_t b = particle_bytes(&plan->p, n, n);
+    const size_t bz = (size_t)(more > 0 ? more : 0) * quads * sizeof(double);
+    plan->bytes_map = b > SIZE_MAX - bz ? SIZE_MAX : b + bz;
 }
 
 static void sim_free(er_sph_sim *s)
@@ -329,8 +387,8 @@ static void set_constants(er_sph_sim *s, const er_plan *plan)
     s->dt = plan->own.sph.dt_sub / s->T;
     /* boundary particles about a spacing apart along each side, at most
      * 15 (they are packed in 4 bits, step.c BH_PACK) */
-    s->kx = (int)fmin(fmax(1.0, floor(s->xstep / s->s + 0.5)), 15.0);
-    s->ky = (int)fmin(fmax(1.0, floor(s->ystep / s->s + 0.5)), 15.0);
+    s->kx = boundary_per_side(s->xstep, s->s);
+    s->ky = boundary_per_side(s->ystep, s->s);
     for (int a = 0; a < s->kx; a++)
         s->boffx[a] = (a + 0.5) / s->kx;
     for (int b = 0; b < s->ky; b++)
@@ -502,6 +560,67 @@ static int64_t fill_lattice(const er_terrain *t, const er_sph_params *m, er_sph_
             n += count;
         }
     return n;
+}
+
+/*
+ * sph.spacing "auto" (stored as 0): the finest spacing at which the fill
+ * fits in sph.max_particles, so that one lake recipe runs on any DEM at a
+ * cost max_particles bounds (particles times sub-steps: the sub-step grows
+ * with h = 2 spacing, so a coarser lattice also takes fewer).  A lattice of
+ * spacing s holds about V / s^3 particles for a fill of V cells^3 (the
+ * fill level minus the ground, where positive, over every valid cell,
+ * times the cell's area and the rain map's factor), so
+ *
+ *   s = max(ER_SPH_SPACING, cbrt(V / max_particles)),
+ *
+ * rounded up to a hundredth of a cell, then raised by hundredths until
+ * fill_lattice's count fits (it starts one spacing above the ground, so it
+ * mostly holds fewer than V / s^3 and fits at once).  Never finer than
+ * ER_SPH_SPACING, the default: a lake that fits at it runs exactly as with
+ * that number, and a small lake does not spend the budget on a finer
+ * lattice.  Never coarser than ER_SPH_SPACING_MAX, the key's range: a fill
+ * that needs more is a recipe error, as for a number.  No fill, or
+ * max_particles 0 (check_particles says why): ER_SPH_SPACING.  The
+ * smoothing length, the kernels, the masses, the boundary particles and
+ * the sub-step all follow from the chosen number as from a given one
+ * (set_constants, dt_limit).
+ */
+static er_status auto_spacing(er_plan *plan, const er_terrain *t, er_error *err)
+{
+    er_sph_params *m = &plan->p.sph;
+    if (m->spacing > 0.0)
+        return ER_OK;
+    m->spacing = ER_SPH_SPACING;
+    if (!m->fill_level_set || m->max_particles <= 0)
+        return ER_OK;
+    double L, ax, ay;
+    er_sph_axes(t->cell_x, t->cell_y, &L, &ax, &ay);
+    const float *rain = t->controls ? t->controls->rain : NULL;
+    const double top = m->fill_level / L;
+    double vol = 0.0; /* [cells^3] row-major, one order */
+    for (size_t i = 0; i < (size_t)t->width * (size_t)t->height; i++) {
+        double d = top - start_z(t, L, i);
+        if (!(t->wall && t->wall[i]) && d > 0.0)
+            vol += d * ax * ay * (rain ? (double)rain[i] : 1.0);
+    }
+    const double lo = 100.0 * ER_SPH_SPACING, hi = 100.0 * ER_SPH_SPACING_MAX;
+    double k = fmax(lo, ceil(100.0 * cbrt(vol / (double)m->max_particles)));
+    er_sph_params q = *m;
+    for (k = fmin(k, hi);; k++) {
+        q.spacing = k / 100.0;
+        int64_t n = fill_lattice(t, &q, NULL, NULL);
+        if (n <= m->max_particles)
+            break;
+        if (k >= hi) {
+            char key[96];
+            return er_fail(err, ER_EINVAL, "%s needs %lld particles at the coarsest "
+                           "sph.spacing \"auto\" may choose (%g cells), more than "
+                           "sph.max_particles = %lld", fill_key(m, key, sizeof key),
+                           (long long)n, ER_SPH_SPACING_MAX, (long long)m->max_particles);
+        }
+    }
+    m->spacing = q.spacing;
+    return ER_OK;
 }
 
 /* The particles the sources add a step: rate * dt metres on each covered
@@ -755,7 +874,7 @@ static void finish(er_sph_sim *s, const er_plan *plan, er_terrain *t, er_layers 
         water_layer(s, ly->water);
     bud->material_before = plan->sum;
     bud->material_after = after;
-    bud->rel_error = fabs(plan->sum - after - bud->left_map) / fmax(plan->abs_sum, 1e-300);
+    bud->rel_error = er_budget_rel_error(bud, plan->abs_sum);
 }
 
 er_status er_sph_init(er_sph_sim *s, const er_plan *plan, const er_terrain *t, er_budget *bud,
@@ -929,19 +1048,18 @@ int er_sph_section_of(const er_run_state *r, er_sph_section *q)
 
 
 /* Replaces the fresh state by the resumed one r (checked by
- * er_plan_check_resume); the boundary particles follow from the heights. */
-static er_status restore(er_sph_sim *s, const er_plan *plan, const er_run_state *r,
-                         er_budget *bud, er_error *err)
+ * er_plan_check_resume on t, the run's terrain: its particles within
+ * s->cap = sph.max_particles); the boundary particles follow from the
+ * heights. */
+static er_status restore(er_sph_sim *s, const er_plan *plan, const er_terrain *t,
+                         const er_run_state *r, er_budget *bud, er_error *err)
 {
     const er_layers keep = {NULL, NULL, s->flow, s->wear};
-    er_status st = er_plan_check_resume(plan, r, &keep, err);
+    er_status st = er_plan_check_resume(plan, t, r, &keep, err);
     if (st)
         return st;
     er_sph_section q;
     er_sph_section_of(r, &q); /* checked above */
-    if (q.n > s->cap)
-        return er_fail(err, ER_EINVAL, "the state has %lld particles, more than "
-                       "sph.max_particles = %lld", (long long)q.n, (long long)s->cap);
     const size_t nv = er_sph_nv(s);
     s->n = q.n;
     memcpy(s->p, q.particles, (size_t)q.n * sizeof *s->p);
@@ -991,7 +1109,7 @@ static er_status run_init(void *run, void *backend, const er_plan *plan, er_terr
 static er_status run_load(void *run, const er_run_state *rs, er_budget *bud, er_error *err)
 {
     sph_run *r = run;
-    return restore(&r->s, r->plan, rs, bud, err);
+    return restore(&r->s, r->plan, r->t, rs, bud, err);
 }
 
 static er_status run_advance(void *run, int64_t b, er_drive *d, er_budget *bud, int64_t *to,

@@ -30,6 +30,11 @@
  * of up to 4 cells it serves are the common case */
 #define ER_SPH_SOUND_SPEED 20.0
 #define ER_SPH_MACH 0.2
+/* sph.spacing's default, and the finest an "auto" one becomes (a lake that
+ * fits at it runs as with the number); the coarsest any spacing may be,
+ * "auto" too (sph.c auto_spacing) */
+#define ER_SPH_SPACING 0.5
+#define ER_SPH_SPACING_MAX 4.0
 
 typedef struct er_sph_particle {
     double x, y, z;    /* [cells] x along a row, y down the rows, z up */
@@ -275,7 +280,9 @@ int er_sph_section_of(const er_run_state *r, er_sph_section *q);
 
 /* The ops' check_resume (core/models.h): a state of this run at a step
  * boundary, with its particles and every value it holds (resume.c). */
-er_status er_sph_check_resume(const er_plan *plan, const er_run_state *r, const er_layers *keep,
-                              er_error *err);
+er_status er_sph_check_resume(const er_plan *plan, const er_terrain *t, const er_run_state *r,
+                              const er_layers *keep, er_error *err);
+/* The ops' height_bound (core/models.h). */
+void er_sph_height_bound(const er_plan *plan, const er_controls *c, er_height_range *r);
 
 #endif

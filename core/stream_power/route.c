@@ -230,6 +230,7 @@ static void sort_passes(er_sp_sim *s)
             count[d + 1] += count[d];
         for (int64_t k = 0; k < n; k++)
             b[count[(order_key(hi ? a[k].w : a[k].lo) >> shift) & 0xff]++] = a[k];
+        s->sorted = 1;
         er_sp_edge *t = a;
         a = b;
         b = t;
@@ -295,57 +296,32 @@ static int64_t row_passes(const er_sp_sim *s, int y, er_sp_edge *out)
     return n;
 }
 
-/* Every candidate pass, row by row: each thread appends its rows' (a
- * contiguous run of rows, in order) to its own list, and the lists are
- * joined in thread order, so the passes lie in row order for any thread
- * count. */
+/* Every candidate pass, row by row, in row order: each row's passes are
+ * counted (in parallel), the counts summed in order into each row's
+ * offset, and each row writes its passes there (in parallel again).  The
+ * passes lie in row order for any thread count, and no thread keeps a
+ * list of its own: on a flat map, where every cell is a basin and finds
+ * four passes, the lists were a third copy of the largest records a step
+ * makes (erode-models(7) "Memory"). */
 static er_status passes(er_sp_sim *s, er_error *err)
 {
     const int h = s->h;
-    const int64_t row_max = 4 * (int64_t)s->w; /* the most passes a row can add */
-    for (int t = 0; t < s->threads; t++)
-        s->tlen[t] = 0; /* a team smaller than s->threads leaves the others empty */
-    ER_OMP_PARALLEL()
-    {
-        const int t = er_thread_id();
-        int bad = 0;
-        ER_OMP_FOR_INNER()
-        for (int y = 0; y < h; y++) {
-            if (bad)
-                continue;
-            if (s->tlen[t] + row_max > s->tcap[t]) {
-                int64_t c = s->tcap[t] ? s->tcap[t] : 1024;
-                while (c < s->tlen[t] + row_max)
-                    c *= 2;
-                er_sp_edge *q = realloc(s->tedges[t], (size_t)c * sizeof *q);
-                if (!q) {
-                    bad = 1;
-                    continue;
-                }
-                s->tedges[t] = q;
-                s->tcap[t] = c;
-            }
-            s->tlen[t] += row_passes(s, y, s->tedges[t] + s->tlen[t]);
-        }
-        if (bad)
-            s->tlen[t] = -1;
-    }
-    int64_t total = 0;
-    for (int t = 0; t < s->threads; t++) {
-        if (s->tlen[t] < 0)
-            return er_fail(err, ER_ENOMEM, "stream_power: out of memory for the passes");
-        total += s->tlen[t];
-    }
+    int64_t *at = s->row_at;
+    ER_OMP_FOR()
+    for (int y = 0; y < h; y++)
+        at[y + 1] = row_passes(s, y, NULL);
+    at[0] = 0;
+    for (int y = 0; y < h; y++)
+        at[y + 1] += at[y];
+    const int64_t total = at[h];
     int64_t cap = s->edges_cap;
     if (grow((void **)&s->edges, &s->edges_cap, total, sizeof *s->edges, err) ||
         grow((void **)&s->edges_tmp, &cap, total, sizeof *s->edges, err))
         return ER_ENOMEM;
-    s->nedges = 0;
-    for (int t = 0; t < s->threads; t++) {
-        if (s->tlen[t] > 0)
-            memcpy(s->edges + s->nedges, s->tedges[t], (size_t)s->tlen[t] * sizeof *s->edges);
-        s->nedges += s->tlen[t];
-    }
+    ER_OMP_FOR()
+    for (int y = 0; y < h; y++)
+        row_passes(s, y, s->edges + at[y]);
+    s->nedges = total;
     return ER_OK;
 }
 
@@ -523,6 +499,7 @@ static er_status lakes(er_sp_sim *s, int lists, er_error *err)
     }
     for (int64_t b = 0; b < s->nbasins; b++)
         s->basins[b].nlake = 0;
+    s->nlakes = 0;
     if (!lists || s->nbasins == 1)
         return ER_OK;
     int64_t total = 0;
@@ -531,6 +508,7 @@ static er_status lakes(er_sp_sim *s, int lists, er_error *err)
             total += s->lake[s->stack[k]];
     if (grow((void **)&s->lakes, &s->lakes_cap, total, sizeof *s->lakes, err))
         return ER_ENOMEM;
+    s->nlakes = total;
     int32_t at = 0;
     for (int64_t b = 1; b < s->nbasins; b++) {
         er_sp_basin *bs = &s->basins[b];
@@ -641,4 +619,15 @@ er_status er_sp_route(er_sp_sim *s, int lists, er_error *err)
         return st;
     accumulate(s);
     return ER_OK;
+}
+
+size_t er_sp_route_bytes(const er_sp_sim *s, int sorts)
+{
+    const size_t basin = sizeof *s->basins + sizeof *s->uf + sizeof *s->order +
+                         sizeof *s->tree_off + 2 * sizeof *s->tree + 2 * sizeof *s->tree_edge +
+                         sizeof *s->lvl_at;
+    const size_t root = sizeof *s->root_at + 3 * sizeof *s->rsum + sizeof *s->sched;
+    const size_t copies = 1 + (size_t)(sorts || s->sorted);
+    return (size_t)s->nbasins * basin + (size_t)s->nroots * root +
+           (size_t)s->nedges * copies * sizeof *s->edges + (size_t)s->nlakes * sizeof *s->lakes;
 }

@@ -49,6 +49,33 @@ static void note_uplift(er_plan *plan)
                  total / 1000.0, ER_SP_UPLIFT_WARN_M / 1000.0);
 }
 
+/*
+ * The routing's records of the first step, measured by routing t's
+ * heights once: a closed basin costs ~100 bytes and each of its passes 48,
+ * so a flat map (every cell a basin with four passes) needs five times
+ * what an fBm map of its size does, and no bound per cell fits both.  The
+ * first step holds the most: its depressions drain afterwards (on fBm,
+ * flat, DEM and 16-bit maps the basins and passes only fall from step to
+ * step; tests/integration/34-plan-memory.sh).  Passes of equal heights (a
+ * flat's) need no sort, whose buffer then stays untouched; only deposition
+ * and diffusion, which change heights beside the rivers, make a flat's
+ * later passes differ (a flat without them never sorted in 100 steps).
+ * Its arrays are the run's own and freed before the run allocates them
+ * again.
+ */
+static er_status routing_bytes(er_plan *plan, const er_terrain *t, er_error *err)
+{
+    er_sp_sim s;
+    er_status st = er_sp_init(&s, plan, t, NULL, err);
+    if (st == ER_OK)
+        st = er_sp_route(&s, plan->p.stream_power.g > 0.0, err);
+    if (st == ER_OK)
+        plan->bytes_map = er_sp_route_bytes(&s, plan->p.stream_power.g > 0.0 ||
+                                                    plan->p.stream_power.kd > 0.0);
+    er_sp_free(&s);
+    return st;
+}
+
 er_status er_sp_plan(er_plan *plan, const er_terrain *t, er_error *err)
 {
     if (plan->windowed)
@@ -59,34 +86,27 @@ er_status er_sp_plan(er_plan *plan, const er_terrain *t, er_error *err)
                        "2^31 - 1 the model indexes", (long long)t->width * t->height);
     plan->boundaries = plan->p.stream_power.steps;
     note_uplift(plan);
-    return ER_OK;
+    return routing_bytes(plan, t, err);
 }
 
-/* The records of closed basins and their candidate passes (er_sp_edge,
- * 24 bytes, twice for the radix sort and once more in the threads' lists,
- * and er_sp_basin, 64 bytes) grow with the number of closed basins.  Over
- * fBm noise on the first step about one cell in two lies on a pass between
- * two basins; afterwards few basins are left.  Counted as this many bytes
- * a cell, which covers the peak measured on fBm maps (58-stream-power.sh). */
-#define ER_SP_BASIN_BYTES 24
-
-/* z, acc and q (doubles), stack, bcells, basin (int32), kind, rdir, dmask
- * and lake (bytes), with a hardness or mask map ks (float), and the basins'
- * records. */
+/* z, acc (doubles), stack, bcells, basin (int32), kind, rdir, dmask and
+ * lake (bytes); q (double), which only deposition and diffusion touch
+ * (resident only then); with a hardness or mask map ks (float).  The
+ * routing's records (basins, passes, lakes) depend on the map's shape,
+ * not its size: the plan measures them (routing_bytes). */
 size_t er_sp_bytes_per_cell(const er_params *p)
 {
     const er_control_paths *m = &p->maps;
-    return 3 * sizeof(double) + 3 * sizeof(int32_t) + 4 + ER_SP_BASIN_BYTES +
+    const int q = p->stream_power.g > 0.0 || p->stream_power.kd > 0.0;
+    return (2 + (size_t)q) * sizeof(double) + 3 * sizeof(int32_t) + 4 +
            (m->hardness[0] || m->mask[0] ? sizeof(float) : 0);
 }
 
 void er_sp_free(er_sp_sim *s)
 {
-    for (int t = 0; s->tedges && t < s->threads; t++)
-        free(s->tedges[t]);
     void *b[] = {s->z, s->kind, s->ks, s->rdir, s->dmask, s->stack, s->bcells, s->basin,
                  s->lake, s->acc, s->basins, s->edges, s->edges_tmp, s->uf, s->tree, s->tree_off,
-                 s->tree_edge, s->order, s->lakes, s->root_at, s->rsum, s->sched, s->lvl_at, s->tedges, s->tlen, s->tcap, s->q, s->pow_tab, s->dscr, s->sums};
+                 s->tree_edge, s->order, s->lakes, s->root_at, s->rsum, s->sched, s->lvl_at, s->row_at, s->q, s->pow_tab, s->dscr, s->sums};
     for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
         free(b[i]);
     memset(s, 0, sizeof *s);
@@ -155,11 +175,9 @@ er_status er_sp_init(er_sp_sim *s, const er_plan *plan, const er_terrain *t,
     s->lake = er_calloc_large(n, 1);
     s->dscr = malloc((size_t)s->threads * s->dscr_per_thread * sizeof *s->dscr);
     s->sums = malloc((3 * (size_t)s->h + (size_t)s->w) * sizeof *s->sums);
-    s->tedges = calloc((size_t)s->threads, sizeof *s->tedges);
-    s->tlen = calloc((size_t)s->threads, sizeof *s->tlen);
-    s->tcap = calloc((size_t)s->threads, sizeof *s->tcap);
+    s->row_at = malloc(((size_t)s->h + 1) * sizeof *s->row_at);
     int ok = s->z && s->acc && s->q && s->rdir && s->dmask && s->stack && s->bcells &&
-             s->basin && s->kind && s->lake && s->dscr && s->sums && s->tedges && s->tlen && s->tcap;
+             s->basin && s->kind && s->lake && s->dscr && s->sums && s->row_at;
     for (int k = 0; k < 8; k++)
         s->off[k] = (int64_t)er_sp_dy[k] * s->w + er_sp_dx[k];
     if (ok && c && (c->hardness || c->mask)) {
@@ -288,8 +306,7 @@ static void finish(er_sp_sim *s, const er_plan *plan, er_terrain *t, er_budget *
         after += rows[y];
     bud->material_before = plan->sum;
     bud->material_after = after;
-    bud->rel_error = fabs(plan->sum + er_budget_terms_sum(bud) - after - bud->left_map) /
-                     fmax(plan->abs_sum, 1e-300);
+    bud->rel_error = er_budget_rel_error(bud, plan->abs_sum);
 }
 
 /* A run through the driver (core/drive.h). */
@@ -366,7 +383,7 @@ static er_status run_load(void *run, const er_run_state *rs, er_budget *bud, er_
     sp_run *r = run;
     er_sp_sim *s = &r->s;
     const er_layers keep = {NULL, s->dep, NULL, s->wear};
-    er_status st = er_plan_check_resume(r->plan, rs, &keep, err);
+    er_status st = er_plan_check_resume(r->plan, r->t, rs, &keep, err);
     if (st)
         return st;
     const size_t n = (size_t)s->n, len[ER_SP_PARTS] = {n, 1};

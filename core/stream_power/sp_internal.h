@@ -114,13 +114,13 @@ typedef struct er_sp_sim {
     int32_t *tree_off;     /* basins + 1 offsets into tree */
     int32_t *tree;         /* the spanning tree's half-edges by basin: the other basin */
     int32_t *tree_edge;    /* and the pass it goes through, in edges */
-    er_sp_edge **tedges;   /* each thread's passes (route.c passes): threads lists */
-    int64_t *tlen, *tcap;  /* their lengths and capacities */
+    int64_t *row_at;       /* where each row's passes start in edges, h + 1 */
     er_sp_edge *edges;     /* candidate passes of this step */
     er_sp_edge *edges_tmp; /* the radix sort's other buffer */
     int64_t nedges, edges_cap;
+    int sorted;            /* 1 once a sort copied passes into edges_tmp (route.c) */
     er_sp_lake *lakes;     /* lake cells grouped by basin, each group lowest first */
-    int64_t lakes_cap;
+    int64_t nlakes, lakes_cap;
     /* Erosion (erode.c). */
     double *q;             /* [m * cells] sediment leaving each cell this step; diffuse.c's
                             * copy of the heights before it */
@@ -161,6 +161,11 @@ double er_sp_uplift(er_sp_sim *s, const er_stream_power_params *p);
  * the stack, the lake cells and levels, the drainage area.  Lake cell
  * lists only when `lists`. */
 er_status er_sp_route(er_sp_sim *s, int lists, er_error *err);
+
+/* route.c: the bytes of the per-basin, per-block, pass and lake records
+ * the last er_sp_route filled (what grows with the map's depressions),
+ * the sort's second buffer counted when a sort used it or `sorts`. */
+size_t er_sp_route_bytes(const er_sp_sim *s, int sorts);
 
 /* The receiver of cell i (i itself when it has none). */
 static inline int32_t er_sp_rcv(const er_sp_sim *s, int32_t i)

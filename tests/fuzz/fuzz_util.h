@@ -33,6 +33,31 @@
         }                                                                      \
     } while (0)
 
+/* Little-endian integers of the formats the targets repair. */
+static inline uint32_t er_fuzz_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t er_fuzz_u64(const uint8_t *p)
+{
+    return (uint64_t)er_fuzz_u32(p) | (uint64_t)er_fuzz_u32(p + 4) << 32;
+}
+
+static inline void er_fuzz_put_u64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* A copy of the input to repair (the caller frees). */
+static inline uint8_t *er_fuzz_copy(const uint8_t *data, size_t size)
+{
+    uint8_t *copy = malloc(size);
+    ER_FUZZ_CHECK(copy != NULL, "out of memory");
+    return memcpy(copy, data, size);
+}
+
 /* The input as a file: an anonymous memory file reached through
  * /proc/self/fd, rewritten for every input (no disk, no leftovers); a
  * temporary file where memfd_create is missing.  Returns its path. */

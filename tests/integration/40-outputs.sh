@@ -95,7 +95,7 @@ t_case "--json: one parseable line per input with the pinned fields"
 mkdir -p "$T/g"
 t_exit 0 "$ERODE" -q --json -s mei.steps=2 -o "$T/g" "$W" "$DATA/olinda_dem_f32_utm25s.tif"
 [ "$(wc -l < "$T/stdout")" -eq 2 ] || t_fail "expected 2 lines: $(cat "$T/stdout")"
-jq -e -s 'all(.[]; .input and .status == "ok" and .outputs.height and .model == "mei"
+jq -e -s 'all(.[]; .input and .status == "ok" and .outputs.height and .model == ["mei"]
           and (.seconds | type) == "number" and (.budget.material_before | type) == "number")' "$T/stdout" > /dev/null \
     || t_fail "fields missing: $(head -c 400 "$T/stdout")"
 t_ok

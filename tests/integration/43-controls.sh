@@ -252,24 +252,25 @@ DROP="-s model=droplet -s droplet.per_cell=0.5"
 
 # --max-memory counts the maps: each given map is 4 bytes a cell held for
 # the run, and droplets derive a 4-byte factor a cell from hardness or
-# mask.  Olinda's 111^2 cells: 19 bytes a cell without maps (234,099
-# bytes, under 300K), 31 with a hardness and a mask map (381,951, over).
+# mask.  Olinda's 111^2 cells, besides the process's 7.5 MiB: 31 bytes a
+# cell without maps (7.9 MiB, under 8100K), 43 with a hardness and a mask
+# map (8.0 MiB, over).
 t_case "--max-memory counts the control maps"
 rm -rf "$T/mem"; mkdir -p "$T/mem"
-t_exit 0 "$ERODE" -q $DROP --max-memory 300K --layers height -o "$T/mem" "$D"
+t_exit 0 "$ERODE" -q $DROP --max-memory 8100K --layers height -o "$T/mem" "$D"
 rm -rf "$T/mem"; mkdir -p "$T/mem"
-t_exit 2 "$ERODE" $DROP -s hardness="$T/hard.tif" -s mask="$T/mask.tif" --max-memory 300K -o "$T/mem" "$D"
+t_exit 2 "$ERODE" $DROP -s hardness="$T/hard.tif" -s mask="$T/mask.tif" --max-memory 8100K -o "$T/mem" "$D"
 t_one_error_line "more than --max-memory"
 t_empty_dir "$T/mem"
-t_exit 0 "$ERODE" -q $DROP -s hardness="$T/hard.tif" -s mask="$T/mask.tif" --max-memory 400K --layers height -o "$T/mem" "$D"
-# SPH on whitebox's 237 x 188 cells: 67 bytes a cell (2,985,252 bytes)
-# and 1,884 a particle of sph.max_particles (1,884,000 for 1000): 4,869,252,
-# under 5200K; 87 a cell with a hardness map (its per-quad factors:
-# 3,876,372 + 1,884,000 = 5,760,372, over)
+t_exit 0 "$ERODE" -q $DROP -s hardness="$T/hard.tif" -s mask="$T/mask.tif" --max-memory 8300K --layers height -o "$T/mem" "$D"
+# SPH on whitebox's 237 x 188 cells, besides the process's 7.5 MiB: 127
+# bytes a cell and 1,884 a particle of sph.max_particles (1,884,000 for
+# 1000): 14.7 MiB, under 15400K; 16 more a cell with a hardness map (its
+# per-quad factors): 15.5 MiB, over
 rm -rf "$T/mem"; mkdir -p "$T/mem"
-t_exit 0 "$ERODE" -q -r "$DATA/fixture/sph-springs.json" -s sph.steps=1 -s sph.max_particles=1000 --max-memory 5200K --layers height -o "$T/mem" "$W"
+t_exit 0 "$ERODE" -q -r "$DATA/fixture/sph-springs.json" -s sph.steps=1 -s sph.max_particles=1000 --max-memory 15400K --layers height -o "$T/mem" "$W"
 rm -rf "$T/mem"; mkdir -p "$T/mem"
-t_exit 2 "$ERODE" -r "$DATA/fixture/sph-springs.json" -s sph.steps=1 -s sph.max_particles=1000 -s hardness="$T/wb-hard.tif" --max-memory 5200K -o "$T/mem" "$W"
+t_exit 2 "$ERODE" -r "$DATA/fixture/sph-springs.json" -s sph.steps=1 -s sph.max_particles=1000 -s hardness="$T/wb-hard.tif" --max-memory 15400K -o "$T/mem" "$W"
 t_one_error_line "more than --max-memory"
 t_empty_dir "$T/mem"
 t_ok

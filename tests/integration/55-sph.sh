@@ -6,7 +6,9 @@
 # georeferencing, the --json budget closes and something eroded; --frames draws frames
 # without changing the outputs; runs killed with SIGKILL and resumed from
 # their checkpoints give the bytes of an uninterrupted run; the Vulkan
-# backend and tile sets refuse it with one line (exit 2) and write nothing.
+# backend and tile sets refuse it with one line (exit 2) and write nothing;
+# configs/sph-lake.json, its spacing "auto", runs a lake on a steep 30 m
+# DEM whose lake needs more particles at the default spacing than it allows.
 . "$(dirname "$0")/lib.sh"
 W=$DATA/whitebox_dem_f32_utm18n.tif
 stem=whitebox_dem_f32_utm18n
@@ -16,7 +18,7 @@ O=$PY' '$SRCDIR/tests/integration/gdal_oracle.py
 t_case "sph on a DEM: exit 0, layers GDAL reads, budget closed, erosion"
 mkdir -p "$T/out"
 t_exit 0 "$ERODE" -q --json -r "$R" -s sph.steps=20 -o "$T/out" "$W"
-jq -e '.status == "ok" and .model == "sph" and .steps == 20 and .budget.eroded > 0
+jq -e '.status == "ok" and .model == ["sph"] and .steps == 20 and .budget.eroded > 0
        and .budget.water_added > 0 and .budget.relative_error < 1e-9' "$T/stdout" > /dev/null ||
     t_fail "json: $(head -c 400 "$T/stdout")"
 if have gdalinfo && $PY -c 'import osgeo.gdal' 2> /dev/null; then
@@ -145,7 +147,7 @@ sph_interrupt "$T/int-a"
 [ $? -eq 143 ] || t_fail "the first run did not end by SIGTERM: $(cat "$T/stderr")"
 t_one_error_line "^erode: .*$stem.tif: interrupted at step [0-9]*; state saved in '.*$stem.ckpt' (continue with --resume)$"
 first=$(sed -n 's/.*interrupted at step \([0-9]*\);.*/\1/p' "$T/stderr")
-grep -q '"model":"sph"' "$T/int.json" && grep -q '"steps":' "$T/int.json" && ! grep -q '"droplets"' "$T/int.json" ||
+grep -q '"model":\["sph"\]' "$T/int.json" && grep -q '"steps":' "$T/int.json" && ! grep -q '"droplets"' "$T/int.json" ||
     t_fail "--json of the interrupted run: $(cat "$T/int.json")"
 sph_interrupt "$T/int-b" --resume "$T/int/$stem.ckpt"
 t_one_error_line "^erode: .*$stem.tif: interrupted at step [0-9]*; state saved in"
@@ -189,11 +191,12 @@ t_empty_dir "$T/full"
 t_ok
 
 t_case "--max-memory counts sph.max_particles: exit 2, one line, nothing written"
-# The springs recipe on whitebox: 67 bytes a cell (2,985,252 bytes) and
-# 1,884 a particle: 200,000 particles need 376,800,000 bytes more
+# The springs recipe on whitebox: 7.5 MiB for the process, 127 bytes a
+# cell (with the boundary particles' heights) and 1,884 a particle, before
+# the map is read: 200,000 particles need 376,800,000 bytes more
 mkdir -p "$T/mem"
 t_exit 2 "$ERODE" -q -r "$R" -s sph.steps=1 --max-memory 300M -o "$T/mem" "$W"
-t_one_error_line "^erode: .*$stem.tif: a 237x188 run needs 362.2 MiB (359.3 MiB of it for 200000 particles), more than --max-memory (300.0 MiB)$"
+t_one_error_line "^erode: .*$stem.tif: a 237x188 run needs 372.2 MiB (359.3 MiB of it for 200000 particles), more than --max-memory (300.0 MiB)$"
 t_empty_dir "$T/mem"
 t_exit 0 "$ERODE" -q -r "$R" -s sph.steps=1 --max-memory 400M --layers height -o "$T/mem" "$W"
 t_ok
@@ -204,3 +207,63 @@ t_exit 0 "$ERODE" -q -r "$L" -s sph.fill_level=100 -s sph.steps=2 -o "$T/dry" "$
 t_one_error_line "^erode: .*$stem.tif: warning: sph.fill_level: below the particle lattice (one spacing above the ground) on every cell, and no source adds water: there is no water and the run changes nothing$"
 [ -f "$T/dry/$stem.height.tif" ] || t_fail "no height output"
 t_ok
+
+t_case "configs/sph-lake.json (sph.spacing \"auto\") on a steep 256x256 crop of a 30 m DEM and on the Vermont DEM: exit 0, the spacing of erode-recipe(5)'s formula, its particles within sph.max_particles, the budget closed"
+# The steep DEM: Mt Rainier's foothills from the Puget Sound PNG at 0.1 m a
+# unit (130-1768 m) on 30 m cells instead of its 160 m
+# (tests/data/ATTRIBUTION.md), 5.3 times as steep.  Its lake (the 40 % quantile, 581 m)
+# needs 1.32 million particles at half a cell: refused at 0.5, it runs at
+# 0.96 cells.  The Vermont lake fits at 0.5 (94,000 particles): auto is 0.5.
+if have gdal_translate && $PY -c 'import osgeo.gdal, numpy' 2> /dev/null; then
+    gdal_translate -q -srcwin 450 700 256 256 -ot Float32 -scale 0 65535 0 6553.5 \
+        -a_srs EPSG:32610 -a_ullr 500000 5200000 507680 5192320 "$DATA/puget_sound_1k_u16.png" "$T/steep.tif"
+    C=$SRCDIR/configs/sph-lake.json
+    mkdir -p "$T/lake-ref"
+    t_exit 2 "$ERODE" -q -r "$C" -s sph.spacing=0.5 -s sph.steps=1 -o "$T/lake-ref" "$T/steep.tif"
+    t_one_error_line "^erode: .*steep.tif: .*sph-lake.json: sph.fill_quantile: 0.4 (580.6 m) needs [0-9]* particles, more than sph.max_particles = 200000$"
+    # auto.py DEM JSON RECIPE: the spacing s of the formula (raised by
+    # hundredths while the particles the budget's water_added makes at s,
+    # water / (s L)^3, are not a whole number) and those particles
+    cat > "$T/auto.py" << 'EOF'
+import json, math, sys
+import numpy as np
+from osgeo import gdal
+ds = gdal.Open(sys.argv[1]); z = ds.ReadAsArray().astype(np.float64)
+L = abs(ds.GetGeoTransform()[1])
+o = json.load(open(sys.argv[2])); sph = json.load(open(sys.argv[3]))["sph"]
+nd = ds.GetRasterBand(1).GetNoDataValue()
+z = z[z != nd] if nd is not None else z.ravel()
+level = np.quantile(z, sph["fill_quantile"])
+vol = np.maximum(level / L - z / L, 0).sum()
+N = sph["max_particles"]
+k = max(50, math.ceil(100 * (vol / N) ** (1 / 3)))
+b = o["budget"]
+# relative to the material moved (erode(1) JSON OUTPUT): 7.7e-9 measured on
+# the steep crop, the rounding of its 4e10 m^3 of terrain
+assert o["status"] == "ok" and b["water_added"] > 0 and b["relative_error"] < 1e-7, o
+for k in range(k, min(k + 10, 400) + 1):
+    n = b["water_added"] / (k / 100 * L) ** 3
+    if abs(n - round(n)) < 1e-6 * n:
+        break
+else:
+    sys.exit("water_added %.17g is no whole number of particles at %g cells or a little more" % (b["water_added"], k / 100))
+assert round(n) <= N, "%d particles, more than %d" % (round(n), N)
+print("%g %d" % (k / 100, round(n)))
+EOF
+    for m in steep vermont; do
+        f=$T/steep.tif
+        [ $m = vermont ] && f=$W
+        mkdir -p "$T/lake-$m"
+        t_exit 0 "$ERODE" -q --json -r "$C" -s sph.steps=1 -o "$T/lake-$m" "$f"
+        [ -s "$T/stderr" ] && t_fail "$m: stderr: $(head -c 300 "$T/stderr")"
+        got=$($PY "$T/auto.py" "$f" "$T/stdout" "$C" 2>&1) || { t_fail "$m: $got"; continue; }
+        echo "       ($m: spacing $got particles)"
+        case $m in
+        steep) [ "${got% *}" = 0.96 ] || t_fail "steep: spacing ${got% *}, not 0.96" ;;
+        vermont) [ "${got% *}" = 0.5 ] || t_fail "vermont: spacing ${got% *}, not 0.5" ;;
+        esac
+    done
+    t_ok
+else
+    t_skip "gdal_translate or python3-gdal missing"
+fi

@@ -56,7 +56,7 @@ $PY - "$T/st.json" << 'PYEOF' || t_fail "$(head -c 400 "$T/st.json")"
 import json, sys
 o = json.load(open(sys.argv[1]))
 st, b = o["stages"], o["budget"]
-assert o["model"] == "mei,droplet" and o["backend"] == "cpu", (o["model"], o["backend"])
+assert o["model"] == ["mei", "droplet"] and o["backend"] == "cpu", (o["model"], o["backend"])
 assert [s["model"] for s in st] == ["mei", "droplet"]
 for s in st:
     assert {"model", "eroded", "deposited", "changed_cells"} <= set(s), s
@@ -125,8 +125,8 @@ while [ $tries -lt 3 ] && [ $inside -eq 0 ]; do
     for l in height sediment water; do
         cmp -s "$T/st/$stem.$l.tif" "$d/out/$stem.$l.tif" || t_fail "$l differs (resumed at $at)"
     done
-    jq -c '[.budget, .stages]' "$T/stdout" > "$d/resumed"
-    jq -c '[.budget, .stages]' "$T/st.json" > "$d/straight"
+    jq -c '[.budget, (.stages | map(del(.seconds)))]' "$T/stdout" > "$d/resumed"
+    jq -c '[.budget, (.stages | map(del(.seconds)))]' "$T/st.json" > "$d/straight"
     cmp -s "$d/resumed" "$d/straight" || t_fail "the budget differs (resumed at $at)"
 done
 [ $inside -eq 1 ] || t_fail "no kill landed in stage 2 in $tries tries: the test proves nothing"

@@ -26,7 +26,7 @@ t_case "diffusion: --json, its budget closes, GDAL reads the heights"
 mkdir -p "$T/ref"
 # shellcheck disable=SC2086
 t_exit 0 "$E" -q $DIFF -j 2 --json -o "$T/ref" "$IN"
-jq -e '.model == "diffusion" and .steps == 400 and .substeps >= 400 and
+jq -e '.model == ["diffusion"] and .steps == 400 and .substeps >= 400 and
        .budget.relative_error < 1e-6 and .budget.eroded > 0' "$T/stdout" > /dev/null ||
     t_fail "--json: $(cat "$T/stdout")"
 jq -c 'del(.seconds, .timing, .outputs)' "$T/stdout" > "$T/ref.json"
@@ -71,6 +71,6 @@ cat > "$T/staged.json" << 'JSON'
 JSON
 mkdir -p "$T/st"
 t_exit 0 "$E" -q -r "$T/staged.json" --json -o "$T/st" "$IN"
-jq -e '.model == "diffusion,mei" and (.stages | length) == 2 and .stages[0].steps == 50' \
+jq -e '.model == ["diffusion", "mei"] and (.stages | length) == 2 and .stages[0].steps == 50' \
     "$T/stdout" > /dev/null || t_fail "--json: $(cat "$T/stdout")"
 t_ok

@@ -346,7 +346,9 @@ START_TEST(open_edges_balance)
     ck_assert_int_eq(run_grid(&p, &g, &b, &e), ER_OK);
     ck_assert_double_gt(b.left_map, 0.0);
     ck_assert_double_gt(b.water_left, 0.0);
-    ck_assert_double_le(b.rel_error, 1e-9);
+    /* of the material moved (er_budget_rel_error): 1.4e-8 measured, 1e-10
+     * of the terrain's volume */
+    ck_assert_double_le(b.rel_error, 1e-7);
     double before = layer_sum(&g, g.z0);
     double after = layer_sum(&g, g.z) + layer_sum(&g, g.sed);
     float top = 0.0f;

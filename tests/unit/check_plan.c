@@ -204,36 +204,37 @@ START_TEST(test_resume_fits)
     er_run_hooks hk = {keep_third, NULL, NULL, NULL};
     er_run_opts o = {&l, NULL, &hk, NULL};
     ck_assert_int_eq(er_backend_cpu.run(NULL, &plan, &t, &o, &err), ER_OK);
+    t = hill(); /* the input again: a resume starts from it */
     const er_layers both = {water, sed, NULL, NULL}, deposit_only = {water, NULL, NULL, NULL};
-    ck_assert_int_eq(er_plan_check_resume(&plan, &kept, &both, &err), ER_OK);
+    ck_assert_int_eq(er_plan_check_resume(&plan, &t, &kept, &both, &err), ER_OK);
     er_run_state r = kept;
     r.done += 1;
-    ck_assert_int_eq(er_plan_check_resume(&plan, &r, &both, &err), ER_EINVAL);
+    ck_assert_int_eq(er_plan_check_resume(&plan, &t, &r, &both, &err), ER_EINVAL);
     ck_assert_msg(strstr(err.msg, "does not fit"), "%s", err.msg);
     r = kept;
     r.boundaries += 1;
-    ck_assert_int_eq(er_plan_check_resume(&plan, &r, &both, &err), ER_EINVAL);
+    ck_assert_int_eq(er_plan_check_resume(&plan, &t, &r, &both, &err), ER_EINVAL);
     r = kept;
     r.width = W - 1;
-    ck_assert_int_eq(er_plan_check_resume(&plan, &r, &both, &err), ER_EINVAL);
+    ck_assert_int_eq(er_plan_check_resume(&plan, &t, &r, &both, &err), ER_EINVAL);
     r = kept;
     r.model = p.model == ER_MODEL_MEI ? ER_MODEL_DROPLET : ER_MODEL_MEI;
-    ck_assert_int_eq(er_plan_check_resume(&plan, &r, &both, &err), ER_EINVAL);
+    ck_assert_int_eq(er_plan_check_resume(&plan, &t, &r, &both, &err), ER_EINVAL);
     r = kept;
     r.array[p.model == ER_MODEL_MEI ? ER_STATE_MEI_Q + 3 : ER_STATE_DROP_DEPOSIT] = NULL;
-    ck_assert_int_eq(er_plan_check_resume(&plan, &r, &both, &err), ER_EINVAL);
+    ck_assert_int_eq(er_plan_check_resume(&plan, &t, &r, &both, &err), ER_EINVAL);
     if (p.model == ER_MODEL_DROPLET) /* a layer the run does not keep may be absent */
-        ck_assert_int_eq(er_plan_check_resume(&plan, &r, &deposit_only, &err), ER_OK);
+        ck_assert_int_eq(er_plan_check_resume(&plan, &t, &r, &deposit_only, &err), ER_OK);
     if (p.model == ER_MODEL_MEI) {
         /* the run kept no flow: a run that asks for it is refused, by name;
          * a state of the older 7-array layout fits a run without flow/wear */
         const er_layers flow = {NULL, NULL, water, NULL};
-        ck_assert_int_eq(er_plan_check_resume(&plan, &kept, &flow, &err), ER_EINVAL);
+        ck_assert_int_eq(er_plan_check_resume(&plan, &t, &kept, &flow, &err), ER_EINVAL);
         ck_assert_msg(strstr(err.msg, "no flow layer"), "%s", err.msg);
         r = kept;
         r.n_arrays = ER_STATE_MEI_OLD;
-        ck_assert_int_eq(er_plan_check_resume(&plan, &r, &both, &err), ER_OK);
-        ck_assert_int_eq(er_plan_check_resume(&plan, &r, &flow, &err), ER_EINVAL);
+        ck_assert_int_eq(er_plan_check_resume(&plan, &t, &r, &both, &err), ER_OK);
+        ck_assert_int_eq(er_plan_check_resume(&plan, &t, &r, &flow, &err), ER_EINVAL);
     }
 }
 END_TEST
@@ -257,7 +258,7 @@ START_TEST(test_plan_map_must_match)
  * behaviour).  The hill's 1200 cells of 10 m with a reference of 1 mm
  * (r = 1e4): per_cell 8.3 makes 9.96e11 droplets and passes, 8.4 makes
  * 1.008e12 and is refused; a reference of 1e-310 m (r past 1e102, r^3
- * infinite) and one that makes the brush radius 3e21 cells are refused;
+ * infinite) and one that makes the brush radius 1e12 cells are refused;
  * in a window of a 1e6 x 1e6 world per_cell 1 makes 1e12 and passes,
  * 1.01 is refused naming droplet.per_cell. */
 START_TEST(test_droplet_count_bounded)
@@ -272,7 +273,7 @@ START_TEST(test_droplet_count_bounded)
     ck_assert_msg(er_plan_make(&p, &t, NULL, &plan, &err) == ER_OK, "%s", err.msg);
     ck_assert(plan.own.droplet.droplets > 990000000000 && plan.own.droplet.droplets <= 1000000000000);
     const double refs[] = {1e-3, 1e-310, 1e6};
-    const double cell[] = {10.0, 10.0, 1e-15};
+    const double cell[] = {10.0, 10.0, 1e-6}; /* 1e-6: the least cell size */
     for (int k = 0; k < 3; k++) {
         p.droplet.per_cell = 8.4;
         p.droplet.reference_cell_size = refs[k];

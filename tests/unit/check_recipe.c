@@ -201,7 +201,7 @@ static const struct bad {
     {"{\"droplet\": {\"height_unit\": 0}}", "droplet.height_unit: 0 is out of range, must be > 0"},
     {"{\"droplet\": {\"mass_transfer\": {\"min_volume\": 0}}}",
      "droplet.mass_transfer.min_volume: 0 is out of range"},
-    {"{\"terrain\": {\"cell_size\": 0}}", "terrain.cell_size: 0 is out of range, must be > 0"},
+    {"{\"terrain\": {\"cell_size\": 0}}", "terrain.cell_size: 0 is out of range, must be >= 1e-06"},
     {"{\"terrain\": {\"vertical_scale\": 1e300}}", "terrain.vertical_scale: 1e+300 is out of range"},
     {"{\"seed\": -1}", "seed: -1 is out of range, must be >= 0 and <= 9007199254740991"},
     {"{\"seed\": 9007199254740993}", "seed: 9007199254740992 is out of range"},

@@ -355,9 +355,10 @@ START_TEST(resume_mismatch_refused)
 END_TEST
 
 /* A state whose values no run leaves (a crafted checkpoint's: its
- * checksums hold): a droplet height not finite or below the input's
- * lowest, a nodata cell changed, a layer negative or NaN; a Mei array not
- * finite.  Refused before the run (ER_EINVAL, one line "the state ..."),
+ * checksums hold): a droplet height not finite, below the input's lowest
+ * or above what the map's material can pile on one cell, a nodata cell
+ * changed, a layer negative or NaN; a Mei array not finite, a height out
+ * of its bound, a depth, load, outflow or flow below 0.  Refused before the run (ER_EINVAL, one line "the state ..."),
  * the input untouched; the state itself resumes. */
 START_TEST(crafted_values_refused)
 {
@@ -383,13 +384,20 @@ START_TEST(crafted_values_refused)
         const char *want;
     } cases[] = {{0, ER_STATE_DROP_HEIGHT, valid, NAN, "height nan"},
                  {0, ER_STATE_DROP_HEIGHT, valid, INFINITY, "height inf"},
-                 {0, ER_STATE_DROP_HEIGHT, valid, -1.0f, "below the input's lowest"},
+                 {0, ER_STATE_DROP_HEIGHT, valid, -1.0f, "height -1 at cell (5, 0)"},
+                 {0, ER_STATE_DROP_HEIGHT, valid, 1e30f, "height 1e+30 at cell (5, 0)"},
                  {0, ER_STATE_DROP_HEIGHT, wall, 1.0f, "nodata cell (32, 16)"},
-                 {0, ER_STATE_DROP_FLOW, valid, -1.0f, "flow layer holds -1"},
-                 {0, ER_STATE_DROP_DEPOSIT, valid, NAN, "deposit layer holds nan"},
-                 {0, ER_STATE_DROP_WEAR, valid, INFINITY, "wear layer holds inf"},
+                 {0, ER_STATE_DROP_FLOW, valid, -1.0f, "flow -1"},
+                 {0, ER_STATE_DROP_DEPOSIT, valid, NAN, "deposit nan"},
+                 {0, ER_STATE_DROP_WEAR, valid, INFINITY, "wear inf"},
+                 {1, ER_STATE_MEI_Z, valid, 1e30f, "height 1e+30 at cell (5, 0)"},
+                 {1, ER_STATE_MEI_Z, valid, -1e30f, "height -1e+30"},
                  {1, ER_STATE_MEI_D, valid, NAN, "array 1 is not finite at cell (5, 0)"},
+                 {1, ER_STATE_MEI_D, valid, -1.0f, "water depth -1 at cell (5, 0)"},
+                 {1, ER_STATE_MEI_S, valid, -1e-3f, "suspended sediment -0.001"},
+                 {1, ER_STATE_MEI_Q + 1, valid, -1.0f, "outflow -1"},
                  {1, ER_STATE_MEI_Q + 2, wall, INFINITY, "array 5 is not finite"},
+                 {1, ER_STATE_MEI_FLOW, valid, -2.0f, "flow -2"},
                  {1, ER_STATE_MEI_WEAR, valid, NAN, "array 8 is not finite"}};
     ck_assert(lo > -1.0f);
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
@@ -848,12 +856,14 @@ static int sph_save_at_1(void *user, const er_run_state *st)
 /* What a crafted checkpoint of an SPH run may say, each read back from a
  * file whose checksums hold: particle 0 at a position that is not finite,
  * off the map by a hair, on the map's far edge (allowed, above the
- * ground there), with an
- * infinite speed or a load outside [0, 1]; working heights or deposits
- * not finite; a pending source volume negative or NaN; a NaN in the kept
- * wear layer.  Each is refused before the run with one line (ER_EINVAL,
- * "the state's ..."), not run into (a NaN position indexed the neighbour
- * grid with an undefined conversion and crashed the resume). */
+ * ground there), with an infinite speed or a load outside [0, c_max]
+ * (c_max itself allowed); working heights not finite or beyond what the
+ * run can erode or deposit; deposits not finite, negative or beyond it,
+ * a change since the start beyond it; a pending source volume negative or
+ * NaN; a NaN or a negative value in the kept wear or flow layer.  Each is
+ * refused before the run with one line (ER_EINVAL, "the state's ..."), not
+ * run into (a NaN position indexed the neighbour grid with an undefined
+ * conversion and crashed the resume; deposits of 1e300 were written out). */
 START_TEST(sph_crafted_values_refused)
 {
     char dir[PATH_MAX], path[PATH_MAX + 16];
@@ -868,15 +878,17 @@ START_TEST(sph_crafted_values_refused)
     er_error e;
     ck_assert_int_eq(er_run_cpu(&p, &t, NULL, &(er_run_opts){&l, NULL, &hk, NULL}, &e),
                      ER_ECANCELED);
-    enum { X, Y, VZ, C, ZB, DEP, PEND, WEAR };
+    enum { X, Y, VZ, C, ZB, DZ, DEP, PEND, WEAR, FLOW };
     const struct {
         int what;
         double value;
         int ok;
     } cases[] = {{X, NAN, 0},       {X, -1e-9, 0},   {X, 15.0, 1},      {X, 15.000001, 0},
                  {Y, INFINITY, 0},  {Y, 15.0, 1},    {VZ, INFINITY, 0}, {VZ, NAN, 0},
-                 {C, -0.1, 0},      {C, 1.5, 0},     {C, 1.0, 1},       {ZB, NAN, 0},
-                 {DEP, -INFINITY, 0}, {PEND, -1.0, 0}, {PEND, NAN, 0},  {WEAR, NAN, 0}};
+                 {C, -0.1, 0},      {C, 1.5, 0},     {C, 0.3, 1},       {C, 0.30001, 0},
+                 {ZB, NAN, 0},      {ZB, 1e30, 0},   {ZB, -1e30, 0},    {DEP, -INFINITY, 0},
+                 {DEP, 1e300, 0},   {DEP, -1.0, 0},  {DZ, 1e300, 0},    {PEND, -1.0, 0},
+                 {PEND, NAN, 0},    {WEAR, NAN, 0},  {WEAR, -1.0, 0},   {FLOW, -1.0, 0}};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         er_checkpoint ck;
         ck_assert_msg(er_checkpoint_read(path, &v.id, &ck, &e) == ER_OK, "%s", e.msg);
@@ -888,9 +900,12 @@ START_TEST(sph_crafted_values_refused)
         ck_assert_uint_gt(x->count[0], 0);
         double *pt = (double *)(uintptr_t)x->part[0];
         double *zb = pt + x->count[0] * ER_SPH_PARTICLE_DOUBLES, *dep = zb + 2 * 256;
-        double *slot[] = {&pt[0], &pt[1], &pt[5], &pt[6], &zb[40], &dep[41], &dep[256]};
-        if (cases[k].what == WEAR)
-            ((float *)(uintptr_t)ck.state.array[ER_STATE_SPH_WEAR])[7] = NAN;
+        double *slot[] = {&pt[0], &pt[1], &pt[5], &pt[6], &zb[40], &zb[256 + 42], &dep[41],
+                          &dep[256]};
+        if (cases[k].what >= WEAR)
+            ((float *)(uintptr_t)ck.state.array[cases[k].what == WEAR ? ER_STATE_SPH_WEAR
+                                                                       : ER_STATE_SPH_FLOW])[7] =
+                (float)cases[k].value;
         else
             *slot[cases[k].what] = cases[k].value;
         if (cases[k].ok)

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include "../../core/models.h"
 #include "../../core/rng.h"
@@ -644,6 +645,57 @@ START_TEST(resume_plan_error_line_whole)
 }
 END_TEST
 
+/* A staged checkpoint whose checksums hold but whose values no run leaves
+ * (issue 38): the stream-power heights of stage 0 at 1e300, the heights a
+ * later stage started from at 1e30, a droplet stage's heights at 1e30 or
+ * below the lowest its stage started from, the flow of the stages before
+ * it negative.  Each resume is refused before any work, with one line
+ * (ER_EINVAL, "the state's ..."), the terrain as it was. */
+static const struct {
+    int sp_mei;   /* the recipe: sp_mei, else mei_drop */
+    int64_t at;   /* the boundary stopped at */
+    int where;    /* 0 the stage's state heights, 1 its start heights, 2 the flow before it */
+    float value;
+    const char *want;
+} crafted[] = {{1, 2, 0, 1e30f, "the state's height 1e+30 at cell (5, 0)"},
+               {1, 8, 1, 1e30f, "the state's height its stage started from 1e+30 at cell (5, 0)"},
+               {0, 20, 1, -1e30f, "the state's height its stage started from -1e+30"},
+               {0, 20, 0, 1e30f, "the state's height 1e+30 at cell (5, 0)"},
+               {0, 20, 0, -1e3f, "the state's height -1000 at cell (5, 0)"},
+               {0, 20, 2, -1.0f, "the state's flow of the stages before it -1"}};
+
+START_TEST(crafted_stage_values_refused)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 8];
+    er_error err;
+    er_test_mkdtemp(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/ck", dir);
+    ck_assert_int_eq(parse_st(crafted[_i].sp_mei ? sp_mei : mei_drop, NULL, 0, &R, &err), ER_OK);
+    stopper v = {path, crafted[_i].at, {ER_MODEL_MEI, W, H, 11, 12, "cpu", 1}, 0};
+    er_run_hooks stop = {stop_at, &v, NULL, NULL};
+    ck_assert_int_eq(run_staged(&R, &B, &stop, 2, &err), ER_ECANCELED);
+    er_checkpoint ck;
+    ck_assert_msg(er_checkpoint_read(path, &v.id, &ck, &err) == ER_OK, "%s", err.msg);
+    const er_run_stage *g = ck.state.stage;
+    float *z = (float *)(uintptr_t)(crafted[_i].where ? g->array[crafted[_i].where - 1]
+                                                      : ck.state.array[0]);
+    if (ck.state.extra && !crafted[_i].where) /* stream power: the heights are the section's */
+        ((double *)(uintptr_t)ck.state.extra->part[0])[5] = (double)crafted[_i].value;
+    else
+        z[5] = crafted[_i].value;
+    er_run_hooks res = {no_stop, NULL, &ck.state, NULL};
+    ck_assert_int_eq(run_staged(&R, &B, &res, 2, &err), ER_EINVAL);
+    ck_assert_msg(strncmp(err.msg, crafted[_i].want, strlen(crafted[_i].want)) == 0 &&
+                      !strchr(err.msg, '\n'),
+                  "case %d: '%s' lacks '%s'", _i, err.msg, crafted[_i].want);
+    float start[CELLS];
+    bowl(start);
+    ck_assert(memcmp(B.z, start, sizeof start) == 0);
+    er_checkpoint_free(&ck);
+    er_test_rmdir(dir);
+}
+END_TEST
+
 /* A stage's plan error names the stage, before any work. */
 START_TEST(plan_errors_name_the_stage)
 {
@@ -681,6 +733,8 @@ Suite *stages_suite(void)
     tcase_add_test(tc, damaged_stage_section_refused);
     tcase_add_test(tc, plan_errors_name_the_stage);
     tcase_add_test(tc, resume_plan_error_line_whole);
+    tcase_add_loop_test(tc, crafted_stage_values_refused, 0,
+                        (int)(sizeof crafted / sizeof crafted[0]));
     suite_add_tcase(s, tc);
     return s;
 }

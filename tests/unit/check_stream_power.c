@@ -306,6 +306,32 @@ START_TEST(implicit_matches_explicit)
 }
 END_TEST
 
+/* Diffusion at the largest accepted K_d dt / dx^2 (K_d 1e6 m^2/yr, dt 1e9
+ * yr on 30 m cells: theta 1.1e12) with base level on every edge and no
+ * uplift: what leaves at base level is what the lines lost, so the budget
+ * closes to the final heights' float rounding.  Counted as theta (h -
+ * h_base) a face, the flux's rounding would grow with theta: 3.8e-6 of
+ * the Vermont DEM's volume, 1.6e-6 of the material moved, here. */
+START_TEST(budget_closes_at_large_theta)
+{
+    map m = map_new(64, 48, 30.0);
+    noise(&m, 5, 800.0);
+    er_params p = sp_params();
+    p.stream_power.steps = 6;
+    p.stream_power.kd = 1e6;
+    p.stream_power.dt = 1e9;
+    p.stream_power.uplift = 0.0;
+    map_run_ok(&m, &p);
+    const er_budget *b = &m.b;
+    ck_assert_double_gt(b->eroded, 0.1 * b->material_before);
+    ck_assert_msg(b->rel_error < 1e-9, "relative error %g", b->rel_error);
+    /* the float heights, within the input's 0..800 m: 2^-24 of each at most */
+    ck_assert_double_eq_tol(b->material_before - b->left_map, b->material_after,
+                            0x1p-24 * 800.0 * (double)cells(&m));
+    map_free(&m);
+}
+END_TEST
+
 /* The budget with deposition, diffusion and control maps: material
  * before plus uplift equals material after plus what left at base level
  * (to rounding, 1e-9 of the total), eroded - deposited = left, and the
@@ -555,8 +581,13 @@ START_TEST(resume_identical)
     er_plan plan;
     ck_assert_int_eq(er_plan_make(&p, &c.t, NULL, &plan, &e), ER_OK);
     er_layers keep = {NULL, c.sed, NULL, c.wear};
-    ck_assert_int_eq(er_plan_check_resume(&plan, &ck.state, &keep, &e), ER_EINVAL);
-    ck_assert_ptr_nonnull(strstr(e.msg, "heights are not finite"));
+    ck_assert_int_eq(er_plan_check_resume(&plan, &c.t, &ck.state, &keep, &e), ER_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.msg, "height nan"));
+    /* finite, but beyond what the map's material and uplift allow (a
+     * crafted checkpoint's 1e300 was run into infinities, exit 0) */
+    zs[100] = 1e300;
+    ck_assert_int_eq(er_plan_check_resume(&plan, &c.t, &ck.state, &keep, &e), ER_EINVAL);
+    ck_assert_msg(strstr(e.msg, "the state's height 1e+300 at cell (4, 2)"), "%s", e.msg);
     er_checkpoint_free(&ck);
     er_test_rmdir(dir);
     map_free(&a);
@@ -630,6 +661,7 @@ Suite *stream_power_suite(void)
     tcase_add_test(tc, depression_fills);
     tcase_add_test(tc, implicit_matches_explicit);
     tcase_add_test(tc, budget_closes);
+    tcase_add_test(tc, budget_closes_at_large_theta);
     tcase_add_test(tc, zero_steps_and_walls);
     tcase_add_test(tc, uplift_map);
     tcase_add_test(tc, absurd_uplift_warned);

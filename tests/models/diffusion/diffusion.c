@@ -109,7 +109,7 @@ static er_status run_load(void *run, const er_run_state *rs, er_budget *bud, er_
 {
     diff_run *r = run;
     const er_layers keep = {NULL, NULL, NULL, r->wear};
-    er_status st = er_plan_check_resume(r->plan, rs, &keep, err);
+    er_status st = er_plan_check_resume(r->plan, r->t, rs, &keep, err);
     if (st)
         return st;
     const size_t n = (size_t)r->t->width * (size_t)r->t->height;
@@ -179,7 +179,7 @@ static er_status run_finish(void *run, er_status st, int started, er_budget *bud
     er_terrain_stats m;
     er_terrain_measure(r->t, &m);
     bud->material_after = m.sum;
-    bud->rel_error = fabs(bud->material_before - m.sum) / fmax(fabs(bud->material_before), 1e-300);
+    bud->rel_error = er_budget_rel_error(bud, m.abs_sum);
     return st;
 }
 

@@ -3,9 +3,11 @@
 
 #include "diffusion.h"
 
-static er_status check_resume(const er_plan *plan, const er_run_state *r, const er_layers *keep,
-                              er_error *err)
+/* No height_bound: a model of the tests, its heights only finite. */
+static er_status check_resume(const er_plan *plan, const er_terrain *t, const er_run_state *r,
+                              const er_layers *keep, er_error *err)
 {
+    (void)t;
     er_status st = er_state_check_fit(plan, r, r->boundary, plan->p.diffusion.steps, err);
     if (st)
         return st;
