@@ -29,10 +29,12 @@ run 0 -s mei.steps=20 -o "$tmp" "$O"
 run 0 -r "$src/configs/droplet.json" -s droplet.count=2000 --layers height,water,sediment,erosion,deposit -o "$tmp" "$O"
 run 0 -r "$src/configs/droplet-mass-transfer.json" -s droplet.count=500 -o "$tmp" "$O"
 run 0 -s mei.steps=2 -f png -o "$tmp" "$O"
-run 0 -s mei.steps=2 -o "$tmp" "$tmp/olinda_dem_f32_utm25s.height.png"
+# an output eroded again (its stem loses .height): into another directory
+mkdir -p "$tmp/again"
+run 0 -s mei.steps=2 -o "$tmp/again" "$tmp/olinda_dem_f32_utm25s.height.png"
 # the parallel codecs, COG and rounding, the render formats
 run 0 -s mei.steps=2 --co COMPRESS=ZSTD --co COG=YES --co BLOCKSIZE=64 --precision 1e-3 -o "$tmp" "$O"
-run 0 -s mei.steps=2 -o "$tmp/" "$tmp/olinda_dem_f32_utm25s.height.tif"
+run 0 -s mei.steps=2 -o "$tmp/again/" "$tmp/olinda_dem_f32_utm25s.height.tif"
 run 0 -s mei.steps=2 -f exr --co PIXEL_TYPE=HALF -o "$tmp" "$O"
 run 0 -s mei.steps=2 -f r16 -o "$tmp" "$O"
 # the SPH model, a few steps
