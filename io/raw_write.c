@@ -117,7 +117,7 @@ static void value_range(const er_layer_out *l, const er_nodata_fill *fill, doubl
     double mn = INFINITY, mx = -INFINITY;
     for (size_t i = 0; i < n; i++) {
         float v;
-        bad += is_nodata(l, i);
+        bad += (size_t)is_nodata(l, i);
         if (!cell(l, fill, i, &v)) {
             none++;
             continue;

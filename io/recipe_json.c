@@ -84,6 +84,17 @@ static int json_number(const char *t, size_t n)
     return i == n;
 }
 
+/* The length of the run of [0-9+-.eE] at t, within n bytes (the text
+ * need not end in a NUL: strspn would read past it). */
+static size_t number_span(const char *t, size_t n)
+{
+    size_t i = 0;
+    while (i < n && (is_digit(t[i]) || t[i] == '+' || t[i] == '-' || t[i] == '.' || t[i] == 'e' ||
+                     t[i] == 'E'))
+        i++;
+    return i;
+}
+
 /* cJSON reads any run of [0-9+-.eE] that strtod takes as a number, so
  * 020 (an octal in other languages) and 1. would pass: every number
  * outside strings is checked against JSON's own grammar. */
@@ -97,9 +108,7 @@ int er_recipe_bad_number(const char *text, size_t len, size_t *at)
         }
         if (text[i] != '-' && !is_digit(text[i]))
             continue;
-        size_t n = strspn(text + i, "0123456789+-.eE");
-        if (n > len - i)
-            n = len - i;
+        size_t n = number_span(text + i, len - i);
         if (!json_number(text + i, n)) {
             *at = i;
             return 1;
@@ -138,7 +147,7 @@ cJSON *er_recipe_parse_json(const er_recipe_ctx *c, const char *text, size_t len
         return NULL;
     }
     if (er_recipe_bad_number(text, len, &at)) {
-        size_t line, col, n = strspn(text + at, "0123456789+-.eE");
+        size_t line, col, n = number_span(text + at, len - at);
         cJSON_Delete(root);
         line_col(text, at, &line, &col);
         *st = er_recipe_fail(c, NULL, "line %zu, column %zu: malformed JSON number '%.*s' (no "

@@ -1000,6 +1000,7 @@ typedef struct cutter {
     float *z;            /* the heights handed */
 } cutter;
 
+#ifdef ER_HAVE_VULKAN
 static int cut_progress(void *user, double fraction)
 {
     cutter *c = user;
@@ -1027,25 +1028,26 @@ static int cut_boundary(void *user, const er_run_state *v)
     memcpy(c->z, v->array[ER_STATE_DROP_HEIGHT], n * sizeof(float));
     return 1;
 }
+#endif
 
 /* Runs p on m cut after every dispatch (2 droplet steps each), with
  * progress and hooks from c. */
 static er_status run_cut(er_vk_ctx *vk, const er_params *p, vmap *m, cutter *c, er_error *err)
 {
+#ifdef ER_HAVE_VULKAN
     memcpy(m->z, m->z0, ncells(m) * sizeof(float));
     er_terrain t = {m->w, m->h, m->z, m->wall, 1.0, 1.0, NULL};
     er_layers l = {m->flow, m->dep, NULL, m->wear};
     er_run_ctl ctl = {cut_progress, c};
     er_run_hooks hk = {cut_boundary, c, NULL, cut_wants};
     memset(&m->b, 0, sizeof m->b);
-#ifdef ER_HAVE_VULKAN
     er_plan plan;
     er_status st = er_plan_make(p, &t, NULL, &plan, err);
     c->boundaries = plan.boundaries;
     return st ? st : er_vk_droplet_run_cut_all(vk, &plan, &t, &(er_run_opts){&l, &ctl, &hk, &m->b},
                                                2, err);
 #else
-    (void)vk, (void)p, (void)err;
+    (void)vk, (void)p, (void)m, (void)c, (void)err;
     return ER_EUNSUPPORTED;
 #endif
 }
