@@ -17,6 +17,7 @@
 #define ER_OMP_FOR_DYNAMIC(...) ER_PRAGMA(omp parallel for schedule(dynamic, 1) __VA_ARGS__)
 #define ER_OMP_PARALLEL(...) ER_PRAGMA(omp parallel __VA_ARGS__)
 #define ER_OMP_FOR_INNER(...) ER_PRAGMA(omp for schedule(static) __VA_ARGS__)
+#define ER_OMP_FOR_INNER_DYNAMIC(...) ER_PRAGMA(omp for schedule(dynamic, 1) __VA_ARGS__)
 #define ER_OMP_BARRIER ER_PRAGMA(omp barrier)
 static inline int er_thread_count(void) { return omp_get_max_threads(); }
 static inline int er_thread_id(void) { return omp_get_thread_num(); }
@@ -25,6 +26,7 @@ static inline int er_thread_id(void) { return omp_get_thread_num(); }
 #define ER_OMP_FOR_DYNAMIC(...)
 #define ER_OMP_PARALLEL(...)
 #define ER_OMP_FOR_INNER(...)
+#define ER_OMP_FOR_INNER_DYNAMIC(...)
 #define ER_OMP_BARRIER
 static inline int er_thread_count(void) { return 1; }
 static inline int er_thread_id(void) { return 0; }

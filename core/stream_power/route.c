@@ -67,8 +67,9 @@ static inline int on_map(int x, int y, int k, int w, int h)
 }
 
 /* The direction of each free cell's steepest descent (one writer per
- * cell); the pits of each row in rows[].  Cells away from the map's edge
- * and from nodata (all of them on most maps) take the branch-free path. */
+ * cell); the pits of each row in rows[y] and its roots (pits and
+ * base-level cells) in rows[h + y].  Cells away from the map's edge and
+ * from nodata (all of them on most maps) take the branch-free path. */
 static void receivers(er_sp_sim *s, double *rows)
 {
     const int w = s->w, h = s->h;
@@ -76,7 +77,7 @@ static void receivers(er_sp_sim *s, double *rows)
                            1.0 / s->dx, 1.0 / s->dd, 1.0 / s->dy, 1.0 / s->dd};
     ER_OMP_FOR()
     for (int y = 0; y < h; y++) {
-        int64_t pits = 0;
+        int64_t pits = 0, base = 0;
         const int inner = y > 0 && y < h - 1;
         for (int x = 0; x < w; x++) {
             const int64_t i = (int64_t)y * w + x;
@@ -105,10 +106,12 @@ static void receivers(er_sp_sim *s, double *rows)
                 }
                 pits += r == ER_SP_NONE;
             }
+            base += s->kind[i] == ER_SP_BASE;
             s->rdir[i] = r;
             s->lake[i] = 0; /* carve's marks until lakes() */
         }
         rows[y] = (double)pits;
+        rows[h + y] = (double)(pits + base);
     }
 }
 
@@ -137,13 +140,18 @@ static void donors(er_sp_sim *s)
 }
 
 /* Appends to out[*top] the cells upstream of the cells out[from..*top),
- * breadth first through the donor bits, and sets their basin to b. */
-static void upstream(er_sp_sim *s, int32_t *out, int64_t from, int64_t *top, int32_t b)
+ * breadth first through the donor bits, and sets their basin to b.
+ * Returns 0, the cells beyond out[end] unwritten, when they would not fit
+ * before out[end]. */
+static int upstream(er_sp_sim *s, int32_t *out, int64_t from, int64_t *top, int64_t end,
+                    int32_t b)
 {
     int64_t t = *top;
     for (int64_t k = from; k < t; k++) {
         const int32_t c = out[k];
         unsigned m = s->dmask[c];
+        if (t + 8 > end && t + __builtin_popcount(m) > end)
+            return 0;
         while (m) {
             const int d = __builtin_ctz(m);
             m &= m - 1;
@@ -153,41 +161,70 @@ static void upstream(er_sp_sim *s, int32_t *out, int64_t from, int64_t *top, int
         }
     }
     *top = t;
+    return 1;
+}
+
+/* Roots of the traversal a chunk of work (forest): enough chunks for the
+ * threads to balance blocks of very different sizes, few enough to add
+ * up in no time. */
+#define ER_SP_CHUNK 32
+
+/* The blocks of roots [r0, r1) (r1 - r0 <= ER_SP_CHUNK; root_at[r]
+ * holding each root's cell) written one after the other from out[at],
+ * before out[end]: root_at[r] becomes where its block starts, counted
+ * from out[at]; each basin's size.  Returns the cells written, or -1 (the
+ * root_at[r] as they were) when they would not fit. */
+static int64_t chunk_blocks(er_sp_sim *s, int64_t r0, int64_t r1, int32_t *out, int64_t at,
+                            int64_t end)
+{
+    int64_t top = at, start[ER_SP_CHUNK];
+    for (int64_t r = r0; r < r1; r++) {
+        const int32_t i = (int32_t)s->root_at[r], b = s->basin[i];
+        const int64_t from = top;
+        if (top >= end)
+            return -1;
+        start[r - r0] = from - at;
+        out[top++] = i;
+        if (!upstream(s, out, from, &top, end, b))
+            return -1;
+        if (b)
+            s->basins[b].ns = top - from;
+    }
+    for (int64_t r = r0; r < r1; r++)
+        s->root_at[r] = start[r - r0];
+    return top - at;
 }
 
 /* The stack before the depressions are resolved: each root (a base-level
  * cell or a pit) in cell order, then its upstream cells breadth first, a
  * block each (root_at); the basins: 0 for a base-level root's block, 1,
- * 2, ... for each pit's. */
-static er_status forest(er_sp_sim *s, er_error *err)
+ * 2, ... for each pit's.  rows: receivers()'s counts per row.
+ * The roots are listed row by row in parallel (each row's first root and
+ * basin from the counts); then chunks of ER_SP_CHUNK roots are traversed
+ * by whichever thread is free, each thread writing its chunks one after
+ * the other into its own part of a staging area (q, free until the
+ * incision: 2 n int32 slots), and the chunks are copied into the stack
+ * in chunk order.  A chunk that does not fit in its thread's part (blocks
+ * of more than 2 n / threads cells) is traversed afterwards, in chunk
+ * order, straight into the stack, as every chunk is on one thread.  Each
+ * block holds the cells of the sequential traversal in its order,
+ * whichever thread wrote it. */
+static er_status forest(er_sp_sim *s, double *rows, er_error *err)
 {
-    int64_t top = 0, nr = 0;
-    s->nbasins = 1;
-    if (grow((void **)&s->root_at, &s->roots_cap, 1, sizeof *s->root_at, err))
-        return ER_ENOMEM;
-    for (int64_t i = 0; i < s->n; i++) {
-        if (s->kind[i] == ER_SP_WALL || s->rdir[i] != ER_SP_NONE)
-            continue;
-        if (nr + 1 >= s->roots_cap && grow((void **)&s->root_at, &s->roots_cap, nr + 2,
-                                           sizeof *s->root_at, err))
-            return ER_ENOMEM;
-        const int64_t from = top;
-        int32_t b = 0;
-        if (s->kind[i] == ER_SP_FREE) {
-            b = (int32_t)s->nbasins++;
-            s->basins[b].pit = (int32_t)i;
-            s->basins[b].s0 = from;
-        }
-        s->root_at[nr++] = from;
-        s->stack[top++] = (int32_t)i;
-        s->basin[i] = b;
-        upstream(s, s->stack, from, &top, b);
-        if (b)
-            s->basins[b].ns = top - from;
+    const int w = s->w, h = s->h;
+    int64_t nr = 0, nb = 1;
+    for (int y = 0; y < h; y++) {
+        const int64_t roots = (int64_t)rows[h + y], pits = (int64_t)rows[y];
+        rows[h + y] = (double)nr; /* the row's first root and basin */
+        rows[y] = (double)nb;
+        nr += roots;
+        nb += pits;
     }
-    s->root_at[nr] = top;
-    s->nroots = nr;
-    s->nstack = top;
+    const int64_t nchunks = (nr + ER_SP_CHUNK - 1) / ER_SP_CHUNK;
+    int64_t cap = s->roots_cap;
+    if (grow((void **)&s->root_at, &s->roots_cap, nr + 1, sizeof *s->root_at, err) ||
+        grow((void **)&s->chunk_at, &cap, nr + 1, 2 * sizeof *s->chunk_at, err))
+        return ER_ENOMEM;
     if (nr > s->rsum_cap) {
         void *q = realloc(s->rsum, (size_t)nr * 3 * sizeof *s->rsum), *q2 = NULL;
         if (q)
@@ -198,6 +235,79 @@ static er_status forest(er_sp_sim *s, er_error *err)
             return er_fail(err, ER_ENOMEM, "stream_power: out of memory for %lld outlets",
                            (long long)nr);
         s->rsum_cap = nr;
+    }
+    s->nbasins = nb;
+    s->nroots = nr;
+    ER_OMP_FOR()
+    for (int y = 0; y < h; y++) {
+        int64_t r = (int64_t)rows[h + y];
+        int32_t b = (int32_t)rows[y];
+        for (int64_t i = (int64_t)y * w; i < (int64_t)(y + 1) * w; i++) {
+            if (s->kind[i] == ER_SP_WALL || s->rdir[i] != ER_SP_NONE)
+                continue;
+            s->root_at[r++] = i;
+            if (s->kind[i] == ER_SP_FREE) {
+                s->basins[b].pit = (int32_t)i;
+                s->basin[i] = b++;
+            } else {
+                s->basin[i] = 0;
+            }
+        }
+    }
+    /* chunk_at[2 c]: where chunk c lies in the staging area (-1: in the
+     * stack already), [2 c + 1] its length, then where it goes */
+    int64_t *ch = s->chunk_at;
+    int32_t *stage = (int32_t *)(void *)s->q;
+    const int threads = s->threads;
+    const int64_t part = 2 * s->n / threads;
+    for (int64_t c = 0; c < nchunks; c++)
+        ch[2 * c + 1] = -1;
+    if (threads > 1) {
+        ER_OMP_PARALLEL()
+        {
+            const int t = er_thread_id();
+            const int64_t at0 = t < threads ? t * part : 0, end = t < threads ? at0 + part : 0;
+            int64_t at = at0;
+            ER_OMP_FOR_INNER_DYNAMIC()
+            for (int64_t c = 0; c < nchunks; c++) {
+                const int64_t r0 = c * ER_SP_CHUNK;
+                const int64_t len = at < end ? chunk_blocks(s, r0, r0 + ER_SP_CHUNK < nr ?
+                                                            r0 + ER_SP_CHUNK : nr, stage, at, end)
+                                             : -1;
+                if (len >= 0) {
+                    ch[2 * c] = at;
+                    ch[2 * c + 1] = len;
+                    at += len;
+                }
+            }
+        }
+    }
+    int64_t top = 0;
+    for (int64_t c = 0; c < nchunks; c++) {
+        const int64_t r0 = c * ER_SP_CHUNK, r1 = r0 + ER_SP_CHUNK < nr ? r0 + ER_SP_CHUNK : nr;
+        if (ch[2 * c + 1] < 0) {
+            ch[2 * c] = -1;
+            ch[2 * c + 1] = chunk_blocks(s, r0, r1, s->stack, top, s->n);
+        }
+        const int64_t len = ch[2 * c + 1];
+        ch[2 * c + 1] = top;
+        top += len;
+    }
+    ch[2 * nchunks + 1] = top;
+    s->root_at[nr] = top;
+    s->nstack = top;
+    ER_OMP_FOR_DYNAMIC()
+    for (int64_t c = 0; c < nchunks; c++) {
+        const int64_t r0 = c * ER_SP_CHUNK, r1 = r0 + ER_SP_CHUNK < nr ? r0 + ER_SP_CHUNK : nr;
+        const int64_t to = ch[2 * c + 1];
+        if (ch[2 * c] >= 0)
+            memcpy(s->stack + to, stage + ch[2 * c], (size_t)(ch[2 * c + 3] - to) * sizeof *stage);
+        for (int64_t r = r0; r < r1; r++) {
+            s->root_at[r] += to;
+            const int32_t b = s->basin[s->stack[s->root_at[r]]];
+            if (b)
+                s->basins[b].s0 = s->root_at[r];
+        }
     }
     return ER_OK;
 }
@@ -210,26 +320,57 @@ static inline uint64_t order_key(double v)
     return u >> 63 ? ~u : u | UINT64_C(0x8000000000000000);
 }
 
+/* The byte of pass e's key that LSD pass `pass` sorts by: the lower
+ * height's 8 bytes first, then the pass height's. */
+static inline unsigned key_byte(const er_sp_edge *e, int pass)
+{
+    return (unsigned)(order_key(pass >= 8 ? e->w : e->lo) >> ((pass % 8) * 8)) & 0xffu;
+}
+
 /* Sorts the passes by height, then by the lower of their two cells (a
  * lake spills over its lowest pass, towards the lowest cell beyond it),
  * stably (passes equal in both keep the order they were found in, itself
  * fixed): LSD radix sort a byte at a time, the lower height's bytes
- * first, skipping the bytes every key shares.  O(e). */
+ * first, skipping the bytes every key shares.  O(e).  Each byte's pass
+ * runs on all threads: the passes cut into `parts` runs in order, each
+ * run's digits counted, a digit's place for run p after those of runs
+ * before p, so each pass scatters exactly as one thread would. */
 static void sort_passes(er_sp_sim *s)
 {
     er_sp_edge *a = s->edges, *b = s->edges_tmp;
     const int64_t n = s->nedges;
+    /* a run of at least 16384 passes a thread: less costs more in the
+     * threads' start than it saves */
+    int64_t parts = n / 16384;
+    parts = parts < 1 ? 1 : parts > s->threads ? s->threads : parts;
+    int64_t *count = s->radix; /* parts x 256 */
     for (int pass = 0; pass < 16; pass++) {
-        const int shift = (pass % 8) * 8, hi = pass >= 8;
-        int64_t count[257] = {0};
-        for (int64_t k = 0; k < n; k++)
-            count[((order_key(hi ? a[k].w : a[k].lo) >> shift) & 0xff) + 1]++;
-        if (count[((order_key(hi ? a[0].w : a[0].lo) >> shift) & 0xff) + 1] == n)
+        ER_OMP_FOR(if (parts > 1))
+        for (int64_t p = 0; p < parts; p++) {
+            int64_t *c = count + 256 * p;
+            memset(c, 0, 256 * sizeof *c);
+            for (int64_t k = n * p / parts; k < n * (p + 1) / parts; k++)
+                c[key_byte(&a[k], pass)]++;
+        }
+        const unsigned d0 = key_byte(&a[0], pass);
+        int64_t same = 0;
+        for (int64_t p = 0; p < parts; p++)
+            same += count[256 * p + d0];
+        if (same == n)
             continue;
+        int64_t at = 0;
         for (int d = 0; d < 256; d++)
-            count[d + 1] += count[d];
-        for (int64_t k = 0; k < n; k++)
-            b[count[(order_key(hi ? a[k].w : a[k].lo) >> shift) & 0xff]++] = a[k];
+            for (int64_t p = 0; p < parts; p++) {
+                const int64_t c = count[256 * p + d];
+                count[256 * p + d] = at;
+                at += c;
+            }
+        ER_OMP_FOR(if (parts > 1))
+        for (int64_t p = 0; p < parts; p++) {
+            int64_t *c = count + 256 * p;
+            for (int64_t k = n * p / parts; k < n * (p + 1) / parts; k++)
+                b[c[key_byte(&a[k], pass)]++] = a[k];
+        }
         er_sp_edge *t = a;
         a = b;
         b = t;
@@ -444,15 +585,19 @@ static uint8_t dir_to(const er_sp_sim *s, int32_t i, int32_t j)
  * stack becomes the path from x to the pit, then its other cells in their
  * order: every receiver still comes before its donors (a cell off the
  * path drains to the path or to a cell before it, as it did).  The paths
- * lie in distinct basins, so no cell is on two. */
+ * and blocks lie in distinct basins, so no cell is on two: the basins run
+ * in parallel, each writing only its own cells, its block and the same
+ * stretch of the scratch (bcells). */
 static void carve(er_sp_sim *s)
 {
     uint8_t *mark = s->lake; /* cleared by receivers(), free until lakes() */
-    int32_t *tmp = s->bcells;
-    for (int64_t b = 1; b < s->nbasins; b++) {
+    const int64_t nb = s->nbasins;
+    ER_OMP_FOR_DYNAMIC()
+    for (int64_t b = 1; b < nb; b++) {
         const er_sp_basin *bs = &s->basins[b];
         if (bs->parent < 0)
             continue;
+        int32_t *tmp = s->bcells + bs->s0;
         int64_t m = 0;
         int32_t prev = bs->y, c = bs->x;
         for (;;) {
@@ -525,16 +670,30 @@ static er_status lakes(er_sp_sim *s, int lists, er_error *err)
         s->basins[b].nlake = 0;
     if (!lists || s->nbasins == 1)
         return ER_OK;
+    /* each basin's count, their places in basin order, then each basin's
+     * list: one thread a basin, the same lists for any thread count */
+    const int64_t nb = s->nbasins;
+    ER_OMP_FOR_DYNAMIC()
+    for (int64_t b = 1; b < nb; b++) {
+        er_sp_basin *bs = &s->basins[b];
+        int32_t c = 0;
+        for (int64_t k = bs->s0; k < bs->s0 + bs->ns; k++)
+            c += s->lake[s->stack[k]];
+        bs->nlake = c;
+    }
     int64_t total = 0;
-    for (int64_t b = 1; b < s->nbasins; b++)
-        for (int64_t k = s->basins[b].s0; k < s->basins[b].s0 + s->basins[b].ns; k++)
-            total += s->lake[s->stack[k]];
+    for (int64_t b = 1; b < nb; b++) {
+        s->basins[b].lake0 = (int32_t)total;
+        total += s->basins[b].nlake;
+    }
     if (grow((void **)&s->lakes, &s->lakes_cap, total, sizeof *s->lakes, err))
         return ER_ENOMEM;
-    int32_t at = 0;
-    for (int64_t b = 1; b < s->nbasins; b++) {
+    ER_OMP_FOR_DYNAMIC()
+    for (int64_t b = 1; b < nb; b++) {
         er_sp_basin *bs = &s->basins[b];
-        bs->lake0 = at;
+        if (bs->nlake == 0)
+            continue;
+        int32_t at = bs->lake0;
         for (int64_t k = bs->s0; k < bs->s0 + bs->ns; k++) {
             const int32_t c = s->stack[k];
             if (s->lake[c]) {
@@ -542,7 +701,6 @@ static er_status lakes(er_sp_sim *s, int lists, er_error *err)
                 s->lakes[at++].i = c;
             }
         }
-        bs->nlake = at - bs->lake0;
         if (bs->nlake > 1)
             qsort(s->lakes + bs->lake0, (size_t)bs->nlake, sizeof *s->lakes, lake_cmp);
     }
@@ -563,7 +721,7 @@ static inline int32_t block_link(const er_sp_sim *s, int64_t r, int32_t *to)
  * block in reverse, deepest level first, a block's total then added to the
  * cell it drains into, block by block in schedule order: each cell's sum
  * in one fixed order, whichever thread takes the block. */
-static void accumulate(er_sp_sim *s)
+void er_sp_accumulate(er_sp_sim *s)
 {
     const int64_t n = s->n;
     ER_OMP_FOR()
@@ -616,7 +774,7 @@ oom:
     return er_fail(err, ER_ENOMEM, "stream_power: out of memory for %lld basins", (long long)c);
 }
 
-er_status er_sp_route(er_sp_sim *s, int lists, er_error *err)
+er_status er_sp_route_receivers(er_sp_sim *s, er_error *err)
 {
     double *rows = s->sums;
     receivers(s, rows);
@@ -628,17 +786,28 @@ er_status er_sp_route(er_sp_sim *s, int lists, er_error *err)
         return st;
     donors(s);
     s->basins[0] = (er_sp_basin){.level = -INFINITY};
-    if ((st = forest(s, err)))
-        return st;
-    if (pits > 0) {
+    return forest(s, rows, err);
+}
+
+er_status er_sp_route_depressions(er_sp_sim *s, int lists, er_error *err)
+{
+    er_status st;
+    if (s->nbasins > 1) {
         if ((st = passes(s, err)))
             return st;
         spanning_tree(s);
         carve(s);
     }
     schedule(s);
-    if ((st = lakes(s, lists, err)))
-        return st;
-    accumulate(s);
-    return ER_OK;
+    return lakes(s, lists, err);
+}
+
+er_status er_sp_route(er_sp_sim *s, int lists, er_error *err)
+{
+    er_status st = er_sp_route_receivers(s, err);
+    if (!st)
+        st = er_sp_route_depressions(s, lists, err);
+    if (!st)
+        er_sp_accumulate(s);
+    return st;
 }

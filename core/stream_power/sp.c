@@ -86,7 +86,7 @@ void er_sp_free(er_sp_sim *s)
         free(s->tedges[t]);
     void *b[] = {s->z, s->kind, s->ks, s->rdir, s->dmask, s->stack, s->bcells, s->basin,
                  s->lake, s->acc, s->basins, s->edges, s->edges_tmp, s->uf, s->tree, s->tree_off,
-                 s->tree_edge, s->order, s->lakes, s->root_at, s->rsum, s->sched, s->lvl_at, s->tedges, s->tlen, s->tcap, s->q, s->pow_tab, s->dscr, s->sums};
+                 s->tree_edge, s->order, s->lakes, s->radix, s->root_at, s->chunk_at, s->rsum, s->sched, s->lvl_at, s->tedges, s->tlen, s->tcap, s->q, s->pow_tab, s->dscr, s->sums};
     for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
         free(b[i]);
     memset(s, 0, sizeof *s);
@@ -158,8 +158,10 @@ er_status er_sp_init(er_sp_sim *s, const er_plan *plan, const er_terrain *t,
     s->tedges = calloc((size_t)s->threads, sizeof *s->tedges);
     s->tlen = calloc((size_t)s->threads, sizeof *s->tlen);
     s->tcap = calloc((size_t)s->threads, sizeof *s->tcap);
+    s->radix = malloc((size_t)s->threads * 256 * sizeof *s->radix);
     int ok = s->z && s->acc && s->q && s->rdir && s->dmask && s->stack && s->bcells &&
-             s->basin && s->kind && s->lake && s->dscr && s->sums && s->tedges && s->tlen && s->tcap;
+             s->basin && s->kind && s->lake && s->dscr && s->sums && s->tedges && s->tlen && s->tcap &&
+             s->radix;
     for (int k = 0; k < 8; k++)
         s->off[k] = (int64_t)er_sp_dy[k] * s->w + er_sp_dx[k];
     if (ok && c && (c->hardness || c->mask)) {

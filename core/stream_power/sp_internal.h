@@ -94,6 +94,8 @@ typedef struct er_sp_sim {
                             * first cell into another block (route.c) */
     int64_t nstack;
     int64_t *root_at;      /* where each block starts, nroots + 1 */
+    int64_t *chunk_at;     /* the traversal's chunks of roots (route.c forest): 2 per
+                            * chunk, roots_cap pairs */
     int64_t nroots, roots_cap;
     int32_t *sched;        /* the blocks by level (route.c schedule), rsum_cap */
     int64_t *lvl_at;       /* where each level starts in sched, nlevels + 1 */
@@ -118,12 +120,14 @@ typedef struct er_sp_sim {
     int64_t *tlen, *tcap;  /* their lengths and capacities */
     er_sp_edge *edges;     /* candidate passes of this step */
     er_sp_edge *edges_tmp; /* the radix sort's other buffer */
+    int64_t *radix;        /* the radix sort's digit counts: 256 a thread */
     int64_t nedges, edges_cap;
     er_sp_lake *lakes;     /* lake cells grouped by basin, each group lowest first */
     int64_t lakes_cap;
     /* Erosion (erode.c). */
     double *q;             /* [m * cells] sediment leaving each cell this step; diffuse.c's
-                            * copy of the heights before it */
+                            * copy of the heights before it; route.c's staging area
+                            * (2 n int32) while it builds the stack */
     double pow_a;          /* [m^(2m)] cell area^m */
     double *pow_tab;       /* count^m for counts below ER_SP_POW_TABLE (no rain map) */
     /* Diffusion scratch (diffuse.c): dscr_per_thread doubles a thread
@@ -159,8 +163,15 @@ double er_sp_uplift(er_sp_sim *s, const er_stream_power_params *p);
  * receivers, every closed basin joined to base level through its lowest
  * pass (Cordonnier et al. 2019) with the path to it reversed ("carved"),
  * the stack, the lake cells and levels, the drainage area.  Lake cell
- * lists only when `lists`. */
+ * lists only when `lists`.  The three phases one after the other:
+ * er_sp_route_receivers (receivers, donors and the stack of the blocks),
+ * er_sp_route_depressions (the passes, their spanning tree, carving, the
+ * blocks' levels and the lakes), er_sp_accumulate (the drainage area);
+ * the benchmark times them apart. */
 er_status er_sp_route(er_sp_sim *s, int lists, er_error *err);
+er_status er_sp_route_receivers(er_sp_sim *s, er_error *err);
+er_status er_sp_route_depressions(er_sp_sim *s, int lists, er_error *err);
+void er_sp_accumulate(er_sp_sim *s);
 
 /* The receiver of cell i (i itself when it has none). */
 static inline int32_t er_sp_rcv(const er_sp_sim *s, int32_t i)
