@@ -24,7 +24,7 @@
  * the same load), and a line a phase and one for the whole step:
  *   bench=stream_power-scaling size=1024 steps=20 threads=2 phase=route
  *   ms_1=... ms_2=... speedup=... speedup_lo=... speedup_hi=... cores=...
- *   load=... same_bytes=yes
+ *   load=... cpu_per_wall_1=... cpu_per_wall_2=... same_bytes=yes
  * ms_1, ms_T (ms_2 for T = 2): mean ms a step on 1 and T threads; speedup: the median over
  * the steps of each step's ms on 1 thread / ms on T threads, speedup_lo
  * and _hi its quartiles (the noise); cores: the online CPUs; load: the
@@ -50,6 +50,13 @@ static double now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -344,16 +351,23 @@ static void scaling(const float *z0, int n, int steps, int threads)
     double *ratio = malloc((size_t)steps * sizeof *ratio);
     if (!sec || !ratio)
         exit(1);
+    double cpu[2] = {0, 0};
     for (int k = 0; k < steps; k++)
         for (int o = 0; o < 2; o++) {
             const int run = (k + o) % 2; /* 1 thread first on even steps */
             double *at = sec + ((size_t)k * 2 + (size_t)run) * (PH_N + 1);
             set_threads(run ? threads : 1);
+            const double c0 = cpu_now();
             step_phases(&s[run], &p.stream_power, at);
+            cpu[run] += cpu_now() - c0;
             for (int ph = 0; ph < PH_N; ph++)
                 at[PH_N] += at[ph];
         }
     const int same = memcmp(s[0].z, s[1].z, (size_t)s[0].n * sizeof *s[0].z) == 0;
+    double wall[2] = {0, 0};
+    for (int k = 0; k < steps; k++)
+        for (int run = 0; run < 2; run++)
+            wall[run] += sec[((size_t)k * 2 + (size_t)run) * (PH_N + 1) + PH_N];
     /* the phases, route (receivers to accumulate) and the whole step */
     for (int ph = 0; ph <= PH_N + 1; ph++) {
         double m[2] = {0, 0};
@@ -371,10 +385,11 @@ static void scaling(const float *z0, int n, int steps, int threads)
                      hi = quartile(ratio, steps, 0.75);
         printf("bench=stream_power-scaling size=%d steps=%d threads=%d phase=%s ms_1=%.2f "
                "ms_%d=%.2f speedup=%.2f speedup_lo=%.2f speedup_hi=%.2f cores=%ld load=%.2f "
-               "same_bytes=%s\n", n, steps, threads,
+               "cpu_per_wall_1=%.2f cpu_per_wall_%d=%.2f same_bytes=%s\n", n, steps, threads,
                ph < PH_N ? ph_name[ph] : ph == PH_N ? "route" : "step",
                m[0] * 1000.0 / steps, threads, m[1] * 1000.0 / steps, md, lo, hi,
-               sysconf(_SC_NPROCESSORS_ONLN), load, same ? "yes" : "no");
+               sysconf(_SC_NPROCESSORS_ONLN), load, cpu[0] / wall[0], threads, cpu[1] / wall[1],
+               same ? "yes" : "no");
     }
     fflush(stdout);
     free(sec);

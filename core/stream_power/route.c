@@ -226,14 +226,18 @@ static er_status forest(er_sp_sim *s, double *rows, er_error *err)
         grow((void **)&s->chunk_at, &cap, nr + 1, 2 * sizeof *s->chunk_at, err))
         return ER_ENOMEM;
     if (nr > s->rsum_cap) {
-        void *q = realloc(s->rsum, (size_t)nr * 3 * sizeof *s->rsum), *q2 = NULL;
+        void *q = realloc(s->rsum, (size_t)nr * 3 * sizeof *s->rsum), *q2 = NULL, *q3 = NULL;
         if (q)
             s->rsum = q;
         if (q && (q2 = realloc(s->sched, (size_t)nr * sizeof *s->sched)))
             s->sched = q2;
-        if (!q || !q2)
+        if (q2 && (q3 = realloc(s->walk_done, (size_t)nr * sizeof *s->walk_done)))
+            s->walk_done = q3;
+        if (!q || !q2 || !q3)
             return er_fail(err, ER_ENOMEM, "stream_power: out of memory for %lld outlets",
                            (long long)nr);
+        for (int64_t r = s->rsum_cap; r < nr; r++)
+            s->walk_done[r] = 0; /* no walk's mark */
         s->rsum_cap = nr;
     }
     s->nbasins = nb;
@@ -305,8 +309,10 @@ static er_status forest(er_sp_sim *s, double *rows, er_error *err)
         for (int64_t r = r0; r < r1; r++) {
             s->root_at[r] += to;
             const int32_t b = s->basin[s->stack[s->root_at[r]]];
-            if (b)
+            if (b) {
                 s->basins[b].s0 = s->root_at[r];
+                s->basins[b].block = (int32_t)r;
+            }
         }
     }
     return ER_OK;
@@ -438,8 +444,8 @@ static int64_t row_passes(const er_sp_sim *s, int y, er_sp_edge *out)
 
 /* Every candidate pass, row by row: each thread appends its rows' (a
  * contiguous run of rows, in order) to its own list, and the lists are
- * joined in thread order, so the passes lie in row order for any thread
- * count. */
+ * joined in thread order (each copied by a thread to its place), so the
+ * passes lie in row order for any thread count. */
 static er_status passes(er_sp_sim *s, er_error *err)
 {
     const int h = s->h;
@@ -481,11 +487,15 @@ static er_status passes(er_sp_sim *s, er_error *err)
     if (grow((void **)&s->edges, &s->edges_cap, total, sizeof *s->edges, err) ||
         grow((void **)&s->edges_tmp, &cap, total, sizeof *s->edges, err))
         return ER_ENOMEM;
-    s->nedges = 0;
-    for (int t = 0; t < s->threads; t++) {
+    s->nedges = total;
+    const int threads = s->threads;
+    ER_OMP_FOR()
+    for (int t = 0; t < threads; t++) {
+        int64_t at = 0;
+        for (int u = 0; u < t; u++)
+            at += s->tlen[u];
         if (s->tlen[t] > 0)
-            memcpy(s->edges + s->nedges, s->tedges[t], (size_t)s->tlen[t] * sizeof *s->edges);
-        s->nedges += s->tlen[t];
+            memcpy(s->edges + at, s->tedges[t], (size_t)s->tlen[t] * sizeof *s->edges);
     }
     return ER_OK;
 }
@@ -646,6 +656,22 @@ static void schedule(er_sp_sim *s)
         at[d] = at[d - 1];
     at[0] = 0;
     s->nlevels = depth_max + 1;
+    /* each closed basin's children in basin order (walk.c) */
+    const int64_t nb = s->nbasins;
+    memset(s->child_at, 0, (size_t)(nb + 1) * sizeof *s->child_at);
+    for (int64_t b = 1; b < nb; b++)
+        if (s->basins[b].parent > 0)
+            s->child_at[s->basins[b].parent + 1]++;
+    for (int64_t b = 0; b < nb; b++)
+        s->child_at[b + 1] += s->child_at[b];
+    for (int64_t b = 1; b < nb; b++) {
+        const int32_t u = s->basins[b].parent;
+        if (u > 0)
+            s->child[s->child_at[u]++] = (int32_t)b;
+    }
+    for (int64_t b = nb; b > 0; b--)
+        s->child_at[b] = s->child_at[b - 1];
+    s->child_at[0] = 0;
 }
 
 static int lake_cmp(const void *pa, const void *pb)
@@ -707,43 +733,37 @@ static er_status lakes(er_sp_sim *s, int lists, er_error *err)
     return ER_OK;
 }
 
-/* The first cell of block r and, when the block is a closed basin joined
- * to another block, the cell of that block it drains into (else -1). */
-static inline int32_t block_link(const er_sp_sim *s, int64_t r, int32_t *to)
+/* Block r's pass up the stack: each cell's area added to its receiver's,
+ * in reverse (walk.c: its donors' blocks are done and linked). */
+static void acc_block(er_sp_sim *s, int64_t r, void *ctx)
 {
+    (void)ctx;
+    for (int64_t k = s->root_at[r + 1] - 1; k > s->root_at[r]; k--) {
+        const int32_t i = s->stack[k];
+        s->acc[i + s->off[s->rdir[i]]] += s->acc[i];
+    }
+}
+
+/* Block r's total (its first cell's area) added to the cell it drains
+ * into (r is a closed basin's block). */
+static void acc_link(er_sp_sim *s, int64_t r, void *ctx)
+{
+    (void)ctx;
     const int32_t c = s->stack[s->root_at[r]];
-    const uint8_t d = s->rdir[c];
-    *to = d == ER_SP_NONE ? -1 : (int32_t)(c + s->off[d]);
-    return c;
+    s->acc[c + s->off[s->rdir[c]]] += s->acc[c];
 }
 
 /* Drainage area in cells (rain-weighted with a rain map), summed up each
- * block in reverse, deepest level first, a block's total then added to the
- * cell it drains into, block by block in schedule order: each cell's sum
- * in one fixed order, whichever thread takes the block. */
+ * block in reverse, a block's total added to the cell it drains into
+ * (er_sp_walk_up): each cell's sum in one fixed order, whichever thread
+ * takes the block. */
 void er_sp_accumulate(er_sp_sim *s)
 {
     const int64_t n = s->n;
     ER_OMP_FOR()
     for (int64_t i = 0; i < n; i++)
         s->acc[i] = s->kind[i] == ER_SP_WALL ? 0.0 : s->rain ? (double)s->rain[i] : 1.0;
-    for (int32_t d = s->nlevels - 1; d >= 0; d--) {
-        const int64_t l0 = s->lvl_at[d], l1 = s->lvl_at[d + 1];
-        ER_OMP_FOR_DYNAMIC()
-        for (int64_t l = l0; l < l1; l++) {
-            const int64_t r = s->sched[l];
-            for (int64_t k = s->root_at[r + 1] - 1; k > s->root_at[r]; k--) {
-                const int32_t i = s->stack[k];
-                s->acc[i + s->off[s->rdir[i]]] += s->acc[i];
-            }
-        }
-        for (int64_t l = l0; l < l1; l++) {
-            int32_t to;
-            const int32_t c = block_link(s, s->sched[l], &to);
-            if (to >= 0)
-                s->acc[to] += s->acc[c];
-        }
-    }
+    er_sp_walk_up(s, acc_block, acc_link, NULL);
 }
 
 /* Room for nb basins in every per-basin array. */
@@ -766,6 +786,8 @@ static er_status basins_fit(er_sp_sim *s, int64_t nb, er_error *err)
     RENEW(tree_off, k + 1)
     RENEW(tree, 2 * k)
     RENEW(tree_edge, 2 * k)
+    RENEW(child_at, k + 1)
+    RENEW(child, k)
     RENEW(lvl_at, k + 2)
 #undef RENEW
     s->basins_cap = c;

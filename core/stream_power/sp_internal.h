@@ -57,6 +57,7 @@ typedef struct er_sp_basin {
                       * water from its pit reaches base level */
     int64_t s0, ns;  /* its block of the stack (route.c forest) */
     int32_t depth;   /* passes between it and base level: its level (route.c schedule) */
+    int32_t block;   /* its block of the stack (route.c forest) */
     int32_t lake0, nlake; /* its lake cells in er_sp_sim.lakes, lowest first */
     double pool;     /* [m * cells] sediment that reached its lake this step (erode.c) */
 } er_sp_basin;
@@ -100,6 +101,12 @@ typedef struct er_sp_sim {
     int32_t *sched;        /* the blocks by level (route.c schedule), rsum_cap */
     int64_t *lvl_at;       /* where each level starts in sched, nlevels + 1 */
     int32_t nlevels;
+    /* The walks over the blocks (walk.c): each block's mark when done
+     * (rsum_cap), the mark of the level-0 blocks' start walking up, the
+     * mark of the latest walk; read and written with __atomic builtins. */
+    uint32_t *walk_done;
+    uint32_t walk_base;
+    uint32_t walk_mark;
     double *rsum;          /* 3 sums per block (erode.c), rsum_cap blocks */
     int64_t rsum_cap;
     int32_t *bcells;       /* scratch of n cells (route.c carve) */
@@ -116,6 +123,9 @@ typedef struct er_sp_sim {
     int32_t *tree_off;     /* basins + 1 offsets into tree */
     int32_t *tree;         /* the spanning tree's half-edges by basin: the other basin */
     int32_t *tree_edge;    /* and the pass it goes through, in edges */
+    int32_t *child_at;     /* basins + 1 offsets into child */
+    int32_t *child;        /* each closed basin's children (the basins spilling into it)
+                            * in basin order (route.c schedule) */
     er_sp_edge **tedges;   /* each thread's passes (route.c passes): threads lists */
     int64_t *tlen, *tcap;  /* their lengths and capacities */
     er_sp_edge *edges;     /* candidate passes of this step */
@@ -179,6 +189,17 @@ static inline int32_t er_sp_rcv(const er_sp_sim *s, int32_t i)
     const uint8_t d = s->rdir[i];
     return d == ER_SP_NONE ? i : (int32_t)(i + s->off[d]);
 }
+
+/* walk.c: fn(s, r, ctx) on every block r of the stack (route.c), on all
+ * threads, one thread a block.  Down: a block after the block it drains
+ * into.  Up: a block after every block that drains into it, whose totals
+ * link(s, c, ctx) has added to it (in block order, before fn on it; the
+ * blocks of level 1 on one thread, in block order, once every closed
+ * basin's block is done).  Each cell sees its additions in one fixed
+ * order, whatever the thread count. */
+typedef void (*er_sp_block_fn)(er_sp_sim *s, int64_t r, void *ctx);
+void er_sp_walk_down(er_sp_sim *s, er_sp_block_fn fn, void *ctx);
+void er_sp_walk_up(er_sp_sim *s, er_sp_block_fn fn, er_sp_block_fn link, void *ctx);
 
 /* erode.c: the stream-power law along the stack (Braun and Willett 2013)
  * and, with G > 0, deposition (Yuan et al. 2019) and lakes filled; adds
