@@ -242,7 +242,8 @@ static er_status forest(er_sp_sim *s, double *rows, er_error *err)
     }
     s->nbasins = nb;
     s->nroots = nr;
-    ER_OMP_FOR()
+    const int par = s->n >= ER_SP_PAR_CELLS;
+    ER_OMP_FOR(if (par))
     for (int y = 0; y < h; y++) {
         int64_t r = (int64_t)rows[h + y];
         int32_t b = (int32_t)rows[y];
@@ -266,7 +267,7 @@ static er_status forest(er_sp_sim *s, double *rows, er_error *err)
     const int64_t part = 2 * s->n / threads;
     for (int64_t c = 0; c < nchunks; c++)
         ch[2 * c + 1] = -1;
-    if (threads > 1) {
+    if (threads > 1 && par) {
         ER_OMP_PARALLEL()
         {
             const int t = er_thread_id();
@@ -300,7 +301,7 @@ static er_status forest(er_sp_sim *s, double *rows, er_error *err)
     ch[2 * nchunks + 1] = top;
     s->root_at[nr] = top;
     s->nstack = top;
-    ER_OMP_FOR_DYNAMIC()
+    ER_OMP_FOR_DYNAMIC(if (par))
     for (int64_t c = 0; c < nchunks; c++) {
         const int64_t r0 = c * ER_SP_CHUNK, r1 = r0 + ER_SP_CHUNK < nr ? r0 + ER_SP_CHUNK : nr;
         const int64_t to = ch[2 * c + 1];
@@ -489,7 +490,7 @@ static er_status passes(er_sp_sim *s, er_error *err)
         return ER_ENOMEM;
     s->nedges = total;
     const int threads = s->threads;
-    ER_OMP_FOR()
+    ER_OMP_FOR(if (s->n >= ER_SP_PAR_CELLS))
     for (int t = 0; t < threads; t++) {
         int64_t at = 0;
         for (int u = 0; u < t; u++)
@@ -602,7 +603,7 @@ static void carve(er_sp_sim *s)
 {
     uint8_t *mark = s->lake; /* cleared by receivers(), free until lakes() */
     const int64_t nb = s->nbasins;
-    ER_OMP_FOR_DYNAMIC()
+    ER_OMP_FOR_DYNAMIC(if (s->n >= ER_SP_PAR_CELLS))
     for (int64_t b = 1; b < nb; b++) {
         const er_sp_basin *bs = &s->basins[b];
         if (bs->parent < 0)
@@ -699,7 +700,7 @@ static er_status lakes(er_sp_sim *s, int lists, er_error *err)
     /* each basin's count, their places in basin order, then each basin's
      * list: one thread a basin, the same lists for any thread count */
     const int64_t nb = s->nbasins;
-    ER_OMP_FOR_DYNAMIC()
+    ER_OMP_FOR_DYNAMIC(if (s->n >= ER_SP_PAR_CELLS))
     for (int64_t b = 1; b < nb; b++) {
         er_sp_basin *bs = &s->basins[b];
         int32_t c = 0;
@@ -714,7 +715,7 @@ static er_status lakes(er_sp_sim *s, int lists, er_error *err)
     }
     if (grow((void **)&s->lakes, &s->lakes_cap, total, sizeof *s->lakes, err))
         return ER_ENOMEM;
-    ER_OMP_FOR_DYNAMIC()
+    ER_OMP_FOR_DYNAMIC(if (s->n >= ER_SP_PAR_CELLS))
     for (int64_t b = 1; b < nb; b++) {
         er_sp_basin *bs = &s->basins[b];
         if (bs->nlake == 0)

@@ -33,6 +33,12 @@ extern const int er_sp_dx[8], er_sp_dy[8];
  * cell. */
 #define ER_SP_BLOCK 16
 
+/* Maps of fewer cells run the traversal, the carving, the lakes' lists
+ * and the walks over the blocks (route.c, walk.c) on one thread: starting
+ * the threads costs more than such a map's work (a step of a 60-cell map
+ * is microseconds), and the bytes are the same either way. */
+#define ER_SP_PAR_CELLS 2048
+
 /* Counts below this have their power A^m from a table (er_sp_sim.pow_tab). */
 #define ER_SP_POW_TABLE 65536
 

@@ -61,7 +61,7 @@ void er_sp_walk_down(er_sp_sim *s, er_sp_block_fn fn, void *ctx)
     const int64_t nsched = s->lvl_at[s->nlevels], n0 = s->lvl_at[1];
     const uint32_t mark = next_mark(s);
     int64_t next = 0, base_done = 0;
-    ER_OMP_PARALLEL()
+    ER_OMP_PARALLEL(if (s->n >= ER_SP_PAR_CELLS))
     {
         for (;;) {
             const int64_t l = __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED);
@@ -96,7 +96,7 @@ void er_sp_walk_up(er_sp_sim *s, er_sp_block_fn fn, er_sp_block_fn link, void *c
     int64_t next = 0, closed_left = nsched - n0;
     if (nsched == n0)
         s->walk_base = mark;
-    ER_OMP_PARALLEL()
+    ER_OMP_PARALLEL(if (s->n >= ER_SP_PAR_CELLS))
     {
         for (;;) {
             const int64_t k = __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED);
