@@ -226,18 +226,19 @@ static er_status forest(er_sp_sim *s, double *rows, er_error *err)
         grow((void **)&s->chunk_at, &cap, nr + 1, 2 * sizeof *s->chunk_at, err))
         return ER_ENOMEM;
     if (nr > s->rsum_cap) {
-        void *q = realloc(s->rsum, (size_t)nr * 3 * sizeof *s->rsum), *q2 = NULL, *q3 = NULL;
+        void *q = realloc(s->rsum, (size_t)nr * 3 * sizeof *s->rsum), *q2 = NULL, *q3 = NULL,
+             *q4 = NULL;
         if (q)
             s->rsum = q;
         if (q && (q2 = realloc(s->sched, (size_t)nr * sizeof *s->sched)))
             s->sched = q2;
-        if (q2 && (q3 = realloc(s->walk_done, (size_t)nr * sizeof *s->walk_done)))
-            s->walk_done = q3;
-        if (!q || !q2 || !q3)
+        if (q2 && (q3 = realloc(s->walk_q, (size_t)nr * sizeof *s->walk_q)))
+            s->walk_q = q3;
+        if (q3 && (q4 = realloc(s->walk_pending, (size_t)nr * sizeof *s->walk_pending)))
+            s->walk_pending = q4;
+        if (!q || !q2 || !q3 || !q4)
             return er_fail(err, ER_ENOMEM, "stream_power: out of memory for %lld outlets",
                            (long long)nr);
-        for (int64_t r = s->rsum_cap; r < nr; r++)
-            s->walk_done[r] = 0; /* no walk's mark */
         s->rsum_cap = nr;
     }
     s->nbasins = nb;

@@ -86,7 +86,7 @@ void er_sp_free(er_sp_sim *s)
         free(s->tedges[t]);
     void *b[] = {s->z, s->kind, s->ks, s->rdir, s->dmask, s->stack, s->bcells, s->basin,
                  s->lake, s->acc, s->basins, s->edges, s->edges_tmp, s->uf, s->tree, s->tree_off,
-                 s->tree_edge, s->order, s->lakes, s->radix, s->root_at, s->chunk_at, s->rsum, s->sched, s->lvl_at, s->walk_done, s->child_at, s->child, s->tedges, s->tlen, s->tcap, s->q, s->pow_tab, s->dscr, s->sums};
+                 s->tree_edge, s->order, s->lakes, s->radix, s->root_at, s->chunk_at, s->rsum, s->sched, s->lvl_at, s->walk_q, s->walk_pending, s->child_at, s->child, s->tedges, s->tlen, s->tcap, s->q, s->pow_tab, s->dscr, s->sums};
     for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
         free(b[i]);
     memset(s, 0, sizeof *s);

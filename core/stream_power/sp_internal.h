@@ -107,12 +107,11 @@ typedef struct er_sp_sim {
     int32_t *sched;        /* the blocks by level (route.c schedule), rsum_cap */
     int64_t *lvl_at;       /* where each level starts in sched, nlevels + 1 */
     int32_t nlevels;
-    /* The walks over the blocks (walk.c): each block's mark when done
-     * (rsum_cap), the mark of the level-0 blocks' start walking up, the
-     * mark of the latest walk; read and written with __atomic builtins. */
-    uint32_t *walk_done;
-    uint32_t walk_base;
-    uint32_t walk_mark;
+    /* The walks over the blocks (walk.c), rsum_cap each: the queue of
+     * blocks ready to run, and per block the blocks draining into it not
+     * yet done; used with __atomic builtins. */
+    int32_t *walk_q;
+    int32_t *walk_pending;
     double *rsum;          /* 3 sums per block (erode.c), rsum_cap blocks */
     int64_t rsum_cap;
     int32_t *bcells;       /* scratch of n cells (route.c carve) */

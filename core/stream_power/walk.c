@@ -10,12 +10,16 @@
  * is done; walking up (the drainage area, the sediment: a cell needs all
  * its donors), once every block draining into it is done and their totals
  * have been added to the cells they drain into.
- * The threads take the blocks in level order (route.c schedule) from a
- * shared counter, down or up, and wait, if they must, for the one block
- * (down) or the blocks (up) they depend on; those were taken before by a
- * thread that does not wait on a later one, so the walk always finishes.
- * Against a level at a time (a barrier per level, over a hundred levels
- * on noise) no thread waits for a whole level, only for what it reads.
+ * Each walk keeps a queue of the blocks ready to run: a block goes in
+ * when what it depends on is done (down: the block it drains into; up:
+ * the blocks draining into it; the blocks one pass from base level, down,
+ * once every level-0 block is done, and the level-0 blocks, up, once every
+ * closed basin is), and the threads take the blocks in the order they
+ * went in.  No thread waits on a given block while others are ready
+ * (the head of a queue by levels would make it wait on its parent or its
+ * children); one waits only while nothing is ready.  Against a level at
+ * a time (a barrier per level, over a hundred levels on noise) no thread
+ * waits for a whole level either.
  * Determinism: each block runs on one thread in its own order, reading
  * only finished cells; walking up, a block's children's totals are added
  * by that block's thread, children in block order before its own pass,
@@ -24,66 +28,64 @@
  * in the order a level at a time gave them, whatever thread did what.
  */
 #include <sched.h>
+#include <string.h>
 
 #include "../parallel.h"
 #include "sp_internal.h"
 
-/* Waits until *flag holds the walk's mark.  Spins a little, then yields
- * the core: on a machine with more threads than cores the thread waited
- * for may need it. */
-static void wait_mark(const uint32_t *flag, uint32_t mark)
+/* Puts block r at the tail of the queue. */
+static void push(er_sp_sim *s, int64_t *tail, int32_t r)
 {
-    for (int k = 0; __atomic_load_n(flag, __ATOMIC_ACQUIRE) != mark; k++)
-        if (k >= 256)
+    const int64_t k = __atomic_fetch_add(tail, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->walk_q[k], r, __ATOMIC_RELEASE);
+}
+
+/* The block at the head of the queue, once one is there; -1 when all
+ * `total` blocks have been taken.  Spins a little, then yields the core:
+ * on a machine with more threads than cores the thread that will put the
+ * block in may need it. */
+static int64_t pop(er_sp_sim *s, int64_t *head, int64_t total)
+{
+    const int64_t k = __atomic_fetch_add(head, 1, __ATOMIC_RELAXED);
+    if (k >= total)
+        return -1;
+    int32_t r;
+    for (int i = 0; (r = __atomic_load_n(&s->walk_q[k], __ATOMIC_ACQUIRE)) < 0; i++)
+        if (i >= 256)
             sched_yield();
+    return r;
 }
 
-/* The block of closed basin b. */
-static inline int64_t block_of(const er_sp_sim *s, int32_t b)
+/* The closed basin whose block r is, 0 for a block of level 0 (a
+ * base-level root's, or a pit's left as a sink). */
+static inline int32_t closed_basin(const er_sp_sim *s, int64_t r)
 {
-    return s->basins[b].block;
-}
-
-/* A new mark for a walk: the flags of every block hold older ones. */
-static uint32_t next_mark(er_sp_sim *s)
-{
-    if (++s->walk_mark == 0) { /* wrapped: clear the flags of 2^32 walks ago */
-        for (int64_t r = 0; r < s->rsum_cap; r++)
-            s->walk_done[r] = 0;
-        s->walk_base = 0;
-        s->walk_mark = 1;
-    }
-    return s->walk_mark;
+    const int32_t b = s->basin[s->stack[s->root_at[r]]];
+    return b > 0 && s->basins[b].parent >= 0 ? b : 0;
 }
 
 void er_sp_walk_down(er_sp_sim *s, er_sp_block_fn fn, void *ctx)
 {
     const int64_t nsched = s->lvl_at[s->nlevels], n0 = s->lvl_at[1];
-    const uint32_t mark = next_mark(s);
-    int64_t next = 0, base_done = 0;
+    const int64_t n1 = s->nlevels > 1 ? s->lvl_at[2] : n0; /* level 1: sched[n0, n1) */
+    int64_t head = 0, tail = 0, base_left = n0;
+    memset(s->walk_q, 0xff, (size_t)nsched * sizeof *s->walk_q);
+    for (int64_t l = 0; l < (n0 ? n0 : n1); l++)
+        push(s, &tail, s->sched[l]);
     ER_OMP_PARALLEL(if (s->n >= ER_SP_PAR_CELLS))
     {
-        for (;;) {
-            const int64_t l = __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED);
-            if (l >= nsched)
-                break;
-            const int64_t r = s->sched[l];
-            if (l >= n0) {
-                const int32_t u = s->basins[s->basin[s->stack[s->root_at[r]]]].parent;
-                if (u > 0) {
-                    wait_mark(&s->walk_done[block_of(s, u)], mark);
-                } else {
-                    for (int k = 0; __atomic_load_n(&base_done, __ATOMIC_ACQUIRE) < n0;
-                         k++)
-                        if (k >= 256)
-                            sched_yield();
-                }
-            }
+        int64_t r;
+        while ((r = pop(s, &head, nsched)) >= 0) {
             fn(s, r, ctx);
-            if (l < n0)
-                __atomic_fetch_add(&base_done, 1, __ATOMIC_RELEASE);
-            else
-                __atomic_store_n(&s->walk_done[r], mark, __ATOMIC_RELEASE);
+            const int32_t b = closed_basin(s, r);
+            if (!b) {
+                if (__atomic_fetch_sub(&base_left, 1, __ATOMIC_ACQ_REL) == 1)
+                    for (int64_t l = n0; l < n1; l++)
+                        push(s, &tail, s->sched[l]);
+                continue;
+            }
+            for (int32_t c = s->child_at[b]; c < s->child_at[b + 1]; c++)
+                push(s, &tail, s->basins[s->child[c]].block);
         }
     }
 }
@@ -91,37 +93,42 @@ void er_sp_walk_down(er_sp_sim *s, er_sp_block_fn fn, void *ctx)
 void er_sp_walk_up(er_sp_sim *s, er_sp_block_fn fn, er_sp_block_fn link, void *ctx)
 {
     const int64_t nsched = s->lvl_at[s->nlevels], n0 = s->lvl_at[1];
-    const int64_t n1 = s->nlevels > 1 ? s->lvl_at[2] : n0; /* the level-1 blocks: [n0, n1) */
-    const uint32_t mark = next_mark(s);
-    int64_t next = 0, closed_left = nsched - n0;
-    if (nsched == n0)
-        s->walk_base = mark;
+    const int64_t n1 = s->nlevels > 1 ? s->lvl_at[2] : n0; /* level 1: sched[n0, n1) */
+    int64_t head = 0, tail = 0, closed_left = nsched - n0;
+    int32_t *left = s->walk_pending; /* per block: its children not yet done */
+    memset(s->walk_q, 0xff, (size_t)nsched * sizeof *s->walk_q);
+    for (int64_t l = n0; l < nsched; l++) {
+        const int64_t r = s->sched[l];
+        const int32_t b = closed_basin(s, r);
+        left[r] = s->child_at[b + 1] - s->child_at[b];
+        if (!left[r])
+            push(s, &tail, (int32_t)r);
+    }
+    if (!closed_left)
+        for (int64_t l = 0; l < n0; l++)
+            push(s, &tail, s->sched[l]);
     ER_OMP_PARALLEL(if (s->n >= ER_SP_PAR_CELLS))
     {
-        for (;;) {
-            const int64_t k = __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED);
-            if (k >= nsched)
-                break;
-            const int64_t l = nsched - 1 - k, r = s->sched[l];
-            if (l < n0) {
-                wait_mark(&s->walk_base, mark);
+        int64_t r;
+        while ((r = pop(s, &head, nsched)) >= 0) {
+            const int32_t b = closed_basin(s, r);
+            if (!b) {
                 fn(s, r, ctx);
                 continue;
             }
-            const int32_t b = s->basin[s->stack[s->root_at[r]]];
-            const int32_t c0 = s->child_at[b], c1 = s->child_at[b + 1];
-            for (int32_t c = c0; c < c1; c++)
-                wait_mark(&s->walk_done[block_of(s, s->child[c])], mark);
-            for (int32_t c = c0; c < c1; c++)
-                link(s, block_of(s, s->child[c]), ctx);
+            for (int32_t c = s->child_at[b]; c < s->child_at[b + 1]; c++)
+                link(s, s->basins[s->child[c]].block, ctx);
             fn(s, r, ctx);
-            __atomic_store_n(&s->walk_done[r], mark, __ATOMIC_RELEASE);
+            const int32_t u = s->basins[b].parent;
+            if (u > 0 && __atomic_fetch_sub(&left[s->basins[u].block], 1, __ATOMIC_ACQ_REL) == 1)
+                push(s, &tail, s->basins[u].block);
             if (__atomic_fetch_sub(&closed_left, 1, __ATOMIC_ACQ_REL) == 1) {
                 /* the last closed basin done: the level-1 blocks' totals,
-                 * in block order */
-                for (int64_t m = n0; m < n1; m++)
-                    link(s, s->sched[m], ctx);
-                __atomic_store_n(&s->walk_base, mark, __ATOMIC_RELEASE);
+                 * in block order, then the level-0 blocks */
+                for (int64_t l = n0; l < n1; l++)
+                    link(s, s->sched[l], ctx);
+                for (int64_t l = 0; l < n0; l++)
+                    push(s, &tail, s->sched[l]);
             }
         }
     }
