@@ -30,6 +30,14 @@
  * and _hi its quartiles (the noise); cores: the online CPUs; load: the
  * 1-minute load average before the size; same_bytes: the heights of
  * both runs after the last step compared byte for byte.
+ * Then, per size, two lines for the block walks (walk.c: the drainage
+ * area, the incision, the sediment) played on ideal threads, T and 8,
+ * each block taking its cells in time units:
+ *   bench=stream_power-walks size=1024 steps=20 workers=2
+ *   down_speedup=... up_speedup=...
+ * the cells of every step over the sum of the steps' makespans: what the
+ * walks' dependencies between blocks allow on idle cores (the other phases
+ * run rows or blocks of columns, as many as the map has).
  * Usage: bench_stream_power [--steps N] [--threads T] [--scaling T]
  * [--dem FILE.f32 N] [size...] (default sizes 512 1024 2048, 20 steps,
  * all threads).
@@ -318,6 +326,84 @@ static double quartile(double *v, int n, double q)
     return k + 1 < n ? v[k] + (at - k) * (v[k + 1] - v[k]) : v[k];
 }
 
+/* The block walks of s's routing (walk.c) played on `workers` ideal
+ * threads that each run a block in as many time units as it has cells,
+ * the blocks taken from the ready queue as walk.c takes them: the
+ * makespan (up: the walk up, else down).  Its ratio to the cells is the
+ * walks' speedup on that many idle cores, whatever the load now. */
+static double walk_makespan(const er_sp_sim *s, int workers, int up)
+{
+    const int64_t nsched = s->lvl_at[s->nlevels], n0 = s->lvl_at[1];
+    const int64_t n1 = s->nlevels > 1 ? s->lvl_at[2] : n0;
+    int32_t *q = malloc((size_t)(nsched + 1) * sizeof *q), *left = calloc((size_t)s->nroots + 1, sizeof *left);
+    double *end = malloc((size_t)workers * sizeof *end);
+    int64_t *run = malloc((size_t)workers * sizeof *run);
+    if (!q || !left || !end || !run)
+        exit(1);
+    int64_t head = 0, tail = 0, base_left = n0, closed_left = nsched - n0;
+#define CLOSED(r) (s->basin[s->stack[s->root_at[r]]] > 0 && \
+                   s->basins[s->basin[s->stack[s->root_at[r]]]].parent >= 0 ? \
+                   s->basin[s->stack[s->root_at[r]]] : 0)
+    if (!up) {
+        for (int64_t l = 0; l < (n0 ? n0 : n1); l++)
+            q[tail++] = s->sched[l];
+    } else {
+        for (int64_t l = n0; l < nsched; l++) {
+            const int64_t r = s->sched[l];
+            const int32_t b = CLOSED(r);
+            left[r] = s->child_at[b + 1] - s->child_at[b];
+            if (!left[r])
+                q[tail++] = (int32_t)r;
+        }
+        if (!closed_left)
+            for (int64_t l = 0; l < n0; l++)
+                q[tail++] = s->sched[l];
+    }
+    for (int w = 0; w < workers; w++)
+        run[w] = -1;
+    double now = 0.0;
+    for (;;) {
+        for (int w = 0; w < workers && head < tail; w++)
+            if (run[w] < 0) {
+                run[w] = q[head++];
+                end[w] = now + (double)(s->root_at[run[w] + 1] - s->root_at[run[w]]);
+            }
+        int first = -1;
+        for (int w = 0; w < workers; w++)
+            if (run[w] >= 0 && (first < 0 || end[w] < end[first]))
+                first = w;
+        if (first < 0)
+            break;
+        now = end[first];
+        const int64_t r = run[first];
+        run[first] = -1;
+        const int32_t b = CLOSED(r);
+        if (!up) {
+            if (!b) {
+                if (--base_left == 0)
+                    for (int64_t l = n0; l < n1; l++)
+                        q[tail++] = s->sched[l];
+            } else {
+                for (int32_t c = s->child_at[b]; c < s->child_at[b + 1]; c++)
+                    q[tail++] = s->basins[s->child[c]].block;
+            }
+        } else if (b) {
+            const int32_t u = s->basins[b].parent;
+            if (u > 0 && --left[s->basins[u].block] == 0)
+                q[tail++] = s->basins[u].block;
+            if (--closed_left == 0)
+                for (int64_t l = 0; l < n0; l++)
+                    q[tail++] = s->sched[l];
+        }
+    }
+#undef CLOSED
+    free(q);
+    free(left);
+    free(end);
+    free(run);
+    return now;
+}
+
 /* --scaling: the phases on 1 thread and on `threads`, interleaved. */
 static void scaling(const float *z0, int n, int steps, int threads)
 {
@@ -351,8 +437,9 @@ static void scaling(const float *z0, int n, int steps, int threads)
     double *ratio = malloc((size_t)steps * sizeof *ratio);
     if (!sec || !ratio)
         exit(1);
-    double cpu[2] = {0, 0};
-    for (int k = 0; k < steps; k++)
+    double cpu[2] = {0, 0}, cells = 0.0, span[2][2] = {{0, 0}, {0, 0}};
+    const int sim_workers[2] = {threads, 8};
+    for (int k = 0; k < steps; k++) {
         for (int o = 0; o < 2; o++) {
             const int run = (k + o) % 2; /* 1 thread first on even steps */
             double *at = sec + ((size_t)k * 2 + (size_t)run) * (PH_N + 1);
@@ -363,6 +450,12 @@ static void scaling(const float *z0, int n, int steps, int threads)
             for (int ph = 0; ph < PH_N; ph++)
                 at[PH_N] += at[ph];
         }
+        /* this step's walks on ideal threads (s[1] routed like s[0]) */
+        cells += (double)s[1].nstack;
+        for (int w = 0; w < 2; w++)
+            for (int up = 0; up < 2; up++)
+                span[w][up] += walk_makespan(&s[1], sim_workers[w], up);
+    }
     const int same = memcmp(s[0].z, s[1].z, (size_t)s[0].n * sizeof *s[0].z) == 0;
     double wall[2] = {0, 0};
     for (int k = 0; k < steps; k++)
@@ -391,6 +484,10 @@ static void scaling(const float *z0, int n, int steps, int threads)
                sysconf(_SC_NPROCESSORS_ONLN), load, cpu[0] / wall[0], threads, cpu[1] / wall[1],
                same ? "yes" : "no");
     }
+    for (int w = 0; w < 2; w++)
+        printf("bench=stream_power-walks size=%d steps=%d workers=%d down_speedup=%.2f "
+               "up_speedup=%.2f\n", n, steps, sim_workers[w], cells / span[w][0],
+               cells / span[w][1]);
     fflush(stdout);
     free(sec);
     free(ratio);
