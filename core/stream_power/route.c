@@ -26,9 +26,12 @@
  *    that drain to it, breadth first up the receivers, so that every
  *    receiver comes before its donors; and the drainage area, summed down
  *    the reversed stack.
- * Every step is sequential or writes each cell from one thread, and the
- * passes are found in a fixed order and sorted stably: the routing is the
- * same for any thread count.  Cost O(n): the passes out of closed basins
+ * Every step runs on all threads but Kruskal's union-find and the
+ * per-basin bookkeeping (O(basins)); each writes each cell from one
+ * thread, the stack's blocks hold the cells in the order of the
+ * sequential traversal whichever thread wrote them, and the passes are
+ * found in a fixed order and sorted stably: the routing is the same for
+ * any thread count.  Cost O(n): the passes out of closed basins
  * are radix-sorted (many on the first steps over noise, few once its pits
  * have drained; every cell of a flat is its own basin, though).
  */
