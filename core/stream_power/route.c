@@ -224,9 +224,8 @@ static er_status forest(er_sp_sim *s, double *rows, er_error *err)
         nb += pits;
     }
     const int64_t nchunks = (nr + ER_SP_CHUNK - 1) / ER_SP_CHUNK;
-    int64_t cap = s->roots_cap;
     if (grow((void **)&s->root_at, &s->roots_cap, nr + 1, sizeof *s->root_at, err) ||
-        grow((void **)&s->chunk_at, &cap, nr + 1, 2 * sizeof *s->chunk_at, err))
+        grow((void **)&s->chunk_at, &s->chunks_cap, nchunks + 1, 2 * sizeof *s->chunk_at, err))
         return ER_ENOMEM;
     if (nr > s->rsum_cap) {
         void *q = realloc(s->rsum, (size_t)nr * 3 * sizeof *s->rsum), *q2 = NULL, *q3 = NULL,

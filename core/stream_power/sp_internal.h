@@ -102,8 +102,8 @@ typedef struct er_sp_sim {
     int64_t nstack;
     int64_t *root_at;      /* where each block starts, nroots + 1 */
     int64_t *chunk_at;     /* the traversal's chunks of roots (route.c forest): 2 per
-                            * chunk, roots_cap pairs */
-    int64_t nroots, roots_cap;
+                            * chunk, chunks_cap pairs */
+    int64_t nroots, roots_cap, chunks_cap;
     int32_t *sched;        /* the blocks by level (route.c schedule), rsum_cap */
     int64_t *lvl_at;       /* where each level starts in sched, nlevels + 1 */
     int32_t nlevels;

@@ -69,7 +69,8 @@ void er_sp_walk_down(er_sp_sim *s, er_sp_block_fn fn, void *ctx)
     const int64_t nsched = s->lvl_at[s->nlevels], n0 = s->lvl_at[1];
     const int64_t n1 = s->nlevels > 1 ? s->lvl_at[2] : n0; /* level 1: sched[n0, n1) */
     int64_t head = 0, tail = 0, base_left = n0;
-    memset(s->walk_q, 0xff, (size_t)nsched * sizeof *s->walk_q);
+    if (nsched > 0) /* none on a map of nodata: walk_q may be NULL */
+        memset(s->walk_q, 0xff, (size_t)nsched * sizeof *s->walk_q);
     for (int64_t l = 0; l < (n0 ? n0 : n1); l++)
         push(s, &tail, s->sched[l]);
     ER_OMP_PARALLEL(if (s->n >= ER_SP_PAR_CELLS))
@@ -96,7 +97,8 @@ void er_sp_walk_up(er_sp_sim *s, er_sp_block_fn fn, er_sp_block_fn link, void *c
     const int64_t n1 = s->nlevels > 1 ? s->lvl_at[2] : n0; /* level 1: sched[n0, n1) */
     int64_t head = 0, tail = 0, closed_left = nsched - n0;
     int32_t *left = s->walk_pending; /* per block: its children not yet done */
-    memset(s->walk_q, 0xff, (size_t)nsched * sizeof *s->walk_q);
+    if (nsched > 0) /* none on a map of nodata: walk_q may be NULL */
+        memset(s->walk_q, 0xff, (size_t)nsched * sizeof *s->walk_q);
     for (int64_t l = n0; l < nsched; l++) {
         const int64_t r = s->sched[l];
         const int32_t b = closed_basin(s, r);
