@@ -328,7 +328,8 @@ static double quartile(double *v, int n, double q)
 
 /* The block walks of s's routing (walk.c) played on `workers` ideal
  * threads that each run a block in as many time units as it has cells,
- * the blocks taken from the ready queue as walk.c takes them: the
+ * the blocks taken from the ready queue as walk.c takes them (the
+ * level-0 blocks one at a time, where walk.c takes runs of them): the
  * makespan (up: the walk up, else down).  Its ratio to the cells is the
  * walks' speedup on that many idle cores, whatever the load now. */
 static double walk_makespan(const er_sp_sim *s, int workers, int up)

@@ -33,15 +33,16 @@
 #include "../parallel.h"
 #include "sp_internal.h"
 
-/* Puts block r at the tail of the queue. */
+/* Puts entry r (a closed basin's block, or a run of level-0 blocks) at
+ * the tail of the queue. */
 static void push(er_sp_sim *s, int64_t *tail, int32_t r)
 {
     const int64_t k = __atomic_fetch_add(tail, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&s->walk_q[k], r, __ATOMIC_RELEASE);
 }
 
-/* The block at the head of the queue, once one is there; -1 when all
- * `total` blocks have been taken.  Spins a little, then yields the core:
+/* The entry at the head of the queue, once one is there; -1 when all
+ * `total` entries have been taken.  Spins a little, then yields the core:
  * on a machine with more threads than cores the thread that will put the
  * block in may need it. */
 static int64_t pop(er_sp_sim *s, int64_t *head, int64_t total)
@@ -50,10 +51,27 @@ static int64_t pop(er_sp_sim *s, int64_t *head, int64_t total)
     if (k >= total)
         return -1;
     int32_t r;
-    for (int i = 0; (r = __atomic_load_n(&s->walk_q[k], __ATOMIC_ACQUIRE)) < 0; i++)
+    for (int i = 0; (r = __atomic_load_n(&s->walk_q[k], __ATOMIC_ACQUIRE)) == -1; i++)
         if (i >= 256)
             sched_yield();
     return r;
+}
+
+/* Level-0 blocks (mostly a base-level cell or a few) go through the queue
+ * this many at a time: one claim for many blocks of no work. */
+#define WALK_BASE_RUN 64
+
+/* The level-0 blocks' runs, as the queue holds them (closed basins' blocks
+ * are r >= 0; -1 is an empty slot). */
+static inline int32_t base_run(int64_t c) { return (int32_t)(-2 - c); }
+
+/* fn on the level-0 blocks of run c (a queue entry v < -1: c = -2 - v). */
+static void run_base(er_sp_sim *s, int32_t v, int64_t n0, er_sp_block_fn fn, void *ctx)
+{
+    const int64_t l0 = (int64_t)(-2 - v) * WALK_BASE_RUN;
+    const int64_t l1 = l0 + WALK_BASE_RUN < n0 ? l0 + WALK_BASE_RUN : n0;
+    for (int64_t l = l0; l < l1; l++)
+        fn(s, s->sched[l], ctx);
 }
 
 /* The closed basin whose block r is, 0 for a block of level 0 (a
@@ -68,23 +86,29 @@ void er_sp_walk_down(er_sp_sim *s, er_sp_block_fn fn, void *ctx)
 {
     const int64_t nsched = s->lvl_at[s->nlevels], n0 = s->lvl_at[1];
     const int64_t n1 = s->nlevels > 1 ? s->lvl_at[2] : n0; /* level 1: sched[n0, n1) */
-    int64_t head = 0, tail = 0, base_left = n0;
-    if (nsched > 0) /* none on a map of nodata: walk_q may be NULL */
-        memset(s->walk_q, 0xff, (size_t)nsched * sizeof *s->walk_q);
-    for (int64_t l = 0; l < (n0 ? n0 : n1); l++)
-        push(s, &tail, s->sched[l]);
+    const int64_t runs = (n0 + WALK_BASE_RUN - 1) / WALK_BASE_RUN;
+    const int64_t total = runs + nsched - n0;
+    int64_t head = 0, tail = 0, runs_left = runs;
+    if (total > 0) /* none on a map of nodata: walk_q may be NULL */
+        memset(s->walk_q, 0xff, (size_t)total * sizeof *s->walk_q);
+    for (int64_t c = 0; c < runs; c++)
+        push(s, &tail, base_run(c));
+    if (!runs)
+        for (int64_t l = n0; l < n1; l++)
+            push(s, &tail, s->sched[l]);
     ER_OMP_PARALLEL(if (s->n >= ER_SP_PAR_CELLS))
     {
-        int64_t r;
-        while ((r = pop(s, &head, nsched)) >= 0) {
-            fn(s, r, ctx);
-            const int32_t b = closed_basin(s, r);
-            if (!b) {
-                if (__atomic_fetch_sub(&base_left, 1, __ATOMIC_ACQ_REL) == 1)
+        int64_t v;
+        while ((v = pop(s, &head, total)) != -1) {
+            if (v < -1) {
+                run_base(s, (int32_t)v, n0, fn, ctx);
+                if (__atomic_fetch_sub(&runs_left, 1, __ATOMIC_ACQ_REL) == 1)
                     for (int64_t l = n0; l < n1; l++)
                         push(s, &tail, s->sched[l]);
                 continue;
             }
+            fn(s, v, ctx);
+            const int32_t b = closed_basin(s, v);
             for (int32_t c = s->child_at[b]; c < s->child_at[b + 1]; c++)
                 push(s, &tail, s->basins[s->child[c]].block);
         }
@@ -95,10 +119,12 @@ void er_sp_walk_up(er_sp_sim *s, er_sp_block_fn fn, er_sp_block_fn link, void *c
 {
     const int64_t nsched = s->lvl_at[s->nlevels], n0 = s->lvl_at[1];
     const int64_t n1 = s->nlevels > 1 ? s->lvl_at[2] : n0; /* level 1: sched[n0, n1) */
+    const int64_t runs = (n0 + WALK_BASE_RUN - 1) / WALK_BASE_RUN;
+    const int64_t total = runs + nsched - n0;
     int64_t head = 0, tail = 0, closed_left = nsched - n0;
     int32_t *left = s->walk_pending; /* per block: its children not yet done */
-    if (nsched > 0) /* none on a map of nodata: walk_q may be NULL */
-        memset(s->walk_q, 0xff, (size_t)nsched * sizeof *s->walk_q);
+    if (total > 0) /* none on a map of nodata: walk_q may be NULL */
+        memset(s->walk_q, 0xff, (size_t)total * sizeof *s->walk_q);
     for (int64_t l = n0; l < nsched; l++) {
         const int64_t r = s->sched[l];
         const int32_t b = closed_basin(s, r);
@@ -107,20 +133,20 @@ void er_sp_walk_up(er_sp_sim *s, er_sp_block_fn fn, er_sp_block_fn link, void *c
             push(s, &tail, (int32_t)r);
     }
     if (!closed_left)
-        for (int64_t l = 0; l < n0; l++)
-            push(s, &tail, s->sched[l]);
+        for (int64_t c = 0; c < runs; c++)
+            push(s, &tail, base_run(c));
     ER_OMP_PARALLEL(if (s->n >= ER_SP_PAR_CELLS))
     {
-        int64_t r;
-        while ((r = pop(s, &head, nsched)) >= 0) {
-            const int32_t b = closed_basin(s, r);
-            if (!b) {
-                fn(s, r, ctx);
+        int64_t v;
+        while ((v = pop(s, &head, total)) != -1) {
+            if (v < -1) {
+                run_base(s, (int32_t)v, n0, fn, ctx);
                 continue;
             }
+            const int32_t b = closed_basin(s, v);
             for (int32_t c = s->child_at[b]; c < s->child_at[b + 1]; c++)
                 link(s, s->basins[s->child[c]].block, ctx);
-            fn(s, r, ctx);
+            fn(s, v, ctx);
             const int32_t u = s->basins[b].parent;
             if (u > 0 && __atomic_fetch_sub(&left[s->basins[u].block], 1, __ATOMIC_ACQ_REL) == 1)
                 push(s, &tail, s->basins[u].block);
@@ -129,8 +155,8 @@ void er_sp_walk_up(er_sp_sim *s, er_sp_block_fn fn, er_sp_block_fn link, void *c
                  * in block order, then the level-0 blocks */
                 for (int64_t l = n0; l < n1; l++)
                     link(s, s->sched[l], ctx);
-                for (int64_t l = 0; l < n0; l++)
-                    push(s, &tail, s->sched[l]);
+                for (int64_t c = 0; c < runs; c++)
+                    push(s, &tail, base_run(c));
             }
         }
     }
