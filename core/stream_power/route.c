@@ -600,13 +600,13 @@ static uint8_t dir_to(const er_sp_sim *s, int32_t i, int32_t j)
  * order: every receiver still comes before its donors (a cell off the
  * path drains to the path or to a cell before it, as it did).  The paths
  * and blocks lie in distinct basins, so no cell is on two: the basins run
- * in parallel, each writing only its own cells, its block and the same
- * stretch of the scratch (bcells). */
+ * in parallel (runs of neighbouring basins a thread), each writing only
+ * its own cells, its block and the same stretch of the scratch (bcells). */
 static void carve(er_sp_sim *s)
 {
     uint8_t *mark = s->lake; /* cleared by receivers(), free until lakes() */
     const int64_t nb = s->nbasins;
-    ER_OMP_FOR_DYNAMIC(if (s->n >= ER_SP_PAR_CELLS))
+    ER_OMP_FOR_GUIDED(if (s->n >= ER_SP_PAR_CELLS))
     for (int64_t b = 1; b < nb; b++) {
         const er_sp_basin *bs = &s->basins[b];
         if (bs->parent < 0)
@@ -703,7 +703,7 @@ static er_status lakes(er_sp_sim *s, int lists, er_error *err)
     /* each basin's count, their places in basin order, then each basin's
      * list: one thread a basin, the same lists for any thread count */
     const int64_t nb = s->nbasins;
-    ER_OMP_FOR_DYNAMIC(if (s->n >= ER_SP_PAR_CELLS))
+    ER_OMP_FOR_GUIDED(if (s->n >= ER_SP_PAR_CELLS))
     for (int64_t b = 1; b < nb; b++) {
         er_sp_basin *bs = &s->basins[b];
         int32_t c = 0;
@@ -718,7 +718,7 @@ static er_status lakes(er_sp_sim *s, int lists, er_error *err)
     }
     if (grow((void **)&s->lakes, &s->lakes_cap, total, sizeof *s->lakes, err))
         return ER_ENOMEM;
-    ER_OMP_FOR_DYNAMIC(if (s->n >= ER_SP_PAR_CELLS))
+    ER_OMP_FOR_GUIDED(if (s->n >= ER_SP_PAR_CELLS))
     for (int64_t b = 1; b < nb; b++) {
         er_sp_basin *bs = &s->basins[b];
         if (bs->nlake == 0)
