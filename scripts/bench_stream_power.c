@@ -11,13 +11,36 @@
  *   bench=stream_power size=1024 threads=2 steps=20 ms_per_step=...
  *   run_ms_per_step=... uplift=..% route=..% incise=..% diffuse=..%
  *   ns_per_cell=... ns_per_cell_vs_first=... baseline_ms_per_step=...
- *   speedup_vs_baseline=...
- * ms_per_step: the phases timed one by one, each step; run_ms_per_step:
- * (t(steps) - t(0)) / steps of whole runs (er_run_cpu).
- * ns_per_cell_vs_first: the time per cell against the first
- * (smallest) size, which O(n) phases keep near 1.
- * Usage: bench_stream_power [--steps N] [--threads T] [--dem FILE.f32 N] [size...]
- * (default sizes 512 1024 2048, 20 steps, all threads).
+ *   speedup_vs_baseline=... uplift_ms=... receivers_ms=...
+ *   depressions_ms=... accumulate_ms=... incise_ms=... diffuse_ms=...
+ * ms_per_step: the phases timed one by one, each step (route: receivers,
+ * depressions and accumulate, sp_internal.h er_sp_route); the *_ms: each
+ * phase's ms a step; run_ms_per_step: (t(steps) - t(0)) / steps of whole
+ * runs (er_run_cpu).  ns_per_cell_vs_first: the time per cell against the
+ * first (smallest) size, which O(n) phases keep near 1.
+ * With --scaling T, instead: at each size two runs of the phases side by
+ * side, one on 1 thread and one on T, their steps interleaved (step k of
+ * one, then of the other, the order swapped every step, so that both see
+ * the same load), and a line a phase and one for the whole step:
+ *   bench=stream_power-scaling size=1024 steps=20 threads=2 phase=route
+ *   ms_1=... ms_2=... speedup=... speedup_lo=... speedup_hi=... cores=...
+ *   load=... cpu_per_wall_1=... cpu_per_wall_2=... same_bytes=yes
+ * ms_1, ms_T (ms_2 for T = 2): mean ms a step on 1 and T threads; speedup: the median over
+ * the steps of each step's ms on 1 thread / ms on T threads, speedup_lo
+ * and _hi its quartiles (the noise); cores: the online CPUs; load: the
+ * 1-minute load average before the size; same_bytes: the heights of
+ * both runs after the last step compared byte for byte.
+ * Then, per size, two lines for the block walks (walk.c: the drainage
+ * area, the incision, the sediment) played on ideal threads, T and 8,
+ * each block taking its cells in time units:
+ *   bench=stream_power-walks size=1024 steps=20 workers=2
+ *   down_speedup=... up_speedup=...
+ * the cells of every step over the sum of the steps' makespans: what the
+ * walks' dependencies between blocks allow on idle cores (the other phases
+ * run rows or blocks of columns, as many as the map has).
+ * Usage: bench_stream_power [--steps N] [--threads T] [--scaling T]
+ * [--dem FILE.f32 N] [size...] (default sizes 512 1024 2048, 20 steps,
+ * all threads).
  */
 #include <math.h>
 #include <stdint.h>
@@ -25,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../core/parallel.h"
 #include "../core/plan.h"
@@ -34,6 +58,13 @@ static double now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -238,15 +269,246 @@ static double run_seconds(const float *z0, int n, int steps)
     return sec;
 }
 
+/* The phases of the stream-power step (sp.c step) in their order. */
+enum { PH_UPLIFT, PH_RECEIVERS, PH_DEPRESSIONS, PH_ACCUMULATE, PH_INCISE, PH_DIFFUSE, PH_N };
+static const char *const ph_name[PH_N] = {"uplift", "receivers", "depressions", "accumulate",
+                                          "incise", "diffuse"};
+
+/* One step of s, each phase's seconds added to sec[]. */
+static void step_phases(er_sp_sim *s, const er_stream_power_params *p, double *sec)
+{
+    er_sp_tally tal = {0, 0, 0, 0};
+    er_error err;
+    double t[PH_N + 1];
+    t[0] = now();
+    er_sp_uplift(s, p);
+    t[1] = now();
+    er_status st = er_sp_route_receivers(s, &err);
+    t[2] = now();
+    if (!st)
+        st = er_sp_route_depressions(s, 0, &err);
+    t[3] = now();
+    if (st) {
+        fprintf(stderr, "bench_stream_power: %s\n", err.msg);
+        exit(1);
+    }
+    er_sp_accumulate(s);
+    t[4] = now();
+    er_sp_incise(s, p, &tal);
+    t[5] = now();
+    er_sp_diffuse(s, p, &tal);
+    t[6] = now();
+    for (int k = 0; k < PH_N; k++)
+        sec[k] += t[k + 1] - t[k];
+}
+
+static void set_threads(int t)
+{
+#ifdef _OPENMP
+    omp_set_num_threads(t);
+#else
+    (void)t;
+#endif
+}
+
+static int cmp_double(const void *pa, const void *pb)
+{
+    const double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
+/* The quartile q (0.25, 0.5, 0.75) of v[0..n), sorted in place. */
+static double quartile(double *v, int n, double q)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    const double at = q * (n - 1);
+    const int k = (int)at;
+    return k + 1 < n ? v[k] + (at - k) * (v[k + 1] - v[k]) : v[k];
+}
+
+/* The block walks of s's routing (walk.c) played on `workers` ideal
+ * threads that each run a block in as many time units as it has cells,
+ * the blocks taken from the ready queue as walk.c takes them (the
+ * level-0 blocks one at a time, where walk.c takes runs of them): the
+ * makespan (up: the walk up, else down).  Its ratio to the cells is the
+ * walks' speedup on that many idle cores, whatever the load now. */
+static double walk_makespan(const er_sp_sim *s, int workers, int up)
+{
+    const int64_t nsched = s->lvl_at[s->nlevels], n0 = s->lvl_at[1];
+    const int64_t n1 = s->nlevels > 1 ? s->lvl_at[2] : n0;
+    int32_t *q = malloc((size_t)(nsched + 1) * sizeof *q), *left = calloc((size_t)s->nroots + 1, sizeof *left);
+    double *end = malloc((size_t)workers * sizeof *end);
+    int64_t *run = malloc((size_t)workers * sizeof *run);
+    if (!q || !left || !end || !run)
+        exit(1);
+    int64_t head = 0, tail = 0, base_left = n0, closed_left = nsched - n0;
+#define CLOSED(r) (s->basin[s->stack[s->root_at[r]]] > 0 && \
+                   s->basins[s->basin[s->stack[s->root_at[r]]]].parent >= 0 ? \
+                   s->basin[s->stack[s->root_at[r]]] : 0)
+    if (!up) {
+        for (int64_t l = 0; l < (n0 ? n0 : n1); l++)
+            q[tail++] = s->sched[l];
+    } else {
+        for (int64_t l = n0; l < nsched; l++) {
+            const int64_t r = s->sched[l];
+            const int32_t b = CLOSED(r);
+            left[r] = s->child_at[b + 1] - s->child_at[b];
+            if (!left[r])
+                q[tail++] = (int32_t)r;
+        }
+        if (!closed_left)
+            for (int64_t l = 0; l < n0; l++)
+                q[tail++] = s->sched[l];
+    }
+    for (int w = 0; w < workers; w++)
+        run[w] = -1;
+    double now = 0.0;
+    for (;;) {
+        for (int w = 0; w < workers && head < tail; w++)
+            if (run[w] < 0) {
+                run[w] = q[head++];
+                end[w] = now + (double)(s->root_at[run[w] + 1] - s->root_at[run[w]]);
+            }
+        int first = -1;
+        for (int w = 0; w < workers; w++)
+            if (run[w] >= 0 && (first < 0 || end[w] < end[first]))
+                first = w;
+        if (first < 0)
+            break;
+        now = end[first];
+        const int64_t r = run[first];
+        run[first] = -1;
+        const int32_t b = CLOSED(r);
+        if (!up) {
+            if (!b) {
+                if (--base_left == 0)
+                    for (int64_t l = n0; l < n1; l++)
+                        q[tail++] = s->sched[l];
+            } else {
+                for (int32_t c = s->child_at[b]; c < s->child_at[b + 1]; c++)
+                    q[tail++] = s->basins[s->child[c]].block;
+            }
+        } else if (b) {
+            const int32_t u = s->basins[b].parent;
+            if (u > 0 && --left[s->basins[u].block] == 0)
+                q[tail++] = s->basins[u].block;
+            if (--closed_left == 0)
+                for (int64_t l = 0; l < n0; l++)
+                    q[tail++] = s->sched[l];
+        }
+    }
+#undef CLOSED
+    free(q);
+    free(left);
+    free(end);
+    free(run);
+    return now;
+}
+
+/* --scaling: the phases on 1 thread and on `threads`, interleaved. */
+static void scaling(const float *z0, int n, int steps, int threads)
+{
+    er_params p = params(steps);
+    er_sp_sim s[2];
+    float *z[2];
+    er_plan plan[2];
+    double load = -1.0;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &load) != 1)
+            load = -1.0;
+        fclose(f);
+    }
+    for (int k = 0; k < 2; k++) {
+        er_error err;
+        z[k] = malloc((size_t)n * n * sizeof *z[k]);
+        if (!z[k])
+            exit(1);
+        memcpy(z[k], z0, (size_t)n * n * sizeof *z[k]);
+        er_terrain t = {n, n, z[k], NULL, 10.0, 10.0, NULL};
+        set_threads(k ? threads : 1);
+        if (er_plan_make(&p, &t, NULL, &plan[k], &err) ||
+            er_sp_init(&s[k], &plan[k], &t, NULL, &err)) {
+            fprintf(stderr, "bench_stream_power: %s\n", err.msg);
+            exit(1);
+        }
+    }
+    /* per step and phase (the last: the whole step), each run's seconds */
+    double *sec = calloc((size_t)steps * (PH_N + 1) * 2, sizeof *sec);
+    double *ratio = malloc((size_t)steps * sizeof *ratio);
+    if (!sec || !ratio)
+        exit(1);
+    double cpu[2] = {0, 0}, cells = 0.0, span[2][2] = {{0, 0}, {0, 0}};
+    const int sim_workers[2] = {threads, 8};
+    for (int k = 0; k < steps; k++) {
+        for (int o = 0; o < 2; o++) {
+            const int run = (k + o) % 2; /* 1 thread first on even steps */
+            double *at = sec + ((size_t)k * 2 + (size_t)run) * (PH_N + 1);
+            set_threads(run ? threads : 1);
+            const double c0 = cpu_now();
+            step_phases(&s[run], &p.stream_power, at);
+            cpu[run] += cpu_now() - c0;
+            for (int ph = 0; ph < PH_N; ph++)
+                at[PH_N] += at[ph];
+        }
+        /* this step's walks on ideal threads (s[1] routed like s[0]) */
+        cells += (double)s[1].nstack;
+        for (int w = 0; w < 2; w++)
+            for (int up = 0; up < 2; up++)
+                span[w][up] += walk_makespan(&s[1], sim_workers[w], up);
+    }
+    const int same = memcmp(s[0].z, s[1].z, (size_t)s[0].n * sizeof *s[0].z) == 0;
+    double wall[2] = {0, 0};
+    for (int k = 0; k < steps; k++)
+        for (int run = 0; run < 2; run++)
+            wall[run] += sec[((size_t)k * 2 + (size_t)run) * (PH_N + 1) + PH_N];
+    /* the phases, route (receivers to accumulate) and the whole step */
+    for (int ph = 0; ph <= PH_N + 1; ph++) {
+        double m[2] = {0, 0};
+        for (int k = 0; k < steps; k++) {
+            double v[2];
+            for (int run = 0; run < 2; run++) {
+                const double *at = sec + ((size_t)k * 2 + (size_t)run) * (PH_N + 1);
+                v[run] = ph < PH_N ? at[ph] : ph == PH_N ? at[PH_RECEIVERS] +
+                         at[PH_DEPRESSIONS] + at[PH_ACCUMULATE] : at[PH_N];
+                m[run] += v[run];
+            }
+            ratio[k] = v[1] > 0.0 ? v[0] / v[1] : 1.0;
+        }
+        const double lo = quartile(ratio, steps, 0.25), md = quartile(ratio, steps, 0.5),
+                     hi = quartile(ratio, steps, 0.75);
+        printf("bench=stream_power-scaling size=%d steps=%d threads=%d phase=%s ms_1=%.2f "
+               "ms_%d=%.2f speedup=%.2f speedup_lo=%.2f speedup_hi=%.2f cores=%ld load=%.2f "
+               "cpu_per_wall_1=%.2f cpu_per_wall_%d=%.2f same_bytes=%s\n", n, steps, threads,
+               ph < PH_N ? ph_name[ph] : ph == PH_N ? "route" : "step",
+               m[0] * 1000.0 / steps, threads, m[1] * 1000.0 / steps, md, lo, hi,
+               sysconf(_SC_NPROCESSORS_ONLN), load, cpu[0] / wall[0], threads, cpu[1] / wall[1],
+               same ? "yes" : "no");
+    }
+    for (int w = 0; w < 2; w++)
+        printf("bench=stream_power-walks size=%d steps=%d workers=%d down_speedup=%.2f "
+               "up_speedup=%.2f\n", n, steps, sim_workers[w], cells / span[w][0],
+               cells / span[w][1]);
+    fflush(stdout);
+    free(sec);
+    free(ratio);
+    for (int k = 0; k < 2; k++) {
+        er_sp_free(&s[k]);
+        free(z[k]);
+    }
+}
+
 int main(int argc, char **argv)
 {
-    int steps = 20, nsizes = 0, sizes[16], threads = 0, dem_n = 0;
+    int steps = 20, nsizes = 0, sizes[16], threads = 0, dem_n = 0, scale = 0;
     const char *dem = NULL;
     for (int k = 1; k < argc; k++) {
         if (strcmp(argv[k], "--steps") == 0 && k + 1 < argc)
             steps = atoi(argv[++k]);
         else if (strcmp(argv[k], "--threads") == 0 && k + 1 < argc)
             threads = atoi(argv[++k]);
+        else if (strcmp(argv[k], "--scaling") == 0 && k + 1 < argc)
+            scale = atoi(argv[++k]);
         else if (strcmp(argv[k], "--dem") == 0 && k + 2 < argc) {
             dem = argv[++k];
             dem_n = atoi(argv[++k]);
@@ -262,16 +524,23 @@ int main(int argc, char **argv)
         sizes[2] = 2048;
         nsizes = 3;
     }
-#ifdef _OPENMP
     if (threads > 0)
-        omp_set_num_threads(threads);
-#endif
+        set_threads(threads);
+    if (steps < 1) {
+        fprintf(stderr, "bench_stream_power: --steps must be at least 1\n");
+        return 2;
+    }
     double first = 0.0;
     for (int si = 0; si < nsizes; si++) {
         const int n = sizes[si];
         float *z0 = dem ? read_f32(dem, n) : fbm(n, 1);
         if (!z0)
             return 1;
+        if (scale > 0) {
+            scaling(z0, n, steps, scale);
+            free(z0);
+            continue;
+        }
         /* the phases one by one */
         float *z = malloc((size_t)n * n * sizeof *z);
         memcpy(z, z0, (size_t)n * n * sizeof *z);
@@ -284,29 +553,15 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_stream_power: %s\n", err.msg);
             return 1;
         }
-        double ph[4] = {0, 0, 0, 0};
-        for (int k = 0; k < steps; k++) {
-            er_sp_tally tal = {0, 0, 0, 0};
-            double t0 = now();
-            er_sp_uplift(&s, &p.stream_power);
-            double t1 = now();
-            if (er_sp_route(&s, 0, &err)) {
-                fprintf(stderr, "bench_stream_power: %s\n", err.msg);
-                return 1;
-            }
-            double t2 = now();
-            er_sp_incise(&s, &p.stream_power, &tal);
-            double t3 = now();
-            er_sp_diffuse(&s, &p.stream_power, &tal);
-            double t4 = now();
-            ph[0] += t1 - t0;
-            ph[1] += t2 - t1;
-            ph[2] += t3 - t2;
-            ph[3] += t4 - t3;
-        }
+        double ph[PH_N] = {0};
+        for (int k = 0; k < steps; k++)
+            step_phases(&s, &p.stream_power, ph);
         er_sp_free(&s);
         free(z);
-        const double total = ph[0] + ph[1] + ph[2] + ph[3];
+        double total = 0.0;
+        for (int k = 0; k < PH_N; k++)
+            total += ph[k];
+        const double route = ph[PH_RECEIVERS] + ph[PH_DEPRESSIONS] + ph[PH_ACCUMULATE];
         const double ms = total * 1000.0 / steps;
         /* whole runs: t(steps) - t(0) */
         const double r0 = run_seconds(z0, n, 0), r1 = run_seconds(z0, n, steps);
@@ -317,10 +572,13 @@ int main(int argc, char **argv)
         const double base_ms = baseline_ms(z0, n, steps < 5 ? steps : 5);
         printf("bench=stream_power size=%d threads=%d steps=%d ms_per_step=%.1f run_ms_per_step=%.1f "
                "uplift=%.1f%% route=%.1f%% incise=%.1f%% diffuse=%.1f%% ns_per_cell=%.1f "
-               "ns_per_cell_vs_first=%.2f baseline_ms_per_step=%.1f speedup_vs_baseline=%.2f\n",
-               n, er_thread_count(), steps, ms, run_ms, 100 * ph[0] / total, 100 * ph[1] / total,
-               100 * ph[2] / total, 100 * ph[3] / total, ns_cell, ns_cell / first, base_ms,
-               base_ms / ms);
+               "ns_per_cell_vs_first=%.2f baseline_ms_per_step=%.1f speedup_vs_baseline=%.2f",
+               n, er_thread_count(), steps, ms, run_ms, 100 * ph[PH_UPLIFT] / total,
+               100 * route / total, 100 * ph[PH_INCISE] / total, 100 * ph[PH_DIFFUSE] / total,
+               ns_cell, ns_cell / first, base_ms, base_ms / ms);
+        for (int k = 0; k < PH_N; k++)
+            printf(" %s_ms=%.2f", ph_name[k], ph[k] * 1000.0 / steps);
+        printf("\n");
         fflush(stdout);
         free(z0);
     }

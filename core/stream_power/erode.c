@@ -177,6 +177,36 @@ static double incise_block(er_sp_sim *s, int64_t r, const er_stream_power_params
     return eroded;
 }
 
+/* What the walks over the blocks (walk.c) need. */
+typedef struct incise_ctx {
+    const er_stream_power_params *p;
+    const double *ln;
+    int dep;
+} incise_ctx;
+
+static void incise_fn(er_sp_sim *s, int64_t r, void *ctx)
+{
+    const incise_ctx *c = ctx;
+    s->rsum[3 * r] = incise_block(s, r, c->p, c->ln, c->dep);
+}
+
+static void deposit_fn(er_sp_sim *s, int64_t r, void *ctx)
+{
+    const incise_ctx *c = ctx;
+    double *sum = s->rsum + 3 * r;
+    sum[1] = sum[2] = 0.0;
+    sum[0] = deposit_block(s, r, c->p->g, &sum[1], &sum[2]);
+}
+
+/* What leaves block r (a closed basin's) added to the cell it drains into. */
+static void deposit_link(er_sp_sim *s, int64_t r, void *ctx)
+{
+    (void)ctx;
+    const int32_t c = s->stack[s->root_at[r]], rc = er_sp_rcv(s, c);
+    if (rc != c)
+        s->q[rc] += s->rsum[3 * r];
+}
+
 void er_sp_incise(er_sp_sim *s, const er_stream_power_params *p, er_sp_tally *t)
 {
     const int linear = p->n == 1.0, dep = p->g > 0.0;
@@ -186,7 +216,8 @@ void er_sp_incise(er_sp_sim *s, const er_stream_power_params *p, er_sp_tally *t)
         const double l = er_sp_dx[k] == 0 ? s->dy : er_sp_dy[k] == 0 ? s->dx : s->dd;
         ln[k] = linear ? l : er_sp_pow(l, p->n);
     }
-    double *sum = s->rsum;
+    const double *sum = s->rsum;
+    incise_ctx c = {p, ln, dep};
     if (dep) {
         ER_OMP_FOR()
         for (int64_t i = 0; i < s->n; i++)
@@ -194,16 +225,11 @@ void er_sp_incise(er_sp_sim *s, const er_stream_power_params *p, er_sp_tally *t)
         for (int64_t b = 0; b < s->nbasins; b++)
             s->basins[b].pool = 0.0;
     }
-    /* Blocks of one level are independent (route.c schedule): each is
-     * solved by one thread, its sums kept apart and added in block order
-     * afterwards, the same for any thread count.  Down the levels for the
-     * incision, which needs the receivers' new heights; up them for the
-     * sediment, which needs the donors' outflow. */
-    for (int32_t d = 0; d < s->nlevels; d++) {
-        ER_OMP_FOR_DYNAMIC()
-        for (int64_t l = s->lvl_at[d]; l < s->lvl_at[d + 1]; l++)
-            sum[3 * s->sched[l]] = incise_block(s, s->sched[l], p, ln, dep);
-    }
+    /* Each block is solved by one thread (walk.c), its sums kept apart and
+     * added in block order afterwards, the same for any thread count.
+     * Down the blocks for the incision, which needs the receivers' new
+     * heights; up them for the sediment, which needs the donors' outflow. */
+    er_sp_walk_down(s, incise_fn, &c);
     double eroded = 0.0;
     for (int64_t r = 0; r < s->nroots; r++)
         eroded += sum[3 * r];
@@ -212,21 +238,7 @@ void er_sp_incise(er_sp_sim *s, const er_stream_power_params *p, er_sp_tally *t)
         t->left += eroded;
         return;
     }
-    for (int32_t d = s->nlevels - 1; d >= 0; d--) {
-        const int64_t l0 = s->lvl_at[d], l1 = s->lvl_at[d + 1];
-        ER_OMP_FOR_DYNAMIC()
-        for (int64_t l = l0; l < l1; l++) {
-            const int64_t r = s->sched[l];
-            sum[3 * r + 1] = sum[3 * r + 2] = 0.0;
-            sum[3 * r] = deposit_block(s, r, p->g, &sum[3 * r + 1], &sum[3 * r + 2]);
-        }
-        for (int64_t l = l0; l < l1; l++) {
-            const int64_t r = s->sched[l];
-            const int32_t c = s->stack[s->root_at[r]], rc = er_sp_rcv(s, c);
-            if (rc != c)
-                s->q[rc] += sum[3 * r];
-        }
-    }
+    er_sp_walk_up(s, deposit_fn, deposit_link, &c);
     for (int64_t r = 0; r < s->nroots; r++) {
         t->deposited += sum[3 * r + 1];
         t->left += sum[3 * r + 2];

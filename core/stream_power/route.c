@@ -26,9 +26,12 @@
  *    that drain to it, breadth first up the receivers, so that every
  *    receiver comes before its donors; and the drainage area, summed down
  *    the reversed stack.
- * Every step is sequential or writes each cell from one thread, and the
- * passes are found in a fixed order and sorted stably: the routing is the
- * same for any thread count.  Cost O(n): the passes out of closed basins
+ * Every step runs on all threads but Kruskal's union-find and the
+ * per-basin bookkeeping (O(basins)); each writes each cell from one
+ * thread, the stack's blocks hold the cells in the order of the
+ * sequential traversal whichever thread wrote them, and the passes are
+ * found in a fixed order and sorted stably: the routing is the same for
+ * any thread count.  Cost O(n): the passes out of closed basins
  * are radix-sorted (many on the first steps over noise, few once its pits
  * have drained; every cell of a flat is its own basin, though).
  */
@@ -67,8 +70,9 @@ static inline int on_map(int x, int y, int k, int w, int h)
 }
 
 /* The direction of each free cell's steepest descent (one writer per
- * cell); the pits of each row in rows[].  Cells away from the map's edge
- * and from nodata (all of them on most maps) take the branch-free path. */
+ * cell); the pits of each row in rows[y] and its roots (pits and
+ * base-level cells) in rows[h + y].  Cells away from the map's edge and
+ * from nodata (all of them on most maps) take the branch-free path. */
 static void receivers(er_sp_sim *s, double *rows)
 {
     const int w = s->w, h = s->h;
@@ -76,7 +80,7 @@ static void receivers(er_sp_sim *s, double *rows)
                            1.0 / s->dx, 1.0 / s->dd, 1.0 / s->dy, 1.0 / s->dd};
     ER_OMP_FOR()
     for (int y = 0; y < h; y++) {
-        int64_t pits = 0;
+        int64_t pits = 0, base = 0;
         const int inner = y > 0 && y < h - 1;
         for (int x = 0; x < w; x++) {
             const int64_t i = (int64_t)y * w + x;
@@ -105,10 +109,12 @@ static void receivers(er_sp_sim *s, double *rows)
                 }
                 pits += r == ER_SP_NONE;
             }
+            base += s->kind[i] == ER_SP_BASE;
             s->rdir[i] = r;
             s->lake[i] = 0; /* carve's marks until lakes() */
         }
         rows[y] = (double)pits;
+        rows[h + y] = (double)(pits + base);
     }
 }
 
@@ -137,13 +143,18 @@ static void donors(er_sp_sim *s)
 }
 
 /* Appends to out[*top] the cells upstream of the cells out[from..*top),
- * breadth first through the donor bits, and sets their basin to b. */
-static void upstream(er_sp_sim *s, int32_t *out, int64_t from, int64_t *top, int32_t b)
+ * breadth first through the donor bits, and sets their basin to b.
+ * Returns 0, the cells beyond out[end] unwritten, when they would not fit
+ * before out[end]. */
+static int upstream(er_sp_sim *s, int32_t *out, int64_t from, int64_t *top, int64_t end,
+                    int32_t b)
 {
     int64_t t = *top;
     for (int64_t k = from; k < t; k++) {
         const int32_t c = out[k];
         unsigned m = s->dmask[c];
+        if (t + 8 > end && t + __builtin_popcount(m) > end)
+            return 0;
         while (m) {
             const int d = __builtin_ctz(m);
             m &= m - 1;
@@ -153,51 +164,160 @@ static void upstream(er_sp_sim *s, int32_t *out, int64_t from, int64_t *top, int
         }
     }
     *top = t;
+    return 1;
+}
+
+/* Roots of the traversal a chunk of work (forest): enough chunks for the
+ * threads to balance blocks of very different sizes, few enough to add
+ * up in no time. */
+#define ER_SP_CHUNK 32
+
+/* The blocks of roots [r0, r1) (r1 - r0 <= ER_SP_CHUNK; root_at[r]
+ * holding each root's cell) written one after the other from out[at],
+ * before out[end]: root_at[r] becomes where its block starts, counted
+ * from out[at]; each basin's size.  Returns the cells written, or -1 (the
+ * root_at[r] as they were) when they would not fit. */
+static int64_t chunk_blocks(er_sp_sim *s, int64_t r0, int64_t r1, int32_t *out, int64_t at,
+                            int64_t end)
+{
+    int64_t top = at, start[ER_SP_CHUNK];
+    for (int64_t r = r0; r < r1; r++) {
+        const int32_t i = (int32_t)s->root_at[r], b = s->basin[i];
+        const int64_t from = top;
+        if (top >= end)
+            return -1;
+        start[r - r0] = from - at;
+        out[top++] = i;
+        if (!upstream(s, out, from, &top, end, b))
+            return -1;
+        if (b)
+            s->basins[b].ns = top - from;
+    }
+    for (int64_t r = r0; r < r1; r++)
+        s->root_at[r] = start[r - r0];
+    return top - at;
 }
 
 /* The stack before the depressions are resolved: each root (a base-level
  * cell or a pit) in cell order, then its upstream cells breadth first, a
  * block each (root_at); the basins: 0 for a base-level root's block, 1,
- * 2, ... for each pit's. */
-static er_status forest(er_sp_sim *s, er_error *err)
+ * 2, ... for each pit's.  rows: receivers()'s counts per row.
+ * The roots are listed row by row in parallel (each row's first root and
+ * basin from the counts); then chunks of ER_SP_CHUNK roots are traversed
+ * by whichever thread is free, each thread writing its chunks one after
+ * the other into its own part of a staging area (q, free until the
+ * incision: 2 n int32 slots), and the chunks are copied into the stack
+ * in chunk order.  A chunk that does not fit in its thread's part (blocks
+ * of more than 2 n / threads cells) is traversed afterwards, in chunk
+ * order, straight into the stack, as every chunk is on one thread.  Each
+ * block holds the cells of the sequential traversal in its order,
+ * whichever thread wrote it. */
+static er_status forest(er_sp_sim *s, double *rows, er_error *err)
 {
-    int64_t top = 0, nr = 0;
-    s->nbasins = 1;
-    if (grow((void **)&s->root_at, &s->roots_cap, 1, sizeof *s->root_at, err))
-        return ER_ENOMEM;
-    for (int64_t i = 0; i < s->n; i++) {
-        if (s->kind[i] == ER_SP_WALL || s->rdir[i] != ER_SP_NONE)
-            continue;
-        if (nr + 1 >= s->roots_cap && grow((void **)&s->root_at, &s->roots_cap, nr + 2,
-                                           sizeof *s->root_at, err))
-            return ER_ENOMEM;
-        const int64_t from = top;
-        int32_t b = 0;
-        if (s->kind[i] == ER_SP_FREE) {
-            b = (int32_t)s->nbasins++;
-            s->basins[b].pit = (int32_t)i;
-            s->basins[b].s0 = from;
-        }
-        s->root_at[nr++] = from;
-        s->stack[top++] = (int32_t)i;
-        s->basin[i] = b;
-        upstream(s, s->stack, from, &top, b);
-        if (b)
-            s->basins[b].ns = top - from;
+    const int w = s->w, h = s->h;
+    int64_t nr = 0, nb = 1;
+    for (int y = 0; y < h; y++) {
+        const int64_t roots = (int64_t)rows[h + y], pits = (int64_t)rows[y];
+        rows[h + y] = (double)nr; /* the row's first root and basin */
+        rows[y] = (double)nb;
+        nr += roots;
+        nb += pits;
     }
-    s->root_at[nr] = top;
-    s->nroots = nr;
-    s->nstack = top;
+    const int64_t nchunks = (nr + ER_SP_CHUNK - 1) / ER_SP_CHUNK;
+    if (grow((void **)&s->root_at, &s->roots_cap, nr + 1, sizeof *s->root_at, err) ||
+        grow((void **)&s->chunk_at, &s->chunks_cap, nchunks + 1, 2 * sizeof *s->chunk_at, err))
+        return ER_ENOMEM;
     if (nr > s->rsum_cap) {
-        void *q = realloc(s->rsum, (size_t)nr * 3 * sizeof *s->rsum), *q2 = NULL;
+        void *q = realloc(s->rsum, (size_t)nr * 3 * sizeof *s->rsum), *q2 = NULL, *q3 = NULL,
+             *q4 = NULL;
         if (q)
             s->rsum = q;
         if (q && (q2 = realloc(s->sched, (size_t)nr * sizeof *s->sched)))
             s->sched = q2;
-        if (!q || !q2)
+        if (q2 && (q3 = realloc(s->walk_q, (size_t)nr * sizeof *s->walk_q)))
+            s->walk_q = q3;
+        if (q3 && (q4 = realloc(s->walk_pending, (size_t)nr * sizeof *s->walk_pending)))
+            s->walk_pending = q4;
+        if (!q || !q2 || !q3 || !q4)
             return er_fail(err, ER_ENOMEM, "stream_power: out of memory for %lld outlets",
                            (long long)nr);
         s->rsum_cap = nr;
+    }
+    s->nbasins = nb;
+    s->nroots = nr;
+    const int par = s->n >= ER_SP_PAR_CELLS;
+    ER_OMP_FOR(if (par))
+    for (int y = 0; y < h; y++) {
+        int64_t r = (int64_t)rows[h + y];
+        int32_t b = (int32_t)rows[y];
+        for (int64_t i = (int64_t)y * w; i < (int64_t)(y + 1) * w; i++) {
+            if (s->kind[i] == ER_SP_WALL || s->rdir[i] != ER_SP_NONE)
+                continue;
+            s->root_at[r++] = i;
+            if (s->kind[i] == ER_SP_FREE) {
+                s->basins[b].pit = (int32_t)i;
+                s->basin[i] = b++;
+            } else {
+                s->basin[i] = 0;
+            }
+        }
+    }
+    /* chunk_at[2 c]: where chunk c lies in the staging area (-1: in the
+     * stack already), [2 c + 1] its length, then where it goes */
+    int64_t *ch = s->chunk_at;
+    int32_t *stage = (int32_t *)(void *)s->q;
+    const int threads = s->threads;
+    const int64_t part = 2 * s->n / threads;
+    for (int64_t c = 0; c < nchunks; c++)
+        ch[2 * c + 1] = -1;
+    if (threads > 1 && par) {
+        ER_OMP_PARALLEL()
+        {
+            const int t = er_thread_id();
+            const int64_t at0 = t < threads ? t * part : 0, end = t < threads ? at0 + part : 0;
+            int64_t at = at0;
+            ER_OMP_FOR_INNER_DYNAMIC()
+            for (int64_t c = 0; c < nchunks; c++) {
+                const int64_t r0 = c * ER_SP_CHUNK;
+                const int64_t len = at < end ? chunk_blocks(s, r0, r0 + ER_SP_CHUNK < nr ?
+                                                            r0 + ER_SP_CHUNK : nr, stage, at, end)
+                                             : -1;
+                if (len >= 0) {
+                    ch[2 * c] = at;
+                    ch[2 * c + 1] = len;
+                    at += len;
+                }
+            }
+        }
+    }
+    int64_t top = 0;
+    for (int64_t c = 0; c < nchunks; c++) {
+        const int64_t r0 = c * ER_SP_CHUNK, r1 = r0 + ER_SP_CHUNK < nr ? r0 + ER_SP_CHUNK : nr;
+        if (ch[2 * c + 1] < 0) {
+            ch[2 * c] = -1;
+            ch[2 * c + 1] = chunk_blocks(s, r0, r1, s->stack, top, s->n);
+        }
+        const int64_t len = ch[2 * c + 1];
+        ch[2 * c + 1] = top;
+        top += len;
+    }
+    ch[2 * nchunks + 1] = top;
+    s->root_at[nr] = top;
+    s->nstack = top;
+    ER_OMP_FOR_DYNAMIC(if (par))
+    for (int64_t c = 0; c < nchunks; c++) {
+        const int64_t r0 = c * ER_SP_CHUNK, r1 = r0 + ER_SP_CHUNK < nr ? r0 + ER_SP_CHUNK : nr;
+        const int64_t to = ch[2 * c + 1];
+        if (ch[2 * c] >= 0)
+            memcpy(s->stack + to, stage + ch[2 * c], (size_t)(ch[2 * c + 3] - to) * sizeof *stage);
+        for (int64_t r = r0; r < r1; r++) {
+            s->root_at[r] += to;
+            const int32_t b = s->basin[s->stack[s->root_at[r]]];
+            if (b) {
+                s->basins[b].s0 = s->root_at[r];
+                s->basins[b].block = (int32_t)r;
+            }
+        }
     }
     return ER_OK;
 }
@@ -210,26 +330,57 @@ static inline uint64_t order_key(double v)
     return u >> 63 ? ~u : u | UINT64_C(0x8000000000000000);
 }
 
+/* The byte of pass e's key that LSD pass `pass` sorts by: the lower
+ * height's 8 bytes first, then the pass height's. */
+static inline unsigned key_byte(const er_sp_edge *e, int pass)
+{
+    return (unsigned)(order_key(pass >= 8 ? e->w : e->lo) >> ((pass % 8) * 8)) & 0xffu;
+}
+
 /* Sorts the passes by height, then by the lower of their two cells (a
  * lake spills over its lowest pass, towards the lowest cell beyond it),
  * stably (passes equal in both keep the order they were found in, itself
  * fixed): LSD radix sort a byte at a time, the lower height's bytes
- * first, skipping the bytes every key shares.  O(e). */
+ * first, skipping the bytes every key shares.  O(e).  Each byte's pass
+ * runs on all threads: the passes cut into `parts` runs in order, each
+ * run's digits counted, a digit's place for run p after those of runs
+ * before p, so each pass scatters exactly as one thread would. */
 static void sort_passes(er_sp_sim *s)
 {
     er_sp_edge *a = s->edges, *b = s->edges_tmp;
     const int64_t n = s->nedges;
+    /* a run of at least 16384 passes a thread: less costs more in the
+     * threads' start than it saves */
+    int64_t parts = n / 16384;
+    parts = parts < 1 ? 1 : parts > s->threads ? s->threads : parts;
+    int64_t *count = s->radix; /* parts x 256 */
     for (int pass = 0; pass < 16; pass++) {
-        const int shift = (pass % 8) * 8, hi = pass >= 8;
-        int64_t count[257] = {0};
-        for (int64_t k = 0; k < n; k++)
-            count[((order_key(hi ? a[k].w : a[k].lo) >> shift) & 0xff) + 1]++;
-        if (count[((order_key(hi ? a[0].w : a[0].lo) >> shift) & 0xff) + 1] == n)
+        ER_OMP_FOR(if (parts > 1))
+        for (int64_t p = 0; p < parts; p++) {
+            int64_t *c = count + 256 * p;
+            memset(c, 0, 256 * sizeof *c);
+            for (int64_t k = n * p / parts; k < n * (p + 1) / parts; k++)
+                c[key_byte(&a[k], pass)]++;
+        }
+        const unsigned d0 = key_byte(&a[0], pass);
+        int64_t same = 0;
+        for (int64_t p = 0; p < parts; p++)
+            same += count[256 * p + d0];
+        if (same == n)
             continue;
+        int64_t at = 0;
         for (int d = 0; d < 256; d++)
-            count[d + 1] += count[d];
-        for (int64_t k = 0; k < n; k++)
-            b[count[(order_key(hi ? a[k].w : a[k].lo) >> shift) & 0xff]++] = a[k];
+            for (int64_t p = 0; p < parts; p++) {
+                const int64_t c = count[256 * p + d];
+                count[256 * p + d] = at;
+                at += c;
+            }
+        ER_OMP_FOR(if (parts > 1))
+        for (int64_t p = 0; p < parts; p++) {
+            int64_t *c = count + 256 * p;
+            for (int64_t k = n * p / parts; k < n * (p + 1) / parts; k++)
+                b[c[key_byte(&a[k], pass)]++] = a[k];
+        }
         s->sorted = 1;
         er_sp_edge *t = a;
         a = b;
@@ -420,15 +571,19 @@ static uint8_t dir_to(const er_sp_sim *s, int32_t i, int32_t j)
  * stack becomes the path from x to the pit, then its other cells in their
  * order: every receiver still comes before its donors (a cell off the
  * path drains to the path or to a cell before it, as it did).  The paths
- * lie in distinct basins, so no cell is on two. */
+ * and blocks lie in distinct basins, so no cell is on two: the basins run
+ * in parallel (runs of neighbouring basins a thread), each writing only
+ * its own cells, its block and the same stretch of the scratch (bcells). */
 static void carve(er_sp_sim *s)
 {
     uint8_t *mark = s->lake; /* cleared by receivers(), free until lakes() */
-    int32_t *tmp = s->bcells;
-    for (int64_t b = 1; b < s->nbasins; b++) {
+    const int64_t nb = s->nbasins;
+    ER_OMP_FOR_GUIDED(if (s->n >= ER_SP_PAR_CELLS))
+    for (int64_t b = 1; b < nb; b++) {
         const er_sp_basin *bs = &s->basins[b];
         if (bs->parent < 0)
             continue;
+        int32_t *tmp = s->bcells + bs->s0;
         int64_t m = 0;
         int32_t prev = bs->y, c = bs->x;
         for (;;) {
@@ -477,6 +632,22 @@ static void schedule(er_sp_sim *s)
         at[d] = at[d - 1];
     at[0] = 0;
     s->nlevels = depth_max + 1;
+    /* each closed basin's children in basin order (walk.c) */
+    const int64_t nb = s->nbasins;
+    memset(s->child_at, 0, (size_t)(nb + 1) * sizeof *s->child_at);
+    for (int64_t b = 1; b < nb; b++)
+        if (s->basins[b].parent > 0)
+            s->child_at[s->basins[b].parent + 1]++;
+    for (int64_t b = 0; b < nb; b++)
+        s->child_at[b + 1] += s->child_at[b];
+    for (int64_t b = 1; b < nb; b++) {
+        const int32_t u = s->basins[b].parent;
+        if (u > 0)
+            s->child[s->child_at[u]++] = (int32_t)b;
+    }
+    for (int64_t b = nb; b > 0; b--)
+        s->child_at[b] = s->child_at[b - 1];
+    s->child_at[0] = 0;
 }
 
 static int lake_cmp(const void *pa, const void *pb)
@@ -502,17 +673,31 @@ static er_status lakes(er_sp_sim *s, int lists, er_error *err)
     s->nlakes = 0;
     if (!lists || s->nbasins == 1)
         return ER_OK;
+    /* each basin's count, their places in basin order, then each basin's
+     * list: one thread a basin, the same lists for any thread count */
+    const int64_t nb = s->nbasins;
+    ER_OMP_FOR_GUIDED(if (s->n >= ER_SP_PAR_CELLS))
+    for (int64_t b = 1; b < nb; b++) {
+        er_sp_basin *bs = &s->basins[b];
+        int32_t c = 0;
+        for (int64_t k = bs->s0; k < bs->s0 + bs->ns; k++)
+            c += s->lake[s->stack[k]];
+        bs->nlake = c;
+    }
     int64_t total = 0;
-    for (int64_t b = 1; b < s->nbasins; b++)
-        for (int64_t k = s->basins[b].s0; k < s->basins[b].s0 + s->basins[b].ns; k++)
-            total += s->lake[s->stack[k]];
+    for (int64_t b = 1; b < nb; b++) {
+        s->basins[b].lake0 = (int32_t)total;
+        total += s->basins[b].nlake;
+    }
     if (grow((void **)&s->lakes, &s->lakes_cap, total, sizeof *s->lakes, err))
         return ER_ENOMEM;
     s->nlakes = total;
-    int32_t at = 0;
-    for (int64_t b = 1; b < s->nbasins; b++) {
+    ER_OMP_FOR_GUIDED(if (s->n >= ER_SP_PAR_CELLS))
+    for (int64_t b = 1; b < nb; b++) {
         er_sp_basin *bs = &s->basins[b];
-        bs->lake0 = at;
+        if (bs->nlake == 0)
+            continue;
+        int32_t at = bs->lake0;
         for (int64_t k = bs->s0; k < bs->s0 + bs->ns; k++) {
             const int32_t c = s->stack[k];
             if (s->lake[c]) {
@@ -520,50 +705,43 @@ static er_status lakes(er_sp_sim *s, int lists, er_error *err)
                 s->lakes[at++].i = c;
             }
         }
-        bs->nlake = at - bs->lake0;
         if (bs->nlake > 1)
             qsort(s->lakes + bs->lake0, (size_t)bs->nlake, sizeof *s->lakes, lake_cmp);
     }
     return ER_OK;
 }
 
-/* The first cell of block r and, when the block is a closed basin joined
- * to another block, the cell of that block it drains into (else -1). */
-static inline int32_t block_link(const er_sp_sim *s, int64_t r, int32_t *to)
+/* Block r's pass up the stack: each cell's area added to its receiver's,
+ * in reverse (walk.c: its donors' blocks are done and linked). */
+static void acc_block(er_sp_sim *s, int64_t r, void *ctx)
 {
+    (void)ctx;
+    for (int64_t k = s->root_at[r + 1] - 1; k > s->root_at[r]; k--) {
+        const int32_t i = s->stack[k];
+        s->acc[i + s->off[s->rdir[i]]] += s->acc[i];
+    }
+}
+
+/* Block r's total (its first cell's area) added to the cell it drains
+ * into (r is a closed basin's block). */
+static void acc_link(er_sp_sim *s, int64_t r, void *ctx)
+{
+    (void)ctx;
     const int32_t c = s->stack[s->root_at[r]];
-    const uint8_t d = s->rdir[c];
-    *to = d == ER_SP_NONE ? -1 : (int32_t)(c + s->off[d]);
-    return c;
+    s->acc[c + s->off[s->rdir[c]]] += s->acc[c];
 }
 
 /* Drainage area in cells (rain-weighted with a rain map), summed up each
- * block in reverse, deepest level first, a block's total then added to the
- * cell it drains into, block by block in schedule order: each cell's sum
- * in one fixed order, whichever thread takes the block. */
-static void accumulate(er_sp_sim *s)
+ * block in reverse, a block's total added to the cell it drains into
+ * (er_sp_walk_up): each cell's sum in one fixed order, whichever thread
+ * takes the block. */
+void er_sp_accumulate(er_sp_sim *s)
 {
     const int64_t n = s->n;
     ER_OMP_FOR()
     for (int64_t i = 0; i < n; i++)
         s->acc[i] = s->kind[i] == ER_SP_WALL ? 0.0 : s->rain ? (double)s->rain[i] : 1.0;
-    for (int32_t d = s->nlevels - 1; d >= 0; d--) {
-        const int64_t l0 = s->lvl_at[d], l1 = s->lvl_at[d + 1];
-        ER_OMP_FOR_DYNAMIC()
-        for (int64_t l = l0; l < l1; l++) {
-            const int64_t r = s->sched[l];
-            for (int64_t k = s->root_at[r + 1] - 1; k > s->root_at[r]; k--) {
-                const int32_t i = s->stack[k];
-                s->acc[i + s->off[s->rdir[i]]] += s->acc[i];
-            }
-        }
-        for (int64_t l = l0; l < l1; l++) {
-            int32_t to;
-            const int32_t c = block_link(s, s->sched[l], &to);
-            if (to >= 0)
-                s->acc[to] += s->acc[c];
-        }
-    }
+    er_sp_walk_up(s, acc_block, acc_link, NULL);
 }
 
 /* Room for nb basins in every per-basin array. */
@@ -586,6 +764,8 @@ static er_status basins_fit(er_sp_sim *s, int64_t nb, er_error *err)
     RENEW(tree_off, k + 1)
     RENEW(tree, 2 * k)
     RENEW(tree_edge, 2 * k)
+    RENEW(child_at, k + 1)
+    RENEW(child, k)
     RENEW(lvl_at, k + 2)
 #undef RENEW
     s->basins_cap = c;
@@ -594,7 +774,7 @@ oom:
     return er_fail(err, ER_ENOMEM, "stream_power: out of memory for %lld basins", (long long)c);
 }
 
-er_status er_sp_route(er_sp_sim *s, int lists, er_error *err)
+er_status er_sp_route_receivers(er_sp_sim *s, er_error *err)
 {
     double *rows = s->sums;
     receivers(s, rows);
@@ -606,27 +786,41 @@ er_status er_sp_route(er_sp_sim *s, int lists, er_error *err)
         return st;
     donors(s);
     s->basins[0] = (er_sp_basin){.level = -INFINITY};
-    if ((st = forest(s, err)))
-        return st;
-    if (pits > 0) {
+    return forest(s, rows, err);
+}
+
+er_status er_sp_route_depressions(er_sp_sim *s, int lists, er_error *err)
+{
+    er_status st;
+    if (s->nbasins > 1) {
         if ((st = passes(s, err)))
             return st;
         spanning_tree(s);
         carve(s);
     }
     schedule(s);
-    if ((st = lakes(s, lists, err)))
-        return st;
-    accumulate(s);
-    return ER_OK;
+    return lakes(s, lists, err);
+}
+
+er_status er_sp_route(er_sp_sim *s, int lists, er_error *err)
+{
+    er_status st = er_sp_route_receivers(s, err);
+    if (!st)
+        st = er_sp_route_depressions(s, lists, err);
+    if (!st)
+        er_sp_accumulate(s);
+    return st;
 }
 
 size_t er_sp_route_bytes(const er_sp_sim *s, int sorts)
 {
     const size_t basin = sizeof *s->basins + sizeof *s->uf + sizeof *s->order +
                          sizeof *s->tree_off + 2 * sizeof *s->tree + 2 * sizeof *s->tree_edge +
-                         sizeof *s->lvl_at;
-    const size_t root = sizeof *s->root_at + 3 * sizeof *s->rsum + sizeof *s->sched;
+                         sizeof *s->lvl_at + sizeof *s->child_at + sizeof *s->child;
+    /* the roots' records, the block walks' queue and counts, the
+     * traversal's chunks (2 int64 per ER_SP_CHUNK roots: at most 2 a root) */
+    const size_t root = sizeof *s->root_at + 3 * sizeof *s->rsum + sizeof *s->sched +
+                        sizeof *s->walk_q + sizeof *s->walk_pending + 2 * sizeof *s->chunk_at;
     const size_t copies = 1 + (size_t)(sorts || s->sorted);
     return (size_t)s->nbasins * basin + (size_t)s->nroots * root +
            (size_t)s->nedges * copies * sizeof *s->edges + (size_t)s->nlakes * sizeof *s->lakes;

@@ -106,7 +106,7 @@ void er_sp_free(er_sp_sim *s)
 {
     void *b[] = {s->z, s->kind, s->ks, s->rdir, s->dmask, s->stack, s->bcells, s->basin,
                  s->lake, s->acc, s->basins, s->edges, s->edges_tmp, s->uf, s->tree, s->tree_off,
-                 s->tree_edge, s->order, s->lakes, s->root_at, s->rsum, s->sched, s->lvl_at, s->row_at, s->q, s->pow_tab, s->dscr, s->sums};
+                 s->tree_edge, s->order, s->lakes, s->radix, s->root_at, s->chunk_at, s->rsum, s->sched, s->lvl_at, s->row_at, s->walk_q, s->walk_pending, s->child_at, s->child, s->q, s->pow_tab, s->dscr, s->sums};
     for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
         free(b[i]);
     memset(s, 0, sizeof *s);
@@ -176,8 +176,9 @@ er_status er_sp_init(er_sp_sim *s, const er_plan *plan, const er_terrain *t,
     s->dscr = malloc((size_t)s->threads * s->dscr_per_thread * sizeof *s->dscr);
     s->sums = malloc((3 * (size_t)s->h + (size_t)s->w) * sizeof *s->sums);
     s->row_at = malloc(((size_t)s->h + 1) * sizeof *s->row_at);
+    s->radix = malloc((size_t)s->threads * 256 * sizeof *s->radix);
     int ok = s->z && s->acc && s->q && s->rdir && s->dmask && s->stack && s->bcells &&
-             s->basin && s->kind && s->lake && s->dscr && s->sums && s->row_at;
+             s->basin && s->kind && s->lake && s->dscr && s->sums && s->row_at && s->radix;
     for (int k = 0; k < 8; k++)
         s->off[k] = (int64_t)er_sp_dy[k] * s->w + er_sp_dx[k];
     if (ok && c && (c->hardness || c->mask)) {

@@ -33,6 +33,12 @@ extern const int er_sp_dx[8], er_sp_dy[8];
  * cell. */
 #define ER_SP_BLOCK 16
 
+/* Maps of fewer cells run the traversal, the carving, the lakes' lists
+ * and the walks over the blocks (route.c, walk.c) on one thread: starting
+ * the threads costs more than such a map's work (a step of a 60-cell map
+ * is microseconds), and the bytes are the same either way. */
+#define ER_SP_PAR_CELLS 2048
+
 /* Counts below this have their power A^m from a table (er_sp_sim.pow_tab). */
 #define ER_SP_POW_TABLE 65536
 
@@ -57,6 +63,7 @@ typedef struct er_sp_basin {
                       * water from its pit reaches base level */
     int64_t s0, ns;  /* its block of the stack (route.c forest) */
     int32_t depth;   /* passes between it and base level: its level (route.c schedule) */
+    int32_t block;   /* its block of the stack (route.c forest) */
     int32_t lake0, nlake; /* its lake cells in er_sp_sim.lakes, lowest first */
     double pool;     /* [m * cells] sediment that reached its lake this step (erode.c) */
 } er_sp_basin;
@@ -94,10 +101,17 @@ typedef struct er_sp_sim {
                             * first cell into another block (route.c) */
     int64_t nstack;
     int64_t *root_at;      /* where each block starts, nroots + 1 */
-    int64_t nroots, roots_cap;
+    int64_t *chunk_at;     /* the traversal's chunks of roots (route.c forest): 2 per
+                            * chunk, chunks_cap pairs */
+    int64_t nroots, roots_cap, chunks_cap;
     int32_t *sched;        /* the blocks by level (route.c schedule), rsum_cap */
     int64_t *lvl_at;       /* where each level starts in sched, nlevels + 1 */
     int32_t nlevels;
+    /* The walks over the blocks (walk.c), rsum_cap each: the queue of
+     * blocks ready to run, and per block the blocks draining into it not
+     * yet done; used with __atomic builtins. */
+    int32_t *walk_q;
+    int32_t *walk_pending;
     double *rsum;          /* 3 sums per block (erode.c), rsum_cap blocks */
     int64_t rsum_cap;
     int32_t *bcells;       /* scratch of n cells (route.c carve) */
@@ -115,15 +129,20 @@ typedef struct er_sp_sim {
     int32_t *tree;         /* the spanning tree's half-edges by basin: the other basin */
     int32_t *tree_edge;    /* and the pass it goes through, in edges */
     int64_t *row_at;       /* where each row's passes start in edges, h + 1 */
+    int32_t *child_at;     /* basins + 1 offsets into child */
+    int32_t *child;        /* each closed basin's children (the basins spilling into it)
+                            * in basin order (route.c schedule) */
     er_sp_edge *edges;     /* candidate passes of this step */
     er_sp_edge *edges_tmp; /* the radix sort's other buffer */
+    int64_t *radix;        /* the radix sort's digit counts: 256 a thread */
     int64_t nedges, edges_cap;
     int sorted;            /* 1 once a sort copied passes into edges_tmp (route.c) */
     er_sp_lake *lakes;     /* lake cells grouped by basin, each group lowest first */
     int64_t nlakes, lakes_cap;
     /* Erosion (erode.c). */
     double *q;             /* [m * cells] sediment leaving each cell this step; diffuse.c's
-                            * copy of the heights before it */
+                            * copy of the heights before it; route.c's staging area
+                            * (2 n int32) while it builds the stack */
     double pow_a;          /* [m^(2m)] cell area^m */
     double *pow_tab;       /* count^m for counts below ER_SP_POW_TABLE (no rain map) */
     /* Diffusion scratch (diffuse.c): dscr_per_thread doubles a thread
@@ -159,8 +178,15 @@ double er_sp_uplift(er_sp_sim *s, const er_stream_power_params *p);
  * receivers, every closed basin joined to base level through its lowest
  * pass (Cordonnier et al. 2019) with the path to it reversed ("carved"),
  * the stack, the lake cells and levels, the drainage area.  Lake cell
- * lists only when `lists`. */
+ * lists only when `lists`.  The three phases one after the other:
+ * er_sp_route_receivers (receivers, donors and the stack of the blocks),
+ * er_sp_route_depressions (the passes, their spanning tree, carving, the
+ * blocks' levels and the lakes), er_sp_accumulate (the drainage area);
+ * the benchmark times them apart. */
 er_status er_sp_route(er_sp_sim *s, int lists, er_error *err);
+er_status er_sp_route_receivers(er_sp_sim *s, er_error *err);
+er_status er_sp_route_depressions(er_sp_sim *s, int lists, er_error *err);
+void er_sp_accumulate(er_sp_sim *s);
 
 /* route.c: the bytes of the per-basin, per-block, pass and lake records
  * the last er_sp_route filled (what grows with the map's depressions),
@@ -173,6 +199,17 @@ static inline int32_t er_sp_rcv(const er_sp_sim *s, int32_t i)
     const uint8_t d = s->rdir[i];
     return d == ER_SP_NONE ? i : (int32_t)(i + s->off[d]);
 }
+
+/* walk.c: fn(s, r, ctx) on every block r of the stack (route.c), on all
+ * threads, one thread a block.  Down: a block after the block it drains
+ * into.  Up: a block after every block that drains into it, whose totals
+ * link(s, c, ctx) has added to it (in block order, before fn on it; the
+ * blocks of level 1 on one thread, in block order, once every closed
+ * basin's block is done).  Each cell sees its additions in one fixed
+ * order, whatever the thread count. */
+typedef void (*er_sp_block_fn)(er_sp_sim *s, int64_t r, void *ctx);
+void er_sp_walk_down(er_sp_sim *s, er_sp_block_fn fn, void *ctx);
+void er_sp_walk_up(er_sp_sim *s, er_sp_block_fn fn, er_sp_block_fn link, void *ctx);
 
 /* erode.c: the stream-power law along the stack (Braun and Willett 2013)
  * and, with G > 0, deposition (Yuan et al. 2019) and lakes filled; adds

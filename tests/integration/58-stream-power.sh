@@ -6,7 +6,7 @@
 # a slope-area concavity of real river profiles, a smoother surface than
 # the noise; the drainage area agrees with a second computation
 # (drainage_oracle.py); the --json budget closes with the uplift counted;
-# -j1, -j2 and -j3 give the same bytes; runs killed with SIGKILL and resumed give the
+# -j1, -j2, -j3 and -j8 give the same bytes; runs killed with SIGKILL and resumed give the
 # bytes of an uninterrupted one; the flow layer is the drainage area in
 # m^2 whatever the vertical scale; an uplift raster scales the uplift and
 # other models refuse it; tile sets and the Vulkan backend are refused with
@@ -121,15 +121,19 @@ W=$T/crop.tif
 stem=crop
 L=height,water,sediment,flow,wear
 
-t_case "stream_power -j1, -j2, -j3: every layer byte-identical"
-for j in 1 2 3; do
+t_case "stream_power -j1, -j2, -j3, -j8: every layer and the budget byte-identical"
+for j in 1 2 3 8; do
     mkdir -p "$T/j$j"
-    t_exit 0 "$ERODE" -q -r "$R" -s stream_power.steps=30 -j $j --layers $L -o "$T/j$j" "$W"
+    t_exit 0 "$ERODE" -q --json -r "$R" -s stream_power.steps=30 -j $j --layers $L -o "$T/j$j" "$W"
+    jq -c .budget "$T/stdout" > "$T/j$j/budget"
 done
 for l in height water sediment flow wear; do
-    for j in 2 3; do
+    for j in 2 3 8; do
         cmp -s "$T/j1/$stem.$l.tif" "$T/j$j/$stem.$l.tif" || t_fail "$l differs between -j1 and -j$j"
     done
+done
+for j in 2 3 8; do
+    cmp -s "$T/j1/budget" "$T/j$j/budget" || t_fail "the budget differs between -j1 and -j$j"
 done
 t_ok
 
