@@ -84,6 +84,29 @@ def info(a):
                               md.get("PREDICTOR", "1"), bx, by))
 
 
+def copies(listing):
+    """Each line of the file listing: FILE, REF, INPUT and WANT, tab-separated:
+    FILE's info line starts with WANT's words, its values are REF's, its
+    georeferencing INPUT's (one interpreter start for many files keeps the
+    suite quick)."""
+    global fail
+    plain = fail
+    with open(listing) as f:
+        for line in f:
+            path, ref, inp, want = line.rstrip("\n").split("\t")
+            fail = lambda msg, p=path: plain(p + ": " + msg)
+            ds = gdal.Open(path)
+            b = ds.GetRasterBand(1)
+            md = ds.GetMetadata("IMAGE_STRUCTURE")
+            got = [gdal.GetDataTypeName(b.DataType), md.get("COMPRESSION", "NONE"),
+                   md.get("PREDICTOR", "1"), str(b.GetBlockSize()[0])]
+            if got != want.split():
+                fail(" ".join(got))
+            same_values(ref, path, 0.0, 1.0)
+            same_georef(inp, path)
+    fail = plain
+
+
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "same-georef":
@@ -95,6 +118,8 @@ def main():
         stats(*args)
     elif cmd == "info":
         info(args[0])
+    elif cmd == "copies":
+        copies(args[0])
     else:
         fail("unknown command " + cmd)
 
