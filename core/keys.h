@@ -45,8 +45,13 @@ enum {
     ER_KEY_AT_RULE = 256u,
     ER_KEY_MODEL = 512u,     /* a top-level key of one model: "model" and each model's
                               * section (a staged recipe holds them in its stages) */
-    ER_KEY_AUTO = 1024u      /* the string "auto" allowed, stored as 0 (a value the
+    ER_KEY_AUTO = 1024u,     /* the string "auto" allowed, stored as 0 (a value the
                               * model chooses when the run is planned) */
+    /* A key added after checkpoints and outputs recorded recipes without
+     * it: at its default it is left out of the recipe text they record
+     * and hash (io/recipe_print.c), so a recipe that does not use it
+     * still resumes their checkpoints; --print-recipe shows it. */
+    ER_KEY_LATER = 2048u
 };
 
 typedef struct er_key {
@@ -75,6 +80,8 @@ const er_key *er_keys_params(size_t *n);
 #define ER_NUM(path, f, fl, lo, hi, def) {path, ER_KEY_NUM, fl, ER_KEY_AT(f), 0, lo, hi, def, NULL}
 #define ER_INT(path, f, fl, lo, hi, def) {path, ER_KEY_INT, fl, ER_KEY_AT(f), 0, lo, hi, def, NULL}
 #define ER_ENUM(path, f, names, def) {path, ER_KEY_ENUM, 0, ER_KEY_AT(f), 0, 0, 0, def, names}
+#define ER_ENUM_LATER(path, f, names, def) \
+    {path, ER_KEY_ENUM, ER_KEY_LATER, ER_KEY_AT(f), 0, 0, 0, def, names}
 
 /* The names of er_boundary, for every section with an edge key. */
 extern const char *const er_boundary_names[];

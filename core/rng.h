@@ -14,7 +14,9 @@ enum {
     ER_STREAM_DROPLET_START = 1,  /* droplet start positions, index = droplet id */
     ER_STREAM_BLOCK_OFFSET = 2,   /* droplet block grid offset, index = batch number */
     ER_STREAM_RAINDROP = 3,       /* Mei raindrops, index = step * count + drop */
-    ER_STREAM_SPH_SOURCE = 4      /* SPH source particles (core/sph/sph.c) */
+    ER_STREAM_SPH_SOURCE = 4,     /* SPH source particles (core/sph/sph.c) */
+    ER_STREAM_SP_ROUTING = 5,     /* stream power's routing draws, index = cell */
+    ER_STREAM_SP_LITHOLOGY = 6    /* stream power's rock field, index = octave and lattice point */
 };
 
 /* 64 well-mixed bits for (seed, stream, index). */

@@ -208,6 +208,20 @@ int er_recipe_value_differs(const er_key *k, const char *a, const char *b)
     return strcmp(va, vb) != 0;
 }
 
+/* Whether row k (a number or a name) of the struct at base holds its
+ * default. */
+static int at_default(const er_key *k, const char *base)
+{
+    const void *f = base + k->off;
+    if (k->type == ER_KEY_ENUM)
+        return *(const int *)f == (int)k->def;
+    if (k->type == ER_KEY_NUM)
+        return *(const double *)f == k->def;
+    if (k->type == ER_KEY_INT)
+        return *(const int64_t *)f == (int64_t)k->def;
+    return 0;
+}
+
 /* Whether print_members writes row k of the struct at base.  In a stage:
  * its model, the sections it holds, and the top level's keys where the
  * stage's value differs (a stage inherits the others); at the top level
@@ -238,6 +252,8 @@ static int printed(const er_key *k, const char *base, const print_opts *o)
     if (k->type == ER_KEY_STAGES)
         return o->r && o->r->n > 0;
     if ((k->flags & ER_KEY_MODEL) && o->r && o->r->n > 0)
+        return 0;
+    if ((k->flags & ER_KEY_LATER) && !o->all && at_default(k, base))
         return 0;
     /* a control raster that is not given is left out, so a recipe
      * without maps records (in every output and a checkpoint's recipe

@@ -11,7 +11,22 @@
  * directly for n = 1 (delta = (h_i - h_r') / (1 + F)) and by Newton's
  * method, kept inside [0, h_i - h_r'], for n != 1 (the left side grows
  * with delta, so the root is unique).  Any dt is stable: a cell never
- * drops below its receiver.  K = K_f (1 - hardness) mask.  A lake cell
+ * drops below its receiver.  K = K_f (1 - hardness) mask (1 + L xi), the
+ * last factor the rock's (lithology.c).  With a channel-head threshold
+ * a_c (stream_power.channel_head) F is multiplied by 1 - a_c / a where
+ * the specific drainage area a = A / b (b the width the water crosses, a
+ * cell's) exceeds a_c, and is 0 below: the hillslopes above the channel
+ * heads do not incise and creep instead (diffuse.c), and the incision
+ * grows from nothing at a channel head to K A^m S^n downstream.  Not a
+ * threshold on A: on a hillslope, where the water runs in parallel
+ * strips, a D8 cell's A is a strip one cell wide, L b from the divide, so
+ * an A_c in m^2 puts the channel heads L = A_c / b from the divides, four
+ * times as far on 5 m cells as on 20 m ones; a = L there, the same at any
+ * cell size.  Without it every cell, even one draining only itself, is a
+ * river, and a hillslope's steady gradient grows as dx^(-2m/n) when the
+ * cells shrink (Montgomery and Dietrich 1988 place channel heads where
+ * the area per unit contour width passes a threshold that falls with the
+ * slope; one threshold is the simplest form).  A lake cell
  * (below its basin's level, route.c) is under water and does not incise;
  * a cell draining into a lake incises towards the lake's surface.
  *
@@ -34,6 +49,7 @@
  * (er_sp_incise): the same for any thread count.
  */
 #include <math.h>
+#include <stdlib.h>
 
 #include "../parallel.h"
 #include "sp_internal.h"
@@ -74,13 +90,75 @@ static double newton(double d, double f, double n)
     return x;
 }
 
+/* The distance [m] from cell i to cell j. */
+static double dist(const er_sp_sim *s, int32_t i, int32_t j)
+{
+    const double ddx = (double)(i % s->w - j % s->w) * s->dx;
+    const double ddy = (double)(i / s->w - j / s->w) * s->dy;
+    return sqrt(ddx * ddx + ddy * ddy);
+}
+
+static int fan_cmp(const void *pa, const void *pb)
+{
+    const er_sp_lake *a = pa, *b = pb;
+    if (a->z != b->z)
+        return a->z < b->z ? -1 : 1;
+    return (a->i > b->i) - (a->i < b->i);
+}
+
+/*
+ * stream_power.fan_slope > 0: lake b's sediment laid as a fan rising from
+ * its outlet, z_f + slope * d (d a cell's distance to the pass), z_f at
+ * most the lake's level (a full fan passes through the spill point, its
+ * far cells above the old lake's surface), so that a filled basin drains
+ * to its outlet over a gentle floor rather than standing as a dead-flat
+ * plain.  A fan over heights z is a level fill over z' = z - slope * d:
+ * the lake's list (route.c lakes(), read only here, once a step) takes z'
+ * and is sorted by it, then filled lowest first as fill_lake does.  Adds
+ * what it put to *dep; returns what does not fit.
+ */
+static double fill_fan(er_sp_sim *s, er_sp_basin *b, double v, double slope, double *dep)
+{
+    er_sp_lake *l = s->lakes + b->lake0;
+    const int32_t k_n = b->nlake;
+    for (int32_t k = 0; k < k_n; k++)
+        l[k].z = s->z[l[k].i] - slope * dist(s, l[k].i, b->x);
+    qsort(l, (size_t)k_n, sizeof *l, fan_cmp);
+    double vol = 0.0, wsum = 0.0, zf = b->level;
+    for (int32_t k = 0; k < k_n; k++) {
+        wsum += s->mask ? (double)s->mask[l[k].i] : 1.0;
+        const double top = k + 1 < k_n && l[k + 1].z < b->level ? l[k + 1].z : b->level;
+        const double more = wsum * (top - l[k].z);
+        if (wsum > 0.0 && vol + more >= v) {
+            zf = l[k].z + (v - vol) / wsum;
+            break;
+        }
+        vol += more;
+        if (top >= b->level)
+            break;
+    }
+    double put = 0.0;
+    for (int32_t k = 0; k < k_n && l[k].z < zf; k++) {
+        const int32_t i = l[k].i;
+        const double d = (s->mask ? (double)s->mask[i] : 1.0) * (zf - l[k].z);
+        s->z[i] += d;
+        put += d;
+        if (s->dep)
+            s->dep[i] += (float)d;
+    }
+    *dep += put;
+    return v - put;
+}
+
 /* Fills lake b with v [m * cells] of sediment, lowest cells first, up to
  * its level; adds what it put to *dep and returns what does not fit.  The
  * heights it reaches are those where sum mask (z_f - z) = v. */
-static double fill_lake(er_sp_sim *s, er_sp_basin *b, double v, double *dep)
+static double fill_lake(er_sp_sim *s, er_sp_basin *b, double v, double slope, double *dep)
 {
     if (!(v > 0.0) || b->nlake == 0)
         return v;
+    if (slope > 0.0)
+        return fill_fan(s, b, v, slope, dep);
     const er_sp_lake *l = s->lakes + b->lake0;
     const int32_t k_n = b->nlake;
     double vol = 0.0, wsum = 0.0, zf = b->level;
@@ -112,7 +190,8 @@ static double fill_lake(er_sp_sim *s, er_sp_basin *b, double v, double *dep)
  * q) plus its donors' outflow; lakes trap, land cells keep their share.
  * Adds to *dep what it deposits and to *left what reaches base level;
  * returns what leaves the block's first cell for another block. */
-static double deposit_block(er_sp_sim *s, int64_t r, double g, double *dep, double *left)
+static double deposit_block(er_sp_sim *s, int64_t r, double g, double fan, double *dep,
+                            double *left)
 {
     for (int64_t k = s->root_at[r + 1] - 1; k >= s->root_at[r]; k--) {
         const int32_t i = s->stack[k], rc = er_sp_rcv(s, i);
@@ -127,7 +206,7 @@ static double deposit_block(er_sp_sim *s, int64_t r, double g, double *dep, doub
             out = 0.0;
         }
         if (s->basin[i] > 0 && i == b->x && b->parent >= 0) {
-            out += fill_lake(s, b, b->pool, dep);
+            out += fill_lake(s, b, b->pool, fan, dep);
             b->pool = 0.0;
         }
         if (!s->lake[i] && out > 0.0) {
@@ -163,7 +242,12 @@ static double incise_block(er_sp_sim *s, int64_t r, const er_stream_power_params
         const double kk = kdt * (s->ks ? (double)s->ks[i] : 1.0);
         if (!(d > 0.0) || !(kk > 0.0) || !(s->acc[i] > 0.0))
             continue;
-        const double f = kk * area_m(s, i, p->m) / ln[s->rdir[i]];
+        double f = kk * area_m(s, i, p->m) / ln[s->rdir[i]];
+        if (p->channel_head > 0.0) {
+            /* the specific drainage area A / b, b the flow's width, a cell */
+            const double a = s->acc[i] * s->area / s->dx;
+            f *= a > p->channel_head ? 1.0 - p->channel_head / a : 0.0;
+        }
         const double delta = linear ? d / (1.0 + f) : newton(d, f, n);
         const double z0 = s->z[i];
         s->z[i] = zr + delta;
@@ -195,7 +279,7 @@ static void deposit_fn(er_sp_sim *s, int64_t r, void *ctx)
     const incise_ctx *c = ctx;
     double *sum = s->rsum + 3 * r;
     sum[1] = sum[2] = 0.0;
-    sum[0] = deposit_block(s, r, c->p->g, &sum[1], &sum[2]);
+    sum[0] = deposit_block(s, r, c->p->g, c->p->fan_slope, &sum[1], &sum[2]);
 }
 
 /* What leaves block r (a closed basin's) added to the cell it drains into. */

@@ -21,7 +21,12 @@
 static const char *const edge_names[] = {"all",   "west",      "east",        "north",
                                          "south", "west_east", "north_south", NULL};
 
+static const char *const routing_names[] = {"d8", "rho8", "random", NULL};
+static const char *const level_names[] = {"input", "follow", NULL};
+
 _Static_assert(sizeof(er_sp_edges) == sizeof(int), "enum size");
+_Static_assert(sizeof(er_sp_routing) == sizeof(int), "enum size");
+_Static_assert(sizeof(er_sp_base_level) == sizeof(int), "enum size");
 
 static const er_key keys[] = {
     ER_INT("steps", steps, 0, 0, 1e9, 250),
@@ -33,6 +38,14 @@ static const er_key keys[] = {
     ER_NUM("kd", kd, 0, 0, 1e6, 0.01),
     ER_NUM("g", g, 0, 0, 100, 0.0),
     ER_ENUM("boundary", boundary, edge_names, ER_SP_EDGES_ALL),
+    ER_NUM("channel_head", channel_head, ER_KEY_LATER, 0, 1e6, 0.0),
+    ER_NUM("sc", sc, ER_KEY_LATER, 0, 10, 0.0),
+    ER_ENUM_LATER("routing", routing, routing_names, ER_SP_ROUTE_D8),
+    ER_NUM("routing_spread", routing_spread, ER_KEY_LATER, 0, 0.9, 0.4),
+    ER_ENUM_LATER("base_level", base_level, level_names, ER_SP_LEVEL_INPUT),
+    ER_NUM("fan_slope", fan_slope, ER_KEY_LATER, 0, 1, 0.0),
+    ER_NUM("lithology", lithology, ER_KEY_LATER, 0, 0.9, 0.0),
+    ER_NUM("lithology_scale", lithology_scale, ER_KEY_MIN_OPEN | ER_KEY_LATER, 0, 1e7, 1000.0),
 };
 
 const er_key *er_stream_power_keys(size_t *n)

@@ -20,6 +20,19 @@ typedef enum er_sp_edges {
     ER_SP_EDGES_NORTH_SOUTH
 } er_sp_edges;
 
+/* How a cell picks its receiver (core/stream_power/route.c). */
+typedef enum er_sp_routing {
+    ER_SP_ROUTE_D8 = 0, /* steepest descent over the 8 neighbours */
+    ER_SP_ROUTE_RHO8,   /* Fairfield and Leymarie 1991: diagonal distances drawn per cell */
+    ER_SP_ROUTE_RANDOM  /* the 8 slopes weighted by factors drawn per cell */
+} er_sp_routing;
+
+/* The heights of the base-level cells of the edges. */
+typedef enum er_sp_base_level {
+    ER_SP_LEVEL_INPUT = 0, /* held at their input heights */
+    ER_SP_LEVEL_FOLLOW     /* lowered each step to their inward neighbour where it is lower */
+} er_sp_base_level;
+
 /* Uplift against fluvial incision and hillslope creep over geologic time:
  * dh/dt = U - K A^m S^n + (G / A) Q_s + K_d lap(h) (core/stream_power/sp.c). */
 typedef struct er_stream_power_params {
@@ -32,6 +45,14 @@ typedef struct er_stream_power_params {
     double kd;          /* [m^2/yr] hillslope diffusivity K_d */
     double g;           /* deposition coefficient G (Yuan et al. 2019); 0: detachment-limited */
     er_sp_edges boundary;
+    double channel_head;   /* [m] a_c: no incision where the specific area A / b is below */
+    double sc;             /* critical slope S_c of nonlinear creep; 0: linear creep */
+    er_sp_routing routing;
+    double routing_spread; /* "random": the weights' spread a, 1 +- a */
+    er_sp_base_level base_level;
+    double fan_slope;      /* slope of a filled lake's floor up from its outlet; 0: level */
+    double lithology;      /* relative spread of the rock's erodibility, 0: uniform */
+    double lithology_scale; /* [m] the largest wavelength of that spread */
 } er_stream_power_params;
 
 /* What the plan derives from the section on a map (er_plan.own): nothing

@@ -4,7 +4,8 @@
  * 1. Receivers: each free cell sends its water to the neighbour of the
  *    steepest descent (D8: slope = drop / distance, over the 8
  *    neighbours that are not nodata; a tie goes to the first in
- *    row-major order).  Base-level cells and nodata send none.  A free
+ *    row-major order; with stream_power.routing "rho8" or "random" the
+ *    distances are drawn per cell, below).  Base-level cells and nodata send none.  A free
  *    cell with no lower neighbour is a pit.  Each cell also knows which
  *    neighbours send it their water (a bit each).
  * 2. Closed basins: the cells whose paths end in one pit (breadth first
@@ -40,6 +41,7 @@
 #include <string.h>
 
 #include "../parallel.h"
+#include "../rng.h"
 #include "sp_internal.h"
 
 const int er_sp_dx[8] = {-1, 0, 1, -1, 1, -1, 0, 1};
@@ -75,19 +77,42 @@ static inline int on_map(int x, int y, int k, int w, int h)
  * from nodata (all of them on most maps) take the branch-free path. */
 static void receivers(er_sp_sim *s, double *rows)
 {
-    const int w = s->w, h = s->h;
-    const double inv[8] = {1.0 / s->dd, 1.0 / s->dy, 1.0 / s->dd, 1.0 / s->dx,
-                           1.0 / s->dx, 1.0 / s->dd, 1.0 / s->dy, 1.0 / s->dd};
+    const int w = s->w, h = s->h, rho8 = s->routing == ER_SP_ROUTE_RHO8;
+    const double inv0[8] = {1.0 / s->dd, 1.0 / s->dy, 1.0 / s->dd, 1.0 / s->dx,
+                            1.0 / s->dx, 1.0 / s->dd, 1.0 / s->dy, 1.0 / s->dd};
+    /* Routing off the grid: draws fixed per cell for the run (a property
+     * of the place, like its rock), so that a channel keeps the bends its
+     * cells' draws give it; redrawn each step they average out and the
+     * channels cut along the mean gradient again.  rho8 (Fairfield and
+     * Leymarie 1991): the diagonal distance d_diag (2 - rho) / sqrt 2, rho
+     * uniform in [0, 1).  random: each of the 8 slopes times 1 + a u_k, u_k
+     * uniform in [-1, 1] from the 8 bytes of one draw, a the spread; rho8
+     * still prefers the 4 cardinal directions on a ramp between two of
+     * them and leaves runs of one. */
+    const double diag = s->dd / sqrt(2.0), spread = s->spread;
+    const int draw = s->routing != ER_SP_ROUTE_D8;
     ER_OMP_FOR()
     for (int y = 0; y < h; y++) {
         int64_t pits = 0, base = 0;
         const int inner = y > 0 && y < h - 1;
+        double inv[8];
+        memcpy(inv, inv0, sizeof inv);
         for (int x = 0; x < w; x++) {
             const int64_t i = (int64_t)y * w + x;
             uint8_t r = ER_SP_NONE;
             if (s->kind[i] == ER_SP_FREE) {
                 const double zi = s->z[i];
                 double best = 0.0;
+                if (draw) {
+                    uint64_t u = er_rng_u64(s->seed, ER_STREAM_SP_ROUTING, (uint64_t)i);
+                    if (rho8) {
+                        const double rho = (double)(u >> 11) * 0x1.0p-53;
+                        inv[0] = inv[2] = inv[5] = inv[7] = 1.0 / (diag * (2.0 - rho));
+                    } else {
+                        for (int k = 0; k < 8; k++, u >>= 8)
+                            inv[k] = inv0[k] * (1.0 + spread * ((double)(u & 255) / 127.5 - 1.0));
+                    }
+                }
                 if (inner && x > 0 && x < w - 1 && !s->walls) {
                     for (int k = 0; k < 8; k++) {
                         const double sl = (zi - s->z[i + s->off[k]]) * inv[k];

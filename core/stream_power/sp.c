@@ -97,9 +97,10 @@ er_status er_sp_plan(er_plan *plan, const er_terrain *t, er_error *err)
 size_t er_sp_bytes_per_cell(const er_params *p)
 {
     const er_control_paths *m = &p->maps;
-    const int q = p->stream_power.g > 0.0 || p->stream_power.kd > 0.0;
+    const int q = p->stream_power.g > 0.0 || p->stream_power.kd > 0.0 || p->stream_power.sc > 0.0;
+    const int ks = m->hardness[0] || m->mask[0] || p->stream_power.lithology > 0.0;
     return (2 + (size_t)q) * sizeof(double) + 3 * sizeof(int32_t) + 4 +
-           (m->hardness[0] || m->mask[0] ? sizeof(float) : 0);
+           (ks ? sizeof(float) : 0);
 }
 
 void er_sp_free(er_sp_sim *s)
@@ -181,11 +182,17 @@ er_status er_sp_init(er_sp_sim *s, const er_plan *plan, const er_terrain *t,
              s->basin && s->kind && s->lake && s->dscr && s->sums && s->row_at && s->radix;
     for (int k = 0; k < 8; k++)
         s->off[k] = (int64_t)er_sp_dy[k] * s->w + er_sp_dx[k];
-    if (ok && c && (c->hardness || c->mask)) {
+    s->seed = plan->p.seed;
+    s->routing = p->routing;
+    s->spread = p->routing_spread;
+    if (ok && ((c && (c->hardness || c->mask)) || p->lithology > 0.0)) {
         if ((s->ks = er_alloc_large(n, sizeof *s->ks)) != NULL) {
+            const float *hard = c ? c->hardness : NULL, *mask = c ? c->mask : NULL;
             ER_OMP_FOR()
             for (int64_t i = 0; i < s->n; i++)
-                s->ks[i] = (c->hardness ? 1.0f - c->hardness[i] : 1.0f) * (c->mask ? c->mask[i] : 1.0f);
+                s->ks[i] = (hard ? 1.0f - hard[i] : 1.0f) * (mask ? mask[i] : 1.0f);
+            if (p->lithology > 0.0)
+                er_sp_lithology(s, p, s->ks);
         }
         ok = s->ks != NULL;
     }
@@ -216,6 +223,56 @@ er_status er_sp_init(er_sp_sim *s, const er_plan *plan, const er_terrain *t,
     if (s->dep)
         memset(s->dep, 0, n * sizeof *s->dep);
     return ER_OK;
+}
+
+/* The cell across the edge from edge cell (x, y), inwards. */
+static int64_t inward(const er_sp_sim *s, int x, int y)
+{
+    const int ix = x == 0 ? 1 : x == s->w - 1 ? s->w - 2 : x;
+    const int iy = y == 0 ? 1 : y == s->h - 1 ? s->h - 2 : y;
+    return (int64_t)iy * s->w + ix;
+}
+
+/* Edge cell (x, y) lowered to its inward neighbour, when that is lower
+ * and valid (by the mask's share of the difference); returns the height
+ * it lost. */
+static double follow_cell(er_sp_sim *s, int x, int y)
+{
+    const int64_t i = (int64_t)y * s->w + x, j = inward(s, x, y);
+    if (s->kind[i] != ER_SP_BASE || s->kind[j] == ER_SP_WALL || !(s->z[j] < s->z[i]))
+        return 0.0;
+    const double d = (s->z[i] - s->z[j]) * (s->mask ? (double)s->mask[i] : 1.0);
+    s->z[i] -= d;
+    if (s->wear)
+        s->wear[i] += (float)d;
+    return d;
+}
+
+/*
+ * stream_power.base_level "follow": each base-level cell of the map's
+ * edges lowered, after each step, to the height of its inward neighbour
+ * where that is lower (an open edge: a ridge or peak of the input on the
+ * edge wears down with the land behind it, while the edge cells below
+ * their neighbours stay the base level that rivers leave by).  Held at
+ * their input heights, such cells stand as a rim of untouched input round
+ * a map whose inside has worn down; set to one low level, every edge cell
+ * becomes an outlet and a comb of parallel gullies cuts in from all sides.
+ * Rows 0 and h - 1 first, then the columns' other cells, each cell from
+ * the heights of the step (its inward neighbour is never an edge cell on
+ * a map of at least 3 x 3).  Returns the material taken off [m * cells],
+ * which leaves the map at base level.
+ */
+static double follow_edges(er_sp_sim *s)
+{
+    const int w = s->w, h = s->h;
+    double lost = 0.0;
+    if (w < 3 || h < 3)
+        return 0.0;
+    for (int x = 0; x < w; x++)
+        lost += follow_cell(s, x, 0) + follow_cell(s, x, h - 1);
+    for (int y = 1; y < h - 1; y++)
+        lost += follow_cell(s, 0, y) + follow_cell(s, w - 1, y);
+    return lost;
 }
 
 double er_sp_uplift(er_sp_sim *s, const er_stream_power_params *p)
@@ -255,8 +312,13 @@ static er_status step(er_sp_sim *s, const er_plan *plan, er_budget *bud, er_erro
             return st;
         er_sp_incise(s, p, &t);
     }
-    if (p->kd > 0.0)
+    if (p->kd > 0.0 || p->sc > 0.0)
         er_sp_diffuse(s, p, &t);
+    if (p->base_level == ER_SP_LEVEL_FOLLOW) {
+        const double d = follow_edges(s);
+        t.eroded += d;
+        t.left += d;
+    }
     *er_budget_term(bud, ER_SP_UPLIFTED) += t.uplifted;
     bud->eroded += t.eroded;
     bud->deposited += t.deposited;

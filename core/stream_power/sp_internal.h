@@ -89,6 +89,11 @@ typedef struct er_sp_sim {
      * uplift map the uplift, rain the water each cell adds downstream. */
     float *ks;
     const float *mask, *rain, *uplift;
+    /* Routing off the grid (route.c): the draws' seed, the spread of
+     * "random". */
+    er_sp_routing routing;
+    uint64_t seed;
+    double spread;
     int64_t off[8];        /* index offset of neighbour k: dy w + dx */
     /* Routing (route.c), recomputed every step from z. */
     uint8_t *rdir;         /* direction of each cell's receiver, ER_SP_NONE for none
@@ -216,8 +221,14 @@ void er_sp_walk_up(er_sp_sim *s, er_sp_block_fn fn, er_sp_block_fn link, void *c
  * to t.  One step of dt years. */
 void er_sp_incise(er_sp_sim *s, const er_stream_power_params *p, er_sp_tally *t);
 
-/* diffuse.c: implicit hillslope diffusion over dt years. */
+/* diffuse.c: implicit hillslope creep over dt years, linear or, with
+ * S_c > 0, nonlinear, then cells steeper than S_c relaxed towards it. */
 void er_sp_diffuse(er_sp_sim *s, const er_stream_power_params *p, er_sp_tally *t);
+
+/* lithology.c: the rock's relative erodibility at each cell, 1 + L xi
+ * with xi in [-1, 1] a sum of value-noise octaves in metres; multiplies
+ * out[i]. */
+void er_sp_lithology(const er_sp_sim *s, const er_stream_power_params *p, float *out);
 
 /* num.c: x^y for x > 0 from + - * / only (no libm transcendental in model
  * arithmetic: they may differ between CPUs), to about 1e-15 relative; 0

