@@ -5,9 +5,9 @@
  *    steepest descent (D8: slope = drop / distance, over the 8
  *    neighbours that are not nodata; a tie goes to the first in
  *    row-major order; with stream_power.routing "rho8" or "random" the
- *    distances are drawn per cell, below).  Base-level cells and nodata send none.  A free
- *    cell with no lower neighbour is a pit.  Each cell also knows which
- *    neighbours send it their water (a bit each).
+ *    distances are drawn per cell, below).  Base-level cells and nodata
+ *    send none.  A free cell with no lower neighbour is a pit.  Each cell
+ *    also knows which neighbours send it their water (a bit each).
  * 2. Closed basins: the cells whose paths end in one pit (breadth first
  *    up from it); every other cell drains to base level (basin 0).
  * 3. Depressions (Cordonnier, Bovy and Braun 2019, "A versatile, linear
