@@ -304,8 +304,11 @@ EOF
             t_fail "drainage density $(noise badlands drainage_density), from-noise.json $(noise from-noise drainage_density)"
         ;;
     rolling-hills)
-        # Rounder: under 0.6x from-noise.json's roughness.
+        # Rounder: under 0.6x from-noise.json's roughness; up close
+        # (measured: facet 0.09 %, straight 2.3 %, flat 0.18 %, wall 0,
+        # checker 0.26, slope 9.5).
         preset_common rolling-hills
+        up_close rolling-hills 0.6
         fgt "$(noise from-noise roughness)" "$(noise rolling-hills roughness)" 1.6667 ||
             t_fail "roughness $(noise rolling-hills roughness), from-noise.json $(noise from-noise roughness)"
         ;;
