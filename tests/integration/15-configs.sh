@@ -298,8 +298,11 @@ EOF
             t_fail "roughness $(noise alpine roughness), from-noise.json $(noise from-noise roughness)"
         ;;
     badlands)
-        # Denser gullies: a drainage density 1.1x from-noise.json's.
+        # Denser gullies: a drainage density 1.1x from-noise.json's; up
+        # close (measured: facet 0, straight 0.03 %, flat 0.02 %, wall 0,
+        # checker 0.54, slope 29.7).
         preset_common badlands
+        up_close badlands 0.6
         fgt "$(noise badlands drainage_density)" "$(noise from-noise drainage_density)" 1.1 ||
             t_fail "drainage density $(noise badlands drainage_density), from-noise.json $(noise from-noise drainage_density)"
         ;;
