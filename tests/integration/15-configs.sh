@@ -12,6 +12,12 @@
 # (how much water is left, where it is, how much was eroded) already show
 # after 1000 steps, and every Mei recipe is shortened alike so their
 # comparisons stay fair.  The droplet recipes run as written (under 0.2 s).
+# A lake let go with an "auto" spacing (sph-lake.json) runs with
+# -s sph.max_particles=50000, a quarter of the recipe's: the lattice comes
+# out coarser by the recipe's own rule (a larger map runs coarser), its 20
+# steps in 8 s of CPU instead of 30, and the lake still drains as its
+# comment says (7 % of it through the edges, 99.9998 % of the erosion
+# within 10 m above the level, no water above it).
 . "$(dirname "$0")/lib.sh"
 W=$DATA/whitebox_dem_f32_utm18n.tif
 CONF=$SRCDIR/configs
@@ -159,7 +165,10 @@ for f in "$CONF"/*.json; do
     jq -e '.comment | type == "string" and length > 40' "$f" > /dev/null ||
         t_fail "no \"comment\" key saying what the recipe is for"
     short=""
-    [ "$("$ERODE" -r "$f" --print-recipe | jq -r .model)" = mei ] && short="-s mei.steps=1000"
+    case $("$ERODE" -r "$f" --print-recipe | jq -r '"\(.model) \(.sph.spacing)"') in
+    "mei "*) short="-s mei.steps=1000" ;;
+    "sph auto") short="-s sph.max_particles=50000" ;;
+    esac
     mkdir -p "$T/$n"
     # shellcheck disable=SC2086
     t_exit 0 "$ERODE" -q --json -r "$f" $short --layers height,water,sediment,erosion,deposit -o "$T/$n" "$W"

@@ -31,9 +31,12 @@ for f in whitebox_dem_f32_utm18n.tif olinda_dem_f32_utm25s.tif pysheds_dem_int16
             out=$T/$model/$stem.height.tif
             $O same-values "$src" "$out" 0 > "$T/why" || t_fail "$(cat "$T/why")"
             $O same-georef "$src" "$out" > "$T/why" || t_fail "$(cat "$T/why")"
-            # gdalinfo's own view of the georeferencing, field by field.
+            # gdalinfo's own view of the georeferencing, field by field
+            # (one gdalinfo a file, each field read from what it printed).
+            [ -s "$T/$stem.info" ] || gdalinfo -json "$src" > "$T/$stem.info"
+            gdalinfo -json "$out" > "$T/out.info"
             for k in .geoTransform .coordinateSystem.wkt '.bands[0].noDataValue' .size; do
-                a=$(gdalinfo -json "$src" | jq -c "$k"); b=$(gdalinfo -json "$out" | jq -c "$k")
+                a=$(jq -c "$k" "$T/$stem.info"); b=$(jq -c "$k" "$T/out.info")
                 [ "$a" = "$b" ] || t_fail "gdalinfo $k: $a vs $b"
             done ;;
         esac

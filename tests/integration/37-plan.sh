@@ -119,7 +119,7 @@ else
     kill $holder 2> /dev/null; wait $holder 2> /dev/null
     rm -f "$d/out/.erode.lock"
     [ "$rc" -eq 143 ] || t_fail "the checkpointing run exited $rc: $(cat "$T/stderr")"
-    python3 - "$d/ck/c.ckpt" << 'EOF' || t_fail "cannot craft the checkpoint"
+    $PY - "$d/ck/c.ckpt" << 'EOF' || t_fail "cannot craft the checkpoint"
 import struct, sys
 p = sys.argv[1]
 b = bytearray(open(p, 'rb').read())

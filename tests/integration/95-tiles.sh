@@ -141,7 +141,7 @@ rm -f "$st"
 t_exit 0 "$ERODE" stitch --co COMPRESS=ZSTD --tile-set "$T/tiles2.list" --layers height -o "$T/pipe" "$first"
 gdalinfo "$st" | grep -q 'COMPRESSION=ZSTD' || t_fail "the stitched tile is not ZSTD"
 gdalinfo "$T/stitched-deflate.tif" | grep -q 'COMPRESSION=DEFLATE' || t_fail "the default is not DEFLATE"
-/usr/bin/python3 - "$st" "$T/stitched-deflate.tif" <<'PY' || t_fail "the values differ between codecs"
+$PY - "$st" "$T/stitched-deflate.tif" <<'PY' || t_fail "the values differ between codecs"
 import sys
 from osgeo import gdal
 a, b = (gdal.Open(p).ReadAsArray() for p in sys.argv[1:3])

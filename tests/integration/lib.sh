@@ -54,7 +54,42 @@ t_empty_dir() {
 }
 have() { command -v "$1" > /dev/null 2>&1; }
 # Debian's GDAL Python lives beside the system python, not a pyenv one.
-PY=/usr/bin/python3
+# $PY ARGS does what /usr/bin/python3 ARGS does (status, stdout, stderr,
+# stdin, environment, working directory), but in a fork of one interpreter
+# that has imported GDAL and numpy (pyserve.py): a start costs about 0.4 s
+# of CPU, and the suite made hundreds of them.  The server starts at the
+# first $PY of the script's own shell; a $PY in a subshell before that, or
+# without a server, starts python3 itself.  Output comes when the run ends.
+PY=py
+_py_dir=
+py() {
+    read -r _py_pid _py_rest < /proc/self/stat
+    [ -n "$_py_dir" ] || [ "$_py_pid" != $$ ] || _py_start
+    [ -n "$_py_dir" ] || { /usr/bin/python3 "$@"; return; }
+    _py_rc=
+    {
+        flock 9
+        printf '%s\0' "$@" > "$_py_dir/argv"
+        printf '%s' "$PWD" > "$_py_dir/cwd"
+        env -0 > "$_py_dir/env"
+        if (echo "$_py_pid" >&7) 2> /dev/null && read -r _py_rc _py_how <&8; then
+            cat "$_py_dir/out"
+            [ "$_py_how" = merged ] || cat "$_py_dir/err" >&2
+        fi
+    } 9> "$_py_dir/lock" 6<&0 # the child's stdin: fd 0 is fd 8 while read waits
+    [ -n "$_py_rc" ] || { /usr/bin/python3 "$@"; return; } # the server is gone
+    return "$_py_rc"
+}
+# The server reads requests on fd 7 and answers on fd 8 (FIFOs in $T/.py);
+# it is no job of this shell (a bare `wait` would wait for it) and leaves
+# when this shell does.
+_py_start() {
+    [ -x /usr/bin/python3 ] && mkdir "$T/.py" && mkfifo "$T/.py/q" "$T/.py/a" || return 0
+    (/usr/bin/python3 "$SRCDIR/tests/integration/pyserve.py" "$T/.py" $$ \
+        < "$T/.py/q" > "$T/.py/a" 2> "$T/.py/log" &)
+    exec 7> "$T/.py/q" 8< "$T/.py/a"
+    _py_dir=$T/.py
+}
 
 # --- kill and resume (90-checkpoint, 82/83-vulkan-*-hooks) -----------------
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
