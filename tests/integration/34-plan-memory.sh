@@ -2,7 +2,7 @@
 # --plan (--dry-run): every check of a run, the same errors, nothing
 # written; and its memory figure, the one --max-memory compares, against
 # the peak resident size of the whole process (/usr/bin/time): never
-# below it and at most 1.3 times it.
+# below it and at most 1.35 times it.
 #
 # Measured on the 2-core Xeon of man/bench (plan / peak resident, MiB),
 # every configs/ preset (Mei 50 steps, stream power 20, SPH 2, droplets
@@ -28,7 +28,10 @@
 #   stream-power           28.1/23.5 1.20    106.5/92.2 1.15   10.7/9.1 1.18
 # Since issue 37 (stream power's routing off the grid, open edges, rock
 # field) stream-power on the flat map measures 115.5/90.2 1.28: its peak
-# fell by 6 MiB while the plan, the first step's routing records, did not.
+# fell by 6 MiB while the plan, the first step's routing records, did not;
+# badlands (now with creep, kd 0.015) on the flat map 116.5/88.6 1.31:
+# the plan counts the passes' sort buffer, which creep may make a flat's
+# later steps use, and this one did not.
 # (mei-masked: its mask is Vermont's; sph-lake on fBm: the fill needs more
 # than sph.max_particles; both refused, exit 2, with and without --plan.)
 # Before, the flat map's stream-power run peaked at 118 MiB against a
@@ -84,7 +87,7 @@ t_exit 2 "$ERODE" stitch --plan --tile-set /dev/null -o "$T/out"
 t_one_error_line "^erode: --plan: erode stitch runs no model"
 t_ok
 
-# plan and peak for one run: fails unless peak <= plan <= 1.3 peak.
+# plan and peak for one run: fails unless peak <= plan <= 1.35 peak.
 check_memory() {
     map=$1; shift
     plan=$("$ERODE" -q --plan --json "$@" -o "$T/out" "$map" | jq .memory_bytes)
@@ -92,11 +95,11 @@ check_memory() {
     peak=$(($(cat "$T/rss") * 1024))
     awk -v p="$plan" -v k="$peak" -v w="$* $(basename "$map")" 'BEGIN {
         printf "       %s: plan %.1f MiB, peak %.1f MiB, %.2f\n", w, p / 1048576, k / 1048576, p / k
-        exit !(p >= k && p <= 1.3 * k) }' || t_fail "plan $plan bytes, peak $peak: $* $(basename "$map")"
+        exit !(p >= k && p <= 1.35 * k) }' || t_fail "plan $plan bytes, peak $peak: $* $(basename "$map")"
     rm -f "$T/out"/*
 }
 
-t_case "--plan's memory bounds the peak resident size within 30 %"
+t_case "--plan's memory bounds the peak resident size within 35 %"
 if ldd "$ERODE" 2> /dev/null | grep -q libasan; then
     t_skip "a sanitizer build's resident size (shadow memory, quarantine) says nothing of the plain build's"
 elif [ ! -x /usr/bin/time ]; then
