@@ -273,16 +273,18 @@ integration: $(BIN) $(TM)/erode
 lint: $(BIN) $(KEYS_DUMP)
 	$(SAN_ENV) sh tests/lint.sh $(BIN) $(KEYS_DUMP) $(BUILD)
 
-# The unit tests run beside the integration scripts (two of them at a time,
-# tests/integration/run.sh), so the suite keeps both cores of a CI machine
-# busy; the unit log is printed when both are done.
+# The unit tests and lint run beside the integration scripts (two of them
+# at a time, tests/integration/run.sh), so the suite keeps both cores of a
+# CI machine busy to its end; the unit and lint logs are printed when all
+# are done.
 check: $(BIN) $(BUILD)/check_unit $(KEYS_DUMP) $(TM)/erode
 	@rm -rf $(BUILD)/results.*
 	@status=0; \
 	$(MAKE) --no-print-directory unit > $(BUILD)/results.unit.log 2>&1 & unit=$$!; \
+	$(MAKE) --no-print-directory lint > $(BUILD)/results.lint.log 2>&1 & lint=$$!; \
 	$(MAKE) --no-print-directory integration || status=1; \
 	wait $$unit || status=1; cat $(BUILD)/results.unit.log; \
-	$(MAKE) --no-print-directory lint || status=1; \
+	wait $$lint || status=1; cat $(BUILD)/results.lint.log; \
 	sh tests/summary.sh $(BUILD) || status=1; \
 	exit $$status
 

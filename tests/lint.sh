@@ -204,17 +204,27 @@ done
 # function, type, member or shader, and include no file of its directory.  A model's facts come from its directory through
 # the registry.
 shared=$(ls "$src"/core/*.[ch] "$src"/core/vulkan/*.[ch] "$src"/cli/*.[ch] "$src"/io/*.[ch])
+# each file's code without its comments, once (not once a model)
+pp=$(mktemp -d "${TMPDIR:-/tmp}/erode-lint-pp-XXXXXX")
+i=0
+for f in $shared; do
+    i=$((i + 1))
+    gcc -fpreprocessed -dD -E -P "$f" > "$pp/$i" 2>/dev/null
+done
 for m in $models; do
     M=$(printf '%s' "$m" | tr 'a-z' 'A-Z')
+    i=0
     for f in $shared; do
-        hits=$(gcc -fpreprocessed -dD -E -P "$f" 2>/dev/null |
-               grep -nE "\<(er|ER)_(vk_|VK_|model_|MODEL_)?($m|$M)(_|\>)|\"$m\"|(\.|->)$m\>|\<${m}_[a-z_]*\.(comp|glsl)|#include \"[^\"]*\<$m/" || true)
+        i=$((i + 1))
+        hits=$(grep -nE "\<(er|ER)_(vk_|VK_|model_|MODEL_)?($m|$M)(_|\>)|\"$m\"|(\.|->)$m\>|\<${m}_[a-z_]*\.(comp|glsl)|#include \"[^\"]*\<$m/" \
+               "$pp/$i" || true)
         [ -z "$hits" ] && continue
         echo "lint: ${f#"$src"/} names the model $m (a shared file asks the registry):"
         echo "$hits" | head -3
         status=1
     done
 done
+rm -rf "$pp"
 # No file includes another model's internals: a model's directory is its
 # own, and the Vulkan backend and the other models reach a model only
 # through its narrow host header (core/<model>/host.h and the like).
@@ -244,7 +254,8 @@ if [ -z "$objs" ]; then
     echo "lint: no objects under $objdir to check the call graph of"
     status=1
 else
-    cyc=$(cd "$objdir" && for o in $objs; do nm "$o" | sed "s|^|${o%.o} |"; done | awk '
+    # shellcheck disable=SC2086
+    cyc=$(cd "$objdir" && nm -A $objs | sed 's|^\([^:]*\)\.o:|\1 |' | awk '
         NF == 4 && $3 ~ /^[TDBR]$/ { def[$4] = $1 }
         NF == 3 && $2 == "U" { use[$1, $3] = 1; files[$1] = 1 }
         END {
