@@ -169,13 +169,15 @@ $(LIB_OBJ) $(CLI_OBJ) $(UNIT_OBJ) $(BUILD)/tests/keys-dump.o $(BIN) $(BENCH_BIN)
 
 # The commit erode --version names: `git describe` of this source tree,
 # "unknown" outside git (or inside another repository).  Rewritten only
-# when it changes, so a new commit recompiles cli/options.c alone.
+# when it changes, so a new commit recompiles cli/options.c alone.  The
+# scratch file is this shell's own: make check's unit, lint and
+# integration makes run this rule at the same time.
 ERODE_COMMIT = $(shell [ "$$(git -C '$(CURDIR)' rev-parse --show-toplevel 2>/dev/null)" = '$(CURDIR)' ] && \
                  git -C '$(CURDIR)' describe --always --dirty 2>/dev/null || echo unknown)
 $(BUILD)/gen/er_commit.h: FORCE
 	@mkdir -p $(@D)
-	@printf '#define ERODE_COMMIT "%s"\n' '$(ERODE_COMMIT)' > $@.new
-	@cmp -s $@.new $@ 2>/dev/null && rm -f $@.new || mv $@.new $@
+	@printf '#define ERODE_COMMIT "%s"\n' '$(ERODE_COMMIT)' > $@.$$$$.new && \
+	{ cmp -s $@.$$$$.new $@ 2>/dev/null && rm -f $@.$$$$.new || mv $@.$$$$.new $@; }
 $(BUILD)/cli/options.o $(TM)/cli/options.o: $(BUILD)/gen/er_commit.h
 
 # The model list (core/models.def, one line a model) as the includes of
