@@ -26,7 +26,12 @@
  * river, and a hillslope's steady gradient grows as dx^(-2m/n) when the
  * cells shrink (Montgomery and Dietrich 1988 place channel heads where
  * the area per unit contour width passes a threshold that falls with the
- * slope; one threshold is the simplest form).  A lake cell
+ * slope; one threshold is the simplest form).  With a channel width
+ * (stream_power.channel_width) F is multiplied by min(1, w / b), w = w_1
+ * (A / 1 km^2)^b_w the river's width by downstream hydraulic geometry
+ * (Leopold and Maddock 1953): the law is the lowering of the river's bed,
+ * and a cell wider than the river lowers at its share (the volume a river
+ * removes per metre of its length then does not grow with the cell).  A lake cell
  * (below its basin's level, route.c) is under water and does not incise;
  * a cell draining into a lake incises towards the lake's surface.
  *
@@ -55,13 +60,22 @@
 #include "sp_internal.h"
 
 
-/* A^m for cell i: a^m acc^m, acc^m from the table for whole counts. */
+double er_sp_width_share(const er_sp_sim *s, double cells)
+{
+    if (!(s->width_w1 > 0.0))
+        return 1.0;
+    const double w = s->width_w1 * er_sp_pow(cells * s->area * 1e-6, s->width_b);
+    return w < s->dx ? w / s->dx : 1.0;
+}
+
+/* A^m for cell i times the share of the cell its channel covers: a^m
+ * acc^m, acc^m from the table for whole counts. */
 static inline double area_m(const er_sp_sim *s, int32_t i, double m)
 {
     const double c = s->acc[i];
     if (s->pow_tab && c < (double)ER_SP_POW_TABLE)
         return s->pow_a * s->pow_tab[(int32_t)c];
-    return s->pow_a * er_sp_pow(c, m);
+    return s->pow_a * er_sp_pow(c, m) * er_sp_width_share(s, c);
 }
 
 /* The root delta in [0, d] of delta + f delta^n = d (d > 0, f > 0). */

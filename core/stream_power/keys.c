@@ -46,6 +46,8 @@ static const er_key keys[] = {
     ER_NUM("fan_slope", fan_slope, ER_KEY_LATER, 0, 1, 0.0),
     ER_NUM("lithology", lithology, ER_KEY_LATER, 0, 0.9, 0.0),
     ER_NUM("lithology_scale", lithology_scale, ER_KEY_MIN_OPEN | ER_KEY_LATER, 0, 1e7, 1000.0),
+    ER_NUM("channel_width", channel_width, ER_KEY_LATER, 0, 1e4, 0.0),
+    ER_NUM("width_exponent", width_exponent, ER_KEY_LATER, 0, 1, 0.5),
 };
 
 const er_key *er_stream_power_keys(size_t *n)

@@ -53,6 +53,8 @@ typedef struct er_stream_power_params {
     double fan_slope;      /* slope of a filled lake's floor up from its outlet; 0: level */
     double lithology;      /* relative spread of the rock's erodibility, 0: uniform */
     double lithology_scale; /* [m] the largest wavelength of that spread */
+    double channel_width;  /* [m] w_1: a channel's width at 1 km^2 drainage area; 0: a cell */
+    double width_exponent; /* b in w = w_1 (A / 1 km^2)^b */
 } er_stream_power_params;
 
 /* What the plan derives from the section on a map (er_plan.own): nothing

@@ -205,10 +205,12 @@ er_status er_sp_init(er_sp_sim *s, const er_plan *plan, const er_terrain *t,
     s->rain = c ? c->rain : NULL;
     s->uplift = c ? c->uplift : NULL;
     s->pow_a = er_sp_pow(s->area, p->m);
+    s->width_w1 = p->channel_width;
+    s->width_b = p->width_exponent;
     if (s->pow_tab) {
         ER_OMP_FOR()
         for (size_t k = 0; k < tab; k++)
-            s->pow_tab[k] = er_sp_pow((double)k, p->m);
+            s->pow_tab[k] = er_sp_pow((double)k, p->m) * er_sp_width_share(s, (double)k);
     }
     cell_kinds(s, t, p->boundary);
     for (int64_t i = 0; t->wall && i < s->n && !s->walls; i++)

@@ -149,7 +149,10 @@ typedef struct er_sp_sim {
                             * copy of the heights before it; route.c's staging area
                             * (2 n int32) while it builds the stack */
     double pow_a;          /* [m^(2m)] cell area^m */
-    double *pow_tab;       /* count^m for counts below ER_SP_POW_TABLE (no rain map) */
+    double *pow_tab;       /* count^m (times the width's share, below) for counts below
+                            * ER_SP_POW_TABLE (no rain map) */
+    double width_w1, width_b; /* [m] a channel's width at 1 km^2 and its exponent
+                            * (stream_power.channel_width, 0: none) */
     /* Diffusion scratch (diffuse.c): dscr_per_thread doubles a thread
      * (two lines, or two column blocks of h * ER_SP_BLOCK);
      * sums: per-row and per-column sums, 3 h + w. */
@@ -229,6 +232,10 @@ void er_sp_diffuse(er_sp_sim *s, const er_stream_power_params *p, er_sp_tally *t
  * with xi in [-1, 1] a sum of value-noise octaves in metres; multiplies
  * out[i]. */
 void er_sp_lithology(const er_sp_sim *s, const er_stream_power_params *p, float *out);
+
+/* erode.c: the share of a cell's width a channel of drainage area `cells`
+ * (in cells) covers, min(1, w / b): 1 without a channel width. */
+double er_sp_width_share(const er_sp_sim *s, double cells);
 
 /* num.c: x^y for x > 0 from + - * / only (no libm transcendental in model
  * arithmetic: they may differ between CPUs), to about 1e-15 relative; 0

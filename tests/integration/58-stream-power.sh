@@ -101,50 +101,38 @@ t_ok
 # The resolution, on one terrain: a 512^2 fBm map given 5 m cells (2.56
 # km), area-averaged to 10 m (256^2) and 20 m (128^2), the recipe run on
 # each and compared on the 20 m grid (scripts/terrain-metrics --compare).
-# With stream_power.channel_head = 500 m (hillslopes above the channel
-# heads creep, not incise) against the recipe as shipped (every cell a
-# river), measured: 5 m against 20 m: mean height 9.9 %, HI 0.060,
-# correlation 0.937, RMS 8.8 % of the relief (shipped: 59 %, 0.076, 0.70,
-# 18 %); 10 m: 5.1 %, 0.032, 0.970, 5.5 % (shipped: 27 %, 0.052, 0.88,
-# 9.2 %).  Asserted with a margin of about 1.5, and the mean-height gap at
-# most half the shipped recipe's.  The issue's goals (5 %, 0.03, 0.95,
-# 5 %) are met at 10 m only; erode-recipe(5) channel_head says why the
-# presets leave it off.
-t_case "stream_power with channel heads at 5, 10 and 20 m cells: one landscape (mean height, HI, correlation, RMS)"
+# With a channel width (stream_power.channel_width = 5 m at 1 km^2, w ~
+# A^0.5, K 2e-3: a cell lowers at w / dx of its bed's rate), measured: 5 m
+# against 20 m: mean height 0.9 %, HI 0.014, correlation 0.979, RMS 3.9 %
+# of the relief; 10 m: 0.7 %, 0.009, 0.986, 3.1 % (the recipe as shipped,
+# every channel a cell wide: 59 %, 0.076, 0.70, 18 %, and 27 %, 0.052,
+# 0.88, 9.2 %, so these bounds fail without the width).  Asserted: the
+# issue's goals (5 %, 0.03, 0.95, 5 %).
+t_case "stream_power with a channel width at 5, 10 and 20 m cells: one landscape (mean height, HI, correlation, RMS)"
 $PY "$SRCDIR/scripts/make-terrain" "$T/res" 512 31 > /dev/null
 gdal_translate -q -a_ullr 0 2560 2560 0 "$T/res.tif" "$T/res5.tif"
 gdal_translate -q -r average -outsize 256 256 "$T/res5.tif" "$T/res10.tif"
 gdal_translate -q -r average -outsize 128 128 "$T/res5.tif" "$T/res20.tif"
+mkdir -p "$T/res-width"
 for c in 5 10 20; do
-    for v in heads rivers; do
-        mkdir -p "$T/res-$v"
-        set --
-        [ $v = heads ] && set -- -s stream_power.channel_head=500
-        "$ERODE" -q -r "$R" "$@" --layers height -o "$T/res-$v" "$T/res$c.tif" || t_fail "$v at $c m failed"
-    done
+    "$ERODE" -q -r "$R" -s stream_power.channel_width=5 -s stream_power.k=2e-3 --layers height \
+        -o "$T/res-width" "$T/res$c.tif" || t_fail "the run at $c m failed"
 done
-for v in heads rivers; do
-    for c in 5 10; do
-        $PY "$SRCDIR/scripts/terrain-metrics" --json --compare "$T/res-$v/res$c.height.tif" \
-            "$T/res-$v/res20.height.tif" --relief-of "$T/res20.tif" > "$T/cmp-$v-$c" || t_fail "compare failed"
-    done
+for c in 5 10; do
+    $PY "$SRCDIR/scripts/terrain-metrics" --json --compare "$T/res-width/res$c.height.tif" \
+        "$T/res-width/res20.height.tif" --relief-of "$T/res20.tif" > "$T/cmp-width-$c" || t_fail "compare failed"
 done
 $PY - "$T" "$T/why" << 'EOF' || t_fail "$(cat "$T/why")"
 import json, sys
 t = sys.argv[1]
 why = []
-bounds = {5: (0.15, 0.09, 0.90, 0.12), 10: (0.08, 0.05, 0.95, 0.08)}
-for c, (mh, hi, corr, rms) in bounds.items():
-    r = json.load(open("%s/cmp-heads-%d" % (t, c)))
-    v = json.load(open("%s/cmp-rivers-%d" % (t, c)))
+for c in (5, 10):
+    r = json.load(open("%s/cmp-width-%d" % (t, c)))
     got = {k: round(r[k], 4) for k in ("mean_height_diff", "hypsometric_diff", "correlation",
                                        "rms_over_relief")}
-    if not (abs(r["mean_height_diff"]) <= mh and abs(r["hypsometric_diff"]) <= hi
-            and r["correlation"] >= corr and r["rms_over_relief"] <= rms):
+    if not (abs(r["mean_height_diff"]) <= 0.05 and abs(r["hypsometric_diff"]) <= 0.03
+            and r["correlation"] >= 0.95 and r["rms_over_relief"] <= 0.05):
         why.append("%d m: %s" % (c, got))
-    if not abs(r["mean_height_diff"]) <= 0.5 * abs(v["mean_height_diff"]):
-        why.append("%d m: mean height %.3f, without channel heads %.3f" % (
-            c, r["mean_height_diff"], v["mean_height_diff"]))
 open(sys.argv[2], "w").write("; ".join(why))
 sys.exit(1 if why else 0)
 EOF

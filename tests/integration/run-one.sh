@@ -13,7 +13,11 @@ if [ "$rc" -ne 0 ] && ! grep -q '^fail' "$dir/$name.lines"; then
     echo "  FAIL $name.sh exited $rc without a failed case" >> "$dir/$name.log"
     echo "$name" > "$dir/$name.crashed"
 fi
-# the seconds each script took, to keep `make check` within its budget
-echo "integration: $name.sh took $(($(date +%s) - t0)) s" >> "$dir/$name.log"
+# the seconds each script took, to keep `make check` within its budget,
+# and the CPU seconds it and its children used (the figure to cut: beside
+# other scripts a script's wall time grows with their load)
+times > "$dir/$name.times" # (in this shell: a pipe's subshell has no children)
+cpu=$(awk 'NR == 2 { n = 0; for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); n += t[1] * 60 + t[2] } printf "%.0f", n }' "$dir/$name.times")
+echo "integration: $name.sh took $(($(date +%s) - t0)) s, CPU $cpu s" >> "$dir/$name.log"
 flock "$dir/.print" sh -c 'echo "integration: $1.sh"; cat "$2"' sh "$name" "$dir/$name.log"
 exit 0

@@ -307,6 +307,42 @@ START_TEST(channel_head_profile)
 }
 END_TEST
 
+/* A river profile with a channel width: the same strip, cell x draining
+ * A = (w - x) dx^2; a channel w_1 (A / 1 km^2)^b wide lowers its cell's
+ * mean height at min(1, w / dx) of the bed's rate, so the steady state of
+ * K A^m S min(1, w / dx) = U is
+ *     S = U / (K A^m min(1, w / dx)),
+ * to 1 %, on cells both narrower and wider than the channel (w_1 = 150 m,
+ * b = 0.5: w passes dx = 50 m at A = 0.11 km^2, 44 cells). */
+START_TEST(channel_width_profile)
+{
+    const int w = 100;
+    const double dx = 50.0, u = 1e-3, k = 2e-5, mm = 0.4, w1 = 150.0, b = 0.5;
+    map m = profile_strip(w, dx);
+    er_params p = profile_params(u, k, mm, 1.0);
+    p.stream_power.channel_width = w1;
+    p.stream_power.width_exponent = b;
+    map_run_ok(&m, &p);
+    double worst = 0.0;
+    int narrow = 0, wide = 0;
+    for (int x = 1; x < w; x++) {
+        const double a_m2 = (double)(w - x) * dx * dx;
+        const double share = fmin(1.0, w1 * pow(a_m2 * 1e-6, b) / dx);
+        const double s = ((double)m.z[x] - (double)m.z[x - 1]) / dx;
+        const double want = u / (k * pow(a_m2, mm) * share);
+        worst = fmax(worst, fabs(s / want - 1.0));
+        if (share < 1.0)
+            narrow++;
+        else
+            wide++;
+    }
+    ck_assert_int_eq(narrow, 44);
+    ck_assert_int_eq(wide, 55);
+    ck_assert_msg(worst < 0.01, "slope off by %.3g %%", worst * 100);
+    map_free(&m);
+}
+END_TEST
+
 Suite *sp_land_suite(void);
 Suite *sp_land_suite(void)
 {
@@ -318,6 +354,7 @@ Suite *sp_land_suite(void)
     tcase_add_test(tc, routing_off_grid);
     tcase_add_test(tc, lithology_field);
     tcase_add_test(tc, channel_head_profile);
+    tcase_add_test(tc, channel_width_profile);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -24,13 +24,14 @@
 
 /* The up-close keys all on (loop index 1 of budget_closes,
  * threads_identical and resume_identical): routing
- * off the grid, open edges, the channel-head area, nonlinear creep with
- * its relaxation and the lithology field. */
+ * off the grid, open edges, the channel-head area, a channel width,
+ * nonlinear creep with its relaxation and the lithology field. */
 static void up_close(er_params *p)
 {
     p->stream_power.routing = ER_SP_ROUTE_RANDOM;
     p->stream_power.base_level = ER_SP_LEVEL_FOLLOW;
     p->stream_power.channel_head = 200.0;
+    p->stream_power.channel_width = 5.0;
     p->stream_power.sc = 0.8;
     p->stream_power.lithology = 0.6;
     p->stream_power.lithology_scale = 200.0;
