@@ -151,8 +151,9 @@ typedef struct er_sp_sim {
     double pow_a;          /* [m^(2m)] cell area^m */
     double *pow_tab;       /* count^m (times the width's share, below) for counts below
                             * ER_SP_POW_TABLE (no rain map) */
-    double width_w1, width_b; /* [m] a channel's width at 1 km^2 and its exponent
-                            * (stream_power.channel_width, 0: none) */
+    double width_w1;       /* [m] a channel's width at 1 km^2 (stream_power.channel_width,
+                            * 0: a cell) */
+    double width_b;        /* its exponent in A (stream_power.width_exponent) */
     /* Diffusion scratch (diffuse.c): dscr_per_thread doubles a thread
      * (two lines, or two column blocks of h * ER_SP_BLOCK);
      * sums: per-row and per-column sums, 3 h + w. */
