@@ -473,6 +473,7 @@ END_TEST
 START_TEST(test_mei_repeatable)
 {
     const char *why;
+    er_test_parallel_lavapipe();
     er_vk_ctx *vk = open_or_null(&why);
     ER_SKIP_IF(!vk, why);
     mei_case base, a, b;

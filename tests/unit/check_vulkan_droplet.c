@@ -264,6 +264,7 @@ END_TEST
 START_TEST(repeat_and_passes_identical)
 {
     const char *why = NULL;
+    er_test_parallel_lavapipe();
     er_vk_ctx *vk = open_device(0, &why);
     ER_SKIP_IF(!vk, why);
     vmap a = vmap_new(160, 150, 1), b = vmap_new(160, 150, 1), c = vmap_new(160, 150, 1);
