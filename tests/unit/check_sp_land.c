@@ -2,7 +2,8 @@
  * The stream-power model's land up close (issue 37): nonlinear creep's
  * steady hillslope against its closed form, the critical-slope
  * relaxation, open ("follow") edges, routing off the grid, the lithology
- * field and the channel-head area; each also at several thread counts
+ * field, the channel-head area, the channel width and the fans of filled
+ * basins; each also at several thread counts
  * and resumed in check_stream_power.c (its up-close variants).
  */
 #include <check.h>
@@ -343,6 +344,63 @@ START_TEST(channel_width_profile)
 }
 END_TEST
 
+/* A closed basin filled with sediment (stream_power.fan_slope): a pit
+ * about 60 m deep in a mountainside, its floor a shallow bowl, its one
+ * outlet a notch in the downhill rim, fed by the rivers of the slope
+ * above it (G = 1) for one step, whose sediment covers two thirds of the
+ * floor.  Every cell that received sediment stands at z_f + s d (d its
+ * distance to the basin's cell at the pass, s the fan's slope) for one
+ * z_f below the lake's level, to the float32 of the heights (measured:
+ * 4e-6 m; a level fill would be off by metres at s = 0.05), and every
+ * pit cell left bare lies at or above that surface: the filled floor
+ * rises from the outlet at s, a level plain at s = 0. */
+START_TEST(fan_slopes_from_outlet)
+{
+    const int w = 40, h = 30, x0 = 10, x1 = 24, y0 = 8, y1 = 22, py = 15;
+    const double dx = 10.0, floor_z = 40.0, notch = 105.0;
+    const double slope = _i ? 0.05 : 0.0;
+    map m = map_new(w, h, dx);
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            const int pit = x >= x0 && x <= x1 && y >= y0 && y <= y1;
+            m.z[y * w + x] = (float)(pit ? floor_z + hypot(x - 17.0, y - 15.0)
+                                         : 20.0 + 10.0 * x + 0.01 * ((x * 7 + y * 13) % 11));
+        }
+    m.z[py * w + x0 - 1] = (float)notch; /* the outlet: 5 m below the rim beside it, 5 m
+                                            above the slope below it */
+    map_keep(&m);
+    er_params p = sp_fill_params(1, 50.0);
+    p.stream_power.fan_slope = slope;
+    map_run_ok(&m, &p);
+    /* d from the basin's cell at the pass: the notch, which drains into
+     * the pit (steeper than down the slope west of it) and spills west */
+    double zf_lo = INFINITY, zf_hi = -INFINITY, bare = INFINITY;
+    int filled = 0;
+    for (int y = y0; y <= y1; y++)
+        for (int x = x0; x <= x1; x++) {
+            const int i = y * w + x;
+            const double zd = m.z[i] - slope * hypot(x - (x0 - 1), y - py) * dx;
+            if (m.sed[i] > 0.0f) {
+                filled++;
+                zf_lo = fmin(zf_lo, zd);
+                zf_hi = fmax(zf_hi, zd);
+            } else {
+                bare = fmin(bare, zd);
+            }
+        }
+    fprintf(stderr, "fan slope %.2f: %d of 225 pit cells filled, z_f %.6f .. %.6f, bare from %.4f\n",
+            slope, filled, zf_lo, zf_hi, bare);
+    ck_assert_int_ge(filled, 20);
+    ck_assert_int_lt(filled, 225);
+    ck_assert_msg(zf_hi - zf_lo < 1e-3, "filled cells off one fan surface by %g m", zf_hi - zf_lo);
+    ck_assert_double_gt(zf_lo, floor_z);
+    ck_assert_double_lt(zf_hi, notch);
+    ck_assert_double_ge(bare, zf_lo - 1e-3);
+    ck_assert_double_lt(m.b.rel_error, 1e-6);
+    map_free(&m);
+}
+END_TEST
+
 Suite *sp_land_suite(void);
 Suite *sp_land_suite(void)
 {
@@ -355,6 +413,7 @@ Suite *sp_land_suite(void)
     tcase_add_test(tc, lithology_field);
     tcase_add_test(tc, channel_head_profile);
     tcase_add_test(tc, channel_width_profile);
+    tcase_add_loop_test(tc, fan_slopes_from_outlet, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }

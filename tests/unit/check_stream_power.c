@@ -120,13 +120,7 @@ START_TEST(depression_fills)
     for (size_t i = 0; i < cells(&m); i++)
         deep = fmax(deep, lev[i] - m.z0[i]);
     ck_assert_double_gt(deep, 30.0);
-    er_params p = sp_params();
-    p.stream_power.steps = 200;
-    p.stream_power.dt = 1000.0;
-    p.stream_power.uplift = 0.0;
-    p.stream_power.k = 1e-3;
-    p.stream_power.kd = 0.0;
-    p.stream_power.g = 1.0;
+    er_params p = sp_fill_params(200, 1000.0);
     map_run_ok(&m, &p);
     flood_levels(m.z, w, h, lev);
     for (size_t i = 0; i < cells(&m); i++)

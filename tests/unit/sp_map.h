@@ -25,6 +25,20 @@ static inline er_params sp_params(void)
     return p;
 }
 
+/* Rivers that deposit (G = 1, K 1e-3) without uplift or creep: the
+ * recipe of the tests that fill closed basins. */
+static inline er_params sp_fill_params(int steps, double dt)
+{
+    er_params p = sp_params();
+    p.stream_power.steps = steps;
+    p.stream_power.dt = dt;
+    p.stream_power.uplift = 0.0;
+    p.stream_power.k = 1e-3;
+    p.stream_power.kd = 0.0;
+    p.stream_power.g = 1.0;
+    return p;
+}
+
 /* A map, its layers and what a run reports. */
 typedef struct map {
     int w, h;
