@@ -31,7 +31,11 @@ SANFLAGS  := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fr
 OPT       ?= -O1 -g
 # The test runs' leak suppressions: the Vulkan driver's, never erode's
 # (tests/lsan.supp; the unit suite "sanitize" proves both).
-SAN_ENV   := LSAN_OPTIONS="suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0$${LSAN_OPTIONS:+:$$LSAN_OPTIONS}"
+# Two integration scripts at a time, not three (tests/integration/run.sh):
+# this pass has no time budget, and its scripts' waits for a checkpoint
+# or a lock were sized with two beside the unit tests.
+SAN_ENV   := LSAN_OPTIONS="suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0$${LSAN_OPTIONS:+:$$LSAN_OPTIONS}" \
+             ER_JOBS=$${ER_JOBS:-2}
 CK_SLOW   := CK_TIMEOUT_MULTIPLIER=$${CK_TIMEOUT_MULTIPLIER:-5}
 else
 CK_SLOW   :=
