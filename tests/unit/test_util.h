@@ -146,8 +146,9 @@ static inline int er_test_in_child(int (*fn)(void *), void *arg, int unprivilege
  * or a race between workgroups changes the result, whatever the suite's
  * LP_NUM_THREADS (the Makefile runs the unit tests with 0, every dispatch
  * in the calling thread).  Before the device is opened; the test runs
- * in a process of its own (Check's fork mode), and lavapipe reads the
- * variable when it enumerates its device. */
+ * in a process of its own (Check's fork mode; with CK_FORK=no the tests
+ * after it keep the workers), and lavapipe reads the variable when it
+ * enumerates its device. */
 static inline void er_test_parallel_lavapipe(void)
 {
     setenv("LP_NUM_THREADS", "4", 1);
