@@ -362,14 +362,68 @@ static inline unsigned key_byte(const er_sp_edge *e, int pass)
     return (unsigned)(order_key(pass >= 8 ? e->w : e->lo) >> ((pass % 8) * 8)) & 0xffu;
 }
 
+/* Sorts a[0, n) by key_byte, passes 0..15 (the lower height's bytes
+ * first, then the pass height's), stably, with b[0, n) as the other
+ * buffer and c[256] for the counts: LSD radix sort a byte at a time,
+ * skipping the bytes every key shares; the result in a.  Returns 1 when
+ * it used b. */
+static int radix_run(er_sp_edge *a, er_sp_edge *b, int64_t n, int64_t *c)
+{
+    er_sp_edge *const a0 = a;
+    int scattered = 0;
+    for (int pass = 0; pass < 16; pass++) {
+        memset(c, 0, 256 * sizeof *c);
+        for (int64_t k = 0; k < n; k++)
+            c[key_byte(&a[k], pass)]++;
+        if (c[key_byte(&a[0], pass)] == n)
+            continue;
+        int64_t at = 0;
+        for (int d = 0; d < 256; d++) {
+            const int64_t m = c[d];
+            c[d] = at;
+            at += m;
+        }
+        for (int64_t k = 0; k < n; k++)
+            b[c[key_byte(&a[k], pass)]++] = a[k];
+        er_sp_edge *t = a;
+        a = b;
+        b = t;
+        scattered = 1;
+    }
+    if (a != a0)
+        memcpy(a0, a, (size_t)n * sizeof *a);
+    return scattered;
+}
+
+/* 1 when pass e sorts before pass f: by pass height, then lower height,
+ * as the radix sort's keys order them. */
+static inline int pass_before(const er_sp_edge *e, const er_sp_edge *f)
+{
+    const uint64_t ew = order_key(e->w), fw = order_key(f->w);
+    return ew < fw || (ew == fw && order_key(e->lo) < order_key(f->lo));
+}
+
+/* Merges the sorted runs x[0, nx) and y[0, ny) into out, stably (a pass
+ * of x before an equal one of y). */
+static void merge_runs(const er_sp_edge *x, int64_t nx, const er_sp_edge *y, int64_t ny,
+                       er_sp_edge *out)
+{
+    int64_t i = 0, j = 0, k = 0;
+    while (i < nx && j < ny)
+        out[k++] = pass_before(&y[j], &x[i]) ? y[j++] : x[i++];
+    memcpy(out + k, x + i, (size_t)(nx - i) * sizeof *out);
+    memcpy(out + k + nx - i, y + j, (size_t)(ny - j) * sizeof *out);
+}
+
 /* Sorts the passes by height, then by the lower of their two cells (a
  * lake spills over its lowest pass, towards the lowest cell beyond it),
  * stably (passes equal in both keep the order they were found in, itself
- * fixed): LSD radix sort a byte at a time, the lower height's bytes
- * first, skipping the bytes every key shares.  O(e).  Each byte's pass
- * runs on all threads: the passes cut into `parts` runs in order, each
- * run's digits counted, a digit's place for run p after those of runs
- * before p, so each pass scatters exactly as one thread would. */
+ * fixed).  O(e).  The passes cut into `parts` runs in order, one a
+ * thread, each radix-sorted alone (radix_run), then merged two by two
+ * (merge_runs), neighbouring runs, the earlier one first on ties: a
+ * stable sort has one result, so the order is the same for any number
+ * of parts.  One parallel region a round, not two a byte as a radix
+ * pass over all the passes on every thread would take. */
 static void sort_passes(er_sp_sim *s)
 {
     er_sp_edge *a = s->edges, *b = s->edges_tmp;
@@ -378,41 +432,39 @@ static void sort_passes(er_sp_sim *s)
      * threads' start than it saves */
     int64_t parts = n / 16384;
     parts = parts < 1 ? 1 : parts > s->threads ? s->threads : parts;
-    int64_t *count = s->radix; /* parts x 256 */
-    for (int pass = 0; pass < 16; pass++) {
-        ER_OMP_FOR(if (parts > 1))
-        for (int64_t p = 0; p < parts; p++) {
-            int64_t *c = count + 256 * p;
-            memset(c, 0, 256 * sizeof *c);
-            for (int64_t k = n * p / parts; k < n * (p + 1) / parts; k++)
-                c[key_byte(&a[k], pass)]++;
-        }
-        const unsigned d0 = key_byte(&a[0], pass);
-        int64_t same = 0;
-        for (int64_t p = 0; p < parts; p++)
-            same += count[256 * p + d0];
-        if (same == n)
-            continue;
-        int64_t at = 0;
-        for (int d = 0; d < 256; d++)
-            for (int64_t p = 0; p < parts; p++) {
-                const int64_t c = count[256 * p + d];
-                count[256 * p + d] = at;
-                at += c;
-            }
-        ER_OMP_FOR(if (parts > 1))
-        for (int64_t p = 0; p < parts; p++) {
-            int64_t *c = count + 256 * p;
-            for (int64_t k = n * p / parts; k < n * (p + 1) / parts; k++)
-                b[c[key_byte(&a[k], pass)]++] = a[k];
-        }
-        s->sorted = 1;
-        er_sp_edge *t = a;
-        a = b;
-        b = t;
+    if (parts > 64)
+        parts = 64;
+    int used[64]; /* 1: run p's sort used the other buffer */
+    ER_OMP_FOR(if (parts > 1))
+    for (int64_t p = 0; p < parts; p++) {
+        const int64_t k0 = n * p / parts, k1 = n * (p + 1) / parts;
+        used[p] = radix_run(a + k0, b + k0, k1 - k0, s->radix + 256 * p);
     }
-    s->edges = a;
-    s->edges_tmp = b;
+    /* runs already in order (a flat's passes, all equal, need no sort
+     * and leave the other buffer untouched: sp.c routing_bytes) */
+    int64_t merge = 1;
+    for (int64_t p = 1; p < parts; p++)
+        if (pass_before(&a[n * p / parts], &a[n * p / parts - 1]))
+            merge = parts;
+    for (int64_t p = 0; p < parts; p++)
+        s->sorted |= used[p];
+    s->sorted |= merge > 1;
+    er_sp_edge *src = a, *dst = b;
+    for (int64_t width = 1; width < merge; width *= 2) {
+        ER_OMP_FOR(if (parts > 2 * width))
+        for (int64_t p = 0; p < parts; p += 2 * width) {
+            const int64_t k0 = n * p / parts;
+            const int64_t q = p + width < parts ? p + width : parts;
+            const int64_t r = p + 2 * width < parts ? p + 2 * width : parts;
+            const int64_t k1 = n * q / parts, k2 = n * r / parts;
+            merge_runs(src + k0, k1 - k0, src + k1, k2 - k1, dst + k0);
+        }
+        er_sp_edge *t = src;
+        src = dst;
+        dst = t;
+    }
+    s->edges = src;
+    s->edges_tmp = dst;
 }
 
 /* The passes found in row y: each pair of neighbouring valid cells in two
@@ -522,11 +574,25 @@ static void spanning_tree(er_sp_sim *s)
         sort_passes(s);
     for (int64_t b = 0; b < nb; b++)
         s->uf[b] = (int32_t)b;
+    /* each pass's two basins, gathered on all threads into the sort's
+     * spare buffer, so that the serial loop below reads them in order
+     * (halves its time on 1024^2 noise); not where no sort has touched
+     * that buffer (a flat's), whose pages the plan does not count
+     * (sp.c routing_bytes) */
+    const int64_t ne = s->nedges;
+    int32_t *pb = s->sorted ? (int32_t *)s->edges_tmp : NULL;
+    if (pb) {
+        ER_OMP_FOR(if (ne >= ER_SP_PAR_CELLS))
+        for (int64_t k = 0; k < ne; k++) {
+            pb[2 * k] = s->basin[s->edges[k].a];
+            pb[2 * k + 1] = s->basin[s->edges[k].b];
+        }
+    }
     int64_t joined = 0, nt = 0;
     int32_t *te = s->order; /* the tree's edges, for the moment */
-    for (int64_t k = 0; k < s->nedges && joined < nb - 1; k++) {
-        int32_t ra = find(s->uf, s->basin[s->edges[k].a]);
-        int32_t rb = find(s->uf, s->basin[s->edges[k].b]);
+    for (int64_t k = 0; k < ne && joined < nb - 1; k++) {
+        int32_t ra = find(s->uf, pb ? pb[2 * k] : s->basin[s->edges[k].a]);
+        int32_t rb = find(s->uf, pb ? pb[2 * k + 1] : s->basin[s->edges[k].b]);
         if (ra == rb)
             continue;
         if (ra < rb)
