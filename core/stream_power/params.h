@@ -33,6 +33,12 @@ typedef enum er_sp_base_level {
     ER_SP_LEVEL_FOLLOW     /* lowered each step to their inward neighbour where it is lower */
 } er_sp_base_level;
 
+/* What becomes of a closed depression's pit (core/stream_power/breach.c). */
+typedef enum er_sp_depressions {
+    ER_SP_DEPR_LAKES = 0, /* a lake until its sill wears down or sediment fills it */
+    ER_SP_DEPR_BREACH     /* its outlet cut down each step so that the pit drains */
+} er_sp_depressions;
+
 /* Uplift against fluvial incision and hillslope creep over geologic time:
  * dh/dt = U - K A^m S^n + (G / A) Q_s + K_d lap(h) (core/stream_power/sp.c). */
 typedef struct er_stream_power_params {
@@ -55,6 +61,7 @@ typedef struct er_stream_power_params {
     double lithology_scale; /* [m] the largest wavelength of that spread */
     double channel_width;  /* [m] w_1: a channel's width at 1 km^2 drainage area; 0: a cell */
     double width_exponent; /* b in w = w_1 (A / 1 km^2)^b */
+    er_sp_depressions depressions;
 } er_stream_power_params;
 
 /* What the plan derives from the section on a map (er_plan.own): nothing

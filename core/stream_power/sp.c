@@ -10,7 +10,10 @@
  *      and the drainage area A;
  *   3. the stream-power law, implicit along the stack, and deposition
  *      with G > 0, lakes filled (erode.c);
- *   4. implicit hillslope diffusion (diffuse.c).
+ *   4. implicit hillslope diffusion (diffuse.c);
+ *   5. with stream_power.depressions "breach", every closed basin's outlet
+ *      cut down to its pit (breach.c), then with base_level "follow" the
+ *      edges lowered to the land behind them.
  * Heights are doubles while the run goes on (float32 on output).  Nodata
  * cells are outlets: never changed, and every valid cell beside one is base
  * level, as are the cells of the edges stream_power.boundary names (a DEM's
@@ -316,6 +319,11 @@ static er_status step(er_sp_sim *s, const er_plan *plan, er_budget *bud, er_erro
     }
     if (p->kd > 0.0 || p->sc > 0.0)
         er_sp_diffuse(s, p, &t);
+    if (p->k > 0.0 && p->depressions == ER_SP_DEPR_BREACH) {
+        const double d = er_sp_breach(s, p->base_level == ER_SP_LEVEL_FOLLOW);
+        t.eroded += d;
+        t.left += d;
+    }
     if (p->base_level == ER_SP_LEVEL_FOLLOW) {
         const double d = follow_edges(s);
         t.eroded += d;

@@ -229,6 +229,13 @@ void er_sp_incise(er_sp_sim *s, const er_stream_power_params *p, er_sp_tally *t)
  * S_c > 0, nonlinear, then cells steeper than S_c relaxed towards it. */
 void er_sp_diffuse(er_sp_sim *s, const er_stream_power_params *p, er_sp_tally *t);
 
+/* breach.c: every closed basin of the last routing (er_sp_route) cut
+ * through its pass down to its pit's height (stream_power.depressions
+ * "breach"), through the map's edges too where follow (base_level
+ * "follow"); returns the material cut [m * cells], which leaves the map.
+ * Uses bcells. */
+double er_sp_breach(er_sp_sim *s, int follow);
+
 /* lithology.c: the rock's relative erodibility at each cell, 1 + L xi
  * with xi in [-1, 1] a sum of value-noise octaves in metres; multiplies
  * out[i]. */

@@ -2,8 +2,8 @@
  * The stream-power model's land up close (issue 37): nonlinear creep's
  * steady hillslope against its closed form, the critical-slope
  * relaxation, open ("follow") edges, routing off the grid, the lithology
- * field, the channel-head area, the channel width and the fans of filled
- * basins; each also at several thread counts
+ * field, the channel-head area, the channel width, the fans of filled
+ * basins and breached basins; each also at several thread counts
  * and resumed in check_stream_power.c (its up-close variants).
  */
 #include <check.h>
@@ -402,6 +402,75 @@ START_TEST(fan_slopes_from_outlet)
 }
 END_TEST
 
+/* A closed basin breached (stream_power.depressions "breach"): a bowl
+ * in a mountainside rising east, its one outlet a notch in the west rim,
+ * one step of rivers without deposition.  Loop: 0, the bowl's floor 40 m
+ * above the foot of the slope (20 m, the west edge, base level): the
+ * path from the pit through the notch and down the slope stands on the
+ * line z_pit - g d (g = 1e-4, d the distance from the pit) until the
+ * slope is lower, to the float32 of the heights, and no lake is left;
+ * 1, the floor at 5 m, below the edge, held (base_level "input"): the
+ * path stands on the floor rising from the edge cell, 20 m + g (d_edge
+ * - d), and the pit's cells below it stay a lake; 2, the same floor with
+ * open edges (base_level "follow"): the edge is cut too, on the line
+ * from the pit, and no lake is left.  Each: the material cut is eroded
+ * and left at base level (the budget closes to the float32 heights'
+ * rounding), on the wear layer. */
+START_TEST(breach_drains_basin)
+{
+    const int w = 40, h = 30, x0 = 10, x1 = 24, y0 = 8, y1 = 22, px = 17, py = 15;
+    const double dx = 10.0, g = 1e-4, notch = 105.0;
+    const double floor_z = _i ? 5.0 : 40.0;
+    map m = map_new(w, h, dx);
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            const int pit = x >= x0 && x <= x1 && y >= y0 && y <= y1;
+            m.z[y * w + x] = (float)(pit ? floor_z + hypot(x - px, y - py)
+                                         : 20.0 + 10.0 * x + 0.01 * ((x * 7 + y * 13) % 11));
+        }
+    m.z[py * w + x0 - 1] = (float)notch;
+    m.z[py * w + x0 - 2] = 99.0f; /* the lowest cell beside the notch: the pass's far side */
+    map_keep(&m);
+    er_params p = sp_fill_params(1, 50.0);
+    p.stream_power.g = 0.0;
+    p.stream_power.depressions = ER_SP_DEPR_BREACH;
+    p.stream_power.base_level = _i == 2 ? ER_SP_LEVEL_FOLLOW : ER_SP_LEVEL_INPUT;
+    map_run_ok(&m, &p);
+    /* row py from the pit west: the line, or the floor from the edge */
+    const double edge = m.z0[py * w];
+    int lake = 0, on_path = 0;
+    for (size_t i = 0; i < cells(&m); i++)
+        lake += m.water[i] > 0.0f;
+    for (int x = px - 1; x >= 0; x--) {
+        const double d = (px - x) * dx, line = floor_z - g * d;
+        const double want = _i == 1 ? edge + g * (px * dx - d) : line;
+        const float z0 = m.z0[py * w + x], z = m.z[py * w + x];
+        if (_i == 1 && x == 0)
+            break; /* the held edge */
+        if (z0 <= want) { /* below the floor: left as it was */
+            ck_assert_float_eq(z, z0);
+            continue;
+        }
+        if (z < want - 1e-4)
+            break; /* the slope below the line (cut by the rivers) */
+        ck_assert_msg(fabs(z - want) < 1e-4, "x %d: %.6f, want %.6f", x, z, want);
+        ck_assert_float_eq_tol(m.wear[py * w + x], z0 - z, 1e-3);
+        on_path++;
+    }
+    fprintf(stderr, "breach %d: %d path cells on the line, %d lake cells\n", _i, on_path, lake);
+    ck_assert_int_ge(on_path, _i == 1 ? x0 - 2 : px - x0 + 1); /* the notch and beyond */
+    if (_i == 1) {
+        ck_assert_int_eq(lake, (x1 - x0 + 1) * (y1 - y0 + 1)); /* the bowl, all below 15 m */
+        ck_assert_float_eq(m.z[py * w], m.z0[py * w]);
+    } else {
+        ck_assert_int_eq(lake, 0);
+    }
+    ck_assert_double_gt(m.b.eroded, 0.0);
+    ck_assert_double_lt(m.b.rel_error, 1e-6); /* the float32 heights' rounding */
+    map_free(&m);
+}
+END_TEST
+
 Suite *sp_land_suite(void);
 Suite *sp_land_suite(void)
 {
@@ -415,6 +484,7 @@ Suite *sp_land_suite(void)
     tcase_add_test(tc, channel_head_profile);
     tcase_add_test(tc, channel_width_profile);
     tcase_add_loop_test(tc, fan_slopes_from_outlet, 0, 2);
+    tcase_add_loop_test(tc, breach_drains_basin, 0, 3);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -25,7 +25,8 @@
 /* The up-close keys all on (loop index 1 of budget_closes,
  * threads_identical and resume_identical): routing
  * off the grid, open edges, the channel-head area, a channel width,
- * nonlinear creep with its relaxation and the lithology field. */
+ * nonlinear creep with its relaxation, the lithology field and
+ * breached basins. */
 static void up_close(er_params *p)
 {
     p->stream_power.routing = ER_SP_ROUTE_RANDOM;
@@ -35,6 +36,7 @@ static void up_close(er_params *p)
     p->stream_power.sc = 0.8;
     p->stream_power.lithology = 0.6;
     p->stream_power.lithology_scale = 200.0;
+    p->stream_power.depressions = ER_SP_DEPR_BREACH;
 }
 
 /* ------------------------------------------------------------------ */

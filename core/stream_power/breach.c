@@ -1,0 +1,104 @@
+/*
+ * stream_power.depressions "breach" (sp_internal.h er_sp_breach): each
+ * closed basin's outlet cut down, at the end of every step, so that its
+ * pit drains, instead of the basin standing as a lake until its sill
+ * wears down or sediment fills it.
+ *
+ * A lake that overflows cuts its outlet far faster than the land around
+ * it changes.  With G = 0 nothing fills a closed basin of the input, and
+ * under fast uplift on noise whole basins stay lakes, smooth and uncut,
+ * for the whole run.  The rule is breaching (Lindsay 2016, "Efficient
+ * hybrid breaching-filling sink removal methods for flow path enforcement
+ * in digital elevation models"), taken along the path the routing already
+ * resolved (route.c carve) rather than the least-cost one: from the pit up its reversed path to the pass, across it, and
+ * down the receivers beyond, each cell lowered to at most
+ *     z_pit - g d,  g = ER_SP_BREACH_GRADE,  d the path's length from the pit,
+ * until a cell already that low.  Where the path meets a cell that cannot
+ * go lower (base level, a pit left as a sink, a cell a mask holds) above
+ * that line, the floor rises to it instead, z_end + g (d_end - d), and
+ * what lies below it stays a (smaller) lake.  Basins go from base level
+ * outwards (route.c's breadth-first order), so each path runs into
+ * ground already breached; one thread, in that order, the same bytes for
+ * any thread count.  The material cut leaves the map with the flood
+ * (eroded and left at base level, on the wear layer).
+ */
+#include <math.h>
+
+#include "sp_internal.h"
+
+/* [m/m] the fall of a breach's floor: enough that float32 heights of a
+ * 1 m cell at 1000 m still fall along it, little enough to be flat to
+ * any eye; the rivers grade the floor in the next steps. */
+#define ER_SP_BREACH_GRADE 1e-4
+
+/* The length [m] of the step from cell i to its neighbour j. */
+static double step_len(const er_sp_sim *s, int32_t i, int32_t j)
+{
+    const int32_t d = i > j ? i - j : j - i;
+    return d == 1 ? s->dx : d == s->w ? s->dy : s->dd;
+}
+
+/* 1: cell i is on the map's edge. */
+static int on_edge(const er_sp_sim *s, int32_t i)
+{
+    const int x = i % s->w, y = i / s->w;
+    return x == 0 || y == 0 || x == s->w - 1 || y == s->h - 1;
+}
+
+/* Basin b's breach; returns the material cut [m * cells].  follow: the
+ * edges follow the land behind them (base_level "follow"), so a path
+ * reaching one cuts it too. */
+static double breach_basin(er_sp_sim *s, const er_sp_basin *b, int follow)
+{
+    int32_t *path = s->bcells; /* free after route.c carve */
+    const double z0 = s->z[b->pit];
+    int64_t k = 0;
+    double d = 0.0, end = -INFINITY, d_end = 0.0;
+    for (int32_t c = b->pit;;) {
+        const int32_t r = er_sp_rcv(s, c);
+        if (r == c || k >= s->n)
+            break; /* base level or a sink: stays as it is */
+        d += step_len(s, c, r);
+        if (s->z[r] <= z0 - ER_SP_BREACH_GRADE * d)
+            break; /* low enough: the ground beyond drains already */
+        const int open = s->kind[r] == ER_SP_BASE && follow && on_edge(s, r);
+        if ((s->kind[r] != ER_SP_FREE && !open) || (s->mask && !(s->mask[r] >= 1.0f))) {
+            end = s->z[r]; /* a floor the path cannot cut below */
+            d_end = d;
+            break;
+        }
+        path[k++] = r;
+        if (open)
+            break; /* out of the map */
+        c = r;
+    }
+    double cut = 0.0;
+    d = 0.0;
+    for (int64_t j = 0, c = b->pit; j < k; c = path[j++]) {
+        const int32_t i = path[j];
+        d += step_len(s, (int32_t)c, i);
+        const double line = z0 - ER_SP_BREACH_GRADE * d;
+        const double floor = end + ER_SP_BREACH_GRADE * (d_end - d);
+        const double t = line > floor ? line : floor;
+        if (s->z[i] > t) {
+            const double dz = s->z[i] - t;
+            s->z[i] = t;
+            if (s->wear)
+                s->wear[i] += (float)dz;
+            cut += dz;
+        }
+    }
+    return cut;
+}
+
+double er_sp_breach(er_sp_sim *s, int follow)
+{
+    double cut = 0.0;
+    for (int64_t k = 1; k < s->nbasins; k++) {
+        const er_sp_basin *b = &s->basins[s->order[k]];
+        if (b->parent < 0)
+            break; /* the breadth-first order holds the basins it reached first */
+        cut += breach_basin(s, b, follow);
+    }
+    return cut;
+}
