@@ -31,7 +31,9 @@
 # fell by 6 MiB while the plan, the first step's routing records, did not;
 # badlands (now with creep, kd 0.015) on the flat map 116.5/88.6 1.31:
 # the plan counts the passes' sort buffer, which creep may make a flat's
-# later steps use, and this one did not.
+# later steps use, and this one did not; breaching its basins
+# (stream_power.depressions), 92.6/82.5 1.12: a breached flat's later
+# steps find few pits, and the plan no longer counts that buffer.
 # (mei-masked: its mask is Vermont's; sph-lake on fBm: the fill needs more
 # than sph.max_particles; both refused, exit 2, with and without --plan.)
 # Before, the flat map's stream-power run peaked at 118 MiB against a
