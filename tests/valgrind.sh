@@ -43,6 +43,9 @@ run 0 -r "$src/configs/sph.json" -s sph.steps=3 -o "$tmp" "$O"
 # edges, fans, channel heads and width, nonlinear creep and its relaxation
 run 0 -r "$src/configs/stream-power.json" -s stream_power.steps=10 -s stream_power.sc=0.8 \
     -s stream_power.channel_head=300 -s stream_power.channel_width=5 --layers height,water,sediment,flow,wear -o "$tmp" "$O"
+# breached basins (G = 0)
+run 0 -r "$src/configs/stream-power.json" -s stream_power.steps=3 -s stream_power.g=0 \
+    -s stream_power.depressions=breach --layers height,water,wear -o "$tmp" "$O"
 # control maps: a painted mask read, checked and used by Mei and droplets,
 # a hardness map on SPH, and a checkpoint that records them
 W=$src/tests/data/whitebox_dem_f32_utm18n.tif
