@@ -10,8 +10,9 @@
  * for the whole run.  The rule is breaching (Lindsay 2016, "Efficient
  * hybrid breaching-filling sink removal methods for flow path enforcement
  * in digital elevation models"), taken along the path the routing already
- * resolved (route.c carve) rather than the least-cost one: from the pit up its reversed path to the pass, across it, and
- * down the receivers beyond, each cell lowered to at most
+ * resolved (route.c carve) rather than the least-cost one: from the pit
+ * up its reversed path to the pass, across it, and down the receivers
+ * beyond, each cell lowered to at most
  *     z_pit - g d,  g = ER_SP_BREACH_GRADE,  d the path's length from the pit,
  * until a cell already that low.  Where the path meets a cell that cannot
  * go lower (base level, a pit left as a sink, a cell a mask holds) above
@@ -31,11 +32,13 @@
  * any eye; the rivers grade the floor in the next steps. */
 #define ER_SP_BREACH_GRADE 1e-4
 
-/* The length [m] of the step from cell i to its neighbour j. */
+/* The length [m] of the step from cell i to its neighbour j (from their
+ * columns and rows: on a map 1 or 2 cells wide an index difference names
+ * more than one direction). */
 static double step_len(const er_sp_sim *s, int32_t i, int32_t j)
 {
-    const int32_t d = i > j ? i - j : j - i;
-    return d == 1 ? s->dx : d == s->w ? s->dy : s->dd;
+    const int across = i % s->w != j % s->w, down = i / s->w != j / s->w;
+    return across && down ? s->dd : across ? s->dx : s->dy;
 }
 
 /* 1: cell i is on the map's edge. */
@@ -93,12 +96,13 @@ static double breach_basin(er_sp_sim *s, const er_sp_basin *b, int follow)
 
 double er_sp_breach(er_sp_sim *s, int follow)
 {
+    /* route.c's breadth-first order lists base level and the basins the
+     * spanning tree reached, and nothing after them */
+    int64_t reached = 1;
+    for (int64_t b = 1; b < s->nbasins; b++)
+        reached += s->basins[b].parent >= 0;
     double cut = 0.0;
-    for (int64_t k = 1; k < s->nbasins; k++) {
-        const er_sp_basin *b = &s->basins[s->order[k]];
-        if (b->parent < 0)
-            break; /* the breadth-first order holds the basins it reached first */
-        cut += breach_basin(s, b, follow);
-    }
+    for (int64_t k = 1; k < reached; k++)
+        cut += breach_basin(s, &s->basins[s->order[k]], follow);
     return cut;
 }
