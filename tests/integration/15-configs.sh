@@ -120,7 +120,7 @@ fgt() { awk -v a="$1" -v b="$2" -v k="${3:-1}" 'BEGIN { exit !(a > k * b) }'; }
 # 0.01 m or more.  The figures the comments give are for 1024x1024
 # (scripts/bench presets); 256x256 keeps this script fast.
 noise() {
-    s=${3:-1}
+    s=${3:-1} # a global, as sh has no locals: only noise() uses it
     if [ ! -s "$T/fbm256s$s.tif" ]; then
         $PY "$SRCDIR/scripts/make-terrain" "$T/fbm256s$s" 256 "$s" > /dev/null || t_fail "make-terrain"
     fi
