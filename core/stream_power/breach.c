@@ -32,15 +32,6 @@
  * any eye; the rivers grade the floor in the next steps. */
 #define ER_SP_BREACH_GRADE 1e-4
 
-/* The length [m] of the step from cell i to its neighbour j (from their
- * columns and rows: on a map 1 or 2 cells wide an index difference names
- * more than one direction). */
-static double step_len(const er_sp_sim *s, int32_t i, int32_t j)
-{
-    const int across = i % s->w != j % s->w, down = i / s->w != j / s->w;
-    return across && down ? s->dd : across ? s->dx : s->dy;
-}
-
 /* 1: cell i is on the map's edge. */
 static int on_edge(const er_sp_sim *s, int32_t i)
 {
@@ -61,7 +52,7 @@ static double breach_basin(er_sp_sim *s, const er_sp_basin *b, int follow)
         const int32_t r = er_sp_rcv(s, c);
         if (r == c || k >= s->n)
             break; /* base level or a sink: stays as it is */
-        d += step_len(s, c, r);
+        d += er_sp_step(s, s->rdir[c]);
         if (s->z[r] <= z0 - ER_SP_BREACH_GRADE * d)
             break; /* low enough: the ground beyond drains already */
         const int open = s->kind[r] == ER_SP_BASE && follow && on_edge(s, r);
@@ -79,7 +70,7 @@ static double breach_basin(er_sp_sim *s, const er_sp_basin *b, int follow)
     d = 0.0;
     for (int64_t j = 0, c = b->pit; j < k; c = path[j++]) {
         const int32_t i = path[j];
-        d += step_len(s, (int32_t)c, i);
+        d += er_sp_step(s, s->rdir[c]); /* i is c's receiver */
         const double line = z0 - ER_SP_BREACH_GRADE * d;
         const double floor = end + ER_SP_BREACH_GRADE * (d_end - d);
         const double t = line > floor ? line : floor;

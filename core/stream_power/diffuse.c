@@ -197,7 +197,7 @@ static void relax(er_sp_sim *s, double sc, double *delta, uint8_t *was, uint8_t 
     const int w = s->w, h = s->h;
     double lim[8];
     for (int k = 0; k < 8; k++)
-        lim[k] = sc * (er_sp_dx[k] == 0 ? s->dy : er_sp_dy[k] == 0 ? s->dx : s->dd);
+        lim[k] = sc * er_sp_step(s, k);
     memset(was, 1, (size_t)h);
     for (int sweep = 0; sweep < ER_SP_RELAX_SWEEPS; sweep++) {
         int any = 0;

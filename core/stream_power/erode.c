@@ -311,7 +311,7 @@ void er_sp_incise(er_sp_sim *s, const er_stream_power_params *p, er_sp_tally *t)
     /* the distance to the receiver in direction k, to the power n */
     double ln[8];
     for (int k = 0; k < 8; k++) {
-        const double l = er_sp_dx[k] == 0 ? s->dy : er_sp_dy[k] == 0 ? s->dx : s->dd;
+        const double l = er_sp_step(s, k);
         ln[k] = linear ? l : er_sp_pow(l, p->n);
     }
     const double *sum = s->rsum;

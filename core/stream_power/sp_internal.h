@@ -202,6 +202,13 @@ void er_sp_accumulate(er_sp_sim *s);
  * the sort's second buffer counted when a sort used it or `sorts`. */
 size_t er_sp_route_bytes(const er_sp_sim *s, int sorts);
 
+/* The length [m] of a step to neighbour k: dx along a row, dy across,
+ * dd diagonally. */
+static inline double er_sp_step(const er_sp_sim *s, int k)
+{
+    return er_sp_dx[k] == 0 ? s->dy : er_sp_dy[k] == 0 ? s->dx : s->dd;
+}
+
 /* The receiver of cell i (i itself when it has none). */
 static inline int32_t er_sp_rcv(const er_sp_sim *s, int32_t i)
 {
