@@ -33,7 +33,9 @@
 # the plan counts the passes' sort buffer, which creep may make a flat's
 # later steps use, and this one did not; breaching its basins
 # (stream_power.depressions), 92.6/82.5 1.12: a breached flat's later
-# steps find few pits, and the plan no longer counts that buffer.
+# steps find few pits, and the plan no longer counts that buffer;
+# from-noise, breaching since its settings for any resolution, 92.6/83.4
+# 1.11 on the flat map and 30.4/26.5 1.15 on fBm.
 # (mei-masked: its mask is Vermont's; sph-lake on fBm: the fill needs more
 # than sph.max_particles; both refused, exit 2, with and without --plan.)
 # Before, the flat map's stream-power run peaked at 118 MiB against a
