@@ -23,7 +23,7 @@ static const char *const edge_names[] = {"all",   "west",      "east",        "n
 
 static const char *const routing_names[] = {"d8", "rho8", "random", NULL};
 static const char *const level_names[] = {"input", "follow", NULL};
-static const char *const depression_names[] = {"lakes", "breach", NULL};
+static const char *const depression_names[] = {"lakes", "breach", "drain", NULL};
 
 _Static_assert(sizeof(er_sp_edges) == sizeof(int), "enum size");
 _Static_assert(sizeof(er_sp_routing) == sizeof(int), "enum size");
@@ -51,6 +51,7 @@ static const er_key keys[] = {
     ER_NUM("channel_width", channel_width, ER_KEY_LATER, 0, 1e4, 0.0),
     ER_NUM("width_exponent", width_exponent, ER_KEY_LATER, 0, 1, 0.5),
     ER_ENUM_LATER("depressions", depressions, depression_names, ER_SP_DEPR_LAKES),
+    ER_NUM("breach_grade", breach_grade, ER_KEY_MIN_OPEN | ER_KEY_LATER, 0, 0.1, 1e-4),
 };
 
 const er_key *er_stream_power_keys(size_t *n)

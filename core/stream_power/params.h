@@ -36,7 +36,8 @@ typedef enum er_sp_base_level {
 /* What becomes of a closed depression's pit (core/stream_power/breach.c). */
 typedef enum er_sp_depressions {
     ER_SP_DEPR_LAKES = 0, /* a lake until its sill wears down or sediment fills it */
-    ER_SP_DEPR_BREACH     /* its outlet cut down each step so that the pit drains */
+    ER_SP_DEPR_BREACH,    /* its outlet cut down each step so that the pit drains */
+    ER_SP_DEPR_DRAIN      /* as breach, and once more after the last step */
 } er_sp_depressions;
 
 /* Uplift against fluvial incision and hillslope creep over geologic time:
@@ -62,6 +63,7 @@ typedef struct er_stream_power_params {
     double channel_width;  /* [m] w_1: a channel's width at 1 km^2 drainage area; 0: a cell */
     double width_exponent; /* b in w = w_1 (A / 1 km^2)^b */
     er_sp_depressions depressions;
+    double breach_grade;   /* [m/m] the fall of a breached path's floor from its pit */
 } er_stream_power_params;
 
 /* What the plan derives from the section on a map (er_plan.own): nothing

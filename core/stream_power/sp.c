@@ -14,6 +14,11 @@
  *   5. with stream_power.depressions "breach", every closed basin's outlet
  *      cut down to its pit (breach.c), then with base_level "follow" the
  *      edges lowered to the land behind them.
+ * With "drain" the basins are cut right after the routing instead (2-3),
+ * so no lake stands through a step's incision, and once more after the
+ * last step on a routing of the final heights: each step's incision,
+ * deposition and creep leave shallow hollows along the rivers, which the
+ * next step cuts, so only the last step's would stay in the output.
  * Heights are doubles while the run goes on (float32 on output).  Nodata
  * cells are outlets: never changed, and every valid cell beside one is base
  * level, as are the cells of the edges stream_power.boundary names (a DEM's
@@ -74,7 +79,7 @@ static void note_uplift(er_plan *plan)
 /* 1 when a later step may sort passes the first step did not. */
 static int later_sorts(const er_stream_power_params *p)
 {
-    return (p->g > 0.0 || p->kd > 0.0) && p->depressions != ER_SP_DEPR_BREACH;
+    return (p->g > 0.0 || p->kd > 0.0) && p->depressions == ER_SP_DEPR_LAKES;
 }
 
 static er_status routing_bytes(er_plan *plan, const er_terrain *t, er_error *err)
@@ -316,29 +321,55 @@ double er_sp_uplift(er_sp_sim *s, const er_stream_power_params *p)
     return sum;
 }
 
-static er_status step(er_sp_sim *s, const er_plan *plan, er_budget *bud, er_error *err)
+/* Material cut by a breach: eroded, and gone at base level. */
+static void count_cut(er_sp_tally *t, double d)
+{
+    t->eroded += d;
+    t->left += d;
+}
+
+/* stream_power.depressions "drain" after the last step: the final
+ * heights routed once more and their basins cut, so that the output
+ * keeps none of the hollows the last step's incision, deposition and
+ * creep left. */
+static er_status drain_last(er_sp_sim *s, const er_stream_power_params *p, er_sp_tally *t,
+                            er_error *err)
+{
+    er_status st = er_sp_route_receivers(s, err);
+    if (!st)
+        st = er_sp_route_depressions(s, 0, err);
+    if (!st)
+        count_cut(t, er_sp_breach(s, p->breach_grade, p->base_level == ER_SP_LEVEL_FOLLOW));
+    return st;
+}
+
+/* One step; `last`: the run's last. */
+static er_status step(er_sp_sim *s, const er_plan *plan, er_budget *bud, int last, er_error *err)
 {
     const er_stream_power_params *p = &plan->p.stream_power;
+    const int follow = p->base_level == ER_SP_LEVEL_FOLLOW;
     er_sp_tally t = {0, 0, 0, 0};
     t.uplifted = er_sp_uplift(s, p);
     if (p->k > 0.0) {
-        er_status st = er_sp_route(s, p->g > 0.0, err);
+        const int drain = p->depressions == ER_SP_DEPR_DRAIN;
+        er_status st = er_sp_route(s, p->g > 0.0 && !drain, err);
         if (st)
             return st;
+        if (drain)
+            count_cut(&t, er_sp_drain(s, p->breach_grade, follow));
         er_sp_incise(s, p, &t);
     }
     if (p->kd > 0.0 || p->sc > 0.0)
         er_sp_diffuse(s, p, &t);
-    if (p->k > 0.0 && p->depressions == ER_SP_DEPR_BREACH) {
-        const double d = er_sp_breach(s, p->base_level == ER_SP_LEVEL_FOLLOW);
-        t.eroded += d;
-        t.left += d;
+    if (p->k > 0.0 && p->depressions == ER_SP_DEPR_BREACH)
+        count_cut(&t, er_sp_breach(s, p->breach_grade, follow));
+    if (p->k > 0.0 && p->depressions == ER_SP_DEPR_DRAIN && last) {
+        er_status st = drain_last(s, p, &t, err);
+        if (st)
+            return st;
     }
-    if (p->base_level == ER_SP_LEVEL_FOLLOW) {
-        const double d = follow_edges(s);
-        t.eroded += d;
-        t.left += d;
-    }
+    if (follow)
+        count_cut(&t, follow_edges(s));
     *er_budget_term(bud, ER_SP_UPLIFTED) += t.uplifted;
     bud->eroded += t.eroded;
     bud->deposited += t.deposited;
@@ -490,7 +521,7 @@ static er_status run_advance(void *run, int64_t b, er_drive *d, er_budget *bud, 
     sp_run *r = run;
     (void)d;
     *to = b + 1;
-    return step(&r->s, r->plan, bud, err);
+    return step(&r->s, r->plan, bud, *to == r->plan->boundaries, err);
 }
 
 static er_status run_finish(void *run, er_status st, int started, er_budget *bud, er_error *err)

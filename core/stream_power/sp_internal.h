@@ -237,11 +237,18 @@ void er_sp_incise(er_sp_sim *s, const er_stream_power_params *p, er_sp_tally *t)
 void er_sp_diffuse(er_sp_sim *s, const er_stream_power_params *p, er_sp_tally *t);
 
 /* breach.c: every closed basin of the last routing (er_sp_route) cut
- * through its pass down to its pit's height (stream_power.depressions
- * "breach"), through the map's edges too where follow (base_level
+ * through its pass down to its pit's height less `grade` [m/m] a metre
+ * along the path (stream_power.depressions "breach" and "drain",
+ * breach_grade), through the map's edges too where follow (base_level
  * "follow"); returns the material cut [m * cells], which leaves the map.
  * Uses bcells. */
-double er_sp_breach(er_sp_sim *s, int follow);
+double er_sp_breach(er_sp_sim *s, double grade, int follow);
+
+/* breach.c: er_sp_breach right after er_sp_route (stream_power.depressions
+ * "drain"), its basins then drained: no cell stays under a lake for the
+ * incision, whose receivers, carved through the cut paths, all lead down
+ * (those below a floor stay put: their receivers stand higher). */
+double er_sp_drain(er_sp_sim *s, double grade, int follow);
 
 /* lithology.c: the rock's relative erodibility at each cell, 1 + L xi
  * with xi in [-1, 1] a sum of value-noise octaves in metres; multiplies

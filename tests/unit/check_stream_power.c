@@ -26,7 +26,7 @@
  * threads_identical and resume_identical): routing
  * off the grid, open edges, the channel-head area, a channel width,
  * nonlinear creep with its relaxation, the lithology field and
- * breached basins. */
+ * drained basins (breached each step and after the last). */
 static void up_close(er_params *p)
 {
     p->stream_power.routing = ER_SP_ROUTE_RANDOM;
@@ -36,7 +36,7 @@ static void up_close(er_params *p)
     p->stream_power.sc = 0.8;
     p->stream_power.lithology = 0.6;
     p->stream_power.lithology_scale = 200.0;
-    p->stream_power.depressions = ER_SP_DEPR_BREACH;
+    p->stream_power.depressions = ER_SP_DEPR_DRAIN;
 }
 
 /* ------------------------------------------------------------------ */
