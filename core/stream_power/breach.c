@@ -1,8 +1,10 @@
 /*
  * stream_power.depressions "breach" and "drain" (sp_internal.h
- * er_sp_breach): each closed basin's outlet cut down, at the end of every
- * step, so that its pit drains, instead of the basin standing as a lake
- * until its sill wears down or sediment fills it.
+ * er_sp_breach, er_sp_drain): each closed basin's outlet cut down, at the
+ * end of every step ("breach") or right after its routing and once more
+ * after the last step ("drain", sp.c), so that its pit drains, instead of
+ * the basin standing as a lake until its sill wears down or sediment
+ * fills it.
  *
  * A lake that overflows cuts its outlet far faster than the land around
  * it changes.  With G = 0 nothing fills a closed basin of the input, and

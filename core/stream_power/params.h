@@ -37,7 +37,7 @@ typedef enum er_sp_base_level {
 typedef enum er_sp_depressions {
     ER_SP_DEPR_LAKES = 0, /* a lake until its sill wears down or sediment fills it */
     ER_SP_DEPR_BREACH,    /* its outlet cut down each step so that the pit drains */
-    ER_SP_DEPR_DRAIN      /* as breach, and once more after the last step */
+    ER_SP_DEPR_DRAIN      /* cut right after each step's routing, and after the last step */
 } er_sp_depressions;
 
 /* Uplift against fluvial incision and hillslope creep over geologic time:

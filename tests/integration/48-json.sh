@@ -93,12 +93,17 @@ for path, v in ((sys.argv[2], z * 0), (sys.argv[3], z - z.mean())):
 EOF
     # Divided by the signed sum, a map of zeros reported 1.7e296 (stream
     # power) and 1.6e285 (SPH) and the map at sea level 4.5e-3 (droplets).
+    # What is left is the float32 rounding of the final heights: 44,556
+    # cells of 90 m at up to 300 m from sea level (half an ulp 1.5e-5 m)
+    # sum to about 15 m^3 at random, 7e-8 of the 2.3e8 m^3 stream-power.json
+    # moves in 5 steps here (measured 1.1e-8; the preset before moved 25
+    # times as much, 1.2e-9), so the bound is 1e-7.
     for m in zero sea; do
         for r in default droplet sph stream-power; do
             t_exit 0 "$ERODE" -q --json -r "$SRCDIR/configs/$r.json" -s mei.steps=20 -s sph.steps=3 \
                 -s stream_power.steps=5 -o "$T/out" "$T/$m.tif"
             valid "$T/stdout"
-            jq -e '.budget.relative_error < 1e-8' "$T/stdout" > /dev/null ||
+            jq -e '.budget.relative_error < 1e-7' "$T/stdout" > /dev/null ||
                 t_fail "$r on $m: $(jq -c .budget "$T/stdout")"
         done
     done
