@@ -125,11 +125,7 @@ fgt() { awk -v a="$1" -v b="$2" -v k="${3:-1}" 'BEGIN { exit !(a > k * b) }'; }
 # 1024x1024 maps (scripts/bench presets).
 noise() {
     s=${3:-1} # a global, as sh has no locals: only noise() uses it
-    if [ ! -s "$T/fbm256s$s.tif" ]; then
-        $PY "$SRCDIR/scripts/make-terrain" "$T/fbm1024s$s" 1024 "$s" > /dev/null &&
-            gdal_translate -q -srcwin 384 384 256 256 "$T/fbm1024s$s.tif" "$T/fbm256s$s.tif" ||
-            t_fail "make-terrain"
-    fi
+    [ -s "$T/fbm256s$s.tif" ] || fbm_middle "$T/fbm256s$s.tif" 256 "$s" || t_fail "make-terrain"
     if [ ! -s "$T/noise-$1-s$s.metrics" ]; then
         mkdir -p "$T/noise-$1-s$s"
         "$ERODE" -q --json -r "$CONF/$1.json" --layers height -o "$T/noise-$1-s$s" "$T/fbm256s$s.tif" \

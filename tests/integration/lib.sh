@@ -53,6 +53,17 @@ t_empty_dir() {
     [ -z "$left" ] || t_fail "files left in $1: $left"
 }
 have() { command -v "$1" > /dev/null 2>&1; }
+# fbm_middle OUT N SEED: the N x N middle of the 1024^2 fBm map of SEED
+# (scripts/make-terrain, 10 m cells, 0..1000 m: the noise the presets are
+# made for; made once a script, under $T) written to OUT.  A whole N x N
+# map of the noise spans the same 1000 m over a smaller square, so it is
+# steeper than any user's 1024^2 one.
+fbm_middle() {
+    [ -s "$T/fbm1024s$3.tif" ] ||
+        $PY "$SRCDIR/scripts/make-terrain" "$T/fbm1024s$3" 1024 "$3" > /dev/null || return 1
+    _fbm_at=$(((1024 - $2) / 2))
+    gdal_translate -q -srcwin $_fbm_at $_fbm_at "$2" "$2" "$T/fbm1024s$3.tif" "$1"
+}
 # Debian's GDAL Python lives beside the system python, not a pyenv one.
 # $PY ARGS does what /usr/bin/python3 ARGS does (status, stdout, stderr,
 # stdin, environment, working directory), but in a fork of one interpreter
