@@ -36,11 +36,14 @@
  * failure.  The run driver (core/drive.h) runs the batches: it reports
  * progress, cancels, and ends a batch early at a boundary the run hooks
  * want (a frame, a checkpoint, a stop).  The checks stay on the device meanwhile: each
- * row keeps its first failing step, mei_total.comp the run's, and a gate
- * (conditional rendering) skips every step after it, so the run ends in
- * the state after its failing step (as with one step per submission) and
- * the host takes back what it counted for the skipped ones.  A device
- * without conditional rendering keeps batches of the first size.  The state
+ * row keeps its first failing step, mei_total.comp the run's, and every
+ * pass of a later step returns at once on reading it (the gate,
+ * mei_common.glsl step_gated), so the run ends in the state after its
+ * failing step (as with one step per submission) and the host takes back
+ * what it counted for the skipped ones.  (Not conditional rendering: an
+ * NVIDIA H200, driver 580, ran passes of later steps under a predicate
+ * that should have skipped them; a word the shaders read holds on every
+ * device.)  The state
  * itself is read back at the end and at the boundaries the hooks take;
  * a resumed run uploads its state.  Everything the host computes besides
  * (the water added, the sources' cells, the budget totals, the boundary
@@ -79,14 +82,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Cell-updates of the first recorded batch (and of every batch on a device
- * without the gate): large enough that submission costs nothing, small
- * enough that progress and cancelling stay responsive. */
+/* Cell-updates of the first recorded batch: large enough that submission
+ * costs nothing, small enough that progress and cancelling stay
+ * responsive. */
 #define BATCH_CELLS ((uint64_t)1 << 24)
 /* The same on CPU devices (lavapipe), which update some 2^22 cells a
  * second on two cores: a batch of about a quarter of a second, so that a
- * cancel or a signal's checkpoint waits no longer than that.  A device
- * without the gate keeps this size (see next_batch). */
+ * cancel or a signal's checkpoint waits no longer than that. */
 #define CPU_BATCH_CELLS ((uint64_t)1 << 20)
 #define FIRST_BATCH_STEPS 256
 /* Sub-steps one command buffer holds at most (about 40 commands each),
@@ -418,44 +420,32 @@ static void record_substep(mei_run *r)
     er_vk_cmd_barrier(vk);
 }
 
-/* Records the passes of step `step`.  With the gate, the step's dispatches
- * are skipped once a step before it failed (mei_total.comp keeps the first
- * failure in rows[h].fail_step), so the state a failing run ends with is
- * that after its failing step, whichever submission held it.  The gate
- * does not skip the halo copies; they then copy rows no pass changes. */
+/* Records the passes of step `step`.  Its passes return at once where a
+ * step before it failed (the gate, mei_common.glsl step_gated), so the
+ * state a failing run ends with is that after its failing step, whichever
+ * submission held it.  The gate does not skip the halo copies; they then
+ * copy rows no pass changes. */
 static void record_step(mei_run *r, int64_t step, int drops)
 {
     const er_mei_params *m = &r->plan->p.mei;
     er_vk_ctx *vk = r->vk;
-    mei_gpu *g = &r->g;
     set_push_step(&r->pu, step);
     r->pu.variant = (uint32_t)(m->rain_rate > 0.0 && (m->rain_steps == 0 || step < m->rain_steps));
-    if (vk->gate_begin) {
-        er_vk_cmd_copy_at(vk, &g->band[0].buf[B_ROWS],
-                          (VkDeviceSize)r->sim.h * sizeof(mei_rowstat) +
-                              offsetof(mei_rowstat, fail_step),
-                          &g->gate, 0, sizeof(uint32_t));
-        er_vk_cmd_gate_begin(vk, &g->gate, 0);
-    }
     if (drops) {
         dispatch_cells(r, P_DROPS);
         er_vk_cmd_barrier(vk);
     }
     for (int64_t sub = 0; sub < r->plan->own.mei.substeps; sub++)
         record_substep(r);
-    if (vk->gate_begin)
-        er_vk_cmd_gate_end(vk);
 }
 
 /* The next submission's steps from the last one's: as many as fill
  * SUBMIT_TARGET_S at the measured time per step, at most four times as
  * many as the last (a first short step may be warm-up) and
- * MAX_BATCH_SUBSTEPS sub-steps, at least one.
- * Without the gate the size stays the fixed BATCH_CELLS, since a
- * failing step's state would then depend on the submission's length. */
+ * MAX_BATCH_SUBSTEPS sub-steps, at least one. */
 static void next_batch(mei_run *r, int64_t steps, double sec)
 {
-    if (!r->vk->gate_begin || steps <= 0)
+    if (steps <= 0)
         return;
     const int64_t sub = r->plan->own.mei.substeps > 0 ? r->plan->own.mei.substeps : 1;
     const double most = sub < MAX_BATCH_SUBSTEPS ? (double)(MAX_BATCH_SUBSTEPS / sub) : 1.0;
@@ -520,7 +510,7 @@ static er_status run_batch(mei_run *r, int64_t *step, int64_t end, er_error *err
     if ((st = submit_batch(r, end - first, err)))
         return at_step(r->vk, st, first, err);
     int64_t failed = first_failure(r->rs, h);
-    if (r->vk->gate_begin && failed >= first && failed + 1 < end) {
+    if (failed >= first && failed + 1 < end) {
         r->bud = before;
         for (*step = first; *step <= failed; (*step)++)
             account_step(r, *step);

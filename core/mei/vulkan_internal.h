@@ -117,8 +117,6 @@ typedef struct mei_gpu {
     int nband;
     er_vk_buffer staging;   /* host-visible, for uploads and the final read-back */
     er_vk_buffer rows_host; /* host-visible copy of B_ROWS after each batch */
-    er_vk_buffer gate;      /* the run's first failing step, copied before each step
-                             * (conditional rendering); unused without it */
     er_vk_pipeline pipe[N_PIPE];
 } mei_gpu;
 

@@ -83,7 +83,6 @@ void er_mei_vk_free(mei_gpu *g)
     g->band = NULL;
     er_vk_buffer_free(g->vk, &g->staging);
     er_vk_buffer_free(g->vk, &g->rows_host);
-    er_vk_buffer_free(g->vk, &g->gate);
 }
 
 /* Bytes of the wall buffer: one byte a cell, rounded up to whole words. */
@@ -503,7 +502,7 @@ er_status er_mei_vk_download_rows(mei_gpu *g, int k, int b, float *out, int w, e
 }
 
 /* Creates the buffers of every band (src_words: each band's source list),
- * the staging buffers and the gate. */
+ * and the staging buffers. */
 static er_status gpu_buffers(mei_gpu *g, const er_terrain *t, const er_layers *keep,
                              const size_t *src_words, er_error *err)
 {
@@ -519,8 +518,6 @@ static er_status gpu_buffers(mei_gpu *g, const er_terrain *t, const er_layers *k
     if (!st)
         st = er_vk_buffer_new(g->vk, size[S_ROWS_HOST], ER_VK_STAGING, &g->rows_host,
                               "row status", err);
-    if (!st && g->vk->gate_begin)
-        st = er_vk_buffer_new(g->vk, 4, ER_VK_DEVICE, &g->gate, "step gate", err);
     free(size);
     return st;
 }

@@ -277,42 +277,6 @@ er_status er_vk_list_devices(er_vk_device_info *out, int max, int *count, er_err
     return st;
 }
 
-/* Whether the device offers conditional rendering, which lets a model put
- * many steps in one submission yet stop at the first failing one
- * (er_vk_cmd_gate_begin). */
-static int offers_gate(VkPhysicalDevice pd)
-{
-    uint32_t n = 0;
-    int found = 0;
-    vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL);
-    VkExtensionProperties *e = calloc(n ? n : 1, sizeof *e);
-    if (!e)
-        return 0;
-    vkEnumerateDeviceExtensionProperties(pd, NULL, &n, e);
-    for (uint32_t i = 0; i < n; i++)
-        found |= strcmp(e[i].extensionName, VK_EXT_CONDITIONAL_RENDERING_EXTENSION_NAME) == 0;
-    free(e);
-    if (!found)
-        return 0;
-    VkPhysicalDeviceConditionalRenderingFeaturesEXT cond = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_CONDITIONAL_RENDERING_FEATURES_EXT,
-    };
-    VkPhysicalDeviceFeatures2 f2 = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
-                                     .pNext = &cond };
-    vkGetPhysicalDeviceFeatures2(pd, &f2);
-    return cond.conditionalRendering == VK_TRUE;
-}
-
-static void load_gate(er_vk_ctx *vk)
-{
-    vk->gate_begin = (PFN_vkCmdBeginConditionalRenderingEXT)vkGetDeviceProcAddr(
-        vk->dev, "vkCmdBeginConditionalRenderingEXT");
-    vk->gate_end = (PFN_vkCmdEndConditionalRenderingEXT)vkGetDeviceProcAddr(
-        vk->dev, "vkCmdEndConditionalRenderingEXT");
-    if (!vk->gate_begin || !vk->gate_end)
-        vk->gate_begin = NULL, vk->gate_end = NULL;
-}
-
 /* The timestamp pair of er_vk_cmd_timestamp, where the queue family has
  * timestamps (timestampValidBits > 0) and the period is known. */
 static er_status make_timestamps(er_vk_ctx *vk, er_error *err)
@@ -423,30 +387,21 @@ er_status er_vk_open_cached(const er_vk_options *o, const void *cache, size_t si
     memset(&feat, 0, sizeof feat);
     feat.shaderInt64 = vk->info.has_int64 ? VK_TRUE : VK_FALSE;
     feat.shaderFloat64 = vk->info.has_float64 ? VK_TRUE : VK_FALSE;
-    VkPhysicalDeviceConditionalRenderingFeaturesEXT cond = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_CONDITIONAL_RENDERING_FEATURES_EXT,
-        .conditionalRendering = VK_TRUE,
-    };
-    const int gate = offers_gate(vk->phys);
     /* 64-bit buffer atomics: order-independent fixed-point sums */
     VkPhysicalDeviceShaderAtomicInt64FeaturesKHR ai64 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES_KHR,
         .shaderBufferInt64Atomics = VK_TRUE,
     };
-    cond.pNext = vk->info.has_atomic_int64 ? &ai64 : NULL;
-    /* conditional rendering (a model's step gate), and the extension the
-     * shaders' DenormPreserve builds need */
-    const char *ext[3];
+    /* and the extension the shaders' DenormPreserve builds need */
+    const char *ext[2];
     uint32_t n_ext = 0;
     if (vk->info.has_atomic_int64)
         ext[n_ext++] = VK_KHR_SHADER_ATOMIC_INT64_EXTENSION_NAME;
-    if (gate)
-        ext[n_ext++] = VK_EXT_CONDITIONAL_RENDERING_EXTENSION_NAME;
     if (vk->info.denorm_preserve)
         ext[n_ext++] = VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME;
     VkDeviceCreateInfo dci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-        .pNext = gate ? (void *)&cond : vk->info.has_atomic_int64 ? (void *)&ai64 : NULL,
+        .pNext = vk->info.has_atomic_int64 ? (void *)&ai64 : NULL,
         .queueCreateInfoCount = 1,
         .pQueueCreateInfos = &qci,
         .enabledExtensionCount = n_ext,
@@ -457,8 +412,6 @@ er_status er_vk_open_cached(const er_vk_options *o, const void *cache, size_t si
         st = er_vk_fail(vk, r, "cannot open the device", err);
         goto fail;
     }
-    if (gate)
-        load_gate(vk);
     if ((st = make_timestamps(vk, err)) ||
         (st = er_vk_cache_open(vk, cache, size, err)))
         goto fail;
@@ -597,8 +550,7 @@ er_status er_vk_buffer_new(er_vk_ctx *vk, VkDeviceSize bytes, er_vk_mem kind,
         .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
         .size = bytes,
         .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                 VK_BUFFER_USAGE_TRANSFER_DST_BIT |
-                 (vk->gate_begin ? VK_BUFFER_USAGE_CONDITIONAL_RENDERING_BIT_EXT : 0),
+                 VK_BUFFER_USAGE_TRANSFER_DST_BIT,
         .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
     };
     snprintf(ctx, sizeof ctx, "cannot create the %s buffer (%.1f MiB)", what, mib(bytes));
@@ -911,39 +863,6 @@ er_status er_vk_buffer_flush(er_vk_ctx *vk, const er_vk_buffer *b, er_error *err
 er_status er_vk_buffer_invalidate(er_vk_ctx *vk, const er_vk_buffer *b, er_error *err)
 {
     return mapped_range(vk, b, 0, err);
-}
-
-void er_vk_cmd_gate_begin(er_vk_ctx *vk, const er_vk_buffer *gate, VkDeviceSize off)
-{
-    /* the word was just copied: the copy before the predicate's read */
-    VkMemoryBarrier mb = {
-        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-        .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
-        .dstAccessMask = VK_ACCESS_CONDITIONAL_RENDERING_READ_BIT_EXT,
-    };
-    vkCmdPipelineBarrier(vk->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                         VK_PIPELINE_STAGE_CONDITIONAL_RENDERING_BIT_EXT, 0, 1, &mb, 0, NULL,
-                         0, NULL);
-    VkConditionalRenderingBeginInfoEXT ci = {
-        .sType = VK_STRUCTURE_TYPE_CONDITIONAL_RENDERING_BEGIN_INFO_EXT,
-        .buffer = gate->buf,
-        .offset = off,
-        .flags = VK_CONDITIONAL_RENDERING_INVERTED_BIT_EXT,
-    };
-    vk->gate_begin(vk->cmd, &ci);
-}
-
-void er_vk_cmd_gate_end(er_vk_ctx *vk)
-{
-    vk->gate_end(vk->cmd);
-    /* the predicate's read before the next write of its word */
-    VkMemoryBarrier mb = {
-        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-        .srcAccessMask = VK_ACCESS_CONDITIONAL_RENDERING_READ_BIT_EXT,
-        .dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
-    };
-    vkCmdPipelineBarrier(vk->cmd, VK_PIPELINE_STAGE_CONDITIONAL_RENDERING_BIT_EXT,
-                         VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
 }
 
 void er_vk_cmd_timestamp(er_vk_ctx *vk, uint32_t which)

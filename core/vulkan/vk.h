@@ -82,10 +82,6 @@ struct er_vk_ctx {
     VkPhysicalDeviceProperties props;
     VkPhysicalDeviceMemoryProperties mem;
     er_vk_device_info info;
-    /* VK_EXT_conditional_rendering, enabled where offered (er_vk_cmd_gate_*);
-     * NULL where not */
-    PFN_vkCmdBeginConditionalRenderingEXT gate_begin;
-    PFN_vkCmdEndConditionalRenderingEXT gate_end;
     VkQueryPool ts_pool;                /* 2 timestamps; VK_NULL_HANDLE: none */
     uint32_t ts_bits;                   /* timestampValidBits of the queue family */
     er_vk_stats stats;                  /* of the last model run */
@@ -217,15 +213,6 @@ void er_vk_cmd_copy_at(er_vk_ctx *vk, const er_vk_buffer *src, VkDeviceSize soff
  * the fence); no-ops on coherent memory. */
 er_status er_vk_buffer_flush(er_vk_ctx *vk, const er_vk_buffer *b, er_error *err);
 er_status er_vk_buffer_invalidate(er_vk_ctx *vk, const er_vk_buffer *b, er_error *err);
-
-/* Commands between er_vk_cmd_gate_begin(vk, gate, off) and
- * er_vk_cmd_gate_end(vk) are skipped on the device when the 32-bit word at
- * gate + off is non-zero (conditional rendering, inverted).  Only where
- * vk->gate_begin is set; gate must have been created after er_vk_open (it
- * carries the conditional-rendering usage) and not be written while the
- * gate is open. */
-void er_vk_cmd_gate_begin(er_vk_ctx *vk, const er_vk_buffer *gate, VkDeviceSize off);
-void er_vk_cmd_gate_end(er_vk_ctx *vk);
 
 /* Timestamp `which` (0 at the start, 1 at the end of a command buffer;
  * 0 also resets the pair); nothing where vk->ts_pool is VK_NULL_HANDLE. */

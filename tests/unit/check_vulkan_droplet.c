@@ -203,8 +203,12 @@ static void assert_balance(const er_budget *b)
     ck_assert_msg(b->rel_error < 1e-5, "material balance off by %.3g", b->rel_error);
 }
 
-/* Compares the device's run with the CPU's: volumes within 2 %, flow and
- * height change correlated. */
+static void assert_as_close_as_a_seed(const er_params *p, const vmap *c, const vmap *g,
+                                      const er_window *win);
+
+/* Compares the device's run with the CPU's: volumes within 2 %, flow as
+ * close as a new seed's (assert_as_close_as_a_seed), height change
+ * correlated. */
 static void compare_with_cpu(int walls)
 {
     const char *why = NULL;
@@ -229,7 +233,7 @@ static void compare_with_cpu(int walls)
             c.b.deposited, rd, cf, ch, differing(g.z, c.z, ncells(&g)), ncells(&g));
     ck_assert_msg(re < 0.02, "eroded differs by %.3g", re);
     ck_assert_msg(rd < 0.02, "deposited differs by %.3g", rd);
-    ck_assert_msg(cf > 0.95, "flow correlation %.4f", cf);
+    assert_as_close_as_a_seed(&p, &c, &g, NULL);
     ck_assert_msg(ch > 0.9, "height change correlation %.4f", ch);
     ck_assert_int_eq(g.b.work_done, c.b.work_done);
     assert_balance(&g.b);
@@ -549,18 +553,61 @@ static er_status run_chunked(er_vk_ctx *vk, const er_params *p, vmap *m, const e
 #endif
 }
 
-/* Budget accumulators of two runs of one plan on two schedules of the
- * same sums (the device adds Kahan-compensated float per-block sums, the
- * CPU doubles): within 1e-6 of the moved volume. */
-static void assert_budget_close(const er_budget *a, const er_budget *c)
+/* Budgets a and c agree: eroded, deposited and left each within `rel` of
+ * the eroded volume; the counters and the water equal. */
+static void assert_budget_within(const er_budget *a, const er_budget *c, double rel)
 {
-    double tol = 1e-6 * (c->eroded > 1 ? c->eroded : 1);
+    double tol = rel * (c->eroded > 1 ? c->eroded : 1);
     ck_assert_msg(fabs(a->eroded - c->eroded) <= tol && fabs(a->deposited - c->deposited) <= tol &&
                       fabs(a->left_map - c->left_map) <= tol,
                   "budget: eroded %.9g / %.9g, deposited %.9g / %.9g, left %.9g / %.9g",
                   a->eroded, c->eroded, a->deposited, c->deposited, a->left_map, c->left_map);
     ck_assert(a->work_done == c->work_done && a->water_added == c->water_added &&
               a->material_before == c->material_before);
+}
+
+/* Budget accumulators of two runs of one plan on two schedules of the
+ * same sums (the device adds Kahan-compensated float per-block sums, the
+ * CPU doubles): within 1e-6 of the moved volume. */
+static void assert_budget_close(const er_budget *a, const er_budget *c)
+{
+    assert_budget_within(a, c, 1e-6);
+}
+
+/* On a device that rounds otherwise than the CPU (a GPU: division within
+ * 2.5 ulp, FMA-free but not the CPU's reciprocal), droplet g's run against
+ * the CPU's c: the paths part at the first differing rounding, as a new
+ * seed's do, so the volumes agree within 2 % and the flow is at least as
+ * close to the CPU's as a CPU run of the next seed is, less 0.05 (a run
+ * of that seed here: the spread on this map).  Measured on an NVIDIA H200
+ * (driver 580, November 2026): eroded 0.05-1.4 % apart, Lague's flow
+ * correlation 0.94-0.98 where a fixed 0.95 had been guessed. */
+static void assert_as_close_as_a_seed(const er_params *p, const vmap *c, const vmap *g,
+                                      const er_window *win)
+{
+    vmap c2 = vmap_new(c->w, c->h, c->wall != NULL);
+    c2.ctl = c->ctl;
+    er_params q = *p;
+    q.seed = p->seed + 1;
+    er_error err = {""};
+    ck_assert_msg(run_backend(&er_backend_cpu, NULL, &q, &c2, win, NULL, &err) == ER_OK, "%s",
+                  err.msg);
+    size_t n = ncells(c);
+    double re = fabs(g->b.eroded - c->b.eroded) / c->b.eroded;
+    double cf = correlation(g->flow, NULL, c->flow, NULL, g->wall, n);
+    double sf = correlation(c2.flow, NULL, c->flow, NULL, c->wall, n);
+    fprintf(stderr, "    two cpu seeds: flow corr %.6f\n", sf);
+    ck_assert_msg(re < 0.02, "eroded differs by %.3g", re);
+    ck_assert_msg(cf > sf - 0.05, "flow correlation %.4f, seeds %.4f", cf, sf);
+    vmap_free(&c2);
+}
+
+/* Budgets of the device's run a and the CPU's c: assert_budget_close
+ * where the device rounds as the CPU; else, the droplets' paths parted,
+ * each volume within 2 % of the eroded one (assert_as_close_as_a_seed). */
+static void assert_budget_agrees(er_vk_ctx *vk, const er_budget *a, const er_budget *c)
+{
+    assert_budget_within(a, c, cpu_device(vk) ? 1e-6 : 0.02);
 }
 
 /* A window of a world of many scheduling blocks (the tile of a tile set
@@ -607,21 +654,8 @@ START_TEST(window_matches_cpu)
     if (_i < 2 && cpu_device(vk)) {
         ck_assert_msg(same_layers(&g, &c), "layers differ from the cpu's");
         assert_budget_close(&g.b, &c.b);
-    } else if (_i < 2) {
-        ck_assert_msg(re < 0.02, "eroded differs by %.3g", re);
-        ck_assert_msg(cf > 0.95, "flow correlation %.4f", cf);
-    } else {
-        /* The spread between two CPU seeds, as mass_transfer_agrees. */
-        vmap c2 = vmap_new(150, 140, 0);
-        er_params q = p;
-        q.seed = p.seed + 1;
-        ck_assert(run_backend(&er_backend_cpu, NULL, &q, &c2, &win, NULL, &err) == ER_OK);
-        double sf = correlation(c2.flow, NULL, c.flow, NULL, NULL, n);
-        fprintf(stderr, "    two cpu seeds: flow corr %.6f\n", sf);
-        ck_assert_msg(re < 0.02, "eroded differs by %.3g", re);
-        ck_assert_msg(cf > sf - 0.05, "flow correlation %.4f, seeds %.4f", cf, sf);
-        vmap_free(&c2);
-    }
+    } else
+        assert_as_close_as_a_seed(&p, &c, &g, &win);
     vmap_free(&c);
     vmap_free(&g);
     er_vk_close(vk);
@@ -750,21 +784,8 @@ START_TEST(controls_match_cpu)
     if (_i < 2 && cpu_device(vk)) {
         ck_assert_msg(same_layers(&g, &c), "layers differ from the cpu's");
         assert_budget_close(&g.b, &c.b);
-    } else if (_i < 2) {
-        ck_assert_msg(re < 0.02, "eroded differs by %.3g", re);
-        ck_assert_msg(cf > 0.95, "flow correlation %.4f", cf);
-    } else {
-        vmap c2 = vmap_new(150, 140, 0);
-        c2.ctl = &q.k;
-        er_params q2 = p;
-        q2.seed = p.seed + 1;
-        ck_assert(run_backend(&er_backend_cpu, NULL, &q2, &c2, wp, NULL, &err) == ER_OK);
-        double sf = correlation(c2.flow, NULL, c.flow, NULL, NULL, n);
-        fprintf(stderr, "    two cpu seeds: flow corr %.6f\n", sf);
-        ck_assert_msg(re < 0.02, "eroded differs by %.3g", re);
-        ck_assert_msg(cf > sf - 0.05, "flow correlation %.4f, seeds %.4f", cf, sf);
-        vmap_free(&c2);
-    }
+    } else
+        assert_as_close_as_a_seed(&p, &c, &g, wp);
     paint_free(&q);
     vmap_free(&c);
     vmap_free(&g);
@@ -868,7 +889,7 @@ START_TEST(hooks_hand_wanted_states)
         ck_assert_int_eq(a->boundary, k < 6 ? 3 * k : 16);
         ck_assert(a->boundary == b->boundary && a->boundaries == 16 && a->done == b->done &&
                   a->total == b->total && a->n_arrays == ER_STATE_DROP_ARRAYS && a->model == ER_MODEL_DROPLET);
-        assert_budget_close(&a->budget, &b->budget);
+        assert_budget_agrees(vk, &a->budget, &b->budget);
         ck_assert(a->budget.substeps == b->budget.substeps || !cpu_device(vk));
         for (int i = 0; i < ER_STATE_DROP_ARRAYS && cpu_device(vk); i++)
             ck_assert_msg(memcmp(a->array[i], b->array[i], bytes) == 0,
@@ -1168,10 +1189,11 @@ START_TEST(snapshot_matches_cpu)
     if (cpu_device(vk)) {
         ck_assert(same_layers(&g, &c));
         ck_assert(g.b.material_after == c.b.material_after);
-    }
-    ck_assert_msg(cf > 0.95 && ch > 0.9, "flow corr %.4f, height change corr %.4f", cf, ch);
+    } else
+        assert_as_close_as_a_seed(&p, &c, &g, NULL);
+    ck_assert_msg(ch > 0.9, "height change corr %.4f", ch);
     ck_assert(same_layers(&g, &h));
-    assert_budget_close(&g.b, &c.b);
+    assert_budget_agrees(vk, &g.b, &c.b);
     float lo = INFINITY;
     for (size_t i = 0; i < n; i++)
         if (!g.wall[i])
@@ -1188,7 +1210,7 @@ START_TEST(snapshot_matches_cpu)
     ck_assert(er_budget_term_value(&g.b, "withheld") == 0 && er_budget_term_value(&c.b, "withheld") == 0);
     if (cpu_device(vk))
         ck_assert(same_layers(&g, &c) && g.b.material_after == c.b.material_after);
-    assert_budget_close(&g.b, &c.b);
+    assert_budget_agrees(vk, &g.b, &c.b);
     for (size_t i = 0; i < n; i++)
         ck_assert(g.wall[i] ? g.z[i] == g.z0[i] : g.z[i] >= lo);
     vmap_free(&c);

@@ -141,6 +141,19 @@ layout(push_constant) uniform Push {
     uint row0, band_rows, pad_band;
 } pc;
 
+// The step gate: true in every pass of a step after the run's first failing
+// step (rows[h].fail_step, step + 1, which mei_total keeps), so that a run
+// failing inside a submission of many steps ends in the state after its
+// failing step, as with one step a submission, on every device
+// (core/mei/vulkan.c).  Each pass of a later step returns at once.  The
+// word is uniform over a dispatch: only mei_total writes it, after all its
+// invocations have read it.
+bool step_gated()
+{
+    uint f = rows[uint(coef[0].h)].fail_step;
+    return f != 0u && pc.step_lo >= f;
+}
+
 // The map row of dispatch row gy, and its row in the band's buffers.
 uint map_row(uint gy) { return gy + pc.row0 + uint(pc.band_y0); }
 uint band_row(uint gy) { return gy + pc.row0; }

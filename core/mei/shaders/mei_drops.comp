@@ -30,6 +30,8 @@ uint64_t rng_u64(uint64_t seed, uint64_t stream, uint64_t index)
 
 void main()
 {
+    if (step_gated())
+        return;
     const Coef k = coef[pc.variant];
     uint64_t seed = packUint2x32(uvec2(pc.seed_lo, pc.seed_hi));
     uint64_t count = packUint2x32(uvec2(pc.count_lo, pc.count_hi));

@@ -17,6 +17,8 @@ float surface(uint i, float rain)
 
 void main()
 {
+    if (step_gated())
+        return;
     const Coef k = coef[pc.variant];
     uint x = gl_GlobalInvocationID.x, y = map_row(gl_GlobalInvocationID.y);
     if (x >= uint(k.w) || y >= uint(k.h))

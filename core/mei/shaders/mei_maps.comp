@@ -10,6 +10,8 @@ layout(local_size_x = MEI_GROUP, local_size_y = 1) in;
 
 void main()
 {
+    if (step_gated())
+        return;
     const Coef k = coef[pc.variant];
     uint x = gl_GlobalInvocationID.x, y = map_row(gl_GlobalInvocationID.y);
     if (x >= uint(k.w) || y >= uint(k.h))

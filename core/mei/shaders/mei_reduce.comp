@@ -13,6 +13,8 @@ layout(local_size_x = MEI_LANES, local_size_y = 1) in;
 
 void main()
 {
+    if (step_gated())
+        return;
     const Coef k = coef[pc.variant];
     uint j = gl_LocalInvocationID.x, y = map_row(gl_WorkGroupID.y);
     uint by = band_row(gl_WorkGroupID.y);

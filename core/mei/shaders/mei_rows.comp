@@ -10,6 +10,8 @@ layout(local_size_x = 64, local_size_y = 1) in;
 
 void main()
 {
+    if (step_gated())
+        return;
     const Coef k = coef[pc.variant];
     uint y = gl_GlobalInvocationID.x;
     if (y >= uint(k.h))

@@ -11,6 +11,8 @@ layout(local_size_x = 64, local_size_y = 1) in;
 
 void main()
 {
+    if (step_gated())
+        return;
     uint t = gl_GlobalInvocationID.x;
     uint n = pc.n;
     if (t >= n)

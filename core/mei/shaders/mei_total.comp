@@ -7,15 +7,19 @@
 // resumed run that uploads them) and a checkpoint carries them on exactly.
 // Invocation q sums term q (eroded, deposited, left sediment, left water).
 // Invocation 0 also keeps in rows[h].fail_step the first failure any row has
-// seen: the host copies it into the gate that skips every later step of
-// the submission (core/mei/vulkan.c), so a failing run stops at the failing step
-// however many steps one submission holds.
+// seen: the gate (mei_common.glsl step_gated) every pass of a later step
+// reads, so a failing run stops at the failing step however many steps one
+// submission holds.
 #extension GL_GOOGLE_include_directive : require
 #include "mei_common.glsl"
 layout(local_size_x = 4, local_size_y = 1) in;
 
 void main()
 {
+    bool gated = step_gated();
+    barrier(); // every invocation has read the gate before invocation 0 writes it
+    if (gated)
+        return;
     uint q = gl_LocalInvocationID.x;
     uint h = uint(coef[0].h);
     double t = q == 0u ? rows[h].eroded : q == 1u ? rows[h].deposited

@@ -73,6 +73,8 @@ void accumulate(Coef k, uint i)
 
 void main()
 {
+    if (step_gated())
+        return;
     const Coef k = coef[pc.variant];
     uint x = gl_GlobalInvocationID.x, y = map_row(gl_GlobalInvocationID.y);
     if (x >= uint(k.w) || y >= uint(k.h))
