@@ -392,7 +392,8 @@ er_status er_vk_open_cached(const er_vk_options *o, const void *cache, size_t si
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES_KHR,
         .shaderBufferInt64Atomics = VK_TRUE,
     };
-    /* and the extension the shaders' DenormPreserve builds need */
+    /* the extensions: those atomics, and the float controls the shaders'
+     * DenormPreserve builds need */
     const char *ext[2];
     uint32_t n_ext = 0;
     if (vk->info.has_atomic_int64)

@@ -961,8 +961,8 @@ static void fail_report(const mei_case *cpu, const mei_case *many, const mei_cas
  * and above did before): the same status and message (the CPU's), the
  * state after the failing step bit for bit, the same budget; the device
  * skipped the steps after the failing one (the gate, mei_common.glsl
- * step_gated: an NVIDIA H200 ran steps after it under the conditional
- * rendering that gated them before, November 2026). */
+ * step_gated; under conditional rendering, the gate before it, an NVIDIA
+ * H200 ran passes of later steps and ended 580 cells from the CPU's). */
 START_TEST(test_mei_fail_mid_submission)
 {
     const char *why;
@@ -1062,7 +1062,9 @@ START_TEST(test_mei_long_run_sees_every_boundary)
     ER_SKIP_IF(!vk, why);
     mei_case base, hooked, plain;
     er_error err = {{0}};
-    const int steps = 600; /* three submissions of at most 256 steps */
+    /* plain: a first submission of 256 steps, then one sized by its time;
+     * hooked: submissions ending at every 97th step */
+    const int steps = 600;
     synthetic_sized(&base, 32);
     base.p.mei.steps = steps;
     case_copy(&hooked, &base);
