@@ -348,10 +348,10 @@ static er_status step(er_sp_sim *s, const er_plan *plan, er_budget *bud, int las
 {
     const er_stream_power_params *p = &plan->p.stream_power;
     const int follow = p->base_level == ER_SP_LEVEL_FOLLOW;
+    const int drain = p->depressions == ER_SP_DEPR_DRAIN;
     er_sp_tally t = {0, 0, 0, 0};
     t.uplifted = er_sp_uplift(s, p);
     if (p->k > 0.0) {
-        const int drain = p->depressions == ER_SP_DEPR_DRAIN;
         er_status st = er_sp_route(s, p->g > 0.0 && !drain, err);
         if (st)
             return st;
@@ -363,7 +363,7 @@ static er_status step(er_sp_sim *s, const er_plan *plan, er_budget *bud, int las
         er_sp_diffuse(s, p, &t);
     if (p->k > 0.0 && p->depressions == ER_SP_DEPR_BREACH)
         count_cut(&t, er_sp_breach(s, p->breach_grade, follow));
-    if (p->k > 0.0 && p->depressions == ER_SP_DEPR_DRAIN && last) {
+    if (p->k > 0.0 && drain && last) {
         er_status st = drain_last(s, p, &t, err);
         if (st)
             return st;
